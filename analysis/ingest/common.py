@@ -1,0 +1,234 @@
+"""Shared pieces of the importers: issues that name file, record and field; JSON loading with
+clear errors; output capping; content hashing; canonical step building."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import orjson
+from pydantic import ValidationError
+
+from analysis.store.rows import RowBatch
+from taxonomy.actions import NormalisedCall, looks_truncated
+from taxonomy.model import Step, TestResult
+
+MAX_OUTPUT_CHARS = 64 * 1024
+"""Outputs longer than this keep their first and last halves; `output_truncated` is set."""
+
+
+@dataclass
+class Issue:
+    """A problem with one input: quarantined (error) or repaired and kept (warning)."""
+
+    path: str
+    """File or directory the problem is in."""
+    reason: str
+    """What is wrong and how to fix it, naming the record and field."""
+    record: str | None = None
+    """Record within the file (a trial name, a line number, a session id)."""
+    field: str | None = None
+    """Field at fault, as a dotted path (e.g. `steps[3].step_id`)."""
+    severity: str = "error"
+    """`error`: the record was quarantined; `warning`: it landed, repaired as the reason says."""
+    source_format: str | None = None
+    """Importer that found the problem."""
+
+    def as_row(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+class IngestFailure(Exception):
+    """Raised inside an importer to quarantine the record it is reading."""
+
+    def __init__(self, issue: Issue):
+        super().__init__(issue.reason)
+        self.issue = issue
+
+
+def make_issue(path: Path | str, problem: str, fix: str, *, record: str | None = None, field: str | None = None,
+               severity: str = "error", source_format: str | None = None) -> Issue:
+    """An issue whose reason reads `<path>: record <r>: field <f>: <problem>. <fix>`."""
+    where = str(path)
+    if record is not None:
+        where += f": record {record}"
+    if field is not None:
+        where += f": field {field}"
+    return Issue(path=str(path), reason=f"{where}: {problem}. {fix}", record=record, field=field,
+                 severity=severity, source_format=source_format)
+
+
+def fail(path: Path | str, problem: str, fix: str, **kwargs: Any) -> IngestFailure:
+    return IngestFailure(make_issue(path, problem, fix, **kwargs))
+
+
+def content_hash(*parts: bytes) -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        digest.update(len(part).to_bytes(8, "little"))
+        digest.update(part)
+    return digest.hexdigest()
+
+
+def read_bytes(path: Path, source_format: str, record: str | None = None) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise fail(path, f"cannot read file ({exc.strerror})", "Check that it exists and is readable",
+                   record=record, source_format=source_format) from None
+
+
+def load_json(path: Path, data: bytes, source_format: str, record: str | None = None) -> Any:
+    """Parse JSON, turning every failure into an issue that says where and what to do."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise json_failure(path, data, exc, source_format, record) from None
+
+
+def json_failure(path: Path, data: bytes, exc: Exception, source_format: str, record: str | None = None) -> IngestFailure:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return fail(path, f"not valid UTF-8 (byte {bad.start}: {data[bad.start:bad.start + 1]!r})",
+                    "Re-encode the file as UTF-8", record=record, source_format=source_format)
+    if not data.strip():
+        return fail(path, "file is empty", "Remove it or re-export it", record=record, source_format=source_format)
+    message = str(exc).split(":")[0] if isinstance(exc, orjson.JSONDecodeError) else str(exc)
+    line = getattr(exc, "lineno", None)
+    col = getattr(exc, "colno", None)
+    at = f" at line {line} column {col}" if line else ""
+    truncated = " (the file looks truncated)" if getattr(exc, "pos", -1) >= len(data.rstrip()) - 1 else ""
+    return fail(path, f"invalid JSON{at}: {message}{truncated}",
+                "Re-export the file or fix it by hand", record=record, source_format=source_format)
+
+
+def validation_failure(path: Path | str, exc: ValidationError, source_format: str, record: str | None = None,
+                       prefix: str = "") -> IngestFailure:
+    """Turn a pydantic error into an issue naming the first bad field and what it should be."""
+    first = exc.errors()[0]
+    loc = prefix + _dotted(first.get("loc", ()))
+    got = first.get("input")
+    shown = "" if first["type"] == "missing" else f" (got {_short(got)})"
+    more = len(exc.errors()) - 1
+    extra = f"; {more} more problem(s) in this record" if more else ""
+    fix = "Add the field" if first["type"] == "missing" else "Fix the value to match the format's schema"
+    return fail(path, f"{first['msg']}{shown}{extra}", fix, record=record, field=loc or None, source_format=source_format)
+
+
+def _dotted(loc: Iterable[Any]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def cap_output(text: str | None, limit: int = MAX_OUTPUT_CHARS) -> tuple[str | None, bool, int]:
+    """Return (text, truncated, chars dropped): long outputs keep their head and tail."""
+    if text is None:
+        return None, False, 0
+    if len(text) <= limit:
+        return text, looks_truncated(text), 0
+    half = limit // 2
+    dropped = len(text) - 2 * half
+    return f"{text[:half]}\n[... curriculab: {dropped} characters omitted ...]\n{text[-half:]}", True, dropped
+
+
+def text_of(content: Any) -> str | None:
+    """Text of a message or observation that may be a string or a list of content parts."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+        return "\n".join(parts)
+    return str(content)
+
+
+@dataclass
+class StepBuilder:
+    """Accumulates canonical steps, numbering them and capping outputs."""
+
+    path: Path
+    record: str
+    source_format: str
+    steps: list[Step] = field(default_factory=list)
+    issues: list[Issue] = field(default_factory=list)
+
+    def message(self, source: str, text: str | None, ts: Any = None, action: str | None = None) -> None:
+        self.steps.append(Step.model_construct(
+            step_idx=len(self.steps), source=source, message=text, tool_name=None, action=action, path=None,
+            command=None, output=None, exit_code=None, output_truncated=False, raw=None, ts=ts))
+
+    def calls(self, calls: list[NormalisedCall], *, tool_name: str | None, raw: dict[str, Any] | None,
+              output: str | None, message: str | None = None, ts: Any = None, exit_code: int | None = None,
+              source: str = "agent") -> None:
+        """Add the steps of one tool call; the call's output goes on its last step."""
+        output, truncated, dropped = cap_output(output)
+        if dropped:
+            self.issues.append(make_issue(
+                self.path, f"step {len(self.steps) + len(calls) - 1} output has {dropped + MAX_OUTPUT_CHARS:,} characters; "
+                f"stored its first and last {MAX_OUTPUT_CHARS // 2:,} (output_truncated = true)",
+                "Nothing to do unless the middle of that output matters", record=self.record, field="output",
+                severity="warning", source_format=self.source_format))
+        last = len(calls) - 1
+        for k, call in enumerate(calls):
+            part_raw = raw if len(calls) == 1 or raw is None else {**raw, "part": k}
+            self.steps.append(Step.model_construct(
+                step_idx=len(self.steps), source=source, message=message if k == 0 else None, tool_name=tool_name,
+                action=call.action, path=call.path, command=call.command, output=output if k == last else None,
+                exit_code=exit_code if k == last else None, output_truncated=truncated if k == last else False,
+                raw=part_raw, ts=ts))
+
+
+def test_results_from_ctrf(doc: Any) -> list[TestResult]:
+    """Per-test verdicts from a CTRF report (`results.tests[{name, status, extra}]`)."""
+    tests = ((doc or {}).get("results") or {}).get("tests") or []
+    results = []
+    for test in tests:
+        extra = test.get("extra") or {}
+        tier = extra.get("tier")
+        milestone = extra.get("milestone")
+        results.append(TestResult(
+            test_id=str(test["name"]), tier=tier if tier in ("basic", "intermediate", "complex", "edge") else None,
+            milestone_idx=milestone if isinstance(milestone, int) else None, passed=test.get("status") == "passed"))
+    return results
+
+
+def milestones(results: list[TestResult], declared: int | None = None) -> tuple[int | None, int | None]:
+    """(milestones passed in order before the first failing one, milestones total)."""
+    indexed = [r for r in results if r.milestone_idx is not None]
+    if not indexed:
+        return None, declared or None
+    total = max(declared or 0, max(r.milestone_idx for r in indexed) + 1)
+    passed = 0
+    for m in range(total):
+        group = [r for r in indexed if r.milestone_idx == m]
+        if not group or not all(r.passed for r in group):
+            break
+        passed += 1
+    return passed, total
+
+
+@dataclass
+class UnitResult:
+    """What reading one input unit produced: rows to write and issues to record."""
+
+    batch: RowBatch = field(default_factory=RowBatch)
+    issues: list[Issue] = field(default_factory=list)
+    tasks_only: int = 0
+    """Task descriptions read (from task.toml / task.yaml) with no trajectory."""

@@ -1,0 +1,203 @@
+"""Harbor job directories: `<job>/<trial>/result.json` (TrialResult), `agent/trajectory.json`
+(ATIF), `verifier/ctrf.json` (per-test results, when the verifier writes one), and the task's
+`task.toml`, found through the trial config's task path."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from analysis.ingest.atif import atif_steps, model_name, parse_atif
+from analysis.ingest.common import (
+    IngestFailure, UnitResult, content_hash, fail, load_json, make_issue, milestones, read_bytes,
+    test_results_from_ctrf, validation_failure,
+)
+from analysis.ingest.tasks import task_from_toml
+from taxonomy.model import Run, Task, Trajectory
+
+FORMAT = "harbor"
+
+# Harbor exception types that mean the infrastructure failed, not the agent.
+HARNESS_ERROR_OF_EXCEPTION = {
+    "AgentTimeoutError": "agent_timeout",
+    "VerifierTimeoutError": "test_timeout",
+    "AgentSetupTimeoutError": "install_failed",
+    "AgentInstallationError": "install_failed",
+    "EnvironmentStartTimeoutError": "environment_error",
+    "EnvironmentBuildError": "environment_error",
+    "DockerComposeError": "sandbox_error",
+    "RewardFileNotFoundError": "parse_error",
+    "RewardFileEmptyError": "parse_error",
+    "VerifierOutputParseError": "parse_error",
+}
+
+
+class _H(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class ModelInfo(_H):
+    name: str
+    provider: str | None = None
+
+
+class AgentInfo(_H):
+    name: str
+    version: str | None = None
+    model_info: ModelInfo | None = None
+
+
+class AgentResult(_H):
+    n_input_tokens: int | None = None
+    n_cache_tokens: int | None = None
+    n_output_tokens: int | None = None
+    cost_usd: float | None = None
+
+
+class VerifierResult(_H):
+    rewards: dict[str, float | int | None] | None = None
+
+
+class ExceptionInfo(_H):
+    exception_type: str
+    exception_message: str | None = None
+    exception_traceback: str | None = None
+    occurred_at: datetime | None = None
+
+
+class TrialResult(_H):
+    id: str | None = None
+    task_name: str
+    trial_name: str
+    trial_uri: str | None = None
+    task_id: dict[str, Any] | str | None = None
+    source: str | None = None
+    task_checksum: str | None = None
+    config: dict[str, Any] = {}
+    agent_info: AgentInfo
+    agent_result: AgentResult | None = None
+    verifier_result: VerifierResult | None = None
+    exception_info: ExceptionInfo | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+
+def is_trial_dir(path: Path) -> bool:
+    return (path / "result.json").is_file() and ((path / "agent").is_dir() or (path / "config.json").is_file() or (path / "verifier").is_dir())
+
+
+@functools.lru_cache(maxsize=4096)
+def _find_task_dir(trial_dir: Path, task_path: str) -> Path | None:
+    candidate = Path(task_path)
+    if candidate.is_absolute():
+        return candidate if (candidate / "task.toml").is_file() else None
+    for ancestor in list(trial_dir.parents)[:5]:
+        if (ancestor / candidate / "task.toml").is_file():
+            return ancestor / candidate
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _task(task_dir: Path, source: str | None) -> Task:
+    return task_from_toml(task_dir, source)
+
+
+def _reward(result: TrialResult) -> float | None:
+    rewards = (result.verifier_result.rewards if result.verifier_result else None) or {}
+    if "reward" in rewards and rewards["reward"] is not None:
+        return float(rewards["reward"])
+    values = [float(v) for v in rewards.values() if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+def read_trial(trial_dir: Path) -> UnitResult:
+    """One Harbor trial directory: one trajectory."""
+    out = UnitResult()
+    result_path = trial_dir / "result.json"
+    result_bytes = read_bytes(result_path, FORMAT)
+    raw = load_json(result_path, result_bytes, FORMAT)
+    if not isinstance(raw, dict):
+        raise fail(result_path, "result.json is not a JSON object", "Re-export the trial", source_format=FORMAT)
+    try:
+        result = TrialResult.model_validate(raw)
+    except ValidationError as exc:
+        raise validation_failure(result_path, exc, FORMAT, record=raw.get("trial_name") or trial_dir.name) from None
+    record = result.trial_name
+    parts = [result_bytes]
+
+    steps: list = []
+    input_tokens = output_tokens = cost = None
+    model = result.agent_info.model_info.name if result.agent_info.model_info else None
+    model = model or (result.config.get("agent") or {}).get("model_name")
+    atif_path = trial_dir / "agent" / "trajectory.json"
+    if atif_path.is_file():
+        atif_bytes = read_bytes(atif_path, FORMAT, record)
+        parts.append(atif_bytes)
+        doc = parse_atif(atif_path, atif_bytes, record)
+        steps, input_tokens, output_tokens, cost = atif_steps(doc, atif_path, record, out.issues)
+        model = model or model_name(doc)
+    else:
+        out.issues.append(make_issue(
+            trial_dir, "no agent/trajectory.json; stored the trial's verdict and tokens without steps",
+            "Re-run with an agent that writes ATIF if steps matter", record=record, field="agent/trajectory.json",
+            severity="warning", source_format=FORMAT))
+
+    test_results = []
+    ctrf_path = trial_dir / "verifier" / "ctrf.json"
+    if ctrf_path.is_file():
+        ctrf_bytes = read_bytes(ctrf_path, FORMAT, record)
+        parts.append(ctrf_bytes)
+        try:
+            test_results = test_results_from_ctrf(load_json(ctrf_path, ctrf_bytes, FORMAT, record))
+        except (KeyError, TypeError, AttributeError, ValidationError) as exc:
+            raise fail(ctrf_path, f"not a CTRF report ({type(exc).__name__}: {exc})",
+                       "Fix or remove verifier/ctrf.json", record=record, field="results.tests", source_format=FORMAT) from None
+
+    reward = _reward(result)
+    harness_error = None
+    if reward is not None:
+        outcome = "passed" if reward >= 1.0 else "failed"
+    elif result.exception_info is not None:
+        outcome = "error"
+        harness_error = HARNESS_ERROR_OF_EXCEPTION.get(result.exception_info.exception_type, "unknown_error")
+    else:
+        outcome = "error"
+        harness_error = "parse_error"  # the verifier produced no reward at all
+
+    if result.agent_result:
+        input_tokens = result.agent_result.n_input_tokens if result.agent_result.n_input_tokens is not None else input_tokens
+        output_tokens = result.agent_result.n_output_tokens if result.agent_result.n_output_tokens is not None else output_tokens
+        cost = result.agent_result.cost_usd if result.agent_result.cost_usd is not None else cost
+
+    task_cfg = result.config.get("task") or {}
+    source = result.source or task_cfg.get("source")
+    task_path = task_cfg.get("path") or (result.task_id.get("path") if isinstance(result.task_id, dict) else None)
+    task_dir = _find_task_dir(trial_dir, str(task_path)) if task_path else None
+    try:
+        task = _task(task_dir, source) if task_dir else Task(task_id=result.task_name, source=source)
+    except IngestFailure as exc:  # a bad task.toml must not cost the trial
+        out.issues.append(replace(exc.issue, severity="warning"))
+        task = Task(task_id=result.task_name, source=source)
+    if task.task_id != result.task_name:
+        task = task.model_copy(update={"task_id": result.task_name})
+    m_passed, m_total = milestones(test_results, task.n_milestones)
+
+    run_id = trial_dir.parent.name
+    agent = result.agent_info.name + (f"@{result.agent_info.version}" if result.agent_info.version else "")
+    run = Run(run_id=run_id, agent=agent, model=model, dataset=source, source_format=FORMAT,
+              source_path=str(trial_dir.parent), started_at=result.started_at,
+              config={"job_id": result.config.get("job_id")} if result.config.get("job_id") else {})
+    traj = Trajectory(
+        trajectory_id=result.trial_name, run_id=run_id, task_id=result.task_name, model=model, outcome=outcome,
+        reward=reward, harness_error=harness_error, milestones_passed=m_passed, milestones_total=m_total,
+        input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost, started_at=result.started_at,
+        ended_at=result.finished_at, test_results=test_results, task=task, run=run,
+    )
+    traj.steps = steps
+    out.batch.add_trajectory(traj, content_hash(*parts), FORMAT, str(trial_dir))
+    return out

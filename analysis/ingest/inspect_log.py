@@ -1,0 +1,90 @@
+"""Inspect AI eval logs (`.eval` and `.json`), read with inspect_ai's own `read_eval_log`.
+
+inspect-ai is an optional extra (`pip install 'curriculab[inspect]'`); without it these files are
+quarantined with a message that names the extra, and everything else still lands.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from analysis.ingest.common import StepBuilder, UnitResult, content_hash, fail, read_bytes, text_of
+from taxonomy.actions import normalise_tool_call
+from taxonomy.model import Run, Task, Trajectory
+
+FORMAT = "inspect"
+EXTRA_HINT = "Install the extra: pip install 'curriculab[inspect]'"
+
+
+def read_eval(path: Path) -> UnitResult:
+    try:
+        from inspect_ai.log import read_eval_log
+        from inspect_ai.scorer import value_to_float
+    except ImportError:
+        raise fail(path, "reading Inspect AI logs needs the inspect-ai package, which is not installed", EXTRA_HINT,
+                   source_format=FORMAT) from None
+    data = read_bytes(path, FORMAT)
+    try:
+        log = read_eval_log(str(path))
+    except Exception as exc:  # inspect raises many kinds; any of them means an unreadable log
+        raise fail(path, f"inspect_ai could not read this log ({type(exc).__name__}: {str(exc)[:200]})",
+                   "Check it with `inspect log dump`, or re-run the eval", source_format=FORMAT) from None
+    out = UnitResult()
+    ev = log.eval
+    run_id = ev.run_id or ev.eval_id
+    to_float = value_to_float()
+    run = Run(run_id=run_id, agent=f"inspect:{ev.task}", model=ev.model, dataset=getattr(ev.dataset, "name", None),
+              source_format=FORMAT, source_path=str(path), started_at=ev.created,
+              config={"task": ev.task, "task_id": ev.task_id, "status": log.status})
+    out.batch.add_run(run)
+    for sample in log.samples or []:
+        record = f"{sample.id}/epoch {sample.epoch}"
+        builder = StepBuilder(path=path, record=record, source_format=FORMAT)
+        pending: dict[str, int] = {}  # tool_call_id -> index of the step that gets its output
+        for message in sample.messages:
+            role = message.role
+            if role == "tool":
+                index = pending.pop(getattr(message, "tool_call_id", None) or "", None)
+                if index is not None:
+                    step = builder.steps[index]
+                    step.output = message.text
+                    error = getattr(message, "error", None)
+                    if error is not None:
+                        step.output = f"{message.text}\n{getattr(error, 'message', error)}".strip()
+                else:
+                    builder.message("env", message.text)
+                continue
+            calls = getattr(message, "tool_calls", None) or []
+            if role != "assistant" or not calls:
+                builder.message("agent" if role == "assistant" else role, text_of(message.text),
+                                action="message" if role == "assistant" else None)
+                continue
+            for c, call in enumerate(calls):
+                builder.calls(normalise_tool_call(call.function, call.arguments), tool_name=call.function,
+                              raw={"id": call.id, "function": call.function, "arguments": call.arguments},
+                              output=None, message=message.text if c == 0 else None)
+                pending[call.id] = len(builder.steps) - 1
+        out.issues.extend(builder.issues)
+        score = next(iter(sample.scores.values()), None) if sample.scores else None
+        reward = float(to_float(score.value)) if score is not None and _scalar(score.value) else None
+        error = sample.error is not None
+        usage = list((sample.model_usage or {}).values())
+        input_tokens = sum(u.input_tokens or 0 for u in usage) if usage else None
+        output_tokens = sum(u.output_tokens or 0 for u in usage) if usage else None
+        task_id = f"{ev.task}/{sample.id}"
+        traj = Trajectory(
+            trajectory_id=f"{run_id}/{sample.id}/{sample.epoch}", run_id=run_id, task_id=task_id, model=ev.model,
+            attempt=sample.epoch - 1, outcome="error" if error else (None if reward is None else ("passed" if reward >= 1 else "failed")),
+            reward=None if error else reward, harness_error="unknown_error" if error else None,
+            input_tokens=input_tokens, output_tokens=output_tokens, started_at=getattr(sample, "started_at", None),
+            ended_at=getattr(sample, "completed_at", None),
+            task=Task(task_id=task_id, source=ev.task, instruction=sample.input if isinstance(sample.input, str) else None),
+        )
+        traj.steps = builder.steps
+        out.batch.add_trajectory(traj, content_hash(data, str(sample.id).encode(), str(sample.epoch).encode()), FORMAT, str(path))
+    return out
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool))

@@ -1,0 +1,44 @@
+"""curriculab's own JSONL: one canonical `Trajectory` per line (schema: `docs/jsonl.md`).
+
+Each line is validated on its own: a bad line is quarantined with its line number and field,
+and every good line of the same file still lands.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from analysis.ingest.common import UnitResult, content_hash, json_failure, make_issue, read_bytes, validation_failure
+from taxonomy.model import Run, Trajectory
+
+FORMAT = "jsonl"
+
+
+def read_jsonl(path: Path) -> UnitResult:
+    out = UnitResult()
+    data = read_bytes(path, FORMAT)
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        record = f"line {number}"
+        try:
+            traj = Trajectory.model_validate_json(line)
+        except ValidationError as exc:
+            if exc.errors()[0]["type"] == "json_invalid":
+                out.issues.append(json_failure(path, line, ValueError(exc.errors()[0]["msg"]), FORMAT, record).issue)
+            else:
+                out.issues.append(validation_failure(path, exc, FORMAT, record=record).issue)
+            continue
+        order = [s.step_idx for s in traj.steps]
+        if order != list(range(len(order))):
+            bad = next(k for k, idx in enumerate(order) if idx != k)
+            out.issues.append(make_issue(
+                path, f"steps[{bad}].step_idx is {order[bad]}, expected {bad}", "Number steps 0, 1, 2, ... in order",
+                record=record, field=f"steps[{bad}].step_idx", source_format=FORMAT))
+            continue
+        if traj.run is None:
+            traj.run = Run(run_id=traj.run_id, model=traj.model, source_format=FORMAT, source_path=str(path))
+        out.batch.add_trajectory(traj, content_hash(line), FORMAT, f"{path}:{number}")
+    return out

@@ -1,0 +1,288 @@
+"""Find inputs, read them (in parallel for large inputs), write them in transactional batches.
+
+A unit is one thing an importer reads whole: a Harbor trial directory, a `tb run` directory, an
+ATIF / SWE-agent / Inspect / JSONL file, a task directory. Units are read in worker processes;
+the parent alone writes to DuckDB, one batch per transaction, so a crash loses at most the
+batch in flight and never leaves half a trajectory.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+import orjson
+
+from analysis.ingest import atif, harbor, inspect_log, jsonl, swe_agent, tasks, tb
+from analysis.ingest.common import Issue, IngestFailure, UnitResult, make_issue
+from analysis.store import RowBatch, Store
+
+FORMATS = ("auto", "atif", "harbor", "tb", "swe-agent", "inspect", "jsonl")
+_JOB_FILES = {"config.json", "result.json", "results.json", "run_metadata.json", "lock.json", "metrics.json",
+              "args.json", "report.json", "ctrf.json", "package.json", "tsconfig.json"}
+_BATCH_TRAJECTORIES = 2000
+_BATCH_STEPS = 100_000
+_PARALLEL_MIN_UNITS = 200
+
+
+@dataclass(frozen=True)
+class Unit:
+    kind: str
+    """harbor, tb, atif, swe-agent, inspect, jsonl, harbor-task, tb-task, or json (sniffed when read)."""
+    path: Path
+
+
+@dataclass
+class IngestReport:
+    """What one ingest call did."""
+
+    units: int = 0
+    """Input units read (trial directories, run directories, files)."""
+    inserted: int = 0
+    """Trajectories written."""
+    unchanged: int = 0
+    """Trajectories already stored with the same content (re-ingest is a no-op)."""
+    steps: int = 0
+    """Steps written."""
+    tasks: int = 0
+    """Task descriptions read from task.toml / task.yaml directories."""
+    errors: list[Issue] = field(default_factory=list)
+    """Quarantined inputs."""
+    warnings: list[Issue] = field(default_factory=list)
+    """Inputs that landed after a repair (e.g. a capped 50 MB output)."""
+    by_format: Counter = field(default_factory=Counter)
+    """Trajectories written per importer."""
+
+    @property
+    def quarantined(self) -> int:
+        return len(self.errors)
+
+
+def _sniff_json(path: Path, data: bytes) -> str | None:
+    head = data[:4096]
+    if b'"schema_version"' in head and b"ATIF" in head.upper():
+        return "atif"
+    if b'"eval"' in head and (b'"samples"' in data or b'"status"' in head):
+        return "inspect"
+    if b'"schema_version"' in data and b'"steps"' in data and b'"session_id"' in data:
+        return "atif"
+    return None
+
+
+def read_unit(unit: Unit) -> UnitResult:
+    """Read one unit; any failure becomes a quarantine issue rather than an exception."""
+    try:
+        kind, path = unit.kind, unit.path
+        if kind == "json":
+            data = path.read_bytes()
+            kind = _sniff_json(path, data) or ""
+            if kind == "atif":
+                return atif.read_atif_file(path, data)
+            if kind != "inspect":
+                raise IngestFailure(make_issue(
+                    path, "not a recognised trajectory format (looked for ATIF `schema_version` and `steps`, or an "
+                    "Inspect log's `eval` and `samples`)",
+                    "Pass --format to force a reader, or convert the file to curriculab JSONL (docs/jsonl.md)"))
+        readers: dict[str, Callable[[Path], UnitResult]] = {
+            "atif": atif.read_atif_file, "harbor": harbor.read_trial, "tb": tb.read_run,
+            "swe-agent": swe_agent.read_traj, "inspect": inspect_log.read_eval, "jsonl": jsonl.read_jsonl,
+            "harbor-task": lambda p: tasks.read_task_dir(p, "harbor-task"),
+            "tb-task": lambda p: tasks.read_task_dir(p, "tb-task"),
+        }
+        return readers[kind](path)
+    except IngestFailure as exc:
+        return UnitResult(issues=[exc.issue])
+    except MemoryError:
+        return UnitResult(issues=[make_issue(unit.path, "ran out of memory reading this input",
+                                             "Split the file, or ingest it on a machine with more memory")])
+    except Exception as exc:  # an importer bug must not cost the other files of the batch
+        return UnitResult(issues=[make_issue(
+            unit.path, f"unexpected {type(exc).__name__} while reading as {unit.kind}: {exc}",
+            "Report this with the file attached; re-run with --debug for the traceback")])
+
+
+def _file_unit(path: Path, fmt: str) -> Unit | None:
+    suffix = path.suffix.lower()
+    if fmt != "auto":
+        if fmt in ("harbor", "tb"):
+            return None  # these formats are directories
+        return Unit(fmt, path)
+    if suffix == ".traj":
+        return Unit("swe-agent", path)
+    if suffix == ".eval":
+        return Unit("inspect", path)
+    if suffix == ".jsonl":
+        return Unit("jsonl", path)
+    if suffix == ".json":
+        return Unit("json", path)
+    return None
+
+
+def _dir_unit(path: Path, names: set[str], fmt: str) -> Unit | None:
+    if fmt in ("auto", "tb") and tb.is_run_dir(path):
+        return Unit("tb", path)
+    if fmt in ("auto", "harbor") and "result.json" in names and harbor.is_trial_dir(path):
+        return Unit("harbor", path)
+    if fmt in ("auto", "harbor") and "task.toml" in names:
+        return Unit("harbor-task", path)
+    if fmt in ("auto", "tb") and "task.yaml" in names:
+        return Unit("tb-task", path)
+    return None
+
+
+_WALK_SUFFIXES = {
+    "auto": {".json", ".traj", ".eval", ".jsonl"}, "atif": {".json"}, "swe-agent": {".traj"},
+    "inspect": {".eval", ".json"}, "jsonl": {".jsonl"}, "harbor": set(), "tb": set(),
+}
+
+
+def discover(paths: Iterable[str | os.PathLike], fmt: str = "auto") -> tuple[list[Unit], list[Issue]]:
+    """Units to read under `paths`, and issues for paths that hold nothing readable."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    units: list[Unit] = []
+    issues: list[Issue] = []
+    for given in paths:
+        root = Path(given)
+        if not root.exists():
+            issues.append(make_issue(root, "no such file or directory", "Check the path"))
+            continue
+        if root.is_file():
+            unit = _file_unit(root, fmt)
+            if unit is None:
+                issues.append(make_issue(
+                    root, f"unknown file type {root.suffix or '(no extension)'!r} for format {fmt}",
+                    "Pass --format with one of atif, swe-agent, inspect, jsonl, or give a Harbor job / tb run directory"))
+            else:
+                units.append(unit)
+            continue
+        before = len(units)
+        stack = [root]
+        while stack:
+            directory = stack.pop()
+            try:
+                entries = sorted(os.scandir(directory), key=lambda e: e.name)
+            except OSError as exc:
+                issues.append(make_issue(directory, f"cannot list directory ({exc.strerror})", "Check its permissions"))
+                continue
+            names = {e.name for e in entries}
+            unit = _dir_unit(Path(directory), names, fmt)
+            if unit is not None:
+                units.append(unit)
+                continue
+            subdirs = []
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                if entry.is_dir():
+                    subdirs.append(Path(entry.path))
+                elif Path(entry.name).suffix.lower() in _WALK_SUFFIXES[fmt] and entry.name not in _JOB_FILES:
+                    file_unit = _file_unit(Path(entry.path), fmt)
+                    if file_unit:
+                        units.append(file_unit)
+            stack.extend(reversed(subdirs))
+        if len(units) == before:
+            issues.append(make_issue(
+                root, f"directory holds no input curriculab can read as {fmt}",
+                "Point at a Harbor job, a `tb run` directory, task directories, or .json/.traj/.eval/.jsonl files"))
+    return units, issues
+
+
+def _results(units: list[Unit], workers: int) -> Iterator[UnitResult]:
+    if workers <= 1 or len(units) < _PARALLEL_MIN_UNITS:
+        yield from map(read_unit, units)
+        return
+    # spawn, not fork: the parent holds a DuckDB connection and its threads
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+        yield from pool.map(read_unit, units, chunksize=32)
+
+
+class _Writer:
+    """Collects unit results into batches; drops in-call duplicates; writes each batch atomically."""
+
+    def __init__(self, store: Store, report: IngestReport):
+        self.store, self.report = store, report
+        self.batch = RowBatch()
+        self.seen: dict[str, tuple[str, str]] = {}  # trajectory_id -> (content_hash, source_path)
+        self.pending: list[Issue] = []  # issues not yet written to ingest_errors
+
+    def issue(self, issue: Issue) -> None:
+        (self.report.errors if issue.severity == "error" else self.report.warnings).append(issue)
+        self.pending.append(issue)
+
+    def add(self, result: UnitResult) -> None:
+        self.report.tasks += result.tasks_only
+        for issue in result.issues:
+            self.issue(issue)
+        incoming = result.batch
+        drop = set()
+        for row in incoming.trajectories:
+            trajectory_id, fmt, digest, path = row[0], row[17], row[16], row[18]
+            known = self.seen.get(trajectory_id)
+            if known is None:
+                self.seen[trajectory_id] = (digest, path)
+                continue
+            drop.add(trajectory_id)
+            if known[0] == digest:
+                self.report.unchanged += 1
+            else:
+                self.issue(_conflict(trajectory_id, path, known[1], fmt))
+        if drop:
+            incoming.trajectories = [r for r in incoming.trajectories if r[0] not in drop]
+            incoming.steps = [r for r in incoming.steps if r[0] not in drop]
+            incoming.test_results = [r for r in incoming.test_results if r[0] not in drop]
+        self.batch.extend(incoming)
+        if len(self.batch) >= _BATCH_TRAJECTORIES or self.batch.n_steps >= _BATCH_STEPS:
+            self.flush()
+        if len(self.pending) >= 500:
+            self.record()
+
+    def flush(self) -> None:
+        batch, self.batch = self.batch, RowBatch()
+        if not (batch.trajectories or batch.tasks or batch.runs):
+            return
+        result = self.store.write_batch(batch)
+        self.report.inserted += result.inserted
+        self.report.unchanged += result.unchanged
+        self.report.steps += result.steps
+        self.report.by_format.update(result.by_format)
+        for trajectory_id, new_path, old_path, fmt in result.conflicts:
+            self.issue(_conflict(trajectory_id, new_path, old_path, fmt))
+
+    def record(self) -> None:
+        self.store.record_ingest_errors(i.as_row() for i in self.pending)
+        self.pending.clear()
+
+
+def _conflict(trajectory_id: str, new_path: str, old_path: str, fmt: str | None) -> Issue:
+    return make_issue(
+        new_path, f"trajectory_id {trajectory_id!r} is already stored from {old_path} with different content",
+        "Give this attempt its own id, or delete the stored one before re-ingesting", record=trajectory_id,
+        field="trajectory_id", source_format=fmt)
+
+
+def ingest(store: Store, paths: Iterable[str | os.PathLike], fmt: str = "auto", *, workers: int | None = None,
+           progress: Callable[[int, int], None] | None = None) -> IngestReport:
+    """Ingest `paths` into `store`. Bad inputs are quarantined in `ingest_errors`; good ones land.
+
+    `progress(done, total)` is called as units are read.
+    """
+    units, issues = discover(paths, fmt)
+    report = IngestReport(units=len(units))
+    writer = _Writer(store, report)
+    for issue in issues:
+        writer.issue(issue)
+    workers = workers if workers is not None else min(2, os.cpu_count() or 1)
+    for done, result in enumerate(_results(units, workers), start=1):
+        writer.add(result)
+        if progress:
+            progress(done, len(units))
+    writer.flush()
+    writer.record()
+    store.number_attempts()
+    return report

@@ -1,0 +1,132 @@
+"""SWE-agent `.traj` files: `trajectory[{action, observation, thought, response, state}]`,
+`history`, `info{exit_status, submission, model_stats}`.
+
+A `.traj` carries no verdict; when the run directory holds a SWE-bench evaluation report
+(`results.json` or `report.json` with `resolved_ids`), it supplies passed/failed.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from analysis.ingest.common import StepBuilder, UnitResult, content_hash, load_json, read_bytes, validation_failure
+from taxonomy.actions import normalise_swe_agent_action
+from taxonomy.model import Run, Task, Trajectory
+
+FORMAT = "swe-agent"
+
+# exit statuses that mean the harness, not the agent, ended the attempt
+_HARNESS_EXITS = {"exit_error": "unknown_agent_error", "exit_environment_error": "environment_error",
+                  "early_exit": "unknown_agent_error"}
+
+
+class SweStep(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    action: str
+    observation: str | None = None
+    thought: str | None = None
+    response: str | None = None
+    state: dict[str, Any] | str | None = None
+
+
+class SweTraj(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    trajectory: list[SweStep]
+    history: list[dict[str, Any]] = []
+    info: dict[str, Any] = {}
+    replay_config: dict[str, Any] | str | None = None
+
+
+def _open_file(state: dict[str, Any] | str | None) -> str | None:
+    if isinstance(state, str):
+        try:
+            state = orjson.loads(state)
+        except orjson.JSONDecodeError:
+            return None
+    value = state.get("open_file") if isinstance(state, dict) else None
+    return None if value in (None, "n/a", "") else str(value)
+
+
+@functools.lru_cache(maxsize=256)
+def _report(run_dir: Path) -> tuple[frozenset[str], frozenset[str]] | None:
+    for name in ("results.json", "report.json"):
+        path = run_dir / name
+        if path.is_file():
+            try:
+                doc = orjson.loads(path.read_bytes())
+            except (OSError, orjson.JSONDecodeError):
+                continue
+            if isinstance(doc, dict) and "resolved_ids" in doc:
+                return frozenset(doc.get("resolved_ids") or []), frozenset(doc.get("unresolved_ids") or [])
+    return None
+
+
+def _model(doc: SweTraj) -> str | None:
+    config = doc.replay_config
+    if isinstance(config, str):
+        try:
+            config = orjson.loads(config)
+        except orjson.JSONDecodeError:
+            config = None
+    if isinstance(config, dict):
+        model = ((config.get("agent") or {}).get("model") or {}).get("name")
+        if model:
+            return str(model)
+    return None
+
+
+def read_traj(path: Path) -> UnitResult:
+    out = UnitResult()
+    data = read_bytes(path, FORMAT)
+    raw = load_json(path, data, FORMAT)
+    instance_id = path.stem
+    try:
+        doc = SweTraj.model_validate(raw)
+    except ValidationError as exc:
+        raise validation_failure(path, exc, FORMAT, record=instance_id) from None
+    run_dir = path.parent.parent if path.parent.name == instance_id else path.parent
+    run_id = run_dir.name
+    builder = StepBuilder(path=path, record=instance_id, source_format=FORMAT)
+    instruction = None
+    for message in doc.history:
+        role = message.get("role")
+        if role in ("system", "user") and message.get("content"):
+            content = message["content"] if isinstance(message["content"], str) else str(message["content"])
+            builder.message(role, content)
+            if role == "user" and instruction is None:
+                instruction = content
+            continue
+        break  # only the prompt before the first model turn; later turns are the steps below
+    open_file = None
+    for k, step in enumerate(doc.trajectory):
+        calls = normalise_swe_agent_action(step.action, open_file)
+        builder.calls(calls, tool_name="swe-agent", raw={"index": k, "action": step.action}, output=step.observation,
+                      message=step.thought or step.response)
+        open_file = _open_file(step.state) or open_file
+    out.issues.extend(builder.issues)
+    stats = doc.info.get("model_stats") or {}
+    exit_status = str(doc.info.get("exit_status") or "")
+    outcome, harness_error = None, _HARNESS_EXITS.get(exit_status)
+    report = _report(run_dir)
+    if harness_error:
+        outcome = "error"
+    elif report is not None:
+        outcome = "passed" if instance_id in report[0] else "failed"
+    model = _model(doc) or run_id
+    traj = Trajectory(
+        trajectory_id=f"{run_id}/{instance_id}", run_id=run_id, task_id=instance_id, model=model, outcome=outcome,
+        harness_error=harness_error, input_tokens=stats.get("tokens_sent"), output_tokens=stats.get("tokens_received"),
+        cost_usd=stats.get("instance_cost"), task=Task(task_id=instance_id, source="swe-bench", instruction=instruction),
+        run=Run(run_id=run_id, agent="swe-agent", model=model, source_format=FORMAT, source_path=str(run_dir),
+                config={"exit_status": exit_status} if exit_status else {}),
+    )
+    traj.steps = builder.steps
+    out.batch.add_trajectory(traj, content_hash(data), FORMAT, str(path))
+    return out

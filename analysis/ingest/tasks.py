@@ -1,0 +1,87 @@
+"""Task metadata: Harbor `task.toml` and Terminal-Bench 1.x `task.yaml` directories."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from analysis.ingest.common import UnitResult, fail, read_bytes, validation_failure
+from taxonomy.model import Task
+
+_TIER_OF_DIFFICULTY = {"easy": "basic", "medium": "intermediate", "hard": "complex"}
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def task_from_toml(task_dir: Path, source: str | None = None) -> Task:
+    """Read `<task_dir>/task.toml` (and `instruction.md`) into a Task; the id is the directory name."""
+    path = task_dir / "task.toml"
+    data = read_bytes(path, "harbor")
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise fail(path, f"invalid TOML: {exc}", "Fix the file's syntax", source_format="harbor") from None
+    meta = doc.get("metadata") or {}
+    instruction_file = task_dir / "instruction.md"
+    instruction = instruction_file.read_text(errors="replace") if instruction_file.exists() else None
+    difficulty = meta.get("difficulty")
+    tags = meta.get("tags") or []
+    known = {"difficulty", "category", "tags", "language", "tier", "codebase_files", "n_milestones", "task_type"}
+    metadata = {k: v for k, v in meta.items() if k not in known}
+    for section in ("verifier", "agent", "environment"):
+        if isinstance(doc.get(section), dict) and "timeout_sec" in doc[section]:
+            metadata[f"{section}_timeout_sec"] = doc[section]["timeout_sec"]
+    try:
+        return Task(
+            task_id=task_dir.name, source=source, instruction=instruction,
+            task_type=meta.get("task_type") or meta.get("category"), language=meta.get("language"),
+            tier_authored=meta.get("tier") or _TIER_OF_DIFFICULTY.get(str(difficulty)),
+            difficulty_authored=str(difficulty) if difficulty is not None else None,
+            codebase_files=_int(meta.get("codebase_files")), n_milestones=_int(meta.get("n_milestones")),
+            tags=[str(t) for t in tags] if isinstance(tags, list) else [str(tags)],
+            metadata={**metadata, "category": meta.get("category")},
+        )
+    except ValidationError as exc:
+        raise validation_failure(path, exc, "harbor", prefix="metadata.") from None
+
+
+def task_from_yaml(task_dir: Path, source: str | None = None) -> Task:
+    """Read a Terminal-Bench 1.x `<task_dir>/task.yaml` into a Task."""
+    path = task_dir / "task.yaml"
+    data = read_bytes(path, "tb")
+    try:
+        doc = yaml.safe_load(data.decode("utf-8")) or {}
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise fail(path, f"invalid YAML: {str(exc).splitlines()[0]}", "Fix the file's syntax", source_format="tb") from None
+    if not isinstance(doc, dict):
+        raise fail(path, "task.yaml is not a mapping", "Write it as `key: value` lines", source_format="tb")
+    instruction = doc.get("instruction")
+    if instruction is None and isinstance(doc.get("descriptions"), list) and doc["descriptions"]:
+        instruction = doc["descriptions"][0].get("description")
+    difficulty = doc.get("difficulty")
+    tags = doc.get("tags") or []
+    metadata = {k: doc[k] for k in ("category", "author_email", "max_agent_timeout_sec", "max_test_timeout_sec",
+                                      "parser_name", "run_tests_in_same_shell") if k in doc}
+    try:
+        return Task(
+            task_id=task_dir.name, source=source, instruction=instruction, task_type=doc.get("category"),
+            tier_authored=_TIER_OF_DIFFICULTY.get(str(difficulty)),
+            difficulty_authored=str(difficulty) if difficulty is not None else None,
+            tags=[str(t) for t in tags] if isinstance(tags, list) else [str(tags)], metadata=metadata,
+        )
+    except ValidationError as exc:
+        raise validation_failure(path, exc, "tb") from None
+
+
+def read_task_dir(task_dir: Path, kind: str) -> UnitResult:
+    out = UnitResult()
+    task = task_from_toml(task_dir) if kind == "harbor-task" else task_from_yaml(task_dir)
+    out.batch.add_task(task)
+    out.tasks_only = 1
+    return out

@@ -1,0 +1,159 @@
+"""Map canonical models to the store's rows, column by column, for batched Arrow inserts."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+import orjson
+import pyarrow as pa
+
+from taxonomy.model import Run, Task, Trajectory
+
+_JSON = pa.string()  # JSON travels as text; DuckDB casts it on insert
+_TS = pa.timestamp("us", tz="UTC")
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "tasks": pa.schema([
+        ("task_id", pa.string()), ("source", pa.string()), ("instruction", pa.string()), ("task_type", pa.string()),
+        ("language", pa.string()), ("tier_authored", pa.string()), ("difficulty_authored", pa.string()),
+        ("codebase_files", pa.int32()), ("n_milestones", pa.int32()), ("tags", pa.list_(pa.string())), ("metadata", _JSON),
+    ]),
+    "runs": pa.schema([
+        ("run_id", pa.string()), ("agent", pa.string()), ("model", pa.string()), ("dataset", pa.string()),
+        ("source_format", pa.string()), ("source_path", pa.string()), ("started_at", _TS), ("config", _JSON),
+    ]),
+    "trajectories": pa.schema([
+        ("trajectory_id", pa.string()), ("run_id", pa.string()), ("task_id", pa.string()), ("model", pa.string()),
+        ("attempt", pa.int32()), ("outcome", pa.string()), ("reward", pa.float64()), ("harness_error", pa.string()),
+        ("n_steps", pa.int32()), ("milestones_passed", pa.int32()), ("milestones_total", pa.int32()),
+        ("input_tokens", pa.int64()), ("output_tokens", pa.int64()), ("cost_usd", pa.float64()),
+        ("started_at", _TS), ("ended_at", _TS), ("content_hash", pa.string()), ("source_format", pa.string()),
+        ("source_path", pa.string()),
+    ]),
+    "steps": pa.schema([
+        ("trajectory_id", pa.string()), ("step_idx", pa.int32()), ("source", pa.string()), ("message", pa.string()),
+        ("tool_name", pa.string()), ("action", pa.string()), ("path", pa.string()), ("command", pa.string()),
+        ("output", pa.string()), ("exit_code", pa.int32()), ("output_truncated", pa.bool_()), ("raw", _JSON), ("ts", _TS),
+    ]),
+    "test_results": pa.schema([
+        ("trajectory_id", pa.string()), ("test_id", pa.string()), ("tier", pa.string()),
+        ("milestone_idx", pa.int32()), ("passed", pa.bool_()),
+    ]),
+}
+
+_MERGE_COLUMNS = {
+    "tasks": ["source", "instruction", "task_type", "language", "tier_authored", "difficulty_authored",
+              "codebase_files", "n_milestones"],
+    "runs": ["agent", "model", "dataset", "source_format", "source_path", "started_at"],
+}
+
+
+def _merge_sql(table: str, key: str, json_column: str, list_column: str | None) -> str:
+    # Sources know different things about the same task (a trial knows its instruction, a
+    # task.toml its difficulty): an upsert keeps what is known and fills in what was missing.
+    sets = [f"{c} = coalesce(excluded.{c}, {table}.{c})" for c in _MERGE_COLUMNS[table]]
+    if list_column:
+        sets.append(f"{list_column} = case when len(excluded.{list_column}) > 0 then excluded.{list_column} else {table}.{list_column} end")
+    sets.append(f"{json_column} = json_merge_patch(coalesce({table}.{json_column}, '{{}}'), coalesce(excluded.{json_column}, '{{}}'))")
+    return f"insert into {table} by name select * from _batch on conflict ({key}) do update set " + ", ".join(sets)
+
+
+TASK_MERGE_SQL = {
+    "tasks": _merge_sql("tasks", "task_id", "metadata", "tags"),
+    "runs": _merge_sql("runs", "run_id", "config", None),
+}
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=timezone.utc)  # naive times are taken as UTC
+
+
+def _json(value: Any) -> str | None:
+    return None if value is None else orjson.dumps(value, default=str).decode()
+
+
+def _merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
+    if old is None:
+        return new
+    merged = dict(old)
+    for key, value in new.items():
+        if value not in (None, [], {}):
+            merged[key] = value
+    return merged
+
+
+class RowBatch:
+    """Rows for one transactional write: tasks and runs (merged by id) and trajectories."""
+
+    def __init__(self) -> None:
+        self.tasks: dict[str, dict[str, Any]] = {}
+        self.runs: dict[str, dict[str, Any]] = {}
+        self.trajectories: list[tuple] = []
+        self.steps: list[tuple] = []
+        self.test_results: list[tuple] = []
+
+    def __len__(self) -> int:
+        return len(self.trajectories)
+
+    @property
+    def n_steps(self) -> int:
+        return len(self.steps)
+
+    def extend(self, other: "RowBatch") -> None:
+        """Append another batch's rows, merging tasks and runs by id."""
+        for task_id, task in other.tasks.items():
+            self.tasks[task_id] = _merge(self.tasks.get(task_id), task)
+        for run_id, run in other.runs.items():
+            self.runs[run_id] = _merge(self.runs.get(run_id), run)
+        self.trajectories.extend(other.trajectories)
+        self.steps.extend(other.steps)
+        self.test_results.extend(other.test_results)
+
+    def add_task(self, task: Task) -> None:
+        self.tasks[task.task_id] = _merge(self.tasks.get(task.task_id), task.model_dump())
+
+    def add_run(self, run: Run) -> None:
+        self.runs[run.run_id] = _merge(self.runs.get(run.run_id), run.model_dump())
+
+    def add_trajectory(self, t: Trajectory, content_hash: str, source_format: str, source_path: str) -> None:
+        if t.task is not None:
+            self.add_task(t.task)
+        if t.run is not None:
+            self.add_run(t.run)
+        tid = t.trajectory_id
+        self.trajectories.append((
+            tid, t.run_id, t.task_id, t.model, t.attempt, t.outcome, t.reward, t.harness_error, len(t.steps),
+            t.milestones_passed, t.milestones_total, t.input_tokens, t.output_tokens, t.cost_usd,
+            _utc(t.started_at), _utc(t.ended_at), content_hash, source_format, source_path,
+        ))
+        self.steps.extend(
+            (tid, s.step_idx, s.source, s.message, s.tool_name, s.action, s.path, s.command, s.output, s.exit_code,
+             s.output_truncated, _json(s.raw), _utc(s.ts))
+            for s in t.steps
+        )
+        self.test_results.extend((tid, r.test_id, r.tier, r.milestone_idx, r.passed) for r in t.test_results)
+
+    def to_arrow(self) -> dict[str, pa.Table]:
+        tasks = [
+            (d["task_id"], d["source"], d["instruction"], d["task_type"], d["language"], d["tier_authored"],
+             d["difficulty_authored"], d["codebase_files"], d["n_milestones"], d["tags"], _json(d["metadata"]))
+            for d in self.tasks.values()
+        ]
+        runs = [
+            (d["run_id"], d["agent"], d["model"], d["dataset"], d["source_format"], d["source_path"],
+             _utc(d["started_at"]), _json(d["config"]))
+            for d in self.runs.values()
+        ]
+        data = {"tasks": tasks, "runs": runs, "trajectories": self.trajectories, "steps": self.steps,
+                "test_results": self.test_results}
+        return {name: _table(rows, SCHEMAS[name]) for name, rows in data.items()}
+
+
+def _table(rows: list[tuple], schema: pa.Schema) -> pa.Table:
+    if not rows:
+        return schema.empty_table()
+    columns = list(zip(*rows))
+    return pa.Table.from_arrays([pa.array(col, type=f.type) for col, f in zip(columns, schema)], schema=schema)

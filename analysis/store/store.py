@@ -1,0 +1,221 @@
+"""The DuckDB store: the only code in curriculab that opens a database file."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from analysis.store.rows import RowBatch, TASK_MERGE_SQL
+from analysis.store.schema import LATEST_VERSION, MIGRATIONS, TABLE_DOCS
+
+DEFAULT_DB = "curriculab.duckdb"
+
+
+class StoreError(Exception):
+    """A store problem a user can fix; the message says how."""
+
+
+def default_db_path() -> str:
+    """`$CURRICULAB_DB` if set, else `./curriculab.duckdb`."""
+    return os.environ.get("CURRICULAB_DB") or DEFAULT_DB
+
+
+@dataclass
+class WriteResult:
+    """What one batch write did."""
+
+    inserted: int = 0
+    """Trajectories written."""
+    unchanged: int = 0
+    """Trajectories already stored with the same content hash (re-ingest is a no-op)."""
+    conflicts: list[tuple[str, str, str, str]] = field(default_factory=list)
+    """(trajectory_id, new source path, stored source path, format) for ids stored with other content."""
+    steps: int = 0
+    """Steps written."""
+    by_format: dict[str, int] = field(default_factory=dict)
+    """Trajectories written per source format."""
+
+
+class Store:
+    """A curriculab DuckDB file. Writers migrate on open; readers open read-only."""
+
+    def __init__(self, path: str | os.PathLike | None = None, read_only: bool = False):
+        self.path = str(path or default_db_path())
+        self.read_only = read_only
+        if read_only and self.path != ":memory:" and not Path(self.path).exists():
+            raise StoreError(
+                f"no store at {self.path}. Run `curriculab ingest PATH` to create one, or pass --db / set CURRICULAB_DB"
+            )
+        try:
+            self.con = duckdb.connect(self.path, read_only=read_only)
+        except duckdb.IOException as exc:
+            raise StoreError(
+                f"cannot open {self.path}: {str(exc).splitlines()[0]}. Close the other process using it, or use another --db"
+            ) from None
+        if read_only:
+            version = self.schema_version()
+            if version < LATEST_VERSION:
+                raise StoreError(
+                    f"{self.path} has schema version {version}, this curriculab needs {LATEST_VERSION}. "
+                    f"Run `curriculab db migrate --db {self.path}`"
+                )
+        else:
+            self.migrate()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- schema ------------------------------------------------------------------------------
+    def schema_version(self) -> int:
+        exists = self.con.execute(
+            "select count(*) from information_schema.tables where table_name = 'schema_migrations'"
+        ).fetchone()[0]
+        if not exists:
+            return 0
+        return self.con.execute("select coalesce(max(version), 0) from schema_migrations").fetchone()[0]
+
+    def migrate(self) -> list[tuple[int, str]]:
+        """Apply pending migrations, each in its own transaction; return those applied."""
+        if self.read_only:
+            raise StoreError(f"{self.path} is open read-only. Open it for writing to migrate")
+        self.con.execute(
+            "create table if not exists schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR, "
+            "applied_at TIMESTAMPTZ DEFAULT current_timestamp)"
+        )
+        current = self.schema_version()
+        applied = []
+        for migration in MIGRATIONS:
+            if migration.version <= current:
+                continue
+            self.con.execute("begin transaction")
+            try:
+                self.con.execute(migration.sql)
+                self.con.execute(
+                    "insert into schema_migrations (version, name) values (?, ?)", [migration.version, migration.name]
+                )
+                self.con.execute("commit")
+            except Exception:
+                self.con.execute("rollback")
+                raise
+            applied.append((migration.version, migration.name))
+        return applied
+
+    def schema(self) -> list[dict[str, Any]]:
+        """Tables with their columns and a one-line description."""
+        rows = self.con.execute(
+            "select table_name, column_name, data_type from information_schema.columns "
+            "where table_schema = 'main' order by table_name, ordinal_position"
+        ).fetchall()
+        tables: dict[str, dict[str, Any]] = {}
+        for table, column, dtype in rows:
+            entry = tables.setdefault(table, {"table": table, "description": TABLE_DOCS.get(table, ""), "columns": []})
+            entry["columns"].append({"name": column, "type": dtype})
+        return list(tables.values())
+
+    # -- reads -------------------------------------------------------------------------------
+    def query(self, sql: str, params: list | None = None) -> tuple[list[str], list[tuple]]:
+        """Run SQL; return column names and rows."""
+        try:
+            cursor = self.con.execute(sql, params or [])
+        except duckdb.Error as exc:
+            message = str(exc).strip().splitlines()[0]
+            raise StoreError(f"query failed: {message}. Check the SQL; `curriculab db schema` lists tables and columns") from None
+        if cursor.description is None:
+            return [], []
+        columns = [d[0] for d in cursor.description]
+        return columns, cursor.fetchall()
+
+    def arrow(self, sql: str, params: list | None = None) -> pa.Table:
+        return self.con.execute(sql, params or []).fetch_arrow_table()
+
+    def count(self, table: str) -> int:
+        return self.con.execute(f'select count(*) from "{table}"').fetchone()[0]
+
+    # -- writes ------------------------------------------------------------------------------
+    def write_batch(self, batch: RowBatch) -> WriteResult:
+        """Write tasks, runs and trajectories (with their steps and test results) atomically.
+
+        A trajectory whose id is stored with the same content hash is skipped; one stored with a
+        different hash is a conflict, returned for quarantine. Everything else lands in one
+        transaction, so a crash leaves either the whole batch or none of it.
+        """
+        result = WriteResult()
+        tables = batch.to_arrow()
+        traj = tables["trajectories"]
+        self.con.execute("begin transaction")
+        try:
+            if traj.num_rows:
+                self.con.register("_batch_ids", traj.select(["trajectory_id", "content_hash", "source_path", "source_format"]))
+                stored = self.con.execute(
+                    "select b.trajectory_id, b.content_hash = t.content_hash, b.source_path, t.source_path, b.source_format "
+                    "from _batch_ids b join trajectories t using (trajectory_id)"
+                ).fetchall()
+                self.con.unregister("_batch_ids")
+                skip = set()
+                for trajectory_id, same, new_path, old_path, fmt in stored:
+                    skip.add(trajectory_id)
+                    if same:
+                        result.unchanged += 1
+                    else:
+                        result.conflicts.append((trajectory_id, new_path, old_path, fmt))
+                if skip:
+                    keep = pa.array(sorted(skip), pa.string())
+                    for name in ("trajectories", "steps", "test_results"):
+                        tables[name] = tables[name].filter(pc.invert(pc.is_in(tables[name]["trajectory_id"], keep)))
+            for name in ("tasks", "runs"):
+                if tables[name].num_rows:
+                    self.con.register("_batch", tables[name])
+                    self.con.execute(TASK_MERGE_SQL[name])
+                    self.con.unregister("_batch")
+            for name in ("trajectories", "steps", "test_results"):
+                if tables[name].num_rows:
+                    self.con.register("_batch", tables[name])
+                    self.con.execute(f"insert into {name} by name select * from _batch")
+                    self.con.unregister("_batch")
+            self.con.execute("commit")
+        except Exception:
+            self.con.execute("rollback")
+            raise
+        result.inserted = tables["trajectories"].num_rows
+        result.steps = tables["steps"].num_rows
+        if result.inserted:
+            formats = pc.value_counts(tables["trajectories"]["source_format"]).to_pylist()
+            result.by_format = {f["values"]: f["counts"] for f in formats}
+        return result
+
+    def record_ingest_errors(self, errors: Iterable[dict[str, Any]]) -> None:
+        rows = list(errors)
+        if not rows:
+            return
+        table = pa.Table.from_pylist(rows, schema=pa.schema([
+            ("path", pa.string()), ("reason", pa.string()), ("record", pa.string()),
+            ("field", pa.string()), ("severity", pa.string()), ("source_format", pa.string()),
+        ]))
+        self.con.register("_errors", table)
+        self.con.execute("insert into ingest_errors by name select * from _errors")
+        self.con.unregister("_errors")
+
+    def number_attempts(self) -> None:
+        """Give attempts without a number one: their order (by start time) within run and task."""
+        self.con.execute("""
+            update trajectories t set attempt = n.attempt from (
+                select trajectory_id,
+                       row_number() over (partition by run_id, task_id order by started_at, trajectory_id) - 1 as attempt
+                from trajectories
+                where (run_id, task_id) in (select run_id, task_id from trajectories where attempt is null)
+            ) n
+            where t.trajectory_id = n.trajectory_id and t.attempt is null
+        """)

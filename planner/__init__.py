@@ -1,0 +1,1 @@
+"""Curriculum planner: capability estimate, tier schedules and weights, task mix, export."""

@@ -1,0 +1,205 @@
+"""The canonical trajectory model: what every importer produces and every coder reads.
+
+The model is storage-agnostic (no DuckDB here); `analysis.store` maps it to rows. It is also
+the project's own JSONL format: one `Trajectory` per line, `format_version` on every record.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+FORMAT_VERSION = "1.0"
+"""Version of the canonical model and of the JSONL format built on it."""
+
+StepSource = Literal["system", "user", "agent", "env"]
+Action = Literal["read", "edit", "run", "complete", "message"]
+Outcome = Literal["passed", "failed", "error"]
+Tier = Literal["basic", "intermediate", "complex", "edge"]
+TIERS: tuple[str, ...] = ("basic", "intermediate", "complex", "edge")
+
+HARNESS_ERRORS: tuple[str, ...] = (
+    "agent_timeout",
+    "test_timeout",
+    "parse_error",
+    "install_failed",
+    "sandbox_error",
+    "environment_error",
+    "unknown_agent_error",
+    "unknown_error",
+)
+"""Known infrastructure faults. Anything else in `harness_error` is kept but is unusual."""
+
+
+class _Model(BaseModel):
+    # Unknown keys are errors, so a typo in a JSONL record is reported, not silently dropped.
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
+
+
+class Task(_Model):
+    """A unit of work an agent attempts: one instruction, one verifier."""
+
+    task_id: str = Field(min_length=1)
+    """Stable identifier of the task, unique across sources (e.g. `tb/hello-world`)."""
+    source: str | None = None
+    """Benchmark or dataset the task comes from (e.g. `terminal-bench-core`)."""
+    instruction: str | None = None
+    """The instruction the agent received."""
+    task_type: str | None = None
+    """Kind of work: bugfix, feature, refactor, scripting, data-processing, ..."""
+    language: str | None = None
+    """Main programming language of the task's codebase."""
+    tier_authored: str | None = None
+    """Curriculum rung the task's author assigned (basic, intermediate, complex, edge)."""
+    difficulty_authored: str | None = None
+    """Difficulty label the author assigned (easy, medium, hard); measured difficulty lives elsewhere."""
+    codebase_files: int | None = Field(default=None, ge=0)
+    """Number of files in the starting codebase: a proxy for its scale."""
+    n_milestones: int | None = Field(default=None, ge=0)
+    """Number of ordered milestones the verifier checks, when it checks any."""
+    tags: list[str] = Field(default_factory=list)
+    """Free-form labels from the task's metadata."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Everything else the source carried about the task (timeouts, category, ...)."""
+
+
+class Run(_Model):
+    """One evaluation or training job: an agent and a model over a set of tasks."""
+
+    run_id: str = Field(min_length=1)
+    """Stable identifier of the run (a job id, a `tb run` id, a file stem)."""
+    agent: str | None = None
+    """Agent harness name and version (e.g. `terminus-2`, `claude-code@1.0`)."""
+    model: str | None = None
+    """Model the agent drove, as the source names it."""
+    dataset: str | None = None
+    """Dataset or benchmark the run evaluated."""
+    source_format: str | None = None
+    """Importer that read this run: atif, harbor, tb, swe-agent, inspect, jsonl."""
+    source_path: str | None = None
+    """File or directory the run was read from."""
+    started_at: datetime | None = None
+    """When the run started, if the source says."""
+    config: dict[str, Any] = Field(default_factory=dict)
+    """The run's configuration as the source recorded it."""
+
+
+class Step(_Model):
+    """One normalised event of a trajectory: an agent action with its observed output."""
+
+    step_idx: int = Field(ge=0)
+    """Position in the trajectory, from 0, after splitting multi-command calls."""
+    source: StepSource
+    """Who produced the step: system, user, agent or env."""
+    message: str | None = None
+    """Free text the source wrote (the agent's message, a prompt)."""
+    tool_name: str | None = None
+    """Name of the tool the agent called, as the agent called it (`bash_command`, `Edit`, ...)."""
+    action: Action | None = None
+    """Normalised action: read a file, edit a file, run a command, declare completion, or message."""
+    path: str | None = None
+    """File a read or edit touches, when one can be named."""
+    command: str | None = None
+    """Shell command (one command after splitting) or tool invocation text."""
+    output: str | None = None
+    """What the environment returned, possibly capped (see `output_truncated`)."""
+    exit_code: int | None = None
+    """Exit status, only where the format carries one; never guessed from text."""
+    output_truncated: bool = False
+    """True when the output shown was cut, by the agent harness or by ingest's size cap."""
+    raw: dict[str, Any] | None = None
+    """The original call (tool name and arguments) this step was normalised from."""
+    ts: datetime | None = None
+    """When the step happened, if the source says."""
+
+
+class TestResult(_Model):
+    """Outcome of one verifier test for one trajectory."""
+
+    __test__ = False  # not a pytest test class
+
+    test_id: str = Field(min_length=1)
+    """Test name as the verifier reports it."""
+    tier: Tier | None = None
+    """Test tier (basic, intermediate, complex, edge) where the problem set defines one."""
+    milestone_idx: int | None = Field(default=None, ge=0)
+    """Milestone the test belongs to (from 0), for milestone-graded tasks."""
+    passed: bool
+    """Whether the test passed."""
+
+
+class Trajectory(_Model):
+    """One attempt of one agent/model at one task, with its steps and verdict."""
+
+    format_version: str = FORMAT_VERSION
+    """Canonical format version this record follows."""
+    trajectory_id: str = Field(min_length=1)
+    """Stable identifier of the attempt (a session id, a trial name)."""
+    run_id: str = Field(min_length=1)
+    """Run the attempt belongs to."""
+    task_id: str = Field(min_length=1)
+    """Task attempted."""
+    model: str | None = None
+    """Model that produced the agent's steps."""
+    attempt: int | None = Field(default=None, ge=0)
+    """Attempt number for this model and task (from 0), when repeated attempts exist."""
+    outcome: Outcome | None = None
+    """Verdict: passed, failed, or error (the harness failed). None when the source has no verdict."""
+    reward: float | None = None
+    """Verifier's numeric reward, if any."""
+    harness_error: str | None = None
+    """Infrastructure fault that ended the attempt (agent_timeout, test_timeout, parse_error, ...)."""
+    milestones_passed: int | None = Field(default=None, ge=0)
+    """Milestones completed in order before the first failing one."""
+    milestones_total: int | None = Field(default=None, ge=0)
+    """Milestones the task defines."""
+    input_tokens: int | None = Field(default=None, ge=0)
+    """Prompt tokens the attempt consumed."""
+    output_tokens: int | None = Field(default=None, ge=0)
+    """Completion tokens the attempt produced."""
+    cost_usd: float | None = Field(default=None, ge=0)
+    """Cost of the attempt in US dollars."""
+    started_at: datetime | None = None
+    """When the attempt started."""
+    ended_at: datetime | None = None
+    """When the attempt ended."""
+    steps: list[Step] = Field(default_factory=list)
+    """Normalised steps, in order."""
+    test_results: list[TestResult] = Field(default_factory=list)
+    """Per-test verdicts, when the verifier reports them."""
+    task: Task | None = None
+    """Task description, when the record carries it (JSONL records usually do)."""
+    run: Run | None = None
+    """Run description, when the record carries it."""
+
+    @field_validator("format_version")
+    @classmethod
+    def _known_version(cls, value: str) -> str:
+        if value.split(".")[0] != FORMAT_VERSION.split(".")[0]:
+            raise ValueError(
+                f"format_version {value!r} is not supported; this curriculab reads {FORMAT_VERSION}"
+            )
+        return value
+
+
+class FailureCode(_Model):
+    """One taxonomy code assigned to one trajectory by one coder, with its evidence."""
+
+    trajectory_id: str
+    """Trajectory the code applies to."""
+    code: str
+    """Taxonomy code, e.g. `skipped_verification`."""
+    taxonomy_version: str
+    """Taxonomy version the code comes from, e.g. `v1`."""
+    coder: str
+    """Who assigned it: `rules`, `classifier:<id>`, `judge:<model>`."""
+    confidence: float | None = Field(default=None, ge=0, le=1)
+    """Coder's confidence in [0, 1], when it has one."""
+    evidence_steps: list[int] = Field(default_factory=list)
+    """`step_idx` values of the steps that show the failure."""
+    rationale: str | None = None
+    """One line saying why."""
+    coded_at: datetime | None = None
+    """When the code was assigned."""
