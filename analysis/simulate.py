@@ -292,8 +292,22 @@ def _simulate_trial(task: SimTask, model: ModelProfile, attempt: int, rng: rando
     contents = {p: _file_body(task, p, rng) for p in task.files}
     for p in dict.fromkeys(read_files):
         s.read(p, contents[p])
-    if rng.random() < 0.6:
-        s.shell("Search for the entry point.", [(f"grep -n \"def main\\|func main\\|fn main\" {task.files[0]}", f"12:def main():")])
+    ext = _EXT[task.language]
+    exploration = [
+        ("git status --short", " M " + target if rng.random() < 0.2 else ""),
+        (f"find src -name '*.{ext}' | head -50", "\n".join(task.files)),
+        (f"grep -rn \"TODO\\|FIXME\" src | head -20", f"{target}:{rng.randint(3, 90)}: # TODO handle empty input"),
+        (f"cat {task.test_file}", _file_body(task, task.test_file, rng)),
+        ("git log --oneline -5", "\n".join(f"{rng.getrandbits(28):07x} commit {k}" for k in range(5))),
+        (f"grep -n \"def \\|func \\|fn \" {target}", "\n".join(f"{k * 7}: def helper_{k}(x):" for k in range(1, 6))),
+        (f"wc -l src/*.{ext}", "\n".join(f"  {rng.randint(20, 400)} {p}" for p in task.files)),
+        (f"sed -n '1,80p' {others[-1]}", contents[others[-1]]),
+        ("cat README.md", f"# {task.task_id}\n\nBuild with the usual tooling; tests live in tests/."),
+        ("ls -la", "total 48\ndrwxr-xr-x 6 root root 4096 .\n-rw-r--r-- 1 root root  812 README.md\ndrwxr-xr-x 2 root root 4096 src\ndrwxr-xr-x 2 root root 4096 tests"),
+    ]
+    n_explore = {"small": 7, "medium": 9, "large": 10}[task.scale] + rng.randint(-1, 0)
+    for command, output in exploration[:n_explore]:
+        s.shell("Exploring.", [(command, output)])
     if planted["tool_misuse"] and rng.random() < 0.5:
         # Truncated output, then the same oversized request again.
         big = "\n".join(f"{k}: log entry" for k in range(40)) + "\n[... output truncated: 48213 more bytes ...]"

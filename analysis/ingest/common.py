@@ -99,11 +99,12 @@ def json_failure(path: Path, data: bytes, exc: Exception, source_format: str, re
                     "Re-encode the file as UTF-8", record=record, source_format=source_format)
     if not data.strip():
         return fail(path, "file is empty", "Remove it or re-export it", record=record, source_format=source_format)
-    message = str(exc).split(":")[0] if isinstance(exc, orjson.JSONDecodeError) else str(exc)
+    message = str(exc).split(":")[0] if isinstance(exc, orjson.JSONDecodeError) else str(exc).removeprefix("Invalid JSON: ")
     line = getattr(exc, "lineno", None)
     col = getattr(exc, "colno", None)
     at = f" at line {line} column {col}" if line else ""
-    truncated = " (the file looks truncated)" if getattr(exc, "pos", -1) >= len(data.rstrip()) - 1 else ""
+    ends_early = getattr(exc, "pos", -1) >= len(data.rstrip()) - 1 or "EOF while parsing" in message or "end of data" in message
+    truncated = " (the file looks truncated)" if ends_early else ""
     return fail(path, f"invalid JSON{at}: {message}{truncated}",
                 "Re-export the file or fix it by hand", record=record, source_format=source_format)
 

@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Iterator
 import orjson
 
 from analysis.ingest import atif, harbor, inspect_log, jsonl, swe_agent, tasks, tb
-from analysis.ingest.common import Issue, IngestFailure, UnitResult, make_issue
+from analysis.ingest.common import Issue, IngestFailure, UnitResult, json_failure, make_issue
 from analysis.store import RowBatch, Store
 
 FORMATS = ("auto", "atif", "harbor", "tb", "swe-agent", "inspect", "jsonl")
@@ -84,6 +84,10 @@ def read_unit(unit: Unit) -> UnitResult:
             if kind == "atif":
                 return atif.read_atif_file(path, data)
             if kind != "inspect":
+                try:
+                    orjson.loads(data)
+                except orjson.JSONDecodeError as exc:
+                    raise json_failure(path, data, exc, "auto") from None
                 raise IngestFailure(make_issue(
                     path, "not a recognised trajectory format (looked for ATIF `schema_version` and `steps`, or an "
                     "Inspect log's `eval` and `samples`)",

@@ -1,0 +1,280 @@
+"""The `curriculab` command: a thin shell over the library. No logic lives here."""
+
+from __future__ import annotations
+
+import csv
+import functools
+import json
+import sys
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from analysis.store import DEFAULT_DB, Store, StoreError
+
+err_console = Console(stderr=True)
+out_console = Console()
+
+
+class CliError(click.ClickException):
+    """An error a user can fix: printed as `Error: <cause>. <fix>`, exit 1."""
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"Error: {self.message}", err=True)
+
+
+class _Group(click.Group):
+    """Turns library errors into `Error: ...` lines; `--debug` shows the traceback instead."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except StoreError as exc:
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            raise CliError(str(exc)) from None
+        except Exception as exc:
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            raise CliError(f"unexpected {type(exc).__name__}: {exc}. Re-run with --debug for the traceback and report it") from None
+
+
+def db_option(func: Callable) -> Callable:
+    """`--db` on every command; it overrides the group-level `--db` / `$CURRICULAB_DB`."""
+
+    @click.option("--db", "db_path", default=None, metavar="PATH", help="DuckDB file (default: $CURRICULAB_DB or ./curriculab.duckdb).")
+    @functools.wraps(func)
+    def wrapper(*args: Any, db_path: str | None = None, **kwargs: Any) -> Any:
+        ctx = click.get_current_context()
+        ctx.obj["db"] = db_path or ctx.obj["db"]
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+def output_options(default: str = "table") -> Callable:
+    """`--json / --csv / --table`, defined once for every command that reports rows."""
+
+    def decorate(func: Callable) -> Callable:
+        func = click.option("--table", "fmt", flag_value="table", default=default == "table", help="Print a table (default).")(func)
+        func = click.option("--csv", "fmt", flag_value="csv", help="Print CSV with a header row.")(func)
+        func = click.option("--json", "fmt", flag_value="json", default=default == "json",
+                            help="Print a JSON array of objects, one per row, keyed by column name.")(func)
+        return func
+
+    return decorate
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, (bytes, bytearray)):
+        return value.hex()
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def emit(columns: list[str], rows: list[tuple], fmt: str, title: str | None = None) -> None:
+    """Print rows as a table, CSV or JSON array of objects."""
+    if fmt == "json":
+        click.echo(json.dumps([{c: _plain(v) for c, v in zip(columns, row)} for row in rows], indent=2, ensure_ascii=False))
+    elif fmt == "csv":
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows([json.dumps(_plain(v)) if isinstance(v, (list, dict)) else _plain(v) for v in row] for row in rows)
+    else:
+        table = Table(title=title, show_lines=False)
+        for column in columns:
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            table.add_row(*("" if v is None else str(_plain(v)) for v in row))
+        out_console.print(table)
+
+
+def open_store(read_only: bool) -> Store:
+    return Store(click.get_current_context().obj["db"], read_only=read_only)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("--db", default=None, envvar="CURRICULAB_DB", metavar="PATH",
+              help=f"DuckDB file (default: $CURRICULAB_DB or ./{DEFAULT_DB}).")
+@click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.version_option(package_name="curriculab", prog_name="curriculab")
+@click.pass_context
+def cli(ctx: click.Context, db: str | None, debug: bool) -> None:
+    """Turn coding-agent trajectories into the next round of training data.
+
+    \b
+    Example:
+      curriculab ingest runs/ && curriculab query "select model, count(*) from trajectories group by 1"
+    """
+    ctx.ensure_object(dict)
+    ctx.obj.update(db=db or DEFAULT_DB, debug=debug)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", default="auto", show_default=True,
+              type=click.Choice(["auto", "atif", "harbor", "tb", "swe-agent", "inspect", "jsonl"]),
+              help="Input format; auto detects it per file or directory.")
+@click.option("--workers", type=int, default=None, help="Reader processes (default: up to 2).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@db_option
+def ingest(paths: tuple[Path, ...], fmt: str, workers: int | None, as_json: bool) -> None:
+    """Ingest trajectories: Harbor jobs, ATIF, tb runs, SWE-agent, Inspect logs, JSONL.
+
+    Directories are walked. Bad inputs are quarantined in `ingest_errors` (exit 1), and every
+    valid input of the same call still lands. Re-ingesting unchanged files is a no-op.
+
+    \b
+    Example:
+      curriculab ingest jobs/2026-10-01 tb-runs/ extra.jsonl
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from analysis.ingest import ingest as run_ingest
+
+    with open_store(read_only=False) as store:
+        with Progress(TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=err_console, transient=True, disable=as_json) as bar:
+            task = bar.add_task("ingest", total=None)
+            report = run_ingest(store, paths, fmt, workers=workers,
+                                progress=lambda done, total: bar.update(task, completed=done, total=total))
+    summary = {
+        "units": report.units, "inserted": report.inserted, "unchanged": report.unchanged, "steps": report.steps,
+        "tasks": report.tasks, "by_format": dict(report.by_format), "quarantined": report.quarantined,
+        "warnings": len(report.warnings), "errors": [i.reason for i in report.errors],
+    }
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+    else:
+        formats = ", ".join(f"{k} {v}" for k, v in sorted(report.by_format.items())) or "none"
+        click.echo(f"Ingested {report.inserted} trajectories ({report.steps} steps; {formats}); "
+                   f"{report.unchanged} unchanged; {report.tasks} task descriptions; "
+                   f"{report.quarantined} quarantined; {len(report.warnings)} warnings.")
+        for issue in report.errors[:20]:
+            click.echo(f"  quarantined: {issue.reason}", err=True)
+        if report.quarantined > 20:
+            click.echo(f"  ... and {report.quarantined - 20} more: curriculab query \"select * from ingest_errors\"", err=True)
+    if report.quarantined:
+        sys.exit(1)
+
+
+@cli.command()
+@click.argument("sql")
+@output_options()
+@db_option
+def query(sql: str, fmt: str) -> None:
+    """Run read-only SQL against the store (`-` reads it from stdin).
+
+    \b
+    Example:
+      curriculab query "select model, count(*) from trajectories group by 1" --json
+    """
+    if sql == "-":
+        sql = sys.stdin.read()
+    with open_store(read_only=True) as store:
+        columns, rows = store.query(sql)
+    emit(columns, rows, fmt)
+
+
+@cli.group()
+def db() -> None:
+    """Inspect or migrate the store's schema."""
+
+
+@db.command("schema")
+@click.option("--json", "as_json", is_flag=True, help="Print tables and columns as JSON.")
+@db_option
+def db_schema(as_json: bool) -> None:
+    """List tables with their columns and types.
+
+    \b
+    Example:
+      curriculab db schema --json
+    """
+    with open_store(read_only=True) as store:
+        tables = store.schema()
+    if as_json:
+        click.echo(json.dumps(tables, indent=2))
+        return
+    for table in tables:
+        emit(["column", "type"], [(c["name"], c["type"]) for c in table["columns"]], "table",
+             title=f"{table['table']}: {table['description']}")
+
+
+@db.command("migrate")
+@db_option
+def db_migrate() -> None:
+    """Apply pending schema migrations (creates the store if missing).
+
+    \b
+    Example:
+      curriculab db migrate --db team.duckdb
+    """
+    store = Store(click.get_current_context().obj["db"], read_only=False)
+    with store:
+        rows = store.con.execute("select version, name, applied_at from schema_migrations order by version").fetchall()
+    click.echo(f"{store.path}: schema version {rows[-1][0]} ({len(rows)} migrations applied)")
+
+
+@cli.command()
+@click.argument("out", type=click.Path(path_type=Path))
+@click.option("--tasks", "n_tasks", default=36, show_default=True, help="Tasks to simulate.")
+@click.option("--attempts", default=3, show_default=True, help="Attempts per model and task.")
+@click.option("--seed", default=0, show_default=True)
+def simulate(out: Path, n_tasks: int, attempts: int, seed: int) -> None:
+    """Write a simulated Harbor/ATIF corpus with planted failures and its ground truth.
+
+    \b
+    Example:
+      curriculab simulate sim/ --tasks 100 --attempts 5
+    """
+    from analysis.simulate import simulate_corpus
+
+    summary = simulate_corpus(out, n_tasks=n_tasks, attempts=attempts, seed=seed)
+    click.echo(f"Wrote {summary.n_trajectories} trials over {summary.n_tasks} tasks for "
+               f"{', '.join(summary.models)} to {out} (ground truth: {out / 'ground_truth.csv'})")
+
+
+@cli.command()
+@click.option("--out", type=click.Path(path_type=Path), default=Path("demo-output"), show_default=True,
+              help="Where the simulated corpus and the demo store go.")
+@click.option("--tasks", "n_tasks", default=36, show_default=True)
+@click.option("--attempts", default=3, show_default=True)
+@click.option("--seed", default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the demo's summary as JSON.")
+def demo(out: Path, n_tasks: int, attempts: int, seed: int, as_json: bool) -> None:
+    """Run the loop on embedded data: simulate a corpus, ingest it, summarise it.
+
+    Uses its own store under --out, never your --db.
+
+    \b
+    Example:
+      curriculab demo --out /tmp/demo
+    """
+    from curriculab.demo import run_demo
+
+    result = run_demo(out, n_tasks=n_tasks, attempts=attempts, seed=seed, console=None if as_json else out_console)
+    if as_json:
+        click.echo(json.dumps(result, indent=2, default=str))
+
+
+def main() -> None:
+    cli(prog_name="curriculab")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,184 @@
+"""Bad input is quarantined with a reason naming file, record and field; nothing valid is lost."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from analysis.ingest import ingest
+from analysis.ingest.common import MAX_OUTPUT_CHARS
+
+TRIAL = "harbor/jobs/2026-10-02__09-00-00/fix-csv-parser__Hk3mQ2p"
+
+
+def reasons(report):
+    return [i.reason for i in report.errors]
+
+
+def stored_errors(store):
+    return store.query("select path, reason, record, field, severity from ingest_errors order by seen_at, path")[1]
+
+
+@pytest.fixture
+def good(tmp_path, fixtures):
+    """A copy of the valid fixtures; tests add bad files beside them."""
+    root = tmp_path / "input"
+    shutil.copytree(fixtures, root)
+    return root
+
+
+def ingest_and_check_good_kept(store, root, expected_errors):
+    report = ingest(store, [root], workers=1)
+    assert len(report.errors) == expected_errors, reasons(report)
+    # every valid fixture trajectory still landed
+    assert store.query("select count(*) from trajectories where trajectory_id in ('fix-csv-parser__Cx2dE9f', "
+                       "'rl-step120-p17-0', 'atif-standalone-42', 'gpt4o-run/astropy__astropy-12907')")[1][0][0] == 4
+    assert len(stored_errors(store)) == expected_errors + len(report.warnings)
+    return report
+
+
+def test_truncated_json_names_the_file_and_says_it_looks_truncated(store, good):
+    path = good / TRIAL / "agent" / "trajectory.json"
+    path.write_bytes(path.read_bytes()[:700])
+    report = ingest_and_check_good_kept(store, good, 1)
+    (reason,) = reasons(report)
+    assert reason.startswith(f"{path}: record fix-csv-parser__Hk3mQ2p: invalid JSON")
+    assert "(the file looks truncated). Re-export the file or fix it by hand" in reason
+    assert store.query("select count(*) from trajectories where trajectory_id = 'fix-csv-parser__Hk3mQ2p'")[1] == [(0,)]
+
+
+def test_invalid_json_in_a_standalone_file(store, good):
+    bad = good / "atif" / "broken.json"
+    bad.write_text('{"schema_version": "ATIF-v1.4", "session_id": oops, "steps": []}')
+    (reason,) = reasons(ingest_and_check_good_kept(store, good, 1))
+    assert reason.startswith(f"{bad}: invalid JSON") and reason.endswith("Re-export the file or fix it by hand")
+
+
+def test_wrong_type_names_the_field(store, good):
+    path = good / TRIAL / "agent" / "trajectory.json"
+    doc = json.loads(path.read_text())
+    doc["steps"][2]["step_id"] = "three"
+    path.write_text(json.dumps(doc))
+    (reason,) = reasons(ingest_and_check_good_kept(store, good, 1))
+    assert reason == (f"{path}: record fix-csv-parser__Hk3mQ2p: field steps[2].step_id: Input should be a valid integer, "
+                      "unable to parse string as an integer (got 'three'). Fix the value to match the format's schema")
+
+
+def test_missing_required_field(store, good):
+    path = good / TRIAL / "result.json"
+    doc = json.loads(path.read_text())
+    del doc["agent_info"]
+    path.write_text(json.dumps(doc))
+    (reason,) = reasons(ingest_and_check_good_kept(store, good, 1))
+    assert reason == f"{path}: record fix-csv-parser__Hk3mQ2p: field agent_info: Field required. Add the field"
+
+
+def test_bad_jsonl_lines_are_quarantined_one_by_one(store, good):
+    path = good / "jsonl" / "rollouts.jsonl"
+    lines = path.read_text().splitlines()
+    lines.insert(1, '{"trajectory_id": "no-run", "task_id": "k"}')
+    lines.insert(2, '{"trajectory_id": "bad-outcome", "run_id": "r", "task_id": "k", "outcome": "won"}')
+    lines.insert(3, '{"trajectory_id": "cut", "run_id": ')
+    path.write_text("\n".join(lines) + "\n")
+    report = ingest_and_check_good_kept(store, good, 3)
+    assert reasons(report) == [
+        f"{path}: record line 2: field run_id: Field required. Add the field",
+        f"{path}: record line 3: field outcome: Input should be 'passed', 'failed' or 'error' (got 'won'). "
+        "Fix the value to match the format's schema",
+        f"{path}: record line 4: invalid JSON: EOF while parsing a value at line 1 column 35 (the file looks truncated). "
+        "Re-export the file or fix it by hand",
+    ]
+    assert store.query("select count(*) from trajectories where source_format = 'jsonl'")[1] == [(3,)]
+
+
+def test_duplicate_id_with_different_content_keeps_the_first(store, good):
+    original = good / "jsonl" / "rollouts.jsonl"
+    first = json.loads(original.read_text().splitlines()[0])
+    first["reward"] = 0.5
+    clash = good / "jsonl" / "zz-clash.jsonl"
+    clash.write_text(json.dumps(first) + "\n")
+    (reason,) = reasons(ingest_and_check_good_kept(store, good, 1))
+    assert reason == (f"{clash}:1: record rl-step120-p17-0: field trajectory_id: trajectory_id 'rl-step120-p17-0' is already "
+                      f"stored from {original}:1 with different content. Give this attempt its own id, or delete the stored "
+                      "one before re-ingesting")
+    assert store.query("select reward from trajectories where trajectory_id = 'rl-step120-p17-0'")[1] == [(1.0,)]
+    # and across calls: the stored one wins again
+    report = ingest(store, [clash], workers=1)
+    assert len(report.errors) == 1 and "already stored" in report.errors[0].reason
+
+
+def test_invalid_utf8(store, good):
+    path = good / TRIAL / "agent" / "trajectory.json"
+    data = path.read_bytes().replace(b"Reading parser.py.", b"Reading \xff\xfe parser.py.")
+    path.write_bytes(data)
+    (reason,) = reasons(ingest_and_check_good_kept(store, good, 1))
+    offset = data.index(b"\xff")
+    assert reason == (f"{path}: record fix-csv-parser__Hk3mQ2p: not valid UTF-8 (byte {offset}: b'\\xff'). "
+                      "Re-encode the file as UTF-8")
+
+
+def test_a_50_mb_observation_lands_capped_with_a_warning(store, good):
+    path = good / TRIAL / "agent" / "trajectory.json"
+    doc = json.loads(path.read_text())
+    huge = "x" * (50 * 2**20)
+    doc["steps"][3]["observation"]["results"][0]["content"] = "HEAD" + huge + "TAIL"
+    path.write_text(json.dumps(doc))
+    report = ingest_and_check_good_kept(store, good, 0)
+    (warning,) = report.warnings
+    assert warning.severity == "warning" and warning.field == "output"
+    assert "stored its first and last 32,768 (output_truncated = true)" in warning.reason
+    length, truncated, head, tail = store.query(
+        "select length(output), output_truncated, left(output, 4), right(output, 4) from steps "
+        "where trajectory_id = 'fix-csv-parser__Hk3mQ2p' and step_idx = 4")[1][0]
+    assert truncated and head == "HEAD" and tail == "TAIL" and length < MAX_OUTPUT_CHARS + 100
+
+
+def test_empty_directory_and_missing_path(store, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    report = ingest(store, [empty, tmp_path / "missing"], workers=1)
+    assert reasons(report) == [
+        f"{empty}: directory holds no input curriculab can read as auto. Point at a Harbor job, a `tb run` directory, "
+        "task directories, or .json/.traj/.eval/.jsonl files",
+        f"{tmp_path / 'missing'}: no such file or directory. Check the path",
+    ]
+    assert len(stored_errors(store)) == 2
+
+
+def test_unknown_formats(store, good):
+    stray = good / "atif" / "package-lock-like.json"
+    stray.write_text('{"name": "app", "lockfileVersion": 3}')
+    csv_file = good / "notes.csv"
+    csv_file.write_text("a,b\n1,2\n")
+    report = ingest(store, [good, csv_file], workers=1)
+    assert reasons(report) == [  # problems found while walking come first, then those found while reading
+        f"{csv_file}: unknown file type '.csv' for format auto. Pass --format with one of atif, swe-agent, inspect, jsonl, "
+        "or give a Harbor job / tb run directory",
+        f"{stray}: not a recognised trajectory format (looked for ATIF `schema_version` and `steps`, or an Inspect log's "
+        "`eval` and `samples`). Pass --format to force a reader, or convert the file to curriculab JSONL (docs/jsonl.md)",
+    ]
+    assert store.count("trajectories") == 15
+
+
+def test_one_bad_trial_in_a_tb_run_does_not_cost_the_others(store, good):
+    path = good / "tb" / "2025-08-20__12-00-00" / "results.json"
+    doc = json.loads(path.read_text())
+    doc["results"][1]["is_resolved"] = "maybe"
+    path.write_text(json.dumps(doc))
+    report = ingest_and_check_good_kept(store, good, 1)
+    assert reasons(report) == [
+        f"{path}: record hello-world.2-of-2.2025-08-20__12-00-00: field results[1].is_resolved: Input should be a valid "
+        "boolean, unable to interpret input (got 'maybe'). Fix the value to match the format's schema"]
+    assert store.query("select count(*) from trajectories where source_format = 'tb'")[1] == [(3,)]
+
+
+def test_cli_prints_a_summary_and_exits_1_when_anything_was_quarantined(cli_run, good):
+    (good / "atif" / "broken.json").write_text("{")
+    result = cli_run("ingest", str(good))
+    assert result.exit_code == 1
+    assert result.stdout.startswith("Ingested 15 trajectories (")
+    assert "1 quarantined; 0 warnings." in result.stdout
+    assert f"quarantined: {good / 'atif' / 'broken.json'}: invalid JSON" in result.stderr
+    again = cli_run("ingest", str(good / "jsonl"))
+    assert again.exit_code == 0 and "0 quarantined" in again.stdout and "3 unchanged" in again.stdout

@@ -1,0 +1,107 @@
+"""The store: pinned tables, recorded migrations, read-only readers, atomic batches."""
+
+import duckdb
+import pytest
+
+from analysis.store import LATEST_VERSION, RowBatch, Store, StoreError
+from taxonomy.model import Step, Trajectory
+
+PINNED = {
+    "tasks": ["task_id", "source", "instruction", "task_type", "language", "tier_authored", "difficulty_authored",
+              "codebase_files", "n_milestones", "tags", "metadata"],
+    "runs": ["run_id", "agent", "model", "dataset", "source_format", "source_path", "started_at", "config"],
+    "trajectories": ["trajectory_id", "run_id", "task_id", "model", "attempt", "outcome", "reward", "harness_error",
+                     "n_steps", "milestones_passed", "milestones_total", "input_tokens", "output_tokens", "cost_usd",
+                     "started_at", "ended_at", "content_hash"],
+    "steps": ["trajectory_id", "step_idx", "source", "message", "tool_name", "action", "path", "command", "output",
+              "exit_code", "output_truncated", "raw", "ts"],
+    "test_results": ["trajectory_id", "test_id", "tier", "milestone_idx", "passed"],
+    "failure_codes": ["trajectory_id", "code", "taxonomy_version", "coder", "confidence", "evidence_steps", "rationale", "coded_at"],
+    "labels": ["trajectory_id", "code", "annotator", "present", "taxonomy_version"],
+    "plans": ["plan_id", "created_at", "target_model", "strategy", "allocation", "weights", "task_mix", "reasons", "config_yaml"],
+    "ingest_errors": ["path", "reason", "seen_at"],
+}
+
+
+def test_pinned_tables_and_columns_exist(store):
+    schema = {t["table"]: [c["name"] for c in t["columns"]] for t in store.schema()}
+    for table, columns in PINNED.items():
+        assert set(columns) <= set(schema[table]), (table, set(columns) - set(schema[table]))
+
+
+def test_migrations_are_recorded_once(db_path):
+    with Store(db_path) as s:
+        rows = s.query("select version, name from schema_migrations")[1]
+    assert [r[0] for r in rows] == list(range(1, LATEST_VERSION + 1))
+    with Store(db_path) as s:  # opening again applies nothing new
+        assert s.migrate() == []
+        assert s.count("schema_migrations") == LATEST_VERSION
+
+
+def test_readers_are_read_only(db_path):
+    Store(db_path).close()
+    with Store(db_path, read_only=True) as reader:
+        with pytest.raises(StoreError, match="query failed: .*read-only"):
+            reader.query("insert into labels values ('t', 'c', 'a', true, 'v1')")
+
+
+def test_read_only_open_of_a_missing_store_says_how_to_create_one(tmp_path):
+    with pytest.raises(StoreError) as err:
+        Store(tmp_path / "nope.duckdb", read_only=True)
+    assert str(err.value) == (f"no store at {tmp_path / 'nope.duckdb'}. Run `curriculab ingest PATH` to create one, "
+                              "or pass --db / set CURRICULAB_DB")
+
+
+def test_reader_of_an_old_schema_is_told_to_migrate(db_path):
+    con = duckdb.connect(str(db_path))
+    con.execute("create table schema_migrations (version INTEGER, name VARCHAR, applied_at TIMESTAMPTZ)")
+    con.close()
+    with pytest.raises(StoreError, match=r"schema version 0, this curriculab needs \d+\. Run `curriculab db migrate"):
+        Store(db_path, read_only=True)
+
+
+def _trajectory(tid, outcome="passed", n_steps=3):
+    t = Trajectory(trajectory_id=tid, run_id="r", task_id="k", model="m", outcome=outcome)
+    t.steps = [Step(step_idx=i, source="agent", action="run", command=f"cmd {i}") for i in range(n_steps)]
+    return t
+
+
+def test_a_batch_lands_whole_or_not_at_all(store):
+    good = RowBatch()
+    good.add_trajectory(_trajectory("a"), "h1", "jsonl", "x")
+    store.write_batch(good)
+    bad = RowBatch()
+    bad.add_trajectory(_trajectory("b"), "h2", "jsonl", "x")
+    bad.add_trajectory(Trajectory.model_construct(**{**_trajectory("c").__dict__, "outcome": "won"}), "h3", "jsonl", "x")
+    with pytest.raises(duckdb.ConstraintException):
+        store.write_batch(bad)  # the CHECK on outcome fails: b must not land either
+    assert store.query("select trajectory_id from trajectories")[1] == [("a",)]
+    assert store.count("steps") == 3
+
+
+def test_same_hash_is_a_no_op_and_other_content_is_a_conflict(store):
+    first = RowBatch()
+    first.add_trajectory(_trajectory("a"), "h1", "jsonl", "one.jsonl")
+    assert store.write_batch(first).inserted == 1
+    again = RowBatch()
+    again.add_trajectory(_trajectory("a"), "h1", "jsonl", "one.jsonl")
+    result = store.write_batch(again)
+    assert (result.inserted, result.unchanged, result.conflicts) == (0, 1, [])
+    changed = RowBatch()
+    changed.add_trajectory(_trajectory("a", n_steps=5), "h9", "jsonl", "two.jsonl")
+    result = store.write_batch(changed)
+    assert result.inserted == 0 and result.conflicts == [("a", "two.jsonl", "one.jsonl", "jsonl")]
+    assert store.count("steps") == 3
+
+
+def test_tasks_from_different_sources_merge(store):
+    from taxonomy.model import Task
+
+    b = RowBatch()
+    b.add_task(Task(task_id="k", instruction="do it", tags=["x"]))
+    store.write_batch(b)
+    b = RowBatch()
+    b.add_task(Task(task_id="k", difficulty_authored="hard", metadata={"category": "ops"}))
+    store.write_batch(b)
+    row = store.query("select instruction, difficulty_authored, tags, metadata::varchar from tasks")[1][0]
+    assert row == ("do it", "hard", ["x"], '{"category":"ops"}')

@@ -1,0 +1,93 @@
+"""The action vocabulary every coder relies on: one question answered the same for all agents."""
+
+import pytest
+
+from taxonomy.actions import (
+    classify_command, looks_truncated, normalise_shell, normalise_swe_agent_action, normalise_tool_call,
+    split_commands,
+)
+
+
+def actions(calls):
+    return [(c.action, c.path) for c in calls]
+
+
+def test_keystrokes_with_several_commands_are_split_and_heredoc_kept_whole():
+    keys = "cd /app && ls\ncat > a.py << 'EOF'\nx = 1; y = 2\nif x:\n\tpass\nEOF\npython -m pytest -q; echo done\n"
+    commands = split_commands(keys)
+    assert commands == ["cd /app", "ls", "cat > a.py << 'EOF'\nx = 1; y = 2\nif x:\n\tpass\nEOF",
+                        "python -m pytest -q", "echo done"]
+    assert actions(normalise_shell(keys)) == [("run", None), ("run", None), ("edit", "a.py"), ("run", None), ("run", None)]
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("cat src/app.py", ("read", "src/app.py")),
+    ("head -n 20 README.md", ("read", "README.md")),
+    ("sed -n '1,80p' lib/x.go", ("read", "lib/x.go")),
+    ("grep -n 'def main' ./src/main.py", ("read", "src/main.py")),
+    ("grep -rn TODO src", ("run", None)),
+    ("sed -i 's/a/b/' src/app.py", ("edit", "src/app.py")),
+    ("echo hi >> notes.txt", ("edit", "notes.txt")),
+    ("printf 'x' > out/result.json", ("edit", "out/result.json")),
+    ("python gen.py | tee report.txt", ("edit", "report.txt")),
+    ("mv draft.py final.py", ("edit", "final.py")),
+    ("cp a.cfg b.cfg", ("edit", "b.cfg")),
+    ("rm -f build/tmp.o", ("edit", "build/tmp.o")),
+    ("git apply fix.patch", ("edit", None)),
+    ("patch -p1 < fix.diff", ("edit", None)),
+    ("git checkout -- tests/test_x.py", ("edit", "tests/test_x.py")),
+    ("perl -pi -e 's/x/y/' conf.ini", ("edit", "conf.ini")),
+    ("python -m pytest tests 2>&1 | tail -5", ("run", None)),
+    ("make test > /dev/null 2>&1", ("run", None)),
+    ("cat out.log | grep ERROR", ("run", None)),
+    ("timeout 30 cat big.log", ("read", "big.log")),
+    ("C-c", ("run", None)),
+])
+def test_shell_commands_are_classified(command, expected):
+    call = classify_command(command)
+    assert (call.action, call.path) == expected
+
+
+def test_quotes_and_operators_inside_strings_do_not_split():
+    assert split_commands("echo 'a; b && c' && echo \"x || y\"") == ["echo 'a; b && c'", "echo \"x || y\""]
+    assert split_commands("make 2>&1 & wait") == ["make 2>&1", "wait"]
+
+
+@pytest.mark.parametrize("tool, args, expected", [
+    ("bash_command", {"keystrokes": "cat a.py\npytest -q\n", "duration": 1}, [("read", "a.py"), ("run", None)]),
+    ("bash_command", {"keystrokes": "", "duration": 10}, [(None, None)]),
+    ("mark_task_complete", {}, [("complete", None)]),
+    ("Bash", {"command": "npm test && cat out.txt"}, [("run", None), ("read", "out.txt")]),
+    ("Read", {"file_path": "/app/x.py"}, [("read", "/app/x.py")]),
+    ("Write", {"file_path": "/app/y.py", "content": "..."}, [("edit", "/app/y.py")]),
+    ("Edit", {"file_path": "/app/z.py", "old_string": "a", "new_string": "b"}, [("edit", "/app/z.py")]),
+    ("MultiEdit", {"file_path": "/app/z.py", "edits": []}, [("edit", "/app/z.py")]),
+    ("exec_command", {"cmd": "sed -n '1,5p' a.c"}, [("read", "a.c")]),
+    ("shell", {"command": ["bash", "-lc", "cat a.txt > b.txt"]}, [("edit", "b.txt")]),
+    ("apply_patch", {"input": "*** Begin Patch\n*** Update File: src/a.py\n*** Add File: src/b.py\n*** End Patch"},
+     [("edit", "src/a.py"), ("edit", "src/b.py")]),
+    ("str_replace_editor", {"command": "view", "path": "/r/m.py"}, [("read", "/r/m.py")]),
+    ("str_replace_editor", {"command": "create", "path": "/r/n.py"}, [("edit", "/r/n.py")]),
+    ("TodoWrite", {"todos": []}, [("message", None)]),
+    ("some_new_tool", {"x": 1}, [("run", None)]),
+])
+def test_tool_calls_of_every_agent_are_normalised(tool, args, expected):
+    assert actions(normalise_tool_call(tool, args)) == expected
+
+
+def test_swe_agent_actions_use_the_open_file():
+    assert actions(normalise_swe_agent_action("open src/m.py 20", None)) == [("read", "src/m.py")]
+    assert actions(normalise_swe_agent_action("scroll_down", "src/m.py")) == [("read", "src/m.py")]
+    assert actions(normalise_swe_agent_action("edit 3:4\nx = 1\nend_of_edit", "src/m.py")) == [("edit", "src/m.py")]
+    assert actions(normalise_swe_agent_action("create repro.py", None)) == [("edit", "repro.py")]
+    assert actions(normalise_swe_agent_action("find_file m.py", None)) == [("run", None)]
+    assert actions(normalise_swe_agent_action("submit", "src/m.py")) == [("complete", None)]
+    assert actions(normalise_swe_agent_action("python repro.py && cat out.txt", None)) == [("run", None), ("read", "out.txt")]
+
+
+def test_truncation_markers_are_recognised_and_ordinary_text_is_not():
+    assert looks_truncated("line\n[... output limited to 10000 bytes; 512 interior bytes omitted ...]")
+    assert looks_truncated("<response clipped><NOTE>To save on context only part of this file has been shown")
+    assert looks_truncated("...\n[... 4821 more bytes ...]")
+    assert not looks_truncated("4 passed in 0.05s")
+    assert not looks_truncated(None)

@@ -1,0 +1,28 @@
+"""The canonical model documents every field and refuses records it cannot read."""
+
+import pytest
+from pydantic import ValidationError
+
+from taxonomy import model
+
+
+@pytest.mark.parametrize("cls", [model.Task, model.Run, model.Step, model.TestResult, model.Trajectory, model.FailureCode])
+def test_every_field_has_a_docstring(cls):
+    undocumented = [name for name, f in cls.model_fields.items() if not (f.description or "").strip()]
+    assert undocumented == []
+
+
+def test_unknown_keys_and_bad_values_are_rejected_with_the_field_named():
+    with pytest.raises(ValidationError) as err:
+        model.Trajectory(trajectory_id="t", run_id="r", task_id="k", outcome="won")
+    assert err.value.errors()[0]["loc"] == ("outcome",)
+    with pytest.raises(ValidationError) as err:
+        model.Trajectory(trajectory_id="t", run_id="r", task_id="k", rewrd=1.0)
+    assert err.value.errors()[0]["loc"] == ("rewrd",)
+
+
+def test_format_version_is_checked():
+    assert model.Trajectory(trajectory_id="t", run_id="r", task_id="k").format_version == model.FORMAT_VERSION
+    assert model.Trajectory(trajectory_id="t", run_id="r", task_id="k", format_version="1.3").format_version == "1.3"
+    with pytest.raises(ValidationError, match="format_version '2.0' is not supported"):
+        model.Trajectory(trajectory_id="t", run_id="r", task_id="k", format_version="2.0")
