@@ -447,7 +447,7 @@ def simulate_corpus(out: Path | str, n_tasks: int = 36, attempts: int = 3, seed:
                     "agent_execution": {"started_at": steps[0]["timestamp"], "finished_at": steps[-1]["timestamp"]},
                 }, option=orjson.OPT_INDENT_2))
                 for code in PLANTED_CODES:
-                    truth_rows.append((session_id, code, int(planted.get(code, False))))
+                    truth_rows.append((trial_name, code, int(planted.get(code, False))))
                 n_traj += 1
                 if progress is not None:
                     progress(1)

@@ -26,3 +26,12 @@ def test_format_version_is_checked():
     assert model.Trajectory(trajectory_id="t", run_id="r", task_id="k", format_version="1.3").format_version == "1.3"
     with pytest.raises(ValidationError, match="format_version '2.0' is not supported"):
         model.Trajectory(trajectory_id="t", run_id="r", task_id="k", format_version="2.0")
+
+
+def test_the_jsonl_doc_lists_every_field():
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "jsonl.md").read_text()
+    for cls in (model.Trajectory, model.Step, model.TestResult, model.Task, model.Run):
+        missing = [name for name in cls.model_fields if f"| `{name}` |" not in doc]
+        assert missing == [], (cls.__name__, missing)
