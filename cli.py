@@ -226,7 +226,7 @@ def db_migrate() -> None:
     """
     store = Store(click.get_current_context().obj["db"], read_only=False)
     with store:
-        rows = store.con.execute("select version, name, applied_at from schema_migrations order by version").fetchall()
+        rows = store.applied_migrations()
     click.echo(f"{store.path}: schema version {rows[-1][0]} ({len(rows)} migrations applied)")
 
 

@@ -88,7 +88,9 @@ class TrialResult(_H):
 
 
 def is_trial_dir(path: Path) -> bool:
-    return (path / "result.json").is_file() and ((path / "agent").is_dir() or (path / "config.json").is_file() or (path / "verifier").is_dir())
+    # A job directory also holds result.json and config.json; only a trial has these beside them.
+    return (path / "result.json").is_file() and (
+        (path / "agent").is_dir() or (path / "verifier").is_dir() or (path / "trial.log").is_file())
 
 
 @functools.lru_cache(maxsize=4096)

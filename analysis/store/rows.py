@@ -45,7 +45,7 @@ SCHEMAS: dict[str, pa.Schema] = {
 _MERGE_COLUMNS = {
     "tasks": ["source", "instruction", "task_type", "language", "tier_authored", "difficulty_authored",
               "codebase_files", "n_milestones"],
-    "runs": ["agent", "model", "dataset", "source_format", "source_path", "started_at"],
+    "runs": ["agent", "model", "dataset", "source_format", "source_path"],
 }
 
 
@@ -53,6 +53,8 @@ def _merge_sql(table: str, key: str, json_column: str, list_column: str | None) 
     # Sources know different things about the same task (a trial knows its instruction, a
     # task.toml its difficulty): an upsert keeps what is known and fills in what was missing.
     sets = [f"{c} = coalesce(excluded.{c}, {table}.{c})" for c in _MERGE_COLUMNS[table]]
+    if table == "runs":  # a run started when its first trial did
+        sets.append("started_at = least(coalesce(excluded.started_at, runs.started_at), coalesce(runs.started_at, excluded.started_at))")
     if list_column:
         sets.append(f"{list_column} = case when len(excluded.{list_column}) > 0 then excluded.{list_column} else {table}.{list_column} end")
     sets.append(f"{json_column} = json_merge_patch(coalesce({table}.{json_column}, '{{}}'), coalesce(excluded.{json_column}, '{{}}'))")
@@ -76,12 +78,15 @@ def _json(value: Any) -> str | None:
 
 
 def _merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
+    """Known values win over missing ones; a run keeps its earliest start."""
     if old is None:
         return new
     merged = dict(old)
     for key, value in new.items():
         if value not in (None, [], {}):
             merged[key] = value
+    if "started_at" in old and old["started_at"] and new.get("started_at"):
+        merged["started_at"] = min(_utc(old["started_at"]), _utc(new["started_at"]))
     return merged
 
 

@@ -113,6 +113,10 @@ class Store:
             applied.append((migration.version, migration.name))
         return applied
 
+    def applied_migrations(self) -> list[tuple[int, str, Any]]:
+        """(version, name, applied_at) of every applied migration, oldest first."""
+        return self.con.execute("select version, name, applied_at from schema_migrations order by version").fetchall()
+
     def schema(self) -> list[dict[str, Any]]:
         """Tables with their columns and a one-line description."""
         rows = self.con.execute(

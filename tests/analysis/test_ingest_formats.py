@@ -134,3 +134,16 @@ def test_parallel_workers_give_the_same_store_as_one(tmp_path, fixtures, monkeyp
             ingest(s, [fixtures], workers=workers)
             snapshots.append(s.query("select trajectory_id, n_steps, outcome, content_hash from trajectories order by 1")[1])
     assert snapshots[0] == snapshots[1]
+
+
+def test_a_job_level_result_json_is_not_mistaken_for_a_trial(fixtures):
+    job = fixtures / "harbor" / "jobs" / "2026-10-02__09-00-00"
+    assert (job / "result.json").is_file() and (job / "config.json").is_file()
+    units, issues = discover([job])
+    assert sorted(u.path.name for u in units) == ["fix-csv-parser__Hk3mQ2p", "fix-csv-parser__Zr8tW4n"] and issues == []
+
+
+def test_a_run_starts_when_its_first_trial_did(loaded):
+    store, _ = loaded
+    assert store.query("select started_at = '2026-10-02T09:00:00Z'::timestamptz from runs "
+                       "where run_id = '2026-10-02__09-00-00'")[1] == [(True,)]
