@@ -308,7 +308,8 @@ def _simulate_trial(task: SimTask, model: ModelProfile, attempt: int, rng: rando
     n_explore = {"small": 7, "medium": 9, "large": 10}[task.scale] + rng.randint(-1, 0)
     for command, output in exploration[:n_explore]:
         s.shell("Exploring.", [(command, output)])
-    if planted["tool_misuse"] and rng.random() < 0.5:
+    # Literal tabs only hurt when typed into a terminal, so only keystroke agents plant them.
+    if planted["tool_misuse"] and (model.agent != "terminus-2" or rng.random() < 0.5):
         # Truncated output, then the same oversized request again.
         big = "\n".join(f"{k}: log entry" for k in range(40)) + "\n[... output truncated: 48213 more bytes ...]"
         s.shell("Check the log.", [("cat logs/build.log", big)])
@@ -345,7 +346,8 @@ def _simulate_trial(task: SimTask, model: ModelProfile, attempt: int, rng: rando
         s.shell("Run the tests.", [(test_cmd, _test_output(task, n_tests if first_pass else n_tests // 2, n_tests))])
         if not first_pass:
             s.patch(target, "return a", "return a + b")
-            s.shell("Run the tests again.", [(test_cmd, _test_output(task, n_tests if passed else n_tests - 1, n_tests))])
+            # The visible tests pass; a failure comes from the verifier's hidden tests, as in real benchmarks.
+            s.shell("Run the tests again.", [(test_cmd, _test_output(task, n_tests, n_tests))])
     else:
         # Declares done right after the last change, never checking it.
         s.patch(target, "return a", "return a + b")

@@ -127,6 +127,31 @@ CREATE TABLE ingest_errors (
 """),
 )
 
+MIGRATIONS += (
+    Migration(2, "coding status and coder reliability", """
+CREATE TABLE coding_status (
+    trajectory_id VARCHAR NOT NULL,
+    code VARCHAR NOT NULL,
+    coder VARCHAR NOT NULL,
+    taxonomy_version VARCHAR NOT NULL,
+    status VARCHAR NOT NULL CHECK (status IN ('present', 'absent', 'not_applicable')),
+    coded_at TIMESTAMPTZ DEFAULT current_timestamp
+);
+CREATE TABLE code_reliability (
+    coder VARCHAR NOT NULL,
+    annotator VARCHAR NOT NULL,
+    code VARCHAR NOT NULL,
+    taxonomy_version VARCHAR NOT NULL,
+    n INTEGER NOT NULL,
+    kappa DOUBLE,
+    f1 DOUBLE,
+    threshold DOUBLE NOT NULL,
+    reliable BOOLEAN NOT NULL,
+    computed_at TIMESTAMPTZ DEFAULT current_timestamp
+);
+"""),
+)
+
 LATEST_VERSION = MIGRATIONS[-1].version
 
 TABLE_DOCS: dict[str, str] = {
@@ -139,5 +164,7 @@ TABLE_DOCS: dict[str, str] = {
     "labels": "Human labels per trajectory and code.",
     "plans": "Curriculum plans: allocation, weights, task mix, exported config.",
     "ingest_errors": "Quarantined input (severity error) and repaired input (severity warning).",
+    "coding_status": "Per trajectory, code and coder: present, absent, or not_applicable (the coder abstained).",
+    "code_reliability": "Coder-vs-annotator agreement per code; unreliable codes are ignored by the planner.",
     "schema_migrations": "Applied schema migrations.",
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -141,6 +142,21 @@ class Store:
             return [], []
         columns = [d[0] for d in cursor.description]
         return columns, cursor.fetchall()
+
+    def execute(self, sql: str, params: list | None = None) -> None:
+        """Run SQL that returns nothing of interest (DDL, inserts) on this store."""
+        self.con.execute(sql, params or [])
+
+    @contextmanager
+    def transaction(self):
+        """Everything inside lands together or not at all."""
+        self.con.execute("begin transaction")
+        try:
+            yield self
+        except BaseException:
+            self.con.execute("rollback")
+            raise
+        self.con.execute("commit")
 
     def arrow(self, sql: str, params: list | None = None) -> pa.Table:
         return self.con.execute(sql, params or []).fetch_arrow_table()

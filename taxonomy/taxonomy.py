@@ -1,0 +1,136 @@
+"""Load and validate a versioned failure taxonomy (`taxonomy/v1.yaml`, ...).
+
+A later version names the version it replaces (`maps_from`) and maps every one of its codes to
+one or more new codes, so labels and codes stored under the old version stay usable.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+PACKAGE_DIR = Path(__file__).parent
+V1_CODES: tuple[str, ...] = (
+    "skipped_verification", "misread_requirements", "no_plan_revision", "tool_misuse", "redundant_rework",
+    "decoy_susceptibility", "contract_inconsistency", "reward_hacking", "harness_failure",
+)
+"""The pinned v1 codes, in DESIGN.md's order."""
+
+
+class TaxonomyError(ValueError):
+    """A taxonomy file that cannot be used; the message names the file, the entry and the fix."""
+
+
+class Code(BaseModel):
+    """One failure code."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
+
+    code: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    """Stable identifier, snake_case."""
+    name: str
+    """Human-readable name."""
+    tier: str
+    """foundational, intermediate, expert, efficiency or infra: how basic the missing skill is."""
+    stage: str
+    """planning, execution, verification, efficiency or infra: where in the work it shows."""
+    definition: str = Field(min_length=20)
+    """What a coder must see in the trajectory to assign the code."""
+    positive_examples: list[str] = Field(min_length=1)
+    """Short cases that have the code."""
+    negative_examples: list[str] = Field(min_length=1)
+    """Near misses that do not."""
+    remediation: str = Field(min_length=10)
+    """The kind of training data that addresses it."""
+
+
+class Taxonomy(BaseModel):
+    """A versioned set of failure codes."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
+
+    version: str = Field(pattern=r"^v\d+$")
+    """Version label, `v1`, `v2`, ..."""
+    description: str = ""
+    """What the taxonomy is for."""
+    tiers: list[str]
+    """Allowed values of `Code.tier`."""
+    stages: list[str]
+    """Allowed values of `Code.stage`."""
+    codes: list[Code] = Field(min_length=1)
+    """The codes, in a stable order."""
+    maps_from: str | None = None
+    """The version this one replaces, if any."""
+    mapping: dict[str, list[str]] = Field(default_factory=dict)
+    """For each code of `maps_from`, the code(s) of this version it becomes."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Taxonomy":
+        seen: set[str] = set()
+        for k, code in enumerate(self.codes):
+            if code.code in seen:
+                raise ValueError(f"codes[{k}].code: {code.code!r} appears twice; each code must be unique")
+            seen.add(code.code)
+            if code.tier not in self.tiers:
+                raise ValueError(f"codes[{k}].tier: {code.tier!r} is not one of {self.tiers}")
+            if code.stage not in self.stages:
+                raise ValueError(f"codes[{k}].stage: {code.stage!r} is not one of {self.stages}")
+        for old, new in self.mapping.items():
+            unknown = [c for c in new if c not in seen]
+            if unknown:
+                raise ValueError(f"mapping.{old}: maps to {unknown}, which this version does not define")
+        if self.mapping and not self.maps_from:
+            raise ValueError("mapping: given without maps_from; name the version it maps from")
+        return self
+
+    @property
+    def code_names(self) -> list[str]:
+        return [c.code for c in self.codes]
+
+    def get(self, code: str) -> Code:
+        for c in self.codes:
+            if c.code == code:
+                return c
+        raise KeyError(f"{code!r} is not a {self.version} code; known: {', '.join(self.code_names)}")
+
+    def map_code(self, code: str, from_version: str) -> list[str]:
+        """The code(s) of this version that `code` of `from_version` becomes."""
+        if from_version == self.version:
+            return [self.get(code).code]
+        if from_version != self.maps_from:
+            raise KeyError(f"{self.version} maps from {self.maps_from}, not {from_version}")
+        return self.mapping[code]
+
+
+def load_taxonomy(source: str | Path = "v1") -> Taxonomy:
+    """Load a taxonomy by version name (`v1`, from this package) or from a YAML path."""
+    path = PACKAGE_DIR / f"{source}.yaml" if isinstance(source, str) and not str(source).endswith((".yaml", ".yml")) else Path(source)
+    return _load(path.resolve())
+
+
+@functools.lru_cache(maxsize=16)
+def _load(path: Path) -> Taxonomy:
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise TaxonomyError(f"taxonomy file {path}: not found. Pass a version shipped with curriculab (v1) or an existing YAML file") from None
+    except yaml.YAMLError as exc:
+        raise TaxonomyError(f"taxonomy file {path}: invalid YAML ({str(exc).splitlines()[0]}). Fix the file's syntax") from None
+    try:
+        taxonomy = Taxonomy.model_validate(doc)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(root)"
+        raise TaxonomyError(f"taxonomy file {path}: {where}: {first['msg']}. Fix that entry") from None
+    if taxonomy.maps_from:
+        previous = load_taxonomy(taxonomy.maps_from) if taxonomy.maps_from != taxonomy.version else None
+        if previous is None:
+            raise TaxonomyError(f"taxonomy file {path}: maps_from: a version cannot map from itself. Name the previous version")
+        missing = [c for c in previous.code_names if c not in taxonomy.mapping]
+        if missing:
+            raise TaxonomyError(f"taxonomy file {path}: mapping: no mapping for {previous.version} code(s) {missing}. "
+                                f"Map every {previous.version} code to at least one {taxonomy.version} code")
+    return taxonomy
