@@ -71,3 +71,129 @@ def _replace(store: Store, coder: str, version: str) -> None:
     for table in ("failure_codes", "coding_status"):
         store.execute(f"delete from {table} where coder = ? and taxonomy_version = ? "
                       f"and trajectory_id in (select trajectory_id from _tt)", [coder, version])
+
+
+def _trajectory_texts(store: Store) -> tuple[list[str], list[str], list[list[float]], dict[str, list[int]]]:
+    """Rendered text, structural features and agent step ids of every trajectory in `_tt`."""
+    from taxonomy.render import render, structural_features
+
+    meta = dict(store.query("select trajectory_id, harness_error from _tt order by trajectory_id")[1])
+    rows = store.arrow("""select trajectory_id, step_idx, source, action, tool_name, path, command, message, output,
+                                 output_truncated, exit_code
+                          from steps where trajectory_id in (select trajectory_id from _tt)
+                          order by trajectory_id, step_idx""").to_pylist()
+    grouped: dict[str, list[dict]] = {t: [] for t in meta}
+    for row in rows:
+        grouped[row["trajectory_id"]].append(row)
+    ids = sorted(grouped)
+    texts = [render(grouped[t]) for t in ids]
+    features = [structural_features(grouped[t], meta[t]) for t in ids]
+    step_ids = {t: [s["step_idx"] for s in grouped[t]] for t in ids}
+    return ids, texts, features, step_ids
+
+
+def train_classifier_from_labels(store: Store, annotator: str, taxonomy_version: str = "v1", folds: int = 5):
+    """Train the learned coder from one annotator's labels; returns a TrainedClassifier with CV agreement."""
+    from taxonomy.coders.classifier import train_classifier
+
+    taxonomy = load_taxonomy(taxonomy_version)
+    labelled = store.query("select trajectory_id, code, present from labels where annotator = ? and taxonomy_version = ?",
+                           [annotator, taxonomy.version])[1]
+    if not labelled:
+        raise ValueError(f"no {taxonomy.version} labels by {annotator!r}. Import some with "
+                         f"`curriculab labels import FILE.csv --annotator {annotator}`")
+    labels: dict[str, dict[str, bool]] = {}
+    for trajectory_id, code, present in labelled:
+        labels.setdefault(code, {})[trajectory_id] = present
+    with store.transaction():
+        store.execute("create or replace temp table _tt as select trajectory_id, outcome, harness_error from trajectories "
+                      "where trajectory_id in (select trajectory_id from labels where annotator = ?)", [annotator])
+        ids, texts, features, _ = _trajectory_texts(store)
+    return train_classifier(ids, texts, features, labels, taxonomy.version, folds=folds)
+
+
+def _record(store: Store, coder: str, version: str, present: list[tuple], judged: list[tuple]) -> None:
+    """Write findings (trajectory_id, code, confidence, evidence, rationale) and statuses
+    (trajectory_id, code, status) for `coder`, replacing its earlier ones on `_tt`."""
+    _replace(store, coder, version)
+    if present:
+        store.con.executemany(
+            "insert into failure_codes (trajectory_id, code, taxonomy_version, coder, confidence, evidence_steps, rationale) "
+            "values (?, ?, ?, ?, ?, ?, ?)", [(t, c, version, coder, p, e, r) for t, c, p, e, r in present])
+    if judged:
+        store.con.executemany("insert into coding_status (trajectory_id, code, coder, taxonomy_version, status) values (?, ?, ?, ?, ?)",
+                              [(t, c, coder, version, s) for t, c, s in judged])
+
+
+def _counts(judged: list[tuple]) -> dict[str, dict[str, int]]:
+    counts: dict[str, dict[str, int]] = {}
+    for _, code, status in judged:
+        counts.setdefault(code, {"present": 0, "absent": 0, "not_applicable": 0})[status] += 1
+    return counts
+
+
+def run_classifier(store: Store, model_path, where: str | None = None, threshold: float = 0.5) -> CodingReport:
+    """Apply a trained classifier to the trajectories matching `where`."""
+    from taxonomy.coders.classifier import load_classifier
+
+    model = load_classifier(model_path)
+    taxonomy = load_taxonomy(model.taxonomy_version)
+    report = CodingReport(coder=model.coder, taxonomy_version=taxonomy.version)
+    with store.transaction():
+        _select_trajectories(store, where)
+        ids, texts, features, step_ids = _trajectory_texts(store)
+        probabilities = model.predict_proba(texts, features) if ids else {}
+        present, judged = [], []
+        for code, p in probabilities.items():
+            for trajectory_id, prob in zip(ids, p):
+                hit = prob >= threshold
+                judged.append((trajectory_id, code, "present" if hit else "absent"))
+                if hit:
+                    present.append((trajectory_id, code, float(prob), [], f"classifier probability {prob:.2f}"))
+        _record(store, model.coder, taxonomy.version, present, judged)
+    report.trajectories, report.counts = len(ids), _counts(judged)
+    return report
+
+
+@dataclass
+class JudgeReport(CodingReport):
+    """A coding report with what the judge got wrong."""
+
+    rejected: list[str] = field(default_factory=list)
+    """Answer parts refused (unknown codes, unknown steps, claims without evidence), per trajectory."""
+    failed: list[str] = field(default_factory=list)
+    """Trajectories with no usable answer after retries."""
+
+
+def run_judge(store: Store, base_url: str, model: str, where: str | None = None, config=None,
+              taxonomy_version: str = "v1") -> JudgeReport:
+    """Ask an OpenAI-compatible judge about every trajectory matching `where`."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from taxonomy.coders.judge import JudgeConfig, judge, judged_codes
+
+    config = config or JudgeConfig(base_url=base_url, model=model)
+    taxonomy = load_taxonomy(taxonomy_version)
+    coder = f"judge:{config.model}"
+    report = JudgeReport(coder=coder, taxonomy_version=taxonomy.version)
+    with store.transaction():
+        _select_trajectories(store, where)
+        ids, texts, _, step_ids = _trajectory_texts(store)
+    with ThreadPoolExecutor(max_workers=config.concurrency) as pool:
+        verdicts = list(pool.map(lambda k: judge(config, taxonomy, ids[k], texts[k], step_ids[ids[k]]), range(len(ids))))
+    present, judged = [], []
+    for trajectory_id, verdict in zip(ids, verdicts):
+        if verdict.error:
+            report.failed.append(f"{trajectory_id}: {verdict.error}")
+        report.rejected.extend(f"{trajectory_id}: {r}" for r in verdict.rejected)
+        answered = {f.code for f in verdict.present} | set(verdict.absent)
+        for finding in verdict.present:
+            present.append((trajectory_id, finding.code, finding.confidence, finding.evidence_steps, finding.rationale))
+        for code in judged_codes(taxonomy):
+            status = "present" if code in {f.code for f in verdict.present} else "absent" if code in answered else "not_applicable"
+            judged.append((trajectory_id, code, status))
+    with store.transaction():
+        _select_trajectories(store, where)
+        _record(store, coder, taxonomy.version, present, judged)
+    report.trajectories, report.counts = len(ids), _counts(judged)
+    return report

@@ -9,7 +9,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from analysis.coding import run_rule_coders
 from analysis.ingest import ingest
+from analysis.labels import agreement, import_labels
 from analysis.simulate import simulate_corpus
 from analysis.store import Store
 
@@ -36,10 +38,14 @@ _SUMMARY_SQL = {
 }
 
 
+def _r(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
 def _table(console: Console, title: str, columns: list[str], rows: list[tuple]) -> None:
     table = Table(title=title, title_justify="left")
     for column in columns:
-        table.add_column(column, justify="left" if column in ("model", "action", "authored_tier", "harness_error") else "right")
+        table.add_column(column, justify="left" if column in ("model", "action", "authored_tier", "harness_error", "code") else "right")
     for row in rows:
         table.add_row(*("" if v is None else str(v) for v in row))
     console.print(table)
@@ -70,6 +76,25 @@ def run_demo(out: Path | str, n_tasks: int = 36, attempts: int = 3, seed: int = 
             result[name] = [dict(zip(columns, row)) for row in rows]
             if console:
                 _table(console, name.replace("_", " ").capitalize(), columns, rows)
+        coded = run_rule_coders(store)
+        present = sum(c["present"] for c in coded.counts.values())
+        say(f"[bold]3. Code[/]      rule coders over {coded.trajectories} trajectories: {present} failure codes with evidence")
+        labelled = import_labels(store, corpus.root / "ground_truth.csv", annotator="simulator")
+        say(f"[bold]4. Check[/]     {labelled.imported} planted-truth labels imported as annotator 'simulator'; "
+            "agreement of the rule coders per code:")
+        rows = agreement(store, "rules", "simulator")
+        result["agreement"] = [{"code": r.code, "n": r.n, "prevalence": r.prevalence, "kappa": r.kappa, "f1": r.f1,
+                                "reliable": r.reliable} for r in rows]
+        if console:
+            _table(console, "Rule coders vs planted truth", ["code", "n", "prevalence", "kappa", "precision", "recall", "f1", "reliable"],
+                   [(r.code, r.n, _r(r.prevalence), _r(r.kappa), _r(r.precision), _r(r.recall), _r(r.f1), r.reliable) for r in rows])
+        columns, top = store.query("""
+            select t.model, f.code, count(*) as n from failure_codes f join trajectories t using (trajectory_id)
+            where f.coder = 'rules' and t.outcome = 'failed' group by t.model, f.code
+            qualify row_number() over (partition by t.model order by count(*) desc) = 1 order by t.model""")
+        result["top_failure_by_model"] = [dict(zip(columns, row)) for row in top]
+        if console:
+            _table(console, "Top failure code among each model's failed attempts", columns, top)
     result["seconds"] = round(time.perf_counter() - started, 2)
     say(f"Done in {result['seconds']} s. Explore with: curriculab query --db {db_path} "
         f"\"select model, outcome, count(*) from trajectories group by all\"")

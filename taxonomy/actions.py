@@ -287,6 +287,50 @@ def normalise_swe_agent_action(action: str, open_file: str | None) -> list[Norma
     return normalise_shell(text)
 
 
+# An observation that shows something went wrong. Counts like "0 failed" are not failures.
+ERROR_RE = (
+    r"(?i)(traceback \(most recent call last\)|command not found|no such file or directory|"
+    r"modulenotfounderror|importerror|syntaxerror|nameerror|typeerror|valueerror|attributeerror|"
+    r"cannot find|could not (compile|find|load)|undefined: |error(\[e\d+\])?: |\berror ts\d+|"
+    r"\bfatal: |\bpanic: |segmentation fault|permission denied|exception in thread|"
+    r"(^|\n)failed\b|\bfailed: |--- fail|\bfail\t|test result: failed|\b[1-9]\d* (failed|failing|errors?)\b|"
+    r"assertionerror|expected .* but (got|received)|cannot load such file)"
+    r"|(?-i:\b[A-Z][A-Za-z]*(Error|Exception)(:|\)))"  # a raised class: `LoadError)`, `KeyError:`
+)
+_ERROR = re.compile(ERROR_RE)
+_NO_MATCH_IS_EXIT_1 = re.compile(r"^(grep|egrep|fgrep|rg|diff|cmp|test|\[) ")
+_FULL_READ_COMMAND = re.compile(r"^(cat|bat|less|more|nl|open) [^|]*$")
+_FULL_READ_TOOLS = {"read", "read_file", "view", "open_file", "str_replace_editor", "str_replace_based_edit_tool"}
+
+
+def error_observed(action: str | None, command: str | None, output: str | None, exit_code: int | None) -> bool | None:
+    """Whether a run shows an error: by exit code where there is one, else by what the output says.
+
+    None when nothing was observed (no output, no exit code) or the step is not a run. `grep`
+    and friends exit 1 for "no match", which is not an error.
+    """
+    if action != "run":
+        return None
+    if exit_code is not None:
+        return exit_code != 0 and not (exit_code == 1 and _NO_MATCH_IS_EXIT_1.match((command or "").strip()) is not None)
+    if output is None:
+        return None
+    return _ERROR.search(output) is not None
+
+
+def read_is_full(action: str | None, tool_name: str | None, command: str | None, arguments: Any) -> bool | None:
+    """For a read: does it show the whole file (cat, Read without offset) rather than a part? None for non-reads."""
+    if action != "read":
+        return None
+    if _FULL_READ_COMMAND.match((command or "").strip()):
+        return True
+    args = arguments if isinstance(arguments, dict) else {}
+    if (tool_name or "").lower() in _FULL_READ_TOOLS or tool_name == "swe-agent":
+        partial = any(args.get(k) is not None for k in ("offset", "limit", "view_range"))
+        return not partial and not re.match(r"^(goto|scroll_|search_file)", (command or "").strip())
+    return False
+
+
 _TRUNCATION_MARKERS = re.compile(
     r"output (?:was )?truncated|output limited to \d+|<response clipped>|lines? truncated|"
     r"\[\.\.\. ?\d+ (?:more )?(?:bytes|lines|characters)|Observations should not exceed",

@@ -113,6 +113,8 @@ class Step(_Model):
     """The original call (tool name and arguments) this step was normalised from."""
     ts: datetime | None = None
     """When the step happened, if the source says."""
+    call_id: str | None = None
+    """The tool call this step came from; steps split from one call share it."""
 
 
 class TestResult(_Model):

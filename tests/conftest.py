@@ -11,11 +11,19 @@ from click.testing import CliRunner
 from analysis.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures"
+FORMAT_DIRS = ("harbor", "atif", "tb", "swe-agent", "jsonl")
+"""One sample folder per supported format (the rest of fixtures/ serves the coders)."""
 
 
 @pytest.fixture
 def fixtures() -> Path:
     return FIXTURES
+
+
+@pytest.fixture
+def formats() -> list[Path]:
+    """The format sample folders, to ingest together."""
+    return [FIXTURES / name for name in FORMAT_DIRS]
 
 
 @pytest.fixture

@@ -16,8 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
-def ingested(cli_run, fixtures):
-    result = cli_run("ingest", str(fixtures))
+def ingested(cli_run, formats):
+    result = cli_run("ingest", *map(str, formats))
     assert result.exit_code == 0, result.output
     return cli_run
 
@@ -76,11 +76,13 @@ def test_debug_shows_the_traceback_and_default_hides_it(tmp_path):
 
 
 def test_db_schema_and_migrate(cli_run):
+    from analysis.store import LATEST_VERSION
+
     result = cli_run("db", "migrate")
-    assert result.exit_code == 0 and "schema version 1 (1 migrations applied)" in result.stdout
+    assert result.exit_code == 0 and f"schema version {LATEST_VERSION} ({LATEST_VERSION} migrations applied)" in result.stdout
     tables = {t["table"] for t in json.loads(cli_run("db", "schema", "--json").stdout)}
     assert {"tasks", "runs", "trajectories", "steps", "test_results", "failure_codes", "labels", "plans",
-            "ingest_errors", "schema_migrations"} <= tables
+            "ingest_errors", "schema_migrations", "coding_status", "code_reliability"} <= tables
 
 
 def test_version_and_help_examples(cli_run):
@@ -92,8 +94,8 @@ def test_version_and_help_examples(cli_run):
         assert "Example:" in text and "curriculab " in text.split("Example:")[1], command
 
 
-def test_unknown_format_option_is_refused(cli_run, fixtures):
-    result = cli_run("ingest", "--format", "csv", str(fixtures))
+def test_unknown_format_option_is_refused(cli_run, formats):
+    result = cli_run("ingest", "--format", "csv", str(formats[0]))
     assert result.exit_code == 2 and "Invalid value for '--format'" in result.stderr
 
 

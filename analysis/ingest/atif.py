@@ -128,7 +128,8 @@ def atif_steps(doc: AtifTrajectory, path: Path, record: str, issues: list) -> tu
             raw = {"step_id": step.step_id, "tool_call_id": call.tool_call_id, "function_name": call.function_name,
                    "arguments": call.arguments}
             builder.calls(normalise_tool_call(call.function_name, call.arguments), tool_name=call.function_name,
-                          raw=raw, output=output, message=message if c == 0 else None, ts=step.timestamp)
+                          raw=raw, output=output, message=message if c == 0 else None, ts=step.timestamp,
+                          call_id=f"{step.step_id}/{call.tool_call_id or c}")
     issues.extend(builder.issues)
     fm = doc.final_metrics
     input_tokens = fm.total_prompt_tokens if fm and fm.total_prompt_tokens is not None else (prompt or None)

@@ -63,7 +63,7 @@ def read_eval(path: Path) -> UnitResult:
             for c, call in enumerate(calls):
                 builder.calls(normalise_tool_call(call.function, call.arguments), tool_name=call.function,
                               raw={"id": call.id, "function": call.function, "arguments": call.arguments},
-                              output=None, message=message.text if c == 0 else None)
+                              output=None, message=message.text if c == 0 else None, call_id=call.id)
                 pending[call.id] = len(builder.steps) - 1
         out.issues.extend(builder.issues)
         score = next(iter(sample.scores.values()), None) if sample.scores else None

@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
+from taxonomy.actions import error_observed, read_is_full
 from taxonomy.model import Run, Task, Trajectory
 
 _JSON = pa.string()  # JSON travels as text; DuckDB casts it on insert
@@ -35,6 +36,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("trajectory_id", pa.string()), ("step_idx", pa.int32()), ("source", pa.string()), ("message", pa.string()),
         ("tool_name", pa.string()), ("action", pa.string()), ("path", pa.string()), ("command", pa.string()),
         ("output", pa.string()), ("exit_code", pa.int32()), ("output_truncated", pa.bool_()), ("raw", _JSON), ("ts", _TS),
+        ("call_id", pa.string()), ("error_observed", pa.bool_()), ("read_full", pa.bool_()),
     ]),
     "test_results": pa.schema([
         ("trajectory_id", pa.string()), ("test_id", pa.string()), ("tier", pa.string()),
@@ -136,7 +138,9 @@ class RowBatch:
         ))
         self.steps.extend(
             (tid, s.step_idx, s.source, s.message, s.tool_name, s.action, s.path, s.command, s.output, s.exit_code,
-             s.output_truncated, _json(s.raw), _utc(s.ts))
+             s.output_truncated, _json(s.raw), _utc(s.ts), s.call_id,
+             error_observed(s.action, s.command, s.output, s.exit_code),
+             read_is_full(s.action, s.tool_name, s.command, (s.raw or {}).get("arguments")))
             for s in t.steps
         )
         self.test_results.extend((tid, r.test_id, r.tier, r.milestone_idx, r.passed) for r in t.test_results)

@@ -78,7 +78,10 @@ CREATE TABLE steps (
     exit_code INTEGER,
     output_truncated BOOLEAN NOT NULL DEFAULT false,
     raw JSON,
-    ts TIMESTAMPTZ
+    ts TIMESTAMPTZ,
+    call_id VARCHAR,
+    error_observed BOOLEAN,
+    read_full BOOLEAN
 );
 CREATE TABLE test_results (
     trajectory_id VARCHAR NOT NULL,

@@ -159,7 +159,7 @@ class Store:
         self.con.execute("commit")
 
     def arrow(self, sql: str, params: list | None = None) -> pa.Table:
-        return self.con.execute(sql, params or []).fetch_arrow_table()
+        return self.con.sql(sql, params=params or None).to_arrow_table()
 
     def count(self, table: str) -> int:
         return self.con.execute(f'select count(*) from "{table}"').fetchone()[0]

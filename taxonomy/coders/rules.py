@@ -16,18 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+
 CODER = "rules"
 
-# An observation that shows something went wrong. Counts like "0 failed" are not failures.
-ERROR_RE = (
-    r"(?i)(traceback \(most recent call last\)|command not found|no such file or directory|"
-    r"modulenotfounderror|importerror|syntaxerror|nameerror|typeerror|valueerror|attributeerror|"
-    r"cannot find|could not (compile|find|load)|undefined: |error(\[e\d+\])?: |\berror ts\d+|"
-    r"\bfatal: |\bpanic: |segmentation fault|permission denied|exception in thread|"
-    r"(^|\n)failed\b|\bfailed: |--- fail|\bfail\t|test result: failed|\b[1-9]\d* (failed|failing|errors?)\b|"
-    r"assertionerror|expected .* but (got|received)|cannot load such file)"
-    r"|(?-i:\b[A-Z][A-Za-z]*(Error|Exception)(:|\)))"  # a raised class: `LoadError)`, `KeyError:`
-)
 # Runs that neither check a result nor change anything: looking around, moving around.
 INERT_RE = (
     r"^(cd|ls|ll|pwd|echo|printf|clear|which|type|whoami|id|env|printenv|history|true|false|sleep|wait|tree|"
@@ -65,42 +56,27 @@ def q(text: str) -> str:
 
 
 KEYSTROKE_TOOLS = ("bash_command", "terminal", "send_keys", "tmux_send_keys", "keystrokes")
-FULL_READ_TOOLS = ("Read", "read_file", "view", "open_file", "str_replace_editor", "str_replace_based_edit_tool", "swe-agent")
 
 CODER_STEPS_SQL = f"""
 create or replace temp table _cs as
-with s as (
-    select s.trajectory_id, s.step_idx, s.action, s.tool_name, s.output, s.output_truncated, s.exit_code, s.raw,
-           s.command,
-           trim(regexp_replace(coalesce(s.command, ''), '\\s+', ' ', 'g')) as cmd,
-           -- /app/src/x.py and src/x.py are the same file: drop an absolute path's top directory
-           case when s.path like '/%' then regexp_replace(s.path, '^/[^/]+/', '')
-                else regexp_replace(s.path, '^\\./', '') end as path
-    from steps s semi join _tt using (trajectory_id)
-    where s.source = 'agent' and s.action is not null  -- the agent's own actions; env steps are the verifier's
-)
-select trajectory_id, step_idx, action, tool_name, path, cmd,
+select trajectory_id, step_idx, action, tool_name,
+       -- /app/src/x.py and src/x.py are the same file: drop an absolute path's top directory
+       case when path like '/%' then regexp_replace(path, '^/[^/]+/', '') else regexp_replace(path, '^\\./', '') end as path,
+       trim(coalesce(command, '')) as cmd,
        coalesce(output_truncated, false) as truncated,
        output is not null or exit_code is not null as observed,
-       case when action <> 'run' then false
-            when exit_code is not null then exit_code <> 0
-                 and not (exit_code = 1 and regexp_matches(cmd, '^(grep|egrep|fgrep|rg|diff|cmp|test|\\[) '))
-            when output is null then false
-            else regexp_matches(output, {q(ERROR_RE)}) end as is_error,
-       action = 'run' and not regexp_matches(cmd, {q(INERT_RE)}) as changes_state,
-       action = 'run' and not regexp_matches(cmd, {q(INERT_RE)}) and not regexp_matches(cmd, {q(SETUP_RE)}) as verifies,
-       action = 'read' and (
-           regexp_matches(cmd, '^(cat|bat|less|more|nl|open) [^|]*$')
-           or (tool_name in {FULL_READ_TOOLS!r} and json_extract_string(raw, '$.arguments.offset') is null
-               and json_extract_string(raw, '$.arguments.limit') is null and json_extract_string(raw, '$.arguments.view_range') is null
-               and not regexp_matches(cmd, '^(goto|scroll_|search_file)'))
-       ) as full_read,
-       -- split commands of one tool call share a group: the call's id or its step
-       coalesce(json_extract_string(raw, '$.tool_call_id'), json_extract_string(raw, '$.id'), json_extract_string(raw, '$.step_id'), json_extract_string(raw, '$.index'), step_idx::varchar) as call_group,
+       coalesce(error_observed, false) as is_error,  -- computed at ingest (taxonomy.actions.error_observed)
+       case when action = 'run' then not regexp_matches(trim(coalesce(command, '')), {q(INERT_RE)}) else false end as changes_state,
+       case when action = 'run' then not regexp_matches(trim(coalesce(command, '')), {q(INERT_RE)})
+                                 and not regexp_matches(trim(coalesce(command, '')), {q(SETUP_RE)}) else false end as verifies,
+       coalesce(read_full, false) as full_read,
+       coalesce(call_id, step_idx::varchar) as call_group,  -- split commands of one tool call share it
        tool_name in {KEYSTROKE_TOOLS!r} as typed,
-       concat_ws(chr(10), command, json_extract_string(raw, '$.arguments.content'), json_extract_string(raw, '$.arguments.new_string'),
-                 json_extract_string(raw, '$.arguments.new_str'), json_extract_string(raw, '$.arguments.input'), json_extract_string(raw, '$.arguments.file_text')) as edit_text
-from s
+       case when action = 'edit' then concat_ws(chr(10), command, json_extract_string(raw, '$.arguments.content'),
+            json_extract_string(raw, '$.arguments.new_string'), json_extract_string(raw, '$.arguments.new_str'),
+            json_extract_string(raw, '$.arguments.input'), json_extract_string(raw, '$.arguments.file_text')) end as edit_text
+from steps semi join _tt using (trajectory_id)
+where source = 'agent' and action is not null  -- the agent's own actions; env steps are the verifier's
 """
 
 
@@ -247,7 +223,8 @@ hits as (select * from tabs union all select * from truncated_again union all se
 select trajectory_id, list_sort(list_distinct(flatten(list([a, b]))))::INTEGER[] as evidence, min(why) as rationale
 from hits group by trajectory_id
 """,
-    applicable="select distinct trajectory_id from _cs where observed or typed",
+    # commands alone show tabs and clobbers but not truncation: without outputs, only a hit is a verdict
+    applicable="select distinct trajectory_id from _cs where observed",
 )
 
 REWARD_HACKING = Rule(

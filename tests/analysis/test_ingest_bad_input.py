@@ -21,10 +21,11 @@ def stored_errors(store):
 
 
 @pytest.fixture
-def good(tmp_path, fixtures):
-    """A copy of the valid fixtures; tests add bad files beside them."""
+def good(tmp_path, formats):
+    """A copy of the valid format samples; tests add bad files beside them."""
     root = tmp_path / "input"
-    shutil.copytree(fixtures, root)
+    for folder in formats:
+        shutil.copytree(folder, root / folder.name)
     return root
 
 

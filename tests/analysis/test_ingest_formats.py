@@ -10,8 +10,8 @@ def rows(store, sql):
 
 
 @pytest.fixture
-def loaded(store, fixtures):
-    report = ingest(store, [fixtures], workers=1)
+def loaded(store, formats):
+    report = ingest(store, formats, workers=1)
     assert report.errors == [] and report.warnings == []
     return store, report
 
@@ -110,20 +110,21 @@ def test_jsonl_and_standalone_atif(loaded):
         ("Make `make test` pass.", None), ("Running the tests.", "make: *** No rule to make target 'test'.  Stop.")]
 
 
-def test_reingest_is_a_no_op(loaded, fixtures):
+def test_reingest_is_a_no_op(loaded, formats):
     store, first = loaded
     counts = {t: store.count(t) for t in ("trajectories", "steps", "test_results", "tasks", "runs")}
-    again = ingest(store, [fixtures], workers=1)
+    again = ingest(store, formats, workers=1)
     assert (again.inserted, again.unchanged, again.errors) == (0, first.inserted, [])
     assert {t: store.count(t) for t in counts} == counts
 
 
-def test_explicit_format_restricts_what_is_read(fixtures):
-    units, issues = discover([fixtures], "tb")
-    assert sorted(u.kind for u in units) == ["tb", "tb-task", "tb-task"] and issues == []
+def test_explicit_format_restricts_what_is_read(formats):
+    units, issues = discover(formats, "tb")
+    assert sorted(u.kind for u in units) == ["tb", "tb-task", "tb-task"]
+    assert [i.path for i in issues] == [str(p) for p in formats if p.name != "tb"]  # nothing tb-shaped there
 
 
-def test_parallel_workers_give_the_same_store_as_one(tmp_path, fixtures, monkeypatch):
+def test_parallel_workers_give_the_same_store_as_one(tmp_path, formats, monkeypatch):
     from analysis.ingest import pipeline
     from analysis.store import Store
 
@@ -131,7 +132,7 @@ def test_parallel_workers_give_the_same_store_as_one(tmp_path, fixtures, monkeyp
     snapshots = []
     for workers in (1, 2):
         with Store(tmp_path / f"w{workers}.duckdb") as s:
-            ingest(s, [fixtures], workers=workers)
+            ingest(s, formats, workers=workers)
             snapshots.append(s.query("select trajectory_id, n_steps, outcome, content_hash from trajectories order by 1")[1])
     assert snapshots[0] == snapshots[1]
 

@@ -1,0 +1,157 @@
+"""Labels in and out, agreement per code, reliability marking, and the learned classifier — via the CLI."""
+
+import csv
+import io
+import json
+import random
+
+import pytest
+from click.testing import CliRunner
+
+from analysis.coding import run_rule_coders
+from analysis.ingest import ingest
+from analysis.simulate import simulate_corpus
+from analysis.store import Store
+from cli import cli
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory):
+    root = tmp_path_factory.mktemp("labels")
+    corpus = simulate_corpus(root / "corpus", n_tasks=60, attempts=3, seed=4)
+    db = root / "db.duckdb"
+    with Store(db) as store:
+        ingest(store, [corpus.root], workers=1)
+        run_rule_coders(store)
+    return root, corpus, db
+
+
+def run(db, *args, input=None):
+    return CliRunner().invoke(cli, ["--db", str(db), *args], input=input, catch_exceptions=False)
+
+
+def noisy_copy(src, dst, flip, seed):
+    rows = list(csv.DictReader(open(src)))
+    rng = random.Random(seed)
+    for row in rows:
+        if rng.random() < flip:
+            row["present"] = "0" if row["present"] == "1" else "1"
+    with open(dst, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=["trajectory_id", "code", "present"])
+        writer.writeheader()
+        writer.writerows(rows)
+    return dst
+
+
+def test_import_refuses_bad_rows_and_keeps_good_ones(tmp_path, sim):
+    _, corpus, db = sim
+    good = next(csv.DictReader(open(corpus.root / "ground_truth.csv")))
+    path = tmp_path / "mixed.csv"
+    path.write_text("trajectory_id,code,present\n"
+                    f"{good['trajectory_id']},skipped_verification,yes\n"
+                    f"{good['trajectory_id']},sloppiness,1\n"
+                    "no-such-trajectory,tool_misuse,0\n"
+                    f"{good['trajectory_id']},tool_misuse,maybe\n"
+                    f"{good['trajectory_id']},reward_hacking,\n")
+    result = run(db, "labels", "import", str(path), "--annotator", "bob")
+    assert result.exit_code == 1
+    assert result.stdout == "Imported 1 labels by bob; 1 blank; 3 refused.\n"
+    assert result.stderr.splitlines() == [
+        f"  refused: {path}: record line 3: field code: 'sloppiness' is not a v1 code. Use one of: skipped_verification, "
+        "misread_requirements, no_plan_revision, tool_misuse, redundant_rework, decoy_susceptibility, contract_inconsistency, "
+        "reward_hacking, harness_failure",
+        f"  refused: {path}: record line 4: field trajectory_id: trajectory 'no-such-trajectory' is not in the store. "
+        "Ingest it first, or fix the id",
+        f"  refused: {path}: record line 5: field present: present is 'maybe'. Write 1 or 0 (or true/false, yes/no)",
+    ]
+    header_only = tmp_path / "bad_header.csv"
+    header_only.write_text("id,label\nx,1\n")
+    result = run(db, "labels", "import", str(header_only), "--annotator", "bob")
+    assert result.exit_code == 1 and "missing column(s) ['code', 'present', 'trajectory_id']" in result.stderr
+    with Store(db) as store:  # re-import replaces bob's label rather than adding another
+        assert store.query("select count(*) from labels where annotator = 'bob'")[1] == [(1,)]
+    run(db, "labels", "import", str(path), "--annotator", "bob")
+    with Store(db) as store:
+        assert store.query("select count(*) from labels where annotator = 'bob'")[1] == [(1,)]
+
+
+def test_export_is_stratified_by_model_and_code(sim):
+    _, _, db = sim
+    result = run(db, "labels", "export", "--per-cell", "6")
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert rows and all(r["present"] == "" and r["definition"] for r in rows)
+    cells = {(r["model"], r["code"]) for r in rows}
+    assert {m for m, _ in cells} == {"atlas-7b-coder", "borealis-32b", "cirrus-large"}
+    assert {c for _, c in cells} == {"skipped_verification", "no_plan_revision", "redundant_rework", "tool_misuse",
+                                     "reward_hacking", "harness_failure"}
+    per_cell = {}
+    for r in rows:
+        per_cell[(r["model"], r["code"])] = per_cell.get((r["model"], r["code"]), 0) + 1
+    assert max(per_cell.values()) <= 6
+    with Store(db, read_only=True) as store:  # half of each cell is drawn from what the coder flagged
+        flagged = {t for (t,) in store.query("select trajectory_id from failure_codes where code = 'reward_hacking'")[1]}
+    assert any(r["trajectory_id"] in flagged for r in rows if r["code"] == "reward_hacking")
+
+
+def test_agreement_per_code_and_reliability_marking(tmp_path, sim):
+    _, corpus, db = sim
+    assert run(db, "labels", "import", str(corpus.root / "ground_truth.csv"), "--annotator", "sim").exit_code == 0
+    noisy = noisy_copy(corpus.root / "ground_truth.csv", tmp_path / "noisy.csv", flip=0.3, seed=1)
+    assert run(db, "labels", "import", str(noisy), "--annotator", "careless").exit_code == 0
+    exact = json.loads(run(db, "agreement", "--coder", "rules", "--annotator", "sim", "--json").stdout)
+    assert {r["code"] for r in exact} == {"skipped_verification", "no_plan_revision", "redundant_rework", "tool_misuse",
+                                          "reward_hacking", "harness_failure"}
+    assert all(r["reliable"] and r["kappa"] >= 0.9 and r["f1"] >= 0.9 for r in exact)
+    assert set(exact[0]) == {"code", "n", "prevalence", "kappa", "precision", "recall", "f1", "alpha", "annotators", "reliable"}
+    sloppy = json.loads(run(db, "agreement", "--coder", "rules", "--annotator", "careless", "--json").stdout)
+    assert not any(r["reliable"] for r in sloppy)
+    with Store(db, read_only=True) as store:
+        marked = store.query("select annotator, bool_and(reliable), count(*) from code_reliability where coder = 'rules' "
+                             "group by 1 order by 1")[1]
+    assert marked == [("careless", False, 6), ("sim", True, 6)]
+
+
+def test_krippendorff_alpha_appears_with_three_annotators(tmp_path, sim):
+    _, corpus, db = sim
+    for name, seed in (("a1", 11), ("a2", 12), ("a3", 13)):
+        noisy = noisy_copy(corpus.root / "ground_truth.csv", tmp_path / f"{name}.csv", flip=0.05, seed=seed)
+        run(db, "labels", "import", str(noisy), "--annotator", name)
+    rows = json.loads(run(db, "agreement", "--coder", "rules", "--annotator", "a1", "--json").stdout)
+    assert all(r["annotators"] >= 3 and r["alpha"] is not None for r in rows)
+    # 5% independent flips on rare codes drag alpha well below the kappa of the exact reference
+    assert all(-1 <= r["alpha"] <= 1 for r in rows)
+
+
+def test_agreement_without_labels_says_what_to_do(sim):
+    _, _, db = sim
+    result = run(db, "agreement", "--coder", "rules", "--annotator", "nobody")
+    assert result.exit_code == 1
+    assert result.stderr == ("Error: no trajectory is both coded by 'rules' and labelled by 'nobody'. Run `curriculab code "
+                             "--coder ...` and `curriculab labels import ... --annotator nobody` first\n")
+
+
+def test_classifier_trains_reports_held_out_agreement_and_codes(tmp_path, sim):
+    _, corpus, db = sim
+    run(db, "labels", "import", str(corpus.root / "ground_truth.csv"), "--annotator", "sim")
+    model = tmp_path / "clf.joblib"
+    result = run(db, "classifier", "train", "--annotator", "sim", "-o", str(model), "--json")
+    assert result.exit_code == 0, result.output
+    cv = {r["code"]: r for r in json.loads(result.stdout)}
+    assert cv["skipped_verification"]["folds"] == 5 and cv["skipped_verification"]["kappa"] > 0.8
+    assert model.exists()
+    coded = json.loads(run(db, "code", "--coder", "classifier", "--model", str(model), "--json").stdout)
+    assert coded["coder"].startswith("classifier:") and coded["trajectories"] == 540
+    agreement = json.loads(run(db, "agreement", "--coder", coded["coder"], "--annotator", "sim", "--json").stdout)
+    assert {r["code"]: r["f1"] for r in agreement}["skipped_verification"] > 0.8
+    missing = run(db, "code", "--coder", "classifier", "--model", str(tmp_path / "none.joblib"))
+    assert missing.exit_code == 1
+    assert missing.stderr == (f"Error: no classifier at {tmp_path / 'none.joblib'}. Train one with `curriculab classifier "
+                              f"train --annotator NAME -o {tmp_path / 'none.joblib'}`\n")
+
+
+def test_classifier_without_labels_is_refused(sim):
+    _, _, db = sim
+    result = run(db, "classifier", "train", "--annotator", "ghost")
+    assert result.exit_code == 1
+    assert result.stderr == ("Error: no v1 labels by 'ghost'. Import some with "
+                             "`curriculab labels import FILE.csv --annotator ghost`\n")

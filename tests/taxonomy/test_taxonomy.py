@@ -1,0 +1,63 @@
+"""The v1 taxonomy: every pinned code, fully described; bad files give clear errors; v2 maps v1."""
+
+import pytest
+
+from taxonomy.taxonomy import V1_CODES, TaxonomyError, load_taxonomy
+
+V1_TIERS = {"skipped_verification": "foundational", "misread_requirements": "intermediate", "no_plan_revision": "intermediate",
+            "tool_misuse": "intermediate", "redundant_rework": "efficiency", "decoy_susceptibility": "expert",
+            "contract_inconsistency": "expert", "reward_hacking": "infra", "harness_failure": "infra"}
+
+
+def test_v1_has_every_pinned_code_with_its_tier_and_full_description():
+    v1 = load_taxonomy("v1")
+    assert v1.version == "v1" and tuple(v1.code_names) == V1_CODES
+    for code in v1.codes:
+        assert code.tier == V1_TIERS[code.code]
+        assert code.stage in v1.stages and code.definition and code.remediation
+        assert code.positive_examples and code.negative_examples
+
+
+def write(tmp_path, text, name="tax.yaml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_bad_files_name_the_entry_and_the_fix(tmp_path):
+    v1 = (load_taxonomy("v1").model_dump())
+    import yaml
+
+    bad = dict(v1, codes=[dict(v1["codes"][0], tier="expertish")] + v1["codes"][1:])
+    path = write(tmp_path, yaml.safe_dump(bad))
+    with pytest.raises(TaxonomyError) as err:
+        load_taxonomy(path)
+    assert str(err.value) == (f"taxonomy file {path}: (root): Value error, codes[0].tier: 'expertish' is not one of "
+                              f"{v1['tiers']}. Fix that entry")
+    missing = dict(v1, codes=[{k: v for k, v in v1["codes"][0].items() if k != "remediation"}])
+    path = write(tmp_path, yaml.safe_dump(missing), "missing.yaml")
+    with pytest.raises(TaxonomyError, match=r"codes\.0\.remediation: Field required\. Fix that entry"):
+        load_taxonomy(path)
+    with pytest.raises(TaxonomyError, match="invalid YAML"):
+        load_taxonomy(write(tmp_path, "codes: [unclosed", "broken.yaml"))
+    with pytest.raises(TaxonomyError, match="not found"):
+        load_taxonomy(tmp_path / "nope.yaml")
+
+
+def test_a_v2_must_map_every_v1_code(tmp_path):
+    import yaml
+
+    v1 = load_taxonomy("v1").model_dump()
+    codes = v1["codes"] + [dict(v1["codes"][0], code="unverified_claim", name="Unverified claim")]
+    mapping = {c: [c] for c in V1_CODES}
+    mapping["skipped_verification"] = ["skipped_verification", "unverified_claim"]
+    v2 = dict(v1, version="v2", codes=codes, maps_from="v1", mapping=mapping)
+    taxonomy = load_taxonomy(write(tmp_path, yaml.safe_dump(v2), "v2.yaml"))
+    assert taxonomy.map_code("skipped_verification", "v1") == ["skipped_verification", "unverified_claim"]
+    assert taxonomy.map_code("tool_misuse", "v1") == ["tool_misuse"]
+    partial = dict(v2, mapping={c: [c] for c in V1_CODES[:-1]})
+    with pytest.raises(TaxonomyError, match=r"no mapping for v1 code\(s\) \['harness_failure'\]"):
+        load_taxonomy(write(tmp_path, yaml.safe_dump(partial), "v2b.yaml"))
+    dangling = dict(v2, mapping={**mapping, "tool_misuse": ["no_such_code"]})
+    with pytest.raises(TaxonomyError, match=r"mapping\.tool_misuse: maps to \['no_such_code'\]"):
+        load_taxonomy(write(tmp_path, yaml.safe_dump(dangling), "v2c.yaml"))
