@@ -59,24 +59,39 @@ KEYSTROKE_TOOLS = ("bash_command", "terminal", "send_keys", "tmux_send_keys", "k
 
 CODER_STEPS_SQL = f"""
 create or replace temp table _cs as
-select trajectory_id, step_idx, action, tool_name,
-       -- /app/src/x.py and src/x.py are the same file: drop an absolute path's top directory
-       case when path like '/%' then regexp_replace(path, '^/[^/]+/', '') else regexp_replace(path, '^\\./', '') end as path,
-       trim(coalesce(command, '')) as cmd,
+with base as (
+    select trajectory_id, step_idx, action, tool_name, output_truncated, call_id, read_full, raw,
+           output is not null or exit_code is not null as observed,
+           coalesce(error_observed, false) as is_error,  -- computed at ingest (taxonomy.actions.error_observed)
+           trim(coalesce(command, '')) as cmd,
+           -- /app/src/x.py and src/x.py are the same file: drop an absolute path's top directory
+           case when path like '/%' then regexp_replace(path, '^/[^/]+/', '') else regexp_replace(path, '^\\./', '') end as path
+    from steps semi join _tt using (trajectory_id)
+    where source = 'agent' and action is not null  -- the agent's own actions; env steps are the verifier's
+),
+flagged as (
+    select *,
+           case when action = 'run' then not regexp_matches(cmd, {q(INERT_RE)}) else false end as changes_state,
+           case when action = 'run' then not regexp_matches(cmd, {q(INERT_RE)}) and not regexp_matches(cmd, {q(SETUP_RE)})
+                else false end as verifies,
+           case when action = 'run' then regexp_matches(cmd, {q(REWRITES_RE)}) else false end as rewrites
+    from base
+)
+select trajectory_id, step_idx, action, tool_name, path, cmd, observed, is_error, changes_state, verifies,
        coalesce(output_truncated, false) as truncated,
-       output is not null or exit_code is not null as observed,
-       coalesce(error_observed, false) as is_error,  -- computed at ingest (taxonomy.actions.error_observed)
-       case when action = 'run' then not regexp_matches(trim(coalesce(command, '')), {q(INERT_RE)}) else false end as changes_state,
-       case when action = 'run' then not regexp_matches(trim(coalesce(command, '')), {q(INERT_RE)})
-                                 and not regexp_matches(trim(coalesce(command, '')), {q(SETUP_RE)}) else false end as verifies,
        coalesce(read_full, false) as full_read,
        coalesce(call_id, step_idx::varchar) as call_group,  -- split commands of one tool call share it
        tool_name in {KEYSTROKE_TOOLS!r} as typed,
-       case when action = 'edit' then concat_ws(chr(10), command, json_extract_string(raw, '$.arguments.content'),
+       case when action = 'edit' then concat_ws(chr(10), cmd, json_extract_string(raw, '$.arguments.content'),
             json_extract_string(raw, '$.arguments.new_string'), json_extract_string(raw, '$.arguments.new_str'),
-            json_extract_string(raw, '$.arguments.input'), json_extract_string(raw, '$.arguments.file_text')) end as edit_text
-from steps semi join _tt using (trajectory_id)
-where source = 'agent' and action is not null  -- the agent's own actions; env steps are the verifier's
+            json_extract_string(raw, '$.arguments.input'), json_extract_string(raw, '$.arguments.file_text')) end as edit_text,
+       -- Running counts of changes, so "nothing changed between steps i and j" is a subtraction:
+       -- file_changes: edits of unknown target and commands that rewrite files they do not name;
+       -- world_changes: anything that may change what a command shows (edits, state-changing runs, cd).
+       sum(case when (action = 'edit' and path is null) or rewrites then 1 else 0 end) over w as file_changes,
+       sum(case when action = 'edit' or changes_state or cmd like 'cd %' then 1 else 0 end) over w as world_changes
+from flagged
+window w as (partition by trajectory_id order by step_idx rows between unbounded preceding and current row)
 """
 
 
@@ -95,26 +110,26 @@ class Rule:
 SKIPPED_VERIFICATION = Rule(
     code="skipped_verification",
     sql="""
-with edits as (
-    select trajectory_id, max(step_idx) as last_edit from _cs where action = 'edit' group by 1
-),
-edited as (select distinct trajectory_id, path from _cs where action = 'edit' and path is not null),
-checked as (
-    select distinct c.trajectory_id
-    from _cs c join edits e using (trajectory_id)
-    left join edited p on p.trajectory_id = c.trajectory_id and p.path = c.path
-    where c.step_idx > e.last_edit and (c.verifies or (c.action = 'read' and p.path is not null))
-),
-ends as (
-    select trajectory_id, coalesce(max(step_idx) filter (action = 'complete'), max(step_idx)) as end_at
+with per as (
+    select trajectory_id,
+           max(step_idx) filter (action = 'edit') as last_edit,
+           max(step_idx) filter (verifies) as last_check,
+           coalesce(max(step_idx) filter (action = 'complete'), max(step_idx)) as end_at,
+           count(*) filter (tool_name is not null) > 0 as used_tools
     from _cs group by 1
+),
+inspected as (
+    -- a read, after the last change, of a file the agent changed
+    select distinct r.trajectory_id from _cs r join per p using (trajectory_id)
+    where r.action = 'read' and r.step_idx > p.last_edit
+      and (r.trajectory_id, r.path) in (select trajectory_id, path from _cs where action = 'edit' and path is not null)
 )
-select e.trajectory_id, list_sort(list_distinct([e.last_edit, n.end_at]))::INTEGER[] as evidence,
-       'last change at step ' || e.last_edit || ' and nothing ran or inspected the result before the end at step '
-       || n.end_at as rationale
-from edits e join ends n using (trajectory_id) join _tt t using (trajectory_id)
-where t.outcome is distinct from 'error' and e.trajectory_id not in (select trajectory_id from checked)
-  and e.trajectory_id in (select trajectory_id from _cs where tool_name is not null)
+select p.trajectory_id, list_sort(list_distinct([p.last_edit, p.end_at]))::INTEGER[] as evidence,
+       'last change at step ' || p.last_edit || ' and nothing ran or inspected the result before the end at step '
+       || p.end_at as rationale
+from per p join _tt t using (trajectory_id)
+where p.last_edit is not null and p.used_tools and t.outcome is distinct from 'error'
+  and coalesce(p.last_check, -1) < p.last_edit and p.trajectory_id not in (select trajectory_id from inspected)
 """,
     # the agent must have been able to check: it used tools (a single-shot completion cannot)
     applicable="""
@@ -127,38 +142,33 @@ intersect select trajectory_id from _cs where tool_name is not null
 NO_PLAN_REVISION = Rule(
     code="no_plan_revision",
     sql="""
-with errors as (select trajectory_id, step_idx, cmd from _cs where is_error),
+with runs as (
+    select trajectory_id, step_idx, cmd, is_error, world_changes, changes_state,
+           lead(step_idx) over w as next_at,
+           lead(world_changes) over w - lead(case when changes_state then 1 else 0 end) over w as world_before_next
+    from _cs where action = 'run'
+    window w as (partition by trajectory_id, cmd order by step_idx)
+),
 retries as (
     -- the next run of the same command after an error, with nothing changed in between
-    select e.trajectory_id, e.step_idx as failed_at, min(r.step_idx) as retried_at, any_value(e.cmd) as cmd
-    from errors e join _cs r on r.trajectory_id = e.trajectory_id and r.step_idx > e.step_idx
-         and r.action = 'run' and r.cmd = e.cmd
-    group by e.trajectory_id, e.step_idx
+    select trajectory_id, step_idx as failed_at, next_at,
+           '`' || left(cmd, 80) || '` failed at step ' || step_idx || ' and was run again unchanged at step ' || next_at as why
+    from runs where is_error and next_at is not null and world_before_next = world_changes
 ),
-unchanged_retries as (
-    select r.* from retries r
-    where not exists (
-        select 1 from _cs c where c.trajectory_id = r.trajectory_id and c.step_idx > r.failed_at
-          and c.step_idx < r.retried_at and (c.action = 'edit' or (c.changes_state and c.cmd <> r.cmd)))
+per as (
+    select trajectory_id, max(step_idx) filter (is_error) as failed_at,
+           max(step_idx) filter (action = 'edit' or changes_state) as last_change,
+           coalesce(max(step_idx) filter (action = 'complete'), max(step_idx)) as done_at
+    from _cs group by 1
 ),
-last_error as (select trajectory_id, max(step_idx) as failed_at from errors group by 1),
 gave_up as (
     -- the agent declares it is done after an error it never acted on
-    select l.trajectory_id, l.failed_at, coalesce(max(c.step_idx) filter (c.action = 'complete'), max(c.step_idx)) as done_at
-    from last_error l join _cs c using (trajectory_id) join _tt t using (trajectory_id)
-    where t.outcome is distinct from 'error'
-    group by l.trajectory_id, l.failed_at
-    having count(*) filter (c.step_idx > l.failed_at and (c.action = 'edit' or c.changes_state)) = 0
+    select p.trajectory_id, p.failed_at, p.done_at as next_at,
+           'error at step ' || p.failed_at || ' was never addressed before the agent finished at step ' || p.done_at as why
+    from per p join _tt t using (trajectory_id)
+    where p.failed_at is not null and p.last_change <= p.failed_at and t.outcome is distinct from 'error'
 ),
-hits as (
-    select trajectory_id, failed_at, retried_at as next_at,
-           '`' || left(cmd, 80) || '` failed at step ' || failed_at || ' and was run again unchanged at step ' || retried_at as why
-    from unchanged_retries
-    union all
-    select trajectory_id, failed_at, done_at,
-           'error at step ' || failed_at || ' was never addressed before the agent finished at step ' || done_at
-    from gave_up
-)
+hits as (select * from retries union all select * from gave_up)
 select trajectory_id, list_sort(list_distinct(flatten(list([failed_at, next_at]))))::INTEGER[] as evidence,
        min(why) as rationale
 from hits group by trajectory_id
@@ -168,31 +178,49 @@ from hits group by trajectory_id
 
 REDUNDANT_REWORK = Rule(
     code="redundant_rework",
-    sql=f"""
-with looks as (
-    select trajectory_id, step_idx, action, path, cmd, full_read, truncated, is_error, observed
-    from _cs where (action = 'read' and path is not null) or (action = 'run' and cmd <> '')
+    sql="""
+with reads as (
+    select trajectory_id, step_idx, action, path, full_read, file_changes,
+           max(case when action = 'edit' then step_idx end) over wp as last_edit_at,
+           max(case when action = 'read' and full_read and not truncated then step_idx end) over wp as last_full_at,
+           max(case when action = 'read' and full_read and not truncated then file_changes end) over wp as last_full_changes,
+           max(case when action = 'read' and not truncated then step_idx end) over wc as last_same_at,
+           max(case when action = 'read' and not truncated then file_changes end) over wc as last_same_changes
+    from _cs where path is not null and action in ('read', 'edit')
+    window wp as (partition by trajectory_id, path order by step_idx rows between unbounded preceding and 1 preceding),
+           wc as (partition by trajectory_id, path, cmd order by step_idx rows between unbounded preceding and 1 preceding)
 ),
-pairs as (
-    select a.trajectory_id, a.step_idx as first_at, b.step_idx as again_at, a.action, a.path, a.cmd
-    from looks a join looks b on a.trajectory_id = b.trajectory_id and b.step_idx > a.step_idx and a.action = b.action
-    where not a.truncated and not a.is_error
-      and ((a.action = 'read' and a.path = b.path and (a.cmd = b.cmd or (a.full_read and b.full_read)))
-           or (a.action = 'run' and a.observed and a.cmd = b.cmd and not regexp_matches(a.cmd, '^(cd|clear|sleep|wait|C-\\S|M-\\S)( |$)')))
+rereads as (
+    -- a read of a file whose complete content was already read, with nothing changing it since
+    select trajectory_id, step_idx as again_at,
+           case when full_read and last_full_at > coalesce(last_edit_at, -1) and last_full_changes = file_changes
+                then last_full_at else last_same_at end as first_at,
+           path || ' read again at step ' || step_idx || ', unchanged since an earlier read' as why
+    from reads
+    where action = 'read'
+      and ((full_read and last_full_at > coalesce(last_edit_at, -1) and last_full_changes = file_changes)
+           or (last_same_at > coalesce(last_edit_at, -1) and last_same_changes = file_changes))
 ),
-unchanged as (
-    -- nothing between the two looks could have changed what they show
-    select p.* from pairs p
-    where not exists (
-        select 1 from _cs c where c.trajectory_id = p.trajectory_id and c.step_idx > p.first_at and c.step_idx < p.again_at
-          and ((c.action = 'edit' and (c.path is null or c.path = p.path or p.action = 'run'))
-               or (p.action = 'run' and (c.changes_state or c.cmd like 'cd %') and c.cmd <> p.cmd)
-               or (p.action = 'read' and c.action = 'run' and regexp_matches(c.cmd, {q(REWRITES_RE)}))))
-)
+runs as (
+    select trajectory_id, step_idx, cmd, changes_state, world_changes,
+           lag(step_idx) over w as prev_at, lag(world_changes) over w as prev_world,
+           lag(is_error) over w as prev_error, lag(truncated) over w as prev_truncated, lag(observed) over w as prev_observed
+    from _cs where action = 'run' and cmd <> ''
+    window w as (partition by trajectory_id, cmd order by step_idx)
+),
+reruns as (
+    -- the same command again, its earlier output complete and nothing changed in between
+    select trajectory_id, step_idx as again_at, prev_at as first_at,
+           '`' || left(cmd, 80) || '` re-run at step ' || step_idx || ' with its output from step ' || prev_at || ' unchanged' as why
+    from runs
+    where prev_at is not null and prev_observed and not prev_error and not prev_truncated
+      and world_changes - (case when changes_state then 1 else 0 end) = prev_world
+      and not regexp_matches(cmd, '^(cd|clear|sleep|wait|C-\\S|M-\\S)( |$)')
+),
+hits as (select trajectory_id, first_at, again_at, why from rereads union all select trajectory_id, first_at, again_at, why from reruns)
 select trajectory_id, list_sort(list_distinct(flatten(list([first_at, again_at]))))::INTEGER[] as evidence,
-       min(case when action = 'read' then path || ' read again at step ' || again_at || ', unchanged since step ' || first_at
-                else '`' || left(cmd, 80) || '` re-run at step ' || again_at || ' with its output from step ' || first_at || ' unchanged' end) as rationale
-from unchanged group by trajectory_id
+       min(why) as rationale
+from hits group by trajectory_id
 """,
     applicable="select trajectory_id from _cs where action in ('read', 'run') group by 1 having count(*) >= 2",
 )
