@@ -41,7 +41,9 @@ def run_rule_coders(store: Store, where: str | None = None, taxonomy_version: st
         hits, applicable = [], []
         for rule in RULES:
             taxonomy.get(rule.code)  # a rule for a code the taxonomy lacks is a bug, caught here
-            hits.append(f"select trajectory_id, '{rule.code}' as code, evidence, rationale from ({rule.sql})")
+            # a trajectory's sightings become one finding: all their steps, the first reason
+            hits.append(f"select trajectory_id, '{rule.code}' as code, list_sort(list_distinct(flatten(list(evidence)))) "
+                        f"as evidence, min(rationale) as rationale from ({rule.sql}) group by trajectory_id")
             applicable.append(f"select trajectory_id, '{rule.code}' as code from ({rule.applicable})")
         store.execute("create or replace temp table _hits as " + " union all ".join(hits))
         store.execute("create or replace temp table _applicable as " + " union all ".join(applicable))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from analysis.ingest.common import Issue, make_issue
 from analysis.store import Store
-from taxonomy.agreement import binary_agreement, krippendorff_alpha_nominal
+from taxonomy.agreement import BinaryAgreement, binary_agreement, krippendorff_alpha_nominal
 from taxonomy.taxonomy import load_taxonomy
 
 _TRUE = {"1", "true", "yes", "y", "present", "t"}
@@ -103,29 +103,17 @@ def export_sample(store: Store, per_cell: int = 10, seed: int = 0, coder: str = 
     return out.getvalue()
 
 
-@dataclass
-class CodeAgreement:
-    """Agreement of one coder with one annotator on one code."""
+@dataclass(frozen=True)
+class CodeAgreement(BinaryAgreement):
+    """Agreement of one coder with one annotator on one code (the coder's abstentions left out)."""
 
-    code: str
+    code: str = ""
     """Taxonomy code."""
-    n: int
-    """Trajectories both judged (the coder's abstentions are left out)."""
-    prevalence: float
-    """Share the annotator marks present."""
-    kappa: float | None
-    """Cohen's kappa, coder vs annotator."""
-    precision: float | None
-    """Coder precision against the annotator."""
-    recall: float | None
-    """Coder recall against the annotator."""
-    f1: float | None
-    """Coder F1 against the annotator."""
-    alpha: float | None
+    alpha: float | None = None
     """Krippendorff's alpha among all annotators who labelled this code (3 or more), else None."""
-    annotators: int
+    annotators: int = 0
     """Annotators with labels on this code."""
-    reliable: bool
+    reliable: bool = False
     """kappa ≥ threshold: the planner may use this code from this coder."""
 
 
@@ -157,9 +145,8 @@ def agreement(store: Store, coder: str, annotator: str, threshold: float = DEFAU
         alpha = None
         if len(annotators) >= 3:
             alpha = krippendorff_alpha_nominal([[unit.get(a) for a in annotators] for unit in by_unit.values()])
-        results.append(CodeAgreement(code=code, n=stats.n, prevalence=stats.prevalence, kappa=stats.kappa,
-                                     precision=stats.precision, recall=stats.recall, f1=stats.f1, alpha=alpha,
-                                     annotators=len(annotators), reliable=stats.kappa is not None and stats.kappa >= threshold))
+        results.append(CodeAgreement(**stats.as_dict(), code=code, alpha=alpha, annotators=len(annotators),
+                                     reliable=stats.kappa is not None and stats.kappa >= threshold))
     if record:
         with store.transaction():
             store.execute("delete from code_reliability where coder = ? and annotator = ? and taxonomy_version = ?",

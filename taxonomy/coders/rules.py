@@ -6,8 +6,9 @@ Each rule reads two relations that the executor prepares for the trajectories be
 - `_cs(...)`: their steps with actions, one row per step, with the flags defined in
   `CODER_STEPS_SQL` (is the step an error, does it execute code, is it a full read, ...).
 
-A rule returns `(trajectory_id, evidence INTEGER[], rationale VARCHAR)` for each trajectory that
-has the code, and says in `applicable` which trajectories it could judge at all: a rule that
+A rule returns `(trajectory_id, evidence INTEGER[], rationale VARCHAR)` rows, one per sighting
+(the executor merges a trajectory's sightings into one finding), and says in `applicable`
+which trajectories it could judge at all: a rule that
 needs command output abstains on trajectories that carry none (Terminal-Bench runs record only
 the commands), rather than guess. This module only holds the rules; `analysis.coding` runs them.
 """
@@ -102,7 +103,7 @@ class Rule:
     code: str
     """Taxonomy v1 code the rule assigns."""
     sql: str
-    """Query over `_tt` and `_cs` returning (trajectory_id, evidence, rationale)."""
+    """Query over `_tt` and `_cs` returning (trajectory_id, evidence, rationale), one row per sighting."""
     applicable: str
     """Query returning the trajectory_ids the rule can judge; others get `not_applicable`."""
 
@@ -124,7 +125,7 @@ inspected as (
     where r.action = 'read' and r.step_idx > p.last_edit
       and (r.trajectory_id, r.path) in (select trajectory_id, path from _cs where action = 'edit' and path is not null)
 )
-select p.trajectory_id, list_sort(list_distinct([p.last_edit, p.end_at]))::INTEGER[] as evidence,
+select p.trajectory_id, [p.last_edit, p.end_at]::INTEGER[] as evidence,
        'last change at step ' || p.last_edit || ' and nothing ran or inspected the result before the end at step '
        || p.end_at as rationale
 from per p join _tt t using (trajectory_id)
@@ -169,9 +170,7 @@ gave_up as (
     where p.failed_at is not null and p.last_change <= p.failed_at and t.outcome is distinct from 'error'
 ),
 hits as (select * from retries union all select * from gave_up)
-select trajectory_id, list_sort(list_distinct(flatten(list([failed_at, next_at]))))::INTEGER[] as evidence,
-       min(why) as rationale
-from hits group by trajectory_id
+select trajectory_id, [failed_at, next_at]::INTEGER[] as evidence, why as rationale from hits
 """,
     applicable="select distinct trajectory_id from _cs where action = 'run' and observed",
 )
@@ -218,9 +217,7 @@ reruns as (
       and not regexp_matches(cmd, '^(cd|clear|sleep|wait|C-\\S|M-\\S)( |$)')
 ),
 hits as (select trajectory_id, first_at, again_at, why from rereads union all select trajectory_id, first_at, again_at, why from reruns)
-select trajectory_id, list_sort(list_distinct(flatten(list([first_at, again_at]))))::INTEGER[] as evidence,
-       min(why) as rationale
-from hits group by trajectory_id
+select trajectory_id, [first_at, again_at]::INTEGER[] as evidence, why as rationale from hits
 """,
     applicable="select trajectory_id from _cs where action in ('read', 'run') group by 1 having count(*) >= 2",
 )
@@ -248,8 +245,7 @@ clobbers as (
     where c.action = 'edit' and regexp_matches(c.cmd, '(^|[^>0-9&])>\\s*\\S') and not regexp_matches(c.cmd, '>>')
 ),
 hits as (select * from tabs union all select * from truncated_again union all select * from clobbers)
-select trajectory_id, list_sort(list_distinct(flatten(list([a, b]))))::INTEGER[] as evidence, min(why) as rationale
-from hits group by trajectory_id
+select trajectory_id, [a, b]::INTEGER[] as evidence, why as rationale from hits
 """,
     # commands alone show tabs and clobbers but not truncation: without outputs, only a hit is a verdict
     applicable="select distinct trajectory_id from _cs where observed",
@@ -279,8 +275,7 @@ special_cases as (
     from _cs where action = 'edit' and regexp_matches(edit_text, {q(SPECIAL_CASE_RE)})
 ),
 hits as (select * from test_edits union all select * from verdicts union all select * from special_cases)
-select trajectory_id, list_sort(list_distinct(list(step_idx)))::INTEGER[] as evidence, min(why) as rationale
-from hits group by trajectory_id
+select trajectory_id, [step_idx]::INTEGER[] as evidence, why as rationale from hits
 """,
     applicable="select distinct trajectory_id from _cs",
 )
