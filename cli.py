@@ -391,6 +391,74 @@ def agreement_cmd(coder: str, annotator: str, threshold: float, fmt: str) -> Non
 
 
 @cli.command()
+@click.option("--model", default=None, help="Report on one model only.")
+@click.option("--md", "fmt", flag_value="md", default=True, help="Markdown (default).")
+@click.option("--json", "fmt", flag_value="json", help="Everything as JSON.")
+@click.option("--html", "fmt", flag_value="html", help="A standalone HTML page with charts (written to -o).")
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
+              help="Write here (default: stdout; report.html for --html).")
+@click.option("--coder", default="rules", show_default=True, help="Whose failure codes to report.")
+@click.option("--band", nargs=2, type=float, default=(0.2, 0.8), show_default=True,
+              help="Predicted pass-rate band that still carries training signal.")
+@db_option
+def report(model: str | None, fmt: str, output: Path | None, coder: str, band: tuple[float, float]) -> None:
+    """Failure distribution with intervals, bottlenecks, measured difficulty, signal, milestones.
+
+    \b
+    Example:
+      curriculab report --html -o report.html
+      curriculab report --model borealis-32b --json
+    """
+    from analysis.report import build_report, to_html, to_markdown
+
+    if not 0 <= band[0] < band[1] <= 1:
+        raise CliError(f"--band {band[0]} {band[1]} is not a range inside [0, 1]. Pass two numbers like 0.2 0.8")
+    with open_store(read_only=False) as store:
+        try:
+            data = build_report(store, model=model, coder=coder, band=band)
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+    if fmt == "html":
+        target = output or Path("report.html")
+        target.write_text(to_html(data))
+        click.echo(f"Wrote {target}")
+        return
+    text = json.dumps(data, indent=2, default=str) if fmt == "json" else to_markdown(data)
+    if output:
+        output.write_text(text)
+        click.echo(f"Wrote {output}")
+    else:
+        click.echo(text)
+
+
+@cli.command()
+@click.option("--models", "abilities", is_flag=True, help="Model abilities instead of task difficulties.")
+@click.option("--kind", type=click.Choice(["2pl", "rasch"]), default="2pl", show_default=True)
+@output_options(default="json")
+@db_option
+def difficulty(abilities: bool, kind: str, fmt: str) -> None:
+    """Fit measured difficulty (IRT) on every attempt and export it: task_id, difficulty (b; higher is
+    harder), discrimination, difficulty_se, n_attempts, pass_rate (with --models: model abilities).
+
+    \b
+    Example:
+      curriculab difficulty --json > difficulty.json
+    """
+    from analysis.difficulty import fit_store
+
+    with open_store(read_only=False) as store:
+        try:
+            fit_store(store, kind=kind)
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+        sql = ("select model, ability, ability_se, n_attempts, pass_rate from irt_models order by ability desc" if abilities else
+               "select task_id, difficulty, discrimination, difficulty_se, n_attempts, pass_rate, measured_tier "
+               "from irt_tasks order by difficulty desc")
+        columns, rows = store.query(sql)
+    emit(columns, rows, fmt)
+
+
+@cli.command()
 @click.argument("out", type=click.Path(path_type=Path))
 @click.option("--tasks", "n_tasks", default=36, show_default=True, help="Tasks to simulate.")
 @click.option("--attempts", default=3, show_default=True, help="Attempts per model and task.")

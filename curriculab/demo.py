@@ -12,6 +12,7 @@ from rich.table import Table
 from analysis.coding import run_rule_coders
 from analysis.ingest import ingest
 from analysis.labels import agreement, import_labels
+from analysis.report import build_report, to_html, to_markdown
 from analysis.simulate import simulate_corpus
 from analysis.store import Store
 
@@ -95,6 +96,13 @@ def run_demo(out: Path | str, n_tasks: int = 36, attempts: int = 3, seed: int = 
         result["top_failure_by_model"] = [dict(zip(columns, row)) for row in top]
         if console:
             _table(console, "Top failure code among each model's failed attempts", columns, top)
+        report = build_report(store)
+        (out / "report.md").write_text(to_markdown(report))
+        (out / "report.html").write_text(to_html(report))
+        result["findings"] = report["findings"]
+        say(f"[bold]5. Report[/]    {out / 'report.md'} and {out / 'report.html'}; findings:")
+        for finding in report["findings"]:
+            say(f"  - {finding}")
     result["seconds"] = round(time.perf_counter() - started, 2)
     say(f"Done in {result['seconds']} s. Explore with: curriculab query --db {db_path} "
         f"\"select model, outcome, count(*) from trajectories group by all\"")

@@ -155,6 +155,116 @@ CREATE TABLE code_reliability (
 """),
 )
 
+# Wilson bounds as SQL macros, so views and analysts' own queries give the same intervals.
+_WILSON = """
+CREATE MACRO wilson_low(k, n) AS CASE WHEN n = 0 THEN 0.0 ELSE greatest(0.0,
+    ((k / n) + 1.959963984540054 ^ 2 / (2 * n) - 1.959963984540054 * sqrt((k / n) * (1 - k / n) / n
+     + 1.959963984540054 ^ 2 / (4 * n * n))) / (1 + 1.959963984540054 ^ 2 / n)) END;
+CREATE MACRO wilson_high(k, n) AS CASE WHEN n = 0 THEN 1.0 ELSE least(1.0,
+    ((k / n) + 1.959963984540054 ^ 2 / (2 * n) + 1.959963984540054 * sqrt((k / n) * (1 - k / n) / n
+     + 1.959963984540054 ^ 2 / (4 * n * n))) / (1 + 1.959963984540054 ^ 2 / n)) END;
+"""
+
+MIGRATIONS += (
+    Migration(3, "measured difficulty tables and analyst views", _WILSON + """
+CREATE TABLE irt_tasks (
+    task_id VARCHAR PRIMARY KEY,
+    difficulty DOUBLE NOT NULL,
+    difficulty_se DOUBLE NOT NULL,
+    discrimination DOUBLE NOT NULL,
+    discrimination_se DOUBLE NOT NULL,
+    n_attempts INTEGER NOT NULL,
+    pass_rate DOUBLE NOT NULL,
+    measured_tier VARCHAR,
+    kind VARCHAR NOT NULL,
+    fitted_at TIMESTAMPTZ DEFAULT current_timestamp
+);
+CREATE TABLE irt_models (
+    model VARCHAR PRIMARY KEY,
+    ability DOUBLE NOT NULL,
+    ability_se DOUBLE NOT NULL,
+    n_attempts INTEGER NOT NULL,
+    pass_rate DOUBLE NOT NULL,
+    kind VARCHAR NOT NULL,
+    fitted_at TIMESTAMPTZ DEFAULT current_timestamp
+);
+
+-- Agent attempts only: harness errors are counted apart and never as failures.
+CREATE VIEW v_attempts AS
+SELECT t.trajectory_id, t.model, t.task_id, t.attempt, t.outcome, t.harness_error,
+       coalesce(k.tier_authored, '(none)') AS tier, coalesce(k.task_type, '(none)') AS task_type,
+       coalesce(k.language, '(none)') AS language
+FROM trajectories t LEFT JOIN tasks k USING (task_id)
+WHERE t.outcome IS NOT NULL;
+
+CREATE VIEW v_pass_rates AS
+WITH slices AS (
+    SELECT model, 'overall' AS dimension, 'all' AS value, outcome FROM v_attempts
+    UNION ALL SELECT model, 'task', task_id, outcome FROM v_attempts
+    UNION ALL SELECT model, 'tier', tier, outcome FROM v_attempts
+    UNION ALL SELECT model, 'task_type', task_type, outcome FROM v_attempts
+    UNION ALL SELECT model, 'language', language, outcome FROM v_attempts
+)
+SELECT model, dimension, value,
+       count(*) FILTER (outcome <> 'error') AS attempts,
+       count(*) FILTER (outcome = 'passed') AS passes,
+       count(*) FILTER (outcome = 'passed') / nullif(count(*) FILTER (outcome <> 'error'), 0) AS pass_rate,
+       wilson_low(count(*) FILTER (outcome = 'passed'), count(*) FILTER (outcome <> 'error')) AS ci_low,
+       wilson_high(count(*) FILTER (outcome = 'passed'), count(*) FILTER (outcome <> 'error')) AS ci_high,
+       count(*) FILTER (outcome = 'error') AS harness_errors
+FROM slices GROUP BY ALL;
+
+CREATE VIEW v_failure_distribution AS
+WITH failed AS (SELECT * FROM v_attempts WHERE outcome = 'failed'),
+slices AS (
+    SELECT model, 'overall' AS dimension, 'all' AS value, trajectory_id FROM failed
+    UNION ALL SELECT model, 'tier', tier, trajectory_id FROM failed
+    UNION ALL SELECT model, 'task_type', task_type, trajectory_id FROM failed
+),
+totals AS (SELECT model, dimension, value, count(*) AS failures FROM slices GROUP BY ALL)
+SELECT f.coder, s.model, f.code, s.dimension, s.value, count(*) AS n, any_value(tot.failures) AS failures,
+       count(*) / any_value(tot.failures) AS share,
+       wilson_low(count(*), any_value(tot.failures)) AS ci_low, wilson_high(count(*), any_value(tot.failures)) AS ci_high
+FROM slices s JOIN failure_codes f USING (trajectory_id) JOIN totals tot USING (model, dimension, value)
+WHERE f.code <> 'harness_failure'
+GROUP BY f.coder, s.model, f.code, s.dimension, s.value;
+
+CREATE VIEW v_task_difficulty AS
+SELECT k.task_id, k.task_type, k.language, k.tier_authored, k.difficulty_authored, i.measured_tier,
+       i.difficulty, i.difficulty_se, i.discrimination, i.discrimination_se, i.n_attempts, i.pass_rate,
+       k.tier_authored IS NOT NULL AND i.measured_tier IS NOT NULL AND k.tier_authored <> i.measured_tier AS misplaced
+FROM irt_tasks i JOIN tasks k USING (task_id);
+
+-- Which tasks still carry signal for which model: predicted p from the fit, p(1-p) the
+-- expected-improvement bound; band 0.2 to 0.8 here, any band through informative_tasks(lo, hi).
+CREATE MACRO informative_tasks(lo, hi) AS TABLE
+SELECT a.model, a.task_id, count(*) FILTER (a.outcome <> 'error') AS attempts,
+       count(*) FILTER (a.outcome = 'passed') AS passes,
+       count(*) FILTER (a.outcome = 'passed') / nullif(count(*) FILTER (a.outcome <> 'error'), 0) AS observed_pass_rate,
+       any_value(1 / (1 + exp(-i.discrimination * (m.ability - i.difficulty)))) AS predicted_pass_rate,
+       any_value(1 / (1 + exp(-i.discrimination * (m.ability - i.difficulty)))
+                 * (1 - 1 / (1 + exp(-i.discrimination * (m.ability - i.difficulty))))) AS signal,
+       any_value(1 / (1 + exp(-i.discrimination * (m.ability - i.difficulty))) BETWEEN lo AND hi) AS in_band
+FROM v_attempts a JOIN irt_tasks i USING (task_id) JOIN irt_models m USING (model)
+GROUP BY a.model, a.task_id;
+CREATE VIEW v_informative_tasks AS SELECT * FROM informative_tasks(0.2, 0.8);
+
+-- First failing milestone per attempt ("succeeded at 1 and 2, failed at 3"); all-passed attempts
+-- have first_failed NULL.
+CREATE VIEW v_milestone_funnel AS
+SELECT t.model, coalesce(k.task_type, '(none)') AS task_type, t.milestones_total,
+       CASE WHEN t.milestones_passed < t.milestones_total THEN t.milestones_passed + 1 END AS first_failed_milestone,
+       count(*) AS attempts
+FROM trajectories t LEFT JOIN tasks k USING (task_id)
+WHERE t.milestones_total > 0 AND t.outcome <> 'error'
+GROUP BY ALL;
+
+CREATE VIEW v_coder_agreement AS
+SELECT coder, annotator, code, taxonomy_version, n, kappa, f1, threshold, reliable, computed_at
+FROM code_reliability;
+"""),
+)
+
 LATEST_VERSION = MIGRATIONS[-1].version
 
 TABLE_DOCS: dict[str, str] = {
@@ -169,5 +279,14 @@ TABLE_DOCS: dict[str, str] = {
     "ingest_errors": "Quarantined input (severity error) and repaired input (severity warning).",
     "coding_status": "Per trajectory, code and coder: present, absent, or not_applicable (the coder abstained).",
     "code_reliability": "Coder-vs-annotator agreement per code; unreliable codes are ignored by the planner.",
+    "irt_tasks": "Measured task difficulty b, discrimination a (with standard errors) and measured tier from the last fit.",
+    "irt_models": "Measured model ability θ (with standard error) from the last fit.",
+    "v_attempts": "View: attempts with their task's tier, type and language (no trajectories without a verdict).",
+    "v_pass_rates": "View: per model and slice (overall, task, tier, task_type, language): pass rate with Wilson 95% interval.",
+    "v_failure_distribution": "View: per coder, model, code and slice: count, share of the model's failures, Wilson interval.",
+    "v_task_difficulty": "View: measured vs authored difficulty per task; misplaced when the tiers disagree.",
+    "v_informative_tasks": "View: per model and task, predicted pass rate and p(1-p); in_band for 0.2-0.8.",
+    "v_milestone_funnel": "View: first failing milestone per model and task type.",
+    "v_coder_agreement": "View: coder agreement per code and annotator, with reliability.",
     "schema_migrations": "Applied schema migrations.",
 }

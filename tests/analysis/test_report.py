@@ -1,0 +1,157 @@
+"""Analyst views with hand-computed expectations, and the report on a simulated corpus."""
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from analysis.coding import run_rule_coders
+from analysis.ingest import ingest
+from analysis.labels import import_labels
+from analysis.report import build_report
+from analysis.simulate import simulate_corpus
+from analysis.store import RowBatch, Store
+from cli import cli
+from taxonomy.model import Trajectory
+
+
+def test_pass_rates_keep_harness_errors_apart(store, fixtures):
+    ingest(store, [fixtures / "tb"], workers=1)
+    # tb fixture: 4 trials, 1 passed, 2 failed, 1 harness error (is_resolved null)
+    row = store.query("select attempts, passes, pass_rate, ci_low, ci_high, harness_errors from v_pass_rates "
+                      "where dimension = 'overall'")[1][0]
+    assert row[:3] == (3, 1, pytest.approx(1 / 3)) and row[5] == 1
+    assert row[3:5] == pytest.approx((0.06149, 0.79234), abs=1e-4)  # Wilson 1/3 by hand
+    tiers = dict(store.query("select value, attempts from v_pass_rates where dimension = 'tier'")[1])
+    assert tiers == {"basic": 2, "intermediate": 1}
+
+
+def _traj(tid, model, outcome):
+    return Trajectory(trajectory_id=tid, run_id="r", task_id=f"task-{tid}", model=model, outcome=outcome)
+
+
+def test_failure_distribution_is_a_share_of_failures_with_its_interval(store):
+    batch = RowBatch()
+    for i in range(10):
+        batch.add_trajectory(_traj(f"a{i}", "m1", "failed" if i < 8 else "passed"), f"h{i}", "jsonl", "x")
+    store.write_batch(batch)
+    store.execute("insert into failure_codes (trajectory_id, code, taxonomy_version, coder) values "
+                  "('a0','skipped_verification','v1','rules'), ('a1','skipped_verification','v1','rules'), "
+                  "('a2','skipped_verification','v1','rules'), ('a3','tool_misuse','v1','rules'), "
+                  "('a9','tool_misuse','v1','rules')")  # a9 passed: not a failure, not counted
+    rows = {r[0]: r[1:] for r in store.query("""select code, n, failures, share, ci_low, ci_high from v_failure_distribution
+                                                 where dimension = 'overall' order by code""")[1]}
+    assert rows["skipped_verification"][:3] == (3, 8, 3 / 8)
+    assert rows["skipped_verification"][3:] == pytest.approx((0.13684, 0.69425), abs=1e-4)  # Wilson 3/8
+    assert rows["tool_misuse"][:3] == (1, 8, 1 / 8)
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory):
+    root = tmp_path_factory.mktemp("report")
+    corpus = simulate_corpus(root / "corpus", n_tasks=72, attempts=5, seed=9)
+    db = root / "db.duckdb"
+    with Store(db) as store:
+        ingest(store, [corpus.root], workers=1)
+        run_rule_coders(store)
+        import_labels(store, corpus.root / "ground_truth.csv", "simulator")
+        from analysis.labels import agreement
+
+        agreement(store, "rules", "simulator")
+        report = build_report(store)
+    return root, corpus, db, report
+
+
+def test_report_shows_each_models_planted_top_failure_with_its_interval(sim):
+    *_, report = sim
+    tops = {m: rows[0] for m, rows in report["top_failure_modes"].items()}
+    # atlas has the highest planted skipped-verification rate, borealis no-plan-revision, cirrus redundant rework
+    assert tops["atlas-7b-coder"]["code"] == "skipped_verification"
+    assert tops["borealis-32b"]["code"] == "no_plan_revision"
+    assert tops["cirrus-large"]["code"] == "redundant_rework"
+    t = tops["atlas-7b-coder"]
+    assert 0 < t["ci_low"] < t["share"] < t["ci_high"] < 1 and t["reliable"] is True
+    assert any(f.startswith("atlas-7b-coder: the top failure mode is skipped_verification, in ") and "95% CI" in f
+               for f in report["findings"])
+
+
+def test_report_difficulty_finds_the_miscalibrated_tasks(sim):
+    import csv
+
+    _, corpus, db, report = sim
+    with Store(db, read_only=True) as store:
+        measured = dict(store.query("select task_id, difficulty from irt_tasks")[1])
+    truth = {r["task_id"]: float(r["difficulty_true"]) for r in csv.DictReader(open(corpus.root / "truth_tasks.csv"))}
+    from scipy.stats import spearmanr
+
+    common = sorted(measured)
+    assert spearmanr([measured[t] for t in common], [truth[t] for t in common]).statistic > 0.6
+    held = report["difficulty"]["held_out"]
+    assert held["held_out"] > 100 and held["irt_auc"] > held["baseline_auc"]
+    assert report["difficulty"]["calibration"] and report["difficulty"]["misplaced"]
+    assert all(s["tasks"] > 0 and 0 <= s["share_in_band"] <= 1 for s in report["signal"])
+    assert {p["model"] for p in report["pass_at_k"]} == {"atlas-7b-coder", "borealis-32b", "cirrus-large"}
+    assert all(p["pass@1"] <= p["pass@5"] for p in report["pass_at_k"])
+
+
+def test_bottleneck_is_the_code_every_model_ranks_first(store):
+    batch = RowBatch()
+    codes = []
+    for model, n in (("m1", 6), ("m2", 6)):
+        for i in range(n):
+            tid = f"{model}-{i}"
+            batch.add_trajectory(_traj(tid, model, "failed"), tid, "jsonl", "x")
+            codes.append((tid, "skipped_verification" if i < 4 else "tool_misuse"))
+    store.write_batch(batch)
+    store.con.executemany("insert into failure_codes (trajectory_id, code, taxonomy_version, coder) values (?, ?, 'v1', 'rules')", codes)
+    report = build_report(store)
+    assert [b["code"] for b in report["bottlenecks"]] == ["skipped_verification"]
+    assert any(f.startswith("Bottleneck: skipped_verification is the top failure mode for every model") for f in report["findings"])
+
+
+def test_report_cli_in_three_formats_and_errors(sim, tmp_path):
+    _, _, db, _ = sim
+    run = lambda *a: CliRunner().invoke(cli, ["--db", str(db), *a], catch_exceptions=False)
+    md = run("report", "--model", "borealis-32b")
+    assert md.exit_code == 0 and md.stdout.startswith("# curriculab report — borealis-32b")
+    assert "| no_plan_revision |" in md.stdout
+    data = json.loads(run("report", "--json").stdout)
+    assert {"overview", "top_failure_modes", "bottlenecks", "difficulty", "signal", "milestones", "findings"} <= set(data)
+    page = tmp_path / "r.html"
+    result = run("report", "--html", "-o", str(page))
+    assert result.exit_code == 0 and result.stdout == f"Wrote {page}\n"
+    text = page.read_text()
+    # standalone: four charts, plotly.js embedded once, nothing fetched from the network
+    assert text.count('class="plotly-graph-div"') == 4 and len(text) > 1_000_000
+    assert '<script src="http' not in text and "<script src='http" not in text
+    missing = run("report", "--model", "nobody")
+    assert missing.exit_code == 1 and missing.stderr.startswith("Error: no attempts for model 'nobody' in the store.")
+    bad_band = run("report", "--band", "0.9", "0.1")
+    assert bad_band.exit_code == 1 and "is not a range inside [0, 1]" in bad_band.stderr
+
+
+def test_difficulty_cli_exports_the_pinned_fields(sim):
+    _, _, db, _ = sim
+    run = lambda *a: CliRunner().invoke(cli, ["--db", str(db), *a], catch_exceptions=False)
+    tasks = json.loads(run("difficulty", "--json").stdout)
+    assert len(tasks) == 72
+    assert {"task_id", "difficulty", "discrimination", "difficulty_se", "n_attempts", "pass_rate"} <= set(tasks[0])
+    assert tasks[0]["difficulty"] >= tasks[-1]["difficulty"]  # hardest first
+    models = json.loads(run("difficulty", "--models", "--json").stdout)
+    assert [m["model"] for m in models] == ["cirrus-large", "borealis-32b", "atlas-7b-coder"]  # planted ability order
+
+
+def test_views_after_a_fit(sim):
+    _, _, db, _ = sim
+    with Store(db, read_only=True) as store:
+        informative = store.query("select count(*), count(*) filter (in_band), min(signal) >= 0, max(signal) <= 0.25 "
+                                  "from v_informative_tasks")[1][0]
+        assert informative[0] == 216 and 0 < informative[1] < 216 and informative[2] and informative[3]
+        narrow = store.query("select count(*) filter (in_band) from informative_tasks(0.45, 0.55)")[1][0][0]
+        assert narrow < informative[1]
+        funnel = store.query("select sum(attempts) from v_milestone_funnel")[1][0][0]
+        milestoned = store.query("select count(*) from trajectories where milestones_total > 0 and outcome <> 'error'")[1][0][0]
+        assert funnel == milestoned > 0
+        assert store.query("select count(*) from v_coder_agreement where reliable")[1][0][0] == 6
+        assert store.query("select count(*) from v_task_difficulty")[1][0][0] == 72

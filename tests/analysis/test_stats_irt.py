@@ -1,0 +1,89 @@
+"""Wilson intervals, pass@k and IRT recovery, against hand-computed and known values."""
+
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+
+from analysis.irt import fit_irt, measured_tiers
+from analysis.stats import pass_at_k, wilson_interval
+from analysis.store import Store
+
+
+@pytest.mark.parametrize("k, n, low, high", [
+    (7, 20, 0.18119, 0.56715),   # p = .35: centre (.35 + 1.9208/20)/(1.19207), half-width by hand
+    (0, 10, 0.0, 0.27753),       # 0/10: upper bound z²/(n + z²) = 3.8415/13.8415
+    (10, 10, 0.72247, 1.0),
+    (1, 2, 0.09453, 0.90547),
+])
+def test_wilson_by_hand_and_in_sql(k, n, low, high):
+    assert wilson_interval(k, n) == pytest.approx((low, high), abs=1e-5)
+    with Store(":memory:") as store:
+        assert store.query(f"select wilson_low({k}, {n}), wilson_high({k}, {n})")[1][0] == pytest.approx((low, high), abs=1e-5)
+
+
+def test_wilson_of_nothing_is_the_whole_range():
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+
+
+@pytest.mark.parametrize("n, c, k, expected", [
+    (5, 2, 1, 0.4),                 # pass@1 is c/n
+    (5, 2, 2, 1 - 3 / 10),          # 1 - C(3,2)/C(5,2)
+    (5, 0, 3, 0.0),
+    (5, 4, 2, 1.0),                 # fewer than k failures: some draw must pass
+    (10, 3, 5, 1 - 21 / 252),       # 1 - C(7,5)/C(10,5)
+])
+def test_pass_at_k_unbiased_estimator(n, c, k, expected):
+    assert pass_at_k(n, c, k) == pytest.approx(expected)
+
+
+def test_pass_at_k_refuses_impossible_inputs():
+    with pytest.raises(ValueError, match="k=6 is larger than n=5"):
+        pass_at_k(5, 1, 6)
+    with pytest.raises(ValueError, match="c=7 must be between 0 and n=5"):
+        pass_at_k(5, 7, 1)
+
+
+def simulate(models=40, tasks=400, attempts=5, seed=0, two_pl=True):
+    rng = np.random.default_rng(seed)
+    theta, b = rng.normal(0, 1, models), rng.normal(0, 1.2, tasks)
+    a = np.exp(rng.normal(0, 0.3, tasks)) if two_pl else np.ones(tasks)
+    mi, ti = (g.ravel() for g in np.meshgrid(np.arange(models), np.arange(tasks), indexing="ij"))
+    k = rng.binomial(attempts, 1 / (1 + np.exp(-a[ti] * (theta[mi] - b[ti]))))
+    return theta, b, a, mi, ti, np.full_like(k, attempts), k
+
+
+def test_2pl_recovers_known_parameters():
+    theta, b, a, mi, ti, n, k = simulate()
+    fit = fit_irt(mi, ti, n, k, [f"m{i}" for i in range(40)], [f"t{j}" for j in range(400)])
+    assert fit.converged
+    assert spearmanr(fit.difficulty, b).statistic > 0.95
+    assert spearmanr(fit.ability, theta).statistic > 0.97
+    assert spearmanr(fit.discrimination, a).statistic > 0.3  # discrimination is the hardest to pin with 200 draws a task
+    # standard errors are honest: most true difficulties lie within 2 SE of the estimate (after aligning the scale)
+    scale = np.std(fit.ability) / np.std(theta)
+    inside = np.abs(fit.difficulty / scale - b) < 2 * fit.difficulty_se / scale + 0.3
+    assert inside.mean() > 0.8
+
+
+def test_rasch_recovers_and_more_attempts_shrink_errors():
+    theta, b, _, mi, ti, n, k = simulate(two_pl=False, attempts=3)
+    few = fit_irt(mi, ti, n, k, [f"m{i}" for i in range(40)], [f"t{j}" for j in range(400)], kind="rasch")
+    theta, b, _, mi, ti, n, k = simulate(two_pl=False, attempts=12)
+    many = fit_irt(mi, ti, n, k, [f"m{i}" for i in range(40)], [f"t{j}" for j in range(400)], kind="rasch")
+    assert np.all(few.discrimination == 1) and spearmanr(many.difficulty, b).statistic > 0.95
+    assert many.difficulty_se.mean() < few.difficulty_se.mean() / 1.5
+
+
+def test_fit_refuses_bad_cells():
+    with pytest.raises(ValueError, match="no attempts to fit"):
+        fit_irt([], [], [], [], [], [])
+    with pytest.raises(ValueError, match="passes must be between 0 and attempts"):
+        fit_irt([0], [0], [2], [3], ["m"], ["t"])
+    with pytest.raises(ValueError, match="Use '2pl' or 'rasch'"):
+        fit_irt([0], [0], [2], [1], ["m"], ["t"], kind="3pl")
+
+
+def test_measured_tiers_follow_the_authored_shares():
+    difficulty = np.arange(10, dtype=float)
+    assert measured_tiers(difficulty, {"basic": 2, "intermediate": 5, "complex": 3}) == \
+        ["basic"] * 2 + ["intermediate"] * 5 + ["complex"] * 3
