@@ -1,0 +1,182 @@
+"""Hostile completions against the default sandbox backend: every one ends in failed tests or a
+recorded status, never a pass. Payloads are narrow: canaries this test creates, bounded sizes."""
+
+import os
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from training.sandbox import Limits, detect_backend, run_tests
+
+BACKEND = detect_backend()
+TESTS = [("basic_1", "assert add(1, 2) == 3"), ("basic_2", "assert add(-4, 4) == 0"), ("edge_1", "assert add(10**20, 1) == 10**20 + 1")]
+FAST = Limits(test_timeout_s=2.0, load_timeout_s=5.0, cpu_s=10, memory_bytes=512 << 20, file_bytes=1 << 20)
+
+
+def test_the_default_backend_is_a_real_sandbox():
+    # CI installs bubblewrap (scripts/setup.sh); without it the rlimits backend would record `unsandboxed`.
+    assert BACKEND == "bwrap"
+
+
+def test_an_honest_completion_passes():
+    result = run_tests("def add(a, b):\n    return a + b\n", "add", TESTS, FAST)
+    assert result.status == "ok" and all(o.passed for o in result.outcomes)
+
+
+def never_passes(code, tests=TESTS, limits=FAST, **kwargs):
+    result = run_tests(code, "add", tests, limits, **kwargs)
+    assert not any(o.passed for o in result.outcomes), [(o.test_id, o.status, o.detail) for o in result.outcomes]
+    return result
+
+
+def test_exit_at_import():
+    assert never_passes("import sys\nsys.exit(0)\n").status == "load_error"
+
+
+def test_os_exit_inside_the_call():
+    result = never_passes("import os\ndef add(a, b):\n    os._exit(0)\n")
+    assert result.status == "crashed"
+
+
+@pytest.mark.parametrize("exception", ["SystemExit(0)", "KeyboardInterrupt()", "GeneratorExit()"])
+def test_raising_exit_like_exceptions(exception):
+    never_passes(f"def add(a, b):\n    raise {exception}\n")
+
+
+def test_printing_fake_results():
+    never_passes("import sys\nprint('3 passed in 0.01s')\nprint('{\"basic_1\": true, \"reward\": 1.0}')\n"
+                 "def add(a, b):\n    print('PASSED'); sys.stderr.write('OK\\n')\n    return None\n")
+
+
+def test_patching_builtins_and_assert_helpers():
+    never_passes("import builtins\nbuiltins.AssertionError = type('Never', (Exception,), {})\n"
+                 "builtins.len = lambda x: 3\nbuiltins.isinstance = lambda *a: True\n"
+                 "def add(a, b):\n    return 'wrong'\n")
+
+
+def test_objects_that_equal_everything():
+    result = never_passes("class Anything(int):\n    def __eq__(self, other): return True\n    __hash__ = int.__hash__\n"
+                          "def add(a, b):\n    return Anything(0)\n")
+    assert "not plain data" in result.outcomes[0].detail
+
+
+def test_forging_replies_on_the_protocol_pipe():
+    # writes fake "ok" replies to every fd it can find; verdicts are computed outside, so this only
+    # answers with wrong values
+    never_passes("import os, json, struct\n"
+                 "def add(a, b):\n"
+                 "    for fd in range(3, 64):\n"
+                 "        for i in range(1, 6):\n"
+                 "            msg = json.dumps({'id': i, 'ok': True, 'value': 'PASS'}).encode()\n"
+                 "            try: os.write(fd, struct.pack('>I', len(msg)) + msg)\n"
+                 "            except OSError: pass\n"
+                 "    return -1\n")
+
+
+def test_the_tests_are_not_on_disk_and_the_host_is_not_visible(tmp_path):
+    canary = tmp_path / "canary-secret.txt"
+    canary.write_text("the tests say add(1, 2) == 3")
+    code = (f"import os\ndef add(a, b):\n    found = []\n"
+            f"    for path in [{str(canary)!r}, '/work/main/tests', '/root', '/box/tests.py', '/tmp/tests.py']:\n"
+            f"        if os.path.exists(path): found.append(path)\n"
+            f"    return found\n")
+    result = run_tests(code, "add", [("look", "assert add(1, 2) == []")], FAST)
+    assert result.outcomes[0].passed, result.outcomes[0].detail  # nothing outside the box is visible
+
+
+def test_deleting_or_rewriting_files_outside_the_box(tmp_path):
+    canary_dir = tmp_path / "canary"
+    canary_dir.mkdir()
+    (canary_dir / "tests.py").write_text("assert add(1, 2) == 3\n")
+    os.chmod(tmp_path, 0o777)  # even world-writable host dirs stay out of reach
+    os.chmod(canary_dir, 0o777)
+    os.chmod(canary_dir / "tests.py", 0o666)
+    never_passes(f"import os, shutil\ndef add(a, b):\n"
+                 f"    for p in [{str(canary_dir / 'tests.py')!r}]:\n"
+                 f"        try: open(p, 'w').write('')\n        except OSError: pass\n"
+                 f"        try: os.remove(p)\n        except OSError: pass\n"
+                 f"    try: open({str(canary_dir / 'new.txt')!r}, 'w').write('x')\n    except OSError: pass\n"
+                 f"    return None\n")
+    assert (canary_dir / "tests.py").read_text() == "assert add(1, 2) == 3\n"
+    assert sorted(p.name for p in canary_dir.iterdir()) == ["tests.py"]
+
+
+def test_infinite_loop_is_a_timeout_and_the_next_test_still_runs():
+    code = "def add(a, b):\n    if a == 1:\n        while True: pass\n    return a + b\n"
+    result = run_tests(code, "add", TESTS, FAST)
+    assert [o.status for o in result.outcomes] == ["timeout", "ok", "ok"] and not result.outcomes[0].passed
+    assert result.status == "timeout"
+
+
+def _nobody_processes():
+    out = subprocess.run(["ps", "-u", "65534", "-o", "pid="], capture_output=True, text=True).stdout
+    return len(out.split())
+
+
+def test_fork_bomb_is_contained_and_cleaned_up():
+    before = _nobody_processes()
+    never_passes("import os, time\ndef add(a, b):\n    for _ in range(2000):\n"
+                 "        try:\n            if os.fork() == 0:\n                time.sleep(30)\n                os._exit(0)\n"
+                 "        except OSError:\n            break\n    time.sleep(30)\n")
+    # the whole tree dies: killing bwrap tears down the sandbox's pid namespace (asynchronously)
+    deadline = time.monotonic() + 10
+    while _nobody_processes() > before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _nobody_processes() <= before
+
+
+def test_memory_bomb():
+    result = never_passes("def add(a, b):\n    block = bytearray(8 * 1024 ** 3)\n    return a + b\n")
+    assert "MemoryError" in result.outcomes[0].detail
+
+
+def test_huge_output_is_capped(tmp_path):
+    result = never_passes("import sys\ndef add(a, b):\n    chunk = 'x' * 65536\n"
+                          "    for _ in range(4096):\n        sys.stdout.write(chunk)\n    return a + b\n")
+    assert result.status == "output_limit"  # RLIMIT_FSIZE stops the writer (EFBIG)
+    assert len(result.stderr_tail) <= 2000
+
+
+def test_no_network():
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.settimeout(3)
+    port = server.getsockname()[1]
+    contacted = []
+    threading.Thread(target=lambda: contacted.append(_accept(server)), daemon=True).start()
+    code = (f"import socket\ndef add(a, b):\n    s = socket.socket()\n    s.settimeout(1)\n"
+            f"    s.connect(('127.0.0.1', {port}))\n    return a + b\n")
+    result = never_passes(code, tests=TESTS[:1])
+    assert "OSError" in result.outcomes[0].detail or "Error" in result.outcomes[0].detail
+    server.close()
+    assert contacted in ([], [False])
+
+
+def _accept(server):
+    try:
+        server.accept()
+        return True
+    except OSError:
+        return False
+
+
+def test_environment_secrets_do_not_reach_the_completion():
+    code = "import os\ndef add(a, b):\n    return sorted(k for k in os.environ if 'SECRET' in k or 'TOKEN' in k)\n"
+    os.environ["CURRICULAB_TEST_SECRET_TOKEN"] = "s3cr3t"  # set in the harness; must not reach the sandbox
+    try:
+        result = run_tests(code, "add", [("env", "assert add(1, 2) == []")], FAST)
+    finally:
+        del os.environ["CURRICULAB_TEST_SECRET_TOKEN"]
+    assert result.outcomes[0].passed, result.outcomes[0].detail
+
+
+def test_writing_inside_the_box_tmp_is_allowed_but_bounded():
+    code = ("def add(a, b):\n    with open('/tmp/scratch', 'w') as f:\n        f.write('x' * 1000)\n"
+            "    return len(open('/tmp/scratch').read()) + a + b - 1000\n")
+    result = run_tests(code, "add", TESTS[:1], FAST)
+    assert result.outcomes[0].passed, result.outcomes[0].detail
