@@ -458,6 +458,176 @@ def difficulty(abilities: bool, kind: str, fmt: str) -> None:
     emit(columns, rows, fmt)
 
 
+def _load_problem_set(name: str):
+    """A problems file, or a built-in set by name (builtin, humaneval)."""
+    from training import problems as p
+
+    try:
+        if name == "builtin":
+            return p.builtin_problems()
+        if name == "humaneval":
+            return p.humaneval_problems()
+        return p.load_problems(name)
+    except p.ProblemError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _parse_weights(text: str | None) -> dict[str, float] | str:
+    if not text:
+        return "uniform"
+    if "=" not in text:
+        return text  # a preset name
+    weights = {}
+    for part in text.split(","):
+        tier, _, value = part.partition("=")
+        try:
+            weights[tier.strip()] = float(value)
+        except ValueError:
+            raise CliError(f"--weights part {part!r} is not tier=number. Write e.g. basic=0.35,intermediate=0.35,complex=0.15,edge=0.15") from None
+    return weights
+
+
+@cli.command()
+@click.option("--problems", "problems_path", required=True, metavar="FILE|builtin|humaneval",
+              help="Tiered problems (JSONL or Parquet), or a built-in set.")
+@click.option("--completions", "completions_path", required=True, type=click.Path(path_type=Path),
+              help="JSONL of {problem_id, completion_id, completion}.")
+@click.option("--weights", default=None, help="basic=…,intermediate=…,complex=…,edge=… or a preset (uniform, basic-intermediate, complex-edge).")
+@click.option("--schedule", default="all", show_default=True, help="Active tiers: all, forward, reversed, static-<tier> (at the end of training).")
+@click.option("--workers", type=int, default=None, help="Parallel sandboxes.")
+@click.option("--test-timeout", type=float, default=5.0, show_default=True, help="Seconds one test may take.")
+@output_options(default="json")
+def reward(problems_path: str, completions_path: Path, weights: str | None, schedule: str, workers: int | None,
+           test_timeout: float, fmt: str) -> None:
+    """Score completions against tiered tests in the sandbox.
+
+    Prints one {completion_id, problem_id, reward, pass_rate: {tier: x}, status} per completion;
+    status is `ok` or names the fault (timeout, memory, crashed, load_error, unsandboxed, ...).
+    Code is taken from the last ```python block when there is one, else the whole text.
+
+    \b
+    Example:
+      curriculab reward --problems builtin --completions samples.jsonl --weights basic=0.35,intermediate=0.35,complex=0.15,edge=0.15 --json
+    """
+    from training.rewards import TierCurriculum, score_completions
+    from training.sandbox import Limits
+
+    problems = _load_problem_set(problems_path)
+    try:
+        curriculum = TierCurriculum(schedule=schedule, weights=_parse_weights(weights))
+        limits = Limits(test_timeout_s=test_timeout)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    known = {p.problem_id for p in problems}
+    completions, refused = [], []
+    for number, line in enumerate(completions_path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            missing = [k for k in ("problem_id", "completion_id", "completion") if not isinstance(record.get(k), str)]
+        except json.JSONDecodeError as exc:
+            refused.append(f"{completions_path}: line {number}: invalid JSON ({exc.msg}). Fix the line")
+            continue
+        if missing:
+            refused.append(f"{completions_path}: line {number}: field {missing[0]} is missing or not a string. Add it")
+        elif record["problem_id"] not in known:
+            refused.append(f"{completions_path}: line {number}: field problem_id: {record['problem_id']!r} is not in {problems_path}. "
+                           "Pass the problems the completions were made for")
+        else:
+            completions.append(record)
+    results = score_completions(problems, completions, curriculum, limits, workers) if completions else []
+    if fmt == "json":
+        click.echo(json.dumps(results, indent=2))
+    else:
+        rows = [(r["completion_id"], r["problem_id"], None if r["reward"] is None else round(r["reward"], 3),
+                 *(None if r["pass_rate"][t] is None else round(r["pass_rate"][t], 2) for t in ("basic", "intermediate", "complex", "edge")),
+                 r["status"]) for r in results]
+        emit(["completion_id", "problem_id", "reward", "basic", "intermediate", "complex", "edge", "status"], rows, fmt)
+    for problem in refused:
+        click.echo(f"  refused: {problem}", err=True)
+    if refused:
+        sys.exit(1)
+
+
+@cli.group()
+def problems() -> None:
+    """Tiered problem sets: export, check, re-tier from measured failure rates."""
+
+
+@problems.command("export")
+@click.argument("name", type=click.Choice(["builtin", "humaneval"]))
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True)
+def problems_export(name: str, output: Path) -> None:
+    """Write a built-in set as tiered-problem JSONL, keeping only problems whose reference passes.
+
+    \b
+    Example:
+      curriculab problems export humaneval -o humaneval.jsonl
+    """
+    from training.problems import save_problems, verify_references
+
+    kept, rejected = verify_references(_load_problem_set(name))
+    save_problems(kept, output)
+    click.echo(f"Wrote {len(kept)} problems ({sum(len(p.tests) for p in kept)} tests) to {output}; {len(rejected)} rejected.")
+    for line in rejected:
+        click.echo(f"  rejected: {line}", err=True)
+
+
+@problems.command("check")
+@click.argument("file")
+def problems_check(file: str) -> None:
+    """Validate a problems file and run every reference against its tests (exit 1 if any fails).
+
+    \b
+    Example:
+      curriculab problems check my_problems.jsonl
+    """
+    from collections import Counter
+
+    from training.problems import verify_references
+
+    loaded = _load_problem_set(file)
+    kept, rejected = verify_references(loaded)
+    tiers = Counter(t.tier for p in kept for t in p.tests)
+    click.echo(f"{len(kept)} of {len(loaded)} problems pass their reference; tests per tier: "
+               + ", ".join(f"{t} {tiers.get(t, 0)}" for t in ("basic", "intermediate", "complex", "edge")))
+    for line in rejected:
+        click.echo(f"  rejected: {line}", err=True)
+    if rejected:
+        sys.exit(1)
+
+
+@problems.command("retier")
+@click.option("--problems", "problems_path", required=True, metavar="FILE|builtin|humaneval")
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True)
+@click.option("--min-runs", default=8, show_default=True, help="Tests seen fewer times keep their tier.")
+@db_option
+def problems_retier(problems_path: str, output: Path, min_runs: int) -> None:
+    """Re-assign test tiers from measured failure rates in the store (rollouts' test_results;
+    the rollout's task_id is the problem_id): difficulty measured, not authored.
+
+    \b
+    Example:
+      curriculab problems retier --problems humaneval -o humaneval.retiered.jsonl
+    """
+    from collections import Counter
+
+    from training.problems import retier, save_problems
+
+    loaded = _load_problem_set(problems_path)
+    with open_store(read_only=True) as store:
+        rows = store.query("""select t.task_id, r.test_id, count(*) filter (not r.passed), count(*)
+                              from test_results r join trajectories t using (trajectory_id) group by 1, 2""")[1]
+    rates = {(task, test): (failed, runs) for task, test, failed, runs in rows}
+    updated = retier(loaded, rates, min_runs=min_runs)
+    moved = sum(a.tier != b.tier for p, q in zip(loaded, updated) for a, b in zip(p.tests, q.tests))
+    save_problems(updated, output)
+    tiers = Counter(t.tier for p in updated for t in p.tests)
+    click.echo(f"Re-tiered {moved} of {sum(len(p.tests) for p in loaded)} tests from measured failure rates; wrote {output} "
+               f"({', '.join(f'{t} {tiers.get(t, 0)}' for t in ('basic', 'intermediate', 'complex', 'edge'))}).")
+
+
 @cli.command()
 @click.argument("out", type=click.Path(path_type=Path))
 @click.option("--tasks", "n_tasks", default=36, show_default=True, help="Tasks to simulate.")

@@ -241,6 +241,8 @@ def run_tests(completion_code: str, entry_point: str, tests: Sequence[tuple[str,
                     code_ = interpreter.close() if interpreter else None
                     interpreter = None
                     status = "timeout" if isinstance(exc, TimeoutError) else _death_status(code_, workdir)
+                    if isinstance(exc, OSError) or _wrapper_failed(workdir):
+                        status = "sandbox_error"  # the sandbox never ran the completion: not its fault
                     load_failure = f"the interpreter did not start ({status}: {type(exc).__name__})"
                     result.outcomes.append(TestOutcome(test_id, False, status if status != "crashed" else "load_error", load_failure))
                     continue
@@ -270,6 +272,13 @@ def run_tests(completion_code: str, entry_point: str, tests: Sequence[tuple[str,
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return result
+
+
+def _wrapper_failed(workdir: Path) -> bool:
+    """Whether a launcher (prlimit, setpriv, bwrap) reported its own failure before Python started."""
+    log = workdir / "stderr.log"
+    head = log.read_bytes()[:2000].decode(errors="replace") if log.exists() else ""
+    return any(line.startswith(("bwrap:", "prlimit:", "setpriv:")) for line in head.splitlines())
 
 
 def _death_status(returncode: int | None, workdir: Path) -> str:

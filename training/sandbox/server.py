@@ -24,7 +24,7 @@ class Unencodable(TypeError):
 
 def encode(value, depth=0):
     """Plain data to JSON-safe tagged form; anything else (subclasses included) is refused."""
-    if depth > 100:
+    if depth > 1000:
         raise Unencodable("nested too deeply")
     t = type(value)
     if value is None or t is bool or t is str:

@@ -1,0 +1,153 @@
+"""Tiered problems, reference checks, TAROT rewards with the TRL signature, and `curriculab reward`."""
+
+import json
+from types import SimpleNamespace
+
+import pytest
+from click.testing import CliRunner
+
+from cli import cli
+from training.problems import (
+    ProblemError, builtin_problems, extract_code, humaneval_problems, load_problems, retier, save_problems, verify_references,
+)
+from training.rewards import TierCurriculum, make_reward_functions, score_completions
+from training.sandbox import Limits
+
+
+@pytest.fixture(scope="module")
+def builtin():
+    return builtin_problems()
+
+
+def test_the_builtin_set_has_40_problems_with_two_tests_per_tier(builtin):
+    assert len(builtin) >= 40
+    for p in builtin:
+        assert all(len(tests) >= 2 for tests in p.tier_tests().values()), p.problem_id
+
+
+def test_every_reference_scores_1_on_every_tier(builtin):
+    results = score_completions(builtin, [{"problem_id": p.problem_id, "completion_id": p.problem_id, "completion": p.reference}
+                                          for p in builtin])
+    bad = [(r["problem_id"], r["pass_rate"], r["status"]) for r in results if r["reward"] != 1.0
+           or any(v != 1.0 for v in r["pass_rate"].values())]
+    assert bad == []
+
+
+def test_wrong_solutions_score_0_on_the_tiers_they_break(builtin):
+    wrong = [
+        ("curriculab/roman", "def to_roman(n):\n    out = ''\n    for v, l in [(1000, 'M'), (500, 'D'), (100, 'C'), (50, 'L'), (10, 'X'), (5, 'V'), (1, 'I')]:\n"
+                             "        while n >= v:\n            out += l\n            n -= v\n    return out\n", {"basic": 1.0, "intermediate": 0.0}),
+        ("curriculab/reverse_string", "def reverse(s):\n    return s[::-1] if len(s) > 1 else None\n", {"basic": 1.0, "edge": 0.0}),
+        ("curriculab/maximum", "def maximum(xs):\n    return max(xs)\n", {"basic": 1.0, "intermediate": 1.0, "edge": 0.5}),
+        ("curriculab/add_two", "def add(a, b):\n    return a - b\n", {"basic": 0.0, "intermediate": 0.0, "complex": 0.0}),
+    ]
+    results = score_completions(builtin, [{"problem_id": p, "completion_id": p, "completion": c} for p, c, _ in wrong])
+    for (pid, _, expected), result in zip(wrong, results):
+        for tier, rate in expected.items():
+            assert result["pass_rate"][tier] == rate, (pid, tier, result)
+        assert result["reward"] < 1.0
+
+
+def test_code_is_taken_from_the_last_python_block():
+    assert extract_code("text\n```python\nx = 1\n```\nmore\n```python\nx = 2\n```\n") == "x = 2\n"
+    assert extract_code("def f():\n    return 1") == "def f():\n    return 1"
+
+
+def test_a_reference_that_fails_its_own_test_is_rejected_naming_the_test(builtin):
+    broken = builtin[0].model_copy(update={"reference": "def add(a, b):\n    return a + b if a >= 0 else 0\n"})
+    kept, rejected = verify_references([broken, builtin[1]])
+    assert [p.problem_id for p in kept] == [builtin[1].problem_id]
+    assert rejected == ["curriculab/add_two: reference fails test 'intermediate_1' (failed: assertion failed); problem rejected"]
+
+
+def test_loader_errors_name_the_line_and_field(tmp_path, builtin):
+    path = save_problems(builtin[:2], tmp_path / "p.jsonl")
+    assert [p.problem_id for p in load_problems(path)] == [p.problem_id for p in builtin[:2]]
+    record = json.loads(path.read_text().splitlines()[1])
+    record["tests"][0]["tier"] = "expert"
+    path.write_text(path.read_text().splitlines()[0] + "\n" + json.dumps(record) + "\n")
+    with pytest.raises(ProblemError) as err:
+        load_problems(path)
+    assert str(err.value) == (f"{path}: line 2: field tests.0.tier: Input should be 'basic', 'intermediate', 'complex' or 'edge'. "
+                              "Fix the record")
+    with pytest.raises(ProblemError, match="problem_id 'curriculab/add_two' appears twice"):
+        save_problems([builtin[0], builtin[0]], path)
+        load_problems(path)
+
+
+def test_humaneval_is_split_into_tiered_single_tests():
+    problems = humaneval_problems(limit=20)
+    assert len(problems) == 20 and all(len(p.tests) >= 2 for p in problems)
+    tiers = {t.tier for p in problems for t in p.tests}
+    assert {"basic", "intermediate", "edge"} <= tiers
+    kept, rejected = verify_references(problems)
+    assert rejected == [] and len(kept) == 20
+    # each split test is a single assertion about the entry point, with the candidate renamed
+    first = problems[0].tests[0].code
+    assert "candidate" not in first and problems[0].entry_point in first
+
+
+def test_retier_moves_tests_by_measured_failure_rate(builtin):
+    problem = builtin[0]
+    rates = {(problem.problem_id, "basic_1"): (19, 20), (problem.problem_id, "edge_1"): (0, 20), (problem.problem_id, "edge_2"): (5, 5)}
+    (moved,) = retier([problem], rates, min_runs=8)
+    tiers = {t.test_id: t.tier for t in moved.tests}
+    assert tiers["basic_1"] == "edge" and tiers["edge_1"] == "basic" and tiers["edge_2"] == "edge"  # too few runs: kept
+
+
+def test_tarot_schedules_and_weights():
+    forward = TierCurriculum("forward", "uniform")
+    assert forward.active(0.1) == ("basic",) and forward.active(0.45) == ("basic", "intermediate", "complex")
+    assert forward.active(0.9) == ("basic", "intermediate", "complex", "edge")
+    assert TierCurriculum("reversed").active(0.25) == ("complex", "edge")
+    assert TierCurriculum(weights="complex-edge").weights == {"basic": 0.15, "intermediate": 0.15, "complex": 0.35, "edge": 0.35}
+    alloc = forward.allocation(0.3)
+    assert alloc == {"basic": 2.0, "intermediate": 2.0, "complex": 0.0, "edge": 0.0}  # Σ α w = 1 over the active tiers
+    with pytest.raises(ValueError, match="schedule 'sideways' is unknown"):
+        TierCurriculum("sideways")
+    with pytest.raises(ValueError, match=r"unknown tier\(s\) \['expert'\]"):
+        TierCurriculum(weights={"expert": 1.0})
+
+
+def test_trl_reward_functions_follow_the_schedule_and_log_per_tier(builtin):
+    tarot, avg, pass_all = make_reward_functions(builtin, TierCurriculum("forward", "basic-intermediate"))
+    assert [f.__name__ for f in (tarot, avg, pass_all)] == ["tarot_reward", "avg_reward", "pass_all_reward"]
+    edge_broken = "def reverse(s):\n    return s[::-1] if len(s) > 1 else None\n"
+    completions = ["```python\n" + edge_broken + "```", "def reverse(s):\n    return s\n"]
+    kwargs = {"problem_id": ["curriculab/reverse_string"] * 2}
+    logged = {}
+    early = tarot(["p", "p"], completions, None, trainer_state=SimpleNamespace(global_step=1, max_steps=100),
+                  log_metric=lambda k, v: logged.__setitem__(k, v), **kwargs)
+    late = tarot(["p", "p"], completions, None, trainer_state=SimpleNamespace(global_step=90, max_steps=100), **kwargs)
+    assert early[0] == 1.0 and late[0] == pytest.approx(1 - 0.15)  # edge counts only late, weighted 0.15
+    assert logged["pass_rate/basic"] == pytest.approx(0.5) and logged["alpha/edge"] == 0.0
+    assert avg(None, completions, None, **kwargs)[0] == pytest.approx(6 / 8)
+    assert pass_all(None, completions, None, **kwargs) == [0.0, 0.0]
+    conversational = [[{"role": "assistant", "content": "def reverse(s):\n    return s[::-1]\n"}]]
+    assert pass_all(None, conversational, None, problem_id=["curriculab/reverse_string"]) == [1.0]
+
+
+def test_sandbox_faults_give_none_not_zero(builtin):
+    tarot, _, _ = make_reward_functions(builtin, limits=Limits(processes=1))  # bwrap cannot even start
+    assert tarot(None, [builtin[0].reference], None, problem_id=[builtin[0].problem_id]) == [None]
+
+
+def test_reward_cli_prints_the_pinned_json(tmp_path, builtin):
+    completions = tmp_path / "c.jsonl"
+    completions.write_text("\n".join(json.dumps(c) for c in [
+        {"problem_id": "curriculab/add_two", "completion_id": "ok", "completion": "```python\ndef add(a, b):\n    return a + b\n```"},
+        {"problem_id": "curriculab/add_two", "completion_id": "loop", "completion": "def add(a, b):\n    while True:\n        pass\n"},
+        {"problem_id": "curriculab/add_two", "completion_id": "exit", "completion": "import sys\nsys.exit(0)\n"},
+    ]) + "\n{broken\n")
+    problems = save_problems(builtin[:1], tmp_path / "p.jsonl")
+    result = CliRunner().invoke(cli, ["reward", "--problems", str(problems), "--completions", str(completions),
+                                      "--weights", "basic=0.35,intermediate=0.35,complex=0.15,edge=0.15", "--test-timeout", "0.5", "--json"])
+    assert result.exit_code == 1  # the broken line is refused; the rest are scored
+    assert result.stderr.strip() == f"refused: {completions}: line 4: invalid JSON (Expecting property name enclosed in double quotes). Fix the line"
+    rows = json.loads(result.stdout)
+    assert [(r["completion_id"], r["reward"], r["status"]) for r in rows] == [("ok", 1.0, "ok"), ("loop", 0.0, "timeout"),
+                                                                               ("exit", 0.0, "load_error")]
+    assert set(rows[0]) >= {"completion_id", "problem_id", "reward", "pass_rate", "status"}
+    assert rows[0]["pass_rate"] == {"basic": 1.0, "intermediate": 1.0, "complex": 1.0, "edge": 1.0}
+    bad = CliRunner().invoke(cli, ["reward", "--problems", str(problems), "--completions", str(completions), "--weights", "basic=lots"])
+    assert bad.exit_code == 1 and "is not tier=number" in bad.stderr

