@@ -46,10 +46,42 @@ def _r(value: float | None) -> float | None:
 def _table(console: Console, title: str, columns: list[str], rows: list[tuple]) -> None:
     table = Table(title=title, title_justify="left")
     for column in columns:
-        table.add_column(column, justify="left" if column in ("model", "action", "authored_tier", "harness_error", "code") else "right")
+        table.add_column(column, justify="left" if column in ("model", "action", "authored_tier", "harness_error", "code", "problem", "completion", "status") else "right")
     for row in rows:
         table.add_row(*("" if v is None else str(v) for v in row))
     console.print(table)
+
+
+# Completions a model might write: references, and three kinds of wrong (one hostile).
+_SAMPLES = [
+    ("curriculab/roman", "reference", None),
+    ("curriculab/roman", "no subtractive forms",
+     "def to_roman(n):\n    out = ''\n    for v, l in [(1000, 'M'), (500, 'D'), (100, 'C'), (50, 'L'), (10, 'X'), (5, 'V'), (1, 'I')]:\n"
+     "        while n >= v:\n            out += l\n            n -= v\n    return out\n"),
+    ("curriculab/maximum", "reference", None),
+    ("curriculab/maximum", "forgets the empty list", "def maximum(xs):\n    return max(xs)\n"),
+    ("curriculab/is_even", "games the checker",
+     "class Yes(int):\n    def __eq__(self, other):\n        return True\n    __hash__ = int.__hash__\n"
+     "def is_even(n):\n    return Yes(1)\n"),
+    ("curriculab/palindrome", "exits before the tests", "import sys\nsys.exit(0)\n"),
+]
+
+
+def _verify(console: Console | None) -> list[dict[str, Any]]:
+    """Score sample completions in the sandbox with tier-weighted rewards."""
+    from training.problems import builtin_problems
+    from training.rewards import TierCurriculum, score_completions
+
+    problems = {p.problem_id: p for p in builtin_problems()}
+    completions = [{"problem_id": pid, "completion_id": label, "completion": code or problems[pid].reference}
+                   for pid, label, code in _SAMPLES]
+    scored = score_completions(list(problems.values()), completions, TierCurriculum(weights="basic-intermediate"))
+    if console:
+        console.print("[bold]6. Verify[/]    sample completions in the sandbox, TAROT reward (weights .35/.35/.15/.15):")
+        _table(console, "Tier-weighted rewards", ["problem", "completion", "reward", "basic", "intermediate", "complex", "edge", "status"],
+               [(r["problem_id"].split("/")[1], r["completion_id"], _r(r["reward"]),
+                 *(_r(r["pass_rate"][t]) for t in ("basic", "intermediate", "complex", "edge")), r["status"]) for r in scored])
+    return scored
 
 
 def run_demo(out: Path | str, n_tasks: int = 36, attempts: int = 3, seed: int = 0,
@@ -103,6 +135,7 @@ def run_demo(out: Path | str, n_tasks: int = 36, attempts: int = 3, seed: int = 
         say(f"[bold]5. Report[/]    {out / 'report.md'} and {out / 'report.html'}; findings:")
         for finding in report["findings"]:
             say(f"  - {finding}")
+    result["verification"] = _verify(console)
     result["seconds"] = round(time.perf_counter() - started, 2)
     say(f"Done in {result['seconds']} s. Explore with: curriculab query --db {db_path} "
         f"\"select model, outcome, count(*) from trajectories group by all\"")
