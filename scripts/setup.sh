@@ -3,14 +3,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
-# bubblewrap sandboxes model-generated code (training/sandbox); the system python3 runs inside it.
-if ! command -v bwrap >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null
+
+# System packages (as root, with apt): bubblewrap sandboxes model-generated code (the system
+# python3 runs inside it); docker.io serves the Docker sandbox backend's tests (images come from a
+# local tarball, no registry). Set CURRICULAB_SKIP_DOCKER=1 to leave Docker out.
+wanted=()
+command -v bwrap >/dev/null 2>&1 || wanted+=(bubblewrap)
+if [ "${CURRICULAB_SKIP_DOCKER:-0}" != 1 ] && ! command -v dockerd >/dev/null 2>&1; then wanted+=(docker.io); fi
+if [ ${#wanted[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq || true
+    for package in "${wanted[@]}"; do
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$package" >/dev/null \
+            || echo "warning: could not install $package" >&2
+    done
 fi
 command -v bwrap >/dev/null 2>&1 || echo "warning: bubblewrap missing; code would run only under rlimits (status 'unsandboxed')" >&2
+
 if [ ! -x .venv/bin/python ]; then
     "$python" -m venv .venv
 fi
-# The analysis half, the Inspect AI reader (optional extra, tested here) and the test tools.
-.venv/bin/pip install --quiet --disable-pip-version-check -e ".[inspect,test]"
+# The analysis half, the Inspect AI reader and the Docker SDK (optional extras, tested here) and the test tools.
+.venv/bin/pip install --quiet --disable-pip-version-check -e ".[inspect,test,docker]"
 .venv/bin/curriculab --version

@@ -3,9 +3,10 @@
 One sandboxed interpreter starts per completion and serves every call its tests make (it is
 restarted only if a test kills it or times out). Each test runs here, in the harness, with the
 entry point bound to a proxy; the test's own `assert`s decide pass or fail, on plain data that
-came back from the sandbox. Backends, best first: bubblewrap (no network, own pid namespace,
-read-only system, empty temp dir, clean environment, as `nobody`); plain rlimits as `nobody`,
-recorded loudly as `unsandboxed`. Both add rlimits (CPU, address space, file size, open files,
+came back from the sandbox. Backends: bubblewrap, the default (no network, own pid namespace,
+read-only system, empty temp dir, clean environment, as `nobody`); Docker through the SDK where a
+daemon is reachable (`backend="docker"`, see docker_backend.py); plain rlimits as `nobody`,
+recorded loudly as `unsandboxed`, where neither exists. Both add rlimits (CPU, address space, file size, open files,
 processes) and kill the whole process group on a timeout.
 """
 
@@ -85,13 +86,30 @@ class RunResult:
     status: str = "ok"
     """ok, or the worst fault seen: timeout, memory, crashed, output_limit, load_error, unsandboxed, sandbox_error."""
     backend: str = ""
-    """bwrap or rlimits."""
+    """bwrap, docker or rlimits."""
     stderr_tail: str = ""
     """Last lines the interpreter wrote to stderr, for debugging."""
 
 
+_DOCKER = None
+
+
+def _docker_client():
+    """The Docker client, with the sandbox image imported (once per process)."""
+    global _DOCKER
+    if _DOCKER is None:
+        from training.sandbox import docker_backend
+
+        _DOCKER = docker_backend.client()
+        if _DOCKER is None:
+            raise RuntimeError("no Docker daemon answers. Start one (dockerd) or use the bwrap backend")
+        docker_backend.build_image(_DOCKER)
+    return _DOCKER
+
+
 def detect_backend() -> str:
-    """`bwrap` where bubblewrap works, else `rlimits` (unsandboxed)."""
+    """`bwrap` where bubblewrap works, else `rlimits` (unsandboxed). Docker is chosen explicitly
+    (`backend="docker"`), as it costs a container start per completion."""
     if shutil.which("bwrap") and shutil.which("setpriv") and _bwrap_works():
         return "bwrap"
     return "rlimits"
@@ -116,10 +134,18 @@ class _Interpreter:
 
     def __init__(self, workdir: Path, backend: str, limits: Limits, env_extra: dict[str, str] | None = None):
         self.limits = limits
+        self.stderr_path = workdir / "stderr.log"
+        self.next_id = 0
+        self.docker = None
+        if backend == "docker":
+            from training.sandbox import docker_backend
+
+            self.docker = docker_backend.DockerChannel(_docker_client(), workdir, limits, self.stderr_path)
+            self.request_write = self.response_read = self.docker.fd
+            return
         request_read, self.request_write = os.pipe()
         self.response_read, response_write = os.pipe()
         fds = [str(request_read), str(response_write)]  # the server is told which inherited fds to use
-        self.stderr_path = workdir / "stderr.log"
         limits_cmd = ["prlimit", f"--cpu={limits.cpu_s}", f"--as={limits.memory_bytes}", f"--fsize={limits.file_bytes}",
                       f"--nofile={limits.open_files}", f"--nproc={limits.processes}", "--core=0", "--"]
         drop = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
@@ -143,7 +169,6 @@ class _Interpreter:
                 start_new_session=True, pass_fds=(request_read, response_write))
         os.close(request_read)
         os.close(response_write)
-        self.next_id = 0
 
     def read(self, deadline: float) -> dict[str, Any]:
         """One message from the sandbox, or TimeoutError / EOFError."""
@@ -192,6 +217,8 @@ class _Interpreter:
         raise error(f"{reply.get('error')}: {reply.get('message')}")
 
     def close(self) -> int | None:
+        if self.docker is not None:
+            return self.docker.close()
         for fd in (self.request_write, self.response_read):
             try:
                 os.close(fd)

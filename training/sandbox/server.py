@@ -127,4 +127,15 @@ def serve(path, request_fd, response_fd):
 
 if __name__ == "__main__":
     sys.setrecursionlimit(10_000)
-    serve(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))
+    if sys.argv[2].startswith("unix:"):  # containers cannot inherit pipes: connect back over a socket
+        import socket
+
+        channel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        channel.connect(sys.argv[2][len("unix:"):])
+        # a container's stdout is a log stream, not a file: send output to a file so the size limit holds
+        log = os.open("/tmp/.output", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        serve(sys.argv[1], channel.fileno(), channel.fileno())
+    else:
+        serve(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))
