@@ -12,13 +12,13 @@ from analysis.store import Store
 
 _CELLS_SQL = """
 select model, task_id, count(*) as n, count(*) filter (outcome = 'passed') as k
-from trajectories where outcome in ('passed', 'failed') and model is not null {extra}
+from trajectories where outcome in ('passed', 'failed') and model is not null
 group by 1, 2 order by 1, 2
 """
 
 
-def _cells(store: Store, extra: str = "") -> tuple[list[str], list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    rows = store.query(_CELLS_SQL.format(extra=extra))[1]
+def _cells(store: Store) -> tuple[list[str], list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    rows = store.query(_CELLS_SQL)[1]
     if not rows:
         raise ValueError("no passed or failed attempts to fit. Ingest trajectories with verdicts first")
     models = sorted({r[0] for r in rows})

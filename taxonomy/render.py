@@ -9,11 +9,6 @@ from typing import Any, Mapping, Sequence
 
 from taxonomy.actions import error_observed
 _ACTIONS = ("read", "edit", "run", "complete", "message")
-FEATURE_NAMES: tuple[str, ...] = (
-    "n_steps", *(f"n_{a}" for a in _ACTIONS), "n_errors", "n_truncated", "n_repeated_commands", "n_repeated_reads",
-    "last_action_is_edit", "runs_after_last_edit", "has_complete", "harness_error", "tabs_in_typed_heredoc",
-    "edits_test_path",
-)
 _TEST_PATH = re.compile(r"(^|/)(tests?|spec|__tests__)/|(^|/)test_[^/]+\.py$|_test\.(py|go)$|\.(test|spec)\.[jt]sx?$")
 
 
@@ -41,7 +36,9 @@ def render(steps: Sequence[Mapping[str, Any]], output_chars: int = 300) -> str:
 
 
 def structural_features(steps: Sequence[Mapping[str, Any]], harness_error: str | None) -> list[float]:
-    """Counts and flags in `FEATURE_NAMES` order."""
+    """Counts and flags: agent steps, steps per action, errors seen, truncated outputs, repeated
+    commands, repeated reads, ends on an edit, runs after the last edit, declared completion,
+    harness error, tabs in a typed here-doc, edits to a test path."""
     agent = [s for s in steps if s.get("source") == "agent" and s.get("action")]
     counts = Counter(s["action"] for s in agent)
     commands = Counter(s.get("command") for s in agent if s.get("action") == "run" and s.get("command"))

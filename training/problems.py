@@ -248,8 +248,3 @@ def extract_code(completion: str) -> str:
     """The code of a model's answer: the last ```python block when there is one, else the whole text."""
     blocks = _CODE_BLOCK.findall(completion)
     return blocks[-1] if blocks else completion
-
-
-def as_dataset_rows(problems: list[Problem]) -> list[dict[str, Any]]:
-    """Rows for a training dataset: prompt plus what the reward needs to find the tests."""
-    return [{"prompt": p.prompt, "problem_id": p.problem_id, "entry_point": p.entry_point} for p in problems]

@@ -13,6 +13,7 @@ processes) and kill the whole process group on a timeout.
 from __future__ import annotations
 
 import builtins
+import json
 import os
 import select
 import shutil
@@ -176,8 +177,6 @@ class _Interpreter:
         size = int.from_bytes(header, "big")
         if size > server.MAX_MESSAGE:
             raise EOFError("oversized message")
-        import json
-
         return json.loads(self._read_exact(size, deadline))
 
     def _read_exact(self, n: int, deadline: float) -> bytes:
@@ -196,8 +195,6 @@ class _Interpreter:
         return data
 
     def call(self, function: str, args: tuple, kwargs: dict, deadline: float) -> Any:
-        import json
-
         self.next_id += 1
         request = {"id": self.next_id, "fn": function, "args": server.encode(list(args)), "kwargs": server.encode(kwargs)}
         data = json.dumps(request).encode()
