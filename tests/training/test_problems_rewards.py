@@ -151,3 +151,12 @@ def test_reward_cli_prints_the_pinned_json(tmp_path, builtin):
     assert rows[0]["pass_rate"] == {"basic": 1.0, "intermediate": 1.0, "complex": 1.0, "edge": 1.0}
     bad = CliRunner().invoke(cli, ["reward", "--problems", str(problems), "--completions", str(completions), "--weights", "basic=lots"])
     assert bad.exit_code == 1 and "is not tier=number" in bad.stderr
+
+
+def test_without_a_sandbox_the_status_says_unsandboxed_and_verdicts_still_hold():
+    from training.sandbox import run_tests
+
+    good = run_tests("def add(a, b):\n    return a + b\n", "add", [("t", "assert add(1, 2) == 3")], backend="rlimits")
+    wrong = run_tests("def add(a, b):\n    return 0\n", "add", [("t", "assert add(1, 2) == 3")], backend="rlimits")
+    assert (good.status, good.backend, good.outcomes[0].passed) == ("unsandboxed", "rlimits", True)
+    assert (wrong.status, wrong.outcomes[0].passed) == ("unsandboxed", False)
