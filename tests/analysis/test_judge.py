@@ -50,7 +50,7 @@ class ScriptedModel(BaseHTTPRequestHandler):
             self.send_error(500, "overloaded")
             return
         if mode == "slow":
-            time.sleep(1.0)
+            time.sleep(3.0)
         reply = json.dumps({"id": "x", "object": "chat.completion", "model": body["model"],
                             "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]})
         try:
@@ -78,7 +78,7 @@ def server():
 def coded(store, fixtures, server):
     httpd, url = server
     ingest(store, [fixtures / "harbor", fixtures / "atif"], workers=1)
-    config = JudgeConfig(base_url=url, model="judge-mini", timeout_s=0.4, max_retries=2, backoff_s=0.05)
+    config = JudgeConfig(base_url=url, model="judge-mini", timeout_s=1.5, max_retries=2, backoff_s=0.05)
     report = run_judge(store, url, "judge-mini", config=config)
     return store, httpd, report
 
