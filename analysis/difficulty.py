@@ -10,15 +10,19 @@ import numpy as np
 from analysis.irt import IrtFit, fit_irt, measured_tiers
 from analysis.store import Store
 
-_CELLS_SQL = """
-select model, task_id, count(*) as n, count(*) filter (outcome = 'passed') as k
+# Each (model, task)'s last attempt is held out when it tried more than once (for held_out_check).
+_ATTEMPTS_SQL = """
+select model, task_id, outcome = 'passed' as passed,
+       row_number() over (partition by model, task_id order by attempt desc nulls last, trajectory_id desc) = 1
+       and count(*) over (partition by model, task_id) > 1 as held_out
 from trajectories where outcome in ('passed', 'failed') and model is not null
-group by 1, 2 order by 1, 2
 """
 
 
-def _cells(store: Store) -> tuple[list[str], list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    rows = store.query(_CELLS_SQL)[1]
+def _cells(store: Store, train_only: bool = False) -> tuple[list[str], list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(models, tasks, model index, task index, attempts, passes) per attempted (model, task) cell."""
+    rows = store.query(f"""select model, task_id, count(*) as n, count(*) filter (passed) as k from ({_ATTEMPTS_SQL})
+                           {'where not held_out' if train_only else ''} group by 1, 2 order by 1, 2""")[1]
     if not rows:
         raise ValueError("no passed or failed attempts to fit. Ingest trajectories with verdicts first")
     models = sorted({r[0] for r in rows})
@@ -91,36 +95,19 @@ def _auc(y: np.ndarray, score: np.ndarray) -> float:
 
 def held_out_check(store: Store, kind: str = "2pl") -> HeldOutCheck:
     """Fit on all but each (model, task)'s last attempt; predict that attempt."""
-    rows = store.query("""
-        select model, task_id, outcome = 'passed' as passed,
-               row_number() over (partition by model, task_id order by attempt desc nulls last, trajectory_id desc) = 1 as last,
-               count(*) over (partition by model, task_id) as tries
-        from trajectories where outcome in ('passed', 'failed') and model is not null""")[1]
-    train = [(m, t, p) for m, t, p, last, tries in rows if not (last and tries > 1)]
-    test = [(m, t, p) for m, t, p, last, tries in rows if last and tries > 1]
+    test = store.query(f"select model, task_id, passed from ({_ATTEMPTS_SQL}) where held_out")[1]
     if not test:
         raise ValueError("no model attempted a task twice, so nothing can be held out. Ingest repeated attempts")
-    cells: dict[tuple[str, str], list[int]] = {}
-    for m, t, p in train:
-        cell = cells.setdefault((m, t), [0, 0])
-        cell[0] += 1
-        cell[1] += int(p)
-    models = sorted({m for m, _ in cells})
-    tasks = sorted({t for _, t in cells})
+    models, tasks, mi, ti, n, k = _cells(store, train_only=True)
+    fit = fit_irt(mi, ti, n, k, models, tasks, kind=kind)
     m_index = {m: i for i, m in enumerate(models)}
     t_index = {t: j for j, t in enumerate(tasks)}
-    keys = list(cells)
-    fit = fit_irt([m_index[m] for m, _ in keys], [t_index[t] for _, t in keys], [cells[c][0] for c in keys],
-                  [cells[c][1] for c in keys], models, tasks, kind=kind)
-    task_n: dict[str, int] = {}
-    task_k: dict[str, int] = {}
-    for (m, t), (n, k) in cells.items():
-        task_n[t] = task_n.get(t, 0) + n
-        task_k[t] = task_k.get(t, 0) + k
-    test = [(m, t, p) for m, t, p in test if m in m_index and t in t_index]
+    test_m = np.array([m_index[m] for m, _, _ in test])
+    test_t = np.array([t_index[t] for _, t, _ in test])
     y = np.array([p for _, _, p in test], float)
-    irt = fit.predict(np.array([m_index[m] for m, _, _ in test]), np.array([t_index[t] for _, t, _ in test]))
-    baseline = np.array([(task_k[t] + 1) / (task_n[t] + 2) for _, t, _ in test])
+    irt = fit.predict(test_m, test_t)
+    # the baseline: the task's pass rate over the training attempts, Laplace-smoothed
+    baseline = ((np.bincount(ti, k, len(tasks)) + 1) / (np.bincount(ti, n, len(tasks)) + 2))[test_t]
     return HeldOutCheck(held_out=len(test), irt_log_loss=_log_loss(y, irt), baseline_log_loss=_log_loss(y, baseline),
                         irt_auc=_auc(y, irt), baseline_auc=_auc(y, baseline))
 

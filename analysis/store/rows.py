@@ -63,7 +63,7 @@ def _merge_sql(table: str, key: str, json_column: str, list_column: str | None) 
     return f"insert into {table} by name select * from _batch on conflict ({key}) do update set " + ", ".join(sets)
 
 
-TASK_MERGE_SQL = {
+MERGE_SQL = {
     "tasks": _merge_sql("tasks", "task_id", "metadata", "tags"),
     "runs": _merge_sql("runs", "run_id", "config", None),
 }

@@ -12,7 +12,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from analysis.store.rows import RowBatch, TASK_MERGE_SQL
+from analysis.store.rows import RowBatch, MERGE_SQL
 from analysis.store.schema import LATEST_VERSION, MIGRATIONS, TABLE_DOCS
 
 DEFAULT_DB = "curriculab.duckdb"
@@ -198,7 +198,7 @@ class Store:
             for name in ("tasks", "runs"):
                 if tables[name].num_rows:
                     self.con.register("_batch", tables[name])
-                    self.con.execute(TASK_MERGE_SQL[name])
+                    self.con.execute(MERGE_SQL[name])
                     self.con.unregister("_batch")
             for name in ("trajectories", "steps", "test_results"):
                 if tables[name].num_rows:

@@ -258,23 +258,9 @@ def run_tests(completion_code: str, entry_point: str, tests: Sequence[tuple[str,
                 result.outcomes.append(TestOutcome(test_id, False, "load_error", load_failure))
                 continue
             if interpreter is None:
-                try:
-                    interpreter = _Interpreter(workdir, backend, limits, env_extra)
-                    hello = interpreter.read(time.monotonic() + limits.load_timeout_s)
-                except (OSError, TimeoutError, EOFError, ValueError) as exc:
-                    code_ = interpreter.close() if interpreter else None
-                    interpreter = None
-                    status = "timeout" if isinstance(exc, TimeoutError) else _death_status(code_, workdir)
-                    if isinstance(exc, OSError) or _wrapper_failed(workdir):
-                        status = "sandbox_error"  # the sandbox never ran the completion: not its fault
-                    load_failure = f"the interpreter did not start ({status}: {type(exc).__name__})"
-                    result.outcomes.append(TestOutcome(test_id, False, status if status != "crashed" else "load_error", load_failure))
-                    continue
-                if "load_error" in hello:
-                    load_failure = str(hello["load_error"])
-                    interpreter.close()
-                    interpreter = None
-                    result.outcomes.append(TestOutcome(test_id, False, "load_error", load_failure))
+                interpreter, failure_status, load_failure = _start(workdir, backend, limits, env_extra)
+                if interpreter is None:
+                    result.outcomes.append(TestOutcome(test_id, False, failure_status, load_failure))
                     continue
             outcome = _run_one(interpreter, entry_point, test_id, code, limits)
             result.outcomes.append(outcome)
@@ -298,6 +284,25 @@ def run_tests(completion_code: str, entry_point: str, tests: Sequence[tuple[str,
     return result
 
 
+def _start(workdir: Path, backend: str, limits: Limits, env_extra: dict[str, str] | None
+           ) -> tuple[_Interpreter | None, str, str | None]:
+    """A ready interpreter, or (None, status, why) when it failed to start or to load the completion."""
+    interpreter = None
+    try:
+        interpreter = _Interpreter(workdir, backend, limits, env_extra)
+        hello = interpreter.read(time.monotonic() + limits.load_timeout_s)
+    except (OSError, TimeoutError, EOFError, ValueError) as exc:
+        returncode = interpreter.close() if interpreter else None
+        status = "timeout" if isinstance(exc, TimeoutError) else _death_status(returncode, workdir)
+        if isinstance(exc, OSError) or _wrapper_failed(workdir):
+            status = "sandbox_error"  # the sandbox never ran the completion: not its fault
+        return None, status if status != "crashed" else "load_error", f"the interpreter did not start ({status}: {type(exc).__name__})"
+    if "load_error" in hello:
+        interpreter.close()
+        return None, "load_error", str(hello["load_error"])
+    return interpreter, "ok", None
+
+
 def _wrapper_failed(workdir: Path) -> bool:
     """Whether a launcher (prlimit, setpriv, bwrap) reported its own failure before Python started."""
     log = workdir / "stderr.log"
@@ -307,7 +312,7 @@ def _wrapper_failed(workdir: Path) -> bool:
 
 def _death_status(returncode: int | None, workdir: Path) -> str:
     stderr = (workdir / "stderr.log").read_bytes()[-4000:] if (workdir / "stderr.log").exists() else b""
-    if b"MemoryError" in stderr or returncode in (-signal.SIGSEGV,) and b"memory" in stderr.lower():
+    if b"MemoryError" in stderr:
         return "memory"
     if returncode == -signal.SIGXCPU:
         return "timeout"
