@@ -160,3 +160,9 @@ def test_without_a_sandbox_the_status_says_unsandboxed_and_verdicts_still_hold()
     wrong = run_tests("def add(a, b):\n    return 0\n", "add", [("t", "assert add(1, 2) == 3")], backend="rlimits")
     assert (good.status, good.backend, good.outcomes[0].passed) == ("unsandboxed", "rlimits", True)
     assert (wrong.status, wrong.outcomes[0].passed) == ("unsandboxed", False)
+
+
+@pytest.mark.parametrize("field", ["test_timeout_s", "cpu_s", "memory_bytes", "processes"])
+def test_sandbox_limits_refuse_non_positive_values(field):
+    with pytest.raises(ValueError, match=f"Limits.{field} is 0; it must be positive"):
+        Limits(**{field: 0})
