@@ -1,6 +1,8 @@
 """Tiered problems, reference checks, TAROT rewards with the TRL signature, and `curriculab reward`."""
 
 import json
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import pytest
@@ -153,6 +155,27 @@ def test_reward_cli_prints_the_pinned_json(tmp_path, builtin):
     assert bad.exit_code == 1 and "is not tier=number" in bad.stderr
 
 
+def test_hostile_tests_in_a_problems_file_cannot_break_the_reward_command(tmp_path):
+    # the tests print over the JSON, end their process, and loop: they run in the sandboxed judge,
+    # so `reward` still prints one row per completion and its own output only
+    tests = [{"test_id": "prints", "tier": "basic", "code": "print('[not json')\nassert add(1, 2) == 3"},
+             {"test_id": "exits", "tier": "intermediate", "code": "import os\nos._exit(0)"},
+             {"test_id": "loops", "tier": "complex", "code": "while True:\n    pass"}]
+    problem = {"problem_id": "p/add", "prompt": "def add(a, b):\n", "entry_point": "add",
+               "reference": "def add(a, b):\n    return a + b\n", "tests": tests}
+    problems = tmp_path / "p.jsonl"
+    problems.write_text(json.dumps(problem) + "\n")
+    completions = tmp_path / "c.jsonl"
+    completions.write_text("".join(json.dumps({"problem_id": "p/add", "completion_id": f"c{i}",
+                                               "completion": "def add(a, b):\n    return a + b\n"}) + "\n" for i in range(3)))
+    done = subprocess.run([sys.executable, "-m", "curriculab.cli", "reward", "--problems", str(problems), "--completions",
+                           str(completions), "--test-timeout", "1", "--json"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert [r["completion_id"] for r in rows] == ["c0", "c1", "c2"]
+    assert all(r["pass_rate"]["basic"] == 1.0 and r["pass_rate"]["intermediate"] == 0.0 for r in rows)
+
+
 def test_without_a_sandbox_the_status_says_unsandboxed_and_verdicts_still_hold():
     from curriculab.training.sandbox import run_tests
 
@@ -160,6 +183,17 @@ def test_without_a_sandbox_the_status_says_unsandboxed_and_verdicts_still_hold()
     wrong = run_tests("def add(a, b):\n    return 0\n", "add", [("t", "assert add(1, 2) == 3")], backend="rlimits")
     assert (good.status, good.backend, good.outcomes[0].passed) == ("unsandboxed", "rlimits", True)
     assert (wrong.status, wrong.outcomes[0].passed) == ("unsandboxed", False)
+
+
+def test_without_a_sandbox_the_completion_still_cannot_see_the_harness_command_line():
+    from curriculab.training.sandbox import run_tests
+
+    code = ("import os\ndef add(a, b):\n    seen = []\n    for pid in os.listdir('/proc'):\n"
+            "        try:\n            seen.append(open(f'/proc/{pid}/cmdline', 'rb').read())\n        except OSError:\n            pass\n"
+            "    return [c for c in seen if b'pytest' in c]\n")
+    result = run_tests(code, "add", [("t", "assert add(1, 2) == []")], backend="rlimits")
+    assert result.status == "unsandboxed" and "own pid namespace" in result.isolation
+    assert result.outcomes[0].passed, result.outcomes[0].detail
 
 
 @pytest.mark.parametrize("field", ["test_timeout_s", "cpu_s", "memory_bytes", "processes"])

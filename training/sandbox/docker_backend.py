@@ -1,18 +1,22 @@
-"""The Docker backend: the same call server in a container through the Docker SDK — network
-disabled, memory and pid limits, read-only root, every capability dropped, no new privileges,
-`nobody`, a private /tmp. No registry is reachable, so the image is imported from a tarball of
+"""The Docker backend: the same sandbox roles (zygote, judge) in containers through the Docker SDK —
+network disabled, a cgroup with memory and pid limits, read-only root, every capability dropped, no
+new privileges, the seccomp rules of the bubblewrap backend, a uid of its own, a size-capped /tmp. No registry is reachable, so the image is imported from a tarball of
 this machine's system Python and the libraries it links (`build_image`)."""
 
 from __future__ import annotations
 
 import io
+import json
 import os
 import socket
+import struct
 import subprocess
 import tarfile
 from pathlib import Path
 
-IMAGE = "curriculab-sandbox:py311"
+from curriculab.training.sandbox.isolation import Cgroup, docker_seccomp_profile
+
+IMAGE = "curriculab-sandbox:py311-2"
 _PYTHON = Path("/usr/bin/python3.11")
 _STDLIB = Path("/usr/lib/python3.11")
 
@@ -63,7 +67,7 @@ def build_image(docker_client, tag: str = IMAGE) -> str:
         for library in libraries:
             add(library, str(library))
             add(library, "usr" + str(library) if not str(library).startswith("/usr") else str(library))
-        for directory in ("tmp", "box", "etc", "proc", "dev"):
+        for directory in ("tmp", "box", "ctl", "etc", "proc", "dev"):
             info = tarfile.TarInfo(directory)
             info.type, info.mode = tarfile.DIRTYPE, 0o1777 if directory == "tmp" else 0o755
             tar.addfile(info)
@@ -73,44 +77,59 @@ def build_image(docker_client, tag: str = IMAGE) -> str:
     return tag
 
 
-class DockerChannel:
-    """One container running the call server, connected over a Unix socket in the box."""
+class DockerServer:
+    """One long-lived container running a sandbox role (zygote or judge) of server.py, connected
+    back over a Unix socket. The socket lives in a 0700 directory owned by the container's own
+    uid, and the first peer is accepted only if the kernel says (SO_PEERCRED) it is that uid and
+    the container's own process, so no other local user can answer in its place."""
 
-    def __init__(self, docker_client, workdir: Path, limits, stderr_path: Path):
+    def __init__(self, docker_client, role: str, uid: int, box: Path, workdir: Path, limits, cgroup_note: list[str]):
         from docker.types import Ulimit
 
-        box = workdir / "box"
-        self.stderr_path = stderr_path
+        self.stderr_tail = ""
+        directory = workdir / f"ctl-{role}"
+        directory.mkdir(mode=0o700)
+        os.chown(directory, uid, uid)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        (box / "ipc.sock").unlink(missing_ok=True)  # left by the container this one replaces
-        listener.bind(str(box / "ipc.sock"))
-        os.chmod(box / "ipc.sock", 0o777)
+        listener.bind(str(directory / "ctl.sock"))
+        os.chown(directory / "ctl.sock", uid, uid)
+        os.chmod(directory / "ctl.sock", 0o600)
         listener.listen(1)
-        listener.settimeout(limits.load_timeout_s)
+        listener.settimeout(limits.load_timeout_s + 10)
         self.container = docker_client.containers.create(
-            IMAGE, ["/usr/bin/python3", "-I", "-S", "-B", "/box/server.py", "/box/solution.py", "unix:/box/ipc.sock"],
-            network_disabled=True, read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges"],
-            user=f"65534:65534", mem_limit=limits.memory_bytes, memswap_limit=limits.memory_bytes,
-            pids_limit=min(limits.processes, 64), working_dir="/tmp", environment={"PATH": "/usr/bin", "HOME": "/tmp"},
-            tmpfs={"/tmp": f"size={limits.tmp_bytes}"}, volumes={str(box): {"bind": "/box", "mode": "ro"}},
+            IMAGE, ["/usr/bin/python3", "-I", "-S", "-B", "/box/server.py", role, "unix:/ctl/ctl.sock", "/tmp"],
+            network_disabled=True, read_only=True, cap_drop=["ALL"],
+            security_opt=["no-new-privileges", "seccomp=" + json.dumps(docker_seccomp_profile())],
+            user=f"{uid}:{uid}", mem_limit=limits.memory_bytes, memswap_limit=limits.memory_bytes,
+            pids_limit=limits.processes, working_dir="/tmp", environment={"PATH": "/usr/bin", "HOME": "/tmp"},
+            tmpfs={"/tmp": f"size={limits.tmp_bytes},mode=1777"},
+            volumes={str(box): {"bind": "/box", "mode": "ro"}, str(directory): {"bind": "/ctl", "mode": "rw"}},
             log_config={"type": "json-file", "config": {"max-size": "1m", "max-file": "1"}},
             ulimits=[Ulimit(name="cpu", soft=limits.cpu_s, hard=limits.cpu_s),
                      Ulimit(name="fsize", soft=limits.file_bytes, hard=limits.file_bytes),
-                     Ulimit(name="nofile", soft=limits.open_files, hard=limits.open_files)])
+                     Ulimit(name="nofile", soft=limits.open_files, hard=limits.open_files),
+                     # RLIMIT_DATA counts anonymous memory: a big allocation raises MemoryError before the cgroup kills
+                     Ulimit(name="data", soft=limits.memory_bytes, hard=limits.memory_bytes),
+                     Ulimit(name="nproc", soft=limits.processes, hard=limits.processes)])
+        cgroup_note[:] = [f"Docker cgroup per sandbox: memory {limits.memory_bytes >> 20} MiB, pids {limits.processes}"]
         try:
             self.container.start()
-        except Exception:
-            self.container.remove(force=True)  # created but never started: leave nothing behind
-            listener.close()
-            raise
-        try:
-            self.connection, _ = listener.accept()
-        except (socket.timeout, OSError):
+            self.container.reload()
+            expected_pid = self.container.attrs["State"]["Pid"]
+            self.control, _ = listener.accept()
+            pid, peer_uid, _ = struct.unpack("3i", self.control.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                                           struct.calcsize("3i")))
+            if (pid, peer_uid) != (expected_pid, uid):
+                self.control.close()
+                raise ConnectionRefusedError(f"the sandbox socket was answered by pid {pid} uid {peer_uid}, "
+                                             f"not the container (pid {expected_pid}, uid {uid})")
+        except BaseException:
             self.close()
-            raise TimeoutError from None
+            raise
         finally:
             listener.close()
-        self.fd = self.connection.fileno()
+        self.pid = expected_pid
+        self.cgroup = Cgroup.of_process(expected_pid)
 
     def close(self) -> int | None:
         status = None
@@ -119,17 +138,11 @@ class DockerChannel:
         except Exception:  # already gone
             pass
         try:
-            result = self.container.wait(timeout=10)
-            status = result.get("StatusCode")
-            self.container.reload()
-            logs = self.container.logs(stdout=True, stderr=True, tail=50)
-            if self.container.attrs.get("State", {}).get("OOMKilled"):
-                logs += b"\nMemoryError: the container was OOM-killed at its memory limit\n"
-            with open(self.stderr_path, "ab") as f:
-                f.write(logs[-4000:])
+            status = self.container.wait(timeout=10).get("StatusCode")
+            self.stderr_tail = self.container.logs(stdout=True, stderr=True, tail=20)[-2000:].decode(errors="replace")
             self.container.remove(force=True)
         except Exception:  # best effort: never let cleanup hide the verdicts
             pass
-        if hasattr(self, "connection"):
-            self.connection.close()
+        if hasattr(self, "control"):
+            self.control.close()
         return status

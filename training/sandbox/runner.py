@@ -1,63 +1,75 @@
-"""Run a completion against its tests in a sandbox; judge the tests outside it.
+"""Run a completion against its tests in sandboxes; decide faults from what the harness saw.
 
-One sandboxed interpreter starts per completion and serves every call its tests make (it is
-restarted only if a test kills it or times out). Each test runs here, in the harness, with the
-entry point bound to a proxy; the test's own `assert`s decide pass or fail, on plain data that
-came back from the sandbox. Backends: bubblewrap, the default (no network, own pid namespace,
-read-only system, empty temp dir, clean environment, as `nobody`); Docker through the SDK where a
-daemon is reachable (`backend="docker"`, see docker_backend.py); plain rlimits as `nobody`,
-recorded loudly as `unsandboxed`, where neither exists. Both add rlimits (CPU, address space, file size, open files,
-processes) and kill the whole process group on a timeout.
+A pool of slots serves completions. A slot is two long-lived sandboxed processes, each as its own
+uid (and, where cgroups are writable, in its own cgroup): a *zygote* that forks a fresh child per
+completion from a clean, pre-imported interpreter that never runs model code, and a *judge* that
+runs the problem's tests, calling the child over a socket pair the harness handed to both. After
+each completion the zygote kills every other process in its sandbox and empties its /tmp, so
+isolation between completions is a fresh process each, and between slots a separate sandbox.
+
+The harness (this module) runs no test code and parses no reply from a completion: it waits for
+the judge's verdicts with a deadline, stops a completion that hangs or dies once (the tests it
+has not run fail at once), and reports `sandbox_error` (reward None) only for what it observed
+itself before the completion's code started: a sandbox that did not start or could not fork.
+
+Backends: bubblewrap, the default (no network, own pid/ipc/uts/user namespaces with no nested
+ones, no capabilities, a seccomp filter, read-only root and /dev, size-capped /tmp, clean
+environment); Docker through the SDK where a daemon is reachable (`backend="docker"`); plain
+rlimits, recorded loudly as `unsandboxed`, where neither exists.
 """
 
 from __future__ import annotations
 
-import builtins
-import json
+import atexit
 import os
-import select
+import queue
 import shutil
-import signal
+import socket
 import subprocess
 import tempfile
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from curriculab.training.sandbox import server
+from curriculab.training.sandbox.isolation import Cgroup, UidLease, seccomp_program
 
 SERVER = Path(server.__file__)
 PYTHON = "/usr/bin/python3"
-NOBODY = 65534
-BUILTIN_EXCEPTIONS = {name: obj for name, obj in vars(builtins).items()
-                      if isinstance(obj, type) and issubclass(obj, BaseException)}
+GRACE_S = 1.0
+"""How long past a test's own deadline the harness waits for the judge before declaring it stuck."""
+STATUSES = ("ok", "failed", "timeout", "crashed", "memory", "output_limit", "load_error")
+"""Statuses the judge may report; `sandbox_error` is the harness's alone."""
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Resource limits for one sandboxed interpreter."""
+    """Resource limits for one sandbox."""
 
     test_timeout_s: float = 5.0
     """Wall-clock seconds one test may take (all its calls together)."""
-    load_timeout_s: float = 10.0
-    """Seconds to start the interpreter and load the completion."""
+    load_timeout_s: float = 5.0
+    """Seconds to load the completion (run its module code)."""
     cpu_s: int = 60
-    """CPU seconds for the whole interpreter (RLIMIT_CPU)."""
+    """CPU seconds per process (RLIMIT_CPU)."""
     memory_bytes: int = 1 << 30
-    """Address space (RLIMIT_AS)."""
+    """Memory of the whole sandbox (cgroup memory.max) where cgroups are writable; else address
+    space per process (RLIMIT_AS), which with `processes` bounds the total."""
     file_bytes: int = 4 << 20
-    """Largest file it may write, its output logs included (RLIMIT_FSIZE)."""
+    """Largest file it may write, its output log included (RLIMIT_FSIZE)."""
     open_files: int = 64
     """Open file descriptors (RLIMIT_NOFILE)."""
     processes: int = 256
-    """Processes of the sandbox user (RLIMIT_NPROC); fork bombs stop here."""
+    """Processes of the sandbox (cgroup pids.max, and RLIMIT_NPROC of its own uid)."""
     tmp_bytes: int = 64 << 20
-    """Size of the private /tmp."""
+    """Size of the private /tmp (the only writable place)."""
 
     def __post_init__(self) -> None:
-        for name in ("test_timeout_s", "load_timeout_s", "cpu_s", "memory_bytes", "file_bytes", "open_files", "processes"):
+        for name in ("test_timeout_s", "load_timeout_s", "cpu_s", "memory_bytes", "file_bytes", "open_files",
+                     "processes", "tmp_bytes"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"Limits.{name} is {getattr(self, name)}; it must be positive")
 
@@ -89,7 +101,334 @@ class RunResult:
     backend: str = ""
     """bwrap, docker or rlimits."""
     stderr_tail: str = ""
-    """Last lines the interpreter wrote to stderr, for debugging."""
+    """Last output the completion wrote (stdout and stderr), for debugging."""
+    isolation: str = ""
+    """Which memory and process caps applied to the sandbox (cgroup or rlimits)."""
+
+
+def detect_backend() -> str:
+    """`bwrap` where bubblewrap works, else `rlimits` (unsandboxed). Docker is chosen explicitly."""
+    if shutil.which("bwrap") and _bwrap_works():
+        return "bwrap"
+    return "rlimits"
+
+
+_BWRAP_OK: bool | None = None
+
+
+def _bwrap_works() -> bool:
+    global _BWRAP_OK
+    if _BWRAP_OK is None:
+        probe = subprocess.run(_drop(65534) + REAPER + ["bwrap", "--unshare-all", "--ro-bind", "/usr", "/usr",
+                                                "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+                                                "--symlink", "usr/bin", "/bin", "true"], capture_output=True, timeout=20)
+        _BWRAP_OK = probe.returncode == 0
+    return _BWRAP_OK
+
+
+# bubblewrap leaves its namespace's init to be reaped by whoever adopts orphans; where pid 1 never
+# reaps (a container without an init) those zombies pile up until no sandbox can start. So bwrap runs
+# under this small subreaper, which adopts and reaps everything below it, dies with the harness, and
+# on SIGTERM kills its child and still reaps what is left.
+_REAPER = """
+import ctypes, os, signal, sys
+libc = ctypes.CDLL(None)
+libc.prctl(36, 1, 0, 0, 0)
+libc.prctl(1, signal.SIGKILL, 0, 0, 0)
+child = os.fork()
+if child == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+signal.signal(signal.SIGTERM, lambda *_: os.kill(child, signal.SIGKILL))
+code = 1
+while True:
+    try:
+        pid, status = os.waitpid(-1, 0)
+    except ChildProcessError:
+        break
+    except InterruptedError:
+        continue
+    if pid == child:
+        code = os.waitstatus_to_exitcode(status)
+sys.exit(code if code >= 0 else 128 - code)
+"""
+REAPER = [PYTHON, "-I", "-S", "-B", "-c", _REAPER]
+
+
+_UNSHARE_OK: bool | None = None
+
+
+def _unshare_works() -> bool:
+    global _UNSHARE_OK
+    if _UNSHARE_OK is None:
+        try:
+            probe = subprocess.run(["unshare", "--pid", "--fork", "--mount", "--mount-proc", "true"], capture_output=True,
+                                   timeout=20)
+            _UNSHARE_OK = probe.returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            _UNSHARE_OK = False
+    return _UNSHARE_OK
+
+
+def _drop(uid: int) -> list[str]:
+    """Run as `uid` (root only can switch; others keep their own uid, the sandbox still applies)."""
+    if os.geteuid() != 0:
+        return []
+    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+
+
+class _Server:
+    """One sandboxed server.py process in a role (zygote or judge), with its control socket."""
+
+    def __init__(self, role: str, backend: str, limits: Limits, box: Path, workdir: Path):
+        self.role, self.backend = role, backend
+        self.lease = UidLease()
+        self.cgroup = None
+        self.process: subprocess.Popen | None = None
+        self.docker = None
+        self.note: list[str] = []
+        try:
+            self._start(box, workdir, limits)
+            hello = server.recv(self.control, time.monotonic() + limits.load_timeout_s + 10)
+            if hello.get("ready") is not True:
+                raise EOFError("no start handshake")
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self, box: Path, workdir: Path, limits: Limits) -> None:
+        uid = self.lease.uid
+        if self.backend == "docker":
+            from curriculab.training.sandbox import docker_backend
+
+            self.docker = docker_backend.DockerServer(_docker_client(), self.role, uid, box, workdir, limits, self.note)
+            self.control = self.docker.control
+            self.cgroup = self.docker.cgroup
+            return
+        self.cgroup = Cgroup.create(f"curriculab-{os.getpid()}-{uid}", limits.memory_bytes, limits.processes)
+        memory = limits.memory_bytes >> 20
+        self.note[:] = [f"cgroup v{self.cgroup.version} per sandbox: memory {memory} MiB, pids {limits.processes}"
+                        if self.cgroup else
+                        f"rlimits per process (no writable cgroup): {memory} MiB address space each, "
+                        f"at most {limits.processes} processes of its own uid"]
+        self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pass_fds = [theirs.fileno()]
+        limits_cmd = ["prlimit", f"--cpu={limits.cpu_s}", f"--as={limits.memory_bytes}", f"--fsize={limits.file_bytes}",
+                      f"--nofile={limits.open_files}", f"--nproc={limits.processes}", "--core=0", "--"]
+        python = [PYTHON, "-I", "-S", "-B"]
+        seccomp_fd = None
+        if self.backend == "bwrap":
+            extra = []
+            program = seccomp_program()
+            if program is not None:
+                seccomp_fd = os.memfd_create("seccomp")
+                os.write(seccomp_fd, program)
+                os.lseek(seccomp_fd, 0, os.SEEK_SET)
+                pass_fds.append(seccomp_fd)
+                extra = ["--seccomp", str(seccomp_fd)]
+            command = limits_cmd + _drop(uid) + REAPER + [
+                # no nested user namespace (it would grant full capabilities inside), no capabilities at all
+                "bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--assert-userns-disabled",
+                "--cap-drop", "ALL", "--die-with-parent", "--new-session", *extra,
+                "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+                "--symlink", "usr/bin", "/bin", "--proc", "/proc", "--dev", "/dev",
+                "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp", "--ro-bind", str(box), "/box",
+                "--remount-ro", "/dev", "--remount-ro", "/",  # /tmp is the only writable place, and it is capped
+                "--chdir", "/tmp", "--clearenv", "--setenv", "PATH", "/usr/bin", "--setenv", "HOME", "/tmp",
+                *python, "/box/server.py", self.role, str(theirs.fileno()), "/tmp"]
+            env = {}
+            cwd = "/"
+        else:
+            # no sandbox, but where we may, its own pid namespace and /proc: the harness's command line (the
+            # problems file's path) is not visible from there
+            hide = ["unshare", "--pid", "--fork", "--mount", "--mount-proc"] if _unshare_works() else []
+            self.note.append("own pid namespace and /proc" if hide else "the host's /proc is visible")
+            scratch = workdir / f"scratch-{self.role}"
+            scratch.mkdir(mode=0o700)
+            os.chown(scratch, uid, uid) if os.geteuid() == 0 else None
+            command = hide + limits_cmd + _drop(uid) + python + [str(box / "server.py"), self.role, str(theirs.fileno()),
+                                                                 str(scratch)]
+            env = {"PATH": "/usr/bin", "HOME": str(scratch), "TMPDIR": str(scratch)}
+            cwd = str(scratch)
+        if self.cgroup:
+            command = self.cgroup.enter_command() + command
+        try:
+            self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                            stderr=subprocess.DEVNULL, cwd=cwd, env=env, start_new_session=True,
+                                            pass_fds=pass_fds)
+        finally:
+            theirs.close()
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
+
+    def oom_kills(self) -> int:
+        return self.cgroup.oom_kills() if self.cgroup else 0
+
+    def close(self, stuck: bool = False) -> None:
+        """Stop it and reap everything it started (no orphaned bwrap, no zombie). A `stuck` server is
+        not waited for."""
+        control = getattr(self, "control", None)
+        if control is not None:
+            control.close()  # a healthy server exits on EOF, and bwrap with it
+        if self.docker is not None:
+            self.docker.close()
+        if self.process is not None:
+            try:
+                if stuck:
+                    raise subprocess.TimeoutExpired(self.process.args, 0)
+                self.process.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                self.process.terminate()  # the reaper kills bwrap, then reaps every process left below it
+                try:
+                    self.process.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    _kill(self.process.pid)
+                    self.process.wait()
+        if self.cgroup and self.docker is None:
+            self.cgroup.remove()
+        self.lease.close()
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, 9)
+    except ProcessLookupError:
+        pass
+
+
+_STOP_WORDS = {"timeout": "timed out", "crashed": "crashed", "memory": "ran out of memory", "load_error": "did not load"}
+
+
+class _SlotBroken(Exception):
+    """The harness saw a slot's sandbox fail: restart it."""
+
+
+class _Slot:
+    """A zygote and a judge; serves one completion at a time."""
+
+    def __init__(self, backend: str, limits: Limits, box: Path):
+        self.backend, self.limits, self.box = backend, limits, box
+        self.workdir = Path(tempfile.mkdtemp(prefix="curriculab-slot-"))
+        os.chmod(self.workdir, 0o711)
+        self.zygote: _Server | None = None
+        self.judge: _Server | None = None
+
+    def _ensure(self) -> None:
+        if self.zygote is None:
+            _reset(self.workdir, "scratch-zygote", "ctl-zygote")
+            self.zygote = _Server("zygote", self.backend, self.limits, self.box, self.workdir)
+        if self.judge is None:
+            _reset(self.workdir, "scratch-judge", "ctl-judge")
+            self.judge = _Server("judge", self.backend, self.limits, self.box, self.workdir)
+
+    def _drop(self, which: str, stuck: bool = False) -> None:
+        process = getattr(self, which)
+        if process is not None:
+            process.close(stuck)
+            setattr(self, which, None)
+
+    def close(self) -> None:
+        self._drop("zygote")
+        self._drop("judge")
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def run(self, code: str, entry_point: str, tests: Sequence[tuple[str, str]]) -> RunResult:
+        limits = self.limits
+        result = RunResult(backend=self.backend)
+        tests = list(tests)
+        # Before the completion runs: any failure here is the sandbox's (None), decided by the harness.
+        try:
+            self._ensure()
+            zygote, judge = self.zygote, self.judge
+            oom_before = zygote.oom_kills()
+            mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                server.send(zygote.control, {"op": "run", "code": code}, fd=theirs.fileno())
+                forked = server.recv(zygote.control, time.monotonic() + limits.load_timeout_s + 10)
+                if "forked" not in forked:
+                    raise _SlotBroken(f"the sandbox could not start the completion ({forked.get('fork_error')})")
+                server.send(judge.control, {"entry_point": entry_point, "tests": tests, "test_timeout_s": limits.test_timeout_s,
+                                            "load_timeout_s": limits.load_timeout_s}, fd=mine.fileno())
+            finally:
+                mine.close()
+                theirs.close()
+        except (OSError, EOFError, server.RefusedReply, _SlotBroken) as exc:
+            self._drop("zygote")
+            self._drop("judge")
+            why = str(exc) if isinstance(exc, _SlotBroken) else f"the sandbox did not start ({type(exc).__name__}: {exc})"
+            result.outcomes = [TestOutcome(t, False, "sandbox_error", why) for t, _ in tests]
+            result.status = "sandbox_error"
+            return result
+        result.isolation = "; ".join(zygote.note)
+        # From here on, whatever goes wrong is the completion's doing (reward 0), except a judge that
+        # stops answering: that is the tests' (a hostile problems file), and the judge is replaced.
+        outcomes = self._verdicts(judge, tests)
+        report = self._end(zygote)
+        memory = zygote.oom_kills() > oom_before or "MemoryError" in report.get("output_tail", "")
+        by_id = {o.test_id: o for o in outcomes}
+        # the test the judge stopped on: a hang or death, else a refused reply (the channel is no longer trusted)
+        stopper = next((o for o in outcomes if o.status in ("timeout", "crashed", "memory", "load_error")),
+                       outcomes[-1] if outcomes else None)
+        for test_id, _ in tests:
+            if test_id not in by_id:
+                status = stopper.status if stopper and stopper.status != "ok" else "failed"
+                why = (f"the completion {_STOP_WORDS[status]} on {stopper.test_id}" if status in _STOP_WORDS
+                       else f"testing stopped at {stopper.test_id}" if stopper else "testing stopped")
+                by_id[test_id] = TestOutcome(test_id, False, status, f"not run: {why}")
+        result.outcomes = [by_id[t] for t, _ in tests]
+        if memory:
+            for o in result.outcomes:
+                if o.status == "crashed":
+                    o.status, o.detail = "memory", "killed at the sandbox's memory limit"
+        result.stderr_tail = report.get("output_tail", "")[-2000:]
+        faults = {o.status for o in result.outcomes} - {"ok", "failed"}
+        result.status = next((s for s in ("memory", "timeout", "crashed", "output_limit", "load_error") if s in faults),
+                             "unsandboxed" if self.backend == "rlimits" else "ok")
+        return result
+
+    def _verdicts(self, judge: _Server, tests: list[tuple[str, str]]) -> list[TestOutcome]:
+        limits = self.limits
+        outcomes: list[TestOutcome] = []
+        try:
+            load = server.recv(judge.control, time.monotonic() + limits.load_timeout_s + GRACE_S)
+            state = load.get("load")
+            if state != "ok":
+                status = {"timeout": "timeout", "load_error": "load_error"}.get(state, "load_error")
+                detail = (load.get("detail") if state == "load_error" else
+                          f"the completion did not load in {limits.load_timeout_s:g} s" if state == "timeout" else
+                          "the completion died while loading")
+                return [TestOutcome(t, False, status, str(detail)[:600]) for t, _ in tests]
+            for _ in tests:
+                verdict = server.recv(judge.control, time.monotonic() + limits.test_timeout_s + GRACE_S)
+                if "done" in verdict:
+                    break
+                status = verdict.get("status") if verdict.get("status") in STATUSES else "failed"
+                passed = verdict.get("passed") is True and status == "ok"
+                outcomes.append(TestOutcome(str(verdict.get("test")), passed, status, str(verdict.get("detail", ""))[:300]))
+            else:
+                server.recv(judge.control, time.monotonic() + GRACE_S)  # `done`
+            return outcomes
+        except (OSError, EOFError, server.RefusedReply) as exc:
+            # The judge is stuck in (or was ended by) test code: a hostile or broken problem, not a completion's
+            # fault nor the sandbox's. The test in progress fails; the judge is replaced.
+            self._drop("judge", stuck=True)
+            done = outcomes
+            stuck = tests[len(done)][0] if len(done) < len(tests) else tests[-1][0]
+            what = "did not finish in time" if isinstance(exc, TimeoutError) else "ended the test runner"
+            return done + [TestOutcome(stuck, False, "timeout" if isinstance(exc, TimeoutError) else "failed",
+                                       f"the test code {what}")]
+
+    def _end(self, zygote: _Server) -> dict:
+        try:
+            server.send(zygote.control, {"op": "end"})
+            return server.recv(zygote.control, time.monotonic() + 10)
+        except (OSError, EOFError, server.RefusedReply):
+            self._drop("zygote")  # the completion killed its zygote: a fresh sandbox for the next one
+            return {}
+
+
+def _reset(workdir: Path, *names: str) -> None:
+    for name in names:
+        shutil.rmtree(workdir / name, ignore_errors=True)
 
 
 _DOCKER = None
@@ -108,309 +447,96 @@ def _docker_client():
     return _DOCKER
 
 
-def detect_backend() -> str:
-    """`bwrap` where bubblewrap works, else `rlimits` (unsandboxed). Docker is chosen explicitly
-    (`backend="docker"`), as it costs a container start per completion."""
-    if shutil.which("bwrap") and shutil.which("setpriv") and _bwrap_works():
-        return "bwrap"
-    return "rlimits"
+class _Pool:
+    """Slots for one (backend, limits), each owned by its own long-lived thread: bubblewrap's
+    --die-with-parent follows the thread that started it, so a slot must outlive every batch."""
 
+    def __init__(self, backend: str, limits: Limits):
+        self.backend, self.limits = backend, limits
+        self.box = Path(tempfile.mkdtemp(prefix="curriculab-box-"))
+        shutil.copy(SERVER, self.box / "server.py")
+        os.chmod(self.box, 0o755)
+        os.chmod(self.box / "server.py", 0o644)
+        self.jobs: queue.Queue = queue.Queue()
+        self.threads: list[threading.Thread] = []
+        self.lock = threading.Lock()
 
-_BWRAP_OK: bool | None = None
+    def grow(self, workers: int) -> None:
+        with self.lock:
+            while len(self.threads) < workers:
+                thread = threading.Thread(target=self._serve, daemon=True, name=f"curriculab-slot-{len(self.threads)}")
+                thread.start()
+                self.threads.append(thread)
 
-
-def _bwrap_works() -> bool:
-    global _BWRAP_OK
-    if _BWRAP_OK is None:
-        probe = subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "bwrap",
-                                "--unshare-all", "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib",
-                                "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin", "true"],
-                               capture_output=True, timeout=20)
-        _BWRAP_OK = probe.returncode == 0
-    return _BWRAP_OK
-
-
-class _Interpreter:
-    """One sandboxed interpreter with the completion loaded."""
-
-    def __init__(self, workdir: Path, backend: str, limits: Limits, env_extra: dict[str, str] | None = None):
-        self.limits = limits
-        self.stderr_path = workdir / "stderr.log"
-        self.next_id = 0
-        self.docker = None
-        if backend == "docker":
-            from curriculab.training.sandbox import docker_backend
-
-            self.docker = docker_backend.DockerChannel(_docker_client(), workdir, limits, self.stderr_path)
-            self.request_write = self.response_read = self.docker.fd
-            return
-        request_read, self.request_write = os.pipe()
-        self.response_read, response_write = os.pipe()
-        fds = [str(request_read), str(response_write)]  # the server is told which inherited fds to use
-        limits_cmd = ["prlimit", f"--cpu={limits.cpu_s}", f"--as={limits.memory_bytes}", f"--fsize={limits.file_bytes}",
-                      f"--nofile={limits.open_files}", f"--nproc={limits.processes}", "--core=0", "--"]
-        drop = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
-        python = [PYTHON, "-I", "-S", "-B"]
-        if backend == "bwrap":
-            command = limits_cmd + drop + [
-                # no nested user namespace (it would grant full capabilities inside), no capabilities at all
-                "bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--assert-userns-disabled",
-                "--cap-drop", "ALL", "--die-with-parent", "--new-session",
-                "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
-                "--symlink", "usr/bin", "/bin", "--proc", "/proc", "--dev", "/dev",
-                "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
-                "--ro-bind", str(workdir / "box"), "/box", "--chdir", "/tmp", "--clearenv", "--setenv", "PATH", "/usr/bin",
-                "--setenv", "HOME", "/tmp", *python, "/box/server.py", "/box/solution.py", *fds]
-            env = {}
-        else:
-            command = limits_cmd + drop + python + [str(workdir / "box" / "server.py"), str(workdir / "box" / "solution.py"), *fds]
-            env = {"PATH": "/usr/bin", "HOME": str(workdir / "box")}
-        env.update(env_extra or {})
-        with open(self.stderr_path, "ab") as stderr:
-            self.process = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr, cwd=workdir / "box", env=env,
-                start_new_session=True, pass_fds=(request_read, response_write))
-        os.close(request_read)
-        os.close(response_write)
-
-    def read(self, deadline: float) -> dict[str, Any]:
-        """One message from the sandbox, or TimeoutError / EOFError. The message is untrusted: its
-        size and its number of containers are bounded before it is parsed."""
-        header = self._read_exact(4, deadline)
-        size = int.from_bytes(header, "big")
-        if size > MAX_REPLY_BYTES:
-            raise EOFError(f"oversized message ({size:,} bytes)")
-        data = self._read_exact(size, deadline)
-        if data.count(b"[") + data.count(b"{") > MAX_REPLY_NODES:  # an upper bound, counted at C speed
-            raise EOFError("message with too many nested values")
+    def _serve(self) -> None:
+        slot = _Slot(self.backend, self.limits, self.box)
         try:
-            return json.loads(data)
-        except RecursionError:
-            raise EOFError("message nested too deep") from None
+            while True:
+                job = self.jobs.get()
+                if job is None:
+                    return
+                future, (code, entry_point, tests) = job
+                if future.set_running_or_notify_cancel():
+                    try:
+                        future.set_result(slot.run(code, entry_point, tests))
+                    except BaseException as exc:
+                        future.set_exception(exc)
+        finally:
+            slot.close()
 
-    def _read_exact(self, n: int, deadline: float) -> bytes:
-        data = b""
-        while len(data) < n:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError
-            ready, _, _ = select.select([self.response_read], [], [], remaining)
-            if not ready:
-                raise TimeoutError
-            chunk = os.read(self.response_read, n - len(data))
-            if not chunk:
-                raise EOFError
-            data += chunk
-        return data
+    def submit(self, code: str, entry_point: str, tests: Sequence[tuple[str, str]]) -> Future:
+        future: Future = Future()
+        self.jobs.put((future, (code, entry_point, list(tests))))
+        return future
 
-    def call(self, function: str, args: tuple, kwargs: dict, deadline: float) -> Any:
-        self.next_id += 1
-        request = {"id": self.next_id, "fn": function, "args": server.encode(list(args)), "kwargs": server.encode(kwargs)}
-        data = json.dumps(request).encode()
-        try:
-            os.write(self.request_write, len(data).to_bytes(4, "big") + data)
-        except BrokenPipeError:
-            raise EOFError from None
-        while True:
-            reply = self.read(deadline)
-            if reply.get("id") == self.next_id:  # anything else was written by the completion itself: ignore it
-                break
-        if reply.get("ok") is True:
-            return _decode_untrusted(reply["value"], deadline)
-        error = BUILTIN_EXCEPTIONS.get(str(reply.get("error")), RuntimeError)
-        if issubclass(error, (SystemExit, KeyboardInterrupt, GeneratorExit, StopIteration, StopAsyncIteration)):
-            # the completion's exit must not end the harness, nor its StopIteration end a test's map/zip early
-            error = RuntimeError
-        raise error(f"{reply.get('error')}: {reply.get('message')}")
-
-    def close(self) -> int | None:
-        if self.docker is not None:
-            return self.docker.close()
-        for fd in (self.request_write, self.response_read):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        return self.process.wait()
+    def close(self) -> None:
+        with self.lock:
+            for _ in self.threads:
+                self.jobs.put(None)
+            for thread in self.threads:
+                thread.join(timeout=30)
+            self.threads.clear()
+        shutil.rmtree(self.box, ignore_errors=True)
 
 
-MAX_REPLY_BYTES = 4 * 1024 * 1024
-"""Largest reply the harness reads from a sandbox."""
-MAX_REPLY_NODES = 200_000
-"""Most containers (lists, dicts) a reply may hold."""
-MAX_HASHED = 10_000
-"""Largest set or dict built from a reply: hashing untrusted values (all colliding, say) is quadratic."""
+_POOLS: dict[tuple[str, Limits], _Pool] = {}
+_POOLS_LOCK = threading.Lock()
 
 
-def _decode_untrusted(value: Any, deadline: float) -> Any:
-    """`server.decode` for a reply from the sandbox: hashed containers capped, the deadline held."""
-    budget = [0]
-
-    def walk(v: Any) -> Any:
-        budget[0] += 1
-        if budget[0] % 1000 == 0 and time.monotonic() > deadline:
-            raise TimeoutError
-        if isinstance(v, list):
-            return [walk(x) for x in v]
-        if isinstance(v, dict) and len(v) == 1:
-            (tag, body), = v.items()
-            if tag in ("set", "frozenset", "dict") and len(body) > MAX_HASHED:
-                raise _RefusedReply(f"a {tag} of {len(body):,} items (at most {MAX_HASHED:,} are built)")
-            if tag == "set":
-                return {walk(x) for x in body}
-            if tag == "frozenset":
-                return frozenset(walk(x) for x in body)
-            if tag == "dict":
-                return {walk(k): walk(x) for k, x in body}
-            if tag == "tuple":
-                return tuple(walk(x) for x in body)
-            return server.decode(v)  # scalars: int, float, bytes, complex
-        return server.decode(v)
-
-    return walk(value)
+def _pool(backend: str, limits: Limits, workers: int) -> _Pool:
+    with _POOLS_LOCK:
+        pool = _POOLS.get((backend, limits))
+        if pool is None:
+            pool = _POOLS[(backend, limits)] = _Pool(backend, limits)
+    pool.grow(workers)
+    return pool
 
 
-class _RefusedReply(BaseException):
-    """Raised into a test when the sandbox's reply is refused; BaseException so test code cannot
-    catch it (a test expecting a ValueError must not pass on a refused reply)."""
+@atexit.register
+def close_pools() -> None:
+    """Stop every sandbox this process started (they are otherwise kept warm for the next batch)."""
+    with _POOLS_LOCK:
+        pools = list(_POOLS.values())
+        _POOLS.clear()
+    for pool in pools:
+        pool.close()
 
 
-class _TestTimeout(BaseException):
-    """Raised into a test when its deadline passes; BaseException so test code cannot catch it."""
-
-
-class _SandboxDied(BaseException):
-    """Raised into a test when the interpreter died under it."""
+def default_workers() -> int:
+    return max(1, min(8, (os.cpu_count() or 1) * 2))
 
 
 def run_tests(completion_code: str, entry_point: str, tests: Sequence[tuple[str, str]], limits: Limits | None = None,
-              backend: str | None = None, env_extra: dict[str, str] | None = None) -> RunResult:
+              backend: str | None = None) -> RunResult:
     """Run `tests` ([(test_id, code)]) against `completion_code`; each test's asserts decide its verdict."""
-    limits = limits or Limits()
-    backend = backend or detect_backend()
-    result = RunResult(backend=backend)
-    workdir = Path(tempfile.mkdtemp(prefix="curriculab-box-"))
-    try:
-        box = workdir / "box"
-        box.mkdir()
-        shutil.copy(SERVER, box / "server.py")
-        (box / "solution.py").write_text(completion_code)
-        for path in (workdir, box, box / "server.py", box / "solution.py"):
-            path.chmod(0o755 if path.is_dir() else 0o644)
-        interpreter: _Interpreter | None = None
-        load_failure: str | None = None
-        for test_id, code in tests:
-            if load_failure is not None:
-                result.outcomes.append(TestOutcome(test_id, False, "load_error", load_failure))
-                continue
-            if interpreter is None:
-                interpreter, failure_status, load_failure = _start(workdir, backend, limits, env_extra)
-                if interpreter is None:
-                    result.outcomes.append(TestOutcome(test_id, False, failure_status, load_failure))
-                    continue
-            outcome = _run_one(interpreter, entry_point, test_id, code, limits)
-            result.outcomes.append(outcome)
-            if outcome.status in ("timeout", "crashed", "memory"):
-                interpreter.close()
-                interpreter = None  # a fresh one for the next test
-        if interpreter is not None:
-            interpreter.close()
-        faults = [o.status for o in result.outcomes if o.status not in ("ok", "failed")]
-        for worst in ("sandbox_error", "memory", "timeout", "crashed", "output_limit", "load_error"):
-            if worst in faults:
-                result.status = worst
-                break
-        else:
-            result.status = "unsandboxed" if backend == "rlimits" else "ok"
-        stderr = workdir / "stderr.log"
-        if stderr.exists():
-            result.stderr_tail = stderr.read_bytes()[-2000:].decode(errors="replace")
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
-    return result
-
-
-def _start(workdir: Path, backend: str, limits: Limits, env_extra: dict[str, str] | None
-           ) -> tuple[_Interpreter | None, str, str | None]:
-    """A ready interpreter, or (None, status, why) when it failed to start or to load the completion."""
-    interpreter = None
-    try:
-        interpreter = _Interpreter(workdir, backend, limits, env_extra)
-        started = interpreter.read(time.monotonic() + limits.load_timeout_s)
-        if started.get("started") is not True:
-            raise ValueError("no start handshake")
-    except (OSError, EOFError, ValueError) as exc:  # TimeoutError is an OSError: it lands here too
-        # The handshake comes before any completion code runs: without it, the sandbox itself failed.
-        if interpreter:
-            interpreter.close()
-        return None, "sandbox_error", f"the sandbox did not start ({type(exc).__name__}: {exc})"
-    try:
-        hello = interpreter.read(time.monotonic() + limits.load_timeout_s)
-    except (OSError, EOFError, ValueError) as exc:
-        # The completion was loading: a hang, a crash or a forged wrapper message is its own failure (0), never
-        # a sandbox fault (None) -- the fault is decided by what the harness saw, not by what the completion wrote.
-        returncode = interpreter.close()
-        status = "timeout" if isinstance(exc, TimeoutError) else _death_status(returncode, workdir)
-        return None, status if status != "crashed" else "load_error", f"the completion did not load ({status}: {type(exc).__name__})"
-    if "load_error" in hello:
-        interpreter.close()
-        return None, "load_error", str(hello["load_error"])
-    return interpreter, "ok", None
-
-
-def _death_status(returncode: int | None, workdir: Path) -> str:
-    stderr = (workdir / "stderr.log").read_bytes()[-4000:] if (workdir / "stderr.log").exists() else b""
-    if b"MemoryError" in stderr:
-        return "memory"
-    if returncode == -signal.SIGXCPU:
-        return "timeout"
-    return "crashed"
-
-
-def _run_one(interpreter: _Interpreter, entry_point: str, test_id: str, code: str, limits: Limits) -> TestOutcome:
-    deadline = time.monotonic() + limits.test_timeout_s
-
-    def proxy(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return interpreter.call(entry_point, args, kwargs, deadline)
-        except TimeoutError:
-            raise _TestTimeout from None
-        except EOFError:
-            raise _SandboxDied from None
-
-    scope = {"__builtins__": builtins, entry_point: proxy}
-    try:
-        exec(compile(code, f"<test {test_id}>", "exec"), scope)
-    except _TestTimeout:
-        return TestOutcome(test_id, False, "timeout", f"over {limits.test_timeout_s:g} s")
-    except _RefusedReply as exc:
-        return TestOutcome(test_id, False, "failed", f"the reply was refused: {exc}")
-    except _SandboxDied:
-        returncode = interpreter.close()
-        status = _death_status(returncode, Path(interpreter.stderr_path).parent)
-        return TestOutcome(test_id, False, status, f"the interpreter died (exit {returncode})")
-    except server.Unencodable as exc:
-        return TestOutcome(test_id, False, "failed", f"the test passed something that is not plain data: {exc}")
-    except MemoryError:
-        return TestOutcome(test_id, False, "memory", "MemoryError")
-    except AssertionError as exc:
-        return TestOutcome(test_id, False, "failed", str(exc)[:300] or "assertion failed")
-    except Exception as exc:
-        detail = f"{type(exc).__name__}: {exc}"[:300]
-        status = "memory" if "MemoryError" in detail else "output_limit" if "[Errno 27]" in detail else "failed"
-        return TestOutcome(test_id, False, status, detail)
-    return TestOutcome(test_id, True, "ok")
+    return run_many([(completion_code, entry_point, tests)], limits, workers=1, backend=backend)[0]
 
 
 def run_many(jobs: Sequence[tuple[str, str, Sequence[tuple[str, str]]]], limits: Limits | None = None,
              workers: int | None = None, backend: str | None = None) -> list[RunResult]:
     """Run many (completion, entry_point, tests) jobs in parallel sandboxes, results in order."""
+    limits = limits or Limits()
     backend = backend or detect_backend()
-    workers = workers or max(1, min(8, (os.cpu_count() or 1) * 2))
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(lambda job: run_tests(job[0], job[1], job[2], limits, backend), jobs))
+    pool = _pool(backend, limits, workers or default_workers())
+    futures = [pool.submit(code, entry, tests) for code, entry, tests in jobs]
+    return [f.result() for f in futures]
