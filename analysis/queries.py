@@ -555,3 +555,48 @@ def top_code_by_model(store: Store, coder: str = "rules") -> pd.DataFrame:
         select t.model, f.code, count(*) as n from failure_codes f join trajectories t using (trajectory_id)
         where f.coder = ? and t.outcome = 'failed' group by t.model, f.code
         qualify row_number() over (partition by t.model order by count(*) desc, f.code) = 1 order by t.model""", [coder])
+
+
+def tier_pass_rates(store: Store, *, model: str | None = None) -> pd.DataFrame:
+    """Per model and test tier: how often its tests pass, with a standard error over trajectories
+    (the tests of one attempt are not independent).
+
+    Columns: model, tier, trajectories, results, passes, pass_rate, se.
+    """
+    where, params = _where({"model": "model"}, model=model)
+    return store.frame(f"""
+        with per_attempt as (
+            select t.model, r.tier, r.trajectory_id, count(*) as results, count(*) filter (r.passed) as passes
+            from test_results r join trajectories t using (trajectory_id)
+            where r.tier is not null and t.outcome <> 'error' group by all)
+        select * from (
+            select model, tier, count(*) as trajectories, sum(results)::bigint as results, sum(passes)::bigint as passes,
+                   sum(passes) / sum(results) as pass_rate,
+                   coalesce(stddev_samp(passes / results) / sqrt(count(*)), 0) as se
+            from per_attempt group by all){where} order by model, tier""", params)
+
+
+def known_models(store: Store) -> list[str]:
+    """Every model with at least one attempt in the store, sorted."""
+    return sorted(store.frame("select distinct model from trajectories where model is not null")["model"])
+
+
+def task_pass_rates(store: Store, *, model: str) -> pd.DataFrame:
+    """Per task: the model's attempts with a verdict and passes (a problem's observed pass rate).
+
+    Columns: task_id, attempts, passes.
+    """
+    return store.frame("""select task_id, count(*) filter (outcome <> 'error') as attempts,
+                                 count(*) filter (outcome = 'passed') as passes
+                          from v_attempts where model = ? group by 1 order by 1""", [model])
+
+
+def store_fingerprint(store: Store) -> dict[str, Any]:
+    """What a plan was made from: row counts of the tables it reads and a hash of the trajectories'
+    content hashes (the same store content gives the same fingerprint)."""
+    frame = store.frame("""
+        select (select count(*) from trajectories) as trajectories, (select count(*) from test_results) as test_results,
+               (select count(*) from failure_codes) as failure_codes, (select count(*) from code_reliability) as reliability_rows,
+               (select coalesce(sum(n_attempts), 0)::bigint from irt_tasks) as irt_attempts,
+               (select md5(coalesce(string_agg(content_hash, ',' order by trajectory_id), '')) from trajectories) as content_hash""")
+    return records(frame)[0]

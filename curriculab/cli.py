@@ -551,7 +551,8 @@ def reward(problems_path: str, completions_path: Path, weights: str | None, sche
     Example:
       curriculab reward --problems builtin --completions samples.jsonl --weights basic=0.35,intermediate=0.35,complex=0.15,edge=0.15 --json
     """
-    from curriculab.training.rewards import TierCurriculum, score_completions
+    from curriculab.planner.portfolio import TierCurriculum
+    from curriculab.training.rewards import score_completions
     from curriculab.training.sandbox import Limits
 
     problems = _load_problem_set(problems_path)
@@ -607,6 +608,115 @@ def reward(problems_path: str, completions_path: Path, weights: str | None, sche
         click.echo(f"  refused: {safe_text(problem)}", err=True)
     if refused:
         sys.exit(1)
+
+
+@cli.group(invoke_without_command=True)
+@click.option("--model", "target", default=None, help="The model to plan for (as the store names it).")
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
+              help="Write plan.yaml here, with its dataset (.parquet) beside it.")
+@click.option("--problems", "problems_path", default="builtin", show_default=True, metavar="builtin|humaneval|FILE",
+              help="The tiered problem set the curriculum draws from.")
+@click.option("--capability", "prior", type=click.Choice(["weak", "strong"]), default=None,
+              help="Prior to use when the store has no evidence on the model.")
+@click.option("--strategy", type=click.Choice(["tarot", "avg_reward", "pass_all"]), default="tarot", show_default=True,
+              help="Tier-weighted reward, or one of TAROT's baselines.")
+@click.option("--coder", default="rules", show_default=True, help="Whose failure codes to act on.")
+@click.option("--group-size", type=int, default=8, show_default=True, help="GRPO num_generations (for the zero-variance guard).")
+@click.option("--weak-below", type=float, default=0.65, show_default=True, help="Capability under which a model is weak.")
+@click.option("--strong-from", type=float, default=0.75, show_default=True, help="Capability from which a model is strong.")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@db_option
+@click.pass_context
+def plan(ctx: click.Context, target: str | None, output: Path | None, problems_path: str, prior: str | None,
+         strategy: str, coder: str, group_size: int, weak_below: float, strong_from: float, as_json: bool) -> None:
+    """Plan the next round of training for a model: schedule, weights, task mix, and why.
+
+    Reads the store, stores the plan in `plans` and, with -o, writes plan.yaml (sections grpo,
+    curriculum, dataset, reward, scale) and its dataset. `plan show` and `plan diff` read stored plans.
+
+    \b
+    Example:
+      curriculab plan --model atlas-7b-coder -o plans/atlas.yaml
+      curriculab plan show
+      curriculab plan diff 4a290fc730cc f71c2afa8e7e
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if target is None:
+        raise CliError("plan needs --model M (or a subcommand: show, diff). List models: curriculab query "
+                       "\"select distinct model from trajectories\"")
+    from curriculab.planner import plan as planning
+    from curriculab.planner.evidence import PlanError
+    from curriculab.planner.portfolio import Thresholds
+
+    problems = _load_problem_set(problems_path)
+    try:
+        thresholds = Thresholds(weak_below=weak_below, strong_from=strong_from, group_size=group_size)
+        with open_store(read_only=True, create=False) as store:
+            made = planning.build_plan(store, target, problems, problems_path, prior=prior, coder=coder,
+                                       thresholds=thresholds, strategy=strategy)
+    except (PlanError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    config = ""
+    if output is not None:
+        written = planning.export(made, output, problems)
+        config = written.read_text()
+    with open_store(read_only=False, create=False) as store:
+        planning.save(store, made)
+    if as_json:
+        click.echo(made.model_dump_json(indent=2))
+        return
+    lines = planning.explain(made)
+    click.echo(safe_text(lines[0]))
+    for line in lines[1:]:
+        click.echo(f"  - {safe_text(line)}")
+    if output is not None:
+        click.echo(f"wrote {output} and {output.with_suffix('.parquet')} ({len(config.splitlines())} lines of YAML)")
+
+
+@plan.command("show")
+@click.argument("plan_id", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@db_option
+def plan_show(plan_id: str | None, as_json: bool) -> None:
+    """Explain a stored plan (the newest when no id is given)."""
+    from curriculab.planner import plan as planning
+    from curriculab.planner.evidence import PlanError
+
+    with open_store(read_only=True, create=False) as store:
+        try:
+            stored = planning.load(store, plan_id)
+        except PlanError as exc:
+            raise CliError(str(exc)) from None
+    if as_json:
+        click.echo(stored.model_dump_json(indent=2))
+        return
+    lines = planning.explain(stored)
+    click.echo(safe_text(lines[0]))
+    for line in lines[1:]:
+        click.echo(f"  - {safe_text(line)}")
+
+
+@plan.command("diff")
+@click.argument("first")
+@click.argument("second")
+@output_options()
+@db_option
+def plan_diff(first: str, second: str, fmt: str) -> None:
+    """What changed between two stored plans."""
+    from curriculab.planner import plan as planning
+    from curriculab.planner.evidence import PlanError
+
+    with open_store(read_only=True, create=False) as store:
+        try:
+            a, b = planning.load(store, first), planning.load(store, second)
+        except PlanError as exc:
+            raise CliError(str(exc)) from None
+    rows = planning.diff(a, b)
+    if not rows and fmt == "table":
+        click.echo(f"plans {first} and {second} make the same choices")
+        return
+    emit(["what", first, second], rows, fmt)
 
 
 @cli.group()

@@ -56,7 +56,8 @@ _SAMPLES = [
 def _verify(console: Console | None) -> list[dict[str, Any]]:
     """Score sample completions in the sandbox with tier-weighted rewards."""
     from curriculab.training.problems import builtin_problems
-    from curriculab.training.rewards import TierCurriculum, score_completions
+    from curriculab.planner.portfolio import TierCurriculum
+    from curriculab.training.rewards import score_completions
 
     problems = {p.problem_id: p for p in builtin_problems()}
     completions = [{"problem_id": pid, "completion_id": label, "completion": code or problems[pid].reference}
@@ -65,11 +66,34 @@ def _verify(console: Console | None) -> list[dict[str, Any]]:
     scored = score_completions(list(problems.values()), completions, TierCurriculum(weights="basic-intermediate"),
                                allow_unsandboxed=True)
     if console:
-        console.print("[bold]6. Verify[/]    sample completions in the sandbox, TAROT reward (weights .35/.35/.15/.15):")
+        console.print("[bold]7. Verify[/]    sample completions in the sandbox, TAROT reward (weights .35/.35/.15/.15):")
         _table(console, "Tier-weighted rewards", ["problem", "completion", "reward", *TIERS, "status"],
                [(r["problem_id"].split("/")[1], r["completion_id"], _r(r["reward"]),
                  *(_r(r["pass_rate"][t]) for t in TIERS), r["status"]) for r in scored])
     return scored
+
+
+def _plan(store: Store, out: Path, console: Console | None) -> list[dict[str, Any]]:
+    """A curriculum for each simulated model over the built-in problems, explained and exported."""
+    from curriculab.planner import plan as planning
+    from curriculab.training.problems import builtin_problems
+
+    problems = builtin_problems()
+    plans = []
+    if console:
+        console.print("[bold]6. Plan[/]      a curriculum per model over the built-in problems (plan.yaml + dataset):")
+    for model in queries.known_models(store):
+        made = planning.build_plan(store, model, problems, "builtin")
+        planning.save(store, made)
+        path = planning.export(made, out / "plans" / f"{model}.yaml", problems)
+        plans.append({"plan_id": made.plan_id, "model": model, "schedule": made.schedule, "start_tier": made.start_tier,
+                      "weights": made.weights, "path": str(path), "reasons": made.reasons})
+        if console:
+            lines = planning.explain(made)
+            console.print(f"  [bold]{lines[0]}[/] -> {path}", highlight=False, markup=True)
+            for line in lines[1:]:
+                console.print(f"    - {line if len(line) <= 220 else line[:217] + '...'}", highlight=False, markup=False)
+    return plans
 
 
 def run_demo(out: Path | str, n_tasks: int = 36, attempts: int = 3, seed: int = 0,
@@ -122,6 +146,7 @@ def run_demo(out: Path | str, n_tasks: int = 36, attempts: int = 3, seed: int = 
         say(f"[bold]5. Report[/]    {out / 'report.md'} and {out / 'report.html'}; findings:")
         for finding in report["findings"]:
             say(f"  - {finding}")
+        result["plans"] = _plan(store, out, console)
     result["verification"] = _verify(console)
     result["seconds"] = round(time.perf_counter() - started, 2)
     say(f"Done in {result['seconds']} s. Explore with: curriculab query --db {db_path} "

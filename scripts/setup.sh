@@ -22,6 +22,7 @@ command -v bwrap >/dev/null 2>&1 || echo "warning: bubblewrap missing; code woul
 if [ ! -x .venv/bin/python ]; then
     "$python" -m venv .venv
 fi
-# The analysis half, the Inspect AI reader and the Docker SDK (optional extras, tested here) and the test tools.
-.venv/bin/pip install --quiet --disable-pip-version-check -e ".[inspect,test,docker]"
+# The analysis half, the Inspect AI reader, the Docker SDK and the training half (torch CPU, TRL,
+# datasets; optional extras, tested here) and the test tools.
+.venv/bin/pip install --quiet --disable-pip-version-check -e ".[inspect,test,docker,train]"
 .venv/bin/curriculab --version

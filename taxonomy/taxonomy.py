@@ -12,6 +12,8 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from curriculab.taxonomy.model import TIERS, Tier
+
 PACKAGE_DIR = Path(__file__).parent
 V1_CODES: tuple[str, ...] = (
     "skipped_verification", "misread_requirements", "no_plan_revision", "tool_misuse", "redundant_rework",
@@ -22,6 +24,32 @@ V1_CODES: tuple[str, ...] = (
 
 class TaxonomyError(ValueError):
     """A taxonomy file that cannot be used; the message names the file, the entry and the fix."""
+
+
+class RemediationTarget(BaseModel):
+    """What the planner does about a code: which test tiers exercise it, which problems address it."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
+
+    tiers: list[Tier] = Field(default_factory=list)
+    """Test tiers whose tests exercise the missing skill; the planner shifts α and w toward them."""
+    task_filters: list[str] = Field(default_factory=list)
+    """Problems that address it: `has_tier:<tier>` (the problem has tests of that tier) or
+    `min_tests:<n>` (at least n tests); the task mix favours them."""
+    curriculum_effect: bool = True
+    """False where no curriculum helps (verifier or infrastructure work): the plan says so."""
+    note: str = ""
+    """What the remediation is, in words."""
+
+    @model_validator(mode="after")
+    def _filters_known(self) -> "RemediationTarget":
+        for f in self.task_filters:
+            kind, _, value = f.partition(":")
+            if not ((kind == "has_tier" and value in TIERS) or (kind == "min_tests" and value.isdigit())):
+                raise ValueError(f"task filter {f!r} is not has_tier:<tier> or min_tests:<n>")
+        if self.curriculum_effect and not self.tiers:
+            raise ValueError("a target with a curriculum effect names at least one tier")
+        return self
 
 
 class Code(BaseModel):
@@ -45,6 +73,8 @@ class Code(BaseModel):
     """Near misses that do not."""
     remediation: str = Field(min_length=10)
     """The kind of training data that addresses it."""
+    target: RemediationTarget | None = None
+    """The machine-readable remediation the planner uses (None: the planner ignores the code)."""
 
 
 class Taxonomy(BaseModel):

@@ -15,61 +15,12 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from curriculab.planner.portfolio import TierCurriculum
 from curriculab.training.problems import TIERS, Problem, extract_code
 from curriculab.training.sandbox import Limits, RunResult, detect_backend, run_many
 
-SCHEDULES: dict[str, list[tuple[float, tuple[str, ...]]]] = {
-    # (from fraction of training done, active tiers), as released with TAROT
-    "forward": [(0.0, ("basic",)), (0.2, ("basic", "intermediate")), (0.4, ("basic", "intermediate", "complex")),
-                (0.6, TIERS)],
-    "reversed": [(0.0, ("complex",)), (0.2, ("complex", "edge")), (0.4, ("complex", "edge", "intermediate")), (0.6, TIERS)],
-    "all": [(0.0, TIERS)],
-    **{f"static-{tier}": [(0.0, (tier,))] for tier in TIERS},
-}
-WEIGHTS: dict[str, dict[str, float]] = {
-    "uniform": {"basic": 0.25, "intermediate": 0.25, "complex": 0.25, "edge": 0.25},
-    "basic-intermediate": {"basic": 0.35, "intermediate": 0.35, "complex": 0.15, "edge": 0.15},
-    "complex-edge": {"basic": 0.15, "intermediate": 0.15, "complex": 0.35, "edge": 0.35},
-}
 SANDBOX_FAULTS = ("sandbox_error",)
 """Statuses that say nothing about the completion: its reward is None."""
-
-
-@dataclass
-class TierCurriculum:
-    """A schedule (which tiers are active when) and weights (what each tier is worth)."""
-
-    schedule: str = "all"
-    """forward, reversed, all, or static-<tier>."""
-    weights: dict[str, float] | str = "uniform"
-    """A preset name (uniform, basic-intermediate, complex-edge) or {tier: weight}."""
-
-    def __post_init__(self) -> None:
-        if self.schedule not in SCHEDULES:
-            raise ValueError(f"schedule {self.schedule!r} is unknown. Use one of: {', '.join(SCHEDULES)}")
-        if isinstance(self.weights, str):
-            if self.weights not in WEIGHTS:
-                raise ValueError(f"weights {self.weights!r} is unknown. Use a preset ({', '.join(WEIGHTS)}) or a dict")
-            self.weights = dict(WEIGHTS[self.weights])
-        unknown = set(self.weights) - set(TIERS)
-        if unknown:
-            raise ValueError(f"weights name unknown tier(s) {sorted(unknown)}. Tiers are {', '.join(TIERS)}")
-        if any(w < 0 for w in self.weights.values()) or sum(self.weights.values()) <= 0:
-            raise ValueError("weights must be non-negative and not all zero")
-
-    def active(self, progress: float) -> tuple[str, ...]:
-        """Tiers practised at `progress` (fraction of training done, 0..1)."""
-        current = SCHEDULES[self.schedule][0][1]
-        for start, tiers in SCHEDULES[self.schedule]:
-            if progress >= start:
-                current = tiers
-        return current
-
-    def allocation(self, progress: float) -> dict[str, float]:
-        """α per tier: 0 for inactive tiers; active tiers share it so that Σ α_l w_l = 1."""
-        active = self.active(progress)
-        total = sum(self.weights.get(t, 0.0) for t in active) or 1.0
-        return {t: (1.0 / total if t in active else 0.0) for t in TIERS}
 
 
 def pass_rates(problem: Problem, result: RunResult) -> dict[str, float | None]:
@@ -83,12 +34,9 @@ def pass_rates(problem: Problem, result: RunResult) -> dict[str, float | None]:
 
 
 def tarot_score(rates: dict[str, float | None], curriculum: TierCurriculum, progress: float = 1.0) -> float:
-    """Σ α_l w_l pass_rate_l over tiers that have tests (α renormalised over those)."""
-    active = [t for t in curriculum.active(progress) if rates.get(t) is not None]
-    if not active:
-        return 0.0
-    total = sum(curriculum.weights.get(t, 0.0) for t in active) or 1.0
-    return sum(curriculum.weights.get(t, 0.0) / total * rates[t] for t in active)
+    """Σ α_l w_l pass_rate_l over active tiers that have tests (α renormalised over those)."""
+    alpha = curriculum.allocation(progress, tuple(t for t, r in rates.items() if r is not None))
+    return sum(alpha[t] * curriculum.weights.get(t, 0.0) * rates[t] for t in alpha if alpha[t] and rates.get(t) is not None)
 
 
 def avg_score(result: RunResult) -> float:

@@ -12,7 +12,8 @@ from curriculab.cli import cli
 from curriculab.training.problems import (
     ProblemError, builtin_problems, extract_code, humaneval_problems, load_problems, retier, save_problems, verify_references,
 )
-from curriculab.training.rewards import TierCurriculum, make_reward_functions, score_completions
+from curriculab.planner.portfolio import TierCurriculum
+from curriculab.training.rewards import make_reward_functions, score_completions
 from curriculab.training.sandbox import Limits
 
 

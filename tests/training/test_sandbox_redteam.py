@@ -271,7 +271,8 @@ def test_a_completion_cannot_fake_a_sandbox_fault():
 
 def test_the_reward_of_a_faked_fault_is_zero():
     from curriculab.training.problems import Problem, ProblemTest
-    from curriculab.training.rewards import TierCurriculum, score_completions
+    from curriculab.planner.portfolio import TierCurriculum
+    from curriculab.training.rewards import score_completions
 
     problem = Problem(problem_id="p/add", prompt="def add(a, b):\n", entry_point="add",
                       reference="def add(a, b):\n    return a + b\n",

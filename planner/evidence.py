@@ -1,0 +1,164 @@
+"""What the planner reads from the store, through the read API: the target model's capability,
+and which failure codes it may act on."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from curriculab.analysis import queries
+from curriculab.analysis.report import COVERAGE_MIN
+from curriculab.analysis.store import Store
+from curriculab.taxonomy.model import TIERS
+from curriculab.taxonomy.taxonomy import load_taxonomy
+
+PRIORS = {"weak": 0.35, "strong": 0.85}
+"""Capability assumed for a model the store has no evidence on (`--capability weak|strong`)."""
+
+
+class PlanError(ValueError):
+    """A plan that cannot be made; the message says what to pass instead."""
+
+
+@dataclass
+class Capability:
+    """How able the target model is, where that comes from, and how sure it is."""
+
+    value: float
+    """Mean per-tier pass rate (0..1), the number the adaptive choice compares with its thresholds."""
+    se: float | None
+    """Its standard error (None for a prior)."""
+    source: str
+    """tier_pass_rates, irt or prior:<name>."""
+    per_tier: dict[str, float | None] = field(default_factory=dict)
+    """Measured pass rate per tier (None where no tests of the tier ran)."""
+    per_tier_se: dict[str, float | None] = field(default_factory=dict)
+    """Standard error per tier, over attempts."""
+    evidence: str = ""
+    """The figures, in words."""
+
+
+def estimate_capability(store: Store, model: str, prior: str | None = None) -> Capability:
+    """Per-tier pass rates from the model's rollouts (test_results.tier), else its IRT ability
+    against the tasks' difficulty, else the named prior. A model the store does not know is an
+    error listing the known ones, unless a prior is given."""
+    if prior is not None and prior not in PRIORS:
+        raise PlanError(f"--capability {prior!r} is not a prior; use one of: {', '.join(PRIORS)}")
+    known = queries.known_models(store)
+    if model not in known:
+        if prior is None:
+            listed = ", ".join(known) if known else "none (the store is empty)"
+            raise PlanError(f"model {model!r} has no attempts in the store. Known models: {listed}. "
+                            "Plan for one of them, or give a prior: --capability weak|strong")
+        return Capability(PRIORS[prior], None, f"prior:{prior}", {t: None for t in TIERS}, {t: None for t in TIERS},
+                          f"no rollouts of {model} in the store: assumed {prior} (capability {PRIORS[prior]:.2f})")
+    rates = queries.tier_pass_rates(store, model=model)
+    if not rates.empty:
+        per_tier = {t: None for t in TIERS}
+        per_se = {t: None for t in TIERS}
+        for row in queries.records(rates):
+            per_tier[row["tier"]], per_se[row["tier"]] = row["pass_rate"], row["se"]
+        measured = [t for t in TIERS if per_tier[t] is not None]
+        value = sum(per_tier[t] for t in measured) / len(measured)
+        se = math.sqrt(sum(per_se[t] ** 2 for t in measured)) / len(measured)
+        words = ", ".join(f"{t} {per_tier[t]:.2f} ± {per_se[t]:.2f}" for t in measured)
+        return Capability(value, se, "tier_pass_rates", per_tier, per_se,
+                          f"per-tier pass rates of {model} ({int(rates['trajectories'].sum())} tier-attempts): {words}")
+    abilities = queries.model_abilities(store, model=model)
+    difficulty = queries.task_difficulty(store)
+    if not abilities.empty and not difficulty.empty:
+        theta, theta_se = float(abilities["ability"].iloc[0]), float(abilities["ability_se"].iloc[0])
+        b = float(difficulty["difficulty"].median())
+        a = float(difficulty["discrimination"].median())
+        value = 1 / (1 + math.exp(-a * (theta - b)))
+        se = a * value * (1 - value) * theta_se  # delta method
+        return Capability(value, se, "irt", {t: None for t in TIERS}, {t: None for t in TIERS},
+                          f"IRT ability θ = {theta:.2f} ± {theta_se:.2f} against the median task (b = {b:.2f}, a = {a:.2f}): "
+                          f"predicted pass rate {value:.2f}")
+    if prior is None:
+        raise PlanError(f"model {model!r} has no tiered test results and no IRT fit. Run `curriculab difficulty` "
+                        "to fit abilities, or give a prior: --capability weak|strong")
+    return Capability(PRIORS[prior], None, f"prior:{prior}", {t: None for t in TIERS}, {t: None for t in TIERS},
+                      f"no measured capability for {model}: assumed {prior} (capability {PRIORS[prior]:.2f})")
+
+
+@dataclass
+class CodeDecision:
+    """One failure code: acted on (with its shift) or ignored (with the reason)."""
+
+    code: str
+    """The taxonomy code."""
+    share: float | None
+    """Share of the model's judged failures with the code."""
+    ci_low: float | None
+    """Lower end of the share's 95% interval: the shift is sized by it."""
+    ci_high: float | None
+    """Upper end."""
+    coverage: float | None
+    """Share of failures the coder could judge."""
+    tiers: list[str]
+    """Tiers its remediation targets."""
+    task_filters: list[str]
+    """Problems that address it."""
+    used: bool
+    """Whether the plan acts on it."""
+    reason: str
+    """Why it is used or ignored."""
+
+
+def failure_targets(store: Store, model: str, coder: str = "rules", min_share: float = 0.05) -> tuple[list[CodeDecision], str | None]:
+    """The model's failure codes with their remediation targets: only codes whose coder is
+    reliable on them (code_reliability, measured out of sample) and whose coverage clears the
+    report's threshold are used; the others are listed with the reason."""
+    version = queries.latest_taxonomy_version(store, coder)
+    if version is None:
+        return [], None
+    taxonomy = load_taxonomy(version)
+    distribution = queries.records(queries.failure_distribution(store, coder, model=model, taxonomy_version=version))
+    reliability = queries.records(queries.code_reliability(store, coder, taxonomy_version=version))
+    reliable = {r["code"] for r in reliability if r["reliable"] and not r["in_sample"]}
+    measured = {r["code"] for r in reliability}
+    decisions = []
+    for row in distribution:
+        code = row["code"]
+        try:
+            target = taxonomy.get(code).target
+        except KeyError:
+            target = None
+        share, coverage = row["share"], row["coverage"]
+        common = dict(code=code, share=share, ci_low=row["ci_low"], ci_high=row["ci_high"], coverage=coverage,
+                      tiers=list(target.tiers) if target else [], task_filters=list(target.task_filters) if target else [])
+        if target is None:
+            decisions.append(CodeDecision(**common, used=False, reason=f"no remediation target in taxonomy {version}"))
+        elif not target.curriculum_effect:
+            decisions.append(CodeDecision(**common, used=False, reason=f"no curriculum effect: {target.note}"))
+        elif code not in reliable:
+            why = "not measured against labels" if code not in measured else "its coder is unreliable on it (kappa under threshold)"
+            decisions.append(CodeDecision(**common, used=False, reason=f"ignored: {why}"))
+        elif coverage is None or coverage < COVERAGE_MIN:
+            decisions.append(CodeDecision(**common, used=False,
+                                          reason=f"ignored: coverage {0 if coverage is None else coverage:.0%} under {COVERAGE_MIN:.0%}"))
+        elif (row["ci_low"] or 0) < min_share:
+            decisions.append(CodeDecision(**common, used=False,
+                                          reason=f"ignored: share could be under {min_share:.0%} (95% CI from {row['ci_low']:.1%})"))
+        else:
+            decisions.append(CodeDecision(**common, used=True,
+                                          reason=f"{share:.1%} of judged failures (CI {row['ci_low']:.1%}–{row['ci_high']:.1%}, "
+                                                 f"coverage {coverage:.0%}) → {', '.join(target.tiers)}: {target.note}"))
+    return decisions, version
+
+
+def shift_toward(weights: dict[str, float], decisions: list[CodeDecision], strength: float = 0.5
+                 ) -> tuple[dict[str, float], dict[str, float]]:
+    """Weights and α bias moved toward the tiers the used codes target. Each code adds
+    `strength × ci_low` (the share's conservative end, not its point estimate), split over its
+    tiers; weights are renormalised to sum 1, and α bias is 1 + the same amount."""
+    bonus = {t: 0.0 for t in TIERS}
+    for d in decisions:
+        if d.used and d.tiers:
+            for tier in d.tiers:
+                bonus[tier] += strength * (d.ci_low or 0.0) / len(d.tiers)
+    raw = {t: weights.get(t, 0.0) * (1 + bonus[t]) for t in TIERS}
+    total = sum(raw.values())
+    shifted = {t: round(raw[t] / total, 4) for t in TIERS}
+    return shifted, {t: round(1 + bonus[t], 4) for t in TIERS}

@@ -1,0 +1,362 @@
+"""The plan: from the store's evidence to a curriculum a trainer runs unchanged, with the figure
+behind every choice; stored in `plans`, exported as `plan.yaml` + a Parquet dataset."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Sequence
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from curriculab.analysis import queries
+from curriculab.analysis.store import Store
+from curriculab.planner.dynamic import DynamicSettings
+from curriculab.planner.evidence import CodeDecision, PlanError, estimate_capability, failure_targets, shift_toward
+from curriculab.planner.portfolio import ORDERS, WEIGHTS, Thresholds, choose, p_all_same
+from curriculab.taxonomy.model import TIERS
+
+PLANNER_VERSION = "1"
+"""Bumped when the same inputs would give a different plan."""
+REWARD_FUNCTIONS = ("tarot_reward", "avg_reward", "pass_all_reward")
+"""The reward functions `training.rewards.make_reward_functions` returns, in order."""
+
+
+class MixEntry(BaseModel):
+    """One problem in the task mix."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
+
+    problem_id: str
+    """The problem."""
+    source: str
+    """Where it comes from (curriculab, humaneval, a file's own label)."""
+    predicted_pass_rate: float | None
+    """The target model's pass rate on it, smoothed (None: no rollouts on it yet)."""
+    weight: float
+    """Relative sampling weight (expected signal p(1 − p), raised for problems that target used codes)."""
+    copies: int
+    """Rows of the dataset that hold it (how often it is practised)."""
+    tier_mix: dict[str, float]
+    """Share of its tests per tier."""
+
+
+class Plan(BaseModel):
+    """A curriculum for one model, with its provenance and the reason for every decision."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
+
+    plan_id: str = ""
+    """Hash of everything below: the same store and inputs give the same id."""
+    planner_version: str = PLANNER_VERSION
+    """Version of the planning rules."""
+    target_model: str
+    """The model the plan trains."""
+    strategy: str
+    """tarot (tier-weighted reward), or a baseline: avg_reward, pass_all."""
+    capability: dict[str, Any]
+    """value, se, source, per_tier, evidence (planner.evidence.Capability)."""
+    band: str
+    """weak, middle or strong: where the capability falls against the thresholds."""
+    schedule: str
+    """forward, reversed, all or static-<tier>."""
+    start_tier: str | None
+    """The first practised tier when the zero-variance guard moved it (None: the schedule's own)."""
+    weights: dict[str, float]
+    """w per tier after the failure-driven shift."""
+    alpha_bias: dict[str, float]
+    """Relative α per tier among the active ones (1 = no bias)."""
+    thresholds: dict[str, Any]
+    """The capability thresholds and the zero-variance guard used."""
+    dynamic: dict[str, Any]
+    """Settings of the dynamic schedule the training callback may switch on."""
+    codes: list[dict[str, Any]]
+    """Every failure code considered: used (with its shift) or ignored (with the reason)."""
+    taxonomy_version: str | None
+    """The taxonomy the codes come from."""
+    coder: str
+    """The coder whose codes were read."""
+    problems: str
+    """The problem set: builtin, humaneval or a file path."""
+    task_mix: list[MixEntry]
+    """Problems in the dataset and how often."""
+    excluded: dict[str, int]
+    """Problems left out: always_solved, never_solved (and restored to keep diversity)."""
+    provenance: dict[str, Any]
+    """Store fingerprint (row counts, content hash) and the inputs."""
+    reasons: list[str] = Field(default_factory=list)
+    """Every decision with the figure that caused it."""
+
+    def content_id(self) -> str:
+        body = self.model_dump(exclude={"plan_id"})
+        return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def _tier_mix(problem) -> dict[str, float]:
+    counts = {t: 0 for t in TIERS}
+    for test in problem.tests:
+        counts[test.tier] += 1
+    total = sum(counts.values())
+    return {t: round(counts[t] / total, 4) for t in TIERS}
+
+
+def _matches(problem, task_filter: str) -> bool:
+    kind, _, value = task_filter.partition(":")
+    if kind == "has_tier":
+        return any(t.tier == value for t in problem.tests)
+    return len(problem.tests) >= int(value)
+
+
+def select_tasks(store: Store, model: str, problems: Sequence, decisions: list[CodeDecision],
+                 band: tuple[float, float] = (0.2, 0.8), source_floor: float = 0.1, max_copies: int = 4,
+                 target_bonus: float = 0.5) -> tuple[list[MixEntry], dict[str, int], list[str]]:
+    """The task mix: problems in the model's informative band (pass rate from its rollouts,
+    smoothed), always- and never-solved ones left out and counted, each source kept at
+    `source_floor` of the mix at least, problems that target used codes weighted up."""
+    lo, hi = band
+    observed = {r["task_id"]: r for r in queries.records(queries.task_pass_rates(store, model=model))
+                if r["attempts"]} if model in queries.known_models(store) else {}
+    reasons = []
+    filters = sorted({f for d in decisions if d.used for f in d.task_filters})
+    entries, left_out = [], []
+    for problem in problems:
+        row = observed.get(problem.problem_id)
+        predicted = None if row is None else (row["passes"] + 1) / (row["attempts"] + 2)  # Beta(1, 1) smoothing
+        signal = 0.25 if predicted is None else predicted * (1 - predicted)
+        bonus = 1 + target_bonus * sum(_matches(problem, f) for f in filters) / max(len(filters), 1)
+        entry = MixEntry(problem_id=problem.problem_id, source=problem.source or "file",
+                         predicted_pass_rate=None if predicted is None else round(predicted, 4),
+                         weight=round(signal * bonus, 6), copies=1, tier_mix=_tier_mix(problem))
+        if predicted is not None and not lo <= predicted <= hi:
+            left_out.append((entry, "always_solved" if predicted > hi else "never_solved"))
+        else:
+            entries.append(entry)
+    excluded = {"always_solved": sum(k == "always_solved" for _, k in left_out),
+                "never_solved": sum(k == "never_solved" for _, k in left_out), "restored_for_diversity": 0}
+    if not observed or all(p.problem_id not in observed for p in problems):
+        reasons.append(f"task mix: no rollouts of {model} on these {len(problems)} problems yet (round 1): "
+                       "the whole set, with authored tiers")
+    else:
+        reasons.append(f"task mix: {len(entries)} of {len(problems)} problems in the band {lo:.2f}–{hi:.2f} "
+                       f"(smoothed pass rate from {model}'s rollouts); left out {excluded['always_solved']} always solved, "
+                       f"{excluded['never_solved']} never solved")
+    sources = sorted({e.source for e, _ in left_out} | {e.source for e in entries})
+    for source in sources:
+        need = math.ceil(source_floor * max(len(entries), 1))
+        have = sum(e.source == source for e in entries)
+        spare = sorted((e for e, _ in left_out if e.source == source),
+                       key=lambda e: min(abs(e.predicted_pass_rate - lo), abs(e.predicted_pass_rate - hi)))
+        restored = spare[:max(0, need - have)]
+        for e in restored:
+            entries.append(e)
+            left_out = [(x, k) for x, k in left_out if x is not e]
+        if restored:
+            excluded["restored_for_diversity"] += len(restored)
+            reasons.append(f"task mix: restored {len(restored)} {source} problem(s) nearest the band to keep each source "
+                           f"at {source_floor:.0%} of the mix at least")
+    if filters:
+        reasons.append(f"task mix: problems matching {', '.join(filters)} weighted up to ×{1 + target_bonus:g} "
+                       "(they address the codes acted on)")
+    top = max((e.weight for e in entries), default=1.0) or 1.0
+    for e in entries:
+        e.copies = max(1, round(e.weight / top * max_copies))
+    entries.sort(key=lambda e: e.problem_id)
+    return entries, excluded, reasons
+
+
+def build_plan(store: Store, model: str, problems: Sequence, problems_spec: str, *, prior: str | None = None,
+               coder: str = "rules", thresholds: Thresholds = Thresholds(), dynamic: DynamicSettings = DynamicSettings(),
+               strategy: str = "tarot", shift_strength: float = 0.5) -> Plan:
+    """Plan a curriculum for `model` from the store (read-only; nothing is written)."""
+    if strategy not in ("tarot", "avg_reward", "pass_all"):
+        raise PlanError(f"strategy {strategy!r} is unknown; use tarot, avg_reward or pass_all")
+    capability = estimate_capability(store, model, prior)
+    reasons = [f"capability {capability.value:.2f}" + (f" ± {capability.se:.2f}" if capability.se is not None else "")
+               + f" from {capability.source}: {capability.evidence}"]
+    band, schedule, preset = choose(capability.value, thresholds)
+    reasons.append(f"{band} (capability {capability.value:.2f}; weak below {thresholds.weak_below}, strong from "
+                   f"{thresholds.strong_from}) → {schedule} schedule, {preset} weights, as TAROT found for {band} models"
+                   if band != "middle" else
+                   f"between the thresholds ({thresholds.weak_below}–{thresholds.strong_from}) → forward schedule, uniform weights")
+    start_tier = None
+    if schedule in ORDERS:
+        order = ORDERS[schedule]
+        measured = capability.per_tier
+        if all(measured.get(t) is None for t in order):
+            reasons.append("zero-variance guard: no measured per-tier pass rates, so the start tier is the schedule's own")
+        else:
+            g, limit = thresholds.group_size, thresholds.max_same_share
+            same = {t: p_all_same(measured[t], g) for t in order if measured.get(t) is not None}
+            fine = [t for t in order if t in same and same[t] <= limit]
+            chosen = fine[0] if fine else min(same, key=same.get)
+            if chosen != order[0]:
+                start_tier = chosen
+                first = order[0]
+                why = (f"{first} pass rate {measured[first]:.2f} makes {same[first]:.0%} of groups of {g} all-same"
+                       if first in same else f"{first} has no measured pass rate")
+                reasons.append(f"zero-variance guard: {why} (limit {limit:.0%}) → starts on {chosen} "
+                               f"({measured[chosen]:.2f}, {same[chosen]:.0%} all-same)")
+            else:
+                reasons.append(f"zero-variance guard: {chosen} pass rate {measured[chosen]:.2f} → {same[chosen]:.0%} of "
+                               f"groups of {g} all-same (limit {limit:.0%}): start there")
+    decisions, version = failure_targets(store, model, coder) if model in queries.known_models(store) else ([], None)
+    weights, alpha_bias = shift_toward(WEIGHTS[preset], decisions, shift_strength)
+    used = [d for d in decisions if d.used]
+    if used:
+        reasons.append("failure-driven shift (each code adds strength × its share's lower 95% bound to its tiers): "
+                       + "; ".join(f"{d.code} {d.reason}" for d in used)
+                       + f" → w {', '.join(f'{t} {weights[t]:.3f}' for t in TIERS)}")
+    elif decisions:
+        reasons.append("no failure code is reliable, covered and large enough to act on: weights stay the preset's")
+    else:
+        reasons.append(f"no coded failures of {model} in the store: weights stay the preset's")
+    for d in decisions:
+        if not d.used:
+            reasons.append(f"{d.code}: {d.reason}")
+    problems = list(problems)
+    mix, excluded, mix_reasons = select_tasks(store, model, problems, decisions, dynamic.band)
+    reasons += mix_reasons
+    if strategy != "tarot":
+        reasons.append(f"strategy {strategy}: the baseline reward replaces the tier-weighted one (schedule and weights "
+                       "kept for reference)")
+    plan = Plan(target_model=model, strategy=strategy, band=band, schedule=schedule, start_tier=start_tier,
+                capability={k: v for k, v in asdict(capability).items()},
+                weights=weights, alpha_bias=alpha_bias, thresholds=asdict(thresholds), dynamic=asdict(dynamic),
+                codes=[asdict(d) for d in decisions], taxonomy_version=version, coder=coder, problems=problems_spec,
+                task_mix=mix, excluded=excluded, reasons=reasons,
+                provenance={"store": queries.store_fingerprint(store),
+                            "inputs": {"model": model, "prior": prior, "coder": coder, "strategy": strategy,
+                                       "shift_strength": shift_strength, "problems": problems_spec}})
+    plan.plan_id = plan.content_id()
+    return plan
+
+
+def _round_floats(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 6)
+    if isinstance(value, dict):
+        return {k: _round_floats(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_round_floats(v) for v in value]
+    return value
+
+
+def grpo_section(plan: Plan, output_dir: str = "runs/grpo") -> dict[str, Any]:
+    """Only `trl.GRPOConfig` fields, with GRPO defaults sized for one GPU."""
+    group = int(plan.thresholds["group_size"])
+    reward_weights = {"tarot": [1.0, 0.0, 0.0], "avg_reward": [0.0, 1.0, 0.0], "pass_all": [0.0, 0.0, 1.0]}[plan.strategy]
+    return {"output_dir": output_dir, "num_generations": group, "per_device_train_batch_size": group,
+            "gradient_accumulation_steps": 1, "max_completion_length": 512, "learning_rate": 1.0e-6, "beta": 0.0,
+            "temperature": 1.0, "num_train_epochs": 1, "logging_steps": 1, "seed": 0, "report_to": "none",
+            "reward_weights": reward_weights, "log_completions": False}
+
+
+def export(plan: Plan, path: Path | str, problems: Sequence) -> Path:
+    """Write `plan.yaml` (pinned sections) and its dataset Parquet beside it, from the problems
+    the plan was made over. Deterministic: the same plan gives byte-identical files."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    dataset_path = path.with_suffix(".parquet")
+    by_id = {p.problem_id: p for p in problems}
+    missing = [e.problem_id for e in plan.task_mix if e.problem_id not in by_id]
+    if missing:
+        raise PlanError(f"the problems given lack {len(missing)} of the plan's problems (first: {missing[0]}). "
+                        f"Pass the set the plan was made over: {plan.problems}")
+    rows = [(by_id[e.problem_id].prompt, e.problem_id, json.dumps(e.tier_mix, sort_keys=True))
+            for e in plan.task_mix for _ in range(e.copies)]
+    table = pa.table({"prompt": [r[0] for r in rows], "problem_id": [r[1] for r in rows], "tier_mix": [r[2] for r in rows]})
+    pq.write_table(table, dataset_path, compression="zstd")
+    launch_model = "<model path or name>"
+    config = {
+        "plan": {"plan_id": plan.plan_id, "planner_version": plan.planner_version, "target_model": plan.target_model,
+                 "provenance": plan.provenance, "reasons": plan.reasons},
+        "grpo": grpo_section(plan),
+        "curriculum": {"strategy": plan.strategy, "schedule": plan.schedule, "start_tier": plan.start_tier,
+                       "weights": plan.weights, "alpha_bias": plan.alpha_bias, "thresholds": plan.thresholds,
+                       "dynamic": {"enabled": False, **plan.dynamic}},
+        "dataset": {"path": dataset_path.name, "format": "parquet", "columns": ["prompt", "problem_id", "tier_mix"],
+                    "rows": len(rows), "problems": plan.problems},
+        "reward": {"functions": list(REWARD_FUNCTIONS), "weights": grpo_section(plan)["reward_weights"],
+                   "tier_weights": plan.weights},
+        "scale": {
+            "accelerate": {"compute_environment": "LOCAL_MACHINE", "distributed_type": "DEEPSPEED", "num_processes": 8,
+                           "mixed_precision": "bf16",
+                           "deepspeed_config": {"zero_stage": 2, "offload_optimizer_device": "none",
+                                                "offload_param_device": "none", "zero3_init_flag": False}},
+            "deepspeed": "ZeRO-2 for models that fit one GPU's memory with optimizer state sharded; ZeRO-3 (set zero_stage: 3, "
+                         "zero3_init_flag: true) when the weights themselves must be sharded",
+            "vllm": {"mode": "colocate", "modes": {
+                "server": "a separate GPU runs `trl vllm-serve`; training GPUs call it (use_vllm: true, vllm_mode: server)",
+                "colocate": "vLLM shares the training GPUs (use_vllm: true, vllm_mode: colocate); no extra process"}},
+            "commands": {
+                "one_gpu": f"curriculab train --config {path.name} --use-vllm colocate",
+                "vllm_server": f"CUDA_VISIBLE_DEVICES=0 trl vllm-serve --model {launch_model}",
+                "multi_gpu": f"CUDA_VISIBLE_DEVICES=1,2,3,4,5,6,7 accelerate launch --config_file accelerate.yaml "
+                             f"-m curriculab.cli train --config {path.name} --use-vllm server"}},
+    }
+    path.write_text(yaml.safe_dump(_round_floats(config), sort_keys=False, allow_unicode=True, width=120))
+    return path
+
+
+def save(store: Store, plan: Plan, config_yaml: str = "") -> bool:
+    """Store the plan in `plans` (a plan id is its content: the same plan is stored once)."""
+    return store.save_plan(plan.plan_id, plan.target_model, plan.strategy,
+                           json.dumps({"schedule": plan.schedule, "start_tier": plan.start_tier, "alpha_bias": plan.alpha_bias}),
+                           json.dumps(plan.weights), json.dumps([e.model_dump() for e in plan.task_mix]),
+                           json.dumps(plan.reasons), config_yaml or plan.model_dump_json())
+
+
+def load(store: Store, plan_id: str | None = None) -> Plan:
+    """A stored plan (the newest when no id is given)."""
+    frame = queries.plans(store)
+    if frame.empty:
+        raise PlanError("no plan is stored yet. Make one: curriculab plan --model M")
+    rows = queries.records(frame)
+    row = rows[0] if plan_id is None else next((r for r in rows if r["plan_id"] == plan_id), None)
+    if row is None:
+        raise PlanError(f"no plan {plan_id!r}. Stored: {', '.join(r['plan_id'] for r in rows[:10])}")
+    return Plan.model_validate_json(row["config_yaml"])
+
+
+def explain(plan: Plan) -> list[str]:
+    """The plan in words: one line per decision."""
+    head = (f"plan {plan.plan_id} for {plan.target_model}: {plan.strategy}, {plan.schedule}"
+            + (f" starting on {plan.start_tier}" if plan.start_tier else "")
+            + f", w {', '.join(f'{t} {plan.weights[t]:.3f}' for t in TIERS)}, {len(plan.task_mix)} problems "
+              f"({sum(e.copies for e in plan.task_mix)} rows)")
+    return [head, *plan.reasons]
+
+
+def diff(a: Plan, b: Plan) -> list[tuple[str, str, str]]:
+    """(field, in a, in b) for what changed between two plans."""
+    changes = []
+    for name in ("target_model", "strategy", "band", "schedule", "start_tier", "taxonomy_version", "problems"):
+        if getattr(a, name) != getattr(b, name):
+            changes.append((name, str(getattr(a, name)), str(getattr(b, name))))
+    for tier in TIERS:
+        for name in ("weights", "alpha_bias"):
+            va, vb = getattr(a, name)[tier], getattr(b, name)[tier]
+            if va != vb:
+                changes.append((f"{name}.{tier}", f"{va:.3f}", f"{vb:.3f}"))
+    if round(a.capability["value"], 4) != round(b.capability["value"], 4):
+        changes.append(("capability", f"{a.capability['value']:.3f}", f"{b.capability['value']:.3f}"))
+    used_a = {c["code"] for c in a.codes if c["used"]}
+    used_b = {c["code"] for c in b.codes if c["used"]}
+    if used_a != used_b:
+        changes.append(("codes used", ", ".join(sorted(used_a)) or "-", ", ".join(sorted(used_b)) or "-"))
+    mix_a = {e.problem_id: e.copies for e in a.task_mix}
+    mix_b = {e.problem_id: e.copies for e in b.task_mix}
+    if set(mix_a) != set(mix_b):
+        changes.append(("task mix", f"{len(mix_a)} problems", f"{len(mix_b)} problems (+{len(set(mix_b) - set(mix_a))} "
+                                                               f"−{len(set(mix_a) - set(mix_b))})"))
+    changed_copies = sum(mix_a[p] != mix_b[p] for p in set(mix_a) & set(mix_b))
+    if changed_copies:
+        changes.append(("task mix copies", "", f"{changed_copies} problems practised more or less often"))
+    return changes
