@@ -273,6 +273,14 @@ def export(plan: Plan, path: Path | str, problems: Sequence) -> Path:
             for e in plan.task_mix for _ in range(e.copies)]
     table = pa.table({"prompt": [r[0] for r in rows], "problem_id": [r[1] for r in rows], "tier_mix": [r[2] for r in rows]})
     pq.write_table(table, dataset_path, compression="zstd")
+    path.write_text(render_config(plan, path.name, len(rows)))
+    return path
+
+
+def render_config(plan: Plan, yaml_name: str = "plan.yaml", rows: int | None = None) -> str:
+    """The text of plan.yaml (its dataset is the .parquet of the same name)."""
+    rows = sum(e.copies for e in plan.task_mix) if rows is None else rows
+    dataset_name = Path(yaml_name).with_suffix(".parquet").name
     launch_model = "<model path or name>"
     config = {
         "plan": {"plan_id": plan.plan_id, "planner_version": plan.planner_version, "target_model": plan.target_model,
@@ -281,8 +289,8 @@ def export(plan: Plan, path: Path | str, problems: Sequence) -> Path:
         "curriculum": {"strategy": plan.strategy, "schedule": plan.schedule, "start_tier": plan.start_tier,
                        "weights": plan.weights, "alpha_bias": plan.alpha_bias, "thresholds": plan.thresholds,
                        "dynamic": {"enabled": False, **plan.dynamic}},
-        "dataset": {"path": dataset_path.name, "format": "parquet", "columns": ["prompt", "problem_id", "tier_mix"],
-                    "rows": len(rows), "problems": plan.problems},
+        "dataset": {"path": dataset_name, "format": "parquet", "columns": ["prompt", "problem_id", "tier_mix"],
+                    "rows": rows, "problems": plan.problems},
         "reward": {"functions": list(REWARD_FUNCTIONS), "weights": grpo_section(plan)["reward_weights"],
                    "tier_weights": plan.weights},
         "scale": {
@@ -296,21 +304,21 @@ def export(plan: Plan, path: Path | str, problems: Sequence) -> Path:
                 "server": "a separate GPU runs `trl vllm-serve`; training GPUs call it (use_vllm: true, vllm_mode: server)",
                 "colocate": "vLLM shares the training GPUs (use_vllm: true, vllm_mode: colocate); no extra process"}},
             "commands": {
-                "one_gpu": f"curriculab train --config {path.name} --use-vllm colocate",
+                "one_gpu": f"curriculab train --config {yaml_name} --use-vllm colocate",
                 "vllm_server": f"CUDA_VISIBLE_DEVICES=0 trl vllm-serve --model {launch_model}",
                 "multi_gpu": f"CUDA_VISIBLE_DEVICES=1,2,3,4,5,6,7 accelerate launch --config_file accelerate.yaml "
-                             f"-m curriculab.cli train --config {path.name} --use-vllm server"}},
+                             f"-m curriculab.cli train --config {yaml_name} --use-vllm server"}},
     }
-    path.write_text(yaml.safe_dump(_round_floats(config), sort_keys=False, allow_unicode=True, width=120))
-    return path
+    return yaml.safe_dump(_round_floats(config), sort_keys=False, allow_unicode=True, width=120)
 
 
-def save(store: Store, plan: Plan, config_yaml: str = "") -> bool:
-    """Store the plan in `plans` (a plan id is its content: the same plan is stored once)."""
+def save(store: Store, plan: Plan) -> bool:
+    """Store the plan in `plans` with its plan.yaml text (a plan id is its content: the same plan
+    is stored once)."""
     return store.save_plan(plan.plan_id, plan.target_model, plan.strategy,
                            json.dumps({"schedule": plan.schedule, "start_tier": plan.start_tier, "alpha_bias": plan.alpha_bias}),
                            json.dumps(plan.weights), json.dumps([e.model_dump() for e in plan.task_mix]),
-                           json.dumps(plan.reasons), config_yaml or plan.model_dump_json())
+                           json.dumps(plan.reasons), render_config(plan), plan.model_dump_json())
 
 
 def load(store: Store, plan_id: str | None = None) -> Plan:
@@ -322,7 +330,7 @@ def load(store: Store, plan_id: str | None = None) -> Plan:
     row = rows[0] if plan_id is None else next((r for r in rows if r["plan_id"] == plan_id), None)
     if row is None:
         raise PlanError(f"no plan {plan_id!r}. Stored: {', '.join(r['plan_id'] for r in rows[:10])}")
-    return Plan.model_validate_json(row["config_yaml"])
+    return Plan.model_validate_json(row["plan"])
 
 
 def explain(plan: Plan) -> list[str]:

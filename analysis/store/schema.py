@@ -375,6 +375,12 @@ CREATE TABLE training_metrics (
 """),
 )
 
+MIGRATIONS += (
+    Migration(7, "plans keep the whole plan", """
+ALTER TABLE plans ADD COLUMN plan JSON;
+"""),
+)
+
 LATEST_VERSION = MIGRATIONS[-1].version
 
 TABLE_DOCS: dict[str, str] = {
@@ -385,7 +391,7 @@ TABLE_DOCS: dict[str, str] = {
     "test_results": "Per-test verdicts with tier and milestone.",
     "failure_codes": "Taxonomy codes assigned by coders, with evidence steps.",
     "labels": "Human labels per trajectory and code.",
-    "plans": "Curriculum plans: allocation, weights, task mix, exported config.",
+    "plans": "Curriculum plans: allocation, weights, task mix, reasons, the plan.yaml text (config_yaml) and the whole plan (plan).",
     "ingest_errors": "Quarantined input (severity error) and repaired input (severity warning).",
     "coding_status": "Per trajectory, code and coder: present, absent, or not_applicable (the coder abstained).",
     "code_reliability": "Coder-vs-annotator agreement per code; unreliable codes are ignored by the planner.",

@@ -456,15 +456,15 @@ class Store:
                     [(coder, annotator, c, taxonomy_version, n, k, f, t, r, i) for c, n, k, f, t, r, i in rows])
 
     def save_plan(self, plan_id: str, target_model: str, strategy: str, allocation: str, weights: str, task_mix: str,
-                  reasons: str, config_yaml: str) -> bool:
+                  reasons: str, config_yaml: str, plan: str) -> bool:
         """Store a plan (JSON columns as JSON text). A plan id is its content's hash: saving the
         same plan again keeps the first. Returns whether it was new."""
         with self.transaction():
             exists = self._db.execute("select count(*) from plans where plan_id = ?", [plan_id]).fetchone()[0]
             if not exists:
                 self._db.execute("insert into plans (plan_id, target_model, strategy, allocation, weights, task_mix, "
-                                 "reasons, config_yaml) values (?, ?, ?, ?, ?, ?, ?, ?)",
-                                 [plan_id, target_model, strategy, allocation, weights, task_mix, reasons, config_yaml])
+                                 "reasons, config_yaml, plan) values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                 [plan_id, target_model, strategy, allocation, weights, task_mix, reasons, config_yaml, plan])
         return not exists
 
     def save_irt_fit(self, tasks: list[tuple], models: list[tuple]) -> None:
