@@ -601,3 +601,67 @@ def store_fingerprint(store: Store) -> dict[str, Any]:
                (select coalesce(sum(n_attempts), 0)::bigint from irt_tasks) as irt_attempts,
                (select md5(coalesce(string_agg(content_hash, ',' order by trajectory_id), '')) from trajectories) as content_hash""")
     return records(frame)[0]
+
+
+def trajectories_with_code(store: Store, code: str, coder: str = "rules", *, model: str | None = None,
+                           taxonomy_version: str | None = None, limit: int = 500) -> pd.DataFrame:
+    """The attempts a coder gave `code`, with its evidence: the drill-down from a failure mode.
+
+    Columns: trajectory_id, model, task_id, outcome, confidence, evidence_steps, rationale.
+    """
+    version = taxonomy_version or latest_taxonomy_version(store, coder)
+    where, params = _where({"model": "a.model"}, after_where=True, model=model)
+    return store.frame(f"""
+        select f.trajectory_id, a.model, a.task_id, a.outcome, f.confidence, f.evidence_steps, f.rationale
+        from failure_codes f join v_attempts a using (trajectory_id)
+        where f.code = ? and f.coder = ? and f.taxonomy_version = ? {where}
+        order by a.model, a.task_id, f.trajectory_id limit ?""", [code, coder, version, *params, limit])
+
+
+def trajectory_codes(store: Store, trajectory_id: str) -> pd.DataFrame:
+    """Every coder's codes on one trajectory, with evidence steps and rationale.
+
+    Columns: coder, code, taxonomy_version, confidence, evidence_steps, rationale.
+    """
+    return store.frame("""select coder, code, taxonomy_version, confidence, evidence_steps, rationale from failure_codes
+                          where trajectory_id = ? order by coder, code""", [trajectory_id])
+
+
+def trajectory_labels(store: Store, trajectory_id: str) -> pd.DataFrame:
+    """Human labels on one trajectory. Columns: annotator, code, present, taxonomy_version."""
+    return store.frame("""select annotator, code, present, taxonomy_version from labels where trajectory_id = ?
+                          order by annotator, code""", [trajectory_id])
+
+
+def runs(store: Store) -> pd.DataFrame:
+    """Stored runs. Columns: run_id, agent, agent_version, model, dataset, source_format, started_at, attempts."""
+    return store.frame("""select r.run_id, r.agent, r.agent_version, r.model, r.dataset, r.source_format, r.started_at,
+                                 count(t.trajectory_id) as attempts
+                          from runs r left join trajectories t using (run_id) group by all order by r.run_id""")
+
+
+def code_cooccurrence(store: Store, coder: str = "rules", *, model: str | None = None,
+                      taxonomy_version: str | None = None) -> pd.DataFrame:
+    """How often two codes are found on the same failed attempt.
+
+    Columns: code_a, code_b, attempts (code_a < code_b).
+    """
+    version = taxonomy_version or latest_taxonomy_version(store, coder)
+    where, params = _where({"model": "a.model"}, after_where=True, model=model)
+    return store.frame(f"""
+        with found as (select distinct f.trajectory_id, f.code from failure_codes f join v_attempts a using (trajectory_id)
+                       where f.coder = ? and f.taxonomy_version = ? and a.outcome = 'failed' and f.code <> 'harness_failure'
+                       {where})
+        select x.code as code_a, y.code as code_b, count(*) as attempts
+        from found x join found y on x.trajectory_id = y.trajectory_id and x.code < y.code
+        group by all order by attempts desc, code_a, code_b""", [coder, version, *params])
+
+
+def taxonomy_versions(store: Store) -> list[str]:
+    """Taxonomy versions any coder has coded under, newest last."""
+    return sorted(store.frame("select distinct taxonomy_version from coding_status")["taxonomy_version"])
+
+
+def coders(store: Store) -> list[str]:
+    """Coders that have coded the store."""
+    return sorted(store.frame("select distinct coder from coding_status")["coder"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -231,8 +232,11 @@ class Store:
             raise StoreError(f"--where {where!r} is not a filter on {table}: {message}. "
                              f"Use {table}'s columns (`curriculab db schema` lists them)") from None
 
-    def query_one_select(self, sql: str) -> tuple[list[str], list[tuple]]:
-        """Run SQL from outside: exactly one SELECT (or EXPLAIN), on a sealed store (see `sealed`)."""
+    def query_one_select(self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None,
+                         ) -> tuple[list[str], list[tuple]]:
+        """Run SQL from outside: exactly one SELECT (or EXPLAIN), on a sealed store (see `sealed`).
+        `max_rows` keeps the first rows only (one more is fetched to tell truncation: see
+        `truncated`); `timeout_s` interrupts a statement that runs longer."""
         try:
             statements = duckdb.extract_statements(sql)
         except duckdb.Error as exc:
@@ -244,13 +248,30 @@ class Store:
         if kind not in (duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN):
             raise StoreError(f"query is a {kind.name} statement; `curriculab query` only reads (one SELECT). "
                              "Change the store through curriculab's own commands")
+        timer = threading.Timer(timeout_s, self._db.interrupt) if timeout_s else None
+        self.truncated = False
         try:
-            return self.query(sql)
-        except StoreError as exc:
-            if "disabled by configuration" in str(exc) or "Permission Error" in str(exc):
-                raise StoreError(f"{str(exc).removeprefix('query failed: ').split('. Check the SQL')[0]}. "
+            if timer:
+                timer.start()
+            relation = self._db.execute(sql)
+            columns = [d[0] for d in relation.description or []]
+            rows = relation.fetchall() if max_rows is None else relation.fetchmany(max_rows + 1)
+        except duckdb.InterruptException:
+            raise StoreError(f"query ran over {timeout_s:g} s and was stopped. Narrow it (a WHERE, a LIMIT) "
+                             "or raise the timeout") from None
+        except duckdb.Error as exc:
+            error = str(_read_error(exc))
+            if "disabled by configuration" in error or "Permission Error" in error:
+                raise StoreError(f"{error.removeprefix('query failed: ').split('. Check the SQL')[0]}. "
                                  "`curriculab query` reads the store only: no files, network, extensions or settings") from None
-            raise
+            raise StoreError(error) from None
+        finally:
+            if timer:
+                timer.cancel()
+        if max_rows is not None:
+            self.truncated = len(rows) > max_rows
+            rows = rows[:max_rows]
+        return columns, rows
 
     def frame(self, sql: str, params: list | None = None):
         """Run a read and return a pandas DataFrame (the read API's one door to the connection)."""

@@ -31,7 +31,7 @@ PINNED = {
     "milestone_funnel": ["model", "task_type", "milestones_total", "first_failed_milestone", "attempts"],
     "test_failure_rates": ["task_id", "tier", "tests", "results", "failures", "failure_rate"],
     "plans": ["plan_id", "created_at", "target_model", "strategy", "allocation", "weights", "task_mix", "reasons",
-              "config_yaml"],
+              "config_yaml", "plan"],
     "training_curves": ["run_id", "step", "name", "value"],
 }
 
