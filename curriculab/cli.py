@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import functools
 import json
+import os
 import sys
 from datetime import date, datetime
 from decimal import Decimal
@@ -814,6 +815,31 @@ def simulate(out: Path, n_tasks: int, attempts: int, seed: int) -> None:
     summary = simulate_corpus(out, n_tasks=n_tasks, attempts=attempts, seed=seed)
     click.echo(f"Wrote {summary.n_trajectories} trials over {summary.n_tasks} tasks for "
                f"{', '.join(summary.models)} to {out} (ground truth: {out / 'ground_truth.csv'})")
+
+
+@cli.command()
+@click.option("--port", type=int, default=8501, show_default=True, help="Port to serve on.")
+@click.option("--headless/--browser", default=True, show_default=True, help="Open a browser window, or not.")
+@db_option
+def dashboard(port: int, headless: bool) -> None:
+    """Serve the dashboard over the store (read-only): `streamlit run app.py`.
+
+    \b
+    Example:
+      curriculab dashboard --db demo-output/curriculab.duckdb --port 8501
+    """
+    import subprocess
+
+    from curriculab.dashboard import PAGES_DIR
+
+    path = Path(click.get_current_context().obj["db"] or DEFAULT_DB)
+    if not path.exists():
+        raise CliError(f"no store at {path}. Create one with `curriculab ingest PATH` or `curriculab demo`, then pass --db")
+    env = {**os.environ, "CURRICULAB_DB": str(path.resolve())}
+    click.echo(f"curriculab dashboard on http://localhost:{port} over {path} (Ctrl-C to stop)")
+    command = [sys.executable, "-m", "streamlit", "run", str(PAGES_DIR.parent / "app.py"), "--server.port", str(port),
+               "--server.headless", str(headless).lower(), "--browser.gatherUsageStats", "false"]
+    sys.exit(subprocess.call(command, env=env))
 
 
 @cli.command()

@@ -65,3 +65,39 @@ def cli_run(db_path: Path):
         return runner.invoke(cli, argv, input=input, catch_exceptions=False)
 
     return _run
+
+
+@pytest.fixture(scope="session")
+def demo_store(tmp_path_factory) -> Path:
+    """The demo's store, built once: three simulated models, rule codes, planted-truth labels and
+    reliability, an IRT fit, and a stored plan per model over the built-in problems. Copy it
+    (`demo_store_copy`) before writing to it."""
+    from curriculab.analysis import queries
+    from curriculab.analysis.coding import run_rule_coders
+    from curriculab.analysis.difficulty import fit_store
+    from curriculab.analysis.ingest import ingest
+    from curriculab.analysis.labels import agreement, import_labels
+    from curriculab.analysis.simulate import simulate_corpus
+    from curriculab.planner import plan as planning
+    from curriculab.training.problems import builtin_problems
+
+    root = tmp_path_factory.mktemp("demo-store")
+    corpus = simulate_corpus(root / "corpus", n_tasks=36, attempts=3, seed=0)
+    path = root / "store.duckdb"
+    with Store(path) as store:
+        ingest(store, [corpus.root])
+        run_rule_coders(store)
+        import_labels(store, corpus.root / "ground_truth.csv", annotator="simulator")
+        agreement(store, "rules", "simulator")
+        fit_store(store)
+        problems = builtin_problems()
+        for model in queries.known_models(store):
+            planning.save(store, planning.build_plan(store, model, problems, "builtin"))
+    return path
+
+
+@pytest.fixture
+def demo_store_copy(demo_store: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "demo.duckdb"
+    shutil.copy(demo_store, target)
+    return target

@@ -5,16 +5,12 @@ from __future__ import annotations
 import ast
 import json
 import random
-import shutil
 from pathlib import Path
 
 import pytest
 
 from curriculab.analysis import queries
 from curriculab.analysis.coding import run_rule_coders
-from curriculab.analysis.ingest import ingest
-from curriculab.analysis.labels import agreement, import_labels
-from curriculab.analysis.simulate import simulate_corpus
 from curriculab.analysis.store import Store
 from curriculab.planner import plan as planning
 from curriculab.planner.dynamic import DynamicSettings, DynamicState, next_allocation
@@ -25,25 +21,9 @@ from curriculab.training.problems import builtin_problems
 ALL = ("basic", "intermediate", "complex", "edge")
 
 
-@pytest.fixture(scope="module")
-def demo_store(tmp_path_factory) -> Path:
-    """The demo's store: three simulated models, rule codes, planted-truth labels, reliability."""
-    root = tmp_path_factory.mktemp("planner")
-    corpus = simulate_corpus(root / "corpus", n_tasks=36, attempts=3, seed=0)
-    path = root / "store.duckdb"
-    with Store(path) as store:
-        ingest(store, [corpus.root])
-        run_rule_coders(store)
-        import_labels(store, corpus.root / "ground_truth.csv", annotator="simulator")
-        agreement(store, "rules", "simulator")
-    return path
-
-
 @pytest.fixture
-def store_copy(demo_store, tmp_path) -> Path:
-    target = tmp_path / "store.duckdb"
-    shutil.copy(demo_store, target)
-    return target
+def store_copy(demo_store_copy) -> Path:
+    return demo_store_copy
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,28 @@
+"""The dashboard's navigation: pages by section, the filters in the sidebar. `app.py` at the
+repository root calls `main()`; `curriculab dashboard` runs this file."""
+
+import streamlit as st
+
+from curriculab.dashboard import PAGES_DIR
+from curriculab.dashboard.common import sidebar_filters
+
+PAGES = {
+    "Analysis": [("overview.py", "Overview", ":material/dashboard:"), ("failures.py", "Failure modes", ":material/bug_report:"),
+                 ("trajectory.py", "Trajectory", ":material/timeline:"), ("difficulty.py", "Difficulty", ":material/stairs:"),
+                 ("milestones.py", "Milestones", ":material/flag:"), ("coders.py", "Coders", ":material/fact_check:")],
+    "Training": [("curriculum.py", "Curriculum", ":material/route:"), ("training.py", "Training", ":material/monitoring:")],
+    "Tools": [("sql.py", "SQL", ":material/terminal:")],
+}
+"""Page script, title and icon, by section."""
+
+
+def main() -> None:
+    st.set_page_config(page_title="curriculab", page_icon=":material/school:", layout="wide")
+    navigation = st.navigation({section: [st.Page(PAGES_DIR / name, title=title, icon=icon, default=name == "overview.py")
+                                          for name, title, icon in pages] for section, pages in PAGES.items()})
+    sidebar_filters()
+    navigation.run()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+"""Curriculum: a stored plan's α over training, weights, task mix and reasons; two plans side by
+side; the plan.yaml to download."""
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from curriculab.dashboard.common import filters, read, store_ready, table
+from curriculab.planner.plan import Plan, diff
+from curriculab.planner.portfolio import TierCurriculum
+from curriculab.taxonomy.model import TIERS
+
+st.title("Curriculum")
+if store_ready():
+    plans = read("plans", target_model=filters().get("model"))
+    if plans.empty:
+        st.info("No plan stored yet. Make one: `curriculab plan --model M -o plan.yaml`.")
+    else:
+        labels = {row.plan_id: f"{row.plan_id} · {row.target_model} · {row.strategy} · {row.created_at:%Y-%m-%d %H:%M}"
+                  for row in plans.itertuples()}
+        chosen = st.selectbox("Plan", list(labels), format_func=labels.get, key="plan_a")
+        row = plans[plans["plan_id"] == chosen].iloc[0]
+        plan = Plan.model_validate_json(row["plan"])
+        columns = st.columns(4)
+        columns[0].metric("Schedule", plan.schedule + (f" from {plan.start_tier}" if plan.start_tier else ""))
+        columns[1].metric("Capability", f"{plan.capability['value']:.2f}", help=plan.capability["evidence"])
+        columns[2].metric("Band", plan.band)
+        columns[3].metric("Problems", f"{len(plan.task_mix)} ({sum(e.copies for e in plan.task_mix)} rows)")
+        curriculum = TierCurriculum(plan.schedule, plan.weights, start_tier=plan.start_tier, alpha_bias=plan.alpha_bias)
+        progress = [k / 100 for k in range(101)]
+        figure = go.Figure()
+        for tier in TIERS:
+            figure.add_scatter(x=progress, y=[curriculum.allocation(p)[tier] * plan.weights[tier] for p in progress],
+                               mode="lines", name=tier, line_shape="hv")
+        figure.update_layout(title="Share of the reward per tier over training (α·w)", xaxis_title="fraction of training done",
+                             yaxis_title="α·w (sums to 1)", height=380)
+        figure.update_xaxes(tickformat=".0%")
+        st.plotly_chart(figure, width="stretch", key="alpha_over_training")
+        weights = go.Figure(go.Bar(x=list(TIERS), y=[plan.weights[t] for t in TIERS]))
+        weights.update_layout(title="Reward weight w per tier", xaxis_title="tier", yaxis_title="w", height=320)
+        st.plotly_chart(weights, width="stretch", key="weights")
+        st.subheader("Why")
+        for reason in plan.reasons:
+            st.markdown(f"- {reason}")
+        import pandas as pd
+
+        mix = pd.DataFrame([e.model_dump() for e in plan.task_mix])
+        mix["tier_mix"] = mix["tier_mix"].map(lambda m: ", ".join(f"{t} {v:.0%}" for t, v in m.items() if v))
+        table(mix, f"task_mix-{plan.plan_id}", f"Task mix; excluded: {plan.excluded}", height=300)
+        st.download_button("Download plan.yaml", row["config_yaml"] or "", file_name=f"plan-{plan.plan_id}.yaml",
+                           mime="text/yaml", key="download_yaml", icon=":material/download:")
+        if len(labels) > 1:
+            st.subheader("Compare with another plan")
+            other_id = st.selectbox("Second plan", [p for p in labels if p != chosen], format_func=labels.get, key="plan_b")
+            other = Plan.model_validate_json(plans[plans["plan_id"] == other_id].iloc[0]["plan"])
+            changes = pd.DataFrame(diff(plan, other), columns=["what", chosen, other_id])
+            if changes.empty:
+                st.caption("The two plans make the same choices.")
+            else:
+                table(changes, "plan_diff")

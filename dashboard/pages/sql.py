@@ -1,0 +1,31 @@
+"""SQL: the analyst console. One read-only SELECT on a sealed connection (no files, network,
+extensions or settings), a row cap and a statement timeout; refusals come as messages."""
+
+import streamlit as st
+
+from curriculab.analysis.store import Store, StoreError
+from curriculab.dashboard.common import db_path, store_ready, table
+
+MAX_ROWS = 1000
+TIMEOUT_S = 10.0
+
+st.title("SQL")
+if store_ready():
+    st.caption(f"One SELECT over the store; at most {MAX_ROWS:,} rows shown; stopped after {TIMEOUT_S:g} s. "
+               "Tables: `curriculab db schema`.")
+    sql = st.text_area("Query", value="select model, outcome, count(*) as attempts from trajectories group by all order by all",
+                       height=120, key="sql_text")
+    if st.button("Run", type="primary", key="sql_run"):
+        try:
+            with Store(db_path(), read_only=True, create=False, sealed=True, wait_s=3.0) as store:
+                columns, rows = store.query_one_select(sql, max_rows=MAX_ROWS, timeout_s=TIMEOUT_S)
+                truncated = store.truncated
+        except StoreError as exc:
+            st.error(str(exc))
+        else:
+            import pandas as pd
+
+            frame = pd.DataFrame(rows, columns=columns)
+            if truncated:
+                st.warning(f"Only the first {MAX_ROWS:,} rows are shown. Add a LIMIT or aggregate.")
+            table(frame, "query_result")
