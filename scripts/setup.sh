@@ -9,6 +9,8 @@ python=${PYTHON:-python3}
 # local tarball, no registry). Set CURRICULAB_SKIP_DOCKER=1 to leave Docker out.
 wanted=()
 command -v bwrap >/dev/null 2>&1 || wanted+=(bubblewrap)
+# Chromium drives the dashboard's real-browser test (playwright uses it; never `playwright install`).
+command -v chromium >/dev/null 2>&1 || wanted+=(chromium)
 if [ "${CURRICULAB_SKIP_DOCKER:-0}" != 1 ] && ! command -v dockerd >/dev/null 2>&1; then wanted+=(docker.io); fi
 if [ ${#wanted[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     apt-get update -qq || true

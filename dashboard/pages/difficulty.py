@@ -6,6 +6,8 @@ import streamlit as st
 
 from curriculab.dashboard.common import filters, read, store_ready, table
 
+TIER_ORDER = ["basic", "easy", "intermediate", "medium", "complex", "hard", "edge", "expert", "(none)"]
+
 st.title("Difficulty")
 if store_ready():
     tasks = read("task_difficulty", task_type=filters().get("task_type"))
@@ -14,6 +16,8 @@ if store_ready():
     else:
         crosstab = tasks.assign(tier_authored=tasks["tier_authored"].fillna("(none)")) \
             .pivot_table(index="tier_authored", columns="measured_tier", values="task_id", aggfunc="count", fill_value=0)
+        order = lambda values: sorted(values, key=lambda v: (TIER_ORDER.index(v) if v in TIER_ORDER else 99, str(v)))  # noqa: E731
+        crosstab = crosstab.reindex(index=order(crosstab.index), columns=order(crosstab.columns), fill_value=0)
         figure = go.Figure(go.Heatmap(z=crosstab.values, x=list(crosstab.columns), y=list(crosstab.index),
                                       colorscale="Greens", colorbar=dict(title="tasks"), texttemplate="%{z}"))
         figure.update_layout(title="Authored tier against measured tier (tasks)", xaxis_title="measured tier",
