@@ -664,14 +664,8 @@ def plan(ctx: click.Context, target: str | None, output: Path | None, problems_p
         config = written.read_text()
     with open_store(read_only=False, create=False) as store:
         planning.save(store, made)
-    if as_json:
-        click.echo(made.model_dump_json(indent=2))
-        return
-    lines = planning.explain(made)
-    click.echo(safe_text(lines[0]))
-    for line in lines[1:]:
-        click.echo(f"  - {safe_text(line)}")
-    if output is not None:
+    _print_plan(made, as_json)
+    if output is not None and not as_json:
         click.echo(f"wrote {output} and {output.with_suffix('.parquet')} ({len(config.splitlines())} lines of YAML)")
 
 
@@ -689,10 +683,17 @@ def plan_show(plan_id: str | None, as_json: bool) -> None:
             stored = planning.load(store, plan_id)
         except PlanError as exc:
             raise CliError(str(exc)) from None
+    _print_plan(stored, as_json)
+
+
+def _print_plan(plan, as_json: bool) -> None:
+    """A plan as JSON, or explained: its headline, then one line per decision."""
+    from curriculab.planner.plan import explain
+
     if as_json:
-        click.echo(stored.model_dump_json(indent=2))
+        click.echo(plan.model_dump_json(indent=2))
         return
-    lines = planning.explain(stored)
+    lines = explain(plan)
     click.echo(safe_text(lines[0]))
     for line in lines[1:]:
         click.echo(f"  - {safe_text(line)}")
