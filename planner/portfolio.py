@@ -64,6 +64,9 @@ class TierCurriculum:
     """For forward/reversed: the tier to start on when it is not the schedule's first."""
     alpha_bias: dict[str, float] = field(default_factory=dict)
     """Relative α per tier among the active ones (default 1 each)."""
+    live_alpha: dict[str, float] | None = None
+    """Set by the dynamic schedule during training: relative α per tier, replacing the schedule
+    (tiers at 0 are inactive)."""
 
     def __post_init__(self) -> None:
         schedule_phases(self.schedule, self.start_tier)  # validates both
@@ -82,6 +85,8 @@ class TierCurriculum:
 
     def active(self, progress: float) -> tuple[str, ...]:
         """Tiers practised at `progress` (fraction of training done, 0..1)."""
+        if self.live_alpha is not None:
+            return tuple(t for t in TIERS if self.live_alpha.get(t, 0.0) > 0)
         phases = schedule_phases(self.schedule, self.start_tier)
         current = phases[0][1]
         for start, tiers in phases:
@@ -93,8 +98,9 @@ class TierCurriculum:
         """α per tier: 0 for inactive tiers; active tiers share it (by `alpha_bias`) so that
         Σ α_l w_l = 1, i.e. a completion passing every active test scores 1."""
         active = [t for t in self.active(progress) if t in tiers_with_tests]
-        total = sum(self.alpha_bias.get(t, 1.0) * self.weights.get(t, 0.0) for t in active) or 1.0
-        return {t: (self.alpha_bias.get(t, 1.0) / total if t in active else 0.0) for t in TIERS}
+        bias = self.live_alpha if self.live_alpha is not None else self.alpha_bias
+        total = sum(bias.get(t, 1.0) * self.weights.get(t, 0.0) for t in active) or 1.0
+        return {t: (bias.get(t, 1.0) / total if t in active else 0.0) for t in TIERS}
 
 
 def p_all_same(p: float, group_size: int) -> float:

@@ -100,11 +100,14 @@ class Scorer:
 
 def make_reward_functions(problems: Sequence[Problem], curriculum: TierCurriculum | None = None,
                           limits: Limits | None = None, workers: int | None = None,
-                          allow_unsandboxed: bool = False) -> list[Callable[..., list[float | None]]]:
+                          allow_unsandboxed: bool = False, on_scored: Callable[..., None] | None = None,
+                          ) -> list[Callable[..., list[float | None]]]:
     """`[tarot_reward, avg_reward, pass_all_reward]` for `GRPOTrainer(reward_funcs=...)`.
 
     Each takes TRL's `(prompts, completions, completion_ids, **kwargs)` and reads the dataset's
-    `problem_id` column and TRL's `trainer_state` and `log_metric` from kwargs.
+    `problem_id` column and TRL's `trainer_state` and `log_metric` from kwargs. `on_scored`, when
+    given, is called once per batch by `tarot_reward` with `(trainer_state, prompts, completions,
+    problem_ids, results, rewards)`: the rollouts with their per-test outcomes.
     """
     curriculum = curriculum or TierCurriculum()
     scorer = Scorer({p.problem_id: p for p in problems}, limits or Limits(), workers, allow_unsandboxed=allow_unsandboxed)
@@ -129,6 +132,9 @@ def make_reward_functions(problems: Sequence[Problem], curriculum: TierCurriculu
                 if rate is not None:
                     tier_totals[tier].append(rate)
             rewards.append(tarot_score(rates, curriculum, progress))
+        if on_scored is not None:
+            on_scored(trainer_state, list(prompts or [None] * len(completions)), [_text(c) for c in completions],
+                      list(problem_id), results, rewards)
         if log_metric is not None:
             for tier, values in tier_totals.items():
                 if values:

@@ -488,6 +488,15 @@ class Store:
                                  [plan_id, target_model, strategy, allocation, weights, task_mix, reasons, config_yaml, plan])
         return not exists
 
+    def save_training_metrics(self, run_id: str, rows: list[tuple[str, int, str, float]]) -> None:
+        """Record a training run's metrics: rows (run_id, step, name, value). A metric logged again at
+        the same step (a resumed run) replaces the earlier value, so each is held once."""
+        keys = sorted({f"{step}\t{name}" for _, step, name, _ in rows})
+        with self.transaction():
+            self._db.execute("delete from training_metrics where run_id = ? and list_contains(?, step::varchar || chr(9) || name)",
+                             [run_id, keys])
+            self._db.executemany("insert into training_metrics (run_id, step, name, value) values (?, ?, ?, ?)", rows)
+
     def save_irt_fit(self, tasks: list[tuple], models: list[tuple]) -> None:
         """Replace the stored IRT fit: `tasks` rows (task_id, difficulty, difficulty_se, discrimination,
         discrimination_se, n_attempts, pass_rate, measured_tier, kind), `models` rows (model,

@@ -1,0 +1,79 @@
+"""`curriculab train` with the tiny model on CPU: a real TRL GRPOTrainer on a real plan, rollouts
+and metrics into a real store, and a resume after kill -9 that duplicates nothing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from curriculab.analysis.store import Store
+from curriculab.cli import cli
+from curriculab.planner import plan as planning
+from curriculab.training.problems import builtin_problems
+
+
+@pytest.fixture
+def planned(demo_store_copy, tmp_path) -> tuple[Path, Path]:
+    """The demo store and a forward-schedule plan for its weakest model, exported."""
+    problems = builtin_problems()
+    with Store(demo_store_copy, read_only=True) as store:
+        made = planning.build_plan(store, "atlas-7b-coder", problems, "builtin")
+    assert made.schedule == "forward" and made.start_tier is None
+    return demo_store_copy, planning.export(made, tmp_path / "plan.yaml", problems)
+
+
+def _store_figures(db: Path) -> dict:
+    with Store(db, read_only=True) as store:
+        run = store.query("select distinct run_id from trajectories where run_id like 'grpo-%'")[1]
+        rollouts = store.query("select count(*), count(distinct trajectory_id) from trajectories where run_id like 'grpo-%'")[1][0]
+        tiers = store.query("""select count(distinct r.tier), count(*) from test_results r join trajectories t using (trajectory_id)
+                               where t.run_id like 'grpo-%'""")[1][0]
+        steps = store.query("""select step, count(*) from training_metrics where name = 'reward' group by 1 order by 1""")[1]
+        alpha = dict(((s, n), v) for s, n, v in store.query(
+            "select step, name, value from training_metrics where name like 'alpha/%'")[1])
+        errors = store.query("select count(*) from ingest_errors")[1][0][0]
+    return {"runs": run, "rollouts": rollouts, "tiers": tiers, "reward_steps": steps, "alpha": alpha, "errors": errors}
+
+
+def test_train_lands_rollouts_and_metrics_and_follows_the_schedule(planned, tmp_path):
+    db, plan = planned
+    result = CliRunner().invoke(cli, ["train", "--db", str(db), "--config", str(plan), "--model", "tiny",
+                                      "--max-steps", "5", "--output-dir", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert "5 steps, 40 rollouts" in result.stdout
+    figures = _store_figures(db)
+    assert len(figures["runs"]) == 1 and figures["rollouts"] == (40, 40)  # 5 steps × 8 generations, each once
+    assert figures["tiers"][0] == 4 and figures["tiers"][1] == 40 * 8  # every test result, with its tier
+    assert figures["reward_steps"] == [(step, 1) for step in range(1, 6)]  # one row per logging step
+    alpha = figures["alpha"]
+    # forward: basic alone in the first fifth of training, all four tiers from 60%
+    assert alpha[(1, "alpha/basic")] > 0 and alpha[(1, "alpha/intermediate")] == 0 and alpha[(1, "alpha/edge")] == 0
+    assert all(alpha[(5, f"alpha/{t}")] > 0 for t in ("basic", "intermediate", "complex", "edge"))
+    assert figures["errors"] == 0
+
+
+def test_a_run_killed_mid_way_resumes_without_duplicating_rollouts(planned, tmp_path):
+    db, plan = planned
+    output = tmp_path / "run"
+    command = [sys.executable, "-m", "curriculab.cli", "train", "--db", str(db), "--config", str(plan), "--model", "tiny",
+               "--max-steps", "12", "--save-steps", "3", "--output-dir", str(output)]
+    first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 240
+    while not (output / "checkpoint-6").exists() and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.killpg(first.pid, signal.SIGKILL)  # kill -9 mid-run
+    first.wait()
+    assert not (output / "checkpoint-12").exists(), "the run finished before it could be killed"
+    resumed = subprocess.run(command + ["--resume"], capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    figures = _store_figures(db)
+    assert len(figures["runs"]) == 1 and figures["rollouts"] == (96, 96)  # 12 steps × 8, each held once
+    assert figures["reward_steps"] == [(step, 1) for step in range(1, 13)]
+    assert figures["errors"] == 0
