@@ -863,6 +863,39 @@ def train(config_path: Path, model: str, max_steps: int | None, output_dir: Path
                f"({result.seconds:.1f} s; store writes {result.store_seconds:.2f} s); checkpoints in {result.output_dir}")
 
 
+@cli.command()
+@click.option("--model", "target", required=True, help="The model to improve (as the store names it, or new with a prior).")
+@click.option("--rounds", type=int, default=2, show_default=True)
+@click.option("--steps-per-round", type=int, default=4, show_default=True)
+@click.option("--train-model", default="tiny", show_default=True, metavar="tiny|smollm2|PATH", help="The weights trained.")
+@click.option("--problems", "problems_path", default="builtin", show_default=True, metavar="builtin|humaneval|FILE")
+@click.option("--capability", "prior", type=click.Choice(["weak", "strong"]), default="weak", show_default=True,
+              help="Prior for round 1 when the store has no rollouts of the model.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("loop-output"), show_default=True,
+              help="Plans, checkpoints and rollouts of every round; loop.json sums them up.")
+@db_option
+def loop(target: str, rounds: int, steps_per_round: int, train_model: str, problems_path: str, prior: str, out: Path) -> None:
+    """The closed loop: analyse → plan → train → ingest → re-plan, for N rounds.
+
+    \b
+    Example:
+      curriculab loop --model atlas-7b-coder --rounds 2 --steps-per-round 4
+    """
+    from curriculab.training.grpo import TrainError
+    from curriculab.training.loop import run_loop
+
+    db = click.get_current_context().obj["db"] or DEFAULT_DB
+    if not Path(db).exists():
+        raise CliError(f"no store at {db}. Create one (curriculab ingest / demo) or pass --db")
+    problems = _load_problem_set(problems_path)
+    try:
+        history = run_loop(str(db), target, rounds, steps_per_round, out, problems, problems_path, train_model=train_model,
+                           prior=prior, say=lambda line: click.echo(safe_text(line)))
+    except TrainError as exc:
+        raise CliError(str(exc)) from None
+    click.echo(f"{len(history)} rounds; plans {', '.join(r.plan_id for r in history)}; summary in {out / 'loop.json'}")
+
+
 @cli.group()
 def model() -> None:
     """Models for training."""

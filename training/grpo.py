@@ -149,6 +149,8 @@ class RolloutWriter:
     """Problems by id, for test tiers."""
     run_config: dict[str, Any] = field(default_factory=dict)
     """Stored with the run: plan id, seed, settings."""
+    model_label: str | None = None
+    """The model name in the store, when not `<base_model>@step<N>` (the loop names rounds)."""
     seconds: float = 0.0
     """Time spent writing (for the store-overhead figure)."""
     _counts: dict[int, int] = field(default_factory=dict)
@@ -167,7 +169,7 @@ class RolloutWriter:
             fault = result.status == "sandbox_error"
             record = {
                 "trajectory_id": f"{self.run_id}/step{step:06d}/{index:04d}", "run_id": self.run_id,
-                "task_id": problem_id, "model": f"{self.base_model}@step{step}", "attempt": index,
+                "task_id": problem_id, "model": self.model_label or f"{self.base_model}@step{step}", "attempt": index,
                 "outcome": "error" if fault else "passed" if result.outcomes and all(o.passed for o in result.outcomes)
                 else "failed",
                 "reward": reward, "harness_error": "sandbox_error" if fault else None,
@@ -344,7 +346,7 @@ def run_id_for(plan_id: str, seed: int, output_dir: Path) -> str:
 def train(config_path: Path | str, model: str = "tiny", *, max_steps: int | None = None, output_dir: Path | str | None = None,
           resume: bool = False, use_vllm: str | None = None, db_path: str | None = None, dynamic: bool | None = None,
           allow_unsandboxed: bool = False, save_steps: int | None = None, summary=None, cache_dir: Path = CACHE_DIR,
-          ) -> TrainResult:
+          model_label: str | None = None) -> TrainResult:
     """Train `model` with GRPO on the plan at `config_path`; rollouts and metrics go to `db_path`."""
     import torch
     from datasets import load_dataset
@@ -392,7 +394,7 @@ def train(config_path: Path | str, model: str = "tiny", *, max_steps: int | None
     output = Path(output_dir or grpo.get("output_dir") or "runs/grpo")
     run_id = run_id_for(plan_id, seed, output)
     writer = RolloutWriter(output / "rollouts", run_id, base_name, by_id,
-                           {"plan_id": plan_id, "seed": seed, "model": model, "config": str(config_path)})
+                           {"plan_id": plan_id, "seed": seed, "model": model, "config": str(config_path)}, model_label)
     checkpoint = None
     if resume:
         checkpoint = last_complete_checkpoint(output)

@@ -3,6 +3,7 @@ and metrics into a real store, and a resume after kill -9 that duplicates nothin
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -77,3 +78,20 @@ def test_a_run_killed_mid_way_resumes_without_duplicating_rollouts(planned, tmp_
     assert len(figures["runs"]) == 1 and figures["rollouts"] == (96, 96)  # 12 steps × 8, each held once
     assert figures["reward_steps"] == [(step, 1) for step in range(1, 13)]
     assert figures["errors"] == 0
+
+
+def test_a_two_round_loop_plans_trains_and_replans(demo_store_copy, tmp_path):
+    result = CliRunner().invoke(cli, ["loop", "--db", str(demo_store_copy), "--model", "atlas-7b-coder", "--rounds", "2",
+                                      "--steps-per-round", "2", "--out", str(tmp_path / "loop")])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stdout.splitlines() if line.startswith("round ")]
+    assert lines[0].startswith("round 1: plan ") and " for atlas-7b-coder: " in lines[0]
+    assert lines[1].startswith("round 2: plan ") and " for atlas-7b-coder@round1: " in lines[1]
+    assert "basic pass rate" in lines[1]  # the change from round 1, in figures
+    with Store(demo_store_copy, read_only=True) as store:
+        plans = store.query("select target_model from plans order by created_at")[1]
+        rounds = dict(store.query("select model, count(*) from trajectories where model like 'atlas-7b-coder@round%' group by 1")[1])
+    assert {"atlas-7b-coder", "atlas-7b-coder@round1"} <= {p[0] for p in plans}  # a plan per round (the same plan is stored once)
+    assert rounds == {"atlas-7b-coder@round1": 16, "atlas-7b-coder@round2": 16}
+    summary = json.loads((tmp_path / "loop" / "loop.json").read_text())
+    assert [r["round"] for r in summary] == [1, 2] and summary[1]["changes"]
