@@ -96,6 +96,29 @@ def _plan(store: Store, out: Path, console: Console | None) -> list[dict[str, An
     return plans
 
 
+def _train(db_path: Path, out: Path, plan: dict[str, Any], console: Console | None) -> dict[str, Any]:
+    """A few GRPO steps of the tiny model on the first model's plan; rollouts land in the store and
+    the report is re-run over them."""
+    from curriculab.training.grpo import summary_line, train
+
+    say = console.print if console else (lambda *a, **k: None)
+    say(f"[bold]8. Train[/]     4 GRPO steps of the tiny model on {Path(plan['path']).name} (TRL, CPU); "
+        "rollouts into the store:")
+    output = out / "grpo"
+    if output.exists():
+        import shutil
+
+        shutil.rmtree(output)
+    result = train(plan["path"], "tiny", max_steps=4, output_dir=output, db_path=str(db_path), save_steps=4,
+                   summary=lambda step, logs: say("  " + summary_line(step, logs), highlight=False, markup=False))
+    with Store(db_path, read_only=True) as store:
+        report = build_report(store)
+    (out / "report.md").write_text(to_markdown(report))
+    say(f"  run {result.run_id}: {result.rollouts} rollouts ingested; report re-run with them -> {out / 'report.md'}")
+    return {"run_id": result.run_id, "steps": result.steps, "rollouts": result.rollouts,
+            "reward": result.last_logs.get("reward")}
+
+
 def run_demo(out: Path | str, n_tasks: int = 36, attempts: int = 3, seed: int = 0,
              console: Console | None = None) -> dict[str, Any]:
     """Simulate a corpus under `out`, ingest it into `out/curriculab.duckdb`, summarise it."""
@@ -148,6 +171,7 @@ def run_demo(out: Path | str, n_tasks: int = 36, attempts: int = 3, seed: int = 
             say(f"  - {finding}")
         result["plans"] = _plan(store, out, console)
     result["verification"] = _verify(console)
+    result["training"] = _train(db_path, out, result["plans"][0], console)
     result["seconds"] = round(time.perf_counter() - started, 2)
     say(f"Done in {result['seconds']} s. Explore with: curriculab query --db {db_path} "
         f"\"select model, outcome, count(*) from trajectories group by all\"")

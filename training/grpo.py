@@ -317,6 +317,8 @@ class TrainResult:
     """Wall time of `trainer.train`."""
     store_seconds: float
     """Of which writing rollouts and metrics (shards and ingest)."""
+    reward_seconds: float
+    """Of which scoring completions in the sandbox (all reward functions)."""
     last_logs: dict[str, float] = field(default_factory=dict)
     """The last logged metrics."""
 
@@ -346,7 +348,7 @@ def run_id_for(plan_id: str, seed: int, output_dir: Path) -> str:
 def train(config_path: Path | str, model: str = "tiny", *, max_steps: int | None = None, output_dir: Path | str | None = None,
           resume: bool = False, use_vllm: str | None = None, db_path: str | None = None, dynamic: bool | None = None,
           allow_unsandboxed: bool = False, save_steps: int | None = None, summary=None, cache_dir: Path = CACHE_DIR,
-          model_label: str | None = None) -> TrainResult:
+          model_label: str | None = None, force_cpu: bool = False) -> TrainResult:
     """Train `model` with GRPO on the plan at `config_path`; rollouts and metrics go to `db_path`."""
     import torch
     from datasets import load_dataset
@@ -404,7 +406,7 @@ def train(config_path: Path | str, model: str = "tiny", *, max_steps: int | None
         drop_metrics_after(output / "metrics.jsonl", int(checkpoint.name.split("-")[-1]))
     elif output.exists() and any(output.glob("checkpoint-*")):
         raise TrainError(f"{output} holds checkpoints of an earlier run. Pass --resume to continue it, or another --output-dir")
-    cuda = torch.cuda.is_available()
+    cuda = torch.cuda.is_available() and not force_cpu
     grpo.update(output_dir=str(output), logging_steps=1, save_strategy="steps", report_to="none",
                 save_steps=save_steps or max(1, (max_steps or 10) // 2), use_cpu=not cuda, bf16=cuda)
     if max_steps is not None:
@@ -412,13 +414,18 @@ def train(config_path: Path | str, model: str = "tiny", *, max_steps: int | None
     if model == "tiny":
         grpo["max_completion_length"] = min(int(grpo.get("max_completion_length", 512)), TINY_COMPLETION_TOKENS)
     if use_vllm:
+        import importlib.util
+
+        if not cuda or importlib.util.find_spec("vllm") is None:
+            raise TrainError(f"--use-vllm {use_vllm} needs a CUDA GPU and vllm (pip install 'curriculab[gpu]')")
         grpo.update(use_vllm=True, vllm_mode=use_vllm)
     try:
         args = GRPOConfig(**grpo)
     except (TypeError, ValueError) as exc:
         raise TrainError(f"{config_path}: grpo section rejected by trl.GRPOConfig: {exc}") from None
-    reward_funcs = make_reward_functions(problems, curriculum, Limits(), allow_unsandboxed=allow_unsandboxed,
-                                         on_scored=writer)
+    reward_clock = [0.0]
+    reward_funcs = [_timed(f, reward_clock) for f in make_reward_functions(
+        problems, curriculum, Limits(), allow_unsandboxed=allow_unsandboxed, on_scored=writer)]
     callback = make_callback(curriculum, writer, db_path, run_id, output / "metrics.jsonl", dynamic_settings, summary)
     network = AutoModelForCausalLM.from_pretrained(path, **load_kwargs)
     trainer = GRPOTrainer(model=network, reward_funcs=reward_funcs, args=args, train_dataset=dataset,
@@ -433,4 +440,20 @@ def train(config_path: Path | str, model: str = "tiny", *, max_steps: int | None
     rollouts = sum(1 for shard in writer.directory.glob("step-*.jsonl") for _ in shard.open())
     logs = next((h for h in reversed(trainer.state.log_history) if "reward" in h), {})
     return TrainResult(run_id, str(output), int(trainer.state.global_step), rollouts, seconds,
-                       writer.seconds + callback.store_seconds, {k: v for k, v in logs.items() if isinstance(v, (int, float))})
+                       writer.seconds + callback.store_seconds, reward_clock[0],
+                       {k: v for k, v in logs.items() if isinstance(v, (int, float))})
+
+
+def _timed(function, clock: list[float]):
+    """The reward function, adding its wall time to `clock` (TRL names metrics by `__name__`)."""
+    import functools
+
+    @functools.wraps(function)
+    def timed(*args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            clock[0] += time.perf_counter() - started
+
+    return timed

@@ -95,3 +95,13 @@ def test_a_two_round_loop_plans_trains_and_replans(demo_store_copy, tmp_path):
     assert rounds == {"atlas-7b-coder@round1": 16, "atlas-7b-coder@round2": 16}
     summary = json.loads((tmp_path / "loop" / "loop.json").read_text())
     assert [r["round"] for r in summary] == [1, 2] and summary[1]["changes"]
+
+
+def test_the_gpu_check_runs_its_cpu_path():
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(["bash", str(root / "bench" / "gpu_check.sh"), "--cpu", "--steps", "3"], capture_output=True,
+                          text=True, timeout=600, env={**os.environ, "PYTHON": sys.executable})
+    assert done.returncode == 0, done.stderr[-2000:]
+    figures = json.loads(done.stdout[done.stdout.index("{"):])
+    assert figures["device"] == "cpu" and figures["steps"] == 3 and figures["rollouts"] == 24
+    assert figures["tokens_per_s"] > 0 and figures["mean_step_s"] > 0 and figures["peak_memory_gib"] > 0
