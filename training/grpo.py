@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -242,6 +243,7 @@ def make_callback(curriculum: TierCurriculum, writer: RolloutWriter, db_path: st
     class CurriculumCallback(TrainerCallback):
         def __init__(self) -> None:
             self.state = DynamicState(dynamic) if dynamic else None
+            self.ingested: set[str] = set()
             self.store_seconds = 0.0
             self.last_log = time.perf_counter()
 
@@ -275,26 +277,41 @@ def make_callback(curriculum: TierCurriculum, writer: RolloutWriter, db_path: st
                 summary(step, numbers)
 
         def on_save(self, args, state, control, **kwargs):
-            self.flush()
+            # off the training loop: the next steps run while the checkpoint's rollouts are ingested
+            self.wait()
+            self.pending = threading.Thread(target=self.flush, name="curriculab-ingest", daemon=True)
+            self.pending.start()
 
         def on_train_end(self, args, state, control, **kwargs):
             self.bar.close()
+            self.wait()
+            started = time.perf_counter()
             self.flush()
+            self.store_seconds += time.perf_counter() - started
+
+        def wait(self) -> None:
+            pending = getattr(self, "pending", None)
+            if pending is not None:
+                started = time.perf_counter()
+                pending.join()
+                self.store_seconds += time.perf_counter() - started  # only the time training waited
+                self.pending = None
 
         def flush(self) -> None:
             if db_path is None:
                 return
-            started = time.perf_counter()
             from curriculab.analysis.ingest import ingest
             from curriculab.analysis.store import Store
 
             rows = [(run_id, entry["step"], name, value) for entry in read_metrics(metrics_path)
                     for name, value in sorted(entry["metrics"].items())]
+            shards = sorted(str(p) for p in writer.directory.glob("step-*.jsonl") if str(p) not in self.ingested)
             with Store(db_path) as store:
-                ingest(store, [writer.directory], fmt="jsonl", workers=1)
+                if shards:  # only what is new since the last checkpoint (ingest would skip the rest, after reading it)
+                    ingest(store, shards, fmt="jsonl", workers=1)
+                    self.ingested.update(shards)
                 if rows:
                     store.save_training_metrics(run_id, rows)
-            self.store_seconds += time.perf_counter() - started
 
     return CurriculumCallback()
 
@@ -316,7 +333,8 @@ class TrainResult:
     seconds: float
     """Wall time of `trainer.train`."""
     store_seconds: float
-    """Of which writing rollouts and metrics (shards and ingest)."""
+    """Of which the training loop spent on rollouts and metrics: writing shards, waiting for a
+    checkpoint's ingest (it runs beside training) and the final ingest."""
     reward_seconds: float
     """Of which scoring completions in the sandbox (all reward functions)."""
     last_logs: dict[str, float] = field(default_factory=dict)

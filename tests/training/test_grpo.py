@@ -105,3 +105,15 @@ def test_the_gpu_check_runs_its_cpu_path():
     figures = json.loads(done.stdout[done.stdout.index("{"):])
     assert figures["device"] == "cpu" and figures["steps"] == 3 and figures["rollouts"] == 24
     assert figures["tokens_per_s"] > 0 and figures["mean_step_s"] > 0 and figures["peak_memory_gib"] > 0
+
+
+def test_the_dynamic_schedule_drives_alpha_from_live_pass_rates(planned, tmp_path):
+    # the tiny model passes nothing: no tier is informative, so the dynamic schedule keeps practising
+    # the one closest to the band (basic), where the forward schedule would have added tiers by now
+    db, plan = planned
+    result = CliRunner().invoke(cli, ["train", "--db", str(db), "--config", str(plan), "--model", "tiny", "--max-steps", "4",
+                                      "--dynamic", "--output-dir", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    alpha = _store_figures(db)["alpha"]
+    assert alpha[(4, "alpha/basic")] > 0
+    assert alpha[(4, "alpha/intermediate")] == alpha[(4, "alpha/complex")] == alpha[(4, "alpha/edge")] == 0
