@@ -117,3 +117,13 @@ def test_the_dynamic_schedule_drives_alpha_from_live_pass_rates(planned, tmp_pat
     alpha = _store_figures(db)["alpha"]
     assert alpha[(4, "alpha/basic")] > 0
     assert alpha[(4, "alpha/intermediate")] == alpha[(4, "alpha/complex")] == alpha[(4, "alpha/edge")] == 0
+
+
+def test_a_config_that_is_not_an_exported_plan_is_refused_with_the_fix(tmp_path, demo_store_copy):
+    broken = tmp_path / "plan.yaml"
+    broken.write_text("grpo: {num_generations: 8}\n")
+    result = CliRunner().invoke(cli, ["train", "--db", str(demo_store_copy), "--config", str(broken)])
+    assert result.exit_code == 1
+    assert f"{broken}: section 'curriculum' is missing; export the plan with `curriculab plan -o`" in result.stderr
+    missing_store = CliRunner().invoke(cli, ["train", "--db", str(tmp_path / "none.duckdb"), "--config", str(broken)])
+    assert missing_store.exit_code == 1 and "no store at" in missing_store.stderr
