@@ -27,7 +27,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 EASY = ("basic", "intermediate")
-INSTRUCTION = "Complete this Python function. Answer with the whole function in a ```python block.\n\n"
 
 
 def split(problems):
@@ -40,6 +39,7 @@ def evaluate(model_dir: str, problems, samples: int, seed: int) -> dict:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from curriculab.planner.portfolio import TierCurriculum
+    from curriculab.training.grpo import CODE_INSTRUCTION
     from curriculab.training.rewards import score_completions
 
     torch.manual_seed(seed)
@@ -47,7 +47,7 @@ def evaluate(model_dir: str, problems, samples: int, seed: int) -> dict:
     tokenizer.padding_side = "left"
     network = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
     network.eval()
-    texts = [tokenizer.apply_chat_template([{"role": "user", "content": INSTRUCTION + p.prompt}], tokenize=False,
+    texts = [tokenizer.apply_chat_template([{"role": "user", "content": CODE_INSTRUCTION + p.prompt}], tokenize=False,
                                            add_generation_prompt=True) for p in problems]
     completions = []
     for start in range(0, len(texts), 4):

@@ -503,11 +503,7 @@ def _load_problem_set(name: str):
     from curriculab.training import problems as p
 
     try:
-        if name == "builtin":
-            return p.builtin_problems()
-        if name == "humaneval":
-            return p.humaneval_problems()
-        return p.load_problems(name)
+        return p.load_problem_set(name)
     except p.ProblemError as exc:
         raise CliError(str(exc)) from None
 

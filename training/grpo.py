@@ -26,6 +26,8 @@ from curriculab.taxonomy.model import TIERS
 from curriculab.training.problems import Problem, extract_code
 
 CACHE_DIR = Path.home() / ".cache" / "curriculab"
+CODE_INSTRUCTION = "Complete this Python function. Answer with the whole function in a ```python block.\n\n"
+"""What a chat model is asked before the problem's prompt."""
 TINY_COMPLETION_TOKENS = 48
 """Completion length for the `tiny` model: it writes noise, so long completions only cost time."""
 
@@ -373,7 +375,7 @@ def train(config_path: Path | str, model: str = "tiny", *, max_steps: int | None
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
 
-    from curriculab.training.problems import builtin_problems, humaneval_problems, load_problems
+    from curriculab.training.problems import ProblemError, load_problem_set
     from curriculab.training.rewards import make_reward_functions
     from curriculab.training.sandbox import Limits
 
@@ -386,9 +388,10 @@ def train(config_path: Path | str, model: str = "tiny", *, max_steps: int | None
         if section not in (plan or {}):
             raise TrainError(f"{config_path}: section {section!r} is missing; export the plan with `curriculab plan -o`")
     plan_id = (plan.get("plan") or {}).get("plan_id", "noplan")
-    source = plan["dataset"]["problems"]
-    problems = builtin_problems() if source == "builtin" else humaneval_problems() if source == "humaneval" \
-        else load_problems(source)
+    try:
+        problems = load_problem_set(plan["dataset"]["problems"])
+    except ProblemError as exc:
+        raise TrainError(f"{config_path}: dataset.problems: {exc}") from None
     by_id = {p.problem_id: p for p in problems}
     dataset = load_dataset("parquet", data_files=str(config_path.parent / plan["dataset"]["path"]), split="train")
     path, load_kwargs, base_name = resolve_model(model, cache_dir)
@@ -397,8 +400,7 @@ def train(config_path: Path | str, model: str = "tiny", *, max_steps: int | None
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     if getattr(tokenizer, "chat_template", None):
-        dataset = dataset.map(lambda row: {"prompt": [{"role": "user", "content": "Complete this Python function. Answer "
-                                                       "with the whole function in a ```python block.\n\n" + row["prompt"]}]})
+        dataset = dataset.map(lambda row: {"prompt": [{"role": "user", "content": CODE_INSTRUCTION + row["prompt"]}]})
     curriculum_section = plan["curriculum"]
     curriculum = TierCurriculum(curriculum_section["schedule"], curriculum_section["weights"],
                                 start_tier=curriculum_section.get("start_tier"),

@@ -101,6 +101,15 @@ def load_problems(path: Path | str) -> list[Problem]:
     return problems
 
 
+def load_problem_set(name: str) -> list[Problem]:
+    """A built-in set by name (`builtin`, `humaneval`) or a problems file."""
+    if name == "builtin":
+        return builtin_problems()
+    if name == "humaneval":
+        return humaneval_problems()
+    return load_problems(name)
+
+
 def save_problems(problems: Iterable[Problem], path: Path | str) -> Path:
     path = Path(path)
     path.write_text("".join(p.model_dump_json() + "\n" for p in problems))
