@@ -50,8 +50,7 @@ def estimate_capability(store: Store, model: str, prior: str | None = None) -> C
             listed = ", ".join(known) if known else "none (the store is empty)"
             raise PlanError(f"model {model!r} has no attempts in the store. Known models: {listed}. "
                             "Plan for one of them, or give a prior: --capability weak|strong")
-        return Capability(PRIORS[prior], None, f"prior:{prior}", {t: None for t in TIERS}, {t: None for t in TIERS},
-                          f"no rollouts of {model} in the store: assumed {prior} (capability {PRIORS[prior]:.2f})")
+        return _prior(prior, f"no rollouts of {model} in the store")
     rates = queries.tier_pass_rates(store, model=model)
     if not rates.empty:
         per_tier = {t: None for t in TIERS}
@@ -78,8 +77,12 @@ def estimate_capability(store: Store, model: str, prior: str | None = None) -> C
     if prior is None:
         raise PlanError(f"model {model!r} has no tiered test results and no IRT fit. Run `curriculab difficulty` "
                         "to fit abilities, or give a prior: --capability weak|strong")
+    return _prior(prior, f"no measured capability for {model}")
+
+
+def _prior(prior: str, why: str) -> Capability:
     return Capability(PRIORS[prior], None, f"prior:{prior}", {t: None for t in TIERS}, {t: None for t in TIERS},
-                      f"no measured capability for {model}: assumed {prior} (capability {PRIORS[prior]:.2f})")
+                      f"{why}: assumed {prior} (capability {PRIORS[prior]:.2f})")
 
 
 @dataclass

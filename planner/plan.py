@@ -118,8 +118,7 @@ def select_tasks(store: Store, model: str, problems: Sequence, decisions: list[C
     smoothed), always- and never-solved ones left out and counted, each source kept at
     `source_floor` of the mix at least, problems that target used codes weighted up."""
     lo, hi = band
-    observed = {r["task_id"]: r for r in queries.records(queries.task_pass_rates(store, model=model))
-                if r["attempts"]} if model in queries.known_models(store) else {}
+    observed = {r["task_id"]: r for r in queries.records(queries.task_pass_rates(store, model=model)) if r["attempts"]}
     reasons = []
     filters = sorted({f for d in decisions if d.used for f in d.task_filters})
     entries, left_out = [], []

@@ -422,8 +422,9 @@ def train(config_path: Path | str, model: str = "tiny", *, max_steps: int | None
         checkpoint = last_complete_checkpoint(output)
         if checkpoint is None:
             raise TrainError(f"--resume: no complete checkpoint in {output}. Start without --resume")
-        writer.drop_after(int(checkpoint.name.split("-")[-1]))
-        drop_metrics_after(output / "metrics.jsonl", int(checkpoint.name.split("-")[-1]))
+        step = int(checkpoint.name.split("-")[-1])
+        writer.drop_after(step)
+        drop_metrics_after(output / "metrics.jsonl", step)
     elif output.exists() and any(output.glob("checkpoint-*")):
         raise TrainError(f"{output} holds checkpoints of an earlier run. Pass --resume to continue it, or another --output-dir")
     cuda = torch.cuda.is_available() and not force_cpu

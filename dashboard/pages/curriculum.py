@@ -1,6 +1,7 @@
 """Curriculum: a stored plan's α over training, weights, task mix and reasons; two plans side by
 side; the plan.yaml to download."""
 
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -41,8 +42,6 @@ if store_ready():
         st.subheader("Why")
         for reason in plan.reasons:
             st.markdown(f"- {reason}")
-        import pandas as pd
-
         mix = pd.DataFrame([e.model_dump() for e in plan.task_mix])
         mix["tier_mix"] = mix["tier_mix"].map(lambda m: ", ".join(f"{t} {v:.0%}" for t, v in m.items() if v))
         table(mix, f"task_mix-{plan.plan_id}", f"Task mix; excluded: {plan.excluded}", height=300)

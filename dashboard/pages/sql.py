@@ -1,6 +1,7 @@
 """SQL: the analyst console. One read-only SELECT on a sealed connection (no files, network,
 extensions or settings), a row cap and a statement timeout; refusals come as messages."""
 
+import pandas as pd
 import streamlit as st
 
 from curriculab.analysis.store import Store, StoreError
@@ -23,8 +24,6 @@ if store_ready():
         except StoreError as exc:
             st.error(str(exc))
         else:
-            import pandas as pd
-
             frame = pd.DataFrame(rows, columns=columns)
             if truncated:
                 st.warning(f"Only the first {MAX_ROWS:,} rows are shown. Add a LIMIT or aggregate.")

@@ -1,4 +1,5 @@
-"""Sandboxed test execution: the completion runs in a locked-down interpreter, the verdicts here."""
+"""Sandboxed test execution: the completion runs in one locked-down sandbox, its tests in another
+(the judge); the harness only collects verdicts."""
 
 from curriculab.training.sandbox.runner import Limits, RunResult, TestOutcome, detect_backend, run_many, run_tests
 

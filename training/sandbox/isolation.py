@@ -66,7 +66,8 @@ class Cgroup:
             return None
         try:
             (path / "memory.max").write_text(str(memory_bytes))
-            (path / "memory.swap.max").write_text("0") if (path / "memory.swap.max").exists() else None
+            if (path / "memory.swap.max").exists():
+                (path / "memory.swap.max").write_text("0")
             (path / "pids.max").write_text(str(processes))
             return cls([path], 2)
         except OSError:  # controllers not delegated to this subtree

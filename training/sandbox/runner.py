@@ -244,7 +244,8 @@ class _Server:
             self.note.append("own pid namespace and /proc" if hide else "the host's /proc is visible")
             scratch = workdir / f"scratch-{self.role}"
             scratch.mkdir(mode=0o700)
-            os.chown(scratch, uid, uid) if os.geteuid() == 0 else None
+            if os.geteuid() == 0:
+                os.chown(scratch, uid, uid)
             command = hide + limits_cmd + _drop(uid) + python + [str(box / "server.py"), self.role, str(theirs.fileno()),
                                                                  str(scratch)]
             env = {"PATH": "/usr/bin", "HOME": str(scratch), "TMPDIR": str(scratch)}

@@ -171,9 +171,11 @@ def _wipe(directory):
     for root, dirs, files in os.walk(directory, topdown=False):
         for name in files + dirs:
             path = os.path.join(root, name)
+            is_dir = name in dirs and not os.path.islink(path)
             try:
-                os.chmod(path, 0o700) if name in dirs else None
-                (os.rmdir if name in dirs and not os.path.islink(path) else os.unlink)(path)
+                if is_dir:
+                    os.chmod(path, 0o700)  # a completion may have locked it
+                (os.rmdir if is_dir else os.unlink)(path)
             except OSError:
                 pass
 
