@@ -41,6 +41,60 @@ def run_rule_coders(store: Store, where: str | None = None, taxonomy_version: st
     return CodingReport(coder=CODER, taxonomy_version=taxonomy.version, trajectories=coded, counts=counts)
 
 
+VERIFIER_ANNOTATOR = "(by construction)"
+"""The `annotator` of the verifier's reliability rows: its codes are exact, not measured against people."""
+COMPLETION_ONLY = "not a single-turn completion: the completion codes do not apply"
+TRIAL_ONLY = "a single-turn completion: its completion codes say why it failed"
+NO_TESTS = "no per-test results to read"
+
+
+def run_verifier_coder(store: Store, where: str | None = None, *, run_id: str | None = None,
+                       uncoded_only: bool = False) -> CodingReport:
+    """Code every trajectory matching `where` (and `run_id`) with the v3 verifier-derived codes.
+
+    A single-turn completion (a rollout: its agent step carries `raw.completion`) gets every
+    completion code present or absent; an agent trial with per-test results gets every trial
+    code; what a trajectory cannot show is `not_applicable` with the reason. Evidence is the
+    completion step; the rationale names the failing tests. Reliability is recorded as exact
+    (`method = verifier`), so the planner may act on these codes without labels. `uncoded_only`
+    skips trajectories the verifier already coded (each checkpoint codes only what is new).
+    """
+    from curriculab.taxonomy.coders import verifier
+
+    taxonomy = load_taxonomy(verifier.TAXONOMY_VERSION)
+    chosen, tests = queries.verifier_evidence(store, where, run_id=run_id,
+                                              uncoded_by=verifier.CODER if uncoded_only else None)
+    by_trajectory: dict[str, list] = {}
+    for row in queries.records(tests):
+        by_trajectory.setdefault(row["trajectory_id"], []).append(verifier.TestEvidence(
+            row["test_id"], row["tier"], bool(row["passed"]), row["status"], row["detail"]))
+    present, judged = [], []
+    for row in queries.records(chosen):
+        tid, results = row["trajectory_id"], by_trajectory.get(row["trajectory_id"], [])
+        if row["completion_step"] is not None:
+            found = verifier.code_completion(row["completion"] or "", results, row["finish_reason"])
+            judged += [(tid, c, "not_applicable", TRIAL_ONLY) for c in verifier.TRIAL_CODES]
+            evidence = [int(row["completion_step"])]
+        elif results:
+            found = verifier.code_trial(results, row["outcome"], row["harness_error"])
+            judged += [(tid, c, "not_applicable", COMPLETION_ONLY) for c in verifier.COMPLETION_CODES]
+            evidence = []
+        else:
+            judged += [(tid, c, "not_applicable", NO_TESTS) for c in (*verifier.COMPLETION_CODES, *verifier.TRIAL_CODES)]
+            continue
+        for code, finding in found.items():
+            judged.append((tid, code, "present" if finding.present else "absent", None))
+            if finding.present:
+                failing = f" (failing: {', '.join(finding.tests)})" if finding.tests else ""
+                present.append((tid, code, 1.0, evidence, finding.rationale + failing))
+    store.replace_codes(verifier.CODER, taxonomy.version, list(chosen["trajectory_id"]), present, judged)
+    store.save_reliability(verifier.CODER, VERIFIER_ANNOTATOR, taxonomy.version,
+                           [(c, 0, None, None, 1.0, True, False) for c in (*verifier.COMPLETION_CODES, *verifier.TRIAL_CODES)],
+                           method="verifier")
+    return CodingReport(coder=verifier.CODER, taxonomy_version=taxonomy.version, trajectories=len(chosen),
+                        counts=_counts([(t, c, s) for t, c, s, _ in judged]))
+
+
 def _trajectory_texts(store: Store, selected) -> tuple[list[str], list[str], list[list[float]], dict[str, list[int]]]:
     """Rendered text, structural features and agent step ids of the `selected` trajectories."""
     from curriculab.taxonomy.render import render, structural_features

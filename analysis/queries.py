@@ -208,7 +208,8 @@ def code_reliability(store: Store, coder: str | None = None, *, taxonomy_version
     """Whether each code from each coder may be relied on, per annotator.
 
     Columns: coder, annotator, code, taxonomy_version, n, kappa, f1, threshold, reliable,
-    in_sample (a classifier measured on its own training labels), computed_at.
+    in_sample (a classifier measured on its own training labels), computed_at, method (labels:
+    measured against an annotator; verifier: exact by construction).
     """
     where, params = _where({"coder": "coder", "version": "taxonomy_version"}, coder=coder, version=taxonomy_version)
     return store.frame(f"select * from code_reliability{where} order by coder, code, annotator", params)
@@ -451,6 +452,40 @@ def steps_of(store: Store, trajectory_ids: list[str]) -> pd.DataFrame:
                                  output_truncated, exit_code
                           from steps where list_contains(?, trajectory_id) order by trajectory_id, step_idx""",
                        [list(trajectory_ids)])
+
+
+def verifier_evidence(store: Store, where: str | None = None, *, run_id: str | None = None, uncoded_by: str | None = None
+                      ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """What the verifier coder reads, for the trajectories matching `where` (a filter on
+    `trajectories`), of one run, and/or not yet coded by `uncoded_by`.
+
+    Returns (trajectories, tests). trajectories: trajectory_id, outcome, harness_error,
+    completion_step (the step index of a single-turn completion, else NULL), completion (its
+    text), finish_reason, has_tests. tests: trajectory_id, test_id, tier, passed, status, detail.
+    """
+    if where:
+        store.check_filter(where)
+    conditions, params = [f"({where or 'true'})"], []
+    if run_id is not None:
+        conditions.append("t.run_id = ?")
+        params.append(run_id)
+    if uncoded_by is not None:
+        conditions.append("not exists (select 1 from coding_status c where c.trajectory_id = t.trajectory_id and c.coder = ?)")
+        params.append(uncoded_by)
+    chosen = store.frame(f"""
+        select t.trajectory_id, t.outcome, t.harness_error, s.step_idx as completion_step, s.message as completion,
+               json_extract_string(s.raw, '$.completion.finish_reason') as finish_reason,
+               exists (select 1 from test_results r where r.trajectory_id = t.trajectory_id) as has_tests
+        from trajectories t
+        left join steps s on s.trajectory_id = t.trajectory_id and s.source = 'agent'
+             and json_exists(s.raw, '$.completion')
+        where t.trajectory_id in (select trajectory_id from trajectories where {conditions[0]})
+              {''.join(' and ' + c for c in conditions[1:])}
+        order by t.trajectory_id""", params)
+    tests = store.frame("""select trajectory_id, test_id, tier, passed, status, detail from test_results
+                           where list_contains(?, trajectory_id) order by trajectory_id, test_id""",
+                        [list(chosen["trajectory_id"])])
+    return chosen, tests
 
 
 def labels(store: Store, *, annotator: str | None = None, taxonomy_version: str | None = None) -> pd.DataFrame:

@@ -299,7 +299,7 @@ def _simulate_trial(task: SimTask, model: ModelProfile, attempt: int, rng: rando
     exploration = [
         ("git status --short", " M " + target if rng.random() < 0.2 else ""),
         (f"find src -name '*.{ext}' | head -50", "\n".join(task.files)),
-        (f"grep -rn \"TODO\\|FIXME\" src | head -20", f"{target}:{rng.randint(3, 90)}: # TODO handle empty input"),
+        ("grep -rn \"TODO\\|FIXME\" src | head -20", f"{target}:{rng.randint(3, 90)}: # TODO handle empty input"),
         (f"cat {task.test_file}", _file_body(task, task.test_file, rng)),
         ("git log --oneline -5", "\n".join(f"{rng.getrandbits(28):07x} commit {k}" for k in range(5))),
         (f"grep -n \"def \\|func \\|fn \" {target}", "\n".join(f"{k * 7}: def helper_{k}(x):" for k in range(1, 6))),

@@ -39,7 +39,7 @@ def evaluate(model_dir: str, problems, samples: int, seed: int) -> dict:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from curriculab.planner.portfolio import TierCurriculum
-    from curriculab.training.grpo import CODE_INSTRUCTION
+    from curriculab.training.models import CODE_INSTRUCTION
     from curriculab.training.rewards import score_completions
 
     torch.manual_seed(seed)
@@ -88,7 +88,9 @@ def main() -> None:
 
     from curriculab.analysis.store import Store
     from curriculab.planner import plan as planning
-    from curriculab.training.grpo import fetch_smollm2, resolve_model, summary_line, train
+    from curriculab.training.callback import summary_line
+    from curriculab.training.grpo import train
+    from curriculab.training.models import fetch_smollm2, resolve_model
     from curriculab.training.problems import builtin_problems, save_problems
 
     shutil.rmtree(args.workdir, ignore_errors=True)

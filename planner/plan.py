@@ -10,20 +10,25 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Sequence
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from curriculab.analysis import queries
 from curriculab.analysis.store import Store
+from curriculab.planner.config import (CurriculumSection, DatasetSection, DynamicSection, PlanHeader, RewardSection,
+                                       TrainingConfig)
 from curriculab.planner.dynamic import DynamicSettings
-from curriculab.planner.evidence import CodeDecision, PlanError, estimate_capability, failure_targets, shift_toward
+from curriculab.planner.evidence import (CodeDecision, PlanError, estimate_capability, failure_targets, reward_terms,
+                                         shift_toward)
 from curriculab.planner.portfolio import ORDERS, WEIGHTS, Thresholds, choose, p_all_same
 from curriculab.taxonomy.model import TIERS
 
-PLANNER_VERSION = "1"
-"""Bumped when the same inputs would give a different plan."""
-REWARD_FUNCTIONS = ("tarot_reward", "avg_reward", "pass_all_reward")
-"""The reward functions `training.rewards.make_reward_functions` returns, in order."""
+PLANNER_VERSION = "2"
+"""Bumped when the same inputs would give a different plan (2: verifier codes, reward terms)."""
+PASS_REWARDS = ("tarot_reward", "avg_reward", "pass_all_reward")
+"""The pass rewards every plan lists (TRL logs each); the strategy's own gets weight 1."""
+STRATEGY_REWARD = {"tarot": "tarot_reward", "avg_reward": "avg_reward", "pass_all": "pass_all_reward"}
+DEFAULT_CODERS = ("rules", "verifier")
+"""Whose codes a plan reads: behavioural rules (agent trials) and the verifier (completions, per-test profiles)."""
 
 
 class MixEntry(BaseModel):
@@ -77,9 +82,13 @@ class Plan(BaseModel):
     codes: list[dict[str, Any]]
     """Every failure code considered: used (with its shift) or ignored (with the reason)."""
     taxonomy_version: str | None
-    """The taxonomy the codes come from."""
+    """The taxonomy the codes come from (`coder:version` per coder when several were read)."""
     coder: str
-    """The coder whose codes were read."""
+    """The coder(s) whose codes were read, joined by `+`."""
+    reward_functions: list[str] = Field(default_factory=lambda: list(PASS_REWARDS))
+    """The reward functions, in TRL's order."""
+    reward_weights: list[float] = Field(default_factory=lambda: [1.0, 0.0, 0.0])
+    """One weight per reward function (TRL's `reward_weights`)."""
     problems: str
     """The problem set: builtin, humaneval or a file path."""
     task_mix: list[MixEntry]
@@ -168,8 +177,8 @@ def select_tasks(store: Store, model: str, problems: Sequence, decisions: list[C
 
 
 def build_plan(store: Store, model: str, problems: Sequence, problems_spec: str, *, prior: str | None = None,
-               coder: str = "rules", thresholds: Thresholds = Thresholds(), dynamic: DynamicSettings = DynamicSettings(),
-               strategy: str = "tarot", shift_strength: float = 0.5) -> Plan:
+               coders: Sequence[str] = DEFAULT_CODERS, thresholds: Thresholds = Thresholds(),
+               dynamic: DynamicSettings = DynamicSettings(), strategy: str = "tarot", shift_strength: float = 0.5) -> Plan:
     """Plan a curriculum for `model` from the store (read-only; nothing is written)."""
     if strategy not in ("tarot", "avg_reward", "pass_all"):
         raise PlanError(f"strategy {strategy!r} is unknown; use tarot, avg_reward or pass_all")
@@ -202,20 +211,37 @@ def build_plan(store: Store, model: str, problems: Sequence, problems_spec: str,
             else:
                 reasons.append(f"zero-variance guard: {chosen} pass rate {measured[chosen]:.2f} → {same[chosen]:.0%} of "
                                f"groups of {g} all-same (limit {limit:.0%}): start there")
-    decisions, version = failure_targets(store, model, coder) if model in queries.known_models(store) else ([], None)
+    decisions: list[CodeDecision] = []
+    versions = []
+    if model in queries.known_models(store):
+        for coder in coders:
+            found, version = failure_targets(store, model, coder)
+            decisions += found
+            if version:
+                versions.append(f"{coder}:{version}")
     weights, alpha_bias = shift_toward(WEIGHTS[preset], decisions, shift_strength)
-    used = [d for d in decisions if d.used]
-    if used:
+    shifting = [d for d in decisions if d.used and d.tiers]
+    if shifting:
         reasons.append("failure-driven shift (each code adds strength × its share's lower 95% bound to its tiers): "
-                       + "; ".join(f"{d.code} {d.reason}" for d in used)
+                       + "; ".join(f"{d.code} ({d.coder}) {d.reason}" for d in shifting)
                        + f" → w {', '.join(f'{t} {weights[t]:.3f}' for t in TIERS)}")
+    elif any(d.used for d in decisions):
+        reasons.append("no used failure code targets tiers: weights stay the preset's")
     elif decisions:
         reasons.append("no failure code is reliable, covered and large enough to act on: weights stay the preset's")
     else:
         reasons.append(f"no coded failures of {model} in the store: weights stay the preset's")
+    functions, reward_weights = list(PASS_REWARDS), [1.0 if f == STRATEGY_REWARD[strategy] else 0.0 for f in PASS_REWARDS]
+    for term, (weight, codes) in reward_terms(decisions).items():
+        functions.append(f"{term}_reward")
+        reward_weights.append(weight)
+        used_codes = [d for d in decisions if d.used and d.code in codes]
+        reasons.append(f"reward: {term}_reward added with weight {weight:.3f} beside the pass reward (the largest lower "
+                       f"95% bound among {', '.join(codes)}; they overlap, so not summed): "
+                       + "; ".join(f"{d.code} {d.reason}" for d in used_codes))
     for d in decisions:
         if not d.used:
-            reasons.append(f"{d.code}: {d.reason}")
+            reasons.append(f"{d.code} ({d.coder}): {d.reason}")
     problems = list(problems)
     mix, excluded, mix_reasons = select_tasks(store, model, problems, decisions, dynamic.band)
     reasons += mix_reasons
@@ -225,33 +251,24 @@ def build_plan(store: Store, model: str, problems: Sequence, problems_spec: str,
     plan = Plan(target_model=model, strategy=strategy, band=band, schedule=schedule, start_tier=start_tier,
                 capability={k: v for k, v in asdict(capability).items()},
                 weights=weights, alpha_bias=alpha_bias, thresholds=asdict(thresholds), dynamic=asdict(dynamic),
-                codes=[asdict(d) for d in decisions], taxonomy_version=version, coder=coder, problems=problems_spec,
-                task_mix=mix, excluded=excluded, reasons=reasons,
+                codes=[asdict(d) for d in decisions], taxonomy_version=", ".join(versions) or None, coder="+".join(coders),
+                problems=problems_spec, task_mix=mix, excluded=excluded, reasons=reasons,
+                reward_functions=functions, reward_weights=reward_weights,
                 provenance={"store": queries.store_fingerprint(store),
-                            "inputs": {"model": model, "prior": prior, "coder": coder, "strategy": strategy,
+                            "inputs": {"model": model, "prior": prior, "coders": list(coders), "strategy": strategy,
                                        "shift_strength": shift_strength, "problems": problems_spec}})
     plan.plan_id = plan.content_id()
     return plan
 
 
-def _round_floats(value: Any) -> Any:
-    if isinstance(value, float):
-        return round(value, 6)
-    if isinstance(value, dict):
-        return {k: _round_floats(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_round_floats(v) for v in value]
-    return value
-
-
 def grpo_section(plan: Plan, output_dir: str = "runs/grpo") -> dict[str, Any]:
-    """Only `trl.GRPOConfig` fields, with GRPO defaults sized for one GPU."""
+    """Only `trl.GRPOConfig` fields, with GRPO defaults sized for one GPU (reward weights live in
+    the reward section, beside the functions they weigh)."""
     group = int(plan.thresholds["group_size"])
-    reward_weights = {"tarot": [1.0, 0.0, 0.0], "avg_reward": [0.0, 1.0, 0.0], "pass_all": [0.0, 0.0, 1.0]}[plan.strategy]
     return {"output_dir": output_dir, "num_generations": group, "per_device_train_batch_size": group,
             "gradient_accumulation_steps": 1, "max_completion_length": 512, "learning_rate": 1.0e-6, "beta": 0.0,
             "temperature": 1.0, "num_train_epochs": 1, "logging_steps": 1, "seed": 0, "report_to": "none",
-            "reward_weights": reward_weights, "log_completions": False}
+            "log_completions": False}
 
 
 def export(plan: Plan, path: Path | str, problems: Sequence) -> Path:
@@ -276,23 +293,20 @@ def export(plan: Plan, path: Path | str, problems: Sequence) -> Path:
     return path
 
 
-def render_config(plan: Plan, yaml_name: str = "plan.yaml", rows: int | None = None) -> str:
-    """The text of plan.yaml (its dataset is the .parquet of the same name)."""
+def training_config(plan: Plan, yaml_name: str = "plan.yaml", rows: int | None = None) -> TrainingConfig:
+    """The plan as the trainer takes it (plan.yaml is its dump; the dataset is the .parquet of the same name)."""
     rows = sum(e.copies for e in plan.task_mix) if rows is None else rows
-    dataset_name = Path(yaml_name).with_suffix(".parquet").name
     launch_model = "<model path or name>"
-    config = {
-        "plan": {"plan_id": plan.plan_id, "planner_version": plan.planner_version, "target_model": plan.target_model,
-                 "provenance": plan.provenance, "reasons": plan.reasons},
-        "grpo": grpo_section(plan),
-        "curriculum": {"strategy": plan.strategy, "schedule": plan.schedule, "start_tier": plan.start_tier,
-                       "weights": plan.weights, "alpha_bias": plan.alpha_bias, "thresholds": plan.thresholds,
-                       "dynamic": {"enabled": False, **plan.dynamic}},
-        "dataset": {"path": dataset_name, "format": "parquet", "columns": ["prompt", "problem_id", "tier_mix"],
-                    "rows": rows, "problems": plan.problems},
-        "reward": {"functions": list(REWARD_FUNCTIONS), "weights": grpo_section(plan)["reward_weights"],
-                   "tier_weights": plan.weights},
-        "scale": {
+    return TrainingConfig(
+        plan=PlanHeader(plan_id=plan.plan_id, planner_version=plan.planner_version, target_model=plan.target_model,
+                        provenance=plan.provenance, reasons=plan.reasons),
+        grpo=grpo_section(plan),
+        curriculum=CurriculumSection(strategy=plan.strategy, schedule=plan.schedule, start_tier=plan.start_tier,
+                                     weights=plan.weights, alpha_bias=plan.alpha_bias, thresholds=plan.thresholds,
+                                     dynamic=DynamicSection(enabled=False, **plan.dynamic)),
+        dataset=DatasetSection(path=Path(yaml_name).with_suffix(".parquet").name, rows=rows, problems=plan.problems),
+        reward=RewardSection(functions=plan.reward_functions, weights=plan.reward_weights),
+        scale={
             "accelerate": {"compute_environment": "LOCAL_MACHINE", "distributed_type": "DEEPSPEED", "num_processes": 8,
                            "mixed_precision": "bf16",
                            "deepspeed_config": {"zero_stage": 2, "offload_optimizer_device": "none",
@@ -306,9 +320,12 @@ def render_config(plan: Plan, yaml_name: str = "plan.yaml", rows: int | None = N
                 "one_gpu": f"curriculab train --config {yaml_name} --use-vllm colocate",
                 "vllm_server": f"CUDA_VISIBLE_DEVICES=0 trl vllm-serve --model {launch_model}",
                 "multi_gpu": f"CUDA_VISIBLE_DEVICES=1,2,3,4,5,6,7 accelerate launch --config_file accelerate.yaml "
-                             f"-m curriculab.cli train --config {yaml_name} --use-vllm server"}},
-    }
-    return yaml.safe_dump(_round_floats(config), sort_keys=False, allow_unicode=True, width=120)
+                             f"-m curriculab.cli train --config {yaml_name} --use-vllm server"}})
+
+
+def render_config(plan: Plan, yaml_name: str = "plan.yaml", rows: int | None = None) -> str:
+    """The text of plan.yaml (its dataset is the .parquet of the same name)."""
+    return training_config(plan, yaml_name, rows).to_yaml()
 
 
 def save(store: Store, plan: Plan) -> bool:
@@ -354,6 +371,10 @@ def diff(a: Plan, b: Plan) -> list[tuple[str, str, str]]:
                 changes.append((f"{name}.{tier}", f"{va:.3f}", f"{vb:.3f}"))
     if round(a.capability["value"], 4) != round(b.capability["value"], 4):
         changes.append(("capability", f"{a.capability['value']:.3f}", f"{b.capability['value']:.3f}"))
+    reward_a = " + ".join(f"{w:g}·{f}" for f, w in zip(a.reward_functions, a.reward_weights) if w)
+    reward_b = " + ".join(f"{w:g}·{f}" for f, w in zip(b.reward_functions, b.reward_weights) if w)
+    if reward_a != reward_b:
+        changes.append(("reward", reward_a, reward_b))
     used_a = {c["code"] for c in a.codes if c["used"]}
     used_b = {c["code"] for c in b.codes if c["used"]}
     if used_a != used_b:

@@ -148,6 +148,12 @@ class TestResult(_Model):
     """Milestone the test belongs to (from 0), for milestone-graded tasks."""
     passed: bool
     """Whether the test passed."""
+    status: str | None = Field(default=None, max_length=64)
+    """How the test ended, as the verifier reports it: the sandbox's ok, failed, timeout, crashed,
+    memory, output_limit or load_error; CTRF's passed, failed, skipped, pending or other;
+    Terminal-Bench's passed or failed. None where the source says only passed or not."""
+    detail: str | None = Field(default=None, max_length=4000)
+    """The verifier's message for a failed test (assertion text, `ExceptionType: message`), shortened."""
 
 
 class Trajectory(_Model):

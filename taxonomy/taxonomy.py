@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -36,6 +37,9 @@ class RemediationTarget(BaseModel):
     task_filters: list[str] = Field(default_factory=list)
     """Problems that address it: `has_tier:<tier>` (the problem has tests of that tier) or
     `min_tests:<n>` (at least n tests); the task mix favours them."""
+    reward_term: Literal["format"] | None = None
+    """A reward term the plan adds instead of (or beside) a tier shift: `format` pays for one
+    closed code block that compiles and defines the entry point with the prompt's signature."""
     curriculum_effect: bool = True
     """False where no curriculum helps (verifier or infrastructure work): the plan says so."""
     note: str = ""
@@ -47,8 +51,8 @@ class RemediationTarget(BaseModel):
             kind, _, value = f.partition(":")
             if not ((kind == "has_tier" and value in TIERS) or (kind == "min_tests" and value.isdigit())):
                 raise ValueError(f"task filter {f!r} is not has_tier:<tier> or min_tests:<n>")
-        if self.curriculum_effect and not self.tiers:
-            raise ValueError("a target with a curriculum effect names at least one tier")
+        if self.curriculum_effect and not self.tiers and self.reward_term is None:
+            raise ValueError("a target with a curriculum effect names at least one tier or a reward_term")
         return self
 
 
@@ -146,7 +150,7 @@ def _load(path: Path) -> Taxonomy:
     try:
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise TaxonomyError(f"taxonomy file {path}: not found. Pass a version shipped with curriculab (v1, v2) or an existing YAML file") from None
+        raise TaxonomyError(f"taxonomy file {path}: not found. Pass a version shipped with curriculab (v1, v2, v3) or an existing YAML file") from None
     except yaml.YAMLError as exc:
         raise TaxonomyError(f"taxonomy file {path}: invalid YAML ({str(exc).splitlines()[0]}). Fix the file's syntax") from None
     try:

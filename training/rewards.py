@@ -5,18 +5,22 @@ allocation (which tiers are practised at this point of training, from the schedu
 `trainer_state`), w the weight (what a pass on a tier is worth). Active tiers share α so that
 a completion passing every active test scores 1. Baselines: `avg_reward` (mean pass rate over
 all tests) and `pass_all_reward` (1 only if every test passes). A sandbox fault is not a wrong
-answer: those completions get None, which TRL treats as "not applicable".
+answer: those completions get None, which TRL treats as "not applicable". `format_reward` is the
+term a plan adds when its verifier codes say the model's failures are about form (no code,
+truncated, syntax errors, a missing entry point): it reads the text only and runs nothing.
 """
 
 from __future__ import annotations
 
+import ast
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from curriculab.planner.portfolio import TierCurriculum
-from curriculab.training.problems import TIERS, Problem, extract_code
+from curriculab.training.problems import TIERS, Problem, extract_code, has_code_block
+from curriculab.training.sampling import ProblemStats, gathered
 from curriculab.training.sandbox import Limits, RunResult, detect_backend, run_many
 
 SANDBOX_FAULTS = ("sandbox_error",)
@@ -89,7 +93,7 @@ class Scorer:
         for pid, _ in missing:
             if pid not in self.problems:
                 raise KeyError(f"problem_id {pid!r} is not in the problem set. Pass the problems file the completions were made for")
-        jobs = [(extract_code(text), self.problems[pid].entry_point,
+        jobs = [(extract_code(text, self.problems[pid].entry_point), self.problems[pid].entry_point,
                  [(t.test_id, t.code) for t in self.problems[pid].tests]) for pid, text in missing]
         for key, result in zip(missing, run_many(jobs, self.limits, self.workers)):
             self._cache[key] = result
@@ -98,58 +102,111 @@ class Scorer:
         return [self._cache[k] for k in keys]
 
 
+FORMAT_PARTS = ("closed_block", "compiles", "defines_entry_point", "signature")
+"""What `format_score` checks, a quarter each."""
+_MAX_FORMAT_CHARS = 100_000
+
+
+def _positional_arity(source: str, entry_point: str) -> int | None:
+    """Positional parameters of `entry_point` defined at the top of `source` (None: not found)."""
+    try:
+        tree = ast.parse(source[:_MAX_FORMAT_CHARS])
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == entry_point:
+            return len(node.args.posonlyargs) + len(node.args.args)
+    return None
+
+
+def format_score(text: str, problem: Problem) -> float:
+    """A format reward in [0, 1], as TRL's format rewards do, from the text alone (nothing is run):
+    a quarter each for a closed ```python block, code that compiles, the entry point defined at
+    the top level, and the reference's number of positional parameters."""
+    closed = has_code_block(text)
+    code = extract_code(text, problem.entry_point)[:_MAX_FORMAT_CHARS]
+    try:
+        compile(code, "solution.py", "exec", dont_inherit=True)
+        compiles = True
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        compiles = False
+    arity = _positional_arity(code, problem.entry_point) if compiles else None
+    expected = _positional_arity(problem.reference, problem.entry_point)
+    return (closed + compiles + (arity is not None) + (arity is not None and arity == expected)) / len(FORMAT_PARTS)
+
+
 def make_reward_functions(problems: Sequence[Problem], curriculum: TierCurriculum | None = None,
                           limits: Limits | None = None, workers: int | None = None,
                           allow_unsandboxed: bool = False, on_scored: Callable[..., None] | None = None,
+                          names: Sequence[str] = ("tarot_reward", "avg_reward", "pass_all_reward"),
+                          planned_steps: int | None = None, stats: ProblemStats | None = None,
                           ) -> list[Callable[..., list[float | None]]]:
-    """`[tarot_reward, avg_reward, pass_all_reward]` for `GRPOTrainer(reward_funcs=...)`.
+    """The reward functions `names` (from tarot_reward, avg_reward, pass_all_reward, format_reward)
+    for `GRPOTrainer(reward_funcs=...)`, in that order.
 
     Each takes TRL's `(prompts, completions, completion_ids, **kwargs)` and reads the dataset's
-    `problem_id` column and TRL's `trainer_state` and `log_metric` from kwargs. `on_scored`, when
-    given, is called once per batch by `tarot_reward` with `(trainer_state, prompts, completions,
-    problem_ids, results, rewards)`: the rollouts with their per-test outcomes.
+    `problem_id` column and TRL's `trainer_state` and `log_metric` from kwargs. The schedule's
+    progress is `global_step / planned_steps` (default: the run's max_steps). The first pass
+    reward of a batch (they share one sandbox run) calls `on_scored(trainer_state, prompts,
+    completions, problem_ids, results, rewards, completion_ids)` — the rollouts with their
+    per-test outcomes — and feeds `stats` (live sampling) with every rank's rewards.
     """
     curriculum = curriculum or TierCurriculum()
-    scorer = Scorer({p.problem_id: p for p in problems}, limits or Limits(), workers, allow_unsandboxed=allow_unsandboxed)
+    unknown = [n for n in names if n not in ("tarot_reward", "avg_reward", "pass_all_reward", "format_reward")]
+    if unknown:
+        raise ValueError(f"reward function(s) {unknown} unknown; use tarot_reward, avg_reward, pass_all_reward, format_reward")
+    by_id = {p.problem_id: p for p in problems}
+    needs_sandbox = any(n != "format_reward" for n in names)
+    scorer = Scorer(by_id, limits or Limits(), workers, allow_unsandboxed=allow_unsandboxed) if needs_sandbox else None
+    primary = next((n for n in names if n != "format_reward"), None)
 
-    def _results(completions, problem_id):
-        return scorer.run(list(problem_id), [_text(c) for c in completions])
+    def _progress(trainer_state) -> float:
+        total = planned_steps or (getattr(trainer_state, "max_steps", 0) if trainer_state is not None else 0)
+        return min(1.0, trainer_state.global_step / total) if trainer_state is not None and total else 1.0
 
-    def tarot_reward(prompts=None, completions=(), completion_ids=None, *, problem_id, trainer_state=None,
-                     log_metric=None, **kwargs) -> list[float | None]:
-        progress = 1.0
-        if trainer_state is not None and getattr(trainer_state, "max_steps", 0):
-            progress = trainer_state.global_step / trainer_state.max_steps
-        results = _results(completions, problem_id)
+    def _scored(name, prompts, completions, completion_ids, problem_id, trainer_state, log_metric):
+        texts = [_text(c) for c in completions]
+        results = scorer.run(list(problem_id), texts)
+        progress = _progress(trainer_state)
         rewards: list[float | None] = []
         tier_totals: dict[str, list[float]] = {t: [] for t in TIERS}
         for pid, result in zip(problem_id, results):
             if result.status in SANDBOX_FAULTS:
                 rewards.append(None)
                 continue
-            rates = pass_rates(scorer.problems[pid], result)
+            rates = pass_rates(by_id[pid], result)
             for tier, rate in rates.items():
                 if rate is not None:
                     tier_totals[tier].append(rate)
-            rewards.append(tarot_score(rates, curriculum, progress))
-        if on_scored is not None:
-            on_scored(trainer_state, list(prompts or [None] * len(completions)), [_text(c) for c in completions],
-                      list(problem_id), results, rewards)
-        if log_metric is not None:
-            for tier, values in tier_totals.items():
-                if values:
-                    log_metric(f"pass_rate/{tier}", sum(values) / len(values))
-            for tier, alpha in curriculum.allocation(progress).items():
-                log_metric(f"alpha/{tier}", alpha)
+            rewards.append(tarot_score(rates, curriculum, progress) if name == "tarot_reward"
+                           else avg_score(result) if name == "avg_reward" else pass_all_score(result))
+        if name == primary:
+            if on_scored is not None:
+                on_scored(trainer_state, list(prompts or [None] * len(completions)), texts, list(problem_id), results,
+                          rewards, completion_ids)
+            if stats is not None:
+                stats.observe(*gathered(list(problem_id), rewards))
+            if log_metric is not None:
+                for tier, values in tier_totals.items():
+                    if values:
+                        log_metric(f"pass_rate/{tier}", sum(values) / len(values))
+                for tier, alpha in curriculum.allocation(progress).items():
+                    log_metric(f"alpha/{tier}", alpha)
+                log_metric("schedule_progress", progress)
         return rewards
 
-    def avg_reward(prompts=None, completions=(), completion_ids=None, *, problem_id, **kwargs) -> list[float | None]:
-        return [None if r.status in SANDBOX_FAULTS else avg_score(r) for r in _results(completions, problem_id)]
+    def pass_reward(name):
+        def reward(prompts=None, completions=(), completion_ids=None, *, problem_id, trainer_state=None, log_metric=None,
+                   **kwargs) -> list[float | None]:
+            return _scored(name, prompts, completions, completion_ids, problem_id, trainer_state, log_metric)
 
-    def pass_all_reward(prompts=None, completions=(), completion_ids=None, *, problem_id, **kwargs) -> list[float | None]:
-        return [None if r.status in SANDBOX_FAULTS else pass_all_score(r) for r in _results(completions, problem_id)]
+        reward.__name__ = reward.__qualname__ = name  # TRL names its metrics by __name__
+        return reward
 
-    return [tarot_reward, avg_reward, pass_all_reward]
+    def format_reward(prompts=None, completions=(), completion_ids=None, *, problem_id, **kwargs) -> list[float]:
+        return [format_score(_text(c), by_id[pid]) for c, pid in zip(completions, problem_id)]
+
+    return [format_reward if n == "format_reward" else pass_reward(n) for n in names]
 
 
 def score_completions(problems: Sequence[Problem], completions: Sequence[dict[str, Any]],

@@ -165,6 +165,10 @@ class StepBuilder:
                 raw=part_raw, ts=ts, call_id=call_id or f"step-{first}"))
 
 
+def _short(message: Any, limit: int = 2000) -> str | None:
+    return None if not isinstance(message, str) or not message else message[:limit]
+
+
 def test_results_from_ctrf(doc: Any) -> list[TestResult]:
     """Per-test verdicts from a CTRF report (`results.tests[{name, status, extra}]`)."""
     tests = ((doc or {}).get("results") or {}).get("tests") or []
@@ -175,7 +179,9 @@ def test_results_from_ctrf(doc: Any) -> list[TestResult]:
         milestone = extra.get("milestone")
         results.append(TestResult(
             test_id=str(test["name"]), tier=tier if tier in TIERS else None,
-            milestone_idx=milestone if isinstance(milestone, int) else None, passed=test.get("status") == "passed"))
+            milestone_idx=milestone if isinstance(milestone, int) else None, passed=test.get("status") == "passed",
+            status=str(test.get("status"))[:64] if test.get("status") is not None else None,
+            detail=_short(test.get("message"))))
     return results
 
 

@@ -187,7 +187,8 @@ def _trajectory(run_dir: Path, run_id: str, meta: dict[str, Any], dataset: str |
         harness_error = None
     if outcome == "error" and harness_error is None:
         harness_error = "unknown_error"
-    tests = [TestResult(test_id=name, passed=status == "passed") for name, status in (trial.parser_results or {}).items()]
+    tests = [TestResult(test_id=name, passed=status == "passed", status=str(status)[:64])
+             for name, status in (trial.parser_results or {}).items()]
     attempt = attempts.get(trial.task_id, 0)
     attempts[trial.task_id] = attempt + 1
     traj = Trajectory(

@@ -44,7 +44,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     ]),
     "test_results": pa.schema([
         ("trajectory_id", pa.string()), ("test_id", pa.string()), ("tier", pa.string()),
-        ("milestone_idx", pa.int32()), ("passed", pa.bool_()),
+        ("milestone_idx", pa.int32()), ("passed", pa.bool_()), ("status", pa.string()), ("detail", pa.string()),
     ]),
 }
 
@@ -160,7 +160,7 @@ class RowBatch:
             for s in t.steps
         )
         self.test_results.extend(TestResultRow(trajectory_id=tid, test_id=r.test_id, tier=r.tier, milestone_idx=r.milestone_idx,
-                                               passed=r.passed) for r in t.test_results)
+                                               passed=r.passed, status=r.status, detail=r.detail) for r in t.test_results)
 
     def to_arrow(self) -> dict[str, pa.Table]:
         tasks = [TaskRow(**{**{c: d[c] for c in TaskRow._fields}, "metadata": _json(d["metadata"])})

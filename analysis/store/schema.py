@@ -381,6 +381,17 @@ ALTER TABLE plans ADD COLUMN plan JSON;
 """),
 )
 
+# Verifier-derived codes read how each test ended, not only whether it passed; a code's
+# reliability is either measured against people's labels or exact by construction (`verifier`).
+MIGRATIONS += (
+    Migration(8, "test status and detail, reliability method", """
+ALTER TABLE test_results ADD COLUMN status VARCHAR;
+ALTER TABLE test_results ADD COLUMN detail VARCHAR;
+ALTER TABLE code_reliability ADD COLUMN method VARCHAR DEFAULT 'labels';
+UPDATE code_reliability SET method = 'labels';
+"""),
+)
+
 LATEST_VERSION = MIGRATIONS[-1].version
 
 TABLE_DOCS: dict[str, str] = {
@@ -388,13 +399,13 @@ TABLE_DOCS: dict[str, str] = {
     "runs": "One row per run (job): agent and agent_version, model, dataset, where it was read from.",
     "trajectories": "One row per attempt: outcome (passed/failed/error), harness_error (exception_type as the source named it), canonical model (model_raw as read), tokens, cost.",
     "steps": "Normalised steps: action read/edit/run/complete/message/other, path, command, output.",
-    "test_results": "Per-test verdicts with tier and milestone.",
+    "test_results": "Per-test verdicts with tier and milestone; status and detail say how a test ended where the verifier reports it.",
     "failure_codes": "Taxonomy codes assigned by coders, with evidence steps.",
     "labels": "Human labels per trajectory and code.",
     "plans": "Curriculum plans: allocation, weights, task mix, reasons, the plan.yaml text (config_yaml) and the whole plan (plan).",
     "ingest_errors": "Quarantined input (severity error) and repaired input (severity warning).",
     "coding_status": "Per trajectory, code and coder: present, absent, or not_applicable (the coder abstained).",
-    "code_reliability": "Coder-vs-annotator agreement per code; unreliable codes are ignored by the planner.",
+    "code_reliability": "Per coder and code: agreement with an annotator (method labels), or exact by construction (method verifier); unreliable codes are ignored by the planner.",
     "irt_tasks": "Measured task difficulty b, discrimination a (with standard errors) and measured tier from the last fit.",
     "irt_models": "Measured model ability θ (with standard error) from the last fit.",
     "v_attempts": "View: attempts with their task's tier, type and language (no trajectories without a verdict).",

@@ -465,16 +465,18 @@ class Store:
                 self._db.executemany("insert into labels (trajectory_id, code, annotator, present, taxonomy_version) "
                                      "values (?, ?, ?, ?, ?)", rows)
 
-    def save_reliability(self, coder: str, annotator: str, taxonomy_version: str, rows: list[tuple]) -> None:
-        """Replace the agreement of `coder` with `annotator`: rows (code, n, kappa, f1, threshold, reliable, in_sample)."""
+    def save_reliability(self, coder: str, annotator: str, taxonomy_version: str, rows: list[tuple],
+                         method: str = "labels") -> None:
+        """Replace the agreement of `coder` with `annotator`: rows (code, n, kappa, f1, threshold,
+        reliable, in_sample); `method` says how it is known (labels, or verifier: by construction)."""
         with self.transaction():
             self._db.execute("delete from code_reliability where coder = ? and annotator = ? and taxonomy_version = ?",
                              [coder, annotator, taxonomy_version])
             if rows:
                 self._db.executemany(
                     "insert into code_reliability (coder, annotator, code, taxonomy_version, n, kappa, f1, threshold, "
-                    "reliable, in_sample) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(coder, annotator, c, taxonomy_version, n, k, f, t, r, i) for c, n, k, f, t, r, i in rows])
+                    "reliable, in_sample, method) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(coder, annotator, c, taxonomy_version, n, k, f, t, r, i, method) for c, n, k, f, t, r, i in rows])
 
     def save_plan(self, plan_id: str, target_model: str, strategy: str, allocation: str, weights: str, task_mix: str,
                   reasons: str, config_yaml: str, plan: str) -> bool:

@@ -262,7 +262,7 @@ select trajectory_id, [first_at, again_at]::INTEGER[] as evidence, why as ration
 
 TOOL_MISUSE = Rule(
     code="tool_misuse",
-    sql=f"""
+    sql="""
 with tabs as (
     select trajectory_id, step_idx as a, step_idx as b, 'here-doc typed with literal tabs at step ' || step_idx as why
     from _cs where typed and cmd like '%<<%' and contains(edit_text, chr(9))

@@ -71,6 +71,10 @@ def encode(value, depth=0):
     raise Unencodable(f"{t.__module__}.{t.__qualname__} is not plain data")
 
 
+MISSING_ENTRY_POINT = "MissingEntryPoint"
+"""The error a child reports when the completion does not define the function the tests call."""
+
+
 class RefusedReply(Exception):
     pass
 
@@ -238,12 +242,25 @@ def _child(channel_fd, code, scratch):
         except (EOFError, OSError, RefusedReply):
             return
         reply = {"id": request.get("id")}
+        function = namespace.get(request["fn"])
+        if not callable(function):
+            reply.update(ok=False, error=MISSING_ENTRY_POINT, message=f"the completion defines no function {request['fn']!r}")
+            send(channel, reply)
+            continue
         try:
-            function = namespace[request["fn"]]
-            result = function(*decode(request["args"]), **decode(request["kwargs"]))
+            args, kwargs = decode(request["args"]), decode(request["kwargs"])
+        except BaseException as exc:
+            reply.update(ok=False, error=type(exc).__name__, message=str(exc)[:500])
+            send(channel, reply)
+            continue
+        try:
+            result = function(*args, **kwargs)
             reply.update(ok=True, value=encode(result))
         except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the call failed
-            reply.update(ok=False, error=type(exc).__name__, message=str(exc)[:500])
+            # A TypeError whose traceback never entered the function was raised binding the
+            # arguments: the signature does not take what the test passes.
+            at_call = isinstance(exc, TypeError) and exc.__traceback__ is not None and exc.__traceback__.tb_next is None
+            reply.update(ok=False, error=type(exc).__name__, message=str(exc)[:500], at_call=at_call)
         send(channel, reply)
 
 
@@ -344,15 +361,26 @@ def _call(channel, state, entry_point, args, kwargs, deadline):
     except RefusedReply as exc:
         state["fault"], state["detail"] = "refused", f"the reply was refused: {exc}"
         raise _Refused from None
-    error = BUILTIN_EXCEPTIONS.get(str(reply.get("error")), RuntimeError)
+    name = str(reply.get("error"))[:100]
+    error = BUILTIN_EXCEPTIONS.get(name, RuntimeError)
     if issubclass(error, (SystemExit, KeyboardInterrupt, GeneratorExit, StopIteration, StopAsyncIteration)):
         # the completion's exit must not end the judge, nor its StopIteration end a test's map/zip early
         error = RuntimeError
-    raise error(f"{reply.get('error')}: {reply.get('message')}")
+    raised = error(f"{name}: {reply.get('message')}")
+    # How the call failed, for the test's detail (the verifier's failure codes read it). A forged
+    # reply can change only this wording, never a verdict.
+    if name == MISSING_ENTRY_POINT:
+        state["raised"] = (raised, f"missing entry point: {str(reply.get('message'))[:200]}")
+    elif reply.get("at_call") is True:
+        state["raised"] = (raised, f"wrong signature: {name}: {str(reply.get('message'))[:200]}")
+    else:
+        state["raised"] = (raised, f"raised {name}: {str(reply.get('message'))[:200]}")
+    raise raised
 
 
 def _judge_one(channel, state, entry_point, code, test_timeout):
     deadline = time.monotonic() + test_timeout
+    state.pop("raised", None)
 
     def proxy(*args, **kwargs):
         return _call(channel, state, entry_point, args, kwargs, deadline)
@@ -371,6 +399,10 @@ def _judge_one(channel, state, entry_point, code, test_timeout):
         return True, "ok", ""
     if isinstance(error, Unencodable):
         return False, "failed", f"the test passed something that is not plain data: {error}"
+    raised = state.pop("raised", None)
+    if raised is not None and raised[0] is error:  # the completion's own exception ended the test
+        status = "memory" if isinstance(error, MemoryError) else "failed"
+        return False, status, raised[1][:300]
     if isinstance(error, MemoryError):
         return False, "memory", "MemoryError"
     if isinstance(error, AssertionError):

@@ -1,0 +1,132 @@
+"""The curriculum callback: a progress bar, the dynamic schedule from live per-tier pass rates, one
+summary line and a `training_metrics` row set per logging step, and at each checkpoint the new
+rollouts ingested into the store and coded by the verifier (beside training, not in its way)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from transformers import TrainerCallback
+
+from curriculab.planner.dynamic import DynamicSettings, DynamicState, next_allocation
+from curriculab.planner.portfolio import TierCurriculum
+from curriculab.taxonomy.model import TIERS
+from curriculab.training.rollouts import RolloutWriter
+from curriculab.training.sampling import ProblemStats
+
+
+def summary_line(step: int, logs: dict[str, float]) -> str:
+    """One line per logging step: reward, per-tier pass rate and α, KL, zero-variance share, step time."""
+    tiers = " ".join(f"{t[:5]} {logs.get(f'pass_rate/{t}', float('nan')):.2f}/α{logs.get(f'alpha/{t}', 0.0):.2f}"
+                     for t in TIERS)
+    return (f"step {step:>4}  reward {logs.get('reward', float('nan')):.3f}  {tiers}  kl {logs.get('kl', 0.0):.4f}  "
+            f"zero-std {logs.get('frac_reward_zero_std', float('nan')):.2f}  {logs.get('step_time', 0.0):.2f}s")
+
+
+def read_metrics(path: Path) -> list[dict[str, Any]]:
+    """The metrics a run logged (`<output_dir>/metrics.jsonl`), the last entry per step winning."""
+    if not path.exists():
+        return []
+    by_step: dict[int, dict[str, Any]] = {}
+    for line in path.read_text().splitlines():
+        if line.strip():
+            entry = json.loads(line)
+            by_step.setdefault(entry["step"], {"step": entry["step"], "metrics": {}})["metrics"].update(entry["metrics"])
+    return [by_step[k] for k in sorted(by_step)]
+
+
+def drop_metrics_after(path: Path, step: int) -> None:
+    """Keep the logged metrics of steps up to checkpoint `step` (a resumed run logs the rest again)."""
+    if path.exists():
+        kept = [line for line in path.read_text().splitlines() if line.strip() and json.loads(line)["step"] <= step]
+        path.write_text("".join(f"{line}\n" for line in kept))
+
+
+class CurriculumCallback(TrainerCallback):
+    """See the module's docstring. `stats`, when live sampling is on, adds the run's all-same share
+    of groups to the logged metrics."""
+
+    def __init__(self, curriculum: TierCurriculum, writer: RolloutWriter, db_path: str | None, run_id: str,
+                 metrics_path: Path, dynamic: DynamicSettings | None = None,
+                 summary: Callable[[int, dict[str, float]], None] | None = None, stats: ProblemStats | None = None) -> None:
+        self.curriculum, self.writer, self.db_path, self.run_id = curriculum, writer, db_path, run_id
+        self.metrics_path, self.summary, self.stats = metrics_path, summary, stats
+        self.state = DynamicState(dynamic) if dynamic else None
+        self.ingested: set[str] = set()
+        self.store_seconds = 0.0
+        self.last_log = time.perf_counter()
+        self.pending: threading.Thread | None = None
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        from tqdm.auto import tqdm
+
+        self.bar = tqdm(total=state.max_steps, initial=state.global_step, desc="GRPO", unit="step", dynamic_ncols=True)
+
+    def on_step_end(self, args, state, control, **kwargs):
+        self.bar.update(state.global_step - self.bar.n)
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        logs = dict(logs or {})
+        step = int(state.global_step)
+        if self.state is not None:
+            observed = {t: logs.get(f"pass_rate/{t}") for t in TIERS}
+            if any(v is not None for v in observed.values()):
+                self.state = next_allocation(self.state, observed)
+                self.curriculum.live_alpha = self.state.allocation()
+        for tier in TIERS:
+            logs.setdefault(f"weight/{tier}", self.curriculum.weights.get(tier, 0.0))
+        if self.stats is not None and self.stats.groups:
+            logs["live_sampling/all_same_share"] = self.stats.all_same / self.stats.groups
+        numbers = {k: float(v) for k, v in logs.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        now = time.perf_counter()
+        numbers["step_time"] = now - self.last_log
+        self.last_log = now
+        started = time.perf_counter()
+        with open(self.metrics_path, "a") as sink:  # on disk first: a kill loses nothing a checkpoint covers
+            sink.write(json.dumps({"step": step, "metrics": numbers}) + "\n")
+        self.store_seconds += time.perf_counter() - started
+        if self.summary is not None and "reward" in numbers:
+            self.summary(step, numbers)
+
+    def on_save(self, args, state, control, **kwargs):
+        # off the training loop: the next steps run while the checkpoint's rollouts are ingested
+        self.wait()
+        self.pending = threading.Thread(target=self.flush, name="curriculab-ingest", daemon=True)
+        self.pending.start()
+
+    def on_train_end(self, args, state, control, **kwargs):
+        self.bar.close()
+        self.wait()
+        started = time.perf_counter()
+        self.flush()
+        self.store_seconds += time.perf_counter() - started
+
+    def wait(self) -> None:
+        if self.pending is not None:
+            started = time.perf_counter()
+            self.pending.join()
+            self.store_seconds += time.perf_counter() - started  # only the time training waited
+            self.pending = None
+
+    def flush(self) -> None:
+        """Ingest the shards written since the last flush, code them, and store the metrics."""
+        if self.db_path is None:
+            return
+        from curriculab.analysis.coding import run_verifier_coder
+        from curriculab.analysis.ingest import ingest
+        from curriculab.analysis.store import Store
+
+        rows = [(self.run_id, entry["step"], name, value) for entry in read_metrics(self.metrics_path)
+                for name, value in sorted(entry["metrics"].items())]
+        shards = sorted(str(p) for p in self.writer.directory.glob("step-*.jsonl") if str(p) not in self.ingested)
+        with Store(self.db_path) as store:
+            if shards:  # only what is new since the last checkpoint (ingest would skip the rest, after reading it)
+                ingest(store, shards, fmt="jsonl", workers=1)
+                self.ingested.update(shards)
+                run_verifier_coder(store, run_id=self.run_id, uncoded_only=True)
+            if rows:
+                store.save_training_metrics(self.run_id, rows)

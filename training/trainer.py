@@ -1,0 +1,28 @@
+"""`CurriculumGRPOTrainer`: TRL's GRPOTrainer drawing prompts with the live sampler, when one is given.
+
+TRL has no curriculum sampler; this keeps its `RepeatSampler` group semantics (see
+`training.sampling.LiveRepeatSampler`) and changes only which prompts fill each chunk.
+"""
+
+from __future__ import annotations
+
+from trl import GRPOTrainer
+
+from curriculab.training.sampling import LiveRepeatSampler, ProblemStats
+
+
+class CurriculumGRPOTrainer(GRPOTrainer):
+    """A GRPOTrainer whose training sampler is `LiveRepeatSampler` when `live_stats` is given."""
+
+    def __init__(self, *args, live_stats: ProblemStats | None = None, **kwargs) -> None:
+        self.live_stats = live_stats
+        super().__init__(*args, **kwargs)
+
+    def _get_train_sampler(self, dataset=None):
+        if self.live_stats is None:
+            return super()._get_train_sampler(dataset)
+        dataset = self.train_dataset if dataset is None else dataset
+        return LiveRepeatSampler(
+            dataset["problem_id"], self.live_stats, mini_repeat_count=self.num_generations,
+            batch_size=self.args.generation_batch_size // self.num_generations,
+            repeat_count=self.num_iterations * self.args.steps_per_generation, seed=self.args.seed)
