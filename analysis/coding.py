@@ -72,7 +72,7 @@ def run_verifier_coder(store: Store, where: str | None = None, *, run_id: str | 
     for row in queries.records(chosen):
         tid, results = row["trajectory_id"], by_trajectory.get(row["trajectory_id"], [])
         if row["completion_step"] is not None:
-            found = verifier.code_completion(row["completion"] or "", results, row["finish_reason"])
+            found = verifier.code_completion(row["completion"] or "", results, row["finish_reason"], row["entry_point"])
             judged += [(tid, c, "not_applicable", TRIAL_ONLY) for c in verifier.TRIAL_CODES]
             evidence = [int(row["completion_step"])]
         elif results:

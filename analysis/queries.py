@@ -461,7 +461,7 @@ def verifier_evidence(store: Store, where: str | None = None, *, run_id: str | N
 
     Returns (trajectories, tests). trajectories: trajectory_id, outcome, harness_error,
     completion_step (the step index of a single-turn completion, else NULL), completion (its
-    text), finish_reason, has_tests. tests: trajectory_id, test_id, tier, passed, status, detail.
+    text), finish_reason, entry_point, has_tests. tests: trajectory_id, test_id, tier, passed, status, detail.
     """
     if where:
         store.check_filter(where)
@@ -475,6 +475,7 @@ def verifier_evidence(store: Store, where: str | None = None, *, run_id: str | N
     chosen = store.frame(f"""
         select t.trajectory_id, t.outcome, t.harness_error, s.step_idx as completion_step, s.message as completion,
                json_extract_string(s.raw, '$.completion.finish_reason') as finish_reason,
+               json_extract_string(s.raw, '$.completion.entry_point') as entry_point,
                exists (select 1 from test_results r where r.trajectory_id = t.trajectory_id) as has_tests
         from trajectories t
         left join steps s on s.trajectory_id = t.trajectory_id and s.source = 'agent'

@@ -9,6 +9,7 @@ provenance and reasons.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -198,20 +199,25 @@ class TrainingConfig(_Section):
             return cls.model_validate({**doc, "base_dir": path.parent})
         except ValidationError as exc:
             first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "(root)"
-            raise ConfigError(f"{path}: {where}: {first['msg']}. Fix that key or export the plan again") from None
+            where = ".".join(str(p) for p in first["loc"])
+            message = str(first["msg"]).removeprefix("Value error, ")
+            named = re.match(r"([a-z_]+): (.*)", message, re.S)  # a section's own check names its key first
+            if named:
+                where, message = ".".join(p for p in (where, named[1]) if p), named[2]
+            raise ConfigError(f"{path}: {where or '(root)'}: {message}. Fix that key or export the plan again") from None
 
     def to_yaml(self) -> str:
         """plan.yaml's text: sections in the pinned order, stable float rounding."""
         body = self.model_dump(mode="json", exclude={"base_dir"})
-        return yaml.safe_dump(_round_floats(body), sort_keys=False, allow_unicode=True, width=120)
+        return yaml.safe_dump(round_floats(body), sort_keys=False, allow_unicode=True, width=120)
 
 
-def _round_floats(value: Any) -> Any:
+def round_floats(value: Any, digits: int = 6) -> Any:
+    """Every float inside `value` rounded (plan files and ids are stable to the last digit)."""
     if isinstance(value, float):
-        return round(value, 6)
+        return round(value, digits)
     if isinstance(value, dict):
-        return {k: _round_floats(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_round_floats(v) for v in value]
+        return {k: round_floats(v, digits) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [round_floats(v, digits) for v in value]
     return value

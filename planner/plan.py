@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from curriculab.analysis import queries
 from curriculab.analysis.store import Store
 from curriculab.planner.config import (CurriculumSection, DatasetSection, DynamicSection, PlanHeader, RewardSection,
-                                       TrainingConfig)
+                                       TrainingConfig, round_floats)
 from curriculab.planner.dynamic import DynamicSettings
 from curriculab.planner.evidence import (CodeDecision, PlanError, estimate_capability, failure_targets, reward_terms,
                                          shift_toward)
@@ -101,7 +101,8 @@ class Plan(BaseModel):
     """Every decision with the figure that caused it."""
 
     def content_id(self) -> str:
-        body = self.model_dump(exclude={"plan_id"})
+        # rounded: DuckDB's parallel aggregates differ in the last bits from run to run
+        body = round_floats(self.model_dump(exclude={"plan_id"}), 9)
         return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 

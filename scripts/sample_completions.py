@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="smollm2")
-    parser.add_argument("--problems", default="builtin,humaneval:40", help="comma-separated: builtin, humaneval[:N]")
+    parser.add_argument("--problems", default="builtin,humaneval:40", help="comma-separated: builtin, humaneval[:N] or humaneval:A-B")
     parser.add_argument("--samples", type=int, default=3)
     parser.add_argument("--max-new-tokens", type=int, default=192)
     parser.add_argument("--temperature", type=float, default=1.0)
@@ -78,8 +78,10 @@ def _problems(spec: str) -> list:
 
     problems = []
     for part in spec.split(","):
-        name, _, limit = part.partition(":")
-        problems += builtin_problems() if name == "builtin" else humaneval_problems(int(limit) if limit else None)
+        name, _, span = part.partition(":")
+        first, _, last = span.rpartition("-") if "-" in span else ("0", "", span)
+        chosen = builtin_problems() if name == "builtin" else humaneval_problems(int(last) if last else None)
+        problems += chosen[int(first or 0):]
     return problems
 
 

@@ -4,9 +4,12 @@ completion's text, not from behaviour, so they are exact by construction.
 Two families:
 
 - **completion codes**, for single-turn code completions (GRPO rollouts): why the completion
-  failed — no code, truncated, a syntax error, the entry point missing or not callable as the
-  tests call it, an undefined name, a runtime exception, a timeout, or a wrong answer, split by
-  the failing tier profile (fails basic tests; passes basic, fails harder ones).
+  failed — no code at all, a code block that cannot be extracted (unbalanced fences, prose in
+  the code), truncated at the length limit, a syntax error, the entry point missing or not
+  callable as the tests call it, an undefined name, a runtime exception, a timeout, or a wrong
+  answer split by the failing tier profile (basic tests fail too; only harder tiers fail). The
+  set was chosen by reading real SmolLM2-135M-Instruct completions
+  (`tests/fixtures/rollouts/`), where an unextractable block is the commonest failure.
 - **trial codes**, for agent trials that carry per-test results (Terminal-Bench
   `parser_results`, Harbor `verifier/ctrf.json`): every test fails, some pass, a near miss (at
   least half pass), a test timeout.
@@ -30,8 +33,8 @@ TAXONOMY_VERSION = "v3"
 """The first taxonomy with verifier-derived codes."""
 
 COMPLETION_CODES: tuple[str, ...] = (
-    "no_code", "broken_code_block", "truncated", "syntax_error", "missing_entry_point", "wrong_signature",
-    "undefined_name", "runtime_error", "timeout", "wrong_answer_basic", "wrong_answer_beyond_basic",
+    "no_code", "broken_code_block", "truncated", "syntax_error", "entry_point_mismatch", "undefined_name",
+    "runtime_error", "timeout", "wrong_answer_basic", "wrong_answer_beyond_basic",
 )
 """Codes about single-turn completions, in the taxonomy's order."""
 TRIAL_CODES: tuple[str, ...] = ("all_tests_fail", "partial_pass", "near_miss", "test_timeout")
@@ -43,6 +46,8 @@ _CODE_LINE = re.compile(r"^\s*(def |class |async def |import |from \S+ import|re
                         re.M)
 _CODE_PUNCTUATION = re.compile(r"[=(){}\[\]<>]")
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
+_PLAIN_WORD = re.compile(r"[A-Za-z][a-z']*[,.:;!?]?")
+_SYNTAX_LINE = re.compile(r"\(solution\.py, line (\d+)\)")
 _NAME_ERRORS = ("NameError", "ImportError", "ModuleNotFoundError")
 _SYNTAX_ERRORS = ("SyntaxError", "IndentationError", "TabError")
 _RESOURCE_STATUSES = ("crashed", "memory", "output_limit")
@@ -98,10 +103,16 @@ def code_that_ran(text: str, entry_point: str | None) -> str:
     return blocks[-1] if blocks else text
 
 
-def is_prose_line(line: str) -> bool:
-    """A sentence, not code: it starts a line with a capitalised word, has no code punctuation,
-    and is four words or more, or two or more ending in ':' or '.' ("Example usage:")."""
+def is_prose_line(line: str, anywhere: bool = False) -> bool:
+    """A sentence, not code. Strictly (the default): it starts a line with a capitalised word, has
+    no code punctuation, and is four words or more, or two or more ending in ':' or '.' ("Example
+    usage:"). With `anywhere` (for the line a SyntaxError points at, which cannot be a string's
+    inside): indented or lower-case too, four words or more, at least 80% of them plain words."""
     line = _INLINE_CODE.sub("x", line)  # `print()` inside a sentence is still a sentence
+    if anywhere:
+        words = line.split()
+        plain = sum(bool(_PLAIN_WORD.fullmatch(w)) for w in words)
+        return len(words) >= 4 and plain >= 0.8 * len(words) and not line.lstrip().startswith("#")
     if not line[:1].isupper() or _CODE_PUNCTUATION.search(line):
         return False
     words = line.split()
@@ -114,17 +125,25 @@ def has_code(text: str) -> bool:
     return FENCE in text or bool(_CODE_LINE.search(text))
 
 
-def ran_code_broken(text: str, entry_point: str | None = None) -> bool:
-    """What ran is not code alone: no closed block was found although fences are there, or the
-    code that ran has prose lines in it."""
+def ran_code_broken(text: str, entry_point: str | None = None, syntax_detail: str | None = None) -> bool:
+    """What ran is not code alone: fences are there but no closed block was found, or the line a
+    SyntaxError points at is prose (or, without a line number, the code has a prose line)."""
     ran = code_that_ran(text, entry_point)
-    return (FENCE in text and not _BLOCK.search(text)) or any(is_prose_line(line) for line in ran.splitlines())
+    if FENCE in text and not _BLOCK.search(text):
+        return True
+    where = _SYNTAX_LINE.search(syntax_detail or "")
+    lines = ran.split("\n")
+    if where and 1 <= int(where.group(1)) <= len(lines):
+        return is_prose_line(lines[int(where.group(1)) - 1], anywhere=True)
+    return any(is_prose_line(line) for line in lines)
 
 
-def code_block_broken(text: str, entry_point: str | None = None) -> bool:
+def code_block_broken(text: str, entry_point: str | None = None, syntax_detail: str | None = None) -> bool:
     """The answer's code is not one runnable block: its fences are unbalanced (opened and never
-    closed, or closed without being opened), or what runs mixes prose lines into the code."""
-    return text.count(FENCE) % 2 == 1 or ran_code_broken(text, entry_point)
+    closed, or closed without being opened), or what runs fails to compile on a line of prose."""
+    if text.count(FENCE) % 2 == 1:
+        return True
+    return syntax_detail is not None and ran_code_broken(text, entry_point, syntax_detail)
 
 
 def code_completion(text: str, tests: Sequence[TestEvidence], finish_reason: str | None = None,
@@ -147,16 +166,16 @@ def code_completion(text: str, tests: Sequence[TestEvidence], finish_reason: str
     if not has_code(text):
         mark("no_code", "no code at all: the answer is prose" if text.strip() else "an empty answer")
         return found  # nothing ran that could say more
-    broken = code_block_broken(text, entry_point)
-    if broken:
+    load = next((t for t in failed if t.status == "load_error"), None)
+    kind = _type_of(load.detail or "") if load is not None else None
+    syntax = load.detail or "" if kind in _SYNTAX_ERRORS else None
+    if code_block_broken(text, entry_point, syntax):
         fences = text.count(FENCE)
         mark("broken_code_block", f"{fences} code fences: one is never closed or never opened" if fences % 2 else
-             "the code that runs has prose lines in it (no well-formed code block)")
-    load = next((t for t in failed if t.status == "load_error"), None)
+             f"the code that runs fails to compile on a line of prose: {syntax}")
     if load is not None:
-        kind = _type_of(load.detail or "")
         if kind in _SYNTAX_ERRORS:
-            if not ran_code_broken(text, entry_point):  # else it fails on prose or a fence, not on its code
+            if not ran_code_broken(text, entry_point, syntax):  # else it fails on prose or a fence, not on its code
                 mark("syntax_error", f"does not compile: {load.detail}", [load])
         elif kind in _NAME_ERRORS:
             mark("undefined_name", f"fails while loading: {load.detail}", [load])
@@ -168,11 +187,11 @@ def code_completion(text: str, tests: Sequence[TestEvidence], finish_reason: str
     details = [(t, t.detail or "") for t in failed if t.status not in ("load_error", "timeout")]
     missing = [t for t, d in details if d.startswith("missing entry point")]
     defined_somewhere = bool(entry_point) and bool(re.search(rf"\bdef\s+{re.escape(entry_point)}\s*\(", text))
-    if missing and not defined_somewhere:  # defined, but lost to a broken block: broken_code_block says so
-        mark("missing_entry_point", missing[0].detail or "", missing)
     signature = [t for t, d in details if d.startswith("wrong signature")]
-    if signature:
-        mark("wrong_signature", signature[0].detail or "", signature)
+    if missing and not defined_somewhere:  # defined, but lost to a broken block: broken_code_block says so
+        mark("entry_point_mismatch", missing[0].detail or "", missing)
+    elif signature:
+        mark("entry_point_mismatch", signature[0].detail or "", signature)
     raised = [(t, _type_of(d)) for t, d in details if d.startswith("raised ")]
     names = [t for t, kind in raised if kind in _NAME_ERRORS]
     if names:

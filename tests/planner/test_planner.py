@@ -13,6 +13,7 @@ from curriculab.analysis import queries
 from curriculab.analysis.coding import run_rule_coders
 from curriculab.analysis.store import Store
 from curriculab.planner import plan as planning
+from curriculab.planner.config import ConfigError, TrainingConfig
 from curriculab.planner.dynamic import DynamicSettings, DynamicState, next_allocation
 from curriculab.planner.evidence import CodeDecision, PlanError, failure_targets, shift_toward
 from curriculab.planner.portfolio import SCHEDULES, WEIGHTS, Thresholds, TierCurriculum, choose, p_all_same
@@ -174,9 +175,14 @@ def test_the_exported_yaml_builds_grpo_config_and_the_dataset_loads(store_copy, 
     path = planning.export(made, tmp_path / "plan.yaml", problems)
     config = yaml.safe_load(path.read_text())
     assert list(config)[1:] == ["grpo", "curriculum", "dataset", "reward", "scale"]
-    grpo = GRPOConfig(**{**config["grpo"], "output_dir": str(tmp_path / "out"), "use_cpu": True, "bf16": False})
+    assert "reward_weights" not in config["grpo"]  # one place for them: the reward section, beside the functions
+    grpo = GRPOConfig(**{**config["grpo"], "output_dir": str(tmp_path / "out"), "use_cpu": True, "bf16": False,
+                         "reward_weights": config["reward"]["weights"]})
     assert grpo.num_generations == 8 and list(grpo.reward_weights) == [1.0, 0.0, 0.0]
     assert config["reward"]["functions"] == ["tarot_reward", "avg_reward", "pass_all_reward"]
+    loaded = TrainingConfig.load(path)  # the typed contract train() takes
+    assert loaded.curriculum.schedule == "reversed" and loaded.dataset_path == path.with_suffix(".parquet")
+    assert loaded.to_yaml() == path.read_text()  # plan.yaml is its dump
     dataset = load_dataset("parquet", data_files=str(path.parent / config["dataset"]["path"]), split="train")
     assert dataset.column_names == ["prompt", "problem_id", "tier_mix"] and len(dataset) == config["dataset"]["rows"]
     assert set(json.loads(dataset[0]["tier_mix"])) == set(ALL)
@@ -211,3 +217,25 @@ def test_plan_cli_writes_stores_shows_and_diffs(store_copy, tmp_path):
     assert rows["schedule"][a] == "forward" and rows["schedule"][b] == "reversed"
     missing = cli_runner.invoke(cli, ["plan", "--db", str(store_copy), "--model", "nobody"])
     assert missing.exit_code == 1 and "Known models: atlas-7b-coder, borealis-32b, cirrus-large" in missing.stderr
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda c: c["reward"].update(weights=[1.0]), "reward.weights"),
+    (lambda c: c["reward"].update(functions=["tarot_reward", "magic_reward", "pass_all_reward"]), "magic_reward"),
+    (lambda c: c["curriculum"].update(schedule="sideways"), "curriculum"),
+    (lambda c: c["curriculum"].update(weights={"expert": 1.0}), "expert"),
+    (lambda c: c["grpo"].update(reward_weights=[1.0, 0.0, 0.0]), "set the weights in reward.weights"),
+    (lambda c: c.pop("dataset"), "section 'dataset' is missing"),
+])
+def test_a_plan_yaml_that_breaks_the_contract_is_refused_naming_the_key(store_copy, problems, tmp_path, change, message):
+    import yaml
+
+    with Store(store_copy, read_only=True) as store:
+        made = planning.build_plan(store, "cirrus-large", problems, "builtin")
+    path = planning.export(made, tmp_path / "plan.yaml", problems)
+    config = yaml.safe_load(path.read_text())
+    change(config)
+    path.write_text(yaml.safe_dump(config))
+    with pytest.raises(ConfigError, match=message) as refused:
+        TrainingConfig.load(path)
+    assert str(refused.value).startswith(f"{path}: ")

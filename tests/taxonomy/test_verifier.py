@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from curriculab.taxonomy.coders.verifier import (COMPLETION_CODES, TRIAL_CODES, TestEvidence, code_completion, code_trial,
-                                                 has_code)
+from curriculab.taxonomy.coders.verifier import (COMPLETION_CODES, TRIAL_CODES, TestEvidence, code_completion, code_that_ran,
+                                                 code_trial, has_code, is_prose_line)
 from curriculab.taxonomy.taxonomy import load_taxonomy
 
 LABELLED = Path(__file__).resolve().parents[1] / "fixtures" / "rollouts" / "smollm2_labelled.jsonl"
@@ -46,10 +46,14 @@ def add_two():
 @pytest.mark.parametrize("completion, finish, expected", [
     ("```python\ndef add(a, b):\n    return a + b\n```", "stop", set()),
     ("To add two numbers, use the plus operator on them.", "stop", {"no_code"}),
-    ("```python\ndef add(a, b):\n    return a +", "length", {"no_code", "truncated"}),
+    ("```python\ndef add(a, b):\n    return a +", "length", {"broken_code_block", "truncated"}),
+    ("True", "stop", {"no_code"}),
     ("```python\ndef add(a, b)\n    return a + b\n```", "stop", {"syntax_error"}),
-    ("```python\ndef plus(a, b):\n    return a + b\n```", "stop", {"missing_entry_point"}),
-    ("```python\ndef add(numbers):\n    return sum(numbers)\n```", "stop", {"wrong_signature"}),
+    ("```python\ndef plus(a, b):\n    return a + b\n```", "stop", {"entry_point_mismatch"}),
+    ("```python\ndef add(numbers):\n    return sum(numbers)\n```", "stop", {"entry_point_mismatch"}),
+    ("def add(a, b):\n    return a + b\n```\nThe plus operator adds them.", "stop", {"broken_code_block"}),
+    ("Here is the completed function:\n\ndef add(a, b):\n    return a + b\n", "stop", {"broken_code_block"}),
+    ("```\n\n```python\ndef add(a, b):\n    return a - b\n```", "stop", {"broken_code_block"}),
     ("```python\ndef add(a, b):\n    return helper(a, b)\n```", "stop", {"undefined_name"}),
     ("```python\nimport numpy_not_here\ndef add(a, b):\n    return a + b\n```", "stop", {"undefined_name"}),
     ("```python\ndef add(a, b):\n    return [a][b]\n```", "stop", {"runtime_error"}),
@@ -59,10 +63,10 @@ def add_two():
 def test_completion_codes_come_from_real_sandbox_verdicts(add_two, completion, finish, expected):
     problem, scorer = add_two
     result = scorer.run([problem.problem_id], [completion])[0]
-    found = code_completion(completion, _evidence(problem, result), finish)
+    found = code_completion(completion, _evidence(problem, result), finish, problem.entry_point)
     assert set(found) == set(COMPLETION_CODES)  # every code has a status
     assert _present(found) == expected, [(o.status, o.detail) for o in result.outcomes]
-    for code in expected - {"truncated", "no_code"}:
+    for code in expected - {"truncated", "no_code", "broken_code_block"}:
         assert found[code].tests, code  # the failing tests that show it
 
 
@@ -70,7 +74,7 @@ def test_a_wrong_answer_only_beyond_basic_tests_is_told_apart_from_one_on_basic(
     problem, scorer = add_two  # basic tests add positives; intermediate and edge ones use negatives
     completion = "```python\ndef add(a, b):\n    if a < 0 or b < 0:\n        return 0\n    return a + b\n```"
     result = scorer.run([problem.problem_id], [completion])[0]
-    found = code_completion(completion, _evidence(problem, result), "stop")
+    found = code_completion(completion, _evidence(problem, result), "stop", problem.entry_point)
     assert _present(found) == {"wrong_answer_beyond_basic"}
     assert "intermediate" in found["wrong_answer_beyond_basic"].rationale
 
@@ -83,11 +87,16 @@ def test_a_completion_that_catches_its_own_error_and_returns_is_a_wrong_answer_n
     assert "ZeroDivisionError" in found["runtime_error"].rationale
 
 
-def test_prose_that_happens_to_compile_is_no_code_and_a_bare_function_is_code():
-    assert not has_code("Hello")
-    assert not has_code("```python\ndef add(a, b):\n    return a + b")  # unclosed fence
-    assert has_code("def add(a, b):\n    return a + b")
-    assert has_code("Sure:\n```python\nprint(1)\n```\n")
+def test_what_counts_as_code_prose_and_a_broken_block():
+    assert not has_code("The answer is to add them.") and not has_code("True") and not has_code("")
+    assert has_code("def add(a, b):\n    return a + b") and has_code("x = 1") and has_code("```\nprint(1)\n```")
+    assert is_prose_line("Here is the completed function:") and is_prose_line("Example usage:")
+    assert is_prose_line("This uses `max()` to find it, as the docs say.")  # inline code is still prose
+    assert not is_prose_line("    return a + b") and not is_prose_line("True") and not is_prose_line("Foo = Bar(1)")
+    assert is_prose_line("  can iterate through each element in a list and check it.", anywhere=True)
+    assert not is_prose_line("        if x % y == 0, x /= y", anywhere=True)
+    assert code_that_ran("```python\ndef add(a, b):\n    return a + b\n```\n```python\nprint(add(1, 2))\n```", "add") \
+        == "def add(a, b):\n    return a + b\n"  # the defining block, not the usage example after it
 
 
 def test_trial_codes_read_the_test_profile_and_the_harness():
@@ -123,7 +132,7 @@ def test_precision_and_recall_per_code_against_hand_labels_are_at_least_0_9():
         tp = fp = fn = 0
         for r in records:
             tests = [TestEvidence(t["test_id"], t["tier"], t["passed"], t["status"], t["detail"]) for t in r["tests"]]
-            predicted = code_completion(r["completion"], tests, r["finish_reason"])[code].present
+            predicted = code_completion(r["completion"], tests, r["finish_reason"], r["entry_point"])[code].present
             truth = bool(r["labels"].get(code))
             tp += predicted and truth
             fp += predicted and not truth

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from curriculab.analysis.store import Store
 from curriculab.cli import cli
 from curriculab.planner import plan as planning
+from curriculab.taxonomy.coders.verifier import COMPLETION_CODES
 from curriculab.training.problems import builtin_problems
 
 
@@ -95,6 +96,20 @@ def test_a_two_round_loop_plans_trains_and_replans(demo_store_copy, tmp_path):
     assert rounds == {"atlas-7b-coder@round1": 16, "atlas-7b-coder@round2": 16}
     summary = json.loads((tmp_path / "loop" / "loop.json").read_text())
     assert [r["round"] for r in summary] == [1, 2] and summary[1]["changes"]
+    # the loop closes in meaning: round 1's rollouts are coded, and round 2's plan acts on those codes
+    assert "round 1 rollouts (16): " in result.stdout and "failed rollouts" in result.stdout
+    first_codes = {r["code"]: r for r in summary[0]["rollout_codes"]}
+    assert first_codes and all(0 <= r["ci_low"] <= r["share"] <= r["ci_high"] <= 1 for r in first_codes.values())
+    effects = summary[1]["code_effects"]
+    cited = [e for e in effects if e.startswith("reward: format_reward added")]
+    assert cited and any(f"{code} " in cited[0] and "judged failures (95% CI" in cited[0] for code in first_codes)
+    assert any(line.startswith("  from round 1's rollout codes: reward: format_reward") for line in result.stdout.splitlines())
+    assert "reward 1·tarot_reward → 1·tarot_reward + " in lines[1]  # the reward section differs, for that reason
+    with Store(demo_store_copy, read_only=True) as store:
+        statuses = store.query("""select count(*), count(distinct c.trajectory_id) from coding_status c join trajectories t
+                                  using (trajectory_id) where c.coder = 'verifier' and t.model like 'atlas-7b-coder@round%'
+                                  and c.status in ('present', 'absent')""")[1][0]
+    assert statuses == (32 * len(COMPLETION_CODES), 32)  # every rollout, every completion code, none not_applicable
 
 
 def test_the_gpu_check_runs_its_cpu_path():
