@@ -74,6 +74,10 @@ class Report:
     """Per model, attempts the coders could not see into."""
     quarantined: list[dict]
     """Inputs refused at ingest, per format."""
+    training_runs: list[dict] = field(default_factory=list)
+    """Per GRPO run: rollouts, pass rate, mean reward, steps, share of groups with no gradient."""
+    rollout_codes: list[dict] = field(default_factory=list)
+    """Per GRPO run and verifier code: share of its failed rollouts with the code, 95% CI."""
     findings: list[str] = field(default_factory=list)
     """The report's sentences."""
 
@@ -170,6 +174,8 @@ def build_report(store: Store, model: str | None = None, coder: str = "rules", b
         by_agent=queries.records(queries.pass_rates_by_agent(store, model=model)),
         evidence=queries.records(queries.attempt_evidence(store, model=model)),
         quarantined=queries.records(queries.quarantined_inputs(store)),
+        training_runs=queries.records(queries.training_runs(store)),
+        rollout_codes=queries.records(queries.rollout_codes(store)),
     )
     report.findings = _findings(report)
     return report
@@ -415,6 +421,10 @@ def _sections(r: Report) -> list[tuple[str, list[dict[str, Any]], list[str] | No
         ("Pass rates by agent and model", r["by_agent"], None, "no attempts"),
         ("What the coders could see: attempts without logged actions, per model", r["evidence"], None, "no attempts"),
         ("Quarantined inputs (not in any table above)", r["quarantined"], None, "nothing was quarantined"),
+        ("Training runs (GRPO): rollouts, pass rate, groups with no gradient", r["training_runs"], None,
+         "no training run has landed (curriculab train / loop)"),
+        ("Rollout failure codes by training run (verifier; share of failed rollouts, 95% CI)", r["rollout_codes"], None,
+         "no coded rollouts (they are coded as they land; `curriculab code --coder verifier` codes older ones)"),
     ]
     return sections
 

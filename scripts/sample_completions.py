@@ -23,6 +23,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="smollm2")
     parser.add_argument("--problems", default="builtin,humaneval:40", help="comma-separated: builtin, humaneval[:N] or humaneval:A-B")
+    parser.add_argument("--ids", default=None, help="Only these problem ids (comma-separated).")
     parser.add_argument("--samples", type=int, default=3)
     parser.add_argument("--max-new-tokens", type=int, default=192)
     parser.add_argument("--temperature", type=float, default=1.0)
@@ -43,6 +44,9 @@ def main() -> None:
     from curriculab.training.models import CODE_INSTRUCTION, resolve_model
 
     problems = _problems(args.problems)
+    if args.ids:
+        wanted = set(args.ids.split(","))
+        problems = [p for p in problems if p.problem_id in wanted]
     path, kwargs, short = resolve_model(args.model)
     torch.manual_seed(args.seed)
     tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)

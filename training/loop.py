@@ -84,7 +84,10 @@ def describe_distribution(rows: list[dict], limit: int = 6) -> str:
 
 
 def run_loop(db_path: str, model: str, rounds: int, steps_per_round: int, out: Path, problems, problems_spec: str, *,
-             train_model: str = "tiny", prior: str | None = "weak", say: Callable[[str], None] = print) -> list[Round]:
+             train_model: str = "tiny", prior: str | None = "weak", say: Callable[[str], None] = print,
+             grpo_overrides: dict | None = None) -> list[Round]:
+    """Run `rounds` rounds of analyse → plan → train → ingest; `grpo_overrides` change the plans'
+    `grpo` sections before training (e.g. a shorter max_completion_length on a CPU)."""
     from curriculab.training.callback import summary_line
     from curriculab.training.grpo import train
 
@@ -97,7 +100,8 @@ def run_loop(db_path: str, model: str, rounds: int, steps_per_round: int, out: P
         with Store(db_path) as store:  # analyse: code what landed, refit difficulty
             run_rule_coders(store)
             run_verifier_coder(store, uncoded_only=True)
-            fit_store(store)
+            if queries.known_models(store):  # an empty store (a model trained from scratch) has nothing to fit yet
+                fit_store(store)
         with Store(db_path, read_only=True) as store:
             made = planning.build_plan(store, planned_for, problems, problems_spec,
                                        prior=prior if planned_for not in queries.known_models(store) else None)
@@ -107,6 +111,7 @@ def run_loop(db_path: str, model: str, rounds: int, steps_per_round: int, out: P
         config = planning.training_config(made, path.name)
         config.base_dir = path.parent
         config.curriculum.planned_steps = steps_per_round  # the schedule spans the round
+        config.grpo.update(grpo_overrides or {})
         current = Round(number, planned_for, made.plan_id,
                         made.schedule + (f" from {made.start_tier}" if made.start_tier else ""), made.weights,
                         dict(made.capability.get("per_tier") or {}))

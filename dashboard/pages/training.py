@@ -1,4 +1,5 @@
-"""Training: per-tier reward and pass-rate curves and α over steps; runs compared round over round."""
+"""Training: per-tier reward and pass-rate curves and α over steps; runs compared round over round;
+each run's rollout failure codes (verifier) with their intervals."""
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -29,3 +30,23 @@ if store_ready():
         last = shown.sort_values("step").groupby(["run_id", "name"]).tail(1)
         table(last.pivot_table(index="name", columns="run_id", values="value").reset_index(), "training_last_values",
               "Last logged value of each metric, per run")
+
+        runs_table = read("training_runs")
+        if not runs_table.empty:
+            table(runs_table, "training_runs_table", "Runs: rollouts, pass rate, share of groups with no gradient (zero_std_share)")
+        codes = read("rollout_codes")
+        if codes.empty:
+            st.info("No rollout has a failure code yet: rollouts are coded by the verifier as they land; "
+                    "`curriculab code --coder verifier` codes older ones.")
+        else:
+            codes = codes[codes["run_id"].isin(chosen)] if chosen else codes
+            figure = go.Figure()
+            for run, part in codes.groupby("run_id", sort=False):
+                figure.add_bar(x=part["code"], y=part["share"], name=run,
+                               error_y={"type": "data", "symmetric": False, "array": part["ci_high"] - part["share"],
+                                        "arrayminus": part["share"] - part["ci_low"]})
+            figure.update_layout(title="Rollout failure codes per run (share of failed rollouts, 95% CI)", barmode="group",
+                                 xaxis_title="verifier code", yaxis_title="share of failed rollouts", yaxis_range=[0, 1],
+                                 height=420)
+            st.plotly_chart(figure, width="stretch", key="rollout_codes")
+            table(codes, "rollout_codes_table", "Rollout failure codes per run (the next round's plan acts on these)")

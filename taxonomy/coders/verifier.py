@@ -109,14 +109,12 @@ def is_prose_line(line: str, anywhere: bool = False) -> bool:
     usage:"). With `anywhere` (for the line a SyntaxError points at, which cannot be a string's
     inside): indented or lower-case too, four words or more, at least 80% of them plain words."""
     line = _INLINE_CODE.sub("x", line)  # `print()` inside a sentence is still a sentence
-    if anywhere:
-        words = line.split()
-        plain = sum(bool(_PLAIN_WORD.fullmatch(w)) for w in words)
-        return len(words) >= 4 and plain >= 0.8 * len(words) and not line.lstrip().startswith("#")
-    if not line[:1].isupper() or _CODE_PUNCTUATION.search(line):
-        return False
     words = line.split()
-    return len(words) >= 4 or (len(words) >= 2 and line.rstrip().endswith((":", ".")))
+    if line[:1].isupper() and not _CODE_PUNCTUATION.search(line) and (
+            len(words) >= 4 or (len(words) >= 2 and line.rstrip().endswith((":", ".")))):
+        return True
+    plain = sum(bool(_PLAIN_WORD.fullmatch(w)) for w in words)
+    return anywhere and len(words) >= 4 and plain >= 0.8 * len(words) and not line.lstrip().startswith("#")
 
 
 def has_code(text: str) -> bool:
@@ -136,14 +134,6 @@ def ran_code_broken(text: str, entry_point: str | None = None, syntax_detail: st
     if where and 1 <= int(where.group(1)) <= len(lines):
         return is_prose_line(lines[int(where.group(1)) - 1], anywhere=True)
     return any(is_prose_line(line) for line in lines)
-
-
-def code_block_broken(text: str, entry_point: str | None = None, syntax_detail: str | None = None) -> bool:
-    """The answer's code is not one runnable block: its fences are unbalanced (opened and never
-    closed, or closed without being opened), or what runs fails to compile on a line of prose."""
-    if text.count(FENCE) % 2 == 1:
-        return True
-    return syntax_detail is not None and ran_code_broken(text, entry_point, syntax_detail)
 
 
 def code_completion(text: str, tests: Sequence[TestEvidence], finish_reason: str | None = None,
@@ -169,10 +159,16 @@ def code_completion(text: str, tests: Sequence[TestEvidence], finish_reason: str
     load = next((t for t in failed if t.status == "load_error"), None)
     kind = _type_of(load.detail or "") if load is not None else None
     syntax = load.detail or "" if kind in _SYNTAX_ERRORS else None
-    if code_block_broken(text, entry_point, syntax):
-        fences = text.count(FENCE)
-        mark("broken_code_block", f"{fences} code fences: one is never closed or never opened" if fences % 2 else
-             f"the code that runs fails to compile on a line of prose: {syntax}")
+    details = [(t, t.detail or "") for t in failed if t.status not in ("load_error", "timeout")]
+    missing = [t for t, d in details if d.startswith("missing entry point")]
+    defined_somewhere = bool(entry_point) and bool(re.search(rf"\bdef\s+{re.escape(entry_point)}\s*\(", text))
+    fences = text.count(FENCE)
+    if fences % 2:
+        mark("broken_code_block", f"{fences} code fences: one is never closed or never opened")
+    elif syntax is not None and ran_code_broken(text, entry_point, syntax):
+        mark("broken_code_block", f"the code that runs fails to compile on a line of prose: {syntax}")
+    elif missing and defined_somewhere:
+        mark("broken_code_block", f"the answer defines {entry_point} outside any well-formed code block", missing)
     if load is not None:
         if kind in _SYNTAX_ERRORS:
             if not ran_code_broken(text, entry_point, syntax):  # else it fails on prose or a fence, not on its code
@@ -184,9 +180,6 @@ def code_completion(text: str, tests: Sequence[TestEvidence], finish_reason: str
     timeouts = [t for t in failed if t.status == "timeout"]
     if timeouts:
         mark("timeout", f"{len(timeouts)} test(s) ran out of time (first: {timeouts[0].test_id})", timeouts)
-    details = [(t, t.detail or "") for t in failed if t.status not in ("load_error", "timeout")]
-    missing = [t for t, d in details if d.startswith("missing entry point")]
-    defined_somewhere = bool(entry_point) and bool(re.search(rf"\bdef\s+{re.escape(entry_point)}\s*\(", text))
     signature = [t for t, d in details if d.startswith("wrong signature")]
     if missing and not defined_somewhere:  # defined, but lost to a broken block: broken_code_block says so
         mark("entry_point_mismatch", missing[0].detail or "", missing)

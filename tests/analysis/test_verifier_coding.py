@@ -113,3 +113,15 @@ def test_the_plan_reads_the_coders_it_is_given(store, tmp_path, coders, expected
     run_verifier_coder(store)
     made = planning.build_plan(store, "probe@round1", builtin_problems(), "builtin", coders=coders)
     assert ("format_reward" in made.reward_functions) is expected
+
+
+def test_the_report_has_a_section_for_training_runs_and_their_rollout_codes(store, tmp_path):
+    from curriculab.analysis.report import build_report, to_markdown
+
+    ingest(store, [_rollouts(tmp_path, [BROKEN] * 3 + [RIGHT])], fmt="jsonl", workers=1)
+    run_verifier_coder(store)
+    report = build_report(store)
+    assert [(r["run_id"], r["rollouts"], r["failed"], r["passed"]) for r in report["training_runs"]] == [("grpo-test", 4, 3, 1)]
+    assert [(r["code"], r["n"], r["failures"]) for r in report["rollout_codes"]] == [("broken_code_block", 3, 3)]
+    text = to_markdown(report)
+    assert "## Rollout failure codes by training run" in text and "| grpo-test | broken_code_block | 3 | 3 |" in text
