@@ -120,7 +120,7 @@ def is_prose_line(line: str, anywhere: bool = False) -> bool:
 def has_code(text: str) -> bool:
     """Whether the answer offers any code: a code fence, or a line that defines, imports, assigns
     or returns. Prose, an empty answer or a bare `True` offers none."""
-    return FENCE in text or bool(_CODE_LINE.search(text))
+    return FENCE in text or bool(_CODE_LINE.search(text.replace("`", "")))  # `x = 1` in backticks is code too
 
 
 def ran_code_broken(text: str, entry_point: str | None = None, syntax_detail: str | None = None) -> bool:

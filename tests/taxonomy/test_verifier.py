@@ -120,9 +120,24 @@ def test_the_hand_labelled_set_is_real_and_large_enough():
     records = _labelled()
     assert len(records) >= 100
     assert all(r["model"] == "SmolLM2-135M-Instruct" for r in records)
-    positives = {code: sum(bool(r["labels"].get(code)) for r in records) for code in COMPLETION_CODES}
-    kept = {code: n for code, n in positives.items() if code in COMPLETION_CODES}
-    assert all(n >= 5 for n in kept.values() if n), kept  # a code seen at all is seen at least 5 times
+    assert all(set(r["labels"]) == set(COMPLETION_CODES) for r in records)  # every code labelled, present or not
+    positives = {code: sum(r["labels"][code] for r in records) for code in COMPLETION_CODES}
+    assert all(n >= 5 for n in positives.values()), positives
+    assert {r["split"] for r in records} == {"development", "held-out-1", "held-out-2", "targeted"}
+
+
+def test_the_labelled_verdicts_are_what_the_sandbox_gives_today():
+    # the labels were made against stored verdicts: a change to the sandbox or to code extraction
+    # that changes them would leave the labels describing something else
+    from curriculab.training.problems import builtin_problems, humaneval_problems
+    from curriculab.training.rewards import Scorer
+
+    records = _labelled()[::6]
+    problems = {p.problem_id: p for p in builtin_problems() + humaneval_problems(40)}
+    results = Scorer(problems).run([r["problem_id"] for r in records], [r["completion"] for r in records])
+    for record, result in zip(records, results):
+        stored = [(t["test_id"], t["passed"], t["status"]) for t in record["tests"]]
+        assert [(o.test_id, o.passed, o.status) for o in result.outcomes] == stored, record["completion_id"]
 
 
 def test_precision_and_recall_per_code_against_hand_labels_are_at_least_0_9():
@@ -133,7 +148,7 @@ def test_precision_and_recall_per_code_against_hand_labels_are_at_least_0_9():
         for r in records:
             tests = [TestEvidence(t["test_id"], t["tier"], t["passed"], t["status"], t["detail"]) for t in r["tests"]]
             predicted = code_completion(r["completion"], tests, r["finish_reason"], r["entry_point"])[code].present
-            truth = bool(r["labels"].get(code))
+            truth = r["labels"][code]
             tp += predicted and truth
             fp += predicted and not truth
             fn += truth and not predicted
