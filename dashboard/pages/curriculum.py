@@ -1,13 +1,13 @@
-"""Curriculum: a stored plan's α over training, weights, task mix and reasons; two plans side by
-side; the plan.yaml to download."""
+"""Curriculum: a stored plan's α over training, weights, reward terms, the failure codes it acted on
+(rollout codes of the round before included), task mix and reasons; two plans side by side; the
+plan.yaml to download."""
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from curriculab.dashboard.common import filters, read, store_ready, table
-from curriculab.planner.plan import Plan, diff
-from curriculab.planner.portfolio import TierCurriculum
+from curriculab.planner.plan import Plan, diff, training_config
 from curriculab.taxonomy.model import TIERS
 
 st.title("Curriculum")
@@ -26,7 +26,7 @@ if store_ready():
         columns[1].metric("Capability", f"{plan.capability['value']:.2f}", help=plan.capability["evidence"])
         columns[2].metric("Band", plan.band)
         columns[3].metric("Problems", f"{len(plan.task_mix)} ({sum(e.copies for e in plan.task_mix)} rows)")
-        curriculum = TierCurriculum(plan.schedule, plan.weights, start_tier=plan.start_tier, alpha_bias=plan.alpha_bias)
+        curriculum = training_config(plan).curriculum.tier_curriculum()  # the method `train` builds it with
         progress = [k / 100 for k in range(101)]
         figure = go.Figure()
         for tier in TIERS:
@@ -39,6 +39,13 @@ if store_ready():
         weights = go.Figure(go.Bar(x=list(TIERS), y=[plan.weights[t] for t in TIERS]))
         weights.update_layout(title="Reward weight w per tier", xaxis_title="tier", yaxis_title="w", height=320)
         st.plotly_chart(weights, width="stretch", key="weights")
+        st.caption("Reward: " + " + ".join(f"{w:g} × {f}" for f, w in zip(plan.reward_functions, plan.reward_weights) if w))
+        if plan.codes:
+            codes = pd.DataFrame(plan.codes).reindex(columns=["code", "coder", "used", "share", "ci_low", "ci_high", "coverage",
+                                                              "tiers", "reward_term", "method", "reason"])  # plans before v3 lack some
+            codes["tiers"] = codes["tiers"].map(lambda tiers: ", ".join(tiers) if isinstance(tiers, list) else "")
+            table(codes.sort_values(["used", "share"], ascending=False), f"codes-{plan.plan_id}",
+                  "Failure codes the plan read (verifier codes of the previous round's rollouts included): used or ignored, and why")
         st.subheader("Why")
         for reason in plan.reasons:
             st.markdown(f"- {reason}")

@@ -142,3 +142,16 @@ def test_a_config_that_is_not_an_exported_plan_is_refused_with_the_fix(tmp_path,
     assert f"{broken}: section 'curriculum' is missing; export the plan with `curriculab plan -o`" in result.stderr
     missing_store = CliRunner().invoke(cli, ["train", "--db", str(tmp_path / "none.duckdb"), "--config", str(broken)])
     assert missing_store.exit_code == 1 and "no store at" in missing_store.stderr
+
+
+def test_a_loop_can_start_from_an_empty_store(tmp_path):
+    # a model trained from scratch: round 1 plans from the prior (nothing to code or fit yet),
+    # round 2 from round 1's rollout codes alone
+    db = tmp_path / "empty.duckdb"
+    with Store(db):
+        pass
+    result = CliRunner().invoke(cli, ["loop", "--db", str(db), "--model", "fresh", "--rounds", "2", "--steps-per-round", "1",
+                                      "--out", str(tmp_path / "loop")])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stdout.splitlines() if line.startswith("round ")]
+    assert lines[0].startswith("round 1: plan ") and lines[1].startswith("round 2: plan ") and "format_reward" in lines[1]

@@ -76,3 +76,36 @@ def test_settings_refuse_values_that_make_no_sense(bad, message):
 def test_a_batch_larger_than_the_dataset_is_refused_with_the_fix():
     with pytest.raises(ValueError, match="needs at least as many dataset rows"):
         LiveRepeatSampler(["a"], ProblemStats(group_size=2), mini_repeat_count=2, batch_size=2)
+
+
+def _rank(rank: int, world: int, init: str, results) -> None:
+    import torch.distributed as dist
+
+    from curriculab.training.sampling import gathered
+
+    dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)
+    try:
+        stats = ProblemStats(group_size=4)
+        local = [f"p{rank}"] * 4  # each rank scored a different problem's group
+        stats.observe(*gathered(local, [float(rank)] * 4))
+        order = list(LiveRepeatSampler(["p0", "p1", "p2"], stats, mini_repeat_count=4, batch_size=2, seed=1))
+        results.put((rank, sorted(stats.counts.items()), order))
+    finally:
+        dist.destroy_process_group()
+
+
+def test_every_rank_updates_the_same_statistics_and_draws_the_same_order(tmp_path):
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    results = context.Queue()
+    init = f"file://{tmp_path / 'rendezvous'}"
+    workers = [context.Process(target=_rank, args=(rank, 2, init, results)) for rank in range(2)]
+    for worker in workers:
+        worker.start()
+    got = sorted(results.get(timeout=120) for _ in workers)
+    for worker in workers:
+        worker.join(timeout=60)
+    (_, counts_0, order_0), (_, counts_1, order_1) = got
+    assert counts_0 == counts_1 and {p for p, _ in counts_0} == {"p0", "p1"}  # both ranks' groups, on both ranks
+    assert order_0 == order_1
