@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from curriculab.cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 

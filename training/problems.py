@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import gzip
 import json
-import re
 from collections import Counter
 from pathlib import Path
 from typing import Iterable
@@ -249,22 +248,3 @@ def retier(problems: list[Problem], failure_rates: dict[tuple[str, str], tuple[i
     return out
 
 
-_CODE_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.S)
-
-
-def has_code_block(completion: str) -> bool:
-    """Whether the answer holds a closed ```python (or bare ```) block."""
-    return bool(_CODE_BLOCK.search(completion))
-
-
-def extract_code(completion: str, entry_point: str | None = None) -> str:
-    """The code of a model's answer: the last ```python block that defines `entry_point`, else the
-    last block, else the whole text. (A correct function followed by a usage-example block is the
-    function: taking the last block blindly scored such answers 0.)"""
-    blocks = _CODE_BLOCK.findall(completion)
-    if entry_point:
-        defining = re.compile(rf"^\s*(async\s+)?def\s+{re.escape(entry_point)}\s*\(", re.M)
-        chosen = [b for b in blocks if defining.search(b)]
-        if chosen:
-            return chosen[-1]
-    return blocks[-1] if blocks else completion

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from curriculab.planner.portfolio import TierCurriculum
-from curriculab.training.problems import TIERS, Problem, extract_code, has_code_block
+from curriculab.taxonomy.completion import extract_code, has_code_block
+from curriculab.training.problems import TIERS, Problem
 from curriculab.training.sampling import ProblemStats, gathered
 from curriculab.training.sandbox import Limits, RunResult, detect_backend, run_many
 

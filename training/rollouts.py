@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from curriculab.training.problems import Problem, extract_code
+from curriculab.taxonomy.completion import extract_code
+from curriculab.training.problems import Problem
 
 COMPLETION_KEY = "completion"
 """Key of the agent step's `raw` that marks a single-turn completion (the verifier coder reads it)."""

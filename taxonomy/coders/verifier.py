@@ -27,6 +27,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from curriculab.taxonomy.completion import extract_code, has_code_block
+
 CODER = "verifier"
 """The coder name in `failure_codes` and `coding_status`."""
 TAXONOMY_VERSION = "v3"
@@ -41,7 +43,6 @@ TRIAL_CODES: tuple[str, ...] = ("all_tests_fail", "partial_pass", "near_miss", "
 """Codes about agent trials with per-test results."""
 
 FENCE = "```"
-_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.S)  # the blocks `training.problems.extract_code` reads
 _CODE_LINE = re.compile(r"^\s*(def |class |async def |import |from \S+ import|return\b|@\w|[A-Za-z_][\w.\[\]]*\s*[-+*/]?=[^=])",
                         re.M)
 _CODE_PUNCTUATION = re.compile(r"[=(){}\[\]<>]")
@@ -91,18 +92,6 @@ def _type_of(detail: str) -> str:
     return head.split(":", 1)[0].strip()
 
 
-def code_that_ran(text: str, entry_point: str | None) -> str:
-    """What the sandbox ran, as `training.problems.extract_code` chooses it: the last block that
-    defines the entry point, else the last block, else the whole answer."""
-    blocks = _BLOCK.findall(text)
-    if entry_point:
-        defining = re.compile(rf"^\s*(async\s+)?def\s+{re.escape(entry_point)}\s*\(", re.M)
-        chosen = [b for b in blocks if defining.search(b)]
-        if chosen:
-            return chosen[-1]
-    return blocks[-1] if blocks else text
-
-
 def is_prose_line(line: str, anywhere: bool = False) -> bool:
     """A sentence, not code. Strictly (the default): it starts a line with a capitalised word, has
     no code punctuation, and is four words or more, or two or more ending in ':' or '.' ("Example
@@ -126,8 +115,8 @@ def has_code(text: str) -> bool:
 def ran_code_broken(text: str, entry_point: str | None = None, syntax_detail: str | None = None) -> bool:
     """What ran is not code alone: fences are there but no closed block was found, or the line a
     SyntaxError points at is prose (or, without a line number, the code has a prose line)."""
-    ran = code_that_ran(text, entry_point)
-    if FENCE in text and not _BLOCK.search(text):
+    ran = extract_code(text, entry_point)
+    if FENCE in text and not has_code_block(text):
         return True
     where = _SYNTAX_LINE.search(syntax_detail or "")
     lines = ran.split("\n")

@@ -1,7 +1,6 @@
 """Analyst views with hand-computed expectations, and the report on a simulated corpus."""
 
 import json
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner

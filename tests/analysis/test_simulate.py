@@ -2,7 +2,6 @@
 
 import filecmp
 from collections import Counter
-from pathlib import Path
 
 import pytest
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from curriculab.taxonomy.coders.verifier import (COMPLETION_CODES, TRIAL_CODES, TestEvidence, code_completion, code_that_ran,
-                                                 code_trial, has_code, is_prose_line)
+from curriculab.taxonomy.coders.verifier import (COMPLETION_CODES, TRIAL_CODES, TestEvidence, code_completion, code_trial,
+                                                 has_code, is_prose_line)
+from curriculab.taxonomy.completion import extract_code
 from curriculab.taxonomy.taxonomy import load_taxonomy
 
 LABELLED = Path(__file__).resolve().parents[1] / "fixtures" / "rollouts" / "smollm2_labelled.jsonl"
@@ -95,7 +96,7 @@ def test_what_counts_as_code_prose_and_a_broken_block():
     assert not is_prose_line("    return a + b") and not is_prose_line("True") and not is_prose_line("Foo = Bar(1)")
     assert is_prose_line("  can iterate through each element in a list and check it.", anywhere=True)
     assert not is_prose_line("        if x % y == 0, x /= y", anywhere=True)
-    assert code_that_ran("```python\ndef add(a, b):\n    return a + b\n```\n```python\nprint(add(1, 2))\n```", "add") \
+    assert extract_code("```python\ndef add(a, b):\n    return a + b\n```\n```python\nprint(add(1, 2))\n```", "add") \
         == "def add(a, b):\n    return a + b\n"  # the defining block, not the usage example after it
 
 

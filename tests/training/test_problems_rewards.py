@@ -9,8 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from curriculab.cli import cli
+from curriculab.taxonomy.completion import extract_code
 from curriculab.training.problems import (
-    ProblemError, builtin_problems, extract_code, humaneval_problems, load_problems, retier, save_problems, verify_references,
+    ProblemError, builtin_problems, humaneval_problems, load_problems, retier, save_problems, verify_references,
 )
 from curriculab.planner.portfolio import TierCurriculum
 from curriculab.training.rewards import make_reward_functions, score_completions
@@ -54,6 +55,9 @@ def test_wrong_solutions_score_0_on_the_tiers_they_break(builtin):
 def test_code_is_taken_from_the_last_python_block():
     assert extract_code("text\n```python\nx = 1\n```\nmore\n```python\nx = 2\n```\n") == "x = 2\n"
     assert extract_code("def f():\n    return 1") == "def f():\n    return 1"
+    solution_then_example = "```python\ndef f():\n    return 1\n```\nUsage:\n```python\nprint(f())\n```\n"
+    assert extract_code(solution_then_example, "f") == "def f():\n    return 1\n"  # the block that defines it
+    assert extract_code(solution_then_example) == "print(f())\n"
 
 
 def test_a_reference_that_fails_its_own_test_is_rejected_naming_the_test(builtin):

@@ -3,10 +3,8 @@ recorded status, never a pass. Payloads are narrow: canaries this test creates, 
 
 import os
 import socket
-import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
