@@ -215,3 +215,14 @@ def test_escape_sequences_in_stored_text_never_reach_the_terminal_raw(cli_run, t
     table = cli_run("query", "select trajectory_id from trajectories")
     assert "\x1b" not in table.stdout and "\x07" not in table.stdout
     assert "evil\\x1b]0;pwned\\x07\\x1b[2J[bold]x" in table.stdout  # shown as text, markup included
+
+
+def test_code_with_the_verifier_codes_trials_with_per_test_results(cli_run, fixtures):
+    assert cli_run("ingest", str(fixtures / "tb"), "--format", "tb").exit_code in (0, 1)
+    result = cli_run("code", "--coder", "verifier", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["coder"] == "verifier" and report["taxonomy_version"] == "v3" and report["trajectories"] > 0
+    counts = report["counts"]
+    assert sum(counts["all_tests_fail"].get(k, 0) for k in ("present", "absent")) > 0  # trials with tests were judged
+    assert counts["broken_code_block"]["present"] == 0 and counts["broken_code_block"]["not_applicable"] == report["trajectories"]
