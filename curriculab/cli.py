@@ -122,7 +122,8 @@ def emit(columns: list[str], rows: list[tuple], fmt: str, title: str | None = No
 
 def open_store(read_only: bool, create: bool = True) -> Store:
     """The store named by --db; `create=False` for commands that must find one already there."""
-    return Store(click.get_current_context().obj["db"], read_only=read_only, create=create)
+    return Store(click.get_current_context().obj["db"], read_only=read_only, create=create,
+                 on_wait=lambda notice: click.echo(f"waiting: {notice}", err=True))
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -143,14 +144,18 @@ def cli(ctx: click.Context, db: str | None, debug: bool) -> None:
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+# readable=False: click.Path checks readability by default and refuses the whole call for one
+# unreadable path; ingest quarantines that path and reads the rest
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, readable=False))
 @click.option("--format", "fmt", default="auto", show_default=True,
               type=click.Choice(["auto", "atif", "harbor", "tb", "swe-agent", "inspect", "jsonl"]),
               help="Input format; auto detects it per file or directory.")
 @click.option("--workers", type=int, default=None, help="Reader processes (default: up to 2).")
+@click.option("--replace", is_flag=True,
+              help="Replace stored trajectories whose id comes again with other content (their codes go with them).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @db_option
-def ingest(paths: tuple[Path, ...], fmt: str, workers: int | None, as_json: bool) -> None:
+def ingest(paths: tuple[Path, ...], fmt: str, workers: int | None, replace: bool, as_json: bool) -> None:
     """Ingest trajectories: Harbor jobs, ATIF, tb runs, SWE-agent, Inspect logs, JSONL.
 
     Directories are walked. Bad inputs are quarantined in `ingest_errors` (exit 1), and every
@@ -168,10 +173,11 @@ def ingest(paths: tuple[Path, ...], fmt: str, workers: int | None, as_json: bool
         with Progress(TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=err_console, transient=True, disable=as_json) as bar:
             task = bar.add_task("ingest", total=None)
-            report = run_ingest(store, paths, fmt, workers=workers,
+            report = run_ingest(store, paths, fmt, workers=workers, replace=replace,
                                 progress=lambda done, total: bar.update(task, completed=done, total=total))
     summary = {
-        "units": report.units, "inserted": report.inserted, "unchanged": report.unchanged, "steps": report.steps,
+        "units": report.units, "inserted": report.inserted, "unchanged": report.unchanged, "replaced": report.replaced,
+        "steps": report.steps,
         "tasks": report.tasks, "by_format": dict(report.by_format), "quarantined": report.quarantined,
         "warnings": len(report.warnings), "errors": [i.reason for i in report.errors],
     }
@@ -180,7 +186,8 @@ def ingest(paths: tuple[Path, ...], fmt: str, workers: int | None, as_json: bool
     else:
         formats = ", ".join(f"{k} {v}" for k, v in sorted(report.by_format.items())) or "none"
         click.echo(f"Ingested {report.inserted} trajectories ({report.steps} steps; {formats}); "
-                   f"{report.unchanged} unchanged; {report.tasks} task descriptions; "
+                   f"{report.unchanged} unchanged; " + (f"{report.replaced} replaced; " if report.replaced else "")
+                   + f"{report.tasks} task descriptions; "
                    f"{report.quarantined} quarantined; {len(report.warnings)} warnings.")
         for issue in report.errors[:20]:
             click.echo(f"  quarantined: {issue.reason}", err=True)

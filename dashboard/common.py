@@ -14,7 +14,7 @@ import streamlit as st
 
 from curriculab.analysis import queries
 from curriculab.analysis.stats import wilson_interval
-from curriculab.analysis.store import Store, StoreError
+from curriculab.analysis.store import Store, StoreBusy, StoreError
 
 FILTERS = {"model": "Model", "run": "Run", "task_type": "Task type", "language": "Language", "tier": "Tier",
            "taxonomy_version": "Taxonomy version", "coder": "Coder"}
@@ -61,7 +61,7 @@ def read(name: str, **kwargs: Any) -> Any:
         if key in _LAST_GOOD:
             busy()
             return _LAST_GOOD[key]
-        if "Another process is using it" in str(exc):
+        if isinstance(exc, StoreBusy):
             st.warning("The store is being written (an ingest or a training run) and this view has not been read "
                        "before. Reload when the writer is done.", icon=":material/hourglass_top:")
             st.stop()

@@ -44,6 +44,12 @@ HARNESS_ERRORS: tuple[str, ...] = (
 """Infrastructure faults the importers name (`trajectories.harness_error`)."""
 
 
+INT32_MAX = 2**31 - 1
+"""Largest value of the store's INTEGER columns (steps, attempts, milestones, exit codes)."""
+INT64_MAX = 2**63 - 1
+"""Largest value of its BIGINT columns (token counts)."""
+
+
 class _Model(BaseModel):
     # Unknown keys are errors, so a typo in a JSONL record is reported, not silently dropped.
     model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
@@ -66,9 +72,9 @@ class Task(_Model):
     """Curriculum rung the task's author assigned (basic, intermediate, complex, edge)."""
     difficulty_authored: str | None = None
     """Difficulty label the author assigned (easy, medium, hard); measured difficulty lives elsewhere."""
-    codebase_files: int | None = Field(default=None, ge=0)
+    codebase_files: int | None = Field(default=None, ge=0, le=INT32_MAX)
     """Number of files in the starting codebase: a proxy for its scale."""
-    n_milestones: int | None = Field(default=None, ge=0)
+    n_milestones: int | None = Field(default=None, ge=0, le=INT32_MAX)
     """Number of ordered milestones the verifier checks, when it checks any."""
     tags: list[str] = Field(default_factory=list)
     """Free-form labels from the task's metadata."""
@@ -102,7 +108,7 @@ class Run(_Model):
 class Step(_Model):
     """One normalised event of a trajectory: an agent action with its observed output."""
 
-    step_idx: int = Field(ge=0)
+    step_idx: int = Field(ge=0, le=INT32_MAX)
     """Position in the trajectory, from 0, after splitting multi-command calls."""
     source: StepSource
     """Who produced the step: system, user, agent or env."""
@@ -119,7 +125,7 @@ class Step(_Model):
     """Shell command (one command after splitting) or tool invocation text."""
     output: str | None = None
     """What the environment returned, possibly capped (see `output_truncated`)."""
-    exit_code: int | None = None
+    exit_code: int | None = Field(default=None, ge=-INT32_MAX - 1, le=INT32_MAX)
     """Exit status where the format carries one, as a field or as the status line the agent's output
     prints (`Exit Code: 1`); never guessed from other text."""
     tool_failed: bool | None = None
@@ -144,7 +150,7 @@ class TestResult(_Model):
     """Test name as the verifier reports it."""
     tier: Tier | None = None
     """Test tier (basic, intermediate, complex, edge) where the problem set defines one."""
-    milestone_idx: int | None = Field(default=None, ge=0)
+    milestone_idx: int | None = Field(default=None, ge=0, le=INT32_MAX)
     """Milestone the test belongs to (from 0), for milestone-graded tasks."""
     passed: bool
     """Whether the test passed."""
@@ -173,25 +179,25 @@ class Trajectory(_Model):
     actions_logged: bool = True
     """False when the source holds only how the agent was launched, not what it did (an installed
     agent in a Terminal-Bench log): behavioural coders abstain on such a trajectory."""
-    attempt: int | None = Field(default=None, ge=0)
+    attempt: int | None = Field(default=None, ge=0, le=INT32_MAX)
     """Attempt number for this model and task (from 0), when repeated attempts exist."""
     outcome: Outcome | None = None
     """Verdict: passed, failed, or error (the harness failed). None when the source has no verdict."""
-    reward: float | None = None
+    reward: float | None = Field(default=None, allow_inf_nan=False, strict=True)
     """Verifier's numeric reward, if any."""
     harness_error: str | None = None
     """Infrastructure fault that ended the attempt (agent_timeout, test_timeout, parse_error, ...)."""
     exception_type: str | None = None
     """The source's own name for the fault (Harbor's `exception_type`, e.g. RuntimeError), kept as read."""
-    milestones_passed: int | None = Field(default=None, ge=0)
+    milestones_passed: int | None = Field(default=None, ge=0, le=INT32_MAX)
     """Milestones completed in order before the first failing one."""
-    milestones_total: int | None = Field(default=None, ge=0)
+    milestones_total: int | None = Field(default=None, ge=0, le=INT32_MAX)
     """Milestones the task defines."""
-    input_tokens: int | None = Field(default=None, ge=0)
+    input_tokens: int | None = Field(default=None, ge=0, le=INT64_MAX)
     """Prompt tokens the attempt consumed."""
-    output_tokens: int | None = Field(default=None, ge=0)
+    output_tokens: int | None = Field(default=None, ge=0, le=INT64_MAX)
     """Completion tokens the attempt produced."""
-    cost_usd: float | None = Field(default=None, ge=0)
+    cost_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     """Cost of the attempt in US dollars."""
     started_at: datetime | None = None
     """When the attempt started."""

@@ -6,19 +6,23 @@ Validation runs on the file's own schema first, so an error names the ATIF field
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from curriculab.analysis.ingest.common import (
-    StepBuilder, UnitResult, content_hash, fail, json_failure, make_issue, read_bytes, text_of, validation_failure,
+    StepBuilder, UnitResult, byte_hash, content_hash, fail, json_failure, make_issue, read_bytes, text_of, validation_failure,
 )
 from curriculab.taxonomy.actions import normalise_tool_call, observe
-from curriculab.taxonomy.model import Run, Task, Trajectory
+from curriculab.taxonomy.model import INT32_MAX, INT64_MAX, Run, Task, Trajectory
 
 FORMAT = "atif"
+KNOWN_MINOR = 6
+"""The newest ATIF v1 minor version curriculab has read (v1.6: content-part messages)."""
+_VERSION = re.compile(r"ATIF-v(\d+)\.(\d+)(?:\.\d+)?", re.I)
 
 
 class _Atif(BaseModel):
@@ -40,15 +44,21 @@ class AtifObservation(_Atif):
     results: list[AtifResult] = []
 
 
+# Counts and costs are bounded where they are read, to what the store holds: a bad value is
+# this file's problem, named by its field, never a failed write that costs other files.
+Count = Annotated[int, Field(ge=0, le=INT64_MAX)]
+Cost = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
 class AtifMetrics(_Atif):
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    cached_tokens: int | None = None
-    cost_usd: float | None = None
+    prompt_tokens: Count | None = None
+    completion_tokens: Count | None = None
+    cached_tokens: Count | None = None
+    cost_usd: Cost | None = None
 
 
 class AtifStep(_Atif):
-    step_id: int
+    step_id: Annotated[int, Field(ge=0, le=INT32_MAX)]
     timestamp: datetime | None = None
     source: Literal["system", "user", "agent"]
     model_name: str | None = None
@@ -67,11 +77,11 @@ class AtifAgent(_Atif):
 
 
 class AtifFinalMetrics(_Atif):
-    total_prompt_tokens: int | None = None
-    total_completion_tokens: int | None = None
-    total_cached_tokens: int | None = None
-    total_cost_usd: float | None = None
-    total_steps: int | None = None
+    total_prompt_tokens: Count | None = None
+    total_completion_tokens: Count | None = None
+    total_cached_tokens: Count | None = None
+    total_cost_usd: Cost | None = None
+    total_steps: Count | None = None
 
 
 class AtifTrajectory(_Atif):
@@ -95,6 +105,11 @@ def parse_atif(path: Path, data: bytes, record: str | None = None) -> AtifTrajec
     if not doc.schema_version.upper().startswith("ATIF"):
         raise fail(path, f"schema_version is {doc.schema_version!r}, not ATIF", "Pass the right --format for this file",
                    record=record, field="schema_version", source_format=FORMAT)
+    version = _VERSION.fullmatch(doc.schema_version)
+    if version is None or version.group(1) != "1" or int(version.group(2)) > KNOWN_MINOR:
+        raise fail(path, f"schema_version {doc.schema_version!r} is not an ATIF version curriculab reads (ATIF-v1.0 to "
+                   f"ATIF-v1.{KNOWN_MINOR})", "Convert the file to a supported ATIF version, or to curriculab JSONL "
+                   "(docs/jsonl.md)", record=record, field="schema_version", source_format=FORMAT)
     return doc
 
 
@@ -187,5 +202,5 @@ def read_atif_file(path: Path, data: bytes | None = None) -> UnitResult:
                 source_path=str(path.parent)),
     )
     traj.steps = steps
-    out.batch.add_trajectory(traj, content_hash(data), FORMAT, str(path))
+    out.batch.add_trajectory(traj, content_hash(data), FORMAT, str(path), byte_hash(data))
     return out

@@ -15,18 +15,37 @@ from pydantic import ValidationError
 from curriculab.analysis.issues import Issue, IngestFailure, fail, make_issue
 from curriculab.analysis.store.rows import RowBatch
 from curriculab.taxonomy.actions import NormalisedCall, looks_truncated
-from curriculab.taxonomy.model import TIERS, Step, TestResult
+from curriculab.taxonomy.model import INT32_MAX, TIERS, Step, TestResult
 
 MAX_OUTPUT_CHARS = 64 * 1024
 """Outputs longer than this keep their first and last halves; `output_truncated` is set."""
 
 
-def content_hash(*parts: bytes) -> str:
+HASH_PREFIX = "c1:"
+"""Marks a hash of parsed content; stores written before it hold hashes of raw bytes (no prefix)."""
+
+
+def byte_hash(*parts: bytes) -> str:
+    """The hash of raw bytes that stores before the canonical hash hold (accepted as unchanged)."""
     digest = hashlib.blake2b(digest_size=16)
     for part in parts:
         digest.update(len(part).to_bytes(8, "little"))
         digest.update(part)
     return digest.hexdigest()
+
+
+def canonical_bytes(part: bytes) -> bytes:
+    """JSON as sorted, compact JSON; any other text with its line ends normalised: so re-indenting a
+    file or converting it to CRLF is not a change of content."""
+    try:
+        return orjson.dumps(orjson.loads(part), option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONDecodeError:
+        return part.replace(b"\r\n", b"\n")
+
+
+def content_hash(*parts: bytes) -> str:
+    """The identity of a trajectory's content: a hash of its parsed parts."""
+    return HASH_PREFIX + byte_hash(*(canonical_bytes(part) for part in parts))
 
 
 MAX_INPUT_BYTES = 2 * 1024 ** 3
@@ -57,6 +76,9 @@ def load_json(path: Path, data: bytes, source_format: str, record: str | None = 
         raise json_failure(path, data, exc, source_format, record) from None
 
 
+BOM = b"\xef\xbb\xbf"
+
+
 def json_failure(path: Path, data: bytes, exc: Exception, source_format: str, record: str | None = None) -> IngestFailure:
     try:
         data.decode("utf-8")
@@ -65,6 +87,9 @@ def json_failure(path: Path, data: bytes, exc: Exception, source_format: str, re
                     "Re-encode the file as UTF-8", record=record, source_format=source_format)
     if not data.strip():
         return fail(path, "file is empty", "Remove it or re-export it", record=record, source_format=source_format)
+    if data.startswith(BOM):
+        return fail(path, "starts with a UTF-8 byte-order mark (BOM), which JSON does not allow",
+                    "Save the file as UTF-8 without a BOM", record=record, source_format=source_format)
     message = str(exc).split(":")[0] if isinstance(exc, orjson.JSONDecodeError) else str(exc).removeprefix("Invalid JSON: ")
     line = getattr(exc, "lineno", None)
     col = getattr(exc, "colno", None)
@@ -73,6 +98,9 @@ def json_failure(path: Path, data: bytes, exc: Exception, source_format: str, re
     truncated = " (the file looks truncated)" if ends_early else ""
     return fail(path, f"invalid JSON{at}: {message}{truncated}",
                 "Re-export the file or fix it by hand", record=record, source_format=source_format)
+
+
+_RANGE_ERRORS = ("less_than_equal", "greater_than_equal", "finite_number", "less_than", "greater_than")
 
 
 def validation_failure(path: Path | str, exc: ValidationError, source_format: str, record: str | None = None,
@@ -84,7 +112,10 @@ def validation_failure(path: Path | str, exc: ValidationError, source_format: st
     shown = "" if first["type"] == "missing" else f" (got {_short(got)})"
     more = len(exc.errors()) - 1
     extra = f"; {more} more problem(s) in this record" if more else ""
-    fix = "Add the field" if first["type"] == "missing" else "Fix the value to match the format's schema"
+    fix = ("Add the field" if first["type"] == "missing" else
+           "The store cannot hold that value: fix it at its source (counts are whole numbers within 64 bits, steps and "
+           "attempts within 32 bits, rewards and costs finite numbers)" if first["type"] in _RANGE_ERRORS else
+           "Fix the value to match the format's schema")
     return fail(path, f"{first['msg']}{shown}{extra}", fix, record=record, field=loc or None, source_format=source_format)
 
 
@@ -136,7 +167,14 @@ class StepBuilder:
     steps: list[Step] = field(default_factory=list)
     issues: list[Issue] = field(default_factory=list)
 
+    def _capped_message(self, text: str | None, step_idx: int) -> str | None:
+        text, _, dropped = cap_output(text)
+        if dropped:
+            self.issues.append(message_capped(self.path, self.record, step_idx, dropped, self.source_format))
+        return text
+
     def message(self, source: str, text: str | None, ts: Any = None, action: str | None = None) -> None:
+        text = self._capped_message(text, len(self.steps))
         self.steps.append(Step.model_construct(
             step_idx=len(self.steps), source=source, message=text, tool_name=None, action=action, path=None,
             command=None, output=None, exit_code=None, tool_failed=None, output_truncated=False, raw=None, ts=ts,
@@ -155,6 +193,9 @@ class StepBuilder:
                 severity="warning", source_format=self.source_format))
         last = len(calls) - 1
         first = len(self.steps)
+        message = self._capped_message(message, first)
+        if exit_code is not None and not -INT32_MAX - 1 <= exit_code <= INT32_MAX:
+            exit_code = None  # no process exits so: the text that showed it was not a status line
         for k, call in enumerate(calls):
             part_raw = raw if len(calls) == 1 or raw is None else {**raw, "part": k}
             self.steps.append(Step.model_construct(
@@ -165,7 +206,14 @@ class StepBuilder:
                 raw=part_raw, ts=ts, call_id=call_id or f"step-{first}"))
 
 
-def _short(message: Any, limit: int = 2000) -> str | None:
+def message_capped(path: Path | str, record: str, step_idx: int, dropped: int, source_format: str) -> Issue:
+    """The warning for a step message cut to its first and last halves."""
+    return make_issue(path, f"step {step_idx} message has {dropped + MAX_OUTPUT_CHARS:,} characters; stored its first and "
+                      f"last {MAX_OUTPUT_CHARS // 2:,}", "Nothing to do unless the middle of that message matters",
+                      record=record, field=f"steps[{step_idx}].message", severity="warning", source_format=source_format)
+
+
+def _message(message: Any, limit: int = 2000) -> str | None:
     return None if not isinstance(message, str) or not message else message[:limit]
 
 
@@ -181,7 +229,7 @@ def test_results_from_ctrf(doc: Any) -> list[TestResult]:
             test_id=str(test["name"]), tier=tier if tier in TIERS else None,
             milestone_idx=milestone if isinstance(milestone, int) else None, passed=test.get("status") == "passed",
             status=str(test.get("status"))[:64] if test.get("status") is not None else None,
-            detail=_short(test.get("message"))))
+            detail=_message(test.get("message"))))
     return results
 
 

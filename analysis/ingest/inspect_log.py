@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from curriculab.analysis.ingest.common import StepBuilder, UnitResult, content_hash, fail, make_issue, read_bytes, text_of
+from curriculab.analysis.ingest.common import StepBuilder, UnitResult, byte_hash, content_hash, fail, make_issue, read_bytes, text_of
 from curriculab.taxonomy.actions import normalise_tool_call
 from curriculab.taxonomy.model import Run, Task, Trajectory
 
@@ -93,7 +93,8 @@ def read_eval(path: Path) -> UnitResult:
             task=Task(task_id=task_id, source=ev.task, instruction=sample.input if isinstance(sample.input, str) else None),
         )
         traj.steps = builder.steps
-        out.batch.add_trajectory(traj, content_hash(data, str(sample.id).encode(), str(sample.epoch).encode()), FORMAT, str(path))
+        identity = (data, str(sample.id).encode(), str(sample.epoch).encode())
+        out.batch.add_trajectory(traj, content_hash(*identity), FORMAT, str(path), byte_hash(*identity))
     return out
 
 

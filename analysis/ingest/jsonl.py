@@ -11,7 +11,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from curriculab.analysis.ingest.common import (
-    MAX_OUTPUT_CHARS, UnitResult, cap_output, content_hash, json_failure, make_issue, read_bytes, validation_failure,
+    MAX_OUTPUT_CHARS, UnitResult, cap_output, byte_hash, content_hash, json_failure, make_issue, message_capped, read_bytes,
+    validation_failure,
 )
 from curriculab.taxonomy.model import Run, Trajectory
 
@@ -40,7 +41,11 @@ def read_jsonl(path: Path) -> UnitResult:
                 path, f"steps[{bad}].step_idx is {order[bad]}, expected {bad}", "Number steps 0, 1, 2, ... in order",
                 record=record, field=f"steps[{bad}].step_idx", source_format=FORMAT))
             continue
-        for step in traj.steps:  # the same cap as every other format
+        for step in traj.steps:  # the same caps as every other format
+            message, _, dropped = cap_output(step.message)
+            if dropped:
+                out.issues.append(message_capped(path, record, step.step_idx, dropped, FORMAT))
+                step.message = message
             output, truncated, dropped = cap_output(step.output)
             if dropped:
                 out.issues.append(make_issue(
@@ -51,5 +56,5 @@ def read_jsonl(path: Path) -> UnitResult:
                 step.output, step.output_truncated = output, True
         if traj.run is None:
             traj.run = Run(run_id=traj.run_id, model=traj.model, source_format=FORMAT, source_path=str(path))
-        out.batch.add_trajectory(traj, content_hash(line), FORMAT, f"{path}:{number}")
+        out.batch.add_trajectory(traj, content_hash(line), FORMAT, f"{path}:{number}", byte_hash(line))
     return out

@@ -17,10 +17,13 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 import orjson
+from pydantic import ValidationError
 
 from curriculab.analysis.ingest import atif, harbor, inspect_log, jsonl, swe_agent, tasks, tb
-from curriculab.analysis.ingest.common import Issue, IngestFailure, UnitResult, json_failure, make_issue, read_bytes
-from curriculab.analysis.store import RowBatch, Store
+from curriculab.analysis.ingest.common import (
+    Issue, IngestFailure, UnitResult, json_failure, make_issue, read_bytes, validation_failure,
+)
+from curriculab.analysis.store import RecordRejected, RowBatch, Store
 
 FORMATS = ("auto", "atif", "harbor", "tb", "swe-agent", "inspect", "jsonl")
 _JOB_FILES = {"config.json", "result.json", "results.json", "run_metadata.json", "lock.json", "metrics.json",
@@ -47,6 +50,8 @@ class IngestReport:
     """Trajectories written."""
     unchanged: int = 0
     """Trajectories already stored with the same content (re-ingest is a no-op)."""
+    replaced: int = 0
+    """Stored trajectories replaced by other content (`replace=True`)."""
     steps: int = 0
     """Steps written."""
     tasks: int = 0
@@ -101,6 +106,8 @@ def read_unit(unit: Unit) -> UnitResult:
         return readers[kind](path)
     except IngestFailure as exc:
         return UnitResult(issues=[exc.issue])
+    except ValidationError as exc:  # a value the format allows but the store cannot hold (a 10**30 token count)
+        return UnitResult(issues=[validation_failure(unit.path, exc, unit.kind).issue])
     except MemoryError:
         return UnitResult(issues=[make_issue(unit.path, "ran out of memory reading this input",
                                              "Split the file, or ingest it on a machine with more memory")])
@@ -213,15 +220,31 @@ def _results(units: list[Unit], workers: int) -> Iterator[UnitResult]:
         yield from map(read_unit, units)
         return
     # spawn, not fork: the parent holds a DuckDB connection and its threads
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=_die_with_parent,
+                             initargs=(os.getpid(),)) as pool:
         yield from pool.map(read_unit, units, chunksize=32)
+
+
+def _die_with_parent(parent: int) -> None:
+    """In a reader worker: the kernel kills it when the ingest dies, even by kill -9 (a worker that
+    outlived its parent would hold ~100 MB forever). When the last worker goes, the multiprocessing
+    resource tracker sees its pipe close and exits too."""
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the pool's own shutdown is all there is
+        return
+    if os.getppid() != parent:  # the parent died before the request was made
+        os._exit(1)
 
 
 class _Writer:
     """Collects unit results into batches; drops in-call duplicates; writes each batch atomically."""
 
-    def __init__(self, store: Store, report: IngestReport):
-        self.store, self.report = store, report
+    def __init__(self, store: Store, report: IngestReport, replace: bool = False):
+        self.store, self.report, self.replace = store, report, replace
         self.batch = RowBatch()
         self.seen: dict[str, tuple[str, str]] = {}  # trajectory_id -> (content_hash, source_path)
         self.pending: list[Issue] = []  # issues not yet written to ingest_errors
@@ -246,7 +269,7 @@ class _Writer:
             if known[0] == digest:
                 self.report.unchanged += 1
             else:
-                self.issue(_conflict(trajectory_id, path, known[1], fmt))
+                self.issue(_conflict(trajectory_id, path, known[1], fmt, in_call=True))
         if drop:
             incoming.trajectories = [r for r in incoming.trajectories if r.trajectory_id not in drop]
             incoming.steps = [r for r in incoming.steps if r.trajectory_id not in drop]
@@ -265,8 +288,22 @@ class _Writer:
         batch, self.batch = self.batch, RowBatch()
         if not (batch.trajectories or batch.tasks or batch.runs):
             return
-        result = self.store.write_batch(batch)
+        try:
+            self._count(self.store.write_batch(batch, self.replace))
+        except RecordRejected:  # one record holds what the store cannot: write the rest, quarantine it
+            for part in batch.per_trajectory():
+                try:
+                    self._count(self.store.write_batch(part, self.replace))
+                except RecordRejected as exc:
+                    row = part.trajectories[0] if part.trajectories else None
+                    self.issue(make_issue(
+                        row.source_path if row else "(task and run descriptions)", str(exc),
+                        "Fix the value at its source and ingest the file again", record=row.trajectory_id if row else None,
+                        source_format=row.source_format if row else None))
+
+    def _count(self, result) -> None:
         self.report.inserted += result.inserted
+        self.report.replaced += result.replaced
         self.report.unchanged += result.unchanged
         self.report.steps += result.steps
         self.report.by_format.update(result.by_format)
@@ -278,22 +315,25 @@ class _Writer:
         self.pending.clear()
 
 
-def _conflict(trajectory_id: str, new_path: str, old_path: str, fmt: str | None) -> Issue:
-    return make_issue(
-        new_path, f"trajectory_id {trajectory_id!r} has different content from the one kept, read from {old_path}",
-        "Give this attempt its own id, or delete the stored one before re-ingesting", record=trajectory_id,
-        field="trajectory_id", source_format=fmt)
+def _conflict(trajectory_id: str, new_path: str, old_path: str, fmt: str | None, in_call: bool = False) -> Issue:
+    kept = f"the copy read from {old_path} earlier in this call is kept" if in_call else f"the stored copy came from {old_path}"
+    fix = ("Give one of the two attempts its own id" if in_call else
+           "If this copy is the one to keep, ingest it again with --replace (the stored trajectory, its steps, tests and "
+           "codes are replaced); otherwise give this attempt its own id")
+    return make_issue(new_path, f"trajectory_id {trajectory_id!r} is already known with different content: {kept}", fix,
+                      record=trajectory_id, field="trajectory_id", source_format=fmt)
 
 
 def ingest(store: Store, paths: Iterable[str | os.PathLike], fmt: str = "auto", *, workers: int | None = None,
-           progress: Callable[[int, int], None] | None = None) -> IngestReport:
+           progress: Callable[[int, int], None] | None = None, replace: bool = False) -> IngestReport:
     """Ingest `paths` into `store`. Bad inputs are quarantined in `ingest_errors`; good ones land.
 
-    `progress(done, total)` is called as units are read.
+    `progress(done, total)` is called as units are read. `replace`: a trajectory stored with other
+    content is replaced (with its steps, tests and codes) instead of quarantined as a clash.
     """
     units, issues = discover(paths, fmt)
     report = IngestReport(units=len(units))
-    writer = _Writer(store, report)
+    writer = _Writer(store, report, replace)
     for issue in issues:
         writer.issue(issue)
     workers = workers if workers is not None else min(2, os.cpu_count() or 1)

@@ -25,7 +25,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from curriculab.analysis.ingest.common import (
-    Issue, IngestFailure, StepBuilder, UnitResult, content_hash, fail, load_json, make_issue, read_bytes,
+    Issue, IngestFailure, StepBuilder, UnitResult, byte_hash, content_hash, fail, load_json, make_issue, read_bytes,
     validation_failure,
 )
 from curriculab.taxonomy.actions import NormalisedCall, normalise_shell
@@ -137,8 +137,8 @@ def read_run(run_dir: Path) -> UnitResult:
             traj, agent, commands = _trajectory(run_dir, run_id, meta, dataset, trial, item, attempts, out)
             agents.update([agent] if agent else [])
             models.update([traj.model] if traj.model else [])
-            out.batch.add_trajectory(traj, _digest(item, commands), FORMAT,
-                                     str(run_dir / trial.task_id / trial.trial_name))
+            digest, legacy = _digest(item, commands)
+            out.batch.add_trajectory(traj, digest, FORMAT, str(run_dir / trial.task_id / trial.trial_name), legacy)
         except ValidationError as exc:
             out.issues.append(validation_failure(path, exc, FORMAT, record=name, prefix=prefix).issue)
         except IngestFailure as exc:
@@ -151,11 +151,13 @@ def read_run(run_dir: Path) -> UnitResult:
     return out
 
 
-def _digest(item: Any, commands: bytes) -> str:
+def _digest(item: Any, commands: bytes) -> tuple[str, str]:
     # The trial's content alone: the same trial in a copy of the run, or read from the run-level
-    # rather than the trial's own results.json, hashes the same.
+    # rather than the trial's own results.json, hashes the same. (And the raw-bytes hash older
+    # stores hold, accepted as the same content.)
     record = {k: v for k, v in item.items() if k != "recording_path"} if isinstance(item, dict) else item
-    return content_hash(orjson.dumps(record, option=orjson.OPT_SORT_KEYS), commands)
+    canonical = orjson.dumps(record, option=orjson.OPT_SORT_KEYS)
+    return content_hash(canonical, commands), byte_hash(canonical, commands)
 
 
 def _trajectory(run_dir: Path, run_id: str, meta: dict[str, Any], dataset: str | None, trial: TbTrial,

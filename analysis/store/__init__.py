@@ -2,7 +2,9 @@
 
 from curriculab.analysis.store.rows import RowBatch
 from curriculab.analysis.store.schema import LATEST_VERSION, MIGRATIONS, Migration
-from curriculab.analysis.store.store import DEFAULT_DB, Store, StoreError, WriteResult, default_db_path
+from curriculab.analysis.store.store import (
+    DEFAULT_DB, RecordRejected, Store, StoreBusy, StoreError, WriteResult, default_db_path,
+)
 
-__all__ = ["DEFAULT_DB", "LATEST_VERSION", "MIGRATIONS", "Migration", "RowBatch", "Store", "StoreError",
+__all__ = ["DEFAULT_DB", "LATEST_VERSION", "MIGRATIONS", "Migration", "RecordRejected", "RowBatch", "Store", "StoreBusy", "StoreError",
            "WriteResult", "default_db_path"]

@@ -114,6 +114,7 @@ class RowBatch:
         self.trajectories: list[tuple] = []
         self.steps: list[tuple] = []
         self.test_results: list[tuple] = []
+        self.legacy_hashes: dict[str, str] = {}  # trajectory_id -> the raw-bytes hash older stores hold
 
     def __len__(self) -> int:
         return len(self.trajectories)
@@ -131,6 +132,7 @@ class RowBatch:
         self.trajectories.extend(other.trajectories)
         self.steps.extend(other.steps)
         self.test_results.extend(other.test_results)
+        self.legacy_hashes.update(other.legacy_hashes)
 
     def add_task(self, task: Task) -> None:
         self.tasks[task.task_id] = _merge(self.tasks.get(task.task_id), task.model_dump())
@@ -138,7 +140,12 @@ class RowBatch:
     def add_run(self, run: Run) -> None:
         self.runs[run.run_id] = _merge(self.runs.get(run.run_id), run.model_dump())
 
-    def add_trajectory(self, t: Trajectory, content_hash: str, source_format: str, source_path: str) -> None:
+    def add_trajectory(self, t: Trajectory, content_hash: str, source_format: str, source_path: str,
+                       legacy_hash: str | None = None) -> None:
+        """Add a trajectory's rows; `legacy_hash` is the raw-bytes hash a store written before
+        canonical hashes holds for the same content."""
+        if legacy_hash is not None:
+            self.legacy_hashes[t.trajectory_id] = legacy_hash
         if t.task is not None:
             self.add_task(t.task)
         if t.run is not None:
@@ -161,6 +168,27 @@ class RowBatch:
         )
         self.test_results.extend(TestResultRow(trajectory_id=tid, test_id=r.test_id, tier=r.tier, milestone_idx=r.milestone_idx,
                                                passed=r.passed, status=r.status, detail=r.detail) for r in t.test_results)
+
+    def per_trajectory(self) -> list["RowBatch"]:
+        """One batch per trajectory (with its steps, test results, task and run), then one with the
+        tasks and runs no trajectory here names: to find the record a failed write cannot hold."""
+        parts: dict[str, RowBatch] = {}
+        for row in self.trajectories:
+            part = parts.setdefault(row.trajectory_id, RowBatch())
+            part.trajectories.append(row)
+            if row.trajectory_id in self.legacy_hashes:
+                part.legacy_hashes[row.trajectory_id] = self.legacy_hashes[row.trajectory_id]
+            for key, source, target in ((row.task_id, self.tasks, part.tasks), (row.run_id, self.runs, part.runs)):
+                if key in source:
+                    target[key] = source[key]
+        for row in self.steps:
+            parts[row.trajectory_id].steps.append(row)
+        for row in self.test_results:
+            parts[row.trajectory_id].test_results.append(row)
+        rest = RowBatch()
+        rest.tasks = {k: v for k, v in self.tasks.items() if not any(k in p.tasks for p in parts.values())}
+        rest.runs = {k: v for k, v in self.runs.items() if not any(k in p.runs for p in parts.values())}
+        return list(parts.values()) + ([rest] if rest.tasks or rest.runs else [])
 
     def to_arrow(self) -> dict[str, pa.Table]:
         tasks = [TaskRow(**{**{c: d[c] for c in TaskRow._fields}, "metadata": _json(d["metadata"])})

@@ -8,7 +8,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import duckdb
 import pyarrow as pa
@@ -22,6 +22,48 @@ DEFAULT_DB = "curriculab.duckdb"
 
 class StoreError(Exception):
     """A store problem a user can fix; the message says how."""
+
+
+MARKER_STALE_S = 5.0
+"""A waiting reader renews its marker at least every 0.5 s; one older than this is left by a dead reader."""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
+
+
+class StoreBusy(StoreError):
+    """Another process holds the store (DuckDB lets one process open a file while it writes)."""
+
+
+WAIT_NOTICE_S = 1.0
+"""After this long waiting for the file, the store says so (through `on_wait`)."""
+
+
+def _open_fix(path: str, message: str) -> str:
+    """What to do about a store file that cannot be opened for a reason other than a lock."""
+    if "not a valid DuckDB database" in message:
+        return "That file is not a curriculab store; pass --db with another path (or move the file away)"
+    if "Is a directory" in message:
+        return "That path is a directory; pass --db with a file path such as ./curriculab.duckdb"
+    if "Permission denied" in message or "permission" in message.lower():
+        return "This user may not read or write it; fix its permissions or pass --db with another path"
+    return "Check the path and that the file is a curriculab store, or pass --db with another path"
+
+
+class RecordRejected(StoreError):
+    """A write refused for what a record holds (a value out of a column's range, a broken
+    constraint), not for the store's state: the records of the same batch can still be written."""
+
+
+_DATA_ERRORS = (duckdb.ConstraintException, duckdb.ConversionException, duckdb.InvalidInputException,
+                duckdb.OutOfRangeException, duckdb.TypeMismatchException)
 
 
 def default_db_path() -> str:
@@ -43,6 +85,8 @@ class WriteResult:
     """Steps written."""
     by_format: dict[str, int] = field(default_factory=dict)
     """Trajectories written per source format."""
+    replaced: int = 0
+    """Stored trajectories replaced by other content (`replace=True`), their codes dropped with them."""
 
 
 SEALED_CONFIG = {"enable_external_access": False, "autoinstall_known_extensions": False,
@@ -72,13 +116,15 @@ class Store:
     """
 
     def __init__(self, path: str | os.PathLike | None = None, read_only: bool = False, create: bool = True,
-                 wait_s: float | None = None, sealed: bool = False):
+                 wait_s: float | None = None, sealed: bool = False, on_wait: Callable[[str], None] | None = None):
         """`create=False` refuses a missing file even for writing: commands that only add to a
         store (coding, agreement, fits) must not leave an empty one behind a mistyped `--db`.
         `wait_s`: how long to wait while another process holds the file. `sealed`: for SQL from
         outside (the `query` command, a dashboard console): no file or network access, no extension
-        installs or loads, settings locked."""
+        installs or loads, settings locked. `on_wait(notice)` is called once when opening has waited
+        a second for another process (a command prints it, so a wait is never silent)."""
         self.path = str(path or default_db_path())
+        self._on_wait = on_wait
         self.read_only = read_only
         self.wait_s = wait_s if wait_s is not None else (READER_WAIT_S if read_only else WRITER_WAIT_S)
         self._config = SEALED_CONFIG if sealed else {}
@@ -106,22 +152,29 @@ class Store:
     def _connect(self, announce: bool) -> None:
         """Open the file, waiting (up to `wait_s`) while another process holds it; a waiting
         reader announces itself so that a writer steps aside."""
-        deadline = time.monotonic() + self.wait_s
+        started = time.monotonic()
+        deadline = started + self.wait_s
         pause = 0.02
+        on_wait, waited = self._on_wait, False
         while True:
             try:
                 self._con = duckdb.connect(self.path, read_only=self.read_only, config=self._config)
                 break
             except duckdb.IOException as exc:
                 message = str(exc).splitlines()[0]
-                if "lock" not in message.lower() or time.monotonic() >= deadline:
+                locked = "lock" in message.lower()
+                if not locked or time.monotonic() >= deadline:
                     if announce:
                         self._marker.unlink(missing_ok=True)
-                    raise StoreError(
-                        f"cannot open {self.path}: {message}. Another process is using it (an ingest or a long "
-                        f"read); wait for it to finish, or use another --db") from None
-                if announce:
-                    self._marker.touch()
+                    raise StoreBusy(f"cannot open {self.path}: {message}. Another process is using it (an ingest or a "
+                                    "long read); wait for it to finish, or use another --db") if locked else \
+                        StoreError(f"cannot open {self.path}: {message}. {_open_fix(self.path, message)}") from None
+                if on_wait is not None and not waited and time.monotonic() - started >= WAIT_NOTICE_S:
+                    waited = True
+                    on_wait(f"{self.path} is held by another process (an ingest or a long read); waiting up to "
+                            f"{self.wait_s:.0f} s for it")
+                if announce:  # who waits, and since when: a marker whose reader died is ignored
+                    self._marker.write_text(f"{os.getpid()} {time.time():.3f}\n")
                 time.sleep(pause)
                 pause = min(pause * 2, 0.5)
         if announce:
@@ -136,8 +189,21 @@ class Store:
         return self._con
 
     def readers_waiting(self) -> bool:
-        """Whether a reader in another process is waiting for this writer to step aside."""
-        return not self.read_only and self._marker.exists()
+        """Whether a reader in another process is waiting for this writer to step aside. A marker
+        left by a reader that was killed or stopped waiting (its process is gone, or it has not
+        renewed the marker for MARKER_STALE_S) is removed and ignored."""
+        if self.read_only:
+            return False
+        try:
+            text = self._marker.read_text()
+            renewed = self._marker.stat().st_mtime
+        except (FileNotFoundError, OSError):
+            return False
+        pid = int(text.split()[0]) if text.split() and text.split()[0].isdigit() else None
+        if time.time() - renewed > MARKER_STALE_S or (pid is not None and not _alive(pid)):
+            self._marker.unlink(missing_ok=True)
+            return False
+        return True
 
     def step_aside(self) -> None:
         """Close the file so that waiting readers can open it; the next use reopens it."""
@@ -302,6 +368,8 @@ class Store:
 
     def _write_error(self, exc: duckdb.Error) -> StoreError:
         message = str(exc).strip().splitlines()[0]
+        if isinstance(exc, _DATA_ERRORS):
+            return RecordRejected(f"the store refused a value: {message}")
         return StoreError(f"writing to {self.path} failed: {message}. Nothing from this write was kept; check free disk "
                           "space and that the file is writable, then run the command again")
 
@@ -309,31 +377,47 @@ class Store:
         return self._db.execute(f'select count(*) from "{table}"').fetchall()[0][0]
 
     # -- writes ------------------------------------------------------------------------------
-    def write_batch(self, batch: RowBatch) -> WriteResult:
+    def write_batch(self, batch: RowBatch, replace: bool = False) -> WriteResult:
         """Write tasks, runs and trajectories (with their steps and test results) atomically.
 
-        A trajectory whose id is stored with the same content hash is skipped; one stored with a
-        different hash is a conflict, returned for quarantine. Everything else lands in one
-        transaction, so a crash leaves either the whole batch or none of it.
+        A trajectory whose id is stored with the same content hash is skipped (a hash of raw bytes
+        from an older store counts as the same when the batch's raw-bytes hash matches it, and is
+        upgraded); one stored with a different hash is a conflict, returned for quarantine — or,
+        with `replace`, the stored one, its steps, tests and codes are replaced. Everything lands
+        in one transaction, so a crash leaves either the whole batch or none of it.
         """
         result = WriteResult()
-        tables = batch.to_arrow()
+        try:
+            tables = batch.to_arrow()
+        except (pa.ArrowException, OverflowError, ValueError, TypeError) as exc:  # a value no column type holds
+            raise RecordRejected(f"the store cannot hold a value: {exc}") from None
         traj = tables["trajectories"]
         with self.transaction():
             if traj.num_rows:
-                self._db.register("_batch_ids", traj.select(["trajectory_id", "content_hash", "source_path", "source_format"]))
+                ids = traj.select(["trajectory_id", "content_hash", "source_path", "source_format"])
+                legacy = [batch.legacy_hashes.get(t) for t in ids["trajectory_id"].to_pylist()]
+                self._db.register("_batch_ids", ids.append_column("legacy_hash", pa.array(legacy, pa.string())))
                 stored = self._db.execute(
-                    "select b.trajectory_id, b.content_hash = t.content_hash, b.source_path, t.source_path, b.source_format "
-                    "from _batch_ids b join trajectories t using (trajectory_id)"
+                    "select b.trajectory_id, b.content_hash = t.content_hash or b.legacy_hash = t.content_hash, "
+                    "b.source_path, t.source_path, b.source_format from _batch_ids b join trajectories t using (trajectory_id)"
                 ).fetchall()
+                self._db.execute("update trajectories t set content_hash = b.content_hash from _batch_ids b "
+                                 "where t.trajectory_id = b.trajectory_id and t.content_hash = b.legacy_hash")
                 self._db.unregister("_batch_ids")
-                skip = set()
+                skip, replaced = set(), []
                 for trajectory_id, same, new_path, old_path, fmt in stored:
-                    skip.add(trajectory_id)
                     if same:
+                        skip.add(trajectory_id)
                         result.unchanged += 1
+                    elif replace:
+                        replaced.append(trajectory_id)
                     else:
+                        skip.add(trajectory_id)
                         result.conflicts.append((trajectory_id, new_path, old_path, fmt))
+                if replaced:
+                    for name in ("trajectories", "steps", "test_results", "failure_codes", "coding_status"):
+                        self._db.execute(f"delete from {name} where list_contains(?, trajectory_id)", [replaced])
+                    result.replaced = len(replaced)
                 if skip:
                     keep = pa.array(sorted(skip), pa.string())
                     for name in ("trajectories", "steps", "test_results"):

@@ -119,13 +119,48 @@ def test_duplicate_id_with_different_content_keeps_the_first(store, good):
     clash = good / "jsonl" / "zz-clash.jsonl"
     clash.write_text(json.dumps(first) + "\n")
     (reason,) = reasons(ingest_and_check_good_kept(store, good, 1))
-    assert reason == (f"{clash}:1: record rl-step120-p17-0: field trajectory_id: trajectory_id 'rl-step120-p17-0' has "
-                      f"different content from the one kept, read from {original}:1. Give this attempt its own id, or delete "
-                      "the stored one before re-ingesting")
+    assert reason == (f"{clash}:1: record rl-step120-p17-0: field trajectory_id: trajectory_id 'rl-step120-p17-0' is "
+                      f"already known with different content: the copy read from {original}:1 earlier in this call is kept. "
+                      "Give one of the two attempts its own id")
     assert store.query("select reward from trajectories where trajectory_id = 'rl-step120-p17-0'")[1] == [(1.0,)]
-    # and across calls: the stored one wins again
+    # across calls the stored one wins again, and the message says which copy is stored and how to replace it
     report = ingest(store, [clash], workers=1)
-    assert len(report.errors) == 1 and "different content from the one kept" in report.errors[0].reason
+    assert [i.reason for i in report.errors] == [
+        f"{clash}:1: record rl-step120-p17-0: field trajectory_id: trajectory_id 'rl-step120-p17-0' is already known with "
+        f"different content: the stored copy came from {original}:1. If this copy is the one to keep, ingest it again with "
+        "--replace (the stored trajectory, its steps, tests and codes are replaced); otherwise give this attempt its own id"]
+    replaced = ingest(store, [clash], workers=1, replace=True)
+    assert replaced.errors == [] and replaced.replaced == 1
+    assert store.query("select reward, source_path from trajectories where trajectory_id = 'rl-step120-p17-0'")[1] == \
+        [(0.5, f"{clash}:1")]
+
+
+def test_reformatting_a_file_is_not_a_change_of_content(store, good):
+    ingest(store, [good], workers=1)
+    for path in [p for p in good.rglob("*") if p.suffix in (".json", ".jsonl", ".txt") and p.is_file()]:
+        text = path.read_bytes()
+        if path.suffix == ".json" and text.strip().startswith(b"{"):
+            text = json.dumps(json.loads(text), indent=7).encode()  # re-indented
+        path.write_bytes(text.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))  # and CRLF
+    again = ingest(store, [good], workers=1)
+    assert again.errors == [] and again.inserted == 0 and again.unchanged > 0
+
+
+def test_a_store_from_before_canonical_hashes_reads_unchanged_files_as_unchanged(store, good):
+    from curriculab.analysis.ingest.common import HASH_PREFIX
+    from curriculab.analysis.ingest.pipeline import discover, read_unit
+
+    first = ingest(store, [good], workers=1)
+    units, _ = discover([good])
+    legacy = {k: v for unit in units for k, v in read_unit(unit).batch.legacy_hashes.items()}
+    with store.transaction():  # what an older curriculab stored: hashes of the raw bytes
+        store._db.executemany("update trajectories set content_hash = ? where trajectory_id = ?",
+                              [[h, t] for t, h in legacy.items()])
+    assert len(legacy) == first.inserted
+    again = ingest(store, [good], workers=1)
+    assert again.errors == [] and again.inserted == 0 and again.unchanged == first.inserted
+    hashes = [h for (h,) in store.query("select content_hash from trajectories")[1]]
+    assert all(h.startswith(HASH_PREFIX) for h in hashes)  # upgraded as they were seen again
 
 
 def test_invalid_utf8(store, good):

@@ -1,0 +1,191 @@
+"""Ingest never loses a valid record: values the store cannot hold are refused per record where
+they are read (and, should one still reach the write, isolated there); a dead reader's marker
+does not slow the writer; reader workers die with a killed ingest; one unreadable path does not
+stop the rest; NaN and infinities are refused alike in every format; messages say what is wrong."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from curriculab.analysis.ingest import ingest
+from curriculab.analysis.store import Store
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+ATIF = FIXTURES / "atif" / "session-42.json"
+
+
+def _line(**fields) -> str:
+    return json.dumps({"trajectory_id": "t", "run_id": "r", "task_id": "k", "outcome": "failed", **fields}) + "\n"
+
+
+def _errors(store: Store) -> list[tuple[str, str | None, str | None]]:
+    return store.query("select path, record, field from ingest_errors where severity = 'error' order by all")[1]
+
+
+@pytest.mark.parametrize("bad, field", [
+    (_line(attempt=2**31), "attempt"),
+    (_line(steps=[{"step_idx": 0, "source": "agent", "exit_code": 2**31}]), "steps[0].exit_code"),
+    (_line(input_tokens=10**30), "input_tokens"),
+    (_line(reward=float("nan")), "reward"),
+    (_line(reward=float("inf")), "reward"),
+    (_line(reward="1.0"), "reward"),
+])
+def test_a_value_the_store_cannot_hold_costs_only_its_record(store, tmp_path, bad, field):
+    path = tmp_path / "mixed.jsonl"
+    path.write_text(bad.replace('"t"', '"bad"', 1) + _line(trajectory_id="good"))
+    report = ingest(store, [ATIF, path], workers=1)
+    assert report.inserted == 2  # the ATIF file and the good line, in one call with the bad line
+    assert _errors(store) == [(str(path), "line 1", field)]
+    assert "The store cannot hold that value" in report.errors[0].reason or "valid number" in report.errors[0].reason
+
+
+@pytest.mark.parametrize("change, field", [
+    (lambda doc: doc["steps"][1].setdefault("metrics", {}).update(prompt_tokens=10**30), "steps[1].metrics.prompt_tokens"),
+    (lambda doc: doc["steps"][1].setdefault("metrics", {}).update(prompt_tokens=-5), "steps[1].metrics.prompt_tokens"),
+    (lambda doc: doc["steps"][1].setdefault("metrics", {}).update(cost_usd=float("inf")), "steps[1].metrics.cost_usd"),
+    (lambda doc: doc.update(schema_version="ATIF-v9.9"), "schema_version"),
+])
+def test_atif_values_are_checked_where_read(store, tmp_path, change, field):
+    doc = json.loads(ATIF.read_text())
+    change(doc)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc).replace("Infinity", "1e400"))
+    report = ingest(store, [bad, FIXTURES / "jsonl"], workers=1)
+    assert report.inserted > 0 and [(p, f) for p, _, f in _errors(store)] == [(str(bad), field)]
+    assert "unexpected" not in report.errors[0].reason and "Report this" not in report.errors[0].reason
+
+
+def test_a_record_that_still_fails_at_write_time_is_isolated_there(store):
+    from curriculab.analysis.ingest.common import UnitResult
+    from curriculab.analysis.ingest.pipeline import IngestReport, _Writer
+    from curriculab.taxonomy.model import Trajectory
+
+    # a reader bug that slips a value past validation must still cost only its record
+    result = UnitResult()
+    good = Trajectory(trajectory_id="good", run_id="r", task_id="k", outcome="passed")
+    bad = Trajectory.model_construct(**{**good.model_dump(), "trajectory_id": "bad", "attempt": 2**31})
+    result.batch.add_trajectory(good, "h1", "jsonl", "in.jsonl:1")
+    result.batch.add_trajectory(bad, "h2", "jsonl", "in.jsonl:2")
+    report = IngestReport()
+    writer = _Writer(store, report)
+    writer.add(result)
+    writer.flush()
+    writer.record()
+    assert report.inserted == 1 and store.query("select trajectory_id from trajectories")[1] == [("good",)]
+    assert _errors(store) == [("in.jsonl:2", "bad", None)] and "cannot hold a value" in report.errors[0].reason
+
+
+def test_a_dead_readers_marker_is_ignored_and_removed(store, db_path):
+    marker = Path(f"{db_path}.readers-waiting")
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    marker.write_text(f"{dead.pid} {time.time()}\n")
+    assert not store.readers_waiting() and not marker.exists()
+    marker.write_text(f"{os.getpid()} {time.time()}\n")  # a live, fresh waiter
+    assert store.readers_waiting()
+    stale = time.time() - 60
+    os.utime(marker, (stale, stale))  # a live process that stopped renewing it (stopped with Ctrl-Z, say)
+    assert not store.readers_waiting() and not marker.exists()
+
+
+def test_reader_workers_die_with_a_killed_ingest(tmp_path):
+    import psutil
+
+    inputs = tmp_path / "many"
+    inputs.mkdir()
+    for k in range(240):  # over the threshold at which ingest reads in worker processes; seconds of reading
+        (inputs / f"f{k:03d}.jsonl").write_text("".join(_line(trajectory_id=f"t{k}-{j}") for j in range(400)))
+    parent = subprocess.Popen([sys.executable, "-m", "curriculab.cli", "ingest", "--db", str(tmp_path / "s.duckdb"),
+                               "--workers", "2", str(inputs)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        workers: list = []
+        while time.monotonic() < deadline and parent.poll() is None:
+            workers = [p for p in psutil.Process(parent.pid).children(recursive=True)
+                       if "spawn_main" in " ".join(p.cmdline())]
+            if len(workers) == 2:
+                break
+            time.sleep(0.05)
+        assert len(workers) == 2 and parent.poll() is None, "the ingest never had two reader workers running"
+        time.sleep(0.5)  # mid-read
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        _, alive = psutil.wait_procs(workers, timeout=10)
+        assert alive == [], [p.cmdline()[:4] for p in alive]
+    finally:
+        parent.kill()
+
+
+def test_one_unreadable_path_is_quarantined_and_the_rest_land(tmp_path):
+    locked = tmp_path / "locked.json"
+    locked.write_text("{}")
+    locked.chmod(0)
+    db = tmp_path / "s.duckdb"
+    # root reads any file; without CAP_DAC_OVERRIDE it is refused like any user
+    done = subprocess.run(["setpriv", "--bounding-set", "-dac_override,-dac_read_search", sys.executable, "-m",
+                           "curriculab.cli", "ingest", "--db", str(db), str(locked), str(ATIF)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert "Ingested 1 trajectories" in done.stdout
+    assert f"quarantined: {locked}: cannot read file (Permission denied). Check that it exists and is readable" in done.stderr
+
+
+@pytest.mark.parametrize("content, cause", [
+    ("not a database\n", "That file is not a curriculab store; pass --db with another path (or move the file away)"),
+    (None, "That path is a directory; pass --db with a file path such as ./curriculab.duckdb"),
+])
+def test_a_store_that_cannot_be_opened_says_why(tmp_path, content, cause):
+    from curriculab.analysis.store import StoreBusy, StoreError
+
+    path = tmp_path / "store.duckdb"
+    if content is None:
+        path.mkdir()
+    else:
+        path.write_text(content)
+    for read_only in (True, False):
+        with pytest.raises(StoreError) as refused:
+            Store(path, read_only=read_only)
+        assert str(refused.value).endswith(cause) and not isinstance(refused.value, StoreBusy)
+        assert "Another process" not in str(refused.value)
+
+
+def test_a_waiting_writer_says_so(tmp_path):
+    db = tmp_path / "s.duckdb"
+    with Store(db):
+        pass
+    holder = subprocess.Popen([sys.executable, "-c", f"import duckdb, time; c = duckdb.connect({str(db)!r}); "
+                               "print('held', flush=True); time.sleep(3)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        notices: list[str] = []
+        with Store(db, wait_s=20, on_wait=notices.append):
+            pass
+        assert notices and "is held by another process" in notices[0] and "waiting up to 20 s" in notices[0]
+    finally:
+        holder.kill()
+
+
+@pytest.mark.parametrize("name, data", [("bom.jsonl", _line()), ("bom.json", ATIF.read_text())])
+def test_a_byte_order_mark_is_named_in_every_json_reader(store, tmp_path, name, data):
+    path = tmp_path / name
+    path.write_bytes(b"\xef\xbb\xbf" + data.encode())
+    report = ingest(store, [path], workers=1)
+    assert report.errors[0].reason.endswith("starts with a UTF-8 byte-order mark (BOM), which JSON does not allow. "
+                                            "Save the file as UTF-8 without a BOM")
+
+
+def test_step_messages_are_capped_like_outputs(store, tmp_path):
+    path = tmp_path / "big.jsonl"
+    path.write_text(_line(steps=[{"step_idx": 0, "source": "agent", "message": "x" * 300_000}]))
+    report = ingest(store, [path], workers=1)
+    assert report.inserted == 1 and [w.field for w in report.warnings] == ["steps[0].message"]
+    (length,) = store.query("select length(message) from steps")[1][0]
+    assert length < 70_000
