@@ -25,7 +25,7 @@ PINNED = {
     "informative_tasks": ["model", "task_id", "attempts", "passes", "observed_pass_rate", "predicted_pass_rate", "signal",
                           "in_band"],
     "code_reliability": ["coder", "annotator", "code", "taxonomy_version", "n", "kappa", "f1", "threshold", "reliable",
-                         "computed_at", "in_sample"],
+                         "computed_at", "in_sample", "method"],
     "coder_agreement": ["coder", "annotator", "code", "taxonomy_version", "n", "kappa", "f1", "threshold", "reliable",
                         "computed_at"],
     "milestone_funnel": ["model", "task_type", "milestones_total", "first_failed_milestone", "attempts"],

@@ -126,7 +126,7 @@ def test_row_types_and_arrow_schemas_match_the_stored_tables(store):
 def test_a_failed_write_is_a_store_error_that_keeps_nothing(store):
     import pytest
 
-    from curriculab.analysis.store import RowBatch, StoreError
+    from curriculab.analysis.store import RecordRejected, RowBatch, StoreError
     from curriculab.taxonomy.model import Step, Trajectory
 
     good = Trajectory(trajectory_id="ok", run_id="r", task_id="k", outcome="passed")
@@ -139,7 +139,6 @@ def test_a_failed_write_is_a_store_error_that_keeps_nothing(store):
     batch.add_trajectory(bad, "h2", "jsonl", "x")
     with pytest.raises(StoreError) as err:
         store.write_batch(batch)
-    assert str(err.value).startswith(f"writing to {store.path} failed: Constraint Error: CHECK constraint failed")
-    assert str(err.value).endswith("Nothing from this write was kept; check free disk space and that the file is "
-                                   "writable, then run the command again")
+    assert isinstance(err.value, RecordRejected)  # a value of a record, not the store's state: ingest isolates the record
+    assert str(err.value).startswith("the store refused a value: Constraint Error: CHECK constraint failed")
     assert store.count("trajectories") == 0 and store.count("steps") == 0

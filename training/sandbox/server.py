@@ -401,7 +401,7 @@ def _judge_one(channel, state, entry_point, code, test_timeout):
         return False, "failed", f"the test passed something that is not plain data: {error}"
     raised = state.pop("raised", None)
     if raised is not None and raised[0] is error:  # the completion's own exception ended the test
-        status = "memory" if isinstance(error, MemoryError) else "failed"
+        status = "memory" if isinstance(error, MemoryError) else "output_limit" if "[Errno 27]" in raised[1] else "failed"
         return False, status, raised[1][:300]
     if isinstance(error, MemoryError):
         return False, "memory", "MemoryError"
