@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -159,7 +160,7 @@ def check(work: Path, name: str, damage: Callable[[Path], Path], expected: int, 
     if done.returncode not in (0, 1):
         problems.append(f"aborted (exit {done.returncode}): {done.stderr.strip().splitlines()[-1:]}")
     text = done.stdout + done.stderr
-    if "unexpected" in text or "Report this" in text or "Traceback" in text:
+    if re.search(r"unexpected [A-Z]\w*(Error|Exception)", text) or "Report this" in text or "Traceback" in text:
         problems.append("an internal-bug message for bad input")
     if db.exists():
         stored = count(db, "select count(*) from trajectories")
@@ -211,7 +212,7 @@ def path_cases(work: Path, expected: int) -> dict[str, list[str]]:
             problems.append(f"exit {done.returncode}, expected 1: {done.stderr.strip().splitlines()[-1:]}")
         if db.exists() and count(db, "select count(*) from trajectories") != expected:
             problems.append("valid records lost")
-        if "unexpected" in done.stdout + done.stderr or "Report this" in done.stdout + done.stderr:
+        if re.search(r"unexpected [A-Z]\w*(Error|Exception)|Report this", done.stdout + done.stderr):
             problems.append("an internal-bug message")
         out[f"path: {name}"] = problems
     return out

@@ -22,6 +22,8 @@ FORMAT = "jsonl"
 def read_jsonl(path: Path) -> UnitResult:
     out = UnitResult()
     data = read_bytes(path, FORMAT)
+    if not data.strip():
+        raise json_failure(path, data, ValueError("empty"), FORMAT)  # "file is empty": a file with no record says so
     for number, line in enumerate(data.split(b"\n"), start=1):
         if not line.strip():
             continue

@@ -22,14 +22,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from curriculab.analysis.ingest.common import (
     Issue, IngestFailure, StepBuilder, UnitResult, byte_hash, content_hash, fail, load_json, make_issue, read_bytes,
     validation_failure,
 )
 from curriculab.taxonomy.actions import NormalisedCall, normalise_shell
-from curriculab.taxonomy.model import Run, Task, TestResult, Trajectory
+from curriculab.taxonomy.model import INT64_MAX, Run, Task, TestResult, Trajectory
 
 FORMAT = "tb"
 
@@ -72,11 +72,11 @@ class TbTrial(BaseModel):
     trial_name: str
     task_id: str
     instruction: str | None = None
-    is_resolved: bool | None = None
+    is_resolved: bool | None = Field(default=None, strict=True)  # "yes" is not a verdict
     failure_mode: str = "unset"
     parser_results: dict[str, Literal["passed", "failed"]] | None = None
-    total_input_tokens: int | None = None
-    total_output_tokens: int | None = None
+    total_input_tokens: int | None = Field(default=None, ge=0, le=INT64_MAX)
+    total_output_tokens: int | None = Field(default=None, ge=0, le=INT64_MAX)
     trial_started_at: datetime | None = None
     trial_ended_at: datetime | None = None
 
@@ -185,6 +185,11 @@ def _trajectory(run_dir: Path, run_id: str, meta: dict[str, Any], dataset: str |
     out.issues.extend(builder.issues)
     outcome = {True: "passed", False: "failed", None: "error"}[trial.is_resolved]
     harness_error = HARNESS_ERROR_OF_FAILURE_MODE.get(trial.failure_mode, trial.failure_mode)
+    if trial.failure_mode not in HARNESS_ERROR_OF_FAILURE_MODE and trial.failure_mode != "unset":
+        out.issues.append(make_issue(
+            run_dir / trial.task_id / trial.trial_name, f"failure_mode {trial.failure_mode!r} is not one Terminal-Bench "
+            f"documents; stored as the harness error as given", "Nothing to do if the harness added a new mode; else fix "
+            "the value", record=trial.trial_name, field="failure_mode", severity="warning", source_format=FORMAT))
     if trial.failure_mode == "unset":
         harness_error = None
     if outcome == "error" and harness_error is None:

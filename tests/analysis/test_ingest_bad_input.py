@@ -229,7 +229,7 @@ def test_one_bad_trial_in_a_tb_run_does_not_cost_the_others(store, good):
     report = ingest_and_check_good_kept(store, good, 1)
     assert reasons(report) == [
         f"{path}: record hello-world.2-of-2.2025-08-20__12-00-00: field results[1].is_resolved: Input should be a valid "
-        "boolean, unable to interpret input (got 'maybe'). Fix the value to match the format's schema"]
+        "boolean (got 'maybe'). Fix the value to match the format's schema"]
     assert store.query("select count(*) from trajectories where source_format = 'tb'")[1] == [(9,)]
 
 

@@ -189,3 +189,20 @@ def test_step_messages_are_capped_like_outputs(store, tmp_path):
     assert report.inserted == 1 and [w.field for w in report.warnings] == ["steps[0].message"]
     (length,) = store.query("select length(message) from steps")[1][0]
     assert length < 70_000
+
+
+def test_what_the_bad_input_matrix_found_is_refused_or_reported(store, tmp_path):
+    run = tmp_path / "tb"
+    shutil_copy = __import__("shutil").copytree
+    shutil_copy(FIXTURES / "tb" / "2025-08-20__12-00-00", run)
+    results = json.loads((run / "results.json").read_text())
+    results["results"][0]["is_resolved"] = "yes"  # lax parsing would read this as True
+    results["results"][1]["failure_mode"] = "cosmic_ray"
+    (run / "results.json").write_text(json.dumps(results))
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    report = ingest(store, [run, empty], workers=1)
+    reasons = [i.reason for i in report.errors]
+    assert any("is_resolved: Input should be a valid boolean (got 'yes')" in r for r in reasons)
+    assert any(r.startswith(f"{empty}: file is empty") for r in reasons)
+    assert any("failure_mode 'cosmic_ray' is not one Terminal-Bench documents" in w.reason for w in report.warnings)
