@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -193,8 +194,7 @@ def test_step_messages_are_capped_like_outputs(store, tmp_path):
 
 def test_what_the_bad_input_matrix_found_is_refused_or_reported(store, tmp_path):
     run = tmp_path / "tb"
-    shutil_copy = __import__("shutil").copytree
-    shutil_copy(FIXTURES / "tb" / "2025-08-20__12-00-00", run)
+    shutil.copytree(FIXTURES / "tb" / "2025-08-20__12-00-00", run)
     results = json.loads((run / "results.json").read_text())
     results["results"][0]["is_resolved"] = "yes"  # lax parsing would read this as True
     results["results"][1]["failure_mode"] = "cosmic_ray"
