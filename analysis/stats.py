@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 Z95 = 1.959963984540054
@@ -69,9 +70,14 @@ def cluster_bootstrap_difference(k_a, n_a, k_b, n_b, reps: int = BOOTSTRAP_REPS,
     return float(np.quantile(diffs, tail)), float(np.quantile(diffs, 1 - tail))
 
 
+@functools.lru_cache(maxsize=32)
 def _cluster_weights(clusters: int, reps: int, seed: int):
-    """How often each cluster is drawn in each resample: a (reps, clusters) count matrix."""
+    """How often each cluster is drawn in each resample: a (reps, clusters) count matrix. It
+    depends on nothing else, so a report's intervals over the same number of tasks share one
+    (drawing it was most of a report's time); read-only, since it is shared."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    return rng.multinomial(clusters, np.full(clusters, 1 / clusters), size=reps).astype(float)
+    weights = rng.multinomial(clusters, np.full(clusters, 1 / clusters), size=reps).astype(float)
+    weights.flags.writeable = False
+    return weights

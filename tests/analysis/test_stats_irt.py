@@ -100,3 +100,31 @@ def test_held_out_metrics_match_textbook_values():
     # log-loss of predicting 0.5 everywhere is ln 2
     assert abs(_log_loss(y.astype(float), np.full(4, 0.5)) - np.log(2)) < 1e-12
     assert np.isnan(_auc(np.array([1, 1]), np.array([0.2, 0.3])))
+
+
+def test_cluster_bootstrap_intervals_equal_a_fresh_uncached_draw():
+    # the weight matrix is cached (it depends only on clusters, reps and seed); the intervals must be
+    # exactly those of drawing it afresh, for every call, in any order
+    import numpy as np
+
+    from curriculab.analysis.stats import _cluster_weights, cluster_bootstrap, cluster_bootstrap_difference
+
+    def reference(k, n, reps=2000, seed=0):
+        weights = np.random.default_rng(seed).multinomial(len(n), np.full(len(n), 1 / len(n)), size=reps).astype(float)
+        totals = weights @ np.asarray(n, float)
+        rates = (weights @ np.asarray(k, float))[totals > 0] / totals[totals > 0]
+        return float(np.quantile(rates, 0.025)), float(np.quantile(rates, 0.975))
+
+    rng = np.random.default_rng(7)
+    _cluster_weights.cache_clear()
+    for size in (5, 40, 5, 120, 40):
+        n = rng.integers(1, 9, size)
+        k = rng.binomial(n, 0.4)
+        # the same draws; equal to the last bits BLAS's summation order leaves (it differs by array alignment)
+        assert cluster_bootstrap(k, n) == pytest.approx(reference(k, n), rel=1e-12)
+        assert cluster_bootstrap(k, n, seed=3) == pytest.approx(reference(k, n, seed=3), rel=1e-12)
+    assert _cluster_weights.cache_info().hits >= 4
+    low, high = cluster_bootstrap_difference([3, 4, 5], [8, 8, 8], [1, 2, 2], [8, 8, 8])
+    assert low <= 12 / 24 - 5 / 24 <= high  # the difference of the pooled rates lies inside
+    with pytest.raises(ValueError):
+        _cluster_weights(5, 2000, 0)[0, 0] = 1.0  # shared, so read-only
