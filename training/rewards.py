@@ -18,6 +18,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from curriculab.planner.config import REWARD_FUNCTIONS
 from curriculab.planner.portfolio import TierCurriculum
 from curriculab.taxonomy.completion import extract_code, has_code_block
 from curriculab.training.problems import TIERS, Problem
@@ -153,9 +154,9 @@ def make_reward_functions(problems: Sequence[Problem], curriculum: TierCurriculu
     per-test outcomes — and feeds `stats` (live sampling) with every rank's rewards.
     """
     curriculum = curriculum or TierCurriculum()
-    unknown = [n for n in names if n not in ("tarot_reward", "avg_reward", "pass_all_reward", "format_reward")]
+    unknown = [n for n in names if n not in REWARD_FUNCTIONS]
     if unknown:
-        raise ValueError(f"reward function(s) {unknown} unknown; use tarot_reward, avg_reward, pass_all_reward, format_reward")
+        raise ValueError(f"reward function(s) {unknown} unknown; use {', '.join(REWARD_FUNCTIONS)}")
     by_id = {p.problem_id: p for p in problems}
     needs_sandbox = any(n != "format_reward" for n in names)
     scorer = Scorer(by_id, limits or Limits(), workers, allow_unsandboxed=allow_unsandboxed) if needs_sandbox else None
