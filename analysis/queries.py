@@ -533,6 +533,19 @@ def verifier_evidence(store: Store, where: str | None = None, *, run_id: str | N
     return chosen, tests
 
 
+def ingest_manifest(store: Store, under: list[str]) -> pd.DataFrame:
+    """Inputs read cleanly before, at or under the given absolute paths.
+
+    Columns: path, signature, kind, trajectories, seen_at.
+    """
+    if not under:
+        return store.frame("select * from ingest_manifest where false")
+    return store.frame("""select * from ingest_manifest m
+                          where list_contains(?, path) or exists (select 1 from unnest(?) as u(root)
+                                                                  where starts_with(m.path, u.root || '/'))""",
+                       [list(under), list(under)])
+
+
 def labels(store: Store, *, annotator: str | None = None, taxonomy_version: str | None = None) -> pd.DataFrame:
     """Human labels. Columns: trajectory_id, code, annotator, present, taxonomy_version."""
     where, params = _where({"annotator": "annotator", "version": "taxonomy_version"}, annotator=annotator,

@@ -153,9 +153,11 @@ def cli(ctx: click.Context, db: str | None, debug: bool) -> None:
 @click.option("--workers", type=int, default=None, help="Reader processes (default: up to 2).")
 @click.option("--replace", is_flag=True,
               help="Replace stored trajectories whose id comes again with other content (their codes go with them).")
+@click.option("--verify", is_flag=True,
+              help="Read every input again, even those whose files' sizes and times are unchanged since a clean read.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @db_option
-def ingest(paths: tuple[Path, ...], fmt: str, workers: int | None, replace: bool, as_json: bool) -> None:
+def ingest(paths: tuple[Path, ...], fmt: str, workers: int | None, replace: bool, verify: bool, as_json: bool) -> None:
     """Ingest trajectories: Harbor jobs, ATIF, tb runs, SWE-agent, Inspect logs, JSONL.
 
     Directories are walked. Bad inputs are quarantined in `ingest_errors` (exit 1), and every
@@ -173,11 +175,11 @@ def ingest(paths: tuple[Path, ...], fmt: str, workers: int | None, replace: bool
         with Progress(TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=err_console, transient=True, disable=as_json) as bar:
             task = bar.add_task("ingest", total=None)
-            report = run_ingest(store, paths, fmt, workers=workers, replace=replace,
+            report = run_ingest(store, paths, fmt, workers=workers, replace=replace, verify=verify,
                                 progress=lambda done, total: bar.update(task, completed=done, total=total))
     summary = {
         "units": report.units, "inserted": report.inserted, "unchanged": report.unchanged, "replaced": report.replaced,
-        "steps": report.steps,
+        "skipped_unread": report.skipped, "gone": report.gone, "steps": report.steps,
         "tasks": report.tasks, "by_format": dict(report.by_format), "quarantined": report.quarantined,
         "warnings": len(report.warnings), "errors": [i.reason for i in report.errors],
     }
@@ -186,9 +188,14 @@ def ingest(paths: tuple[Path, ...], fmt: str, workers: int | None, replace: bool
     else:
         formats = ", ".join(f"{k} {v}" for k, v in sorted(report.by_format.items())) or "none"
         click.echo(f"Ingested {report.inserted} trajectories ({report.steps} steps; {formats}); "
-                   f"{report.unchanged} unchanged; " + (f"{report.replaced} replaced; " if report.replaced else "")
+                   f"{report.unchanged} unchanged" + (f" ({report.skipped} of {report.units} inputs unchanged since a "
+                                                      "clean read, not read again)" if report.skipped else "") + "; "
+                   + (f"{report.replaced} replaced; " if report.replaced else "")
                    + f"{report.tasks} task descriptions; "
                    f"{report.quarantined} quarantined; {len(report.warnings)} warnings.")
+        if report.gone:
+            click.echo(f"  {len(report.gone)} input(s) read before are gone (their trajectories stay in the store), "
+                       f"e.g. {safe_text(report.gone[0])}", err=True)
         for issue in report.errors[:20]:
             click.echo(f"  quarantined: {issue.reason}", err=True)
         if report.quarantined > 20:

@@ -8,6 +8,7 @@ batch in flight and never leaves half a trajectory.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
@@ -19,6 +20,7 @@ from typing import Callable, Iterable, Iterator
 import orjson
 from pydantic import ValidationError
 
+from curriculab.analysis import queries
 from curriculab.analysis.ingest import atif, harbor, inspect_log, jsonl, swe_agent, tasks, tb
 from curriculab.analysis.ingest.common import (
     Issue, IngestFailure, UnitResult, json_failure, make_issue, read_bytes, validation_failure,
@@ -52,6 +54,10 @@ class IngestReport:
     """Trajectories already stored with the same content (re-ingest is a no-op)."""
     replaced: int = 0
     """Stored trajectories replaced by other content (`replace=True`)."""
+    skipped: int = 0
+    """Input units not read: their files' sizes and modification times match what was read cleanly before."""
+    gone: list[str] = field(default_factory=list)
+    """Inputs read before, under the given paths, that no longer exist (their trajectories stay stored)."""
     steps: int = 0
     """Steps written."""
     tasks: int = 0
@@ -324,24 +330,71 @@ def _conflict(trajectory_id: str, new_path: str, old_path: str, fmt: str | None,
                       record=trajectory_id, field="trajectory_id", source_format=fmt)
 
 
+def _raise(error: OSError) -> None:
+    raise error
+
+
+def unit_signature(unit: Unit) -> str | None:
+    """The sizes and modification times of the files a unit is read from (a directory's, all of
+    them); None when a file cannot be looked at (the unit is then read)."""
+    try:
+        if unit.path.is_file():
+            info = unit.path.stat()
+            return f"f:{info.st_size}:{info.st_mtime_ns}"
+        if not unit.path.is_dir():
+            return None
+        digest = hashlib.blake2b(digest_size=16)
+        for directory, subdirs, files in os.walk(unit.path, onerror=_raise):
+            subdirs.sort()
+            for name in sorted(files):
+                info = os.stat(os.path.join(directory, name))
+                digest.update(f"{os.path.relpath(os.path.join(directory, name), unit.path)}\0{info.st_size}\0"
+                              f"{info.st_mtime_ns}\n".encode())
+        return "d:" + digest.hexdigest()
+    except OSError:
+        return None
+
+
 def ingest(store: Store, paths: Iterable[str | os.PathLike], fmt: str = "auto", *, workers: int | None = None,
-           progress: Callable[[int, int], None] | None = None, replace: bool = False) -> IngestReport:
+           progress: Callable[[int, int], None] | None = None, replace: bool = False, verify: bool = False) -> IngestReport:
     """Ingest `paths` into `store`. Bad inputs are quarantined in `ingest_errors`; good ones land.
 
     `progress(done, total)` is called as units are read. `replace`: a trajectory stored with other
-    content is replaced (with its steps, tests and codes) instead of quarantined as a clash.
+    content is replaced (with its steps, tests and codes) instead of quarantined as a clash. An
+    input read cleanly before whose files' sizes and modification times are unchanged is skipped
+    without reading it; `verify` reads everything again (content hashes decide, as always).
     """
+    paths = [Path(p) for p in paths]
     units, issues = discover(paths, fmt)
     report = IngestReport(units=len(units))
     writer = _Writer(store, report, replace)
     for issue in issues:
         writer.issue(issue)
+    roots = [os.path.abspath(p) for p in paths]
+    known = {r["path"]: r for r in queries.records(queries.ingest_manifest(store, roots))}
+    report.gone = sorted(p for p in known if not os.path.exists(p))
+    signatures = {unit.path: unit_signature(unit) for unit in units}
+    to_read = []
+    for unit in units:
+        seen = known.get(os.path.abspath(unit.path))
+        if not verify and not replace and seen and signatures[unit.path] and seen["signature"] == signatures[unit.path]:
+            report.skipped += 1
+            report.unchanged += seen["trajectories"]
+        else:
+            to_read.append(unit)
     workers = workers if workers is not None else min(2, os.cpu_count() or 1)
-    for done, result in enumerate(_results(units, workers), start=1):
+    clean: list[tuple[str, str, str, int]] = []
+    for done, (unit, result) in enumerate(zip(to_read, _results(to_read, workers)), start=1):
+        if signatures[unit.path] and not any(i.severity == "error" for i in result.issues):
+            clean.append((os.path.abspath(unit.path), signatures[unit.path], unit.kind, len(result.batch.trajectories)))
         writer.add(result)
         if progress:
-            progress(done, len(units))
+            progress(done, len(to_read))
     writer.flush()
     writer.record()
+    # a clash or a refused record is only known at write time: its input is read (and reported) again next time
+    failed = [os.path.abspath(issue.path.split(":")[0]) for issue in report.errors]
+    clean = [row for row in clean if not any(f == row[0] or f.startswith(row[0] + os.sep) for f in failed)]
+    store.record_manifest(clean)  # after the data: a kill before this only means reading them again
     store.number_attempts()
     return report

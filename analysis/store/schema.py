@@ -392,6 +392,20 @@ UPDATE code_reliability SET method = 'labels';
 """),
 )
 
+# A no-op re-ingest should cost a stat per input, not a read: each input read cleanly is recorded
+# with a signature of its files' sizes and modification times.
+MIGRATIONS += (
+    Migration(9, "ingest manifest", """
+CREATE TABLE ingest_manifest (
+    path VARCHAR PRIMARY KEY,
+    signature VARCHAR NOT NULL,
+    kind VARCHAR,
+    trajectories INTEGER NOT NULL,
+    seen_at TIMESTAMPTZ DEFAULT current_timestamp
+);
+"""),
+)
+
 LATEST_VERSION = MIGRATIONS[-1].version
 
 TABLE_DOCS: dict[str, str] = {
@@ -417,4 +431,5 @@ TABLE_DOCS: dict[str, str] = {
     "v_coder_agreement": "View: coder agreement per code and annotator, with reliability.",
     "training_metrics": "Training curves: one row per logging step and metric (loss, kl, reward, pass_rate/<tier>, alpha/<tier>).",
     "schema_migrations": "Applied schema migrations.",
+    "ingest_manifest": "Inputs read cleanly: path, a signature of their files' sizes and modification times, trajectories; an unchanged input is skipped after one stat.",
 }

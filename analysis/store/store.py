@@ -441,6 +441,13 @@ class Store:
             result.by_format = {f["values"]: f["counts"] for f in formats}
         return result
 
+    def record_manifest(self, rows: list[tuple[str, str, str, int]]) -> None:
+        """Record inputs read cleanly: rows (path, signature, kind, trajectories), replacing earlier ones."""
+        if rows:
+            with self.transaction():
+                self._db.executemany("insert or replace into ingest_manifest (path, signature, kind, trajectories) "
+                                     "values (?, ?, ?, ?)", rows)
+
     def record_ingest_errors(self, errors: Iterable[dict[str, Any]]) -> None:
         rows = list(errors)
         if not rows:

@@ -153,9 +153,10 @@ def test_a_store_from_before_canonical_hashes_reads_unchanged_files_as_unchanged
     first = ingest(store, [good], workers=1)
     units, _ = discover([good])
     legacy = {k: v for unit in units for k, v in read_unit(unit).batch.legacy_hashes.items()}
-    with store.transaction():  # what an older curriculab stored: hashes of the raw bytes
+    with store.transaction():  # what an older curriculab stored: hashes of the raw bytes, and no manifest
         store._db.executemany("update trajectories set content_hash = ? where trajectory_id = ?",
                               [[h, t] for t, h in legacy.items()])
+        store._db.execute("delete from ingest_manifest")
     assert len(legacy) == first.inserted
     again = ingest(store, [good], workers=1)
     assert again.errors == [] and again.inserted == 0 and again.unchanged == first.inserted

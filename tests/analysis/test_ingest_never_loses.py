@@ -206,3 +206,34 @@ def test_what_the_bad_input_matrix_found_is_refused_or_reported(store, tmp_path)
     assert any("is_resolved: Input should be a valid boolean (got 'yes')" in r for r in reasons)
     assert any(r.startswith(f"{empty}: file is empty") for r in reasons)
     assert any("failure_mode 'cosmic_ray' is not one Terminal-Bench documents" in w.reason for w in report.warnings)
+
+
+def test_a_no_op_re_ingest_reads_nothing_and_a_touched_input_is_read_again(store, tmp_path):
+    import curriculab.analysis.ingest.pipeline as pipeline
+
+    good = tmp_path / "good"
+    for name in ("atif", "jsonl", "tb", "harbor"):
+        shutil.copytree(FIXTURES / name, good / name)
+    first = ingest(store, [good], workers=1)
+    assert first.skipped == 0 and first.inserted > 0
+    again = ingest(store, [good], workers=1)
+    assert again.skipped == again.units and again.inserted == 0 and again.unchanged == first.inserted
+    jsonl = good / "jsonl" / "rollouts.jsonl"
+    later = time.time() + 5
+    os.utime(jsonl, (later, later))  # touched: its signature changes, so it is read (and found unchanged)
+    touched = ingest(store, [good], workers=1)
+    assert touched.skipped == touched.units - 1 and touched.inserted == 0 and touched.unchanged == first.inserted
+    verified = ingest(store, [good], workers=1, verify=True)
+    assert verified.skipped == 0 and verified.unchanged == first.inserted
+    jsonl.unlink()
+    gone = ingest(store, [good], workers=1)
+    assert gone.gone == [str(jsonl)] and store.query("select count(*) from trajectories")[1][0][0] == first.inserted
+    assert pipeline.unit_signature(pipeline.Unit("jsonl", tmp_path / "missing.jsonl")) is None
+
+
+def test_a_quarantined_input_is_read_and_reported_again(store, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(_line(attempt=2**31))
+    assert len(ingest(store, [bad], workers=1).errors) == 1
+    again = ingest(store, [bad], workers=1)
+    assert again.skipped == 0 and len(again.errors) == 1  # never skipped: a refusal is said every time
