@@ -505,27 +505,24 @@ def verifier_evidence(store: Store, where: str | None = None, *, run_id: str | N
 
     Returns (trajectories, tests). trajectories: trajectory_id, outcome, harness_error,
     completion_step (the step index of a single-turn completion, else NULL), completion (its
-    text), finish_reason, entry_point, has_tests. tests: trajectory_id, test_id, tier, passed, status, detail.
+    text), finish_reason, entry_point. tests: trajectory_id, test_id, tier, passed, status, detail.
     """
     if where:
         store.check_filter(where)
-    conditions, params = [f"({where or 'true'})"], []
+    narrower, params = "", []
     if run_id is not None:
-        conditions.append("t.run_id = ?")
-        params.append(run_id)
+        narrower, params = narrower + " and t.run_id = ?", params + [run_id]
     if uncoded_by is not None:
-        conditions.append("not exists (select 1 from coding_status c where c.trajectory_id = t.trajectory_id and c.coder = ?)")
+        narrower += " and not exists (select 1 from coding_status c where c.trajectory_id = t.trajectory_id and c.coder = ?)"
         params.append(uncoded_by)
     chosen = store.frame(f"""
         select t.trajectory_id, t.outcome, t.harness_error, s.step_idx as completion_step, s.message as completion,
                json_extract_string(s.raw, '$.completion.finish_reason') as finish_reason,
-               json_extract_string(s.raw, '$.completion.entry_point') as entry_point,
-               exists (select 1 from test_results r where r.trajectory_id = t.trajectory_id) as has_tests
+               json_extract_string(s.raw, '$.completion.entry_point') as entry_point
         from trajectories t
         left join steps s on s.trajectory_id = t.trajectory_id and s.source = 'agent'
              and json_exists(s.raw, '$.completion')
-        where t.trajectory_id in (select trajectory_id from trajectories where {conditions[0]})
-              {''.join(' and ' + c for c in conditions[1:])}
+        where t.trajectory_id in (select trajectory_id from trajectories where ({where or 'true'})){narrower}
         order by t.trajectory_id""", params)
     tests = store.frame("""select trajectory_id, test_id, tier, passed, status, detail from test_results
                            where list_contains(?, trajectory_id) order by trajectory_id, test_id""",

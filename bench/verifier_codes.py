@@ -16,23 +16,21 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from curriculab.taxonomy.agreement import binary_agreement  # noqa: E402
 from curriculab.taxonomy.coders.verifier import COMPLETION_CODES, TestEvidence, code_completion  # noqa: E402
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "rollouts" / "smollm2_labelled.jsonl"
 
 
 def scores(records: list[dict]) -> dict[str, dict]:
+    coded = [code_completion(r["completion"], [TestEvidence(t["test_id"], t["tier"], t["passed"], t["status"], t["detail"])
+                                               for t in r["tests"]], r["finish_reason"], r["entry_point"]) for r in records]
     out = {}
     for code in COMPLETION_CODES:
-        tp = fp = fn = 0
-        for r in records:
-            tests = [TestEvidence(t["test_id"], t["tier"], t["passed"], t["status"], t["detail"]) for t in r["tests"]]
-            predicted = code_completion(r["completion"], tests, r["finish_reason"], r["entry_point"])[code].present
-            truth = r["labels"][code]
-            tp, fp, fn = tp + (predicted and truth), fp + (predicted and not truth), fn + (truth and not predicted)
-        out[code] = {"positives": tp + fn, "tp": tp, "fp": fp, "fn": fn,
-                     "precision": round(tp / (tp + fp), 3) if tp + fp else None,
-                     "recall": round(tp / (tp + fn), 3) if tp + fn else None}
+        a = binary_agreement([c[code].present for c in coded], [r["labels"][code] for r in records])
+        out[code] = {"positives": a.tp + a.fn, "tp": a.tp, "fp": a.fp, "fn": a.fn,
+                     "precision": None if a.precision is None else round(a.precision, 3),
+                     "recall": None if a.recall is None else round(a.recall, 3)}
     return out
 
 

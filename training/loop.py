@@ -49,7 +49,7 @@ class Round:
     code_effects: list[str] = field(default_factory=list)
     """The plan's reasons that act on the previous round's rollout codes."""
     rollout_codes: list[dict] = field(default_factory=list)
-    """This round's rollout failure distribution (verifier): code, n, failures, share, ci_low, ci_high."""
+    """This round's rollout failure distribution (`queries.rollout_codes`): code, n, failures, share, ci_low, ci_high."""
     all_same_share: float | None = None
     """Share of this round's GRPO groups with all-equal rewards (no gradient)."""
     schedule_progress: float = 1.0
@@ -67,20 +67,11 @@ def _describe(previous: Round, current: Round, diff_rows) -> list[str]:
     return words or ["no change"]
 
 
-def rollout_distribution(store: Store, model: str) -> list[dict]:
-    """The verifier's failure distribution over `model`'s rollouts, largest share first (codes
-    present at least once)."""
-    frame = queries.failure_distribution(store, "verifier", model=model)
-    rows = [r for r in queries.records(frame) if r["n"]]
-    return [{k: r[k] for k in ("code", "n", "applied", "failures", "share", "ci_low", "ci_high")}
-            for r in sorted(rows, key=lambda r: -r["share"])]
-
-
 def describe_distribution(rows: list[dict], limit: int = 6) -> str:
     if not rows:
         return "no failed rollouts"
     return ", ".join(f"{r['code']} {r['share']:.0%} [{r['ci_low']:.0%}–{r['ci_high']:.0%}]" for r in rows[:limit]) + \
-        f" of {rows[0]['applied']} failed rollouts"
+        f" of {rows[0]['failures']} failed rollouts"
 
 
 def run_loop(db_path: str, model: str, rounds: int, steps_per_round: int, out: Path, problems, problems_spec: str, *,
@@ -136,7 +127,7 @@ def run_loop(db_path: str, model: str, rounds: int, steps_per_round: int, out: P
         current.run_id, current.rollouts = result.run_id, result.rollouts
         current.all_same_share, current.schedule_progress = result.all_same_share, result.schedule_progress
         with Store(db_path, read_only=True) as store:
-            current.rollout_codes = rollout_distribution(store, label)
+            current.rollout_codes = queries.records(queries.rollout_codes(store, run_id=result.run_id))
         say(f"  round {number} rollouts ({result.rollouts}): {describe_distribution(current.rollout_codes)}"
             + (f"; all-same groups {result.all_same_share:.0%}" if result.all_same_share is not None else "")
             + (f"; schedule reached {result.schedule_progress:.0%} of its plan" if result.schedule_progress < 1 else ""))

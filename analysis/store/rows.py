@@ -185,9 +185,11 @@ class RowBatch:
             parts[row.trajectory_id].steps.append(row)
         for row in self.test_results:
             parts[row.trajectory_id].test_results.append(row)
+        named_tasks = {row.task_id for row in self.trajectories}
+        named_runs = {row.run_id for row in self.trajectories}
         rest = RowBatch()
-        rest.tasks = {k: v for k, v in self.tasks.items() if not any(k in p.tasks for p in parts.values())}
-        rest.runs = {k: v for k, v in self.runs.items() if not any(k in p.runs for p in parts.values())}
+        rest.tasks = {k: v for k, v in self.tasks.items() if k not in named_tasks}
+        rest.runs = {k: v for k, v in self.runs.items() if k not in named_runs}
         return list(parts.values()) + ([rest] if rest.tasks or rest.runs else [])
 
     def to_arrow(self) -> dict[str, pa.Table]:

@@ -152,15 +152,16 @@ def code_completion(text: str, tests: Sequence[TestEvidence], finish_reason: str
     missing = [t for t, d in details if d.startswith("missing entry point")]
     defined_somewhere = bool(entry_point) and bool(re.search(rf"\bdef\s+{re.escape(entry_point)}\s*\(", text))
     fences = text.count(FENCE)
+    on_prose = syntax is not None and ran_code_broken(text, entry_point, syntax)
     if fences % 2:
         mark("broken_code_block", f"{fences} code fences: one is never closed or never opened")
-    elif syntax is not None and ran_code_broken(text, entry_point, syntax):
+    elif on_prose:
         mark("broken_code_block", f"the code that runs fails to compile on a line of prose: {syntax}")
     elif missing and defined_somewhere:
         mark("broken_code_block", f"the answer defines {entry_point} outside any well-formed code block", missing)
     if load is not None:
         if kind in _SYNTAX_ERRORS:
-            if not ran_code_broken(text, entry_point, syntax):  # else it fails on prose or a fence, not on its code
+            if not on_prose:  # else it fails on prose or a fence, not on its code
                 mark("syntax_error", f"does not compile: {load.detail}", [load])
         elif kind in _NAME_ERRORS:
             mark("undefined_name", f"fails while loading: {load.detail}", [load])

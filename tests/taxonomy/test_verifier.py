@@ -142,17 +142,14 @@ def test_the_labelled_verdicts_are_what_the_sandbox_gives_today():
 
 
 def test_precision_and_recall_per_code_against_hand_labels_are_at_least_0_9():
+    from curriculab.taxonomy.agreement import binary_agreement
+
     records = _labelled()
+    coded = [code_completion(r["completion"], [TestEvidence(t["test_id"], t["tier"], t["passed"], t["status"], t["detail"])
+                                               for t in r["tests"]], r["finish_reason"], r["entry_point"]) for r in records]
     scores = {}
     for code in COMPLETION_CODES:
-        tp = fp = fn = 0
-        for r in records:
-            tests = [TestEvidence(t["test_id"], t["tier"], t["passed"], t["status"], t["detail"]) for t in r["tests"]]
-            predicted = code_completion(r["completion"], tests, r["finish_reason"], r["entry_point"])[code].present
-            truth = r["labels"][code]
-            tp += predicted and truth
-            fp += predicted and not truth
-            fn += truth and not predicted
-        if tp + fn:
-            scores[code] = (tp / (tp + fp) if tp + fp else 0.0, tp / (tp + fn))
+        a = binary_agreement([c[code].present for c in coded], [r["labels"][code] for r in records])
+        if a.tp + a.fn:
+            scores[code] = (a.precision or 0.0, a.recall)
     assert scores and all(p >= 0.9 and r >= 0.9 for p, r in scores.values()), scores
