@@ -171,3 +171,38 @@ with Store({str(demo_store_copy)!r}) as store:
         holder.wait()
     at = _page(at, "overview")  # the writer is gone: the data shows
     assert _metric(at, "Models") == "3"
+
+
+def test_the_run_selector_filters_the_rollout_codes(demo_store_copy, monkeypatch):
+    import json
+
+    from curriculab.analysis.coding import run_verifier_coder
+    from curriculab.analysis.ingest import ingest
+    from curriculab.analysis.store import Store
+    from curriculab.training.problems import builtin_problems
+    from curriculab.training.rewards import Scorer
+    from curriculab.training.rollouts import completion_record
+
+    problem = next(p for p in builtin_problems() if p.entry_point == "add")
+    texts = {"run-a": "def add(a, b):\n    return a + b\n```\nprose", "run-b": "```python\ndef add(a, b):\n    return a - b\n```"}
+    results = Scorer({problem.problem_id: problem}).run([problem.problem_id] * 2, list(texts.values()))
+    path = demo_store_copy.parent / "rollouts.jsonl"
+    path.write_text("".join(json.dumps(completion_record(
+        trajectory_id=f"{run}/0", run={"run_id": run, "agent": "curriculab-grpo", "model": "m", "config": {}}, model="m",
+        problem=problem, attempt=0, prompt=problem.prompt, completion=text, result=result, reward=0.0)) + "\n"
+        for (run, text), result in zip(texts.items(), results)))
+    with Store(demo_store_copy) as store:
+        ingest(store, [path], workers=1)
+        run_verifier_coder(store)
+        store.save_training_metrics("run-a", [("run-a", 1, "reward", 0.0)])
+        store.save_training_metrics("run-b", [("run-b", 1, "reward", 0.0)])
+    monkeypatch.setenv("CURRICULAB_DB", str(demo_store_copy))
+    at = _page(_fresh(), "training")
+
+    def shown_runs() -> set[str]:
+        table = next(d.value for d in at.dataframe if "code" in d.value.columns and "run_id" in d.value.columns)
+        return set(table["run_id"])
+
+    assert shown_runs() == {"run-a", "run-b"}  # both runs by default
+    at.multiselect(key="training_runs").set_value(["run-b"]).run()
+    assert shown_runs() == {"run-b"}
