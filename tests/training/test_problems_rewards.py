@@ -197,7 +197,7 @@ def test_without_a_sandbox_the_completion_still_cannot_see_the_harness_command_l
             "        try:\n            seen.append(open(f'/proc/{pid}/cmdline', 'rb').read())\n        except OSError:\n            pass\n"
             "    return [c for c in seen if b'pytest' in c]\n")
     result = run_tests(code, "add", [("t", "assert add(1, 2) == []")], backend="rlimits")
-    assert result.status == "unsandboxed" and "own pid namespace" in result.isolation
+    assert result.status == "unsandboxed" and "own pid, IPC, mount and network namespaces" in result.isolation
     assert result.outcomes[0].passed, result.outcomes[0].detail
 
 

