@@ -388,6 +388,43 @@ def pass_rates_by_agent(store: Store, *, model: str | None = None) -> pd.DataFra
         from trajectories t left join runs r on r.run_id = t.run_id{where} group by all order by all""", params)
 
 
+def systems(store: Store, *, model: str | None = None) -> pd.DataFrame:
+    """Pass rates per system (agent, agent version, model), the unit a leaderboard compares, best first.
+
+    Columns: agent, agent_version, model, runs, trials (every attempt), attempts (with a verdict),
+    passes, pass_rate (over attempts), errors (no verdict), leaderboard_accuracy (every trial counts
+    and an error is a failure, averaged over runs: the figure Terminal-Bench publishes).
+    """
+    where, params = _where({"model": "t.model"}, model=model)
+    return store.frame(f"""
+        with per_run as (
+            select coalesce(r.agent, '(unknown)') as agent, coalesce(r.agent_version, '') as agent_version, t.model,
+                   t.run_id, count(*) as trials, count(*) filter (t.outcome <> 'error') as attempts,
+                   count(*) filter (t.outcome = 'passed') as passes, count(*) filter (t.outcome = 'error') as errors
+            from trajectories t left join runs r on r.run_id = t.run_id{where} group by all)
+        select agent, agent_version, model, count(*) as runs, sum(trials)::bigint as trials, sum(attempts)::bigint as attempts,
+               sum(passes)::bigint as passes, sum(passes) / nullif(sum(attempts), 0) as pass_rate, sum(errors)::bigint as errors,
+               avg(passes / trials) as leaderboard_accuracy
+        from per_run group by all
+        order by pass_rate desc nulls last, leaderboard_accuracy desc, agent, model""", params)
+
+
+def model_pooling(store: Store, *, model: str | None = None) -> pd.DataFrame:
+    """What each model row pools: its agents and runs (a row of one model may mix systems).
+
+    Columns: model, agents (count), agent_names (comma-separated), runs (count), run_ids (the first
+    five, comma-separated), unknown_model (whether the source named no model for it).
+    """
+    where, params = _where({"model": "t.model"}, model=model)
+    return store.frame(f"""
+        select t.model, count(distinct coalesce(r.agent, '(unknown)')) as agents,
+               string_agg(distinct coalesce(r.agent, '(unknown)'), ', ' order by coalesce(r.agent, '(unknown)')) as agent_names,
+               count(distinct t.run_id) as runs,
+               array_to_string(list_slice(list(distinct t.run_id order by t.run_id), 1, 5), ', ') as run_ids,
+               bool_or(t.model_raw is null) as unknown_model
+        from trajectories t left join runs r on r.run_id = t.run_id{where} group by all order by 1""", params)
+
+
 def attempt_evidence(store: Store, *, model: str | None = None) -> pd.DataFrame:
     """Per model: what the coders could see.
 

@@ -78,6 +78,11 @@ class Report:
     """Per GRPO run: rollouts, pass rate, mean reward, steps, share of groups with no gradient."""
     rollout_codes: list[dict] = field(default_factory=list)
     """Per GRPO run and verifier code: share of its failed rollouts with the code, 95% CI."""
+    systems: list[dict] = field(default_factory=list)
+    """Per system (agent, agent version, model), best first: pass rate over attempts with a verdict,
+    and the leaderboard's figure (every error a failure, mean over runs)."""
+    pooling: list[dict] = field(default_factory=list)
+    """Per model row: the agents and runs it pools, and whether the source named the model."""
     findings: list[str] = field(default_factory=list)
     """The report's sentences."""
 
@@ -176,6 +181,8 @@ def build_report(store: Store, model: str | None = None, coder: str = "rules", b
         quarantined=queries.records(queries.quarantined_inputs(store)),
         training_runs=queries.records(queries.training_runs(store)),
         rollout_codes=queries.records(queries.rollout_codes(store)),
+        systems=queries.records(queries.systems(store, model=model)),
+        pooling=queries.records(queries.model_pooling(store, model=model)),
     )
     report.findings = _findings(report)
     return report
@@ -265,6 +272,13 @@ def _findings(r: Report) -> list[str]:
         found.append(f"The stored difficulty fit is stale or missing (it used {fit['fitted']} attempts; the store has "
                      f"{fit['current']}): difficulty, tiers and signal below are from it. Refit with `curriculab "
                      f"difficulty` or `curriculab report --refit`.")
+    for row in r["pooling"]:
+        if row["agents"] > 1:
+            found.append(f"{row['model']} pools {row['agents']} agents ({row['agent_names']}) over {row['runs']} runs: its "
+                         "row mixes systems; compare them under Systems (agent × model).")
+        elif row["unknown_model"] and row["runs"] > 1:
+            found.append(f"{row['model']} pools {row['runs']} runs whose files name no model ({row['run_ids']}): they may "
+                         "be different models. Name them (`curriculab ingest --model`, `--identities`).")
     rates = [o for o in r["overview"] if o["pass_rate"] is not None]
     for o in r["overview"]:
         if o["pass_rate"] is None:
@@ -390,6 +404,11 @@ def _sections(r: Report) -> list[tuple[str, list[dict[str, Any]], list[str] | No
           "harness_errors", "flagged"], "no attempts"),
         ("Ranking: each model against the next (task-clustered 95% CI of the difference)", r["comparisons"], None,
          "fewer than two models with a pass rate"),
+        ("Systems: agent × model, best first (pass rate over attempts with a verdict; leaderboard accuracy: every "
+         "trial counts, an error is a failure, mean over runs)", r["systems"],
+         ["agent", "agent_version", "model", "runs", "trials", "attempts", "passes", "pass_rate", "errors",
+          "leaderboard_accuracy"], "no attempts"),
+        ("What each model row pools (agents and runs)", r["pooling"], None, "no attempts"),
         (f"Coder coverage: failed attempts the coder could judge (a share is stated from {_pct(r['coverage_min'])})",
          r["coverage"], None, "no failed attempts"),
     ]
@@ -418,7 +437,6 @@ def _sections(r: Report) -> list[tuple[str, list[dict[str, Any]], list[str] | No
         ("Milestones: first failing milestone", r["milestones"], None, "no milestone-graded attempts"),
         ("Harness errors", r["harness_errors"], None, "no attempt hit a harness fault"),
         ("Attempts that name no model", r["unknown_models"], None, "every attempt names its model"),
-        ("Pass rates by agent and model", r["by_agent"], None, "no attempts"),
         ("What the coders could see: attempts without logged actions, per model", r["evidence"], None, "no attempts"),
         ("Quarantined inputs (not in any table above)", r["quarantined"], None, "nothing was quarantined"),
         ("Training runs (GRPO): rollouts, pass rate, groups with no gradient", r["training_runs"], None,
@@ -453,6 +471,15 @@ def to_html(r: Report) -> str:
     figures.append(go.Figure(go.Bar(x=[o["model"] for o in ov], y=[o["pass_rate"] for o in ov], error_y=_bar_errors(
         [o["pass_rate"] for o in ov], [o["cluster_low"] for o in ov], [o["cluster_high"] for o in ov])),
         layout={"title": "Pass rate (95% CI, bootstrap over tasks)", "yaxis": {"range": [0, 1]}}))
+    systems = [x for x in r["systems"] if x["pass_rate"] is not None][:30]
+    if systems:
+        names = [f"{x['agent']} · {x['model']}" for x in systems]
+        ranking = go.Figure(layout={"title": "Systems (agent × model), best first", "barmode": "group",
+                                    "yaxis": {"range": [0, 1], "tickformat": ".0%"}})
+        ranking.add_bar(name="pass rate (attempts with a verdict)", x=names, y=[x["pass_rate"] for x in systems])
+        ranking.add_bar(name="leaderboard accuracy (errors count as failures)", x=names,
+                        y=[x["leaderboard_accuracy"] for x in systems])
+        figures.append(ranking)
     failure = go.Figure(layout={"title": "Top failure modes: share of the failures the coder could judge",
                                 "barmode": "group", "yaxis": {"range": [0, 1]}})
     for m, rows in r["top_failure_modes"].items():

@@ -329,10 +329,12 @@ def _simulate_trial(task: SimTask, model: ModelProfile, attempt: int, rng: rando
         s.read(again, contents[again])
     run_cmd, test_cmd = _RUN_CMD[task.language], _TEST_CMD[task.language]
     if planted["no_plan_revision"]:
-        s.shell("Run the program.", [(run_cmd, _ERRORS[task.language])])
-        s.shell("Run it again.", [(run_cmd, _ERRORS[task.language])])
+        # the same failing run, unchanged; its error differs in detail each time (a timing, an address),
+        # so it is no plan revision and not a verbatim repeat (redundant rework)
+        s.shell("Run the program.", [(run_cmd, _ERRORS[task.language] + "\n(after 0.41s)")])
+        s.shell("Run it again.", [(run_cmd, _ERRORS[task.language] + "\n(after 0.38s)")])
         if rng.random() < 0.5:
-            s.shell("Try once more.", [(run_cmd, _ERRORS[task.language])])
+            s.shell("Try once more.", [(run_cmd, _ERRORS[task.language] + "\n(after 0.44s)")])
     p_pass = _sigmoid(model.ability - task.difficulty_true)
     for code, penalty in _PASS_PENALTY.items():
         if planted.get(code):
@@ -427,7 +429,8 @@ def simulate_corpus(out: Path | str, n_tasks: int = 36, attempts: int = 3, seed:
                 finished = datetime.fromisoformat(steps[-1]["timestamp"]) + timedelta(seconds=30)
                 exception = None
                 if outcome == "error":
-                    kind = trial_rng.choice(["AgentTimeoutError", "VerifierTimeoutError", "EnvironmentStartTimeoutError"])
+                    # planted harness failures are the infrastructure's (an agent's timeout is a failed attempt)
+                    kind = trial_rng.choice(["DockerComposeError", "VerifierTimeoutError", "EnvironmentStartTimeoutError"])
                     exception = {"exception_type": kind, "exception_message": f"{kind}: exceeded the limit",
                                  "exception_traceback": f"Traceback (most recent call last):\n  ...\n{kind}", "occurred_at": finished.isoformat()}
                 else:

@@ -9,7 +9,7 @@ import importlib
 from importlib.metadata import PackageNotFoundError, version
 
 _PUBLIC = {
-    "IngestReport": "curriculab.analysis.ingest", "Issue": "curriculab.analysis.ingest",
+    "IngestReport": "curriculab.analysis.ingest", "Issue": "curriculab.analysis.ingest", "Identity": "curriculab.analysis.ingest",
     "ingest": "curriculab.analysis.ingest", "simulate_corpus": "curriculab.analysis.simulate",
     "Store": "curriculab.analysis.store", "StoreError": "curriculab.analysis.store",
     **{name: "curriculab.taxonomy.model"
@@ -27,5 +27,5 @@ try:
 except PackageNotFoundError:  # running from a source tree without installing
     __version__ = "0.0.0+source"
 
-__all__ = ["FORMAT_VERSION", "FailureCode", "IngestReport", "Issue", "Run", "Step", "Store", "StoreError", "Task",
+__all__ = ["FORMAT_VERSION", "FailureCode", "Identity", "IngestReport", "Issue", "Run", "Step", "Store", "StoreError", "Task",
            "TestResult", "Trajectory", "__version__", "ingest", "simulate_corpus"]

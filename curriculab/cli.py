@@ -155,9 +155,14 @@ def cli(ctx: click.Context, db: str | None, debug: bool) -> None:
               help="Replace stored trajectories whose id comes again with other content (their codes go with them).")
 @click.option("--verify", is_flag=True,
               help="Read every input again, even those whose files' sizes and times are unchanged since a clean read.")
+@click.option("--agent", default=None, help="Record this agent for every run read in this call (files that name none, or the wrong one).")
+@click.option("--model", default=None, help="Record this model for every run read in this call (e.g. a null `model_name`).")
+@click.option("--identities", "identities_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="YAML list of {path: <glob over the input path>, agent: ..., model: ...}: who ran which runs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @db_option
-def ingest(paths: tuple[Path, ...], fmt: str, workers: int | None, replace: bool, verify: bool, as_json: bool) -> None:
+def ingest(paths: tuple[Path, ...], fmt: str, workers: int | None, replace: bool, verify: bool, agent: str | None,
+           model: str | None, identities_file: Path | None, as_json: bool) -> None:
     """Ingest trajectories: Harbor jobs, ATIF, tb runs, SWE-agent, Inspect logs, JSONL.
 
     Directories are walked. Bad inputs are quarantined in `ingest_errors` (exit 1), and every
@@ -169,16 +174,23 @@ def ingest(paths: tuple[Path, ...], fmt: str, workers: int | None, replace: bool
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from curriculab.analysis.ingest import Identity, read_identities
     from curriculab.analysis.ingest import ingest as run_ingest
 
+    try:
+        identities = (read_identities(identities_file) if identities_file else []) + (
+            [Identity(None, agent, model)] if agent or model else [])
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
     with open_store(read_only=False) as store:
         with Progress(TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=err_console, transient=True, disable=as_json) as bar:
             task = bar.add_task("ingest", total=None)
-            report = run_ingest(store, paths, fmt, workers=workers, replace=replace, verify=verify,
+            report = run_ingest(store, paths, fmt, workers=workers, replace=replace, verify=verify, identities=identities,
                                 progress=lambda done, total: bar.update(task, completed=done, total=total))
     summary = {
-        "units": report.units, "inserted": report.inserted, "unchanged": report.unchanged, "replaced": report.replaced,
+        "units": report.units, "found": report.found, "inserted": report.inserted, "unchanged": report.unchanged,
+        "replaced": report.replaced,
         "skipped_unread": report.skipped, "gone": report.gone, "steps": report.steps,
         "tasks": report.tasks, "by_format": dict(report.by_format), "quarantined": report.quarantined,
         "warnings": len(report.warnings), "errors": [i.reason for i in report.errors],
@@ -193,6 +205,8 @@ def ingest(paths: tuple[Path, ...], fmt: str, workers: int | None, replace: bool
                    + (f"{report.replaced} replaced; " if report.replaced else "")
                    + f"{report.tasks} task descriptions; "
                    f"{report.quarantined} quarantined; {len(report.warnings)} warnings.")
+        click.echo(f"{report.found} trials found: {report.inserted + report.replaced} ingested, {report.unchanged} unchanged, "
+                   f"{report.quarantined} refused.")
         if report.gone:
             click.echo(f"  {len(report.gone)} input(s) read before are gone (their trajectories stay in the store), "
                        f"e.g. {safe_text(report.gone[0])}", err=True)
@@ -680,6 +694,9 @@ def plan(ctx: click.Context, target: str | None, output: Path | None, problems_p
         config = written.read_text()
     with open_store(read_only=False, create=False) as store:
         planning.save(store, made)
+    for reason in made.reasons:
+        if reason.startswith(planning.POOLING_WARNING):
+            click.echo(safe_text(reason), err=True)
     _print_plan(made, as_json)
     if output is not None and not as_json:
         click.echo(f"wrote {output} and {output.with_suffix('.parquet')} ({len(config.splitlines())} lines of YAML)")

@@ -69,11 +69,21 @@ def estimate_capability(store: Store, model: str, prior: str | None = None) -> C
         theta, theta_se = float(abilities["ability"].iloc[0]), float(abilities["ability_se"].iloc[0])
         b = float(difficulty["difficulty"].median())
         a = float(difficulty["discrimination"].median())
-        value = 1 / (1 + math.exp(-a * (theta - b)))
-        se = a * value * (1 - value) * theta_se  # delta method
+        median_task = 1 / (1 + math.exp(-a * (theta - b)))
+        # The thresholds are for a mean pass rate: average the prediction over the tasks the model was
+        # measured on (the median task's prediction is not the mean of a skewed set), and say which.
+        attempted = {row[0] for row in store.query("select distinct task_id from trajectories where model = ? "
+                                                   "and outcome <> 'error'", [model])[1]}
+        measured = difficulty[difficulty["task_id"].isin(attempted)] if attempted else difficulty
+        predictions = [1 / (1 + math.exp(-float(row.discrimination) * (theta - float(row.difficulty))))
+                       for row in measured.itertuples()]
+        value = sum(predictions) / len(predictions)
+        slopes = [float(row.discrimination) * p * (1 - p) for row, p in zip(measured.itertuples(), predictions)]
+        se = sum(slopes) / len(slopes) * theta_se  # delta method
         return Capability(value, se, "irt", {t: None for t in TIERS}, {t: None for t in TIERS},
-                          f"IRT ability θ = {theta:.2f} ± {theta_se:.2f} against the median task (b = {b:.2f}, a = {a:.2f}): "
-                          f"predicted pass rate {value:.2f}")
+                          f"IRT ability θ = {theta:.2f} ± {theta_se:.2f}: predicted pass rate {value:.2f} averaged over the "
+                          f"{len(predictions)} tasks {model} was measured on (on the median task, b = {b:.2f}, a = {a:.2f}, "
+                          f"it would be {median_task:.2f})")
     if prior is None:
         raise PlanError(f"model {model!r} has no tiered test results and no IRT fit. Run `curriculab difficulty` "
                         "to fit abilities, or give a prior: --capability weak|strong")

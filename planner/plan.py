@@ -177,6 +177,26 @@ def select_tasks(store: Store, model: str, problems: Sequence, decisions: list[C
     return entries, excluded, reasons
 
 
+POOLING_WARNING = "warning: "
+"""How a reason that warns begins (the CLI repeats such reasons on stderr)."""
+
+
+def pooling_warnings(store: Store, model: str) -> list[str]:
+    """Reasons that warn when the model's row pools systems (several agents) or runs that name no model."""
+    rows = queries.records(queries.model_pooling(store, model=model))
+    if not rows:
+        return []
+    row = rows[0]
+    if row["agents"] > 1:
+        return [f"{POOLING_WARNING}{model} pools {row['agents']} agents ({row['agent_names']}) over {row['runs']} runs: "
+                "its capability and pass rates mix systems. Plan for one system's runs (ingest them under their own "
+                "model name with `curriculab ingest --model`/`--identities`)"]
+    if row["unknown_model"] and row["runs"] > 1:
+        return [f"{POOLING_WARNING}{model} pools {row['runs']} runs whose files name no model ({row['run_ids']}): they "
+                "may be different models. Name them with `curriculab ingest --model` or `--identities`"]
+    return []
+
+
 def build_plan(store: Store, model: str, problems: Sequence, problems_spec: str, *, prior: str | None = None,
                coders: Sequence[str] = DEFAULT_CODERS, thresholds: Thresholds = Thresholds(),
                dynamic: DynamicSettings = DynamicSettings(), strategy: str = "tarot", shift_strength: float = 0.5) -> Plan:
@@ -184,8 +204,9 @@ def build_plan(store: Store, model: str, problems: Sequence, problems_spec: str,
     if strategy not in ("tarot", "avg_reward", "pass_all"):
         raise PlanError(f"strategy {strategy!r} is unknown; use tarot, avg_reward or pass_all")
     capability = estimate_capability(store, model, prior)
-    reasons = [f"capability {capability.value:.2f}" + (f" ± {capability.se:.2f}" if capability.se is not None else "")
-               + f" from {capability.source}: {capability.evidence}"]
+    reasons = pooling_warnings(store, model)
+    reasons.append(f"capability {capability.value:.2f}" + (f" ± {capability.se:.2f}" if capability.se is not None else "")
+                   + f" from {capability.source}: {capability.evidence}")
     band, schedule, preset = choose(capability.value, thresholds)
     reasons.append(f"{band} (capability {capability.value:.2f}; weak below {thresholds.weak_below}, strong from "
                    f"{thresholds.strong_from}) → {schedule} schedule, {preset} weights, as TAROT found for {band} models"

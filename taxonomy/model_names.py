@@ -3,7 +3,9 @@
 `claude-haiku-4-5-20251001` (Anthropic), `anthropic/claude-haiku-4-5-20251001` (LiteLLM) and
 `us.anthropic.claude-haiku-4-5-20251001-v1:0` (Bedrock) are one model. The store keeps the raw
 name (`trajectories.model_raw`) and reports by the canonical one (`trajectories.model`).
-Names no rule can join (an Azure deployment name, a fine-tune's id) go in a user alias file.
+Provider aliases (`claude-sonnet-4-0` is `claude-sonnet-4-20250514`) come from the shipped table
+`model_aliases.yaml`. Names no rule can join (an Azure deployment name, a fine-tune's id) go in a
+user alias file, which overrides the shipped table.
 """
 
 from __future__ import annotations
@@ -22,10 +24,21 @@ _BEDROCK_VERSION = re.compile(r"-v\d+(:\d+)?$")
 _VERTEX_DATE = re.compile(r"@(\d{8})$")
 
 
+SHIPPED_ALIASES = Path(__file__).with_name("model_aliases.yaml")
+"""Provider aliases (`claude-sonnet-4-0`) and leaderboard spellings (`claude-4-sonnet`) to dated ids."""
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped() -> dict[str, str]:
+    import yaml
+
+    return {str(k): str(v) for k, v in (yaml.safe_load(SHIPPED_ALIASES.read_text(encoding="utf-8")) or {}).items()}
+
+
 @functools.lru_cache(maxsize=4)
 def _aliases(path: str | None) -> dict[str, str]:
     if not path:
-        return {}
+        return _shipped()
     import yaml
 
     try:
@@ -35,7 +48,7 @@ def _aliases(path: str | None) -> dict[str, str]:
                          "Write it as YAML `raw name: canonical name`, or unset the variable") from None
     if not isinstance(doc, dict):
         raise ValueError(f"${MODEL_ALIASES_ENV} = {path}: expected a mapping `raw name: canonical name`. Fix the file")
-    return {str(k): str(v) for k, v in doc.items()}
+    return {**_shipped(), **{str(k): str(v) for k, v in doc.items()}}
 
 
 @functools.lru_cache(maxsize=65536)

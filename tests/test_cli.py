@@ -24,7 +24,7 @@ def ingested(cli_run, formats):
 def test_query_json_is_an_array_of_objects_keyed_by_column(ingested):
     result = ingested("query", "select model, count(*) as n from trajectories where source_format = 'harbor' group by 1 order by 1", "--json")
     assert result.exit_code == 0
-    assert json.loads(result.stdout) == [{"model": "claude-sonnet-4-5", "n": 2}, {"model": "gpt-5-codex", "n": 1},
+    assert json.loads(result.stdout) == [{"model": "claude-sonnet-4-5-20250929", "n": 2}, {"model": "gpt-5-codex", "n": 1},
                                          {"model": "gpt-5-mini", "n": 2}]
 
 

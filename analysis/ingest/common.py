@@ -20,6 +20,18 @@ from curriculab.taxonomy.model import INT32_MAX, TIERS, Step, TestResult
 MAX_OUTPUT_CHARS = 64 * 1024
 """Outputs longer than this keep their first and last halves; `output_truncated` is set."""
 
+AGENT_FAULTS = frozenset({"agent_timeout", "unknown_agent_error", "agent_crashed", "llm_parse_error",
+                          "context_length_exceeded", "output_length_exceeded"})
+"""Harness errors that are the agent's own doing (it crashed, ran out of time, broke its own
+output): without a verdict the attempt is `failed`, as leaderboards count it, with the harness
+error kept. Any other fault (the environment, the install, the verifier, the reward) leaves no
+verdict: `error`, outside pass rates."""
+
+
+def outcome_without_verdict(harness_error: str | None) -> str:
+    """`failed` for an agent's own fault, `error` for the infrastructure's."""
+    return "failed" if harness_error in AGENT_FAULTS else "error"
+
 
 HASH_PREFIX = "c1:"
 """Marks a hash of parsed content; stores written before it hold hashes of raw bytes (no prefix)."""

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from curriculab.analysis.ingest.atif import atif_steps, model_name, parse_atif
 from curriculab.analysis.ingest.common import (
     IngestFailure, UnitResult, byte_hash, content_hash, fail, load_json, make_issue, milestones, read_bytes,
-    test_results_from_ctrf, validation_failure,
+    outcome_without_verdict, test_results_from_ctrf, validation_failure,
 )
 from curriculab.analysis.ingest.tasks import task_from_toml
 from curriculab.analysis.ingest.terminus import is_terminus_episodes, terminus_episode_steps
@@ -112,9 +112,16 @@ class TrialResult(_H):
 
 
 def is_trial_dir(path: Path) -> bool:
-    # A job directory also holds result.json and config.json; only a trial has these beside them.
-    return (path / "result.json").is_file() and (
-        (path / "agent").is_dir() or (path / "verifier").is_dir() or (path / "trial.log").is_file())
+    """A trial directory: result.json with a trial's companions, or with nothing that makes it a job.
+    A job also holds result.json (and config.json), but beside a job.log or trial directories of its
+    own; a trial whose agent and verifier folders are gone keeps its verdict all the same."""
+    if not (path / "result.json").is_file():
+        return False
+    if (path / "agent").is_dir() or (path / "verifier").is_dir() or (path / "trial.log").is_file():
+        return True
+    if (path / "job.log").is_file():
+        return False
+    return not any((child / "result.json").is_file() for child in path.iterdir() if child.is_dir())
 
 
 @functools.lru_cache(maxsize=4096)
@@ -231,8 +238,8 @@ def read_trial(trial_dir: Path) -> UnitResult:
     if reward is not None:
         outcome = "passed" if reward >= 1.0 else "failed"
     elif result.exception_info is not None:
-        outcome = "error"
         harness_error = harness_error_of(result.exception_info.exception_type, result.exception_info.exception_message)
+        outcome = outcome_without_verdict(harness_error)
     else:
         outcome = "error"
         harness_error = "parse_error"  # the verifier produced no reward at all

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from curriculab.analysis.ingest.common import StepBuilder, UnitResult, byte_hash, content_hash, fail, make_issue, read_bytes, text_of
-from curriculab.taxonomy.actions import normalise_tool_call
+from curriculab.taxonomy.actions import NormalisedCall, normalise_tool_call
 from curriculab.taxonomy.model import Run, Task, Trajectory
 
 FORMAT = "inspect"
@@ -57,12 +57,23 @@ def read_eval(path: Path) -> UnitResult:
             role = message.role
             if role == "tool":
                 index = pending.pop(getattr(message, "tool_call_id", None) or "", None)
+                error = getattr(message, "error", None)
+                output = f"{message.text}\n{getattr(error, 'message', error)}".strip() if error is not None else message.text
+                failure = {"error": {"type": getattr(error, "type", None), "message": getattr(error, "message", None)}} \
+                    if error is not None else {}
                 if index is not None:
                     step = builder.steps[index]
-                    step.output = message.text
-                    error = getattr(message, "error", None)
-                    if error is not None:
-                        step.output = f"{message.text}\n{getattr(error, 'message', error)}".strip()
+                    step.output = output
+                    if error is not None:  # the tool itself failed (timeout, permission, ...): an error was observed
+                        step.tool_failed = True
+                        step.raw = {**(step.raw or {}), **failure}
+                elif getattr(message, "function", None):
+                    # a tool result whose call is not in the log: still the tool's step, with its error
+                    calls = normalise_tool_call(message.function, {}, "inspect")
+                    if calls[0].action is None:  # a shell tool whose command was not logged
+                        calls = [NormalisedCall("run", None, None)]
+                    builder.calls(calls, tool_name=message.function, output=output, call_id=message.tool_call_id,
+                                  raw={"function": message.function, **failure}, tool_failed=True if error is not None else None)
                 else:
                     builder.message("env", message.text)
                 continue

@@ -8,6 +8,7 @@ batch in flight and never leaves half a trajectory.
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import os
 from collections import Counter
@@ -26,10 +27,12 @@ from curriculab.analysis.ingest.common import (
     Issue, IngestFailure, UnitResult, json_failure, make_issue, read_bytes, validation_failure,
 )
 from curriculab.analysis.store import RecordRejected, RowBatch, Store
+from curriculab.taxonomy.model_names import canonical_model
 
 FORMATS = ("auto", "atif", "harbor", "tb", "swe-agent", "inspect", "jsonl")
 _JOB_FILES = {"config.json", "result.json", "results.json", "run_metadata.json", "lock.json", "metrics.json",
               "args.json", "report.json", "ctrf.json", "package.json", "tsconfig.json"}
+_VERDICT_FILES = {"result.json", "results.json"}
 _BATCH_TRAJECTORIES = 2000
 _BATCH_STEPS = 100_000
 _PARALLEL_MIN_UNITS = 200
@@ -38,7 +41,7 @@ _PARALLEL_MIN_UNITS = 200
 @dataclass(frozen=True)
 class Unit:
     kind: str
-    """harbor, tb, atif, swe-agent, inspect, jsonl, harbor-task, tb-task, or json (sniffed when read)."""
+    """harbor, tb, tb-results, atif, swe-agent, inspect, jsonl, harbor-task, tb-task, or json (sniffed when read)."""
     path: Path
 
 
@@ -73,6 +76,11 @@ class IngestReport:
     def quarantined(self) -> int:
         return len(self.errors)
 
+    @property
+    def found(self) -> int:
+        """Trials (or inputs, where a whole input was refused) this call met: ingested, unchanged or refused."""
+        return self.inserted + self.replaced + self.unchanged + self.quarantined
+
 
 def _sniff_json(path: Path, data: bytes) -> str | None:
     head = data[:4096]
@@ -82,6 +90,8 @@ def _sniff_json(path: Path, data: bytes) -> str | None:
         return "inspect"
     if b'"schema_version"' in data and b'"steps"' in data and b'"session_id"' in data:
         return "atif"
+    if tb.is_results_file(data):
+        return "tb-results"
     return None
 
 
@@ -94,17 +104,17 @@ def read_unit(unit: Unit) -> UnitResult:
             kind = _sniff_json(path, data) or ""
             if kind == "atif":
                 return atif.read_atif_file(path, data)
-            if kind != "inspect":
+            if kind not in ("inspect", "tb-results"):
                 try:
                     orjson.loads(data)
                 except orjson.JSONDecodeError as exc:
                     raise json_failure(path, data, exc, "auto") from None
                 raise IngestFailure(make_issue(
-                    path, "not a recognised trajectory format (looked for ATIF `schema_version` and `steps`, or an "
-                    "Inspect log's `eval` and `samples`)",
+                    path, "not a recognised trajectory format (looked for ATIF `schema_version` and `steps`, an "
+                    "Inspect log's `eval` and `samples`, or a Terminal-Bench `results` list of trials)",
                     "Pass --format to force a reader, or convert the file to curriculab JSONL (docs/jsonl.md)"))
         readers: dict[str, Callable[[Path], UnitResult]] = {
-            "atif": atif.read_atif_file, "harbor": harbor.read_trial, "tb": tb.read_run,
+            "atif": atif.read_atif_file, "harbor": harbor.read_trial, "tb": tb.read_run, "tb-results": tb.read_results_file,
             "swe-agent": swe_agent.read_traj, "inspect": inspect_log.read_eval, "jsonl": jsonl.read_jsonl,
             "harbor-task": lambda p: tasks.read_task_dir(p, "harbor-task"),
             "tb-task": lambda p: tasks.read_task_dir(p, "tb-task"),
@@ -126,6 +136,8 @@ def read_unit(unit: Unit) -> UnitResult:
 def _file_unit(path: Path, fmt: str) -> Unit | None:
     suffix = path.suffix.lower()
     if fmt != "auto":
+        if fmt == "tb" and suffix == ".json":
+            return Unit("tb-results", path)  # a run's results kept on their own
         if fmt in ("harbor", "tb"):
             return None  # these formats are directories
         return Unit(fmt, path)
@@ -154,7 +166,7 @@ def _dir_unit(path: Path, names: set[str], fmt: str) -> Unit | None:
 
 _WALK_SUFFIXES = {
     "auto": {".json", ".traj", ".eval", ".jsonl"}, "atif": {".json"}, "swe-agent": {".traj"},
-    "inspect": {".eval", ".json"}, "jsonl": {".jsonl"}, "harbor": set(), "tb": set(),
+    "inspect": {".eval", ".json"}, "jsonl": {".jsonl"}, "harbor": set(), "tb": {".json"},
 }
 
 
@@ -184,6 +196,7 @@ def discover(paths: Iterable[str | os.PathLike], fmt: str = "auto") -> tuple[lis
         before = len(units)
         stack = [root]
         walked: dict[str, Path] = {}  # real path -> the path it was walked as: a symlink loop is walked once
+        holding_results: list[Path] = []  # folders with a verdict file that are not units themselves
         while stack:
             directory = stack.pop()
             real = os.path.realpath(directory)
@@ -202,6 +215,8 @@ def discover(paths: Iterable[str | os.PathLike], fmt: str = "auto") -> tuple[lis
             if unit is not None:
                 units.append(unit)
                 continue
+            if names & _VERDICT_FILES:
+                holding_results.append(Path(directory))
             subdirs = []
             for entry in entries:
                 if entry.name.startswith("."):
@@ -209,6 +224,7 @@ def discover(paths: Iterable[str | os.PathLike], fmt: str = "auto") -> tuple[lis
                 if entry.is_dir():
                     subdirs.append(Path(entry.path))
                 elif (Path(entry.name).suffix.lower() in _WALK_SUFFIXES[fmt] and entry.name not in _JOB_FILES
+                      and (fmt != "tb" or entry.name.endswith("results.json"))  # tb's own: `<time>_results.json`
                       and entry.is_file()):  # regular files only: a FIFO or a device named *.json is never opened
                     file_unit = _file_unit(Path(entry.path), fmt)
                     if file_unit:
@@ -218,7 +234,24 @@ def discover(paths: Iterable[str | os.PathLike], fmt: str = "auto") -> tuple[lis
             issues.append(make_issue(
                 root, f"directory holds no input curriculab can read as {fmt}",
                 "Point at a Harbor job, a `tb run` directory, task directories, or .json/.traj/.eval/.jsonl files"))
+            continue
+        # A verdict file no unit covers is a trial lost without a word: say so.
+        covered = {ancestor for unit in units[before:] for ancestor in (unit.path, *unit.path.parents)}
+        for directory in holding_results:
+            if directory not in covered:
+                found = sorted(names for names in _VERDICT_FILES if (directory / names).is_file())
+                issues.append(make_issue(
+                    directory, f"holds {', '.join(found)} but no trial could be read from it (not a Harbor trial or "
+                    "job, not a `tb run` directory)", "Point at the run or job directory itself, or pass --format "
+                    "tb / --format harbor; if this is another harness's output, convert it to JSONL (docs/jsonl.md)"))
     return units, issues
+
+
+def _recanonicalised(store: Store) -> list[tuple[str, str]]:
+    """(raw name, canonical name) where the stored canonical name is not today's: the alias table
+    grew (`claude-sonnet-4-0` became `claude-sonnet-4-20250514`) since those rows were written."""
+    rows = store.query("select distinct model_raw, model from trajectories where model_raw is not null")[1]
+    return [(raw, canonical_model(raw)) for raw, stored in rows if canonical_model(raw) != stored]
 
 
 def _results(units: list[Unit], workers: int) -> Iterator[UnitResult]:
@@ -355,16 +388,62 @@ def unit_signature(unit: Unit) -> str | None:
         return None
 
 
+@dataclass(frozen=True)
+class Identity:
+    """Who ran the runs read from matching inputs, where the files do not say (or say wrong)."""
+
+    path: str | None = None
+    """A glob over the input's absolute path (`*/20250818_factory-droid_*/*`); None: every input of the call."""
+    agent: str | None = None
+    """The agent (harness) name to record; None keeps what the files say."""
+    model: str | None = None
+    """The model name to record (canonicalised as any other); None keeps what the files say."""
+
+    def __post_init__(self) -> None:
+        if self.agent is None and self.model is None:
+            raise ValueError(f"identity for {self.path or 'every input'} sets neither agent nor model. Give one or both")
+
+    def matches(self, path: Path) -> bool:
+        return self.path is None or fnmatch.fnmatch(os.path.abspath(path), self.path)
+
+
+def read_identities(path: Path) -> list[Identity]:
+    """A mapping file: a YAML list of `{path: <glob>, agent: <name>, model: <name>}`."""
+    import yaml
+
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ValueError(f"{path}: cannot read it as an identity file ({exc}). Write a YAML list of "
+                         "{path: <glob>, agent: <name>, model: <name>}") from None
+    if not isinstance(doc, list):
+        raise ValueError(f"{path}: expected a YAML list of {{path: <glob>, agent: <name>, model: <name>}}. Fix the file")
+    identities = []
+    for k, entry in enumerate(doc):
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) or set(entry) - {"path", "agent", "model"}:
+            raise ValueError(f"{path}: entry {k} must have a `path` glob and only `agent` and `model` besides. Fix entry {k}")
+        try:
+            identities.append(Identity(entry["path"], entry.get("agent"), entry.get("model")))
+        except ValueError as exc:
+            raise ValueError(f"{path}: entry {k}: {exc}") from None
+    return identities
+
+
 def ingest(store: Store, paths: Iterable[str | os.PathLike], fmt: str = "auto", *, workers: int | None = None,
-           progress: Callable[[int, int], None] | None = None, replace: bool = False, verify: bool = False) -> IngestReport:
+           progress: Callable[[int, int], None] | None = None, replace: bool = False, verify: bool = False,
+           identities: Iterable[Identity] = ()) -> IngestReport:
     """Ingest `paths` into `store`. Bad inputs are quarantined in `ingest_errors`; good ones land.
 
     `progress(done, total)` is called as units are read. `replace`: a trajectory stored with other
     content is replaced (with its steps, tests and codes) instead of quarantined as a clash. An
     input read cleanly before whose files' sizes and modification times are unchanged is skipped
     without reading it; `verify` reads everything again (content hashes decide, as always).
+    `identities` set the agent and model of the runs read from matching inputs, stored ones too
+    (every input is then read again, to know its runs).
     """
     paths = [Path(p) for p in paths]
+    identities = list(identities)
+    verify = verify or bool(identities)
     units, issues = discover(paths, fmt)
     report = IngestReport(units=len(units))
     writer = _Writer(store, report, replace)
@@ -384,14 +463,22 @@ def ingest(store: Store, paths: Iterable[str | os.PathLike], fmt: str = "auto", 
             to_read.append(unit)
     workers = workers if workers is not None else min(2, os.cpu_count() or 1)
     clean: list[tuple[str, str, str, int]] = []
+    assigned: dict[str, Identity] = {}  # run id -> the identity its input matched (the last one wins)
     for done, (unit, result) in enumerate(zip(to_read, _results(to_read, workers)), start=1):
         if signatures[unit.path] and not any(i.severity == "error" for i in result.issues):
             clean.append((os.path.abspath(unit.path), signatures[unit.path], unit.kind, len(result.batch.trajectories)))
+        for identity in identities:
+            if identity.matches(unit.path):
+                for run_id in {row.run_id for row in result.batch.trajectories}:
+                    assigned[run_id] = identity
         writer.add(result)
         if progress:
             progress(done, len(to_read))
     writer.flush()
     writer.record()
+    if assigned:
+        store.set_run_identities([(run_id, i.agent, i.model, canonical_model(i.model)) for run_id, i in assigned.items()])
+    store.set_models(_recanonicalised(store))
     # a clash or a refused record is only known at write time: its input is read (and reported) again next time
     failed = [os.path.abspath(issue.path.split(":")[0]) for issue in report.errors]
     clean = [row for row in clean if not any(f == row[0] or f.startswith(row[0] + os.sep) for f in failed)]

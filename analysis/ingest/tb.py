@@ -9,7 +9,8 @@ with the agent's; the harness's become `env` steps, which no coder judges. Insta
 (OpenHands, mini-swe-agent, Claude Code, ...) appear as one invocation carrying the task text:
 their actions are not in the log, so such a trajectory is one `run` step with
 `actions_logged = false`, and behavioural coders abstain on it. The log has no outputs.
-`is_resolved: null` means the harness failed: outcome `error`.
+`is_resolved: null` with an agent's own fault (`agent_timeout`, `unknown_agent_error`, ...) is a
+`failed` attempt, as the leaderboard counts it; with any other fault there is no verdict: `error`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from curriculab.analysis.ingest.common import (
     Issue, IngestFailure, StepBuilder, UnitResult, byte_hash, content_hash, fail, load_json, make_issue, read_bytes,
-    validation_failure,
+    outcome_without_verdict, validation_failure,
 )
 from curriculab.taxonomy.actions import NormalisedCall, normalise_shell
 from curriculab.taxonomy.model import INT64_MAX, Run, Task, TestResult, Trajectory
@@ -39,9 +40,9 @@ HARNESS_ERROR_OF_FAILURE_MODE = {
     "parse_error": "parse_error",
     "unknown_agent_error": "unknown_agent_error",
     "agent_installation_failed": "install_failed",
-    "fatal_llm_parse_error": "parse_error",
-    "context_length_exceeded": None,  # the agent's own doing, not the harness's
-    "output_length_exceeded": None,
+    "fatal_llm_parse_error": "llm_parse_error",  # the agent could not parse its model's answer: its own fault
+    "context_length_exceeded": "context_length_exceeded",
+    "output_length_exceeded": "output_length_exceeded",
 }
 
 # Programs that run a whole agent from one command line: the log shows only their invocation.
@@ -63,6 +64,8 @@ _HARNESS_LINE = re.compile(
     r"^(asciinema rec\b.*|source /installed-agent/\S+.*|bash\s+/tests/run-tests\.sh\s*|/tests/run-tests\.sh\s*)$"
 )
 _TESTS_RECORDING = re.compile(r"^asciinema rec\b.*tests\.cast")
+_RUNS_TESTS = re.compile(r"^(bash\s+)?/tests/run-tests\.sh\s*$")
+_INSTALLED_AGENT_SETUP = re.compile(r"^source /installed-agent/")
 
 
 class TbTrial(BaseModel):
@@ -87,13 +90,44 @@ def _trial_dirs(run_dir: Path) -> list[Path]:
 
 
 def is_run_dir(path: Path, names: set[str] | None = None) -> bool:
-    """A `tb run` directory: run-level files, or trials that each hold their own results.json."""
+    """A `tb run` directory: run-level files, or trials that each hold their own results.json (a
+    trial's folder is named `<task>.<n>-of-<m>.<time>` inside its task's folder; some published
+    runs keep nothing else, no keystroke log and no run metadata)."""
     names = names if names is not None else {p.name for p in path.iterdir()}
     if "run_metadata.json" in names and "results.json" in names:
         return True
     if "result.json" in names or "task.yaml" in names:  # a Harbor job or trial, a task directory
         return False
-    return any((trial / "commands.txt").is_file() or (trial / "panes").is_dir() for trial in _trial_dirs(path))
+    return any(trial.name.startswith(trial.parent.name + ".") or (trial / "commands.txt").is_file()
+               or (trial / "panes").is_dir() for trial in _trial_dirs(path))
+
+
+def is_results_file(data: bytes) -> bool:
+    """A `tb` results document kept as a file of its own (goose submissions keep
+    `<time>_results.json` at the top): a `results` list of trials with verdicts."""
+    head = data[:8192]
+    return b'"results"' in head and b'"trial_name"' in head and b'"is_resolved"' in data
+
+
+def read_results_file(path: Path) -> UnitResult:
+    """A results document on its own: a run whose trials have verdicts, tests and tokens, no steps.
+    Its run id is the document's `id`, else the file's name without `_results.json`."""
+    doc = _results_doc(path)
+    run_id = str(doc.get("id") or re.sub(r"_+results$", "", path.stem))
+    items = {str((item.get("trial_name") if isinstance(item, dict) else None) or f"results[{k}]"):
+             (path, item, f"results[{k}].") for k, item in enumerate(doc["results"])}
+    if not items:
+        raise fail(path, "an empty `results` list: no trial to store", "Point at a results file of a finished run",
+                   field="results", source_format=FORMAT)
+    return _read_items(path.parent, run_id, {}, items, UnitResult(), path)
+
+
+def _results_doc(path: Path) -> dict[str, Any]:
+    doc = load_json(path, read_bytes(path, FORMAT), FORMAT)
+    if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
+        raise fail(path, "no `results` list", "Point at a `tb run` output directory or its results.json",
+                   field="results", source_format=FORMAT)
+    return doc
 
 
 def read_run(run_dir: Path) -> UnitResult:
@@ -108,12 +142,8 @@ def read_run(run_dir: Path) -> UnitResult:
     results_path = run_dir / "results.json"
     run_doc: dict[str, Any] = {}
     if results_path.is_file():
-        doc = load_json(results_path, read_bytes(results_path, FORMAT), FORMAT)
-        if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
-            raise fail(results_path, "no `results` list", "Point at a `tb run` output directory", field="results",
-                       source_format=FORMAT)
-        run_doc = doc
-        for k, item in enumerate(doc["results"]):
+        run_doc = _results_doc(results_path)
+        for k, item in enumerate(run_doc["results"]):
             name = item.get("trial_name") if isinstance(item, dict) else None
             items[str(name or f"results[{k}]")] = (results_path, item, f"results[{k}].")
     for trial_dir in _trial_dirs(run_dir):
@@ -127,6 +157,27 @@ def read_run(run_dir: Path) -> UnitResult:
         raise fail(run_dir, "no trials (no results.json with a `results` list, no <task>/<trial>/results.json)",
                    "Point at a `tb run` output directory", source_format=FORMAT)
     run_id = str(meta.get("run_id") or run_doc.get("id") or run_dir.name)
+    return _read_items(run_dir, run_id, meta, items, out, run_dir)
+
+
+_SUBMISSION = re.compile(r"^(?P<date>\d{8})_(?P<agent>[^_]+)_(?P<model>.+)$")
+"""The leaderboard's submission folders: `<date>_<agent>_<model>` (e.g. `20250811_cursor-cli_claude-4-sonnet`)."""
+
+
+def folder_identity(source: Path) -> tuple[str | None, str | None]:
+    """(agent, model) from the leaderboard's submission-folder name, the run's or its parent's."""
+    for folder in (source, *list(source.parents)[:2]):
+        match = _SUBMISSION.match(folder.name)
+        if match:
+            return match["agent"], match["model"]
+    return None, None
+
+
+def _read_items(run_dir: Path, run_id: str, meta: dict[str, Any], items: dict[str, tuple[Path, Any, str]],
+                out: UnitResult, source: Path) -> UnitResult:
+    # What the run's metadata leaves null, the submission's folder name fills (after the invocation's own -m).
+    folder_agent, folder_model = folder_identity(source)
+    meta = {**meta, "_folder_agent": folder_agent, "_folder_model": folder_model}
     dataset = meta.get("dataset_name")
     agents: set[str] = set()
     models: set[str] = set()
@@ -143,11 +194,14 @@ def read_run(run_dir: Path) -> UnitResult:
             out.issues.append(validation_failure(path, exc, FORMAT, record=name, prefix=prefix).issue)
         except IngestFailure as exc:
             out.issues.append(exc.issue)
+    identity_from = {"agent": "folder name"} if not meta.get("agent_name") and folder_agent in agents else {}
+    identity_from |= {"model": "folder name"} if not meta.get("model_name") and folder_model in models else {}
     out.batch.add_run(Run(
         run_id=run_id, agent=meta.get("agent_name") or (next(iter(agents)) if len(agents) == 1 else None),
-        model=meta.get("model_name") or (next(iter(models)) if len(models) == 1 else None), dataset=dataset, source_format=FORMAT, source_path=str(run_dir),
+        model=meta.get("model_name") or (next(iter(models)) if len(models) == 1 else None), dataset=dataset, source_format=FORMAT, source_path=str(source),
         started_at=meta.get("start_time"),
-        config={k: meta[k] for k in ("n_attempts", "dataset_version", "n_concurrent_trials", "commit_hash") if k in meta}))
+        config={**{k: meta[k] for k in ("n_attempts", "dataset_version", "n_concurrent_trials", "commit_hash") if k in meta},
+                **({"identity_from": identity_from} if identity_from else {})}))
     return out
 
 
@@ -169,10 +223,13 @@ def _trajectory(run_dir: Path, run_id: str, meta: dict[str, Any], dataset: str |
         builder.message("user", trial.instruction)
     typed = typed_commands(commands.decode("utf-8", errors="replace"), commands_path, trial.trial_name, builder.issues)
     invocation = _installed_agent(typed, trial.instruction)
+    # the harness set up an installed agent: its actions are not in this log, whatever launched it
+    installed = invocation is not None or any(source == "env" and _INSTALLED_AGENT_SETUP.match(text) for source, text in typed)
     agent, model = meta.get("agent_name"), meta.get("model_name")
     if invocation is not None:
         agent = agent or invocation[1]
         model = model or invocation[2]
+    agent, model = agent or meta.get("_folder_agent"), model or meta.get("_folder_model")
     for source, text in typed:
         if invocation is not None and source == "agent":
             if text == invocation[0]:  # the whole program run: one opaque step, never split
@@ -183,7 +240,6 @@ def _trajectory(run_dir: Path, run_id: str, meta: dict[str, Any], dataset: str |
         calls = (normalise_shell(text) if source == "agent" else []) or [NormalisedCall("run", None, text)]
         builder.calls(calls, tool_name="terminal", raw={"keystrokes": text}, output=None, source=source)
     out.issues.extend(builder.issues)
-    outcome = {True: "passed", False: "failed", None: "error"}[trial.is_resolved]
     harness_error = HARNESS_ERROR_OF_FAILURE_MODE.get(trial.failure_mode, trial.failure_mode)
     if trial.failure_mode not in HARNESS_ERROR_OF_FAILURE_MODE and trial.failure_mode != "unset":
         out.issues.append(make_issue(
@@ -192,15 +248,17 @@ def _trajectory(run_dir: Path, run_id: str, meta: dict[str, Any], dataset: str |
             "the value", record=trial.trial_name, field="failure_mode", severity="warning", source_format=FORMAT))
     if trial.failure_mode == "unset":
         harness_error = None
-    if outcome == "error" and harness_error is None:
+    if trial.is_resolved is None and harness_error is None:
         harness_error = "unknown_error"
+    outcome = ("passed" if trial.is_resolved else "failed") if trial.is_resolved is not None else \
+        outcome_without_verdict(harness_error)
     tests = [TestResult(test_id=name, passed=status == "passed", status=str(status)[:64])
              for name, status in (trial.parser_results or {}).items()]
     attempt = attempts.get(trial.task_id, 0)
     attempts[trial.task_id] = attempt + 1
     traj = Trajectory(
         trajectory_id=f"{run_id}/{trial.trial_name}", run_id=run_id, task_id=trial.task_id, model=model,
-        actions_logged=invocation is None, attempt=attempt, outcome=outcome, harness_error=harness_error,
+        actions_logged=not installed, attempt=attempt, outcome=outcome, harness_error=harness_error,
         reward=None if trial.is_resolved is None else float(trial.is_resolved),
         input_tokens=trial.total_input_tokens, output_tokens=trial.total_output_tokens,
         started_at=trial.trial_started_at, ended_at=trial.trial_ended_at, test_results=tests,
@@ -269,6 +327,8 @@ def _attribute(sends) -> list[tuple[str, str]]:
         harness = (testing or _HARNESS_LINE.match(stripped) is not None
                    or (stripped == "clear" and (not out or previous.startswith("asciinema rec"))))
         out.append(("env" if harness else "agent", stripped))
+        if _RUNS_TESTS.match(stripped):
+            testing = True  # the harness runs the tests: what follows (its closing C-d too) is the harness's
     return out
 
 

@@ -463,6 +463,25 @@ class Store:
                          "and i.record is not distinct from e.record and i.severity = e.severity)")
         self._db.unregister("_errors")
 
+    def set_run_identities(self, rows: list[tuple[str, str | None, str | None, str | None]]) -> None:
+        """(run_id, agent, raw model, canonical model) set on runs and their attempts; None keeps what is stored."""
+        if not rows:
+            return
+        with self.transaction():
+            for run_id, agent, raw, canonical in rows:
+                self._db.execute("update runs set agent = coalesce(?, agent), model = coalesce(?, model) where run_id = ?",
+                                 [agent, raw, run_id])
+                if raw is not None:
+                    self._db.execute("update trajectories set model = ?, model_raw = ? where run_id = ?", [canonical, raw, run_id])
+
+    def set_models(self, pairs: list[tuple[str, str]]) -> None:
+        """(raw name, canonical name): attempts stored under an older canonical name get today's."""
+        if not pairs:
+            return
+        with self.transaction():
+            for raw, canonical in pairs:
+                self._db.execute("update trajectories set model = ? where model_raw = ?", [canonical, raw])
+
     def attribute_unknown_models(self) -> int:
         """Attempts whose source names no model are attributed to their run's agent (or, lacking
         one, their run) as `<agent> (model unknown)`, so no attempt drops out of an analysis;

@@ -84,6 +84,7 @@ with base as (
            length(coalesce(message, '')) as msg_len,
            output is not null or exit_code is not null as observed,
            coalesce(error_observed, false) as is_error,  -- computed at ingest (taxonomy.actions.error_observed)
+           md5(coalesce(output, '')) as output_hash,  -- "the same output again" is an equality of hashes
            trim(coalesce(command, '')) as cmd,
            -- /app/src/x.py and src/x.py are the same file: drop an absolute path's top directory
            case when path like '/%' then regexp_replace(path, '^/[^/]+/', '') else regexp_replace(path, '^\\./', '') end as path
@@ -108,7 +109,7 @@ flagged as (
     from matched
 ),
 select trajectory_id, step_idx, action, tool_name, path, raw_path, cmd, observed, is_error, changes_state, verifies, creates,
-       msg_len, rewrites and not setup as runs_program,
+       msg_len, rewrites and not setup as runs_program, output_hash,
        coalesce(output_truncated, false) as truncated,
        coalesce(read_full, false) as full_read,
        coalesce(call_id, step_idx::varchar) as call_group,  -- split commands of one tool call share it
@@ -254,7 +255,26 @@ reruns as (
       and world_changes - (case when changes_state then 1 else 0 end) = prev_world
       and not regexp_matches(cmd, '^(cd|clear|sleep|wait|C-\\S|M-\\S)( |$)')
 ),
-hits as (select trajectory_id, first_at, again_at, why from rereads union all select trajectory_id, first_at, again_at, why from reruns)
+failing as (
+    select trajectory_id, step_idx, cmd, is_error, output_hash,
+           lag(step_idx) over w as prev_at, lag(is_error) over w as prev_error, lag(output_hash) over w as prev_output,
+           lag(truncated) over w as prev_truncated,
+           lag(step_idx) over (partition by trajectory_id order by step_idx) as prev_action_at
+    from _cs
+    window w as (partition by trajectory_id, action = 'run', cmd order by step_idx)
+),
+failing_reruns as (
+    -- a failing command run again at once, failing the same way: nothing in between (no edit, no install,
+    -- no other command; a program may change any file, so any other step justifies the re-run)
+    select trajectory_id, step_idx as again_at, prev_at as first_at,
+           '`' || left(cmd, 80) || '` failed at step ' || prev_at || ' and was re-run at step ' || step_idx
+           || ' with nothing in between, failing the same way' as why
+    from failing
+    where cmd <> '' and prev_at is not null and prev_at = prev_action_at and prev_error and is_error
+      and output_hash = prev_output and not prev_truncated
+),
+hits as (select trajectory_id, first_at, again_at, why from rereads union all select trajectory_id, first_at, again_at, why from reruns
+         union all select trajectory_id, first_at, again_at, why from failing_reruns)
 select trajectory_id, [first_at, again_at]::INTEGER[] as evidence, why as rationale from hits
 """,
     applicable="select trajectory_id from _cs where action in ('read', 'run') group by 1 having count(*) >= 2",

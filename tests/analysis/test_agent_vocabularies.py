@@ -192,7 +192,9 @@ def test_the_report_says_what_was_not_coded_per_model(agents):
                for f in report["findings"])
     by_agent = {(a["agent"], a["model"]) for a in report["by_agent"]}
     assert {("claude-code", "claude-haiku-4-5-20251001"), ("terminus-2", "claude-haiku-4-5-20251001")} <= by_agent
-    assert "## Pass rates by agent and model" in to_markdown(report)
+    systems = {(a["agent"], a["model"]) for a in report["systems"]}
+    assert {("claude-code", "claude-haiku-4-5-20251001"), ("terminus-2", "claude-haiku-4-5-20251001")} <= systems
+    assert "## Systems: agent × model, best first" in to_markdown(report)
 
 
 def test_importers_name_harness_faults_from_one_vocabulary(store, fixtures):

@@ -216,8 +216,8 @@ def test_unknown_formats(store, good):
     assert reasons(report) == [  # problems found while walking come first, then those found while reading
         f"{csv_file}: unknown file type '.csv' for format auto. Pass --format with one of atif, swe-agent, inspect, jsonl, "
         "or give a Harbor job / tb run directory",
-        f"{stray}: not a recognised trajectory format (looked for ATIF `schema_version` and `steps`, or an Inspect log's "
-        "`eval` and `samples`). Pass --format to force a reader, or convert the file to curriculab JSONL (docs/jsonl.md)",
+        f"{stray}: not a recognised trajectory format (looked for ATIF `schema_version` and `steps`, an Inspect log's "
+        "`eval` and `samples`, or a Terminal-Bench `results` list of trials). Pass --format to force a reader, or convert the file to curriculab JSONL (docs/jsonl.md)",
     ]
     assert store.count("trajectories") == 21
 

@@ -28,9 +28,9 @@ def test_harbor_trials_keep_verdict_tokens_tests_and_task_metadata(loaded):
     store, _ = loaded
     assert rows(store, "select outcome, reward, harness_error, input_tokens, output_tokens, cost_usd from trajectories "
                        "where trajectory_id = 'fix-csv-parser__Hk3mQ2p'") == [("passed", 1.0, None, 9350, 456, 0.00185)]
-    # an exception with no reward is a harness error, not an agent failure
+    # an agent timeout with no reward is a failed attempt (as leaderboards count it), its harness error kept
     assert rows(store, "select outcome, harness_error from trajectories where trajectory_id = 'fix-csv-parser__Tm5bN8c'") == [
-        ("error", "agent_timeout")]
+        ("failed", "agent_timeout")]
     assert rows(store, "select test_id, tier, passed from test_results where trajectory_id = 'fix-csv-parser__Zr8tW4n' "
                        "order by test_id") == [("test_empty_line", "edge", True), ("test_escaped_quote", "complex", False),
                                                ("test_plain_row", "basic", True), ("test_quoted_comma", "intermediate", False)]

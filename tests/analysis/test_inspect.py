@@ -110,3 +110,42 @@ def test_a_log_without_samples_says_why_nothing_landed(store, eval_log, tmp_path
     assert report.inserted == 0 and report.errors == []
     assert [w.reason for w in report.warnings] == [
         f"{target}: no samples to ingest: {why}. Re-run the eval with samples logged, or ignore this file"]
+
+
+# inspect_ai's own test log `tests/log/test_eval_log/log_tool_call_error.json` (inspect 0.3.58): a
+# sample whose messages are eleven tool results, each with an `error` (parsing, timeout, permission,
+# file_not_found, ..., output_limit), and no assistant message carrying the calls. Same shape here.
+TOOL_ERROR_TYPES = ["parsing", "timeout", "parsing", "unicode_decode", "permission", "file_not_found",
+                    "is_a_directory", "limit", "approval", "unknown", "output_limit"]
+
+
+def test_failing_tool_calls_keep_their_tool_and_error(store, tmp_path):
+    import json
+
+    log = {
+        "version": 2, "status": "success",
+        "eval": {"run_id": "run-tool-errors", "created": "2025-02-07T00:00:00+00:00", "task": "tool-errors", "task_id": "t1",
+                 "task_version": 0, "task_file": "task.py", "task_attribs": {}, "task_args": {},
+                 "dataset": {"name": "d", "location": ".", "samples": 1, "sample_ids": [1], "shuffled": False},
+                 "sandbox": {"type": "docker", "config": "compose.yaml"}, "model": "mockllm/model",
+                 "model_generate_config": {}, "model_args": {}, "config": {},
+                 "revision": {"type": "git", "origin": "o", "commit": "c"}, "packages": {"inspect_ai": "0.3.58"}},
+        "plan": {"name": "plan", "steps": [{"solver": "generate", "params": {}}]},
+        "results": {"total_samples": 1, "completed_samples": 1, "scores": []},
+        "stats": {"started_at": "2025-02-07T00:00:00+00:00", "completed_at": "2025-02-07T00:00:00+00:00", "model_usage": {}},
+        "samples": [{"id": 1, "epoch": 1, "input": "Do it.", "target": "x", "files": [], "setup": "",
+                     "messages": [{"content": "partial output" if kind == "output_limit" else "", "role": "tool",
+                                   "tool_call_id": f"bash_{k + 1}", "function": "bash",
+                                   "error": {"type": kind, "message": f"the call failed: {kind}"}}
+                                  for k, kind in enumerate(TOOL_ERROR_TYPES)]}],
+    }
+    path = tmp_path / "log_tool_call_error.json"
+    path.write_text(json.dumps(log))
+    report = ingest(store, [path], "inspect")
+    assert report.quarantined == 0, [i.reason for i in report.errors]
+    rows = store.query("select tool_name, action, error_observed, output, json_extract_string(raw, '$.error.type') "
+                       "from steps order by step_idx")[1]
+    assert len(rows) == 11
+    assert {(r[0], r[1], r[2]) for r in rows} == {("bash", "run", True)}
+    assert [r[4] for r in rows] == TOOL_ERROR_TYPES
+    assert rows[-1][3] == "partial output\nthe call failed: output_limit"

@@ -137,8 +137,8 @@ def test_report_cli_in_three_formats_and_errors(sim, tmp_path):
     result = run("report", "--html", "-o", str(page))
     assert result.exit_code == 0 and result.stdout == f"Wrote {page}\n"
     text = page.read_text()
-    # standalone: four charts, plotly.js embedded once, nothing fetched from the network
-    assert text.count('class="plotly-graph-div"') == 4 and len(text) > 1_000_000
+    # standalone: five charts (systems ranked, too), plotly.js embedded once, nothing fetched from the network
+    assert text.count('class="plotly-graph-div"') == 5 and len(text) > 1_000_000
     assert '<script src="http' not in text and "<script src='http" not in text
     missing = run("report", "--model", "nobody")
     assert missing.exit_code == 1 and missing.stderr.startswith("Error: no attempts for model 'nobody' in the store.")

@@ -200,3 +200,23 @@ def test_the_report_does_not_lean_on_irt_tiers_when_irt_predicts_worse_held_out(
     assert any(f.startswith("IRT predicts held-out attempts worse (log-loss) than the per-task pass rate") for f in report["findings"])
     assert not any(f.startswith("Authored tiers match measured difficulty") for f in report["findings"])
     assert "not relied on: IRT is worse than the per-task pass rate held out" in to_markdown(report)
+
+
+def test_the_harness_closing_key_after_the_tests_is_an_env_step():
+    # the orchestrator's logs end: the harness runs the tests, then closes the pane with C-d
+    typed = _typed([["droid exec 'Fix the server'", "Enter"], ["bash /tests/run-tests.sh", "Enter"], ["C-d"]])
+    assert typed == [("agent", "droid exec 'Fix the server'"), ("env", "bash /tests/run-tests.sh"), ("env", "C-d")]
+
+
+def test_an_installed_agent_set_up_by_the_harness_is_not_logged_even_without_a_known_invocation(store, tmp_path, fixtures):
+    run = tmp_path / "run"
+    shutil.copytree(fixtures / "tb" / "openhands-run" / "2025-09-01__10-00-00", run)
+    for commands in run.glob("*/*/commands.txt"):
+        commands.write_text("['source /installed-agent/setup-env.sh', 'Enter']\n"
+                            "['lead-architect --task-file /tmp/task.md', 'Enter']\n"
+                            "['bash /tests/run-tests.sh', 'Enter']\n['C-d']\n")
+    ingest(store, [run])
+    assert store.query("select distinct actions_logged from trajectories")[1] == [(False,)]
+    run_rule_coders(store)
+    statuses = store.query("select distinct status, reason from coding_status where code <> 'harness_failure'")[1]
+    assert statuses == [("not_applicable", OPAQUE_REASON)]
