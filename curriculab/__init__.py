@@ -6,7 +6,6 @@ importing one subpackage (the taxonomy, say) does not load the others.
 """
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version
 
 _PUBLIC = {
     "IngestReport": "curriculab.analysis.ingest", "Issue": "curriculab.analysis.ingest", "Identity": "curriculab.analysis.ingest",
@@ -20,12 +19,14 @@ _PUBLIC = {
 def __getattr__(name: str):
     if name in _PUBLIC:
         return getattr(importlib.import_module(_PUBLIC[name]), name)
-    raise AttributeError(f"module 'curriculab' has no attribute {name!r}")
+    if name == "__version__":  # looked up on first use: reading package metadata costs every import ~30 ms
+        from importlib.metadata import PackageNotFoundError, version
 
-try:
-    __version__ = version("curriculab")
-except PackageNotFoundError:  # running from a source tree without installing
-    __version__ = "0.0.0+source"
+        try:
+            return version("curriculab")
+        except PackageNotFoundError:  # running from a source tree without installing
+            return "0.0.0+source"
+    raise AttributeError(f"module 'curriculab' has no attribute {name!r}")
 
 __all__ = ["FORMAT_VERSION", "FailureCode", "Identity", "IngestReport", "Issue", "Run", "Step", "Store", "StoreError", "Task",
            "TestResult", "Trajectory", "__version__", "ingest", "simulate_corpus"]

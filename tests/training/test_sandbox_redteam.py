@@ -184,10 +184,11 @@ def test_a_fork_bomb_does_not_starve_honest_neighbours():
             "            if os.fork() == 0:\n                time.sleep(20)\n                os._exit(0)\n"
             "        except OSError:\n            pass\n    time.sleep(20)\n")
     honest = "def add(a, b):\n    import subprocess\n    subprocess.run(['true'])\n    return a + b\n"
-    jobs = [(bomb, "add", TESTS[:1])] + [(honest, "add", TESTS[:1])] * 6
+    # enough jobs for three slots (a small batch starts fewer: JOBS_PER_NEW_SLOT)
+    jobs = [(bomb, "add", TESTS[:1])] + [(honest, "add", TESTS[:1])] * 23
     results = run_many(jobs, FAST, workers=3, backend=_CURRENT[0])
     assert results[0].outcomes[0].status == "timeout"
-    assert [r.status for r in results[1:]] == ["ok"] * 6, [r.outcomes for r in results[1:]]
+    assert [r.status for r in results[1:]] == ["ok"] * 23, [r.outcomes for r in results[1:]]
 
 
 def test_memory_bomb():

