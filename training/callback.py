@@ -1,5 +1,5 @@
 """The curriculum callback: a progress bar, the dynamic schedule from live per-tier pass rates, one
-summary line and a `training_metrics` row set per logging step, and at each checkpoint the new
+summary line and a `training_metrics` row set per logging step (with where the step's time went), and at each checkpoint the new
 rollouts ingested into the store and coded by the verifier (beside training, not in its way)."""
 
 from __future__ import annotations
@@ -17,14 +17,20 @@ from curriculab.planner.portfolio import TierCurriculum
 from curriculab.taxonomy.model import TIERS
 from curriculab.training.rollouts import RolloutWriter
 from curriculab.training.sampling import ProblemStats
+from curriculab.training.timing import StepClock
 
 
 def summary_line(step: int, logs: dict[str, float]) -> str:
-    """One line per logging step: reward, per-tier pass rate and α, KL, zero-variance share, step time."""
+    """One line per logging step: reward, per-tier pass rate and α, KL, zero-variance share, step time
+    and where it went (generation, reward, train, store; generated tokens/s)."""
     tiers = " ".join(f"{t[:5]} {logs.get(f'pass_rate/{t}', float('nan')):.2f}/α{logs.get(f'alpha/{t}', 0.0):.2f}"
                      for t in TIERS)
+    parts = " ".join(f"{name} {logs[f'time/{name}_s']:.2f}" for name in ("generation", "reward", "train", "store")
+                     if f"time/{name}_s" in logs)
+    speed = f" {logs['generated_tokens_per_s']:.0f} tok/s" if "generated_tokens_per_s" in logs else ""
     return (f"step {step:>4}  reward {logs.get('reward', float('nan')):.3f}  {tiers}  kl {logs.get('kl', 0.0):.4f}  "
-            f"zero-std {logs.get('frac_reward_zero_std', float('nan')):.2f}  {logs.get('step_time', 0.0):.2f}s")
+            f"zero-std {logs.get('frac_reward_zero_std', float('nan')):.2f}  {logs.get('step_time', 0.0):.2f}s"
+            + (f" ({parts}{speed})" if parts else ""))
 
 
 def read_metrics(path: Path) -> list[dict[str, Any]]:
@@ -52,9 +58,11 @@ class CurriculumCallback(TrainerCallback):
 
     def __init__(self, curriculum: TierCurriculum, writer: RolloutWriter, db_path: str | None, run_id: str,
                  metrics_path: Path, dynamic: DynamicSettings | None = None,
-                 summary: Callable[[int, dict[str, float]], None] | None = None, stats: ProblemStats | None = None) -> None:
+                 summary: Callable[[int, dict[str, float]], None] | None = None, stats: ProblemStats | None = None,
+                 clock: StepClock | None = None) -> None:
         self.curriculum, self.writer, self.db_path, self.run_id = curriculum, writer, db_path, run_id
         self.metrics_path, self.summary, self.stats = metrics_path, summary, stats
+        self.clock = clock or StepClock()
         self.state = DynamicState(dynamic) if dynamic else None
         self.ingested: set[str] = set()
         self.store_seconds = 0.0
@@ -82,13 +90,15 @@ class CurriculumCallback(TrainerCallback):
         if self.stats is not None and self.stats.groups:
             logs["live_sampling/all_same_share"] = self.stats.all_same / self.stats.groups
         numbers = {k: float(v) for k, v in logs.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-        now = time.perf_counter()
-        numbers["step_time"] = now - self.last_log
-        self.last_log = now
+        if "reward" in numbers:  # a step's log (the run's closing summary log shares the last step's number)
+            now = time.perf_counter()
+            numbers["step_time"] = now - self.last_log
+            self.last_log = now
+            numbers.update(self.clock.reading(numbers["step_time"]))
         started = time.perf_counter()
         with open(self.metrics_path, "a") as sink:  # on disk first: a kill loses nothing a checkpoint covers
             sink.write(json.dumps({"step": step, "metrics": numbers}) + "\n")
-        self.store_seconds += time.perf_counter() - started
+        self._stored(time.perf_counter() - started)
         if self.summary is not None and "reward" in numbers:
             self.summary(step, numbers)
 
@@ -103,14 +113,18 @@ class CurriculumCallback(TrainerCallback):
         self.wait()
         started = time.perf_counter()
         self.flush()
-        self.store_seconds += time.perf_counter() - started
+        self._stored(time.perf_counter() - started)
 
     def wait(self) -> None:
         if self.pending is not None:
             started = time.perf_counter()
             self.pending.join()
-            self.store_seconds += time.perf_counter() - started  # only the time training waited
+            self._stored(time.perf_counter() - started)  # only the time training waited
             self.pending = None
+
+    def _stored(self, seconds: float) -> None:
+        self.store_seconds += seconds
+        self.clock.add(store_s=seconds)
 
     def flush(self) -> None:
         """Ingest the shards written since the last flush, code them, and store the metrics."""

@@ -19,6 +19,7 @@ from pathlib import Path
 from curriculab.planner.config import ConfigError, TrainingConfig
 from curriculab.training.models import CACHE_DIR, CODE_INSTRUCTION, TINY_COMPLETION_TOKENS, TrainError, resolve_model
 from curriculab.training.rollouts import RolloutWriter
+from curriculab.training.timing import StepClock
 
 
 @dataclass
@@ -159,14 +160,16 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
     live = section.live_sampling
     stats = ProblemStats(args.num_generations, LiveSamplingSettings(True, live.decay, live.sharpness, live.floor))
     reward_clock = [0.0]
-    reward_funcs = [_timed(f, reward_clock) for f in make_reward_functions(
+    clock = StepClock()
+    reward_funcs = [_timed(f, reward_clock, clock, writer) for f in make_reward_functions(
         problems, curriculum, Limits(), allow_unsandboxed=allow_unsandboxed, on_scored=writer,
         names=config.reward.functions, planned_steps=section.planned_steps, stats=stats)]
     callback = CurriculumCallback(curriculum, writer, db_path, run_id, output / "metrics.jsonl",
-                                  section.dynamic.settings() if dynamic_on else None, summary, stats)
+                                  section.dynamic.settings() if dynamic_on else None, summary, stats, clock)
     network = AutoModelForCausalLM.from_pretrained(path, **load_kwargs)
     trainer = CurriculumGRPOTrainer(model=network, reward_funcs=reward_funcs, args=args, train_dataset=dataset,
-                                    processing_class=tokenizer, callbacks=[callback], live_stats=stats if live_on else None)
+                                    processing_class=tokenizer, callbacks=[callback], live_stats=stats if live_on else None,
+                                    clock=clock)
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
     for noisy in (ProgressCallback, PrinterCallback):  # our bar and one summary line per step replace the raw dicts
@@ -182,16 +185,19 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
                        stats.all_same / stats.groups if stats.groups else None)
 
 
-def _timed(function, clock: list[float]):
-    """The reward function, adding its wall time to `clock` (TRL names metrics by `__name__`)."""
+def _timed(function, total: list[float], clock: StepClock, writer: RolloutWriter):
+    """The reward function, adding its wall time to `total`, and to the step clock split into scoring
+    and the rollout writes it makes (TRL names metrics by `__name__`)."""
     import functools
 
     @functools.wraps(function)
     def timed(*args, **kwargs):
-        started = time.perf_counter()
+        started, written = time.perf_counter(), writer.seconds
         try:
             return function(*args, **kwargs)
         finally:
-            clock[0] += time.perf_counter() - started
+            elapsed, writing = time.perf_counter() - started, writer.seconds - written
+            total[0] += elapsed
+            clock.add(reward_s=max(0.0, elapsed - writing), store_s=writing)
 
     return timed

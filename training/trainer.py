@@ -9,14 +9,23 @@ from __future__ import annotations
 from trl import GRPOTrainer
 
 from curriculab.training.sampling import LiveRepeatSampler, ProblemStats
+from curriculab.training.timing import StepClock, timed
 
 
 class CurriculumGRPOTrainer(GRPOTrainer):
-    """A GRPOTrainer whose training sampler is `LiveRepeatSampler` when `live_stats` is given."""
+    """A GRPOTrainer whose training sampler is `LiveRepeatSampler` when `live_stats` is given, and
+    whose generation is timed on `clock` (seconds and completion tokens) when one is given."""
 
-    def __init__(self, *args, live_stats: ProblemStats | None = None, **kwargs) -> None:
-        self.live_stats = live_stats
+    def __init__(self, *args, live_stats: ProblemStats | None = None, clock: StepClock | None = None, **kwargs) -> None:
+        self.live_stats, self.clock = live_stats, clock
         super().__init__(*args, **kwargs)
+
+    def _generate(self, prompts: list):
+        with timed(self.clock, "generation_s"):
+            out = super()._generate(prompts)
+        if self.clock is not None:
+            self.clock.add(generated_tokens=sum(len(ids) for ids in out[1]))  # (prompt_ids, completion_ids, ...)
+        return out
 
     def _get_train_sampler(self, dataset=None):
         if self.live_stats is None:

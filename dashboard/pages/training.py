@@ -1,5 +1,6 @@
-"""Training: per-tier reward and pass-rate curves and α over steps; runs compared round over round;
-each run's rollout failure codes (verifier) with their intervals."""
+"""Training: per-tier reward and pass-rate curves and α over steps; where each step's time went
+(generation, reward, train, store); runs compared round over round; each run's rollout failure
+codes (verifier) with their intervals."""
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -27,6 +28,15 @@ if store_ready():
                 figure.add_scatter(x=line["step"], y=line["value"], mode="lines+markers", name=f"{run} · {name}")
             figure.update_layout(title=title, xaxis_title="training step", yaxis_title=y_title, height=380)
             st.plotly_chart(figure, width="stretch", key=f"curve_{prefix}")
+        timing = shown[shown["name"].str.startswith("time/")]
+        if not timing.empty:
+            run = chosen[-1] if chosen else runs[-1]
+            figure = go.Figure()
+            for name, part in timing[timing["run_id"] == run].groupby("name", sort=False):
+                figure.add_bar(x=part["step"], y=part["value"], name=name.removeprefix("time/").removesuffix("_s"))
+            figure.update_layout(title=f"Where each step's time went — {run}", barmode="stack", xaxis_title="training step",
+                                 yaxis_title="seconds", height=380, xaxis={"dtick": 1})
+            st.plotly_chart(figure, width="stretch", key="step_time_breakdown")
         last = shown.sort_values("step").groupby(["run_id", "name"]).tail(1)
         table(last.pivot_table(index="name", columns="run_id", values="value").reset_index(), "training_last_values",
               "Last logged value of each metric, per run")

@@ -59,6 +59,20 @@ def test_train_lands_rollouts_and_metrics_and_follows_the_schedule(planned, tmp_
     assert alpha[(1, "alpha/basic")] > 0 and alpha[(1, "alpha/intermediate")] == 0 and alpha[(1, "alpha/edge")] == 0
     assert all(alpha[(5, f"alpha/{t}")] > 0 for t in ("basic", "intermediate", "complex", "edge"))
     assert figures["errors"] == 0
+    # where each step's time went: every logging step, the parts adding up to the step, tokens counted
+    with Store(db, read_only=True) as store:
+        rows = store.query("select step, name, value from training_metrics where name like 'time/%' "
+                           "or name in ('step_time', 'generated_tokens', 'generated_tokens_per_s')")[1]
+    by_step: dict[int, dict[str, float]] = {}
+    for step, name, value in rows:
+        by_step.setdefault(step, {})[name] = value
+    assert sorted(by_step) == [1, 2, 3, 4, 5]
+    for step, m in by_step.items():
+        parts = m["time/generation_s"] + m["time/reward_s"] + m["time/train_s"] + m["time/store_s"]
+        assert m["time/generation_s"] > 0 and m["time/reward_s"] > 0 and m["generated_tokens"] > 0, (step, m)
+        assert parts == pytest.approx(m["step_time"], abs=1e-6) or m["time/train_s"] == 0, (step, m)
+        assert m["generated_tokens_per_s"] == pytest.approx(m["generated_tokens"] / m["time/generation_s"])
+    assert "tok/s)" in result.stdout  # the summary line shows the breakdown
 
 
 def test_a_run_killed_mid_way_resumes_without_duplicating_rollouts(planned, tmp_path):
