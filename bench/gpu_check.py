@@ -1,10 +1,21 @@
 """A short GRPO run with the same code as `curriculab train`, for the figures that matter on a GPU.
 
-    bash bench/gpu_check.sh [--cpu] [--model tiny|smollm2] [--steps 6] [--vllm]
+    bash bench/gpu_check.sh [--cpu] [--model tiny|smollm2|PATH.gguf|DIR] [--steps 6] [--vllm]
+                            [--allow-unsandboxed] [--max-seconds S]
 
 On CUDA: bf16 (and vLLM colocate with --vllm, when vllm is installed). With --cpu: the CPU path
-(use_cpu, no bf16), which CI runs. Prints tokens/s, mean step time and peak memory (GPU memory
-on CUDA, resident memory on CPU) as JSON.
+(use_cpu, no bf16), which CI runs. Prints one JSON line per generation backend it ran: tokens/s,
+mean step time and where it went (generation, reward, train, store), peak memory (GPU memory on
+CUDA, resident memory on CPU) and, on CUDA with nvidia-ml-py, GPU utilisation.
+
+On a GPU box with no network and no bubblewrap: bring the wheels (`../shared/gpu/bundle.sh` packs
+trl, datasets, duckdb, pydantic and the project's wheel) and the model as a GGUF file, install
+them with `pip install --no-index --find-links WHEELS curriculab`, then run
+`bash bench/gpu_check.sh --model SmolLM2-135M-Instruct.Q4_1.gguf --allow-unsandboxed --max-seconds 240`.
+`--allow-unsandboxed` scores completions under rlimits and namespaces only (see the README's
+sandbox section); the output says so. `--max-seconds` is the check's budget from its start: training
+stops early enough to leave the checkpoint and the store as long as the setup took, so the figures
+come back inside it (`wall_s` reports the whole).
 """
 
 from __future__ import annotations
@@ -12,20 +23,29 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+BREAKDOWN = ("time/generation_s", "time/reward_s", "time/train_s", "time/store_s", "generated_tokens_per_s",
+             "gpu/utilization_pct", "gpu/memory_peak_gib")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cpu", action="store_true", help="Force the CPU path (what CI runs).")
-    parser.add_argument("--model", default="tiny")
+    parser.add_argument("--model", default="tiny", help="tiny, smollm2, a local .gguf file or a model directory.")
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--vllm", action="store_true", help="Generate with vLLM colocated (CUDA and vllm only).")
+    parser.add_argument("--allow-unsandboxed", action="store_true",
+                        help="Score without bubblewrap (rlimits and namespaces only); flagged in the output.")
+    parser.add_argument("--max-seconds", type=float, default=None, help="Stop training after the step that passes this.")
     args = parser.parse_args()
+    check_started = time.perf_counter()
 
     import torch
 
@@ -33,10 +53,15 @@ def main() -> None:
     from curriculab.planner import plan as planning
     from curriculab.training.grpo import train
     from curriculab.training.problems import builtin_problems
+    from curriculab.training.sandbox import detect_backend
 
     cuda = torch.cuda.is_available() and not args.cpu
     if args.vllm and not cuda:
         raise SystemExit("--vllm needs a CUDA GPU")
+    sandbox = detect_backend()
+    if sandbox == "rlimits" and not args.allow_unsandboxed:
+        raise SystemExit("no sandbox works here (bubblewrap is missing or cannot start). Install bubblewrap, or pass "
+                         "--allow-unsandboxed to score under rlimits and namespaces only")
     work = Path(tempfile.mkdtemp(prefix="curriculab-gpu-check-"))
     problems = builtin_problems()
     with Store(work / "store.duckdb") as store:
@@ -44,19 +69,34 @@ def main() -> None:
     plan = planning.export(made, work / "plan.yaml", problems)
     if cuda:
         torch.cuda.reset_peak_memory_stats()
+    started = time.perf_counter()
+    # under a time budget, checkpoints (and the store's ingest behind them) come every few steps, so
+    # little is left to store when the budget ends training
     result = train(plan, args.model, max_steps=args.steps, output_dir=work / "out", db_path=str(work / "store.duckdb"),
-                   save_steps=args.steps, use_vllm="colocate" if args.vllm else None, force_cpu=not cuda)
+                   save_steps=args.steps if args.max_seconds is None else min(args.steps, 5), use_vllm="colocate" if args.vllm else None, force_cpu=not cuda,
+                   allow_unsandboxed=args.allow_unsandboxed,
+                   stop_after_s=None if args.max_seconds is None else args.max_seconds - (started - check_started))
+    wall = time.perf_counter() - check_started
     with Store(work / "store.duckdb", read_only=True) as store:
-        times = [v for (v,) in store.query("select value from training_metrics where name = 'step_time' and step > 1")[1]]
+        rows = store.query("select step, name, value from training_metrics where step > 1 and "
+                           f"name in ('step_time', {', '.join(repr(n) for n in BREAKDOWN)})")[1]
         tokens = store.query("select max(value) from training_metrics where name = 'num_tokens'")[1][0][0]
+    by_name: dict[str, list[float]] = {}
+    for _, name, value in rows:
+        by_name.setdefault(name, []).append(value)
     peak = torch.cuda.max_memory_allocated() / 2**30 if cuda else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     print(json.dumps({
         "device": torch.cuda.get_device_name(0) if cuda else "cpu", "dtype": "bf16" if cuda else "fp32",
-        "vllm": bool(args.vllm), "model": args.model, "steps": result.steps, "rollouts": result.rollouts,
+        "backend": "vllm" if args.vllm else "transformers", "model": args.model,
+        "sandbox": "unsandboxed (rlimits and namespaces)" if sandbox == "rlimits" else sandbox,
+        "steps": result.steps, "steps_asked": args.steps, "stopped_by_max_seconds": result.steps < args.steps,
+        "wall_s": round(wall, 2), "rollouts": result.rollouts,
         "tokens_per_s": round(tokens / result.seconds, 1) if tokens else None,
-        "mean_step_s": round(sum(times) / len(times), 3) if times else None,
+        "mean_step_s": round(statistics.mean(by_name["step_time"]), 3) if by_name.get("step_time") else None,
+        "breakdown_mean_after_step_1": {name: round(statistics.mean(values), 3) for name, values in by_name.items()
+                                        if name != "step_time"},
         "peak_memory_gib": round(peak, 3), "peak_memory_kind": "GPU allocated" if cuda else "process RSS",
-    }, indent=2))
+    }))
 
 
 if __name__ == "__main__":

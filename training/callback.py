@@ -59,10 +59,13 @@ class CurriculumCallback(TrainerCallback):
     def __init__(self, curriculum: TierCurriculum, writer: RolloutWriter, db_path: str | None, run_id: str,
                  metrics_path: Path, dynamic: DynamicSettings | None = None,
                  summary: Callable[[int, dict[str, float]], None] | None = None, stats: ProblemStats | None = None,
-                 clock: StepClock | None = None) -> None:
+                 clock: StepClock | None = None, stop_after_s: float | None = None, started: float | None = None) -> None:
         self.curriculum, self.writer, self.db_path, self.run_id = curriculum, writer, db_path, run_id
         self.metrics_path, self.summary, self.stats = metrics_path, summary, stats
         self.clock = clock or StepClock()
+        # train()'s whole budget: steps stop early enough to leave the run's end (checkpoint, store) as
+        # long as its start took (measured at the first step), so the whole call stays inside it
+        self.stop_after_s, self.started, self.reserve_s = stop_after_s, started or time.perf_counter(), 0.0
         self.state = DynamicState(dynamic) if dynamic else None
         self.ingested: set[str] = set()
         self.store_seconds = 0.0
@@ -73,9 +76,13 @@ class CurriculumCallback(TrainerCallback):
         from tqdm.auto import tqdm
 
         self.bar = tqdm(total=state.max_steps, initial=state.global_step, desc="GRPO", unit="step", dynamic_ncols=True)
+        self.reserve_s = time.perf_counter() - self.started
 
     def on_step_end(self, args, state, control, **kwargs):
         self.bar.update(state.global_step - self.bar.n)
+        if self.stop_after_s is not None and time.perf_counter() - self.started > self.stop_after_s - self.reserve_s:
+            control.should_training_stop = True  # the time budget is spent: this step's log and save still run
+            control.should_log = control.should_save = True
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         logs = dict(logs or {})

@@ -80,9 +80,12 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
           output_dir: Path | str | None = None, resume: bool = False, use_vllm: str | None = None,
           db_path: str | None = None, dynamic: bool | None = None, live_sampling: bool | None = None,
           allow_unsandboxed: bool = False, save_steps: int | None = None, summary=None, cache_dir: Path = CACHE_DIR,
-          model_label: str | None = None, force_cpu: bool = False) -> TrainResult:
+          model_label: str | None = None, force_cpu: bool = False, stop_after_s: float | None = None) -> TrainResult:
     """Train `model` with GRPO on a plan (a `TrainingConfig`, or the path of its plan.yaml);
-    rollouts and metrics go to `db_path`."""
+    rollouts and metrics go to `db_path`. `stop_after_s` is a time budget for the call: training
+    stops early enough that setup, the steps and the run's end (checkpoint, rollouts and metrics
+    stored) fit in it, the end estimated as long as the setup took."""
+    entered = time.perf_counter()
     import torch
     from datasets import load_dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -165,7 +168,8 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
         problems, curriculum, Limits(), allow_unsandboxed=allow_unsandboxed, on_scored=writer,
         names=config.reward.functions, planned_steps=section.planned_steps, stats=stats)]
     callback = CurriculumCallback(curriculum, writer, db_path, run_id, output / "metrics.jsonl",
-                                  section.dynamic.settings() if dynamic_on else None, summary, stats, clock)
+                                  section.dynamic.settings() if dynamic_on else None, summary, stats, clock,
+                                  stop_after_s, entered)
     network = AutoModelForCausalLM.from_pretrained(path, **load_kwargs)
     trainer = CurriculumGRPOTrainer(model=network, reward_funcs=reward_funcs, args=args, train_dataset=dataset,
                                     processing_class=tokenizer, callbacks=[callback], live_stats=stats if live_on else None,

