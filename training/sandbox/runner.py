@@ -404,9 +404,9 @@ class _Slot:
             setattr(self, which, None)
 
     def close(self) -> None:
-        for server in (self.zygote, self.judge):  # both begin to exit at once, then each is waited for
-            if server is not None and getattr(server, "control", None) is not None:
-                server.control.close()
+        for process in (self.zygote, self.judge):  # both begin to exit at once, then each is waited for
+            if process is not None and getattr(process, "control", None) is not None:
+                process.control.close()
         self._drop("zygote")
         self._drop("judge")
         shutil.rmtree(self.workdir, ignore_errors=True)
