@@ -40,8 +40,13 @@ HARNESS_ERRORS: tuple[str, ...] = (
     "model_api_error",
     "unknown_agent_error",
     "unknown_error",
+    "llm_parse_error",
+    "context_length_exceeded",
+    "output_length_exceeded",
 )
-"""Infrastructure faults the importers name (`trajectories.harness_error`)."""
+"""Faults the importers name (`trajectories.harness_error`): the agent's own (a timeout, a crash, an
+answer it could not parse, a context or output limit: without a verdict the attempt is `failed`)
+or the infrastructure's (without a verdict, `error`)."""
 
 
 INT32_MAX = 2**31 - 1

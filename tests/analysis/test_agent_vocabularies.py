@@ -203,3 +203,8 @@ def test_importers_name_harness_faults_from_one_vocabulary(store, fixtures):
     ingest(store, [fixtures / "harbor-agents", fixtures / "tb", fixtures / "harbor"], workers=1)
     named = {e for (e,) in store.query("select distinct harness_error from trajectories where harness_error is not null")[1]}
     assert named and named <= set(HARNESS_ERRORS)
+    from curriculab.analysis.ingest.common import AGENT_FAULTS
+    from curriculab.analysis.ingest.tb import HARNESS_ERROR_OF_FAILURE_MODE
+
+    assert AGENT_FAULTS <= set(HARNESS_ERRORS)  # the outcome rule speaks the same vocabulary
+    assert {v for v in HARNESS_ERROR_OF_FAILURE_MODE.values() if v} <= set(HARNESS_ERRORS)
