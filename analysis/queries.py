@@ -375,19 +375,6 @@ def unknown_models(store: Store, *, model: str | None = None) -> pd.DataFrame:
                            group by 1 order by 1""", params)
 
 
-def pass_rates_by_agent(store: Store, *, model: str | None = None) -> pd.DataFrame:
-    """Pass rates per agent harness and (canonical) model, apart.
-
-    Columns: agent, model, attempts, passes, pass_rate.
-    """
-    where, params = _where({"model": "t.model"}, model=model)
-    return store.frame(f"""
-        select coalesce(r.agent, '(unknown)') as agent, t.model,
-               count(*) filter (t.outcome <> 'error') as attempts, count(*) filter (t.outcome = 'passed') as passes,
-               count(*) filter (t.outcome = 'passed') / nullif(count(*) filter (t.outcome <> 'error'), 0) as pass_rate
-        from trajectories t left join runs r on r.run_id = t.run_id{where} group by all order by all""", params)
-
-
 def systems(store: Store, *, model: str | None = None) -> pd.DataFrame:
     """Pass rates per system (agent, agent version, model), the unit a leaderboard compares, best first.
 
@@ -423,6 +410,16 @@ def model_pooling(store: Store, *, model: str | None = None) -> pd.DataFrame:
                array_to_string(list_slice(list(distinct t.run_id order by t.run_id), 1, 5), ', ') as run_ids,
                bool_or(t.model_raw is null) as unknown_model
         from trajectories t left join runs r on r.run_id = t.run_id{where} group by all order by 1""", params)
+
+
+def pooling_concern(row: dict[str, Any]) -> tuple[str, str] | None:
+    """(what is pooled, "agents" or "unnamed") for a `model_pooling` row whose numbers mix systems
+    (several agents) or maybe models (several runs that named none); None when the row is one system."""
+    if row["agents"] > 1:
+        return f"{row['model']} pools {row['agents']} agents ({row['agent_names']}) over {row['runs']} runs", "agents"
+    if row["unknown_model"] and row["runs"] > 1:
+        return f"{row['model']} pools {row['runs']} runs whose files name no model ({row['run_ids']})", "unnamed"
+    return None
 
 
 def attempt_evidence(store: Store, *, model: str | None = None) -> pd.DataFrame:

@@ -157,6 +157,7 @@ def build_report(store: Store, model: str | None = None, coder: str = "rules", b
     except ValueError as exc:
         held = {"error": str(exc)}
     calibration = queries.records(queries.tier_calibration(store))
+    systems = queries.records(queries.systems(store, model=model))
     report = Report(
         generated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), model=model, coder=coder,
         taxonomy_version=version, coverage_min=COVERAGE_MIN, band=list(band), overview=overview, comparisons=comparisons,
@@ -176,16 +177,27 @@ def build_report(store: Store, model: str | None = None, coder: str = "rules", b
         milestones=queries.records(queries.milestone_funnel(store, model=model)),
         harness_errors=queries.records(queries.harness_errors(store, model=model)),
         unknown_models=queries.records(queries.unknown_models(store, model=model)),
-        by_agent=queries.records(queries.pass_rates_by_agent(store, model=model)),
+        by_agent=_by_agent(systems),
         evidence=queries.records(queries.attempt_evidence(store, model=model)),
         quarantined=queries.records(queries.quarantined_inputs(store)),
         training_runs=queries.records(queries.training_runs(store)),
         rollout_codes=queries.records(queries.rollout_codes(store)),
-        systems=queries.records(queries.systems(store, model=model)),
+        systems=systems,
         pooling=queries.records(queries.model_pooling(store, model=model)),
     )
     report.findings = _findings(report)
     return report
+
+
+def _by_agent(systems: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Pass rates per agent and model (every version of the agent together), from the systems rows."""
+    totals: dict[tuple[str, str], list[int]] = {}
+    for row in systems:
+        sums = totals.setdefault((row["agent"], row["model"]), [0, 0])
+        sums[0] += row["attempts"]
+        sums[1] += row["passes"]
+    return [{"agent": agent, "model": model, "attempts": n, "passes": k, "pass_rate": k / n if n else None}
+            for (agent, model), (n, k) in sorted(totals.items())]
 
 
 def _comparisons(overview: list[dict[str, Any]], cells: dict[tuple, dict[str, tuple[int, int]]]) -> list[dict[str, Any]]:
@@ -272,13 +284,10 @@ def _findings(r: Report) -> list[str]:
         found.append(f"The stored difficulty fit is stale or missing (it used {fit['fitted']} attempts; the store has "
                      f"{fit['current']}): difficulty, tiers and signal below are from it. Refit with `curriculab "
                      f"difficulty` or `curriculab report --refit`.")
-    for row in r["pooling"]:
-        if row["agents"] > 1:
-            found.append(f"{row['model']} pools {row['agents']} agents ({row['agent_names']}) over {row['runs']} runs: its "
-                         "row mixes systems; compare them under Systems (agent × model).")
-        elif row["unknown_model"] and row["runs"] > 1:
-            found.append(f"{row['model']} pools {row['runs']} runs whose files name no model ({row['run_ids']}): they may "
-                         "be different models. Name them (`curriculab ingest --model`, `--identities`).")
+    for concern in filter(None, map(queries.pooling_concern, r["pooling"])):
+        pooled, kind = concern
+        found.append(f"{pooled}: its row mixes systems; compare them under Systems (agent × model)." if kind == "agents"
+                     else f"{pooled}: they may be different models. Name them (`curriculab ingest --model`, `--identities`).")
     rates = [o for o in r["overview"] if o["pass_rate"] is not None]
     for o in r["overview"]:
         if o["pass_rate"] is None:

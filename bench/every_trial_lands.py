@@ -3,13 +3,13 @@
     python bench/every_trial_lands.py
 
 Ingests `tests/fixtures/tb-leaderboard/` (cursor-cli runs with per-trial results only, goose's
-top-level results files) and a copy of the Harbor job fixture whose second trial kept only its
-`result.json` (reward 1.0). Run it with an older revision's code to see what was dropped then.
+top-level results files) and `tests/fixtures/harbor-result-only/` (a Harbor job whose second
+trial kept only its `result.json`, reward 1.0). Run it with an older revision's code to see what
+was dropped then.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 import tempfile
@@ -26,16 +26,8 @@ def main() -> None:
 
     work = Path(tempfile.mkdtemp(prefix="every-trial-"))
     try:
-        job = work / "job"
-        shutil.copytree(FIXTURES / "harbor" / "jobs" / "2026-10-02__09-00-00", job)
-        bare = job / "fix-csv-parser__Hk3mQ2p"
-        shutil.rmtree(bare / "agent")
-        shutil.rmtree(bare / "verifier")
-        result = json.loads((bare / "result.json").read_text())
-        result["verifier_result"] = {"rewards": {"reward": 1.0}}
-        (bare / "result.json").write_text(json.dumps(result))
         with Store(work / "store.duckdb") as store:
-            report = ingest(store, [FIXTURES / "tb-leaderboard", job])
+            report = ingest(store, [FIXTURES / "tb-leaderboard", FIXTURES / "harbor-result-only"])
             print(f"trials expected 15; stored {report.inserted}; refused {report.quarantined}")
             for issue in report.errors:
                 print(f"  refused: {issue.reason[:160]}")

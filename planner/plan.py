@@ -184,17 +184,14 @@ POOLING_WARNING = "warning: "
 def pooling_warnings(store: Store, model: str) -> list[str]:
     """Reasons that warn when the model's row pools systems (several agents) or runs that name no model."""
     rows = queries.records(queries.model_pooling(store, model=model))
-    if not rows:
+    concern = queries.pooling_concern(rows[0]) if rows else None
+    if concern is None:
         return []
-    row = rows[0]
-    if row["agents"] > 1:
-        return [f"{POOLING_WARNING}{model} pools {row['agents']} agents ({row['agent_names']}) over {row['runs']} runs: "
-                "its capability and pass rates mix systems. Plan for one system's runs (ingest them under their own "
-                "model name with `curriculab ingest --model`/`--identities`)"]
-    if row["unknown_model"] and row["runs"] > 1:
-        return [f"{POOLING_WARNING}{model} pools {row['runs']} runs whose files name no model ({row['run_ids']}): they "
-                "may be different models. Name them with `curriculab ingest --model` or `--identities`"]
-    return []
+    pooled, kind = concern
+    return [f"{POOLING_WARNING}{pooled}: " + (
+        "its capability and pass rates mix systems. Plan for one system's runs (ingest them under their own model "
+        "name with `curriculab ingest --model`/`--identities`)" if kind == "agents" else
+        "they may be different models. Name them with `curriculab ingest --model` or `--identities`")]
 
 
 def build_plan(store: Store, model: str, problems: Sequence, problems_spec: str, *, prior: str | None = None,

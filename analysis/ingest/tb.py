@@ -176,8 +176,7 @@ def folder_identity(source: Path) -> tuple[str | None, str | None]:
 def _read_items(run_dir: Path, run_id: str, meta: dict[str, Any], items: dict[str, tuple[Path, Any, str]],
                 out: UnitResult, source: Path) -> UnitResult:
     # What the run's metadata leaves null, the submission's folder name fills (after the invocation's own -m).
-    folder_agent, folder_model = folder_identity(source)
-    meta = {**meta, "_folder_agent": folder_agent, "_folder_model": folder_model}
+    folder_agent, folder_model = folder = folder_identity(source)
     dataset = meta.get("dataset_name")
     agents: set[str] = set()
     models: set[str] = set()
@@ -185,7 +184,7 @@ def _read_items(run_dir: Path, run_id: str, meta: dict[str, Any], items: dict[st
     for name, (path, item, prefix) in sorted(items.items()):
         try:
             trial = TbTrial.model_validate(item)
-            traj, agent, commands = _trajectory(run_dir, run_id, meta, dataset, trial, item, attempts, out)
+            traj, agent, commands = _trajectory(run_dir, run_id, meta, folder, dataset, trial, attempts, out)
             agents.update([agent] if agent else [])
             models.update([traj.model] if traj.model else [])
             digest, legacy = _digest(item, commands)
@@ -214,8 +213,9 @@ def _digest(item: Any, commands: bytes) -> tuple[str, str]:
     return content_hash(canonical, commands), byte_hash(canonical, commands)
 
 
-def _trajectory(run_dir: Path, run_id: str, meta: dict[str, Any], dataset: str | None, trial: TbTrial,
-                item: dict, attempts: dict[str, int], out: UnitResult) -> tuple[Trajectory, str | None, bytes]:
+def _trajectory(run_dir: Path, run_id: str, meta: dict[str, Any], folder: tuple[str | None, str | None],
+                dataset: str | None, trial: TbTrial, attempts: dict[str, int],
+                out: UnitResult) -> tuple[Trajectory, str | None, bytes]:
     commands_path = run_dir / trial.task_id / trial.trial_name / "commands.txt"
     commands = read_bytes(commands_path, FORMAT, trial.trial_name) if commands_path.is_file() else b""
     builder = StepBuilder(path=commands_path, record=trial.trial_name, source_format=FORMAT)
@@ -229,7 +229,7 @@ def _trajectory(run_dir: Path, run_id: str, meta: dict[str, Any], dataset: str |
     if invocation is not None:
         agent = agent or invocation[1]
         model = model or invocation[2]
-    agent, model = agent or meta.get("_folder_agent"), model or meta.get("_folder_model")
+    agent, model = agent or folder[0], model or folder[1]
     for source, text in typed:
         if invocation is not None and source == "agent":
             if text == invocation[0]:  # the whole program run: one opaque step, never split

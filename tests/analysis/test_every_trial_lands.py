@@ -54,16 +54,8 @@ def test_goose_results_files_are_runs_with_verdicts_and_no_steps(store, fmt):
     assert tests == 7  # parser results kept: 2 + 0 + 1 and 2 + 2 + 0 (none where the trial has no parser results)
 
 
-def test_a_harbor_trial_with_only_its_result_keeps_its_verdict(store, fixtures, tmp_path):
-    job = tmp_path / "job"
-    shutil.copytree(fixtures / "harbor" / "jobs" / "2026-10-02__09-00-00", job)
-    bare = job / "fix-csv-parser__Hk3mQ2p"
-    shutil.rmtree(bare / "agent")
-    shutil.rmtree(bare / "verifier")
-    result = json.loads((bare / "result.json").read_text())
-    result["verifier_result"] = {"rewards": {"reward": 1.0}}
-    (bare / "result.json").write_text(json.dumps(result))
-    report = ingest(store, [job])
+def test_a_harbor_trial_with_only_its_result_keeps_its_verdict(store, fixtures):
+    report = ingest(store, [fixtures / "harbor-result-only"])
     assert (report.inserted, report.quarantined) == (2, 0)
     assert _one(store, "select count(*) filter (where outcome = 'passed'), count(*) from trajectories") == (1, 2)
 

@@ -266,11 +266,9 @@ class _Server:
             # the server and the completions' filter go in as data, so no path on the host (a private
             # TMPDIR, a read-only /tmp) has to be reachable by the sandbox's uid
             data = []
-            for target, content in (("/box/server.py", SERVER.read_bytes()), (f"/box/{server.CHILD_FILTER}",
-                                                                             seccomp_program() or b"")):
-                fd = _memfd(content)
-                own_fds.append(fd)
-                data += ["--ro-bind-data", str(fd), target]
+            for name in ("server.py", server.CHILD_FILTER):
+                own_fds.append(_memfd((box / name).read_bytes()))
+                data += ["--ro-bind-data", str(own_fds[-1]), f"/box/{name}"]
             extra = []
             # the zygote alone keeps CAP_SYS_ADMIN (in the sandbox's user namespace) and may mount and
             # unshare: it makes each completion's namespaces, whose process then drops it for good

@@ -80,7 +80,7 @@ def encode(value, depth=0):
         return {"range": [encode(value.start), encode(value.stop), encode(value.step)]}
     if t in _VIEWS:
         return {_VIEWS[t]: [encode(v, depth + 1) for v in value]}
-    if t in _ITERATORS or (hasattr(t, "__next__") and hasattr(t, "__iter__")):
+    if hasattr(t, "__next__") and hasattr(t, "__iter__"):
         # an iterator (a generator, map, zip, ...) crosses as one over its items: `list(f())` sees
         # them, `f() == [...]` stays False, as in the caller's own process
         return {"iter": [encode(v, depth + 1) for v in value]}
@@ -88,8 +88,6 @@ def encode(value, depth=0):
 
 
 _VIEWS = {type({}.keys()): "keys", type({}.values()): "values", type({}.items()): "items"}
-_ITERATORS = {type(x) for x in (iter([]), iter(()), iter(""), iter(range(0)), iter({}), iter(set()), map(abs, []),
-                                 filter(None, []), zip(), enumerate([]), reversed([]), (x for x in []))}
 
 
 MISSING_ENTRY_POINT = "MissingEntryPoint"
@@ -379,8 +377,9 @@ def _child(fds, scratch, tmp_bytes, filter_program):
 def _mutated(request, args, kwargs):
     """The mutable arguments the call changed, by position or name, as their values now."""
     changed = []
-    for where, value, sent in [*zip(range(len(args)), args, request["args"]),
-                               *((k, kwargs[k], request["kwargs"]["dict"][i][1]) for i, k in enumerate(kwargs))]:
+    sent_kwargs = {k: v for k, v in request["kwargs"]["dict"]}
+    for where, value, sent in [*((i, a, request["args"][i]) for i, a in enumerate(args)),
+                               *((k, v, sent_kwargs[k]) for k, v in kwargs.items())]:
         if type(value) in _MUTABLE:
             now = encode(value)
             if now != sent:
