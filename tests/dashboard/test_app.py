@@ -194,8 +194,8 @@ def test_the_run_selector_filters_the_rollout_codes(demo_store_copy, monkeypatch
     with Store(demo_store_copy) as store:
         ingest(store, [path], workers=1)
         run_verifier_coder(store)
-        store.save_training_metrics("run-a", [("run-a", 1, "reward", 0.0)])
-        store.save_training_metrics("run-b", [("run-b", 1, "reward", 0.0)])
+        store.save_training_metrics("run-a", [("run-a", 1, "reward", 0.0), ("run-a", 1, "time/generation_s", 1.25)])
+        store.save_training_metrics("run-b", [("run-b", 1, "reward", 0.0), ("run-b", 1, "time/generation_s", 2.5)])
     monkeypatch.setenv("CURRICULAB_DB", str(demo_store_copy))
     at = _page(_fresh(), "training")
 
@@ -203,6 +203,23 @@ def test_the_run_selector_filters_the_rollout_codes(demo_store_copy, monkeypatch
         table = next(d.value for d in at.dataframe if "code" in d.value.columns and "run_id" in d.value.columns)
         return set(table["run_id"])
 
+    def step_time_chart() -> dict:  # the "where each step's time went" chart follows the last chosen run
+        import base64
+        import json as _json
+
+        import numpy as np
+
+        chart = next(_json.loads(c.proto.spec) for c in at.get("plotly_chart") if "Where each step" in c.proto.spec)
+        for trace in chart["data"]:  # plotly ships numbers as typed arrays: {"dtype", "bdata"}
+            if isinstance(trace["y"], dict):
+                trace["y"] = np.frombuffer(base64.b64decode(trace["y"]["bdata"]), dtype=trace["y"]["dtype"]).tolist()
+        return chart
+
     assert shown_runs() == {"run-a", "run-b"}  # both runs by default
+    chart = step_time_chart()
+    assert "run-b" in chart["layout"]["title"]["text"] and chart["data"][0]["y"] == [2.5]
+    at.multiselect(key="training_runs").set_value(["run-a"]).run()
+    chart = step_time_chart()
+    assert "run-a" in chart["layout"]["title"]["text"] and chart["data"][0]["y"] == [1.25]
     at.multiselect(key="training_runs").set_value(["run-b"]).run()
     assert shown_runs() == {"run-b"}

@@ -201,10 +201,17 @@ def test_without_a_sandbox_the_completion_still_cannot_see_the_harness_command_l
     assert result.outcomes[0].passed, result.outcomes[0].detail
 
 
-@pytest.mark.parametrize("field", ["test_timeout_s", "cpu_s", "memory_bytes", "processes"])
+@pytest.mark.parametrize("field", ["test_timeout_s", "cpu_s", "memory_bytes", "processes", "max_code_bytes"])
 def test_sandbox_limits_refuse_non_positive_values(field):
     with pytest.raises(ValueError, match=f"Limits.{field} is 0; it must be positive"):
         Limits(**{field: 0})
+
+
+def test_the_completion_budget_defaults_to_twice_the_test_timeout_and_refuses_nonsense():
+    assert Limits(test_timeout_s=3.0).budget_s == 6.0 and Limits(completion_timeout_s=4.5).budget_s == 4.5
+    with pytest.raises(ValueError, match=r"^Limits.completion_timeout_s is -1; it must be positive \(or None for twice "
+                                         r"test_timeout_s\)$"):
+        Limits(completion_timeout_s=-1)
 
 
 def test_without_a_sandbox_rewards_are_refused_unless_asked_for(monkeypatch, tmp_path):
