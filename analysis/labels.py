@@ -18,7 +18,11 @@ from curriculab.taxonomy.taxonomy import load_taxonomy
 
 _TRUE = {"1", "true", "yes", "y", "present", "t"}
 _FALSE = {"0", "false", "no", "n", "absent", "f"}
+_UNSURE = {"unsure", "?"}
 DEFAULT_KAPPA_THRESHOLD = 0.6
+MIN_LABELS_RELIABLE = 20
+"""Labels (present or absent) a code needs before its kappa may make it reliable: a kappa from a
+handful of labels swings with each new one."""
 
 
 @dataclass
@@ -34,7 +38,8 @@ class LabelImport:
 
 
 def import_labels(store: Store, path: Path | str, annotator: str, taxonomy_version: str = "v1") -> LabelImport:
-    """Import `trajectory_id,code,present` rows; bad rows are refused one by one, good ones land."""
+    """Import `trajectory_id,code,present` rows; bad rows are refused one by one, good ones land.
+    `present` "unsure" is stored as NULL: kept, and left out of agreement."""
     path = Path(path)
     taxonomy = load_taxonomy(taxonomy_version)
     result = LabelImport()
@@ -63,11 +68,12 @@ def import_labels(store: Store, path: Path | str, annotator: str, taxonomy_versi
         elif row["trajectory_id"] not in known:
             result.errors.append(make_issue(path, f"trajectory {row['trajectory_id']!r} is not in the store",
                                             "Ingest it first, or fix the id", record=record, field="trajectory_id"))
-        elif value not in _TRUE | _FALSE:
-            result.errors.append(make_issue(path, f"present is {row['present']!r}", "Write 1 or 0 (or true/false, yes/no)",
-                                            record=record, field="present"))
+        elif value not in _TRUE | _FALSE | _UNSURE:
+            result.errors.append(make_issue(path, f"present is {row['present']!r}",
+                                            "Write 1 or 0 (or true/false, yes/no), or unsure", record=record,
+                                            field="present"))
         else:
-            rows[(row["trajectory_id"], row["code"])] = value in _TRUE
+            rows[(row["trajectory_id"], row["code"])] = None if value in _UNSURE else value in _TRUE
     store.save_labels(annotator, taxonomy.version, rows)
     result.imported = len(rows)
     return result
@@ -108,7 +114,8 @@ class CodeAgreement(BinaryAgreement):
     in_sample: bool = False
     """The coder is a classifier trained on these very labels: the figures are in-sample (optimistic)."""
     reliable: bool = False
-    """kappa ≥ threshold on labels the coder did not learn from: the planner may use this code from this coder."""
+    """kappa ≥ threshold on at least MIN_LABELS_RELIABLE labels the coder did not learn from: the
+    planner may use this code from this coder."""
 
 
 def agreement(store: Store, coder: str, annotator: str, threshold: float = DEFAULT_KAPPA_THRESHOLD,
@@ -140,8 +147,49 @@ def agreement(store: Store, coder: str, annotator: str, threshold: float = DEFAU
         # agreement with the labels a classifier learned from proves nothing about new trajectories
         results.append(CodeAgreement(**stats.as_dict(), code=code, alpha=alpha, annotators=len(annotators),
                                      in_sample=in_sample,
-                                     reliable=stats.kappa is not None and stats.kappa >= threshold and not in_sample))
+                                     reliable=stats.kappa is not None and stats.kappa >= threshold and not in_sample
+                                     and stats.n >= MIN_LABELS_RELIABLE))
     if record:
         store.save_reliability(coder, annotator, taxonomy.version,
                                [(r.code, r.n, r.kappa, r.f1, threshold, r.reliable, r.in_sample) for r in results])
     return results
+
+
+def label_and_measure(path: Path | str, *, annotator: str, trajectory_id: str, code: str, present: bool | None,
+                      coder: str, taxonomy_version: str = "v1") -> list[CodeAgreement]:
+    """The labelling page's one write: store `annotator`'s label (None: unsure) in a short-lived
+    writer, then recompute `coder`'s agreement with `annotator` in the same writer, so that
+    `code_reliability` (what the planner reads) follows every label. Returns the new agreement
+    (empty while nothing labelled is also coded). Open no reader on `path` while it runs."""
+    annotator = annotator.strip()
+    if not annotator:
+        raise ValueError("an annotator name is needed: labels are kept per annotator. Type your name first")
+    taxonomy = load_taxonomy(taxonomy_version)
+    if code not in taxonomy.code_names:
+        raise ValueError(f"{code!r} is not a {taxonomy.version} code. Use one of: {', '.join(taxonomy.code_names)}")
+    with Store(path, create=False) as store:
+        if trajectory_id not in queries.trajectory_ids(store):
+            raise ValueError(f"trajectory {trajectory_id!r} is not in {path}. Pick one from the queue")
+        store.save_labels(annotator, taxonomy.version, {(trajectory_id, code): present})
+        try:
+            return agreement(store, coder, annotator, taxonomy_version=taxonomy.version)
+        except ValueError:  # nothing both coded and labelled yet (an unsure label, or a code the coder skipped)
+            return []
+
+
+def labels_to_reliable(row: dict | None, threshold: float = DEFAULT_KAPPA_THRESHOLD) -> str:
+    """What a `code_reliability` row (None: no labels yet) means for planning, in a sentence."""
+    if row is None or not row.get("n"):
+        return "no labels yet: the planner cannot use this code"
+    n, kappa = int(row["n"]), row.get("kappa")
+    if row.get("reliable"):
+        return f"reliable (κ = {kappa:.2f} on {n} labels): the planner uses it"
+    if row.get("in_sample"):
+        return "measured in sample (the classifier learned from these labels): the planner ignores it"
+    if kappa is None or kappa != kappa:
+        return (f"κ undefined on {n} labels (coder and labels never differ in kind yet): label some where the coder "
+                "found the code and some where it did not")
+    if kappa < threshold:
+        return f"unreliable (κ = {kappa:.2f} < {threshold:.2f} on {n} labels): the planner ignores it"
+    return (f"becomes reliable after {MIN_LABELS_RELIABLE - n} more labels if they agree as these do "
+            f"(κ = {kappa:.2f} on {n})")

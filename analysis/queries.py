@@ -14,6 +14,7 @@ above the store never depends on table layouts.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
 from typing import Any
 
 import pandas as pd
@@ -22,6 +23,68 @@ from curriculab.analysis.store import Store
 
 SLICES = ("overall", "task", "tier", "task_type", "language")
 """Dimensions `pass_rates` can slice by."""
+TRAINING_AGENT = "curriculab-grpo"
+"""The agent name of a GRPO training run's rollouts: their attempts are training, not evaluation."""
+KINDS = ("evaluation", "training", "all")
+"""Which attempts a `Scope` covers: evaluation runs, training rollouts, or both."""
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which attempts a view covers: the dashboard's filters, one set for every page.
+
+    Every field is optional (None: no filter) except `kind`, which keeps training rollouts out of
+    evaluation views unless asked for.
+    """
+
+    agent: str | None = None
+    """The run's agent (`runs.agent`), e.g. `terminus-2`."""
+    model: str | None = None
+    """The canonical model name (`trajectories.model`)."""
+    run_id: str | None = None
+    """One run."""
+    task_type: str | None = None
+    """The task's type; `(none)` selects tasks without one."""
+    language: str | None = None
+    """The task's language; `(none)` selects tasks without one."""
+    tier: str | None = None
+    """The task's authored tier; `(none)` selects tasks without one."""
+    kind: str = "evaluation"
+    """evaluation (runs that are not GRPO training), training (its rollouts) or all."""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"kind {self.kind!r} is not one of {', '.join(KINDS)}")
+
+    def active(self) -> dict[str, str]:
+        """The filters set, by field name (`kind` when it is not `all`)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if getattr(self, f.name) is not None and not (f.name == "kind" and self.kind == "all")}
+
+    def clause(self, alias: str) -> tuple[str, list[Any]]:
+        """`(<alias>.trajectory_id in (...))` selecting the scope's attempts, and its parameters;
+        `true` when the scope covers everything."""
+        conditions, params = [], []
+        for name, column in (("agent", "sr.agent"), ("model", "st.model"), ("run_id", "st.run_id"),
+                             ("task_type", "coalesce(sk.task_type, '(none)')"),
+                             ("language", "coalesce(sk.language, '(none)')"),
+                             ("tier", "coalesce(sk.tier_authored, '(none)')")):
+            value = getattr(self, name)
+            if value is not None:
+                conditions.append(f"{column} = ?")
+                params.append(value)
+        if self.kind != "all":
+            conditions.append(f"coalesce(sr.agent, '') {'<>' if self.kind == 'evaluation' else '='} ?")
+            params.append(TRAINING_AGENT)
+        if not conditions:
+            return "true", []
+        return (f"({alias}.trajectory_id in (select st.trajectory_id from trajectories st "
+                f"left join runs sr on sr.run_id = st.run_id left join tasks sk on sk.task_id = st.task_id "
+                f"where {' and '.join(conditions)}))"), params
+
+
+EVERYTHING = Scope(kind="all")
+"""A scope with no filter."""
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -52,25 +115,41 @@ def _where(columns: dict[str, str], *, after_where: bool = False, **filters: Any
     return (lead + " and ".join(clauses) if clauses else ""), params
 
 
+def _and_scope(where: str, params: list[Any], scope: Scope | None, alias: str) -> tuple[str, list[Any]]:
+    """`where` (from `_where`) narrowed to `scope`'s attempts."""
+    if scope is None:
+        return where, params
+    clause, extra = scope.clause(alias)
+    if clause == "true":
+        return where, params
+    return (f"{where} and {clause}" if where else f" where {clause}"), [*params, *extra]
+
+
+_SYSTEM = "coalesce(r.agent, '(unknown)') || ' · ' || {model}"
+"""A system's display name: agent · model (the unit a leaderboard compares)."""
+
+
 _ATTEMPT_FILTERS = {"model": "a.model", "run_id": "t.run_id", "task_id": "a.task_id", "task_type": "a.task_type",
                     "language": "a.language", "tier": "a.tier", "outcome": "a.outcome"}
 
 
 def attempts(store: Store, *, model: str | None = None, run_id: str | None = None, task_id: str | None = None,
              task_type: str | None = None, language: str | None = None, tier: str | None = None,
-             outcome: str | None = None) -> pd.DataFrame:
+             outcome: str | None = None, scope: Scope | None = None) -> pd.DataFrame:
     """One row per attempt with a verdict.
 
     Columns: trajectory_id, run_id, agent, model, model_raw, task_id, attempt, outcome (passed /
     failed / error), harness_error, flagged (a verdict reached despite a harness fault), tier,
-    task_type, language, n_steps, actions_logged, input_tokens, output_tokens, cost_usd.
+    task_type, language, n_steps, actions_logged, input_tokens, output_tokens, cost_usd, system
+    (agent · model).
     """
     where, params = _where(_ATTEMPT_FILTERS, model=model, run_id=run_id, task_id=task_id, task_type=task_type,
                            language=language, tier=tier, outcome=outcome)
+    where, params = _and_scope(where, params, scope, "a")
     return store.frame(f"""
         select a.trajectory_id, t.run_id, r.agent, a.model, t.model_raw, a.task_id, a.attempt, a.outcome,
                a.harness_error, a.flagged, a.tier, a.task_type, a.language, t.n_steps, t.actions_logged,
-               t.input_tokens, t.output_tokens, t.cost_usd
+               t.input_tokens, t.output_tokens, t.cost_usd, {_SYSTEM.format(model="a.model")} as system
         from v_attempts a join trajectories t using (trajectory_id) left join runs r on r.run_id = t.run_id
         {where} order by a.model, a.task_id, a.attempt, a.trajectory_id""", params)
 
@@ -100,15 +179,41 @@ def task_cells(store: Store, *, model: str | None = None) -> pd.DataFrame:
 
 
 def failure_distribution(store: Store, coder: str = "rules", *, model: str | None = None, dimension: str = "overall",
-                         taxonomy_version: str | None = None) -> pd.DataFrame:
+                         taxonomy_version: str | None = None, scope: Scope | None = None) -> pd.DataFrame:
     """How each model's failures split across codes, over the failures the coder could judge.
 
     Columns: coder, taxonomy_version, model, code, dimension, value, n (failures with the code),
     applied (failures the coder could judge), failures, share (n / applied), coverage
     (applied / failures), ci_low, ci_high (Wilson 95% of share). `taxonomy_version` defaults to
     the newest the coder used.
+
+    With a `scope`, the split is per system over the scope's failures (dimension `overall`), with
+    two more columns, agent and system (agent · model), and harness_failure kept among the codes.
     """
     version = taxonomy_version or latest_taxonomy_version(store, coder)
+    if scope is not None:
+        if dimension != "overall":
+            raise ValueError("a scoped failure distribution is overall only; narrow the scope by tier or task type instead")
+        clause, scope_params = scope.clause("a")
+        where, params = _where({"model": "a.model"}, after_where=True, model=model)
+        return store.frame(f"""
+            with failed as (
+                select a.trajectory_id, a.model, coalesce(r.agent, '(unknown)') as agent,
+                       {_SYSTEM.format(model="a.model")} as system
+                from v_attempts a join trajectories t using (trajectory_id) left join runs r on r.run_id = t.run_id
+                where a.outcome = 'failed' and {clause} {where}),
+            totals as (select system, count(*) as failures from failed group by 1),
+            counted as (
+                select c.coder, c.taxonomy_version, f.agent, f.model, f.system, c.code,
+                       count(*) filter (c.status = 'present') as n,
+                       count(*) filter (c.status <> 'not_applicable') as applied, any_value(tot.failures) as failures
+                from failed f join coding_status c using (trajectory_id) join totals tot using (system)
+                where c.coder = ? and c.taxonomy_version = ? group by all)
+            select coder, taxonomy_version, agent, model, system, code, 'overall' as dimension, 'all' as value, n, applied,
+                   failures, n / nullif(applied, 0) as share, applied / failures as coverage,
+                   case when applied > 0 then wilson_low(n, applied) end as ci_low,
+                   case when applied > 0 then wilson_high(n, applied) end as ci_high
+            from counted order by system, share desc nulls last, code""", [*scope_params, *params, coder, version])
     where, params = _where({"coder": "coder", "version": "taxonomy_version", "dimension": "dimension", "model": "model"},
                            coder=coder, version=version, dimension=dimension, model=model)
     return store.frame(f"select * from v_failure_distribution{where} order by model, share desc nulls last, code", params)
@@ -132,15 +237,16 @@ def failure_cells(store: Store, coder: str = "rules", *, model: str | None = Non
 
 
 def coder_coverage(store: Store, coder: str = "rules", *, model: str | None = None,
-                   taxonomy_version: str | None = None) -> pd.DataFrame:
+                   taxonomy_version: str | None = None, scope: Scope | None = None) -> pd.DataFrame:
     """Per model: failed attempts, how many the coder could judge, and the commonest reason it could not.
 
     Columns: model, failures, coded_failures, why_not_coded.
     """
     version = taxonomy_version or latest_taxonomy_version(store, coder)
     where, params = _where({"model": "model"}, model=model)
+    clause, scope_params = (scope or EVERYTHING).clause("a")
     return store.frame(f"""
-        with failed as (select trajectory_id, model from v_attempts where outcome = 'failed'),
+        with failed as (select trajectory_id, model from v_attempts a where outcome = 'failed' and {clause}),
         judged as (select trajectory_id, bool_or(status <> 'not_applicable') as judged,
                           mode(reason) filter (status = 'not_applicable') as why_not
                    from coding_status where coder = ? and taxonomy_version = ? and code <> 'harness_failure' group by 1)
@@ -148,7 +254,7 @@ def coder_coverage(store: Store, coder: str = "rules", *, model: str | None = No
             select f.model, count(*) as failures, count(*) filter (j.judged) as coded_failures,
                    mode(coalesce(j.why_not, 'not coded')) filter (not coalesce(j.judged, false)) as why_not_coded
             from failed f left join judged j using (trajectory_id) group by 1){where} order by 1""",
-                       [coder, version, *params])
+                       [*scope_params, coder, version, *params])
 
 
 def latest_taxonomy_version(store: Store, coder: str) -> str | None:
@@ -158,29 +264,46 @@ def latest_taxonomy_version(store: Store, coder: str) -> str | None:
     return None if pd.isna(value) else str(value)
 
 
-def task_difficulty(store: Store, *, task_type: str | None = None, measured_tier: str | None = None) -> pd.DataFrame:
+def task_difficulty(store: Store, *, task_type: str | None = None, measured_tier: str | None = None,
+                    scope: Scope | None = None) -> pd.DataFrame:
     """Measured difficulty per task from the last IRT fit, beside the authored tier.
 
     Columns: task_id, task_type, language, tier_authored, difficulty_authored, measured_tier,
     difficulty (b; higher is harder), difficulty_se, discrimination, discrimination_se,
-    n_attempts, pass_rate, misplaced (authored tier differs from measured).
+    n_attempts, pass_rate, misplaced (authored tier differs from measured). A `scope` keeps the
+    tasks its attempts tried (the fit itself is over every attempt).
     """
     where, params = _where({"task_type": "task_type", "measured_tier": "measured_tier"},
                            task_type=task_type, measured_tier=measured_tier)
+    if scope is not None and scope.active():
+        clause, scope_params = scope.clause("a")
+        where = f"{where} and " if where else " where "
+        where += f"task_id in (select a.task_id from trajectories a where {clause})"
+        params = [*params, *scope_params]
     return store.frame(f"select * from v_task_difficulty{where} order by difficulty desc", params)
 
 
-def model_abilities(store: Store, *, model: str | None = None) -> pd.DataFrame:
-    """Measured ability per model from the last IRT fit.
+def _models_in(scope: Scope | None, where: str, params: list[Any]) -> tuple[str, list[Any]]:
+    """`where` narrowed to the models with attempts in `scope`."""
+    if scope is None or not scope.active():
+        return where, params
+    clause, extra = scope.clause("a")
+    condition = f"model in (select a.model from trajectories a where {clause})"
+    return (f"{where} and {condition}" if where else f" where {condition}"), [*params, *extra]
+
+
+def model_abilities(store: Store, *, model: str | None = None, scope: Scope | None = None) -> pd.DataFrame:
+    """Measured ability per model from the last IRT fit (with a `scope`, the models it holds).
 
     Columns: model, ability (θ), ability_se, n_attempts, pass_rate, kind.
     """
-    where, params = _where({"model": "model"}, model=model)
+    where, params = _models_in(scope, *_where({"model": "model"}, model=model))
     return store.frame(f"select model, ability, ability_se, n_attempts, pass_rate, kind from irt_models{where} "
                        "order by ability desc", params)
 
 
-def informative_tasks(store: Store, model: str | None = None, band: tuple[float, float] = (0.2, 0.8)) -> pd.DataFrame:
+def informative_tasks(store: Store, model: str | None = None, band: tuple[float, float] = (0.2, 0.8), *,
+                      scope: Scope | None = None) -> pd.DataFrame:
     """Which tasks still carry training signal for which model.
 
     Columns: model, task_id, attempts, passes, observed_pass_rate, predicted_pass_rate, signal
@@ -189,7 +312,7 @@ def informative_tasks(store: Store, model: str | None = None, band: tuple[float,
     lo, hi = band
     if not 0 <= lo < hi <= 1:
         raise ValueError(f"band {band} is not a range inside [0, 1]. Pass two numbers like (0.2, 0.8)")
-    where, params = _where({"model": "model"}, model=model)
+    where, params = _models_in(scope, *_where({"model": "model"}, model=model))
     return store.frame(f"select * from informative_tasks(?, ?){where} order by model, signal desc", [lo, hi, *params])
 
 
@@ -224,15 +347,49 @@ def coder_agreement(store: Store, coder: str | None = None, *, annotator: str | 
     return store.frame(f"select * from v_coder_agreement{where} order by coder, annotator, code", params)
 
 
-def milestone_funnel(store: Store, *, model: str | None = None, task_type: str | None = None) -> pd.DataFrame:
+def milestone_funnel(store: Store, *, model: str | None = None, task_type: str | None = None,
+                     scope: Scope | None = None) -> pd.DataFrame:
     """Where milestone-graded attempts stop.
 
     Columns: model, task_type, milestones_total, first_failed_milestone (1-based; NULL when every
     milestone passed), attempts.
     """
     where, params = _where({"model": "model", "task_type": "task_type"}, model=model, task_type=task_type)
-    return store.frame(f"select * from v_milestone_funnel{where} order by model, task_type, first_failed_milestone nulls last",
-                       params)
+    if scope is None:
+        return store.frame(f"select * from v_milestone_funnel{where} order by model, task_type, "
+                           "first_failed_milestone nulls last", params)
+    clause, scope_params = scope.clause("t")
+    return store.frame(f"""
+        select * from (
+            select t.model, coalesce(k.task_type, '(none)') as task_type, t.milestones_total,
+                   case when t.milestones_passed < t.milestones_total then t.milestones_passed + 1 end as first_failed_milestone,
+                   count(*) as attempts
+            from trajectories t left join tasks k using (task_id)
+            where t.milestones_total > 0 and t.outcome <> 'error' and {clause} group by all){where}
+        order by model, task_type, first_failed_milestone nulls last""", [*scope_params, *params])
+
+
+def milestone_stages(funnel: pd.DataFrame) -> pd.DataFrame:
+    """A funnel per model from `milestone_funnel` rows: for each milestone k, the attempts on tasks
+    with at least k milestones that reached it and that passed it.
+
+    Columns: model, milestone, reached, passed, share_of_reached (passed / reached), share_of_first
+    (passed / the attempts that reached milestone 1). An attempt on a 3-milestone task never counts
+    toward milestone 4.
+    """
+    rows = []
+    for model, part in funnel.groupby("model", sort=True):
+        first = None
+        for k in range(1, int(part["milestones_total"].max()) + 1):
+            eligible = part[part["milestones_total"] >= k]
+            failed_at = eligible["first_failed_milestone"]
+            reached = int(eligible[failed_at.isna() | (failed_at >= k)]["attempts"].sum())
+            passed = int(eligible[failed_at.isna() | (failed_at > k)]["attempts"].sum())
+            first = reached if first is None else first
+            rows.append({"model": model, "milestone": k, "reached": reached, "passed": passed,
+                         "share_of_reached": passed / reached if reached else None,
+                         "share_of_first": passed / first if first else None})
+    return pd.DataFrame(rows, columns=["model", "milestone", "reached", "passed", "share_of_reached", "share_of_first"])
 
 
 def test_failure_rates(store: Store, *, model: str | None = None, tier: str | None = None) -> pd.DataFrame:
@@ -255,11 +412,12 @@ def trajectory(store: Store, trajectory_id: str) -> pd.DataFrame:
     """One trajectory's steps, each with the codes that cite it as evidence.
 
     Columns: step_idx, source, action, tool_name, path, command, message, output, exit_code,
-    error_observed, output_truncated, codes (list of `coder:code` citing this step).
+    error_observed, output_truncated, edit_raw (an edit step's source record as JSON, where its
+    content or old/new strings live), codes (list of `coder:code` citing this step).
     """
     frame = store.frame("""
         select s.step_idx, s.source, s.action, s.tool_name, s.path, s.command, s.message, s.output, s.exit_code,
-               s.error_observed, s.output_truncated,
+               s.error_observed, s.output_truncated, case when s.action = 'edit' then s.raw::varchar end as edit_raw,
                coalesce((select list(f.coder || ':' || f.code order by f.coder, f.code) from failure_codes f
                          where f.trajectory_id = s.trajectory_id and list_contains(f.evidence_steps, s.step_idx)),
                         []) as codes
@@ -314,8 +472,8 @@ def training_runs(store: Store, *, run_id: str | None = None) -> pd.DataFrame:
                o.passed / nullif(o.passed + o.failed, 0) as pass_rate, o.mean_reward, m.steps, m.zero_std_share,
                m.final_reward
         from runs r join rollouts o using (run_id) left join metrics m using (run_id)
-        where r.agent = 'curriculab-grpo' {where}
-        order by r.started_at nulls last, r.run_id""", params)
+        where r.agent = ? {where}
+        order by r.started_at nulls last, r.run_id""", [TRAINING_AGENT, *params])
 
 
 def rollout_codes(store: Store, *, run_id: str | None = None) -> pd.DataFrame:
@@ -330,8 +488,8 @@ def rollout_codes(store: Store, *, run_id: str | None = None) -> pd.DataFrame:
                count(*) filter (c.status <> 'not_applicable') as failures,
                n / nullif(failures, 0) as share, wilson_low(n, failures) as ci_low, wilson_high(n, failures) as ci_high
         from coding_status c join trajectories t using (trajectory_id) join runs r on r.run_id = t.run_id
-        where c.coder = 'verifier' and t.outcome = 'failed' and r.agent = 'curriculab-grpo' {where}
-        group by all having n > 0 order by t.run_id, share desc, c.code""", params)
+        where c.coder = 'verifier' and t.outcome = 'failed' and r.agent = ? {where}
+        group by all having n > 0 order by t.run_id, share desc, c.code""", [TRAINING_AGENT, *params])
 
 
 def failed_code_sets(store: Store, coder: str = "rules", *, model: str | None = None,
@@ -349,19 +507,20 @@ def failed_code_sets(store: Store, coder: str = "rules", *, model: str | None = 
         {where} group by 1 order by 1""", [coder, version, *params])
 
 
-def harness_errors(store: Store, *, model: str | None = None) -> pd.DataFrame:
+def harness_errors(store: Store, *, model: str | None = None, scope: Scope | None = None) -> pd.DataFrame:
     """Attempts that hit a harness fault, by fault and by whether a verdict was still reached.
 
     Columns: model, harness_error, verdict (`none (left out)`, or `passed`/`failed (stands,
     flagged)`), attempts.
     """
     where, params = _where({"model": "model"}, after_where=True, model=model)
+    clause, scope_params = (scope or EVERYTHING).clause("t")
     return store.frame(f"""
         select model, harness_error,
                case when outcome = 'error' then 'none (left out)' else outcome || ' (stands, flagged)' end as verdict,
                count(*) as attempts
-        from trajectories where harness_error is not null {where}
-        group by all order by all""", params)
+        from trajectories t where harness_error is not null and {clause} {where}
+        group by all order by all""", [*scope_params, *params])
 
 
 def unknown_models(store: Store, *, model: str | None = None) -> pd.DataFrame:
@@ -375,14 +534,16 @@ def unknown_models(store: Store, *, model: str | None = None) -> pd.DataFrame:
                            group by 1 order by 1""", params)
 
 
-def systems(store: Store, *, model: str | None = None) -> pd.DataFrame:
+def systems(store: Store, *, model: str | None = None, scope: Scope | None = None) -> pd.DataFrame:
     """Pass rates per system (agent, agent version, model), the unit a leaderboard compares, best first.
 
     Columns: agent, agent_version, model, runs, trials (every attempt), attempts (with a verdict),
-    passes, pass_rate (over attempts), errors (no verdict), leaderboard_accuracy (every trial counts
-    and an error is a failure, averaged over runs: the figure Terminal-Bench publishes).
+    passes, pass_rate (over attempts), ci_low, ci_high (Wilson 95% of pass_rate), errors (no
+    verdict), leaderboard_accuracy (every trial counts and an error is a failure, averaged over
+    runs: the figure Terminal-Bench publishes).
     """
     where, params = _where({"model": "t.model"}, model=model)
+    where, params = _and_scope(where, params, scope, "t")
     return store.frame(f"""
         with per_run as (
             select coalesce(r.agent, '(unknown)') as agent, coalesce(r.agent_version, '') as agent_version, t.model,
@@ -390,7 +551,9 @@ def systems(store: Store, *, model: str | None = None) -> pd.DataFrame:
                    count(*) filter (t.outcome = 'passed') as passes, count(*) filter (t.outcome = 'error') as errors
             from trajectories t left join runs r on r.run_id = t.run_id{where} group by all)
         select agent, agent_version, model, count(*) as runs, sum(trials)::bigint as trials, sum(attempts)::bigint as attempts,
-               sum(passes)::bigint as passes, sum(passes) / nullif(sum(attempts), 0) as pass_rate, sum(errors)::bigint as errors,
+               sum(passes)::bigint as passes, sum(passes) / nullif(sum(attempts), 0) as pass_rate,
+               wilson_low(sum(passes)::bigint, sum(attempts)::bigint) as ci_low,
+               wilson_high(sum(passes)::bigint, sum(attempts)::bigint) as ci_high, sum(errors)::bigint as errors,
                avg(passes / trials) as leaderboard_accuracy
         from per_run group by all
         order by pass_rate desc nulls last, leaderboard_accuracy desc, agent, model""", params)
@@ -577,10 +740,16 @@ def ingest_manifest(store: Store, under: list[str]) -> pd.DataFrame:
                        [list(under), list(under)])
 
 
-def labels(store: Store, *, annotator: str | None = None, taxonomy_version: str | None = None) -> pd.DataFrame:
-    """Human labels. Columns: trajectory_id, code, annotator, present, taxonomy_version."""
+def labels(store: Store, *, annotator: str | None = None, taxonomy_version: str | None = None,
+           include_unsure: bool = False) -> pd.DataFrame:
+    """Human labels (an "unsure" label, `present` NULL, only with `include_unsure`).
+
+    Columns: trajectory_id, code, annotator, present, taxonomy_version.
+    """
     where, params = _where({"annotator": "annotator", "version": "taxonomy_version"}, annotator=annotator,
                            version=taxonomy_version)
+    if not include_unsure:
+        where += (" and " if where else " where ") + "present is not null"
     return store.frame(f"select trajectory_id, code, annotator, present, taxonomy_version from labels{where} "
                        "order by trajectory_id, code, annotator", params)
 
@@ -604,14 +773,15 @@ def coded_for_labelling(store: Store, coder: str, taxonomy_version: str) -> pd.D
 def labels_under(store: Store, taxonomy) -> pd.DataFrame:
     """Labels as codes of `taxonomy`: its own, plus those of the version it maps from read through
     the mapping (a code that maps to one new code carries its label over; a split code's label says
-    nothing about which part, so it is left out). Columns: trajectory_id, code, annotator, present."""
-    frame = store.frame("select trajectory_id, code, annotator, present from labels where taxonomy_version = ?",
-                        [taxonomy.version])
+    nothing about which part, so it is left out). An "unsure" label (`present` NULL) is left out:
+    it is no judgement to agree with. Columns: trajectory_id, code, annotator, present."""
+    frame = store.frame("select trajectory_id, code, annotator, present from labels where taxonomy_version = ? "
+                        "and present is not null", [taxonomy.version])
     carried = {old: new[0] for old, new in taxonomy.mapping.items() if len(new) == 1}
     if not taxonomy.maps_from or not carried:
         return frame
-    older = store.frame("select trajectory_id, code, annotator, present from labels where taxonomy_version = ?",
-                        [taxonomy.maps_from])
+    older = store.frame("select trajectory_id, code, annotator, present from labels where taxonomy_version = ? "
+                        "and present is not null", [taxonomy.maps_from])
     older = older[older["code"].isin(carried)].assign(code=lambda f: f["code"].map(carried))
     own = set(zip(frame["trajectory_id"], frame["code"], frame["annotator"]))
     older = older[[key not in own for key in zip(older["trajectory_id"], older["code"], older["annotator"])]]
@@ -728,18 +898,20 @@ def store_fingerprint(store: Store) -> dict[str, Any]:
 
 
 def trajectories_with_code(store: Store, code: str, coder: str = "rules", *, model: str | None = None,
-                           taxonomy_version: str | None = None, limit: int = 500) -> pd.DataFrame:
+                           taxonomy_version: str | None = None, limit: int = 500, outcome: str | None = None,
+                           scope: Scope | None = None) -> pd.DataFrame:
     """The attempts a coder gave `code`, with its evidence: the drill-down from a failure mode.
 
     Columns: trajectory_id, model, task_id, outcome, confidence, evidence_steps, rationale.
     """
     version = taxonomy_version or latest_taxonomy_version(store, coder)
-    where, params = _where({"model": "a.model"}, after_where=True, model=model)
+    where, params = _where({"model": "a.model", "outcome": "a.outcome"}, after_where=True, model=model, outcome=outcome)
+    clause, scope_params = (scope or EVERYTHING).clause("a")
     return store.frame(f"""
         select f.trajectory_id, a.model, a.task_id, a.outcome, f.confidence, f.evidence_steps, f.rationale
         from failure_codes f join v_attempts a using (trajectory_id)
-        where f.code = ? and f.coder = ? and f.taxonomy_version = ? {where}
-        order by a.model, a.task_id, f.trajectory_id limit ?""", [code, coder, version, *params, limit])
+        where f.code = ? and f.coder = ? and f.taxonomy_version = ? and {clause} {where}
+        order by a.model, a.task_id, f.trajectory_id limit ?""", [code, coder, version, *scope_params, *params, limit])
 
 
 def trajectory_codes(store: Store, trajectory_id: str) -> pd.DataFrame:
@@ -765,20 +937,21 @@ def runs(store: Store) -> pd.DataFrame:
 
 
 def code_cooccurrence(store: Store, coder: str = "rules", *, model: str | None = None,
-                      taxonomy_version: str | None = None) -> pd.DataFrame:
+                      taxonomy_version: str | None = None, scope: Scope | None = None) -> pd.DataFrame:
     """How often two codes are found on the same failed attempt.
 
     Columns: code_a, code_b, attempts (code_a < code_b).
     """
     version = taxonomy_version or latest_taxonomy_version(store, coder)
     where, params = _where({"model": "a.model"}, after_where=True, model=model)
+    clause, scope_params = (scope or EVERYTHING).clause("a")
     return store.frame(f"""
         with found as (select distinct f.trajectory_id, f.code from failure_codes f join v_attempts a using (trajectory_id)
                        where f.coder = ? and f.taxonomy_version = ? and a.outcome = 'failed' and f.code <> 'harness_failure'
-                       {where})
+                       and {clause} {where})
         select x.code as code_a, y.code as code_b, count(*) as attempts
         from found x join found y on x.trajectory_id = y.trajectory_id and x.code < y.code
-        group by all order by attempts desc, code_a, code_b""", [coder, version, *params])
+        group by all order by attempts desc, code_a, code_b""", [coder, version, *scope_params, *params])
 
 
 def taxonomy_versions(store: Store) -> list[str]:
@@ -789,3 +962,109 @@ def taxonomy_versions(store: Store) -> list[str]:
 def coders(store: Store) -> list[str]:
     """Coders that have coded the store."""
     return sorted(store.frame("select distinct coder from coding_status")["coder"])
+
+
+def trajectory_list(store: Store, *, scope: Scope | None = None, search: str | None = None, outcome: str | None = None,
+                    code: str | None = None, limit: int = 1000) -> pd.DataFrame:
+    """Trajectories to browse, newest run first: what a viewer's list shows.
+
+    `search` matches (case-insensitively) the trajectory id, task, model or agent; `code` keeps
+    trajectories any coder gave that code. Columns: trajectory_id, system (agent · model), task_id,
+    outcome, reward, n_steps, harness_error, codes (comma-separated, every coder's), run_id.
+    """
+    clause, params = (scope or EVERYTHING).clause("t")
+    where, extra = _where({"outcome": "t.outcome"}, after_where=True, outcome=outcome)
+    if search:
+        where += (" and (t.trajectory_id ilike ? or t.task_id ilike ? or t.model ilike ? "
+                  "or coalesce(r.agent, '') ilike ?)")
+        extra += [f"%{search}%"] * 4
+    if code:
+        where += " and exists (select 1 from failure_codes f where f.trajectory_id = t.trajectory_id and f.code = ?)"
+        extra.append(code)
+    return store.frame(f"""
+        select t.trajectory_id, {_SYSTEM.format(model="t.model")} as system, t.task_id, t.outcome, t.reward, t.n_steps,
+               t.harness_error,
+               (select string_agg(distinct f.code, ', ' order by f.code) from failure_codes f
+                where f.trajectory_id = t.trajectory_id) as codes, t.run_id
+        from trajectories t left join runs r on r.run_id = t.run_id
+        where {clause} {where}
+        order by r.started_at desc nulls last, t.run_id, t.task_id, t.attempt, t.trajectory_id limit ?""",
+                       [*params, *extra, limit])
+
+
+def trajectory_summary(store: Store, trajectory_id: str) -> dict[str, Any]:
+    """What a trajectory viewer's header says: task, system, outcome, reward, harness error, tests.
+
+    Keys: trajectory_id, run_id, task_id, agent, model, outcome, reward, harness_error,
+    exception_type, n_steps, input_tokens, output_tokens, cost_usd, tier (authored), source_path,
+    tests_passed, tests. Raises ValueError naming the fix when the id is not in the store.
+    """
+    frame = store.frame("""
+        select t.trajectory_id, t.run_id, t.task_id, r.agent, t.model, t.outcome, t.reward, t.harness_error,
+               t.exception_type, t.n_steps, t.input_tokens, t.output_tokens, t.cost_usd, k.tier_authored as tier,
+               t.source_path,
+               (select count(*) filter (x.passed) from test_results x where x.trajectory_id = t.trajectory_id) as tests_passed,
+               (select count(*) from test_results x where x.trajectory_id = t.trajectory_id) as tests
+        from trajectories t left join runs r on r.run_id = t.run_id left join tasks k on k.task_id = t.task_id
+        where t.trajectory_id = ?""", [trajectory_id])
+    if frame.empty:
+        raise ValueError(f"no trajectory {trajectory_id!r} in the store. Pick one from the list, or "
+                         "`curriculab query \"select trajectory_id from trajectories\"`")
+    return records(frame)[0]
+
+
+def trajectory_tests(store: Store, trajectory_id: str) -> pd.DataFrame:
+    """One trajectory's test verdicts. Columns: test_id, tier, milestone_idx, passed, status, detail."""
+    return store.frame("""select test_id, tier, milestone_idx, passed, status, detail from test_results
+                          where trajectory_id = ? order by milestone_idx nulls last, tier nulls last, test_id""",
+                       [trajectory_id])
+
+
+def agents(store: Store) -> list[str]:
+    """Every agent with a run in the store, sorted."""
+    return sorted(store.frame("select distinct agent from runs where agent is not null")["agent"])
+
+
+STRATA = ("coded present", "coded absent", "near miss")
+"""How the labelling page samples a code's trajectories: ones the coder found it in, ones it judged
+free of it, and near misses (judged free of it, but with another code found: failed behaviour the
+coder saw and did not call this)."""
+
+
+def labelling_queue(store: Store, code: str, coder: str, taxonomy_version: str, annotator: str, *,
+                    scope: Scope | None = None, seed: int = 0, limit: int = 60) -> pd.DataFrame:
+    """Trajectories to label for `code`, stratified (see `STRATA`): in a stable random order within
+    each stratum, the strata taking turns so that each gets labels as evenly as it can (the strata
+    `annotator` labelled least come first); those already labelled for the code are left out.
+
+    Columns: trajectory_id, system, task_id, outcome, stratum, coder_says (present/absent),
+    confidence, queued (how many wait in all, past `limit` too).
+    """
+    clause, params = (scope or EVERYTHING).clause("t")
+    return store.frame(f"""
+        with judged as (
+            select c.trajectory_id, c.status,
+                   case when c.status = 'present' then 'coded present'
+                        when exists (select 1 from coding_status o where o.trajectory_id = c.trajectory_id
+                                     and o.coder = c.coder and o.taxonomy_version = c.taxonomy_version
+                                     and o.code not in (c.code, 'harness_failure') and o.status = 'present')
+                        then 'near miss' else 'coded absent' end as stratum,
+                   exists (select 1 from labels l where l.trajectory_id = c.trajectory_id and l.code = c.code
+                           and l.annotator = ? and l.taxonomy_version = c.taxonomy_version) as labelled
+            from coding_status c
+            where c.code = ? and c.coder = ? and c.taxonomy_version = ? and c.status <> 'not_applicable'),
+        done as (select stratum, count(*) as labelled_before from judged where labelled group by 1),
+        ranked as (
+            select j.trajectory_id, {_SYSTEM.format(model="t.model")} as system, t.task_id, t.outcome, j.stratum,
+                   j.status as coder_says, f.confidence,
+                   coalesce(d.labelled_before, 0)
+                   + row_number() over (partition by j.stratum order by hash(j.trajectory_id || ?), j.trajectory_id) as turn
+            from judged j join trajectories t using (trajectory_id) left join runs r on r.run_id = t.run_id
+            left join done d using (stratum)
+            left join failure_codes f on f.trajectory_id = j.trajectory_id and f.code = ? and f.coder = ?
+                 and f.taxonomy_version = ?
+            where not j.labelled and {clause})
+        select * exclude (turn), count(*) over () as queued from ranked
+        order by turn, list_position(?, stratum) limit ?""",
+                       [annotator, code, coder, taxonomy_version, str(seed), code, coder, taxonomy_version, *params,
+                        list(STRATA), limit])

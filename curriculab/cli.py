@@ -967,18 +967,23 @@ def dashboard(port: int, headless: bool) -> None:
     Example:
       curriculab dashboard --db demo-output/curriculab.duckdb --port 8501
     """
-    import subprocess
+    import socket
 
-    from curriculab.dashboard import PAGES_DIR
+    from curriculab.dashboard import streamlit_command
 
     path = Path(click.get_current_context().obj["db"] or DEFAULT_DB)
     if not path.exists():
         raise CliError(f"no store at {path}. Create one with `curriculab ingest PATH` or `curriculab demo`, then pass --db")
+    with socket.socket() as probe:  # a taken port is refused before the URL is printed
+        try:
+            probe.bind(("", port))
+        except OSError:
+            raise CliError(f"port {port} is taken (another dashboard?). Pass a free one: --port {port + 1}") from None
     env = {**os.environ, "CURRICULAB_DB": str(path.resolve())}
     click.echo(f"curriculab dashboard on http://localhost:{port} over {path} (Ctrl-C to stop)")
-    command = [sys.executable, "-m", "streamlit", "run", str(PAGES_DIR.parent / "app.py"), "--server.port", str(port),
-               "--server.headless", str(headless).lower(), "--browser.gatherUsageStats", "false"]
-    sys.exit(subprocess.call(command, env=env))
+    sys.stdout.flush()
+    command = streamlit_command(port, headless)
+    os.execve(command[0], command, env)  # streamlit takes this process: a signal to it stops the server
 
 
 @cli.command()

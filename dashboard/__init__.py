@@ -1,6 +1,16 @@
-"""The Streamlit dashboard (`streamlit run app.py`, or `curriculab dashboard`): read-only pages
-over the read API. Page scripts live in `pages/`; `common.py` holds what they share."""
+"""The Streamlit dashboard (`streamlit run app.py`, or `curriculab dashboard`): pages over the
+read API, read-only except the labelling page. Page scripts live in `pages/`; `common.py` holds
+what they share, `viewer.py` the trajectory viewer."""
 
+import sys
 from pathlib import Path
 
 PAGES_DIR = Path(__file__).parent / "pages"
+APP = PAGES_DIR.parent / "app.py"
+
+
+def streamlit_command(port: int, headless: bool = True) -> list[str]:
+    """The command that serves the dashboard: no usage statistics, no Deploy button."""
+    return [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
+            "--server.headless", str(headless).lower(), "--browser.gatherUsageStats", "false",
+            "--client.toolbarMode", "minimal"]

@@ -11,9 +11,8 @@ PAGES = {
                  ("trajectory.py", "Trajectory", ":material/timeline:"), ("difficulty.py", "Difficulty", ":material/stairs:"),
                  ("milestones.py", "Milestones", ":material/flag:"), ("coders.py", "Coders", ":material/fact_check:")],
     "Training": [("curriculum.py", "Curriculum", ":material/route:"), ("training.py", "Training", ":material/monitoring:")],
-    "Tools": [("sql.py", "SQL", ":material/terminal:")],
-}
-"""Page script, title and icon, by section."""
+    "Tools": [("labelling.py", "Labelling", ":material/label:"), ("sql.py", "SQL", ":material/terminal:")],
+}  # page script, title and icon, by section (a comment: Streamlit would draw a bare string)
 
 
 def main() -> None:

@@ -1,12 +1,13 @@
 """What every page shares: the store (read-only, opened per read, never holding the write lock),
-reads through the read API cached on the store's content version, the filters (kept across
-pages and in the URL), and tables and charts people can read."""
+reads through the read API cached on the store's content version, the filters (one `Scope` for
+every page, kept across pages and in the URL), and tables and charts people can read."""
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -16,12 +17,20 @@ from curriculab.analysis import queries
 from curriculab.analysis.stats import wilson_interval
 from curriculab.analysis.store import Store, StoreBusy, StoreError
 
-FILTERS = {"model": "Model", "run": "Run", "task_type": "Task type", "language": "Language", "tier": "Tier",
-           "taxonomy_version": "Taxonomy version", "coder": "Coder"}
+FILTERS = {"kind": "Attempts", "agent": "Agent", "model": "Model", "run": "Run", "task_type": "Task type",
+           "language": "Language", "tier": "Tier", "taxonomy_version": "Taxonomy version", "coder": "Coder"}
 """Filter keys (as they appear in the URL) and their labels."""
+SCOPE_FILTERS = ("kind", "agent", "model", "run", "task_type", "language", "tier")
+"""The filters that choose attempts (a `queries.Scope`); the other two choose whose codes are shown."""
+KIND_LABELS = {"evaluation": "evaluation runs", "training": "training rollouts", "all": "evaluation and training"}
 ALL = "(all)"
 READ_WAIT_S = 3.0
 """How long a read waits for a writer (an ingest, a training run) to step aside."""
+TIER_COLOURS = {"basic": "#4c78a8", "intermediate": "#f58518", "complex": "#54a24b", "edge": "#e45756"}
+"""One colour per training tier, the same on the curriculum and training pages."""
+PERCENT_COLUMNS = ("pass_rate", "share", "ci_low", "ci_high", "coverage", "leaderboard_accuracy", "zero_std_share",
+                   "share_of_reached", "share_of_first", "share_in_band", "observed_pass_rate", "predicted_pass_rate")
+"""Table columns that hold a proportion: shown as percentages."""
 
 
 def db_path() -> Path:
@@ -42,9 +51,11 @@ def store_version(path: Path) -> tuple:
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
-def _cached(name: str, path: str, version: tuple, kwargs: tuple) -> Any:
+def _cached(name: str, path: str, version: tuple, kwargs: tuple) -> tuple[Any, bool]:
+    module, _, function = name.rpartition(".")  # `queries` by default; `difficulty.held_out_check` for a fit
+    source = importlib.import_module(f"curriculab.analysis.{module}") if module else queries
     with Store(path, read_only=True, create=False, wait_s=READ_WAIT_S) as store:
-        return getattr(queries, name)(store, **dict(kwargs))
+        return getattr(source, function)(store, **dict(kwargs)), store.waited_for_writer
 
 
 _LAST_GOOD: dict[tuple, Any] = {}
@@ -52,29 +63,35 @@ _LAST_GOOD: dict[tuple, Any] = {}
 
 def read(name: str, **kwargs: Any) -> Any:
     """A read-API function's result for the current store. While a writer holds the store, the
-    last result read is shown, with a notice."""
+    last result read is shown, with a notice; a read that had to wait for a writer says the data
+    may be partial."""
     path = db_path()
     key = (name, str(path), tuple(sorted(kwargs.items())))
     try:
-        value = _cached(name, str(path), store_version(path), key[2])
+        value, waited = _cached(name, str(path), store_version(path), key[2])
     except StoreError as exc:
         if key in _LAST_GOOD:
-            busy()
+            _notice_once("busy", "The store is being written (an ingest or a training run): showing what was last read. "
+                         "Reload when it is done.")
             return _LAST_GOOD[key]
         if isinstance(exc, StoreBusy):
             st.warning("The store is being written (an ingest or a training run) and this view has not been read "
                        "before. Reload when the writer is done.", icon=":material/hourglass_top:")
             st.stop()
         raise
+    if waited:
+        _notice_once("partial", "An ingest or a training run is writing to the store: these numbers are partial "
+                     "and grow as it goes.")
     _LAST_GOOD[key] = value
     return value
 
 
-def busy() -> None:
-    if not st.session_state.get("_busy_shown"):
-        st.session_state["_busy_shown"] = True
-        st.info("The store is being written (an ingest or a training run): showing what was last read. "
-                "Reload when it is done.", icon=":material/hourglass_top:")
+def _notice_once(kind: str, text: str) -> None:
+    """One notice of a kind per page run."""
+    shown = st.session_state.setdefault("_notices", set())
+    if kind not in shown:
+        shown.add(kind)
+        st.info(text, icon=":material/hourglass_top:")
 
 
 def store_ready() -> bool:
@@ -96,9 +113,9 @@ def store_ready() -> bool:
 
 
 def _options() -> dict[str, list[str]]:
-    attempts = read("attempts")
-    runs = read("runs")
-    return {"model": read("known_models"), "run": sorted(runs["run_id"].dropna()),
+    attempts = read("attempts", scope=queries.EVERYTHING)
+    return {"kind": list(queries.KINDS), "agent": read("agents"), "model": read("known_models"),
+            "run": sorted(read("runs")["run_id"].dropna()),
             "task_type": sorted(attempts["task_type"].dropna().unique()),
             "language": sorted(attempts["language"].dropna().unique()),
             "tier": sorted(attempts["tier"].dropna().unique()),
@@ -106,7 +123,9 @@ def _options() -> dict[str, list[str]]:
 
 
 def sidebar_filters() -> dict[str, str]:
-    """Draw the filters; their values live in the session (across pages) and the URL (to share)."""
+    """Draw the filters; their values live in the session (across pages) and the URL (to share).
+    `kind` defaults to evaluation: training rollouts stay out of evaluation views unless asked for."""
+    st.session_state["_notices"] = set()
     if not st.session_state.get("_filters_from_url"):
         st.session_state["_filters_from_url"] = True
         for key in FILTERS:
@@ -122,11 +141,12 @@ def sidebar_filters() -> dict[str, str]:
     with st.sidebar:
         st.caption(f"Store: `{db_path()}`")
         for key, label in FILTERS.items():
-            values = [ALL, *options[key]]
+            values = options[key] if key == "kind" else [ALL, *options[key]]
             if st.session_state.get(f"filter_{key}") not in values:
-                st.session_state[f"filter_{key}"] = ALL
-            value = st.selectbox(label, values, key=f"filter_{key}")
-            if value != ALL:
+                st.session_state[f"filter_{key}"] = values[0]
+            value = st.selectbox(label, values, key=f"filter_{key}",
+                                 format_func=KIND_LABELS.get if key == "kind" else str)
+            if value != ALL and not (key == "kind" and value == "evaluation"):
                 chosen[key] = value
     for key in FILTERS:  # the URL says what is filtered, so a view can be shared
         if key in chosen:
@@ -141,6 +161,21 @@ def filters() -> dict[str, str]:
     return st.session_state.get("filters", {})
 
 
+def scope() -> queries.Scope:
+    """The attempts the filters choose (evaluation runs unless `Attempts` says otherwise)."""
+    chosen = filters()
+    return queries.Scope(agent=chosen.get("agent"), model=chosen.get("model"), run_id=chosen.get("run"),
+                         task_type=chosen.get("task_type"), language=chosen.get("language"), tier=chosen.get("tier"),
+                         kind=chosen.get("kind", "evaluation"))
+
+
+def ignored_filters(uses: Iterable[str], why: str) -> None:
+    """Say which of the filters set this page does not apply, and why (never ignore one silently)."""
+    ignored = [FILTERS[key] for key in filters() if key not in set(uses)]
+    if ignored:
+        st.caption(f":material/filter_alt_off: This page ignores the filter(s) {', '.join(ignored)}: {why}")
+
+
 def coder_and_version() -> tuple[str, str | None]:
     chosen = filters()
     coder = chosen.get("coder", "rules")
@@ -148,90 +183,58 @@ def coder_and_version() -> tuple[str, str | None]:
 
 
 def filtered_attempts() -> pd.DataFrame:
-    chosen = filters()
-    return read("attempts", model=chosen.get("model"), run_id=chosen.get("run"), task_type=chosen.get("task_type"),
-                language=chosen.get("language"), tier=chosen.get("tier"))
+    return read("attempts", scope=scope())
+
+
+def _column_config(frame: pd.DataFrame) -> dict[str, Any]:
+    config: dict[str, Any] = {}
+    for column in frame.columns:
+        if column in PERCENT_COLUMNS or column.startswith("share"):
+            config[column] = st.column_config.NumberColumn(format="percent")
+    return config
 
 
 def table(frame: pd.DataFrame, name: str, caption: str | None = None, height: int | None = None) -> None:
-    """A sortable table with a CSV download."""
+    """A sortable table (proportions as percentages) with a CSV download of the raw values."""
     if caption:
         st.caption(caption)
+    options: dict[str, Any] = {"width": "stretch", "hide_index": True, "column_config": _column_config(frame)}
     if height:
-        st.dataframe(frame, width="stretch", hide_index=True, height=height)
-    else:
-        st.dataframe(frame, width="stretch", hide_index=True)
+        options["height"] = height
+    st.dataframe(frame, **options)
     st.download_button(f"Download {name}.csv", frame.to_csv(index=False).encode(), file_name=f"{name}.csv",
                        mime="text/csv", key=f"csv_{name}", icon=":material/download:")
 
 
-def pass_rate_frame(attempts: pd.DataFrame, by: str = "model") -> pd.DataFrame:
-    """Pass rate with a Wilson 95% interval per group, over attempts with a verdict."""
-    judged = attempts[attempts["outcome"] != "error"]
+def pass_rate_frame(attempts: pd.DataFrame, by: str = "system") -> pd.DataFrame:
+    """Pass rate with a Wilson 95% interval per group, over attempts with a verdict, best first."""
     rows = []
-    for value, group in judged.groupby(by):
-        passes, n = int((group["outcome"] == "passed").sum()), len(group)
-        low, high = wilson_interval(passes, n)
+    for value, group in attempts.groupby(by, dropna=False):
+        judged = group[group["outcome"] != "error"]
+        passes, n = int((judged["outcome"] == "passed").sum()), len(judged)
+        low, high = wilson_interval(passes, n) if n else (None, None)
         rows.append({by: value, "attempts": n, "passes": passes, "pass_rate": passes / n if n else None,
-                     "ci_low": low, "ci_high": high,
-                     "harness_errors": int((attempts[attempts[by] == value]["outcome"] == "error").sum())})
-    return pd.DataFrame(rows, columns=[by, "attempts", "passes", "pass_rate", "ci_low", "ci_high", "harness_errors"])
+                     "ci_low": low, "ci_high": high, "harness_errors": int((group["outcome"] == "error").sum())})
+    frame = pd.DataFrame(rows, columns=[by, "attempts", "passes", "pass_rate", "ci_low", "ci_high", "harness_errors"])
+    return frame.sort_values(["pass_rate", by], ascending=[False, True], na_position="last").reset_index(drop=True)
 
 
 def bars(frame: pd.DataFrame, x: str, y: str, *, low: str | None = None, high: str | None = None, color: str | None = None,
-         title: str, x_title: str, y_title: str, percent: bool = True, key: str | None = None) -> None:
-    """Bars with 95% intervals as error bars, axis titles and units."""
+         title: str, x_title: str, y_title: str, percent: bool = True, key: str | None = None,
+         colours: dict[str, str] | None = None) -> None:
+    """Bars with 95% intervals as error bars, axis titles and units, in the frame's order."""
     figure = go.Figure()
-    groups = frame.groupby(color) if color else [(None, frame)]
+    groups = frame.groupby(color, sort=False) if color else [(None, frame)]
     for name, part in groups:
         error = None
         if low and high:
             error = dict(type="data", symmetric=False, array=(part[high] - part[y]).clip(lower=0),
                          arrayminus=(part[y] - part[low]).clip(lower=0))
-        figure.add_bar(x=part[x], y=part[y], name=str(name) if name is not None else y_title, error_y=error)
-    figure.update_layout(title=title, barmode="group", xaxis_title=x_title, yaxis_title=y_title, height=420,
+        figure.add_bar(x=part[x], y=part[y], name=str(name) if name is not None else y_title, error_y=error,
+                       marker_color=(colours or {}).get(str(name)))
+    figure.update_layout(title=title, barmode="group", xaxis_title=x_title, yaxis_title=y_title, height=440,
                          margin=dict(t=60, b=40), legend_title_text=color or "")
+    figure.update_xaxes(categoryorder="array", categoryarray=list(dict.fromkeys(frame[x])), automargin=True)
     if percent:
         figure.update_yaxes(tickformat=".0%", rangemode="tozero")
     st.plotly_chart(figure, width="stretch", key=key)
-
-
-def show_trajectory(trajectory_id: str, highlight_code: str | None = None) -> None:
-    """A trajectory's steps, its codes' evidence steps marked, the coders' rationales beside the humans' labels."""
-    steps = read("trajectory", trajectory_id=trajectory_id)
-    codes = read("trajectory_codes", trajectory_id=trajectory_id)
-    labels = read("trajectory_labels", trajectory_id=trajectory_id)
-    st.subheader(f"Trajectory `{trajectory_id}`")
-    if codes.empty:
-        st.caption("No coder found anything in this attempt.")
-    else:
-        human = labels.pivot_table(index="code", columns="annotator", values="present", aggfunc="first") \
-            if not labels.empty else pd.DataFrame()
-        view = codes.copy()
-        for annotator in human.columns:
-            view[f"label: {annotator}"] = view["code"].map(human[annotator]).map({True: "present", False: "absent"})
-        view["evidence_steps"] = view["evidence_steps"].map(lambda s: ", ".join(str(x) for x in (s if s is not None else [])))
-        table(view, f"codes-{trajectory_id}", "Codes with their evidence and rationale, beside human labels")
-    evidence: dict[int, list[str]] = {}
-    for row in queries.records(codes):
-        if highlight_code is None or row["code"] == highlight_code:
-            for step in row["evidence_steps"] or []:
-                evidence.setdefault(int(step), []).append(f"{row['coder']}:{row['code']}")
-    st.caption(f"{len(steps)} steps; evidence steps are marked.")
-    for row in queries.records(steps.head(300)):
-        marked = evidence.get(int(row["step_idx"]))
-        head = f"**#{row['step_idx']}** · {row['source']} · `{row['action']}`"
-        if row.get("tool_name"):
-            head += f" · {row['tool_name']}"
-        if row.get("exit_code") is not None:
-            head += f" · exit {row['exit_code']}"
-        body = row.get("command") or row.get("path") or row.get("message") or ""
-        with st.container(border=True):
-            if marked:
-                st.markdown(f":orange-background[**evidence** for {', '.join(marked)}] {head}")
-            else:
-                st.markdown(head)
-            if body:
-                st.code(str(body)[:2000], language="bash" if row.get("command") else None)
-            if row.get("output"):
-                st.text(str(row["output"])[:1500])

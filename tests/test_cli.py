@@ -226,3 +226,57 @@ def test_code_with_the_verifier_codes_trials_with_per_test_results(cli_run, fixt
     counts = report["counts"]
     assert sum(counts["all_tests_fail"].get(k, 0) for k in ("present", "absent")) > 0  # trials with tests were judged
     assert counts["broken_code_block"]["present"] == 0 and counts["broken_code_block"]["not_applicable"] == report["trajectories"]
+
+
+def test_the_dashboard_refuses_a_taken_port_before_printing_its_url(tmp_path):
+    import socket
+
+    from curriculab.analysis.store import Store
+
+    db = tmp_path / "s.duckdb"
+    with Store(db):
+        pass
+    with socket.socket() as taken:
+        taken.bind(("", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run([sys.executable, "-m", "curriculab.cli", "--db", str(db), "dashboard", "--port", str(port)],
+                                capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0 and "http://" not in result.stdout
+    assert f"port {port} is taken (another dashboard?). Pass a free one: --port {port + 1}" in result.stderr
+
+
+def test_stopping_the_dashboard_stops_the_server(tmp_path):
+    import signal
+    import socket
+    import time
+    import urllib.request
+
+    from curriculab.analysis.store import Store
+
+    db = tmp_path / "s.duckdb"
+    with Store(db):
+        pass
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen([sys.executable, "-m", "curriculab.cli", "--db", str(db), "dashboard", "--port", str(port)],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    health = f"http://127.0.0.1:{port}/_stcore/health"
+    try:
+        assert process.stdout.readline().startswith(f"curriculab dashboard on http://localhost:{port}")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if urllib.request.urlopen(health, timeout=2).read() == b"ok":
+                    break
+            except OSError:
+                time.sleep(0.3)
+        else:
+            pytest.fail("the dashboard did not come up in 60 s")
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+    finally:
+        process.kill()
+    with pytest.raises(OSError):  # nothing is left serving: the server was this process, not a child of it
+        urllib.request.urlopen(health, timeout=2)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from curriculab.analysis.queries import TRAINING_AGENT
 from curriculab.taxonomy.completion import extract_code
 from curriculab.training.problems import Problem
 
@@ -80,7 +81,7 @@ class RolloutWriter:
     def __call__(self, trainer_state, prompts, completions, problem_ids, results, rewards, completion_ids=None) -> None:
         started = time.perf_counter()
         step = int(getattr(trainer_state, "global_step", 0) or 0)
-        run = {"run_id": self.run_id, "agent": "curriculab-grpo", "model": self.base_model, "dataset": "grpo-rollouts",
+        run = {"run_id": self.run_id, "agent": TRAINING_AGENT, "model": self.base_model, "dataset": "grpo-rollouts",
                "source_format": "jsonl", "config": self.run_config}
         ids_of = list(completion_ids) if completion_ids is not None else [None] * len(completions)
         lines = []

@@ -406,6 +406,14 @@ CREATE TABLE ingest_manifest (
 """),
 )
 
+# An annotator may be unsure: the label is kept (the page does not offer the trajectory again) with
+# `present` NULL, and left out of agreement.
+MIGRATIONS += (
+    Migration(10, "unsure labels", """
+ALTER TABLE labels ALTER COLUMN present DROP NOT NULL;
+"""),
+)
+
 LATEST_VERSION = MIGRATIONS[-1].version
 
 TABLE_DOCS: dict[str, str] = {
@@ -415,7 +423,7 @@ TABLE_DOCS: dict[str, str] = {
     "steps": "Normalised steps: action read/edit/run/complete/message/other, path, command, output.",
     "test_results": "Per-test verdicts with tier and milestone; status and detail say how a test ended where the verifier reports it.",
     "failure_codes": "Taxonomy codes assigned by coders, with evidence steps.",
-    "labels": "Human labels per trajectory and code.",
+    "labels": "Human labels per trajectory and code; present NULL is an annotator's \"unsure\" (left out of agreement).",
     "plans": "Curriculum plans: allocation, weights, task mix, reasons, the plan.yaml text (config_yaml) and the whole plan (plan).",
     "ingest_errors": "Quarantined input (severity error) and repaired input (severity warning).",
     "coding_status": "Per trajectory, code and coder: present, absent, or not_applicable (the coder abstained).",

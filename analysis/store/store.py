@@ -133,6 +133,8 @@ class Store:
                 f"no store at {self.path}. Run `curriculab ingest PATH` to create one, or pass --db / set CURRICULAB_DB"
             )
         self._con: duckdb.DuckDBPyConnection | None = None
+        self.waited_for_writer = False
+        """Whether opening found the file held (a writer was at work: what is read may be partial)."""
         self._connect(announce=read_only)
         if read_only:
             version = self.schema_version()
@@ -173,6 +175,7 @@ class Store:
                     waited = True
                     on_wait(f"{self.path} is held by another process (an ingest or a long read); waiting up to "
                             f"{self.wait_s:.0f} s for it")
+                self.waited_for_writer = True
                 if announce:  # who waits, and since when: a marker whose reader died is ignored
                     self._marker.write_text(f"{os.getpid()} {time.time():.3f}\n")
                 time.sleep(pause)
@@ -565,8 +568,9 @@ class Store:
                     "insert into coding_status (trajectory_id, code, coder, taxonomy_version, status, reason) "
                     "values (?, ?, ?, ?, ?, ?)", [(t, c, coder, taxonomy_version, s, r) for t, c, s, r in statuses])
 
-    def save_labels(self, annotator: str, taxonomy_version: str, labels: dict[tuple[str, str], bool]) -> None:
-        """Store `annotator`'s labels {(trajectory_id, code): present}, replacing their earlier ones."""
+    def save_labels(self, annotator: str, taxonomy_version: str, labels: dict[tuple[str, str], bool | None]) -> None:
+        """Store `annotator`'s labels {(trajectory_id, code): present}, replacing their earlier ones
+        (present None: unsure)."""
         rows = [(t, c, annotator, p, taxonomy_version) for (t, c), p in labels.items()]
         with self.transaction():
             if rows:

@@ -3,10 +3,11 @@
 import plotly.graph_objects as go
 import streamlit as st
 
-from curriculab.dashboard.common import filters, read, store_ready, table
+from curriculab.dashboard.common import filters, ignored_filters, read, store_ready, table
 
 st.title("Coders")
 if store_ready():
+    ignored_filters(("coder", "taxonomy_version"), "agreement is measured per code over every labelled trajectory.")
     reliability = read("code_reliability", coder=filters().get("coder"), taxonomy_version=filters().get("taxonomy_version"))
     if reliability.empty:
         st.info("No agreement measured yet. Import labels (`curriculab labels import`) and run `curriculab agreement`.")

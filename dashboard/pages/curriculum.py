@@ -6,12 +6,13 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from curriculab.dashboard.common import filters, read, store_ready, table
+from curriculab.dashboard.common import TIER_COLOURS, filters, ignored_filters, read, store_ready, table
 from curriculab.planner.plan import Plan, diff, training_config
 from curriculab.taxonomy.model import TIERS
 
 st.title("Curriculum")
 if store_ready():
+    ignored_filters(("model",), "a plan is made for one model from the whole store; the Model filter picks its plans.")
     plans = read("plans", target_model=filters().get("model"))
     if plans.empty:
         st.info("No plan stored yet. Make one: `curriculab plan --model M -o plan.yaml`.")
@@ -31,12 +32,13 @@ if store_ready():
         figure = go.Figure()
         for tier in TIERS:
             figure.add_scatter(x=progress, y=[curriculum.allocation(p)[tier] * plan.weights[tier] for p in progress],
-                               mode="lines", name=tier, line_shape="hv")
+                               mode="lines", name=tier, line_shape="hv", line=dict(color=TIER_COLOURS.get(tier)))
         figure.update_layout(title="Share of the reward per tier over training (α·w)", xaxis_title="fraction of training done",
                              yaxis_title="α·w (sums to 1)", height=380)
         figure.update_xaxes(tickformat=".0%")
         st.plotly_chart(figure, width="stretch", key="alpha_over_training")
-        weights = go.Figure(go.Bar(x=list(TIERS), y=[plan.weights[t] for t in TIERS]))
+        weights = go.Figure(go.Bar(x=list(TIERS), y=[plan.weights[t] for t in TIERS],
+                                   marker_color=[TIER_COLOURS.get(t) for t in TIERS]))
         weights.update_layout(title="Reward weight w per tier", xaxis_title="tier", yaxis_title="w", height=320)
         st.plotly_chart(weights, width="stretch", key="weights")
         st.caption("Reward: " + " + ".join(f"{w:g} × {f}" for f, w in zip(plan.reward_functions, plan.reward_weights) if w))

@@ -1,34 +1,56 @@
-"""Overview: runs, models, attempts, pass rates with intervals; harness errors kept apart."""
+"""Overview: runs, systems, attempts and pass rates with intervals; the systems leaderboard (agent ×
+model, best first); harness errors kept apart."""
 
 import streamlit as st
 
-from curriculab.dashboard.common import bars, filtered_attempts, filters, pass_rate_frame, read, store_ready, table
+from curriculab.dashboard.common import (KIND_LABELS, SCOPE_FILTERS, bars, filtered_attempts, filters, ignored_filters,
+                                         pass_rate_frame, read, scope, store_ready, table)
 
 st.title("Overview")
 if store_ready():
+    ignored_filters(SCOPE_FILTERS, "pass rates come from verdicts, not codes.")
     attempts = filtered_attempts()
     judged = attempts[attempts["outcome"] != "error"]
-    columns = st.columns(5)
+    st.caption(f"Showing {KIND_LABELS[scope().kind]}"
+               + ("" if scope().kind != "evaluation" else " (training rollouts: set Attempts in the sidebar)") + ".")
+    columns = st.columns(6)
     columns[0].metric("Runs", attempts["run_id"].nunique())
-    columns[1].metric("Models", attempts["model"].nunique())
-    columns[2].metric("Attempts", len(attempts))
-    columns[3].metric("Pass rate", f"{(judged['outcome'] == 'passed').mean():.1%}" if len(judged) else "–")
-    columns[4].metric("Harness errors", int((attempts["outcome"] == "error").sum()),
+    columns[1].metric("Systems", attempts["system"].nunique(), help="A system is an agent with a model.")
+    columns[2].metric("Models", attempts["model"].nunique())
+    columns[3].metric("Attempts", len(attempts))
+    columns[4].metric("Pass rate", f"{(judged['outcome'] == 'passed').mean():.1%}" if len(judged) else "–")
+    columns[5].metric("Harness errors", int((attempts["outcome"] == "error").sum()),
                       help="Attempts the harness failed (no verdict): never counted as the agent's failures.")
     if attempts.empty:
         st.info("No attempts match the filters. Clear some in the sidebar.")
     else:
-        rates = pass_rate_frame(attempts)
-        bars(rates, "model", "pass_rate", low="ci_low", high="ci_high", title="Pass rate per model (95% Wilson interval)",
-             x_title="model", y_title="pass rate", key="overview_pass_rates")
-        table(rates, "pass_rates", "Pass rates over attempts with a verdict; harness errors apart")
-        by_tier = pass_rate_frame(attempts.assign(tier=attempts["tier"].fillna("(none)")), by="tier")
+        leaderboard = read("systems", scope=scope())
+        system = leaderboard["agent"] + " · " + leaderboard["model"]
+        versioned = leaderboard["agent"] + " " + leaderboard["agent_version"] + " · " + leaderboard["model"]
+        leaderboard = leaderboard.assign(system=system.where(~system.duplicated(keep=False), versioned))
+        bars(leaderboard, "system", "pass_rate", low="ci_low", high="ci_high",
+             title="Pass rate per system, best first (95% Wilson interval)", x_title="system (agent · model)",
+             y_title="pass rate", key="overview_pass_rates")
+        table(leaderboard[["system", "agent", "agent_version", "model", "runs", "trials", "attempts", "passes", "pass_rate",
+                           "ci_low", "ci_high", "errors", "leaderboard_accuracy"]], "systems",
+              "Systems leaderboard: pass rate over attempts with a verdict; leaderboard_accuracy counts every trial "
+              "(an error as a failure), as Terminal-Bench publishes")
+        pooled = read("model_pooling", model=filters().get("model"))
+        pooled = pooled[pooled["agents"] > 1]
+        if not pooled.empty:
+            st.warning("Some models are run by several agents: compare systems (above), not models. "
+                       + "; ".join(f"{r.model}: {r.agent_names}" for r in pooled.itertuples()))
+        by_tier = pass_rate_frame(attempts, by="tier")
         if len(by_tier) > 1:
             bars(by_tier, "tier", "pass_rate", low="ci_low", high="ci_high", title="Pass rate per authored tier",
                  x_title="authored tier", y_title="pass rate", key="overview_tiers")
-        errors = read("harness_errors", model=filters().get("model"))
+        else:
+            st.caption("No authored tiers to compare: every task in scope has the same tier "
+                       f"({by_tier['tier'].iloc[0] if len(by_tier) else 'none'}).")
+        errors = read("harness_errors", scope=scope())
         st.subheader("Harness errors")
         if errors.empty:
             st.caption("None: every attempt reached a verdict without a harness fault.")
         else:
-            table(errors, "harness_errors", "Faults outside the agent: left out of pass rates unless a verdict still stands (flagged)")
+            table(errors, "harness_errors", "Faults outside the agent: left out of pass rates unless a verdict still "
+                  "stands (flagged)")

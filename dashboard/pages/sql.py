@@ -5,13 +5,14 @@ import pandas as pd
 import streamlit as st
 
 from curriculab.analysis.store import Store, StoreError
-from curriculab.dashboard.common import db_path, store_ready, table
+from curriculab.dashboard.common import db_path, ignored_filters, store_ready, table
 
 MAX_ROWS = 1000
 TIMEOUT_S = 10.0
 
 st.title("SQL")
 if store_ready():
+    ignored_filters((), "a query says what it selects.")
     st.caption(f"One SELECT over the store; at most {MAX_ROWS:,} rows shown; stopped after {TIMEOUT_S:g} s. "
                "Tables: `curriculab db schema`.")
     sql = st.text_area("Query", value="select model, outcome, count(*) as attempts from trajectories group by all order by all",

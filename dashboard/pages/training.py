@@ -1,13 +1,38 @@
-"""Training: per-tier reward and pass-rate curves and α over steps; where each step's time went
-(generation, reward, train, store); runs compared round over round; each run's rollout failure
-codes (verifier) with their intervals."""
+"""Training: the diagnostics that say whether a run learns (zero-variance share, KL), per-tier
+pass-rate and α curves in the curriculum page's tier colours, reward mean with its spread, where
+each step's time went, runs compared round over round, and each run's rollout failure codes."""
 
 import plotly.graph_objects as go
 import streamlit as st
 
-from curriculab.dashboard.common import read, store_ready, table
+from curriculab.dashboard.common import TIER_COLOURS, filters, ignored_filters, read, store_ready, table
+
+# the mean share of prompt groups whose completions all scored the same above which a run is
+# flagged: GRPO's advantage is zero for such a group, so it teaches nothing
+ZERO_SIGNAL_WARNING = 0.9
+DASHES = ["solid", "dash", "dot", "dashdot"]
 
 st.title("Training")
+
+
+def _figure(title: str, y_title: str, *, percent: bool = False, y_range: list | None = None) -> go.Figure:
+    figure = go.Figure()
+    figure.update_layout(title=title, xaxis_title="training step", yaxis_title=y_title, height=360,
+                         legend=dict(orientation="h", y=-0.25))
+    figure.update_xaxes(tickformat="d", tick0=0, rangemode="tozero")
+    if percent:
+        figure.update_yaxes(tickformat=".0%", range=[0, 1.02])
+    elif y_range:
+        figure.update_yaxes(range=y_range)
+    return figure
+
+
+def _integer_steps(figure: go.Figure, steps) -> None:
+    """Integer ticks only (a step is a whole number); at most ~12 of them."""
+    span = max(int(steps.max()) if len(steps) else 1, 1)
+    figure.update_xaxes(dtick=max(1, -(-span // 12)))
+
+
 if store_ready():
     curves = read("training_curves")
     if curves.empty:
@@ -15,35 +40,88 @@ if store_ready():
                 "its metrics (reward, pass_rate/<tier>, alpha/<tier>) land here.")
     else:
         runs = sorted(curves["run_id"].unique())
-        chosen = st.multiselect("Runs (rounds) to compare", runs, default=runs[-2:], key="training_runs")
+        picked = filters().get("run")
+        ignored_filters(("run",) if picked in runs else (), "training curves are per training run: pick runs below "
+                        "(the Run filter preselects one when it names a training run).")
+        chosen = st.multiselect("Runs (rounds) to compare", runs, default=[picked] if picked in runs else runs[-2:],
+                                key="training_runs")
         shown = curves[curves["run_id"].isin(chosen)]
-        for prefix, title, y_title in (("pass_rate/", "Pass rate per tier over steps", "pass rate"),
-                                       ("alpha/", "α per tier over steps", "α"),
-                                       ("reward", "Reward over steps", "mean reward")):
+        dash = {run: DASHES[i % len(DASHES)] for i, run in enumerate(chosen)}
+        summary = read("training_runs")
+        summary = summary[summary["run_id"].isin(chosen)]
+
+        for row in summary.itertuples():
+            if row.zero_std_share is not None and row.zero_std_share == row.zero_std_share \
+                    and row.zero_std_share >= ZERO_SIGNAL_WARNING:
+                st.warning(f"`{row.run_id}`: no gradient signal. In {row.zero_std_share:.0%} of prompt groups every "
+                           "completion scored the same, so GRPO's advantage was zero and the step taught nothing. Give it "
+                           "problems it solves sometimes (a lower tier, more generations per prompt), or a graded reward.",
+                           icon=":material/block:")
+        columns = st.columns(4)
+        last = shown.sort_values("step").groupby("name").tail(1).set_index("name")["value"]
+        zero = shown[shown["name"] == "frac_reward_zero_std"]["value"]
+        columns[0].metric("Zero-variance share", f"{zero.mean():.0%}" if len(zero) else "–",
+                          help="Mean share of prompt groups with no reward spread: they give GRPO no gradient.")
+        columns[1].metric("Last reward", f"{last['reward']:.3f}" if "reward" in last else "–")
+        columns[2].metric("Last KL", f"{last['kl']:.4f}" if "kl" in last else "not logged",
+                          help="KL to the reference model; TRL logs it only with beta > 0.")
+        columns[3].metric("Steps", int(shown["step"].max()) if len(shown) else 0)
+
+        def tier_curves(prefix: str, title: str, y_title: str, percent: bool) -> None:
             part = shown[shown["name"].str.startswith(prefix)]
             if part.empty:
-                continue
-            figure = go.Figure()
+                return
+            figure = _figure(title, y_title, percent=percent)
             for (run, name), line in part.groupby(["run_id", "name"]):
-                figure.add_scatter(x=line["step"], y=line["value"], mode="lines+markers", name=f"{run} · {name}")
-            figure.update_layout(title=title, xaxis_title="training step", yaxis_title=y_title, height=380)
+                tier = name.removeprefix(prefix)
+                figure.add_scatter(x=line["step"], y=line["value"], mode="lines+markers", name=f"{tier} · {run}",
+                                   line=dict(color=TIER_COLOURS.get(tier), dash=dash[run]))
+            _integer_steps(figure, part["step"])
             st.plotly_chart(figure, width="stretch", key=f"curve_{prefix}")
+
+        tier_curves("pass_rate/", "Pass rate per tier over steps (share of rollouts passing every test)", "pass rate", True)
+        tier_curves("alpha/", "α per tier over steps (the schedule's tier weights)", "α", False)
+        reward = shown[shown["name"].isin(["reward", "reward_std"])].pivot_table(index=["run_id", "step"], columns="name",
+                                                                                 values="value").reset_index()
+        if "reward" in reward:
+            figure = _figure("Reward over steps: batch mean, band ± one standard deviation", "reward")
+            for run, line in reward.groupby("run_id"):
+                if "reward_std" in line:
+                    upper, lower = line["reward"] + line["reward_std"], line["reward"] - line["reward_std"]
+                    figure.add_scatter(x=list(line["step"]) + list(line["step"])[::-1], y=list(upper) + list(lower)[::-1],
+                                       fill="toself", line=dict(width=0), opacity=0.2, name=f"± std · {run}",
+                                       hoverinfo="skip")
+                figure.add_scatter(x=line["step"], y=line["reward"], mode="lines+markers", name=f"mean · {run}",
+                                   line=dict(dash=dash[run]))
+            _integer_steps(figure, reward["step"])
+            st.plotly_chart(figure, width="stretch", key="curve_reward")
+        diagnostics = shown[shown["name"].isin(["kl", "frac_reward_zero_std"])]
+        if not diagnostics.empty:
+            figure = _figure("Zero-variance share and KL over steps", "share of groups / KL")
+            for (run, name), line in diagnostics.groupby(["run_id", "name"]):
+                label = "zero-variance share" if name == "frac_reward_zero_std" else "KL"
+                figure.add_scatter(x=line["step"], y=line["value"], mode="lines+markers", name=f"{label} · {run}",
+                                   line=dict(dash=dash[run]))
+            figure.add_hline(y=ZERO_SIGNAL_WARNING, line_dash="dot", annotation_text="no-signal warning")
+            _integer_steps(figure, diagnostics["step"])
+            st.plotly_chart(figure, width="stretch", key="curve_diagnostics")
+        if "kl" not in set(shown["name"]):
+            st.caption("KL is not logged: TRL computes it only with beta > 0 (its default is 0, no reference model).")
         timing = shown[shown["name"].str.startswith("time/")]
         if not timing.empty:
             run = chosen[-1] if chosen else runs[-1]
-            figure = go.Figure()
+            figure = _figure(f"Where each step's time went — {run}", "seconds")
             for name, part in timing[timing["run_id"] == run].groupby("name", sort=False):
                 figure.add_bar(x=part["step"], y=part["value"], name=name.removeprefix("time/").removesuffix("_s"))
-            figure.update_layout(title=f"Where each step's time went — {run}", barmode="stack", xaxis_title="training step",
-                                 yaxis_title="seconds", height=380, xaxis={"dtick": 1})
+            figure.update_layout(barmode="stack")
+            _integer_steps(figure, timing["step"])
             st.plotly_chart(figure, width="stretch", key="step_time_breakdown")
-        last = shown.sort_values("step").groupby(["run_id", "name"]).tail(1)
-        table(last.pivot_table(index="name", columns="run_id", values="value").reset_index(), "training_last_values",
-              "Last logged value of each metric, per run")
-
-        runs_table = read("training_runs")
-        if not runs_table.empty:
-            table(runs_table, "training_runs_table", "Runs: rollouts, pass rate, share of groups with no gradient (zero_std_share)")
+        last_values = shown.sort_values("step").groupby(["run_id", "name"]).tail(1)
+        table(last_values.pivot_table(index="name", columns="run_id", values="value").reset_index(),
+              "training_last_values", "Last logged value of each metric, per run")
+        if not summary.empty:
+            table(summary, "training_runs_table", "Runs: rollouts, pass rate, share of groups with no gradient "
+                  "(zero_std_share)")
         codes = read("rollout_codes")
         if codes.empty:
             st.info("No rollout has a failure code yet: rollouts are coded by the verifier as they land; "
@@ -56,7 +134,7 @@ if store_ready():
                                error_y={"type": "data", "symmetric": False, "array": part["ci_high"] - part["share"],
                                         "arrayminus": part["share"] - part["ci_low"]})
             figure.update_layout(title="Rollout failure codes per run (share of failed rollouts, 95% CI)", barmode="group",
-                                 xaxis_title="verifier code", yaxis_title="share of failed rollouts", yaxis_range=[0, 1],
-                                 height=420)
+                                 xaxis_title="verifier code", yaxis_title="share of failed rollouts", height=420)
+            figure.update_yaxes(tickformat=".0%", range=[0, 1.02])
             st.plotly_chart(figure, width="stretch", key="rollout_codes")
             table(codes, "rollout_codes_table", "Rollout failure codes per run (the next round's plan acts on these)")

@@ -52,27 +52,31 @@ def test_import_refuses_bad_rows_and_keeps_good_ones(tmp_path, sim):
                     f"{good['trajectory_id']},sloppiness,1\n"
                     "no-such-trajectory,tool_misuse,0\n"
                     f"{good['trajectory_id']},tool_misuse,maybe\n"
-                    f"{good['trajectory_id']},reward_hacking,\n")
+                    f"{good['trajectory_id']},reward_hacking,\n"
+                    f"{good['trajectory_id']},no_plan_revision,unsure\n")
     result = run(db, "labels", "import", str(path), "--annotator", "bob")
     assert result.exit_code == 1
-    assert result.stdout == "Imported 1 labels by bob; 1 blank; 3 refused.\n"
+    assert result.stdout == "Imported 2 labels by bob; 1 blank; 3 refused.\n"
     assert result.stderr.splitlines() == [
         f"  refused: {path}: record line 3: field code: 'sloppiness' is not a v1 code. Use one of: skipped_verification, "
         "misread_requirements, no_plan_revision, tool_misuse, redundant_rework, decoy_susceptibility, contract_inconsistency, "
         "reward_hacking, harness_failure",
         f"  refused: {path}: record line 4: field trajectory_id: trajectory 'no-such-trajectory' is not in the store. "
         "Ingest it first, or fix the id",
-        f"  refused: {path}: record line 5: field present: present is 'maybe'. Write 1 or 0 (or true/false, yes/no)",
+        f"  refused: {path}: record line 5: field present: present is 'maybe'. Write 1 or 0 (or true/false, yes/no), or unsure",
     ]
+    with Store(db, read_only=True) as store:  # unsure is kept as NULL, and left out of agreement's pairs
+        kept = store.query("select code, present from labels where annotator = 'bob' order by code")[1]
+    assert kept == [("no_plan_revision", None), ("skipped_verification", True)]
     header_only = tmp_path / "bad_header.csv"
     header_only.write_text("id,label\nx,1\n")
     result = run(db, "labels", "import", str(header_only), "--annotator", "bob")
     assert result.exit_code == 1 and "missing column(s) ['code', 'present', 'trajectory_id']" in result.stderr
-    with Store(db) as store:  # re-import replaces bob's label rather than adding another
-        assert store.query("select count(*) from labels where annotator = 'bob'")[1] == [(1,)]
+    with Store(db) as store:  # re-import replaces bob's labels rather than adding more
+        assert store.query("select count(*) from labels where annotator = 'bob'")[1] == [(2,)]
     run(db, "labels", "import", str(path), "--annotator", "bob")
     with Store(db) as store:
-        assert store.query("select count(*) from labels where annotator = 'bob'")[1] == [(1,)]
+        assert store.query("select count(*) from labels where annotator = 'bob'")[1] == [(2,)]
 
 
 def test_export_is_stratified_by_model_and_code(sim):

@@ -13,7 +13,7 @@ from curriculab.analysis.store import Store
 PINNED = {
     "attempts": ["trajectory_id", "run_id", "agent", "model", "model_raw", "task_id", "attempt", "outcome", "harness_error",
                  "flagged", "tier", "task_type", "language", "n_steps", "actions_logged", "input_tokens", "output_tokens",
-                 "cost_usd"],
+                 "cost_usd", "system"],
     "pass_rates": ["model", "dimension", "value", "attempts", "passes", "pass_rate", "ci_low", "ci_high", "harness_errors",
                    "flagged"],
     "failure_distribution": ["coder", "taxonomy_version", "model", "code", "dimension", "value", "n", "applied", "failures",
@@ -99,3 +99,21 @@ def test_reads_never_write(db):
         for name in PINNED:
             getattr(queries, name)(store)
     assert hashlib.blake2b(db.read_bytes()).hexdigest() == before
+
+
+def test_a_scope_narrows_every_scoped_query_to_its_attempts(reader):
+    everything = queries.attempts(reader, scope=queries.EVERYTHING)
+    agent = everything["agent"].dropna().iloc[0]
+    mine = queries.attempts(reader, scope=queries.Scope(agent=agent, kind="all"))
+    assert 0 < len(mine) < len(everything) and set(mine["agent"]) == {agent}
+    assert set(mine["system"]) == {f"{agent} · {m}" for m in mine["model"]}
+    assert queries.attempts(reader, scope=queries.Scope(agent="x' or '1'='1")).empty  # a value, not SQL
+    board = queries.systems(reader, scope=queries.Scope(agent=agent))
+    assert set(board["agent"]) == {agent} and board["attempts"].sum() == (mine["outcome"] != "error").sum()
+    shares = queries.failure_distribution(reader, scope=queries.Scope(agent=agent))
+    assert set(shares["agent"]) <= {agent} and {"system", "share", "coverage"} <= set(shares.columns)
+    assert queries.Scope().active() == {"kind": "evaluation"} and queries.EVERYTHING.active() == {}
+    with pytest.raises(ValueError, match="kind 'eval' is not one of evaluation, training, all"):
+        queries.Scope(kind="eval")
+    with pytest.raises(ValueError, match="a scoped failure distribution is overall only"):
+        queries.failure_distribution(reader, scope=queries.Scope(), dimension="tier")

@@ -64,7 +64,7 @@ def test_a_filter_changes_the_numbers_and_persists_across_pages_and_in_the_url(a
     failures = _page(at, "failures")
     assert failures.sidebar.selectbox(key="filter_model").value == "atlas-7b-coder"
     shares = failures.dataframe[0].value
-    assert set(shares["model"]) == {"atlas-7b-coder"}
+    assert set(shares["system"]) == {"terminus-2 · atlas-7b-coder"}
 
 
 def test_the_url_sets_the_filters(demo_store, monkeypatch):

@@ -1,0 +1,71 @@
+"""Labelling: the path from no labels to failure codes the planner may act on. For one code, a
+stratified queue of trajectories (the coder found it, judged it absent, near misses), each shown
+with its evidence; the analyst marks present / absent / unsure with one key. Each label goes
+through one write in a short-lived writer (the page holds no connection then) that also
+recomputes the coder's agreement, so `code_reliability` and the next plan follow every label."""
+
+import streamlit as st
+
+from curriculab.analysis import queries
+from curriculab.analysis.labels import MIN_LABELS_RELIABLE, label_and_measure, labels_to_reliable
+from curriculab.dashboard.common import coder_and_version, db_path, read, scope, store_ready, table
+from curriculab.dashboard.viewer import show_trajectory
+from curriculab.taxonomy.taxonomy import load_taxonomy
+
+# button, keyboard shortcut, stored value (None: unsure, left out of agreement)
+ANSWERS = (("Present", "p", True), ("Absent", "a", False), ("Unsure", "u", None))
+
+st.title("Labelling")
+if store_ready():
+    coder, version = coder_and_version()
+    if version is None:
+        st.info(f"The coder `{coder}` has not coded this store. Run `curriculab code --coder {coder}`, then label its codes.")
+    else:
+        taxonomy = load_taxonomy(version)
+        left, right = st.columns([1, 2])
+        annotator = left.text_input("Annotator", value=st.query_params.get("annotator", ""), key="label_annotator",
+                                    help="Labels are kept per annotator; agreement is measured coder against annotator.")
+        codes = [c for c in taxonomy.code_names if c != "harness_failure"]
+        code = right.selectbox("Code", codes, key="label_code")
+        st.caption(f"**{code}**: {taxonomy.get(code).definition}")
+        if not annotator.strip():
+            st.info("Type your name as annotator to start labelling.")
+        else:
+            st.query_params["annotator"] = annotator.strip()
+            reliability = read("code_reliability", coder=coder, taxonomy_version=taxonomy.version)
+            mine = reliability[reliability["annotator"] == annotator.strip()]
+            row = next(iter(queries.records(mine[mine["code"] == code])), None)
+            labelled = read("labels", annotator=annotator.strip(), taxonomy_version=taxonomy.version, include_unsure=True)
+            done = labelled[labelled["code"] == code]
+            columns = st.columns(3)
+            columns[0].metric(f"Your labels on {code}", len(done),
+                              help=f"Unsure ones included; {MIN_LABELS_RELIABLE} present/absent labels are needed "
+                                   "before agreement can make a code reliable.")
+            columns[1].metric(f"κ ({coder} against you)", "–" if row is None or row["kappa"] is None else f"{row['kappa']:.2f}")
+            columns[2].metric("For planning", "used" if row and row["reliable"] else "not used")
+            st.markdown(f"**{code}** from `{coder}`: {labels_to_reliable(row)}.")
+            queue = read("labelling_queue", code=code, coder=coder, taxonomy_version=taxonomy.version,
+                         annotator=annotator.strip(), scope=scope())
+            if queue.empty:
+                st.success(f"Nothing left to label for {code} under these filters.")
+            else:
+                item = queries.records(queue.head(1))[0]
+                st.subheader(f"Is `{code}` present? ({item['queued']:,} in the queue)")
+                st.caption(f"Sampled as **{item['stratum']}** · the coder says **{item['coder_says']}** · "
+                           "press p (present), a (absent) or u (unsure)")
+                buttons = st.columns(len(ANSWERS))
+                for column, (label, key, value) in zip(buttons, ANSWERS):
+                    if column.button(f"{label} ({key})", key=f"label_{key}", shortcut=key, width="stretch",
+                                     type="primary" if value is not None else "secondary"):
+                        try:
+                            label_and_measure(db_path(), annotator=annotator, trajectory_id=item["trajectory_id"],
+                                              code=code, present=value, coder=coder, taxonomy_version=taxonomy.version)
+                        except ValueError as exc:
+                            st.error(str(exc))
+                        else:
+                            st.rerun()
+                show_trajectory(item["trajectory_id"], highlight_code=code, key="label")
+            if not mine.empty:
+                view = mine.assign(for_planning=[labels_to_reliable(r) for r in queries.records(mine)])
+                table(view[["code", "n", "kappa", "f1", "reliable", "for_planning", "computed_at"]], "my_reliability",
+                      f"{coder} against {annotator.strip()}, per code: what the planner would now use")

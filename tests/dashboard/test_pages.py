@@ -1,0 +1,295 @@
+"""What an analyst relies on, page by page, through Streamlit's AppTest: every filter changes each
+page's numbers or the page says it ignores it; training rollouts stay out of evaluation views; the
+milestone funnel counts what a person would; failure modes explain an abstaining coder; the
+trajectory viewer lists, searches, shows tests, diffs and long trajectories; labelling makes a code
+reliable and changes the next plan."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from curriculab.analysis import queries
+from curriculab.analysis.store import Store
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+FIXTURES = ROOT / "tests" / "fixtures"
+PAGES = ["overview", "failures", "trajectory", "difficulty", "milestones", "coders", "curriculum", "training", "labelling",
+         "sql"]
+
+
+def _fresh(path: Path, monkeypatch) -> AppTest:
+    from curriculab.dashboard import common
+
+    monkeypatch.setenv("CURRICULAB_DB", str(path))
+    common._cached.clear()
+    common._LAST_GOOD.clear()
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    return at
+
+
+def _page(at: AppTest, name: str) -> AppTest:
+    return at.switch_page(f"dashboard/pages/{name}.py").run()
+
+
+def _metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def _fingerprint(at: AppTest) -> list[str]:
+    """Everything a page shows that carries a number: tables, metrics, charts, notices, text."""
+    return ([d.value.to_csv() for d in at.dataframe] + [f"{m.label}={m.value}" for m in at.metric]
+            + [c.proto.spec for c in at.get("plotly_chart")] + [m.value for m in list(at.markdown) + list(at.subheader)]
+            + [n.value for n in list(at.info) + list(at.success) + list(at.warning)])
+
+
+def _rollouts(path: Path, store_path: Path) -> None:
+    """Two GRPO rollouts (agent curriculab-grpo) of a built-in problem, coded by the verifier, with metrics."""
+    from curriculab.analysis.coding import run_verifier_coder
+    from curriculab.analysis.ingest import ingest
+    from curriculab.training.problems import builtin_problems
+    from curriculab.training.rewards import Scorer
+    from curriculab.training.rollouts import completion_record
+
+    problem = next(p for p in builtin_problems() if p.entry_point == "add")
+    texts = {"grpo-a": "def add(a, b):\n    return a + b\n", "grpo-b": "```python\ndef add(a, b):\n    return a - b\n```"}
+    results = Scorer({problem.problem_id: problem}).run([problem.problem_id] * 2, list(texts.values()))
+    path.write_text("".join(json.dumps(completion_record(
+        trajectory_id=f"{run}/0", run={"run_id": run, "agent": queries.TRAINING_AGENT, "model": "tiny", "config": {}},
+        model="tiny@step0", problem=problem, attempt=0, prompt=problem.prompt, completion=text, result=result,
+        reward=0.5)) + "\n" for (run, text), result in zip(texts.items(), results)))
+    with Store(store_path) as store:
+        ingest(store, [path], workers=1)
+        run_verifier_coder(store)
+        for run in texts:
+            store.save_training_metrics(run, [(run, step, "reward", 0.5) for step in (1, 2)]
+                                        + [(run, step, "frac_reward_zero_std", 1.0) for step in (1, 2)])
+
+
+@pytest.fixture(scope="module")
+def mixed_store(demo_store, tmp_path_factory) -> Path:
+    """The demo store with two training runs' rollouts in it."""
+    root = tmp_path_factory.mktemp("mixed")
+    path = root / "mixed.duckdb"
+    shutil.copy(demo_store, path)
+    _rollouts(root / "rollouts.jsonl", path)
+    return path
+
+
+def _choices(path: Path) -> dict[str, str]:
+    """A value for every filter that selects something other than the default view."""
+    with Store(path, read_only=True) as store:
+        attempts = queries.attempts(store, scope=queries.Scope())
+    return {"kind": "training", "agent": "claude-code", "model": "atlas-7b-coder", "run": "sim-cirrus-large",
+            "task_type": sorted(attempts["task_type"].unique())[0], "language": sorted(attempts["language"].unique())[0],
+            "tier": sorted(attempts["tier"].unique())[0], "coder": "verifier"}
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_every_filter_changes_the_page_or_the_page_says_it_ignores_it(mixed_store, monkeypatch, name):
+    from curriculab.dashboard.common import FILTERS
+
+    at = _page(_fresh(mixed_store, monkeypatch), name)
+    if name == "labelling":
+        at.text_input(key="label_annotator").input("tester").run()
+    base = _fingerprint(at)
+    assert base or name == "sql", name  # the console shows nothing before a query runs
+    for key, value in _choices(mixed_store).items():
+        box = at.sidebar.selectbox(key=f"filter_{key}")
+        default = box.value
+        box.select(value).run()
+        assert not at.exception, (name, key, [e.value for e in at.exception])
+        declared = any(f"ignores the filter(s)" in c.value and FILTERS[key] in c.value for c in at.caption)
+        assert declared or _fingerprint(at) != base, f"{name} neither applies nor declares the {key} filter"
+        at.sidebar.selectbox(key=f"filter_{key}").select(default).run()
+    if name not in ("trajectory", "curriculum"):  # (there, what was picked under a filter stays picked)
+        assert _fingerprint(at) == base, name  # clearing the filters gives the first view back
+
+
+def test_training_rollouts_stay_out_of_evaluation_views_unless_asked_for(mixed_store, monkeypatch):
+    at = _page(_fresh(mixed_store, monkeypatch), "overview")
+    assert _metric(at, "Models") == "3" and _metric(at, "Attempts") == "324"
+    assert "tiny@step0" not in " ".join(at.dataframe[0].value["system"])
+    at.sidebar.selectbox(key="filter_kind").select("training").run()
+    assert _metric(at, "Attempts") == "2" and _metric(at, "Models") == "1"
+    assert at.query_params["kind"] in ("training", ["training"])
+    at.sidebar.selectbox(key="filter_kind").select("all").run()
+    assert _metric(at, "Attempts") == "326"
+
+
+def test_the_systems_leaderboard_ranks_by_pass_rate_and_shows_percentages(mixed_store, monkeypatch):
+    at = _page(_fresh(mixed_store, monkeypatch), "overview")
+    board = next(d for d in at.dataframe if "leaderboard_accuracy" in d.value.columns)
+    rates = list(board.value["pass_rate"])
+    assert rates == sorted(rates, reverse=True) and board.value["system"].iloc[0] == "terminus-2 · cirrus-large"
+    assert json.loads(board.proto.columns)["pass_rate"]["type_config"]["format"] == "percent"
+    assert all(board.value["ci_low"] <= board.value["pass_rate"]) and all(board.value["pass_rate"] <= board.value["ci_high"])
+
+
+def test_milestone_stages_match_a_hand_computed_funnel():
+    nan = float("nan")
+    funnel = pd.DataFrame([  # model m: 3-milestone tasks (2 stop at 1, 1 at 2, 3 pass all); 4-milestone (1 at 1, 2 at 4, 1 all)
+        ("m", 3, 1.0, 2), ("m", 3, 2.0, 1), ("m", 3, nan, 3), ("m", 4, 1.0, 1), ("m", 4, 4.0, 2), ("m", 4, nan, 1)],
+        columns=["model", "milestones_total", "first_failed_milestone", "attempts"])
+    stages = queries.milestone_stages(funnel)
+    assert list(zip(stages["reached"], stages["passed"])) == [(10, 7), (7, 6), (6, 6), (3, 1)]
+    assert stages["share_of_reached"].round(3).tolist() == [0.7, round(6 / 7, 3), 1.0, round(1 / 3, 3)]
+
+
+def test_the_milestones_page_shows_shares_of_those_who_reached_each_stage(demo_store, monkeypatch):
+    at = _page(_fresh(demo_store, monkeypatch), "milestones")
+    stages = next(d.value for d in at.dataframe if "share_of_reached" in d.value.columns)
+    atlas = stages[stages["model"] == "atlas-7b-coder"]
+    with Store(demo_store, read_only=True) as store:
+        attempts = store.frame("""select milestones_total as total, milestones_passed as passed from trajectories
+                                  where model = 'atlas-7b-coder' and milestones_total > 0 and outcome <> 'error'""")
+    first = atlas.iloc[0]
+    assert first["reached"] == len(attempts) and first["passed"] == int((attempts["passed"] >= 1).sum())
+    fourth = atlas[atlas["milestone"] == 4].iloc[0]
+    assert fourth["reached"] == int(((attempts["total"] == 4) & (attempts["passed"] >= 3)).sum())
+    stopped = next(d.value for d in at.dataframe if "stopped_at" in d.value.columns)
+    assert "passed all" in set(stopped["stopped_at"]) and not stopped["stopped_at"].isna().any()
+
+
+@pytest.fixture(scope="module")
+def agents_store(tmp_path_factory) -> Path:
+    """Real-shaped agent trajectories (Harbor ATIF from several agents, SWE-agent) and the
+    Terminal-Bench leaderboard runs, coded by the rules; plus one 1,000-step trajectory."""
+    from curriculab.analysis.coding import run_rule_coders
+    from curriculab.analysis.ingest import ingest
+
+    root = tmp_path_factory.mktemp("agents")
+    long = root / "long.jsonl"
+    steps = [{"step_idx": i, "source": "agent" if i % 2 else "env", "action": "run" if i % 2 else None,
+              "command": f"echo {i}" if i % 2 else None, "output": f"line {i}\n" * 3} for i in range(1000)]
+    long.write_text(json.dumps({"trajectory_id": "long-1000", "run_id": "long-run", "task_id": "long-task",
+                                "model": "m-long", "outcome": "failed", "steps": steps}) + "\n")
+    path = root / "agents.duckdb"
+    with Store(path) as store:
+        ingest(store, [FIXTURES / "harbor-agents", FIXTURES / "swe-agent", FIXTURES / "tb-leaderboard", long], workers=1)
+        run_rule_coders(store)
+    return path
+
+
+def test_failure_modes_explain_why_nothing_is_coded_on_installed_agents(tmp_path, monkeypatch):
+    from curriculab.analysis.coding import run_rule_coders
+    from curriculab.analysis.ingest import ingest
+
+    path = tmp_path / "tb.duckdb"
+    with Store(path) as store:
+        ingest(store, [FIXTURES / "tb-leaderboard"], workers=1)
+        run_rule_coders(store)
+    at = _page(_fresh(path, monkeypatch), "failures")
+    assert not at.exception
+    notes = " ".join(i.value for i in at.info)
+    assert "No behavioural failure code to show" in notes and "installed agents log only their verdicts" in notes
+    assert not at.get("plotly_chart")  # no empty chart with an unlabelled whisker
+
+
+def test_the_failure_drill_down_starts_at_the_largest_code_and_splits_passed_from_failed(demo_store, monkeypatch):
+    at = _page(_fresh(demo_store, monkeypatch), "failures")
+    shares = at.dataframe[0].value
+    largest = shares.groupby("code")["share"].mean().idxmax()
+    assert at.selectbox(key="drill_code").value == largest
+    attempts = next(d.value for d in at.dataframe if "confidence" in d.value.columns)
+    assert set(attempts["outcome"]) == {"failed"}
+    at.radio(key="drill_outcome").set_value("passed").run()
+    attempts = next(d.value for d in at.dataframe if "confidence" in d.value.columns)
+    assert set(attempts["outcome"]) == {"passed"}
+
+
+def test_the_trajectory_viewer_lists_searches_and_shows_a_header_with_tests(agents_store, monkeypatch):
+    at = _page(_fresh(agents_store, monkeypatch), "trajectory")
+    listed = at.dataframe[0].value
+    assert len(listed) > 10 and {"system", "outcome", "codes"} <= set(listed.columns)
+    at.text_input(key="trajectory_search").input("crlf").run()
+    listed = at.dataframe[0].value
+    assert len(listed) == 1 and "crlf" in listed["task_id"].iloc[0]
+    assert at.selectbox(key="trajectory_pick").value == listed["trajectory_id"].iloc[0]
+    assert _metric(at, "System").startswith("openhands")
+    assert _metric(at, "Outcome") in ("passed", "failed")
+    codes = " ".join(c.value for c in at.code)
+    assert "-text.split('\\n')" in codes and "+text.splitlines()" in codes  # the edit as a diff
+    assert at.query_params["trajectory"] in (listed["trajectory_id"].iloc[0], [listed["trajectory_id"].iloc[0]])
+
+
+def test_a_trajectory_past_the_step_limit_says_so_and_pages_through(agents_store, monkeypatch):
+    from curriculab.dashboard.viewer import STEPS_PER_PAGE
+
+    at = _fresh(agents_store, monkeypatch)
+    at.query_params["trajectory"] = "long-1000"
+    at = _page(at, "trajectory")
+    assert at.selectbox(key="trajectory_pick").value == "long-1000"
+    assert any(f"Showing steps 1–{STEPS_PER_PAGE} of 1,000" in c.value for c in at.caption)
+    at.selectbox(key="viewer_range").select(9).run()
+    assert any("Showing steps 901–1000 of 1,000" in c.value for c in at.caption)
+    heads = [m.value for m in at.markdown if m.value.startswith("**#")]
+    assert heads[0].startswith("**#901**") and heads[-1].startswith("**#999**")
+    harness = [e.label for e in at.expander if " · env · " in e.label]
+    assert harness and all(not e.proto.expanded for e in at.expander if " · env · " in e.label)
+
+
+def test_labelling_twenty_trajectories_makes_a_code_reliable_and_changes_the_plan(demo_store, tmp_path, monkeypatch):
+    from curriculab.planner import plan as planning
+    from curriculab.training.problems import builtin_problems
+
+    path = tmp_path / "unlabelled.duckdb"
+    shutil.copy(demo_store, path)
+    with Store(path) as store:
+        store.query("delete from labels")
+        store.query("delete from code_reliability where coder = 'rules'")
+        before = planning.build_plan(store, "atlas-7b-coder", builtin_problems(), "builtin").reasons
+    at = _page(_fresh(path, monkeypatch), "labelling")
+    at.text_input(key="label_annotator").input("tester").run()
+    at.selectbox(key="label_code").select("skipped_verification").run()
+    assert any("no labels yet" in m.value for m in at.markdown)
+    for _ in range(20):
+        says = next(c.value for c in at.caption if "the coder says" in c.value)
+        key = "p" if "the coder says **present**" in says else "a"
+        at.button(key=f"label_{key}").click().run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+    with Store(path, read_only=True) as store:
+        row = queries.records(queries.code_reliability(store, "rules"))[0]
+        labels = queries.labels(store, annotator="tester")
+    assert (row["code"], row["n"], row["reliable"]) == ("skipped_verification", 20, True) and len(labels) == 20, str(row)
+    assert any("reliable (κ = 1.00 on 20 labels): the planner uses it" in m.value for m in at.markdown)
+    with Store(path) as store:
+        after = planning.build_plan(store, "atlas-7b-coder", builtin_problems(), "builtin").reasons
+    ignored = "skipped_verification (rules): ignored"
+    assert any(r.startswith(ignored) for r in before) and not any(r.startswith(ignored) for r in after)
+    assert any("skipped_verification" in r and "ignored" not in r for r in after), after
+
+
+def test_an_unsure_label_is_kept_and_left_out_of_agreement(demo_store, tmp_path):
+    from curriculab.analysis.labels import label_and_measure
+
+    path = tmp_path / "unsure.duckdb"
+    shutil.copy(demo_store, path)
+    with Store(path, read_only=True) as store:
+        queue = queries.labelling_queue(store, "tool_misuse", "rules", "v1", "sam")
+    assert set(queue["stratum"]) == set(queries.STRATA)
+    first, second = queue["trajectory_id"].iloc[:2]
+    label_and_measure(path, annotator="sam", trajectory_id=first, code="tool_misuse", present=None, coder="rules")
+    result = label_and_measure(path, annotator="sam", trajectory_id=second, code="tool_misuse",
+                               present=queue["coder_says"].iloc[1] == "present", coder="rules")
+    assert [r.n for r in result if r.code == "tool_misuse"] == [1]
+    with Store(path, read_only=True) as store:
+        kept = queries.labels(store, annotator="sam", include_unsure=True)
+        assert len(kept) == 2 and kept["present"].isna().sum() == 1
+        assert first not in set(queries.labelling_queue(store, "tool_misuse", "rules", "v1", "sam")["trajectory_id"])
+    with pytest.raises(ValueError, match="an annotator name is needed"):
+        label_and_measure(path, annotator=" ", trajectory_id=first, code="tool_misuse", present=True, coder="rules")
+
+
+def test_systems_that_differ_only_in_agent_version_get_a_bar_each(agents_store, monkeypatch):
+    at = _page(_fresh(agents_store, monkeypatch), "overview")
+    board = next(d.value for d in at.dataframe if "leaderboard_accuracy" in d.value.columns)
+    assert board.duplicated(["agent", "model"]).any()  # the store holds two versions of one agent with one model
+    assert board["system"].is_unique and (board["pass_rate"].dropna() <= 1).all()
