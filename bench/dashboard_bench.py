@@ -6,8 +6,9 @@ of the page's queries run alone (the floor), in one process.
 Each page is loaded once cold (cache cleared: its queries, the sidebar's included, run against the
 store; their time inside DuckDB is the floor), then rendered `--repeat` times warm (filters
 unchanged: reads come from the cache keyed on the store's content version; the SQL page reruns
-its query, which is never cached). The trajectory page shows a coded trajectory. Goal: every warm
-render ≤ 1 s.
+its query, which is never cached). The trajectory page shows a coded trajectory; `trajectory-1000`
+shows a 1,000-step trajectory the bench adds to the store (once); the labelling page shows its
+queue for an annotator. Goal: every warm render ≤ 1 s, the 1,000-step trajectory too.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-PAGES = ["overview", "failures", "trajectory", "difficulty", "milestones", "coders", "curriculum", "training", "sql"]
+PAGES = ["overview", "failures", "trajectory", "trajectory-1000", "difficulty", "milestones", "coders", "curriculum",
+         "training", "labelling", "sql"]
+LONG_ID = "bench-long-1000"
 
 
 def main() -> None:
@@ -37,6 +40,16 @@ def main() -> None:
     from curriculab.analysis.store import Store
 
     with Store(args.db) as store:  # migrate once, as `curriculab db migrate` would
+        if LONG_ID not in queries.trajectory_ids(store):
+            from curriculab.analysis.ingest import ingest
+
+            long = args.db.parent / f"{LONG_ID}.jsonl"
+            long.write_text(json.dumps({
+                "trajectory_id": LONG_ID, "run_id": "bench-long", "task_id": "bench-long-task", "model": "bench-long",
+                "outcome": "failed", "steps": [{"step_idx": i, "source": "agent" if i % 2 else "env",
+                                                "action": "run" if i % 2 else None, "command": f"make test-{i}" if i % 2 else None,
+                                                "output": f"line {i}\n" * 40} for i in range(1000)]}) + "\n")
+            ingest(store, [long], workers=1)
         trajectories = int(queries.store_fingerprint(store)["trajectories"])
         steps = int(store.frame("select count(*) as n from steps")["n"].iloc[0])
     os.environ["CURRICULAB_DB"] = str(args.db)
@@ -63,9 +76,11 @@ def main() -> None:
         common._LAST_GOOD.clear()
         spent[0] = 0.0
         started = time.perf_counter()
-        at.switch_page(f"dashboard/pages/{page}.py").run()
-        if page == "trajectory":  # a trajectory shown, as after a drill-down
-            at.text_input(key="trajectory_id").input(example).run()
+        if page.startswith("trajectory"):  # a trajectory shown, as after a drill-down's link
+            at.query_params["trajectory"] = LONG_ID if page == "trajectory-1000" else example
+        at.switch_page(f"dashboard/views/{page.split('-')[0]}.py").run()
+        if page == "labelling":
+            at.text_input(key="label_annotator").input("bench").run()
         if page == "sql":  # the default query run
             at.button(key="sql_run").click().run()
         cold = time.perf_counter() - started

@@ -1,11 +1,12 @@
 """The Streamlit dashboard (`streamlit run app.py`, or `curriculab dashboard`): pages over the
-read API, read-only except the labelling page. Page scripts live in `pages/`; `common.py` holds
-what they share, `viewer.py` the trajectory viewer."""
+read API, read-only except the labelling page. Page scripts live in `views/` (not `pages/`: Streamlit
+would also serve a `pages/` folder beside the app as pages of its own, without the navigation and
+the filters); `common.py` holds what they share, `viewer.py` the trajectory viewer."""
 
 import sys
 from pathlib import Path
 
-PAGES_DIR = Path(__file__).parent / "pages"
+PAGES_DIR = Path(__file__).parent / "views"
 APP = PAGES_DIR.parent / "app.py"
 
 

@@ -20,7 +20,11 @@ def main() -> None:
     navigation = st.navigation({section: [st.Page(PAGES_DIR / name, title=title, icon=icon, default=name == "overview.py")
                                           for name, title, icon in pages] for section, pages in PAGES.items()})
     sidebar_filters()
-    navigation.run()
+    try:
+        navigation.run()
+    finally:  # the page's run is over: a marker a browser (or a test) can wait on, numbered per run
+        runs = st.session_state["_runs"] = st.session_state.get("_runs", 0) + 1
+        st.markdown(f'<span class="curriculab-run-done" data-run="{runs}"></span>', unsafe_allow_html=True)
 
 
 if __name__ == "__main__":

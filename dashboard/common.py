@@ -220,8 +220,7 @@ def pass_rate_frame(attempts: pd.DataFrame, by: str = "system") -> pd.DataFrame:
 
 
 def bars(frame: pd.DataFrame, x: str, y: str, *, low: str | None = None, high: str | None = None, color: str | None = None,
-         title: str, x_title: str, y_title: str, percent: bool = True, key: str | None = None,
-         colours: dict[str, str] | None = None) -> None:
+         title: str, x_title: str, y_title: str, percent: bool = True, key: str | None = None) -> None:
     """Bars with 95% intervals as error bars, axis titles and units, in the frame's order."""
     figure = go.Figure()
     groups = frame.groupby(color, sort=False) if color else [(None, frame)]
@@ -230,8 +229,7 @@ def bars(frame: pd.DataFrame, x: str, y: str, *, low: str | None = None, high: s
         if low and high:
             error = dict(type="data", symmetric=False, array=(part[high] - part[y]).clip(lower=0),
                          arrayminus=(part[y] - part[low]).clip(lower=0))
-        figure.add_bar(x=part[x], y=part[y], name=str(name) if name is not None else y_title, error_y=error,
-                       marker_color=(colours or {}).get(str(name)))
+        figure.add_bar(x=part[x], y=part[y], name=str(name) if name is not None else y_title, error_y=error)
     figure.update_layout(title=title, barmode="group", xaxis_title=x_title, yaxis_title=y_title, height=440,
                          margin=dict(t=60, b=40), legend_title_text=color or "")
     figure.update_xaxes(categoryorder="array", categoryarray=list(dict.fromkeys(frame[x])), automargin=True)

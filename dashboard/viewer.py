@@ -167,7 +167,7 @@ def show_trajectory(trajectory_id: str, highlight_code: str | None = None, key: 
     codes = read("trajectory_codes", trajectory_id=trajectory_id)
     evidence = _evidence(trajectory_id, codes, highlight_code)
     steps = read("trajectory", trajectory_id=trajectory_id)
-    st.html(_HIGHLIGHT_CSS)
+    st.markdown(_HIGHLIGHT_CSS, unsafe_allow_html=True)
     if steps.empty:
         st.info("No steps were logged for this attempt (an installed agent records only its verdict).")
         return

@@ -35,7 +35,7 @@ def _fresh() -> AppTest:
 
 
 def _page(at: AppTest, name: str) -> AppTest:
-    return at.switch_page(f"dashboard/pages/{name}.py").run()
+    return at.switch_page(f"dashboard/views/{name}.py").run()
 
 
 def _metric(at: AppTest, label: str) -> str:
@@ -223,3 +223,23 @@ def test_the_run_selector_filters_the_rollout_codes(demo_store_copy, monkeypatch
     assert "run-a" in chart["layout"]["title"]["text"] and chart["data"][0]["y"] == [1.25]
     at.multiselect(key="training_runs").set_value(["run-b"]).run()
     assert shown_runs() == {"run-b"}
+
+
+def test_a_read_that_waited_for_a_writer_says_the_numbers_may_be_partial(demo_store_copy, monkeypatch):
+    monkeypatch.setenv("CURRICULAB_DB", str(demo_store_copy))
+    holder = subprocess.Popen([sys.executable, "-c", f"""
+import time
+from curriculab.analysis.store import Store
+with Store({str(demo_store_copy)!r}) as store:
+    store.query("create table if not exists held (a int)")
+    print("holding", flush=True)
+    time.sleep(1.0)
+"""], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        at = _fresh()  # its first read waits (up to READ_WAIT_S) for the writer, then reads
+    finally:
+        holder.wait(timeout=30)
+    assert not at.exception and not at.error
+    assert any("numbers are partial" in i.value for i in at.info), [i.value for i in at.info]
+    assert _metric(at, "Models") == "3"

@@ -93,16 +93,21 @@ def real_store(tmp_path_factory) -> Path:
     return path
 
 
-def settle(page, charts: int = 0) -> None:
-    """Wait until the page's script run has finished and what it drew is current: Streamlit shows
-    its status widget while a run is going and marks the previous run's elements stale until
-    they are replaced; then wait for the charts (the first paint is placeholders)."""
-    page.wait_for_selector("[data-testid='stAppViewContainer']", timeout=TIMEOUT_MS)
-    page.wait_for_function("""() => !document.querySelector('[data-testid="stStatusWidget"]')
-                                    && !document.querySelector('[data-stale="true"]')""", timeout=TIMEOUT_MS)
+def settle(page, charts: int = 0, after: int = 0) -> int:
+    """Wait until a page run (numbered over `after`) has finished and what it drew is current, and
+    return its number. The app ends every run with a marker numbered per run; a new run marks the
+    old elements stale until it replaces them, so a marker that is not stale belongs to a finished
+    run. Then wait for the charts to draw (their first paint is placeholders)."""
+    page.wait_for_function(f"""() => {{
+        const done = document.querySelector('.curriculab-run-done');
+        return done && Number(done.dataset.run) > {after} && !done.closest('[data-stale="true"]')
+               && !document.querySelector('[data-stale="true"]')
+               && !document.querySelector('[data-testid="stStatusWidget"]');
+    }}""", timeout=TIMEOUT_MS)
     if charts:
         page.wait_for_function(f"() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= {charts}",
                                timeout=TIMEOUT_MS)
+    return int(page.locator(".curriculab-run-done").first.get_attribute("data-run"))
 
 
 def visit_every_page(page, url: str, prefix: str, charts: dict[str, int]) -> None:
@@ -163,8 +168,6 @@ def test_every_page_renders_over_real_agent_runs(real_store, browser):
 
 
 def test_labelling_twenty_trajectories_in_the_browser_makes_a_code_reliable(demo_store, tmp_path, browser):
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
     from curriculab.planner import plan as planning
     from curriculab.training.problems import builtin_problems
 
@@ -185,16 +188,12 @@ def test_labelling_twenty_trajectories_in_the_browser_makes_a_code_reliable(demo
             queued = int(re.search(r"\(([\d,]+) in the queue\)", heading.inner_text()).group(1).replace(",", ""))
             item = page.get_by_role("heading", name=re.compile("attempt")).inner_text()
             says = page.get_by_text("the coder says").first.inner_text()
-            next_item = page.get_by_role("heading", name=re.compile(rf"\({queued - 1:,} in the queue\)"))
-            for _ in range(10):  # a key pressed while the page is still attaching its shortcuts is lost: press again
-                page.evaluate("document.activeElement && document.activeElement.blur()")  # the key goes to the page
-                page.keyboard.press("p" if "the coder says present" in says else "a")
-                try:
-                    next_item.wait_for(timeout=5_000)
-                    break
-                except PlaywrightTimeout:
-                    assert page.get_by_role("heading", name=re.compile("attempt")).inner_text() == item
-            settle(page)
+            run = settle(page)
+            page.evaluate("document.activeElement && document.activeElement.blur()")  # the key goes to the page
+            page.keyboard.press("p" if "the coder says present" in says else "a")
+            settle(page, after=run)  # the click's run, then the rerun the label asks for
+            page.get_by_role("heading", name=re.compile(rf"\({queued - 1:,} in the queue\)")).wait_for(timeout=TIMEOUT_MS)
+            assert page.get_by_role("heading", name=re.compile("attempt")).inner_text() != item
         page.get_by_text("reliable (κ = 1.00 on 20 labels): the planner uses it").first.wait_for(timeout=TIMEOUT_MS)
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "demo-labelling.png"), full_page=True)
