@@ -16,31 +16,18 @@ from streamlit.testing.v1 import AppTest
 
 from curriculab.analysis import queries
 from curriculab.analysis.store import Store
+from tests.dashboard.test_app import _fresh as fresh_app
+from tests.dashboard.test_app import _metric, _page
 
 ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
 FIXTURES = ROOT / "tests" / "fixtures"
 PAGES = ["overview", "failures", "trajectory", "difficulty", "milestones", "coders", "curriculum", "training", "labelling",
          "sql"]
 
 
 def _fresh(path: Path, monkeypatch) -> AppTest:
-    from curriculab.dashboard import common
-
     monkeypatch.setenv("CURRICULAB_DB", str(path))
-    common._cached.clear()
-    common._LAST_GOOD.clear()
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.run()
-    return at
-
-
-def _page(at: AppTest, name: str) -> AppTest:
-    return at.switch_page(f"dashboard/views/{name}.py").run()
-
-
-def _metric(at: AppTest, label: str) -> str:
-    return next(m.value for m in at.metric if m.label == label)
+    return fresh_app()
 
 
 def _fingerprint(at: AppTest) -> list[str]:
