@@ -150,7 +150,7 @@ def cli(ctx: click.Context, db: str | None, debug: bool) -> None:
 @click.option("--format", "fmt", default="auto", show_default=True,
               type=click.Choice(["auto", "atif", "harbor", "tb", "swe-agent", "inspect", "jsonl"]),
               help="Input format; auto detects it per file or directory.")
-@click.option("--workers", type=int, default=None, help="Reader processes (default: up to 2).")
+@click.option("--workers", type=int, default=None, help="Reader processes (default: one per core this process may use).")
 @click.option("--replace", is_flag=True,
               help="Replace stored trajectories whose id comes again with other content (their codes go with them).")
 @click.option("--verify", is_flag=True,

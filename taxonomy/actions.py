@@ -123,7 +123,14 @@ def _flush(current: list[str], commands: list[str]) -> None:
         commands.append(command)
 
 
+# Characters on which shlex (posix, punctuation "|<>", whitespace split) and str.split part
+# ways: quotes, escapes, comments, punctuation, and whitespace str.split knows and shlex does not.
+_SHLEX_SPECIAL = re.compile(r"[\'\"\\#|<>\x0b\x0c\x1c-\x1f]")
+
+
 def _tokens(first_line: str) -> list[str]:
+    if first_line.isascii() and _SHLEX_SPECIAL.search(first_line) is None:
+        return first_line.split()  # most commands: the same words, without shlex's per-character loop
     try:
         lexer = shlex.shlex(first_line, posix=True, punctuation_chars="|<>")
         lexer.whitespace_split = True
@@ -214,7 +221,19 @@ def _strip_wrappers(words: list[str]) -> list[str]:
 
 def normalise_shell(text: str) -> list[NormalisedCall]:
     """Split shell text into commands and classify each one."""
-    return [classify_command(c) for c in split_commands(text)]
+    if len(text) > _CACHED_SHELL_CHARS:
+        return [classify_command(c) for c in split_commands(text)]
+    return list(_normalised_short_shell(text))
+
+
+_CACHED_SHELL_CHARS = 512
+"""Agents repeat short commands (`ls -la`, `git status`, `pytest -q`) across thousands of steps;
+long ones (here-docs writing files) rarely recur and would only fill the cache."""
+
+
+@functools.lru_cache(maxsize=16384)
+def _normalised_short_shell(text: str) -> tuple[NormalisedCall, ...]:
+    return tuple(classify_command(c) for c in split_commands(text))
 
 
 def _patch_paths(patch: str) -> list[str]:
@@ -259,15 +278,20 @@ def agent_tables() -> dict[str, dict]:
 
 def agent_key(agent: str | None) -> str | None:
     """The table name for an agent as a source names it (`Claude-Code@1.0` → `claude-code`), or None."""
-    if not agent:
-        return None
-    name = agent.split("@", 1)[0].strip().lower()
-    return _tables(os.environ.get(AGENT_TOOLS_ENV))[1].get(name)
+    return _agent_table(agent)[0]
+
+
+def _agent_table(agent: str | None) -> tuple[str | None, dict, dict[str, dict]]:
+    """(table name, the agent's table or {}, every table): one look at the environment per call,
+    which ingest makes twice per tool call."""
+    agents, aliases = _tables(os.environ.get(AGENT_TOOLS_ENV))
+    key = aliases.get(agent.split("@", 1)[0].strip().lower()) if agent else None
+    return key, agents.get(key or "", {}), agents
 
 
 def _tool_spec(agent: str | None, tool: str) -> dict | None:
-    agents = agent_tables()
-    own = agents.get(agent_key(agent) or "", {}).get("tools", {})
+    _, table, agents = _agent_table(agent)
+    own = table.get("tools", {})
     if tool in own:
         return own[tool]
     for table in agents.values():  # an unknown agent, or a tool it borrowed: the first agent that names it
@@ -347,7 +371,7 @@ class Observation:
 def observe(agent: str | None, output: str | None) -> Observation:
     """Read an output by the agent's conventions: its printed exit status, its own error flag, and,
     with neither, error text searched after the agent's framing lines are removed."""
-    table = agent_tables().get(agent_key(agent) or "", {})
+    table = _agent_table(agent)[1]
     if not output or not table:
         return Observation(None, None)
     for pattern in table.get("exit_code") or []:
@@ -456,6 +480,16 @@ _TRUNCATION_MARKERS = re.compile(
 )
 
 
+_TRUNCATION_WORDS = ("truncated", "limited to", "clipped", "[...", "observations should not exceed")
+"""A literal every marker contains: a case-folded substring test rules most outputs out far faster
+than the case-insensitive regex can (casefold, not lower, so that re.I's `ſ` = `s` still holds)."""
+
+
 def looks_truncated(output: str | None) -> bool:
     """Whether an observation says it was cut by the agent harness."""
-    return bool(output) and _TRUNCATION_MARKERS.search(output) is not None
+    if not output:
+        return False
+    folded = output.casefold()
+    if not any(word in folded for word in _TRUNCATION_WORDS):
+        return False
+    return _TRUNCATION_MARKERS.search(output) is not None

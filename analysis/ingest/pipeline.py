@@ -254,6 +254,14 @@ def _recanonicalised(store: Store) -> list[tuple[str, str]]:
     return [(raw, canonical_model(raw)) for raw, stored in rows if canonical_model(raw) != stored]
 
 
+def available_cores() -> int:
+    """Cores this process may run on (its CPU affinity, so `taskset` and container limits count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
 def _results(units: list[Unit], workers: int) -> Iterator[UnitResult]:
     if workers <= 1 or len(units) < _PARALLEL_MIN_UNITS:
         yield from map(read_unit, units)
@@ -461,7 +469,7 @@ def ingest(store: Store, paths: Iterable[str | os.PathLike], fmt: str = "auto", 
             report.unchanged += seen["trajectories"]
         else:
             to_read.append(unit)
-    workers = workers if workers is not None else min(2, os.cpu_count() or 1)
+    workers = workers if workers is not None else available_cores()
     clean: list[tuple[str, str, str, int]] = []
     assigned: dict[str, Identity] = {}  # run id -> the identity its input matched (the last one wins)
     for done, (unit, result) in enumerate(zip(to_read, _results(to_read, workers)), start=1):

@@ -447,9 +447,15 @@ class Store:
     def record_manifest(self, rows: list[tuple[str, str, str, int]]) -> None:
         """Record inputs read cleanly: rows (path, signature, kind, trajectories), replacing earlier ones."""
         if rows:
+            # one statement over an Arrow table: DuckDB's executemany runs row by row (~1.6 ms a row)
+            latest = {row[0]: row for row in rows}  # one row per path: a path given twice in one call
+            table = pa.table([pa.array(column) for column in zip(*latest.values())],
+                             names=["path", "signature", "kind", "trajectories"])
             with self.transaction():
-                self._db.executemany("insert or replace into ingest_manifest (path, signature, kind, trajectories) "
-                                     "values (?, ?, ?, ?)", rows)
+                self._db.register("_manifest", table)
+                self._db.execute("insert or replace into ingest_manifest (path, signature, kind, trajectories) "
+                                 "select path, signature, kind, trajectories from _manifest")
+                self._db.unregister("_manifest")
 
     def record_ingest_errors(self, errors: Iterable[dict[str, Any]]) -> None:
         rows = list(errors)

@@ -231,6 +231,27 @@ def test_a_no_op_re_ingest_reads_nothing_and_a_touched_input_is_read_again(store
     assert pipeline.unit_signature(pipeline.Unit("jsonl", tmp_path / "missing.jsonl")) is None
 
 
+def test_an_input_given_twice_in_one_call_is_recorded_once_and_skipped_next_time(store, tmp_path):
+    jsonl = tmp_path / "rollouts.jsonl"
+    shutil.copy(FIXTURES / "jsonl" / "rollouts.jsonl", jsonl)
+    first = ingest(store, [jsonl, tmp_path], workers=1)  # the file, and the folder that holds it
+    assert first.inserted > 0 and first.errors == []
+    assert store.query("select count(*) from ingest_manifest")[1] == [(1,)]
+    again = ingest(store, [jsonl, tmp_path], workers=1)
+    assert again.skipped == again.units == 2 and again.inserted == 0
+
+
+def test_readers_default_to_the_cores_this_process_may_use():
+    import subprocess
+    import sys
+
+    probe = "from curriculab.analysis.ingest.pipeline import available_cores; print(available_cores())"
+    pinned = subprocess.run(["taskset", "-c", "0", sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert pinned.stdout.strip() == "1"
+    free = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert int(free.stdout) == len(os.sched_getaffinity(0))
+
+
 def test_a_quarantined_input_is_read_and_reported_again(store, tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text(_line(attempt=2**31))

@@ -91,3 +91,62 @@ def test_truncation_markers_are_recognised_and_ordinary_text_is_not():
     assert looks_truncated("...\n[... 4821 more bytes ...]")
     assert not looks_truncated("4 passed in 0.05s")
     assert not looks_truncated(None)
+
+
+def _shlex_tokens(line):
+    import shlex
+
+    try:
+        lexer = shlex.shlex(line, posix=True, punctuation_chars="|<>")
+        lexer.whitespace_split = True
+        return list(lexer)
+    except ValueError:
+        return line.split()
+
+
+def test_the_fast_tokenizer_splits_every_line_as_shlex_does():
+    """The whitespace fast path must give shlex's words for any line it takes: random lines over
+    an alphabet of shell specials, both kinds of whitespace and non-ASCII letters."""
+    import random
+
+    from curriculab.taxonomy.actions import _tokens
+
+    alphabet = list("ab-./=~_$&;()*?") + [" ", "  ", "\t", "\r", "\x0b", "\x0c", "\x1c", "\x85", "\xa0", "é", "'", '"',
+                                          "\\", "#", "|", "<", ">", "2>", "&&"]
+    rng = random.Random(11)
+    lines = ["ls -la", "cd /app && pytest -q", "git diff HEAD~1", "echo 'a b'", "grep -rn foo . | head", "a#b c"]
+    lines += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24))) for _ in range(20_000)]
+    for line in lines:
+        assert _tokens(line) == _shlex_tokens(line), repr(line)
+
+
+def test_cached_shell_normalisation_equals_a_fresh_one_and_cannot_be_changed_by_a_caller():
+    from curriculab.taxonomy.actions import _CACHED_SHELL_CHARS
+
+    text = "cd /app && cat src/m.py > out.txt; pytest -q"
+    first = normalise_shell(text)
+    first.append("junk")  # a caller's list is its own
+    again = normalise_shell(text)
+    assert actions(again) == [("run", None), ("edit", "out.txt"), ("run", None)]
+    assert again == [classify_command(c) for c in split_commands(text)]
+    long_text = "cat > big.py << 'EOF'\n" + "x = 1\n" * _CACHED_SHELL_CHARS + "EOF"  # past the cache: computed each time
+    assert actions(normalise_shell(long_text)) == [("edit", "big.py")]
+
+
+def test_the_truncation_prefilter_never_hides_a_marker_the_pattern_finds():
+    import random
+
+    from curriculab.taxonomy.actions import _TRUNCATION_MARKERS
+
+    pieces = ["output ", "was ", "truncated", "TRUNCATED", "limited to ", "12", "<response clipped>", "line ", "lines ",
+              "[... ", "[...", "more ", "bytes", "characters", "ObſervationS should not exceed", "Observations should "
+              "not exceed", "x", " ", "\n", "K"]
+    rng = random.Random(5)
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 8))) for _ in range(20_000)]
+    hits = 0
+    for text in texts:
+        expected = _TRUNCATION_MARKERS.search(text) is not None
+        hits += expected
+        assert looks_truncated(text) == expected, repr(text)
+    assert hits > 1000  # the generator does produce markers, the long-s spelling among them
+    assert looks_truncated("ObſervationS should not exceed 100 lines")
