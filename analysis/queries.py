@@ -8,6 +8,9 @@ above the store never depends on table layouts.
     from curriculab.analysis import queries
     from curriculab.analysis.store import Store
 
+if TYPE_CHECKING:  # every function returns a DataFrame, but DuckDB imports pandas only when one is made:
+    import pandas as pd  # ingest's readers import this module and never need it
+
     with Store("curriculab.duckdb", read_only=True) as store:
         queries.pass_rates(store, slice="tier", model="gpt-5-mini")
 """
@@ -15,9 +18,7 @@ above the store never depends on table layouts.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from curriculab.analysis.store import Store
 
@@ -97,6 +98,8 @@ def _plain(value: Any) -> Any:
         value = value.tolist()  # numpy scalars and arrays (list columns)
     if isinstance(value, (list, dict, str)) or value is None:
         return value
+    import pandas as pd
+
     return None if pd.isna(value) else value
 
 
@@ -261,7 +264,7 @@ def latest_taxonomy_version(store: Store, coder: str) -> str | None:
     """The newest taxonomy version `coder` has coded under, or None if it never ran."""
     frame = store.frame("select max(taxonomy_version) as v from coding_status where coder = ?", [coder])
     value = frame["v"].iloc[0]
-    return None if pd.isna(value) else str(value)
+    return None if value is None or value != value else str(value)  # NULL comes back as None or NaN
 
 
 def task_difficulty(store: Store, *, task_type: str | None = None, measured_tier: str | None = None,
@@ -389,6 +392,8 @@ def milestone_stages(funnel: pd.DataFrame) -> pd.DataFrame:
             rows.append({"model": model, "milestone": k, "reached": reached, "passed": passed,
                          "share_of_reached": passed / reached if reached else None,
                          "share_of_first": passed / first if first else None})
+    import pandas as pd
+
     return pd.DataFrame(rows, columns=["model", "milestone", "reached", "passed", "share_of_reached", "share_of_first"])
 
 
@@ -785,6 +790,8 @@ def labels_under(store: Store, taxonomy) -> pd.DataFrame:
     older = older[older["code"].isin(carried)].assign(code=lambda f: f["code"].map(carried))
     own = set(zip(frame["trajectory_id"], frame["code"], frame["annotator"]))
     older = older[[key not in own for key in zip(older["trajectory_id"], older["code"], older["annotator"])]]
+    import pandas as pd
+
     return pd.concat([frame, older], ignore_index=True)
 
 

@@ -170,8 +170,10 @@ _WALK_SUFFIXES = {
 }
 
 
-def discover(paths: Iterable[str | os.PathLike], fmt: str = "auto") -> tuple[list[Unit], list[Issue]]:
-    """Units to read under `paths`, and issues for paths that hold nothing readable."""
+def discover(paths: Iterable[str | os.PathLike], fmt: str = "auto",
+             found: Callable[[int], None] | None = None) -> tuple[list[Unit], list[Issue]]:
+    """Units to read under `paths`, and issues for paths that hold nothing readable. `found(n)` is
+    told the count so far after each directory walked."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     units: list[Unit] = []
@@ -195,23 +197,26 @@ def discover(paths: Iterable[str | os.PathLike], fmt: str = "auto") -> tuple[lis
             continue
         before = len(units)
         stack = [root]
-        walked: dict[str, Path] = {}  # real path -> the path it was walked as: a symlink loop is walked once
+        walked: dict[tuple[int, int], Path] = {}  # (device, inode) -> the path it was walked as: a symlink loop is walked once
         holding_results: list[Path] = []  # folders with a verdict file that are not units themselves
         while stack:
             directory = stack.pop()
-            real = os.path.realpath(directory)
-            if real in walked:
-                issues.append(make_issue(directory, f"a symlink back to {walked[real]}, which is already being walked; "
-                                         "skipped", "Nothing to do, or remove the link", severity="warning"))
-                continue
-            walked[real] = Path(directory)
             try:
+                info = os.stat(directory)
                 entries = sorted(os.scandir(directory), key=lambda e: e.name)
             except OSError as exc:
                 issues.append(make_issue(directory, f"cannot list directory ({exc.strerror})", "Check its permissions"))
                 continue
+            identity = (info.st_dev, info.st_ino)
+            if identity in walked:
+                issues.append(make_issue(directory, f"a symlink back to {walked[identity]}, which is already being "
+                                         "walked; skipped", "Nothing to do, or remove the link", severity="warning"))
+                continue
+            walked[identity] = Path(directory)
             names = {e.name for e in entries}
             unit = _dir_unit(Path(directory), names, fmt)
+            if found:
+                found(len(units) + (unit is not None))
             if unit is not None:
                 units.append(unit)
                 continue
@@ -236,15 +241,29 @@ def discover(paths: Iterable[str | os.PathLike], fmt: str = "auto") -> tuple[lis
                 "Point at a Harbor job, a `tb run` directory, task directories, or .json/.traj/.eval/.jsonl files"))
             continue
         # A verdict file no unit covers is a trial lost without a word: say so.
-        covered = {ancestor for unit in units[before:] for ancestor in (unit.path, *unit.path.parents)}
+        covered = _with_ancestors(str(unit.path) for unit in units[before:])
         for directory in holding_results:
-            if directory not in covered:
+            if str(directory) not in covered:
                 found = sorted(names for names in _VERDICT_FILES if (directory / names).is_file())
                 issues.append(make_issue(
                     directory, f"holds {', '.join(found)} but no trial could be read from it (not a Harbor trial or "
                     "job, not a `tb run` directory)", "Point at the run or job directory itself, or pass --format "
                     "tb / --format harbor; if this is another harness's output, convert it to JSONL (docs/jsonl.md)"))
     return units, issues
+
+
+def _with_ancestors(paths: Iterable[str]) -> set[str]:
+    """The paths and every folder above them, as `Path.parents` spells them (`.` above a relative
+    top): strings, since building a Path per ancestor cost more than the rest of discovery."""
+    covered: set[str] = set()
+    for path in paths:
+        while path not in covered:
+            covered.add(path)
+            parent = os.path.dirname(path) or "."
+            if parent == path:
+                break
+            path = parent
+    return covered
 
 
 def _recanonicalised(store: Store) -> list[tuple[str, str]]:
@@ -262,14 +281,38 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _results(units: list[Unit], workers: int) -> Iterator[UnitResult]:
-    if workers <= 1 or len(units) < _PARALLEL_MIN_UNITS:
-        yield from map(read_unit, units)
-        return
-    # spawn, not fork: the parent holds a DuckDB connection and its threads
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=_die_with_parent,
-                             initargs=(os.getpid(),)) as pool:
-        yield from pool.map(read_unit, units, chunksize=32)
+def read_signed(unit: Unit, signature: str | None) -> tuple[str | None, UnitResult]:
+    """(the unit's signature, what reading it gave). A signature the parent did not take (it stats
+    only inputs the manifest knows) is taken here, before the read, as the parent would have."""
+    if signature is None:
+        signature = unit_signature(unit)
+    return signature, read_unit(unit)
+
+
+class _Readers:
+    """Reader processes, started as soon as discovery has found enough units to repay them, so that
+    their start (a fresh interpreter importing the importers) overlaps the rest of the walk."""
+
+    def __init__(self, workers: int):
+        self.workers = workers
+        self.pool: ProcessPoolExecutor | None = None
+
+    def found(self, units: int) -> None:
+        if self.pool is None and self.workers > 1 and units >= _PARALLEL_MIN_UNITS:
+            # spawn, not fork: the parent holds a DuckDB connection and its threads
+            self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=get_context("spawn"),
+                                            initializer=_die_with_parent, initargs=(os.getpid(),))
+            for _ in range(self.workers):  # each submit starts a process while none is idle
+                self.pool.submit(int)
+
+    def read(self, units: list[Unit], signatures: list[str | None]) -> Iterator[tuple[str | None, UnitResult]]:
+        if self.pool is None or len(units) < _PARALLEL_MIN_UNITS:  # the manifest may have spared most units
+            return map(read_signed, units, signatures)
+        return self.pool.map(read_signed, units, signatures, chunksize=32)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
 
 
 def _die_with_parent(parent: int) -> None:
@@ -452,7 +495,17 @@ def ingest(store: Store, paths: Iterable[str | os.PathLike], fmt: str = "auto", 
     paths = [Path(p) for p in paths]
     identities = list(identities)
     verify = verify or bool(identities)
-    units, issues = discover(paths, fmt)
+    readers = _Readers(workers if workers is not None else available_cores())
+    try:
+        return _ingest(store, paths, fmt, readers, progress, replace, verify, identities)
+    finally:
+        readers.close()
+
+
+def _ingest(store: Store, paths: list[Path], fmt: str, readers: _Readers, progress: Callable[[int, int], None] | None,
+            replace: bool, verify: bool, identities: list[Identity]) -> IngestReport:
+    units, issues = discover(paths, fmt, found=readers.found)
+    readers.found(len(units))  # files named one by one are found outside any walk
     report = IngestReport(units=len(units))
     writer = _Writer(store, report, replace)
     for issue in issues:
@@ -460,21 +513,21 @@ def ingest(store: Store, paths: Iterable[str | os.PathLike], fmt: str = "auto", 
     roots = [os.path.abspath(p) for p in paths]
     known = {r["path"]: r for r in queries.records(queries.ingest_manifest(store, roots))}
     report.gone = sorted(p for p in known if not os.path.exists(p))
-    signatures = {unit.path: unit_signature(unit) for unit in units}
-    to_read = []
+    to_read, signatures = [], []
     for unit in units:
         seen = known.get(os.path.abspath(unit.path))
-        if not verify and not replace and seen and signatures[unit.path] and seen["signature"] == signatures[unit.path]:
+        signature = unit_signature(unit) if seen else None  # an input never read cleanly is read regardless
+        if not verify and not replace and signature and seen["signature"] == signature:
             report.skipped += 1
             report.unchanged += seen["trajectories"]
         else:
             to_read.append(unit)
-    workers = workers if workers is not None else available_cores()
+            signatures.append(signature)
     clean: list[tuple[str, str, str, int]] = []
     assigned: dict[str, Identity] = {}  # run id -> the identity its input matched (the last one wins)
-    for done, (unit, result) in enumerate(zip(to_read, _results(to_read, workers)), start=1):
-        if signatures[unit.path] and not any(i.severity == "error" for i in result.issues):
-            clean.append((os.path.abspath(unit.path), signatures[unit.path], unit.kind, len(result.batch.trajectories)))
+    for done, (unit, (signature, result)) in enumerate(zip(to_read, readers.read(to_read, signatures)), start=1):
+        if signature and not any(i.severity == "error" for i in result.issues):
+            clean.append((os.path.abspath(unit.path), signature, unit.kind, len(result.batch.trajectories)))
         for identity in identities:
             if identity.matches(unit.path):
                 for run_id in {row.run_id for row in result.batch.trajectories}:

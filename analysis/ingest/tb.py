@@ -16,11 +16,12 @@ their actions are not in the log, so such a trajectory is one `run` step with
 from __future__ import annotations
 
 import ast
+import os
 import re
 import shlex
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Iterator, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -86,7 +87,24 @@ class TbTrial(BaseModel):
 
 def _trial_dirs(run_dir: Path) -> list[Path]:
     """`<task>/<trial>/` directories holding a trial's own results.json."""
-    return sorted(p.parent for p in run_dir.glob("*/*/results.json"))
+    return sorted(Path(path) for path in _each_trial_dir(str(run_dir)))
+
+
+def _each_trial_dir(run_dir: str) -> Iterator[str]:
+    """What `run_dir.glob("*/*/results.json")` finds, as the parents' paths, lazily: discovery asks
+    this of every folder it walks (each Harbor job too), where pathlib's glob was most of its time."""
+    for task in _subdirs(run_dir):
+        for trial in _subdirs(task):
+            if os.path.exists(os.path.join(trial, "results.json")):
+                yield trial
+
+
+def _subdirs(directory: str) -> list[str]:
+    try:
+        with os.scandir(directory) as entries:
+            return [entry.path for entry in entries if entry.is_dir()]
+    except OSError:
+        return []
 
 
 def is_run_dir(path: Path, names: set[str] | None = None) -> bool:
@@ -98,8 +116,9 @@ def is_run_dir(path: Path, names: set[str] | None = None) -> bool:
         return True
     if "result.json" in names or "task.yaml" in names:  # a Harbor job or trial, a task directory
         return False
-    return any(trial.name.startswith(trial.parent.name + ".") or (trial / "commands.txt").is_file()
-               or (trial / "panes").is_dir() for trial in _trial_dirs(path))
+    return any(os.path.basename(trial).startswith(os.path.basename(os.path.dirname(trial)) + ".")
+               or os.path.isfile(os.path.join(trial, "commands.txt")) or os.path.isdir(os.path.join(trial, "panes"))
+               for trial in _each_trial_dir(str(path)))
 
 
 def is_results_file(data: bytes) -> bool:

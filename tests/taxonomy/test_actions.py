@@ -150,3 +150,39 @@ def test_the_truncation_prefilter_never_hides_a_marker_the_pattern_finds():
         assert looks_truncated(text) == expected, repr(text)
     assert hits > 1000  # the generator does produce markers, the long-s spelling among them
     assert looks_truncated("ObſervationS should not exceed 100 lines")
+
+
+def test_folding_maps_every_character_re_ignorecase_takes_for_an_ascii_letter_to_that_letter():
+    """Over every code point: the prefilters' folding never loses a character re.I would match."""
+    import re
+    import sys
+
+    from curriculab.taxonomy.actions import _folded
+
+    letter = re.compile("(?i)[a-z]")
+    odd = [chr(c) for c in range(sys.maxunicode + 1) if letter.fullmatch(chr(c)) and not chr(c).isascii()]
+    assert {"\u017f", "\u212a", "\u0130", "\u0131"} <= set(odd)  # ſ, the Kelvin sign, İ, ı
+    for ch in odd:
+        assert re.fullmatch(f"(?i){_folded(ch)}", ch), repr(ch)
+
+
+def test_the_error_prefilter_agrees_with_the_error_pattern_everywhere():
+    import random
+
+    from curriculab.taxonomy.actions import _ERROR, _shows_error
+
+    pieces = ["Error", "ERROR", "error: ", "Exception)", "KeyError:", "fail", "FAILED", "\nfailed ", "3 failed", "0 failed",
+              "--- FAIL", "fail\t", "Traceback (most recent call last)", "command not found", "No such file or directory",
+              "cannot find", "could not load", "undefined: ", "fatal: ", "panic: ", "Segmentation fault",
+              "Permission denied", "expected 3 but got 4", "Exception in thread", "ok", "passed", " ", "\n", "x", "ı", "İ",
+              "ſ", "\u212a", "faıled", "FAİL", "tracebacK", "Permiſſion denied", "eRRor TS2304", "error[E0308]: "]
+    rng = random.Random(3)
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 6))) for _ in range(20_000)]
+    found = 0
+    for text in texts:
+        expected = _ERROR.search(text) is not None
+        found += expected
+        assert _shows_error(text) == expected, repr(text)
+    assert 2000 < found < 19_000  # both answers are exercised
+    assert _shows_error("FAİLED: test_x") and _shows_error("1 faıled")
+    assert looks_truncated("output lımited to 100 lines")  # dotless i: re.I matches it, casefold alone did not
