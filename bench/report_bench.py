@@ -1,12 +1,15 @@
-"""`build_report` with the bootstrap weight matrices cached against drawing them for every interval.
+"""`build_report` against an earlier way of computing its task-clustered intervals, in one process.
 
-    python bench/report_bench.py [--tasks 400] [--attempts 8] [--pairs 3] [--workdir /tmp/report-bench]
+    python bench/report_bench.py [--tasks 400] [--attempts 8] [--pairs 3] [--baseline per-call|uncached]
 
 Simulates a corpus (tasks × attempts × 3 models; 400 × 8 ≈ 9,600 trajectories), ingests, codes and
-fits it once, then times `build_report` on the read-only store in alternated pairs: the baseline
-swaps in the uncached draw (`_cluster_weights.__wrapped__`, exactly what every call did before),
-the current side uses the cache (cleared before each run, so it pays its own first draws).
-Prints each pair and the median ratio current / baseline; the intervals of both sides are compared.
+fits it once, then times `build_report` on the read-only store in alternated pairs. The current side
+computes every interval in one batched call (`stats.cluster_bootstraps`). Baselines, swapped in:
+`per-call` (issue #24, item 3), one `cluster_bootstrap` call per interval with the cached weights,
+as the report did before the batching; `uncached`, the same with every call drawing its weight
+matrix afresh, as before the cache. The weight cache is cleared before every run, so each side pays
+its own draws. Prints each pair, the median ratio current / baseline, and whether every interval of
+the two sides is the same.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ def main() -> None:
     parser.add_argument("--attempts", type=int, default=8)
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/report-bench"))
+    parser.add_argument("--baseline", choices=["per-call", "uncached"], default="per-call")
     args = parser.parse_args()
 
     from curriculab.analysis import stats
@@ -46,15 +50,25 @@ def main() -> None:
             ingest(store, [corpus.root])
             run_rule_coders(store)
             fit_store(store)
-    cached = stats._cluster_weights
+    from curriculab.analysis import report as report_module
 
-    def timed(use_cache: bool):
-        stats._cluster_weights = cached if use_cache else cached.__wrapped__
+    cached, batched = stats._cluster_weights, report_module.cluster_bootstraps
+
+    def one_call_each(groups):
+        return [stats.cluster_bootstrap(k, n) for k, n in groups]
+
+    def timed(current: bool):
+        stats._cluster_weights = cached if current or args.baseline == "per-call" else cached.__wrapped__
+        report_module.cluster_bootstraps = batched if current else one_call_each
         cached.cache_clear()
         with Store(db, read_only=True) as store:
             started = time.perf_counter()
             report = build_report(store)
             return time.perf_counter() - started, report
+
+    def intervals(report):
+        rows = report["overview"] + [r for rows in report["top_failure_modes"].values() for r in rows]
+        return [(r["cluster_low"], r["cluster_high"]) for r in rows]
 
     try:
         with Store(db, read_only=True) as store:
@@ -66,16 +80,16 @@ def main() -> None:
             if k % 2:
                 order.reverse()
             runs = {name: timed(flag) for name, flag in order}
-            same = all(a.get("cluster_low") == b.get("cluster_low") or
-                       abs((a.get("cluster_low") or 0) - (b.get("cluster_low") or 0)) < 1e-12
-                       for a, b in zip(runs["current"][1]["overview"], runs["baseline"][1]["overview"]))
+            mine, theirs = intervals(runs["current"][1]), intervals(runs["baseline"][1])
+            same = len(mine) == len(theirs) and all(
+                a == b or (None not in a + b and max(abs(x - y) for x, y in zip(a, b)) < 1e-12) for a, b in zip(mine, theirs))
             pairs.append({"current": round(runs["current"][0], 3), "baseline": round(runs["baseline"][0], 3),
-                          "same_intervals": same})
+                          "same_intervals": same, "intervals": len(mine)})
             print(f"pair {k + 1}: {pairs[-1]}", flush=True)
     finally:
-        stats._cluster_weights = cached
+        stats._cluster_weights, report_module.cluster_bootstraps = cached, batched
     ratios = [p["current"] / p["baseline"] for p in pairs]
-    print(json.dumps({"trajectories": trajectories, "pairs": pairs, "ratio_median": round(statistics.median(ratios), 3),
+    print(json.dumps({"trajectories": trajectories, "baseline": args.baseline, "pairs": pairs, "ratio_median": round(statistics.median(ratios), 3),
                       "ratio_range": [round(min(ratios), 3), round(max(ratios), 3)]}))
 
 

@@ -2,13 +2,24 @@
 table (`agents.yaml`) and the action normaliser, the versioned failure taxonomy (`v1.yaml`,
 `v2.yaml`), the coders (rules, classifier, judge) and agreement statistics.
 
-Imports nothing else of the project: everything else builds on it.
+Imports nothing else of the project: everything else builds on it. The names below load on first
+use, so that importing one light module (`taxonomy.vocabulary`) does not build every model.
 """
 
-from curriculab.taxonomy.actions import NormalisedCall, normalise_shell, normalise_tool_call, split_commands
-from curriculab.taxonomy.model import (
-    ACTIONS, FORMAT_VERSION, HARNESS_ERRORS, OUTCOMES, TIERS, FailureCode, Run, Step, Task, TestResult, Trajectory,
-)
+import importlib
 
-__all__ = ["ACTIONS", "FORMAT_VERSION", "HARNESS_ERRORS", "OUTCOMES", "TIERS", "FailureCode", "NormalisedCall", "Run", "Step", "Task",
-           "TestResult", "Trajectory", "normalise_shell", "normalise_tool_call", "split_commands"]
+_HOMES = {
+    "NormalisedCall": "actions", "normalise_shell": "actions", "normalise_tool_call": "actions",
+    "split_commands": "actions",
+    "ACTIONS": "vocabulary", "HARNESS_ERRORS": "vocabulary", "OUTCOMES": "vocabulary", "TIERS": "vocabulary",
+    "FORMAT_VERSION": "model", "FailureCode": "model", "Run": "model", "Step": "model", "Task": "model",
+    "TestResult": "model", "Trajectory": "model",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)

@@ -7,52 +7,16 @@ the project's own JSONL format: one `Trajectory` per line, `format_version` on e
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal, get_args
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 FORMAT_VERSION = "1.0"
 """Version of the canonical model and of the JSONL format built on it."""
 
-# The domain vocabularies, defined once: the Literal types validate records, the tuples are what
-# the rest of curriculab imports instead of re-typing the words.
-StepSource = Literal["system", "user", "agent", "env"]
-Action = Literal["read", "edit", "run", "complete", "message", "other"]
-Outcome = Literal["passed", "failed", "error"]
-Tier = Literal["basic", "intermediate", "complex", "edge"]
-STEP_SOURCES: tuple[str, ...] = get_args(StepSource)
-ACTIONS: tuple[str, ...] = get_args(Action)
-OUTCOMES: tuple[str, ...] = get_args(Outcome)
-TIERS: tuple[str, ...] = get_args(Tier)
-"""Test tiers, easiest first (TAROT's basic, intermediate, complex, edge)."""
-TASK_TIERS: tuple[str, ...] = TIERS[:3]
-"""Task tiers an author assigns and the difficulty fit measures (edge is a test tier only)."""
-
-HARNESS_ERRORS: tuple[str, ...] = (
-    "agent_timeout",
-    "test_timeout",
-    "parse_error",
-    "install_failed",
-    "sandbox_error",
-    "environment_error",
-    "missing_reward",
-    "agent_crashed",
-    "model_api_error",
-    "unknown_agent_error",
-    "unknown_error",
-    "llm_parse_error",
-    "context_length_exceeded",
-    "output_length_exceeded",
+from curriculab.taxonomy.vocabulary import (  # noqa: F401 (re-exported: the model's own names)
+    ACTIONS, HARNESS_ERRORS, INT32_MAX, INT64_MAX, OUTCOMES, STEP_SOURCES, TASK_TIERS, TIERS, Action, Outcome, StepSource, Tier,
 )
-"""Faults the importers name (`trajectories.harness_error`): the agent's own (a timeout, a crash, an
-answer it could not parse, a context or output limit: without a verdict the attempt is `failed`)
-or the infrastructure's (without a verdict, `error`)."""
-
-
-INT32_MAX = 2**31 - 1
-"""Largest value of the store's INTEGER columns (steps, attempts, milestones, exit codes)."""
-INT64_MAX = 2**63 - 1
-"""Largest value of its BIGINT columns (token counts)."""
 
 
 class _Model(BaseModel):

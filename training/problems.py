@@ -17,7 +17,7 @@ from typing import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from curriculab.taxonomy.model import TIERS, Tier
+from curriculab.taxonomy.vocabulary import TIERS, Tier
 from curriculab.training.sandbox import Limits, run_many
 
 

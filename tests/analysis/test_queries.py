@@ -117,3 +117,15 @@ def test_a_scope_narrows_every_scoped_query_to_its_attempts(reader):
         queries.Scope(kind="eval")
     with pytest.raises(ValueError, match="a scoped failure distribution is overall only"):
         queries.failure_distribution(reader, scope=queries.Scope(), dimension="tier")
+
+
+def test_records_gives_plain_values_row_by_row_as_to_dict_did(reader):
+    frame = reader.frame("""select * from (values
+        (1, 2.5, 'a', [1, 2], timestamp '2026-01-02 03:04:05', true, null::double, {'k': 1}),
+        (2, null, null, [], null, null, 0.5, null)) as t(i, f, s, l, ts, b, d, st)""")
+    expected = [{k: queries._plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
+    got = queries.records(frame)
+    assert got == expected and [list(r) for r in got] == [list(r) for r in expected]
+    assert [type(v) for v in got[0].values()] == [type(v) for v in expected[0].values()]
+    assert got[1]["f"] is None and got[1]["s"] is None and got[0]["d"] is None and got[0]["l"] == [1, 2]
+    assert queries.records(frame.iloc[0:0]) == []

@@ -102,12 +102,34 @@ def test_held_out_metrics_match_textbook_values():
     assert np.isnan(_auc(np.array([1, 1]), np.array([0.2, 0.3])))
 
 
+def test_held_out_metrics_equal_scikit_learns_with_ties_and_extreme_probabilities():
+    import numpy as np
+    from sklearn.metrics import log_loss, roc_auc_score
+
+    from curriculab.analysis.difficulty import _auc, _log_loss
+
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(300):
+        n = int(rng.integers(2, 60))
+        y = rng.integers(0, 2, n)
+        score = np.round(rng.random(n), int(rng.integers(1, 3)))  # one or two decimals: many ties
+        p = np.where(rng.random(n) < 0.1, rng.integers(0, 2, n).astype(float), rng.random(n))  # some exactly 0 or 1
+        assert _log_loss(y, p) == pytest.approx(log_loss(y, np.clip(p, 1e-6, 1 - 1e-6), labels=[0, 1]), rel=1e-12)
+        if len(set(y.tolist())) == 2:
+            assert _auc(y, score) == pytest.approx(roc_auc_score(y, score), rel=1e-12)
+            checked += 1
+    assert checked > 250
+
+
 def test_cluster_bootstrap_intervals_equal_a_fresh_uncached_draw():
     # the weight matrix is cached (it depends only on clusters, reps and seed); the intervals must be
     # exactly those of drawing it afresh, for every call, in any order
     import numpy as np
 
-    from curriculab.analysis.stats import _cluster_weights, cluster_bootstrap, cluster_bootstrap_difference
+    from curriculab.analysis.stats import (
+        _cluster_weights, cluster_bootstrap, cluster_bootstrap_difference, cluster_bootstraps,
+    )
 
     def reference(k, n, reps=2000, seed=0):
         weights = np.random.default_rng(seed).multinomial(len(n), np.full(len(n), 1 / len(n)), size=reps).astype(float)
@@ -124,6 +146,20 @@ def test_cluster_bootstrap_intervals_equal_a_fresh_uncached_draw():
         assert cluster_bootstrap(k, n) == pytest.approx(reference(k, n), rel=1e-12)
         assert cluster_bootstrap(k, n, seed=3) == pytest.approx(reference(k, n, seed=3), rel=1e-12)
     assert _cluster_weights.cache_info().hits >= 4
+    # many groups at once, from the same resamples: each equal to its own reference; groups of mixed
+    # sizes, some with tasks no attempt reached (resamples without trials are dropped), and some too small
+    groups = []
+    for size in (5, 40, 5, 120, 40, 40, 3):
+        n = rng.integers(0, 4, size)
+        groups.append((rng.binomial(n, 0.5), n))
+    groups += [([1], [2]), ([], []), ([0, 0, 1], [0, 0, 3])]
+    together = cluster_bootstraps(groups, seed=5)
+    for (k, n), interval in zip(groups, together):
+        if (np.asarray(n) > 0).sum() < 2:
+            assert interval == (None, None)
+        else:
+            assert interval == pytest.approx(reference(k, n, seed=5), rel=1e-12)
+    assert together.count((None, None)) == 3
     low, high = cluster_bootstrap_difference([3, 4, 5], [8, 8, 8], [1, 2, 2], [8, 8, 8])
     assert low <= 12 / 24 - 5 / 24 <= high  # the difference of the pooled rates lies inside
     with pytest.raises(ValueError):
