@@ -164,3 +164,33 @@ def test_cluster_bootstrap_intervals_equal_a_fresh_uncached_draw():
     assert low <= 12 / 24 - 5 / 24 <= high  # the difference of the pooled rates lies inside
     with pytest.raises(ValueError):
         _cluster_weights(5, 2000, 0)[0, 0] = 1.0  # shared, so read-only
+
+
+def test_bootstrap_weights_kept_on_disk_are_the_draw_itself_and_a_bad_file_is_drawn_again(tmp_path, monkeypatch):
+    import numpy as np
+
+    from curriculab.analysis import stats
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    drawn = np.random.default_rng(4).multinomial(300, np.full(300, 1 / 300), size=500)
+    stats._cluster_weights.cache_clear()
+    first = stats._cluster_weights(300, 500, 4)
+    files = list(stats.weights_cache_dir().glob("weights-300-500-4-*.npy"))
+    assert len(files) == 1 and np.array_equal(first, drawn)
+    stats._cluster_weights.cache_clear()  # a new process: read from the file
+    assert np.array_equal(stats._cluster_weights(300, 500, 4), drawn)
+    tampered = np.load(files[0])
+    tampered[0, 0] += 1  # a resample that no longer draws 300 tasks
+    np.save(files[0], tampered)
+    stats._cluster_weights.cache_clear()
+    assert np.array_equal(stats._cluster_weights(300, 500, 4), drawn)
+    assert np.array_equal(np.load(files[0]), drawn)  # and written again
+    files[0].write_bytes(b"not an array")
+    stats._cluster_weights.cache_clear()
+    assert np.array_equal(stats._cluster_weights(300, 500, 4), drawn)
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))  # no cache folder can be made: drawn, nothing stored
+    stats._cluster_weights.cache_clear()
+    assert np.array_equal(stats._cluster_weights(300, 500, 4), drawn)
+    stats._cluster_weights.cache_clear()
