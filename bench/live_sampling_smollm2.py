@@ -15,6 +15,7 @@ Prints one JSON object; `bench/RESULTS.md` records it.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import shutil
 import statistics
@@ -48,7 +49,7 @@ def main() -> None:
     args.workdir.mkdir(parents=True)
     fetch_smollm2()
     _, _, base_name = resolve_model("smollm2")
-    easy = [p.model_copy(update={"tests": [t for t in p.tests if t.tier in EASY]}) for p in builtin_problems()]
+    easy = [dataclasses.replace(p, tests=[t for t in p.tests if t.tier in EASY]) for p in builtin_problems()]
     train_set, _ = split(easy)
     problems_file = save_problems(easy, args.workdir / "easy.jsonl")
     db = args.workdir / "store.duckdb"

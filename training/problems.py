@@ -9,63 +9,131 @@ TAROT filters its generated tests.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import gzip
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from curriculab.taxonomy.vocabulary import TIERS, Tier
 from curriculab.training.sandbox import Limits, run_many
 
 
-class ProblemTest(BaseModel):
-    """One test of a problem."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
-
-    test_id: str = Field(min_length=1)
-    """Unique within the problem."""
-    tier: Tier
-    """TAROT tier."""
-    code: str = Field(min_length=1)
-    """Python statements exercising the entry point; the test passes when they raise nothing."""
-
-
-class Problem(BaseModel):
-    """A function to write, with a reference solution and tiered tests."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
-
-    problem_id: str = Field(min_length=1)
-    """Stable id (also the task_id of rollouts on it)."""
-    prompt: str
-    """What the model sees: usually a signature with a docstring."""
-    entry_point: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    """Name of the function the tests call."""
-    reference: str
-    """A complete, correct solution (prompt included where needed)."""
-    tests: list[ProblemTest] = Field(min_length=1)
-    """Tiered tests."""
-    source: str | None = None
-    """Where the problem comes from (`curriculab`, `humaneval`, ...)."""
-
-    @model_validator(mode="after")
-    def _unique_tests(self) -> "Problem":
-        counts = Counter(t.test_id for t in self.tests)
-        duplicates = sorted(t for t, n in counts.items() if n > 1)
-        if duplicates:
-            raise ValueError(f"test_id {duplicates[0]!r} appears {counts[duplicates[0]]} times; make test ids unique")
-        return self
-
-    def tier_tests(self) -> dict[str, list[ProblemTest]]:
-        return {tier: [t for t in self.tests if t.tier == tier] for tier in TIERS}
+_ENTRY_POINT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class ProblemError(ValueError):
     """A problem file or problem that cannot be used; the message names the file, line and field."""
+
+
+class InvalidField(ValueError):
+    """A field of a problem or test that is not valid: `field` is its dotted path (`tests.0.tier`)."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(f"field {field}: {message}")
+        self.field, self.message = field, message
+
+
+def _text(owner: object, name: str, min_length: int = 0) -> None:
+    value = getattr(owner, name)
+    if not isinstance(value, str):
+        raise InvalidField(name, "Input should be a valid string")
+    if len(value) < min_length:
+        raise InvalidField(name, f"String should have at least {min_length} character")
+
+
+def _fields(cls, record: object, where: str = "") -> dict:
+    """The record's fields for `cls`, or InvalidField for a missing or unknown one (as pydantic said them)."""
+    if not isinstance(record, dict):
+        raise InvalidField(where.rstrip(".") or "(record)", "Input should be a valid dictionary")
+    names = [f.name for f in dataclasses.fields(cls)]
+    unknown = [key for key in record if key not in names]
+    if unknown:
+        raise InvalidField(f"{where}{unknown[0]}", "Extra inputs are not permitted")
+    missing = [f.name for f in dataclasses.fields(cls) if f.name not in record and f.default is dataclasses.MISSING]
+    if missing:
+        raise InvalidField(f"{where}{missing[0]}", "Field required")
+    return record
+
+
+# Plain dataclasses, validated in __post_init__: a fresh process that scores a few completions
+# would otherwise spend ~0.2 s importing pydantic and building these two schemas.
+
+@dataclasses.dataclass(frozen=True)
+class ProblemTest:
+    """One test of a problem."""
+
+    test_id: str
+    """Unique within the problem."""
+    tier: Tier
+    """TAROT tier."""
+    code: str
+    """Python statements exercising the entry point; the test passes when they raise nothing."""
+
+    def __post_init__(self) -> None:
+        _text(self, "test_id", min_length=1)
+        if self.tier not in TIERS:
+            raise InvalidField("tier", "Input should be " + ", ".join(f"'{t}'" for t in TIERS[:-1]) + f" or '{TIERS[-1]}'")
+        _text(self, "code", min_length=1)
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    """A function to write, with a reference solution and tiered tests."""
+
+    problem_id: str
+    """Stable id (also the task_id of rollouts on it)."""
+    prompt: str
+    """What the model sees: usually a signature with a docstring."""
+    entry_point: str
+    """Name of the function the tests call."""
+    reference: str
+    """A complete, correct solution (prompt included where needed)."""
+    tests: list[ProblemTest]
+    """Tiered tests."""
+    source: str | None = None
+    """Where the problem comes from (`curriculab`, `humaneval`, ...)."""
+
+    def __post_init__(self) -> None:
+        _text(self, "problem_id", min_length=1)
+        _text(self, "prompt")
+        _text(self, "entry_point")
+        if not _ENTRY_POINT.fullmatch(self.entry_point):
+            raise InvalidField("entry_point", f"String should match pattern '{_ENTRY_POINT.pattern}'")
+        _text(self, "reference")
+        if not isinstance(self.tests, list) or not all(isinstance(t, ProblemTest) for t in self.tests):
+            raise InvalidField("tests", "Input should be a list of ProblemTest")
+        if not self.tests:
+            raise InvalidField("tests", "List should have at least 1 item after validation, not 0")
+        if self.source is not None and not isinstance(self.source, str):
+            raise InvalidField("source", "Input should be a valid string")
+        counts = Counter(t.test_id for t in self.tests)
+        duplicates = sorted(t for t, n in counts.items() if n > 1)
+        if duplicates:
+            raise InvalidField("(record)", f"Value error, test_id {duplicates[0]!r} appears {counts[duplicates[0]]} times; "
+                               "make test ids unique")
+
+    @classmethod
+    def from_record(cls, record: object) -> "Problem":
+        """A problem from a decoded record (a JSONL line, a Parquet row); InvalidField names the field."""
+        fields = dict(_fields(cls, record))
+        tests = fields["tests"]
+        if not isinstance(tests, list):
+            raise InvalidField("tests", "Input should be a valid list")
+        built = []
+        for k, test in enumerate(tests):
+            try:
+                built.append(ProblemTest(**_fields(ProblemTest, test, f"tests.{k}.")))
+            except InvalidField as exc:
+                raise InvalidField(exc.field if exc.field.startswith("tests.") else f"tests.{k}.{exc.field}",
+                                   exc.message) from None
+        return cls(**{**fields, "tests": built})
+
+    def tier_tests(self) -> dict[str, list[ProblemTest]]:
+        return {tier: [t for t in self.tests if t.tier == tier] for tier in TIERS}
 
 
 def load_problems(path: Path | str) -> list[Problem]:
@@ -88,11 +156,9 @@ def load_problems(path: Path | str) -> list[Problem]:
     problems, seen = [], set()
     for where, record in records:
         try:
-            problem = Problem.model_validate(record)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(p) for p in first["loc"]) or "(record)"
-            raise ProblemError(f"{path}: {where}: field {field}: {first['msg']}. Fix the record") from None
+            problem = Problem.from_record(record)
+        except InvalidField as exc:
+            raise ProblemError(f"{path}: {where}: {exc}. Fix the record") from None
         if problem.problem_id in seen:
             raise ProblemError(f"{path}: {where}: problem_id {problem.problem_id!r} appears twice. Make ids unique")
         seen.add(problem.problem_id)
@@ -111,7 +177,8 @@ def load_problem_set(name: str) -> list[Problem]:
 
 def save_problems(problems: Iterable[Problem], path: Path | str) -> Path:
     path = Path(path)
-    path.write_text("".join(p.model_dump_json() + "\n" for p in problems))
+    path.write_text("".join(json.dumps(dataclasses.asdict(p), ensure_ascii=False, separators=(",", ":")) + "\n"
+                            for p in problems), encoding="utf-8")
     return path
 
 
@@ -242,9 +309,9 @@ def retier(problems: list[Problem], failure_rates: dict[tuple[str, str], tuple[i
             if runs >= min_runs:
                 rate = (failed + 1) / (runs + 2)
                 tier = TIERS[min(3, int(rate / 0.25))]
-                t = t.model_copy(update={"tier": tier})
+                t = dataclasses.replace(t, tier=tier)
             tests.append(t)
-        out.append(problem.model_copy(update={"tests": tests}))
+        out.append(dataclasses.replace(problem, tests=tests))
     return out
 
 

@@ -1,5 +1,6 @@
 """Tiered problems, reference checks, TAROT rewards with the TRL signature, and `curriculab reward`."""
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -61,7 +62,7 @@ def test_code_is_taken_from_the_last_python_block():
 
 
 def test_a_reference_that_fails_its_own_test_is_rejected_naming_the_test(builtin):
-    broken = builtin[0].model_copy(update={"reference": "def add(a, b):\n    return a + b if a >= 0 else 0\n"})
+    broken = dataclasses.replace(builtin[0], reference="def add(a, b):\n    return a + b if a >= 0 else 0\n")
     kept, rejected = verify_references([broken, builtin[1]])
     assert [p.problem_id for p in kept] == [builtin[1].problem_id]
     assert rejected == ["curriculab/add_two: reference fails test 'intermediate_1' (failed: assertion failed); problem rejected"]
@@ -80,6 +81,39 @@ def test_loader_errors_name_the_line_and_field(tmp_path, builtin):
     with pytest.raises(ProblemError, match="problem_id 'curriculab/add_two' appears twice"):
         save_problems([builtin[0], builtin[0]], path)
         load_problems(path)
+
+
+@pytest.mark.parametrize("change, field, message", [
+    (lambda r: r.update(extra=1), "extra", "Extra inputs are not permitted"),
+    (lambda r: r.pop("reference"), "reference", "Field required"),
+    (lambda r: r.update(problem_id=""), "problem_id", "String should have at least 1 character"),
+    (lambda r: r.update(prompt=7), "prompt", "Input should be a valid string"),
+    (lambda r: r.update(entry_point="not a name"), "entry_point", "String should match pattern"),
+    (lambda r: r.update(tests=[]), "tests", "List should have at least 1 item"),
+    (lambda r: r.update(tests="assert f()"), "tests", "Input should be a valid list"),
+    (lambda r: r["tests"].__setitem__(0, "assert f()"), "tests.0", "Input should be a valid dictionary"),
+    (lambda r: r["tests"][0].pop("code"), "tests.0.code", "Field required"),
+    (lambda r: r["tests"][0].update(weight=2), "tests.0.weight", "Extra inputs are not permitted"),
+    (lambda r: r["tests"][1].update(test_id=r["tests"][0]["test_id"]), "(record)", "appears 2 times; make test ids unique"),
+    (lambda r: r.update(source=3), "source", "Input should be a valid string"),
+])
+def test_every_bad_record_is_refused_naming_its_line_and_field(tmp_path, builtin, change, field, message):
+    path = save_problems(builtin[:2], tmp_path / "p.jsonl")
+    first, second = path.read_text().splitlines()
+    record = json.loads(second)
+    change(record)
+    path.write_text(first + "\n" + json.dumps(record) + "\n")
+    with pytest.raises(ProblemError) as err:
+        load_problems(path)
+    assert str(err.value).startswith(f"{path}: line 2: field {field}: ")
+    assert message in str(err.value) and str(err.value).endswith(". Fix the record")
+
+
+def test_saved_problems_read_back_equal_and_are_immutable(tmp_path, builtin):
+    path = save_problems(builtin, tmp_path / "p.jsonl")
+    assert load_problems(path) == builtin
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        builtin[0].reference = "def add(a, b): return 0"
 
 
 def test_humaneval_is_split_into_tiered_single_tests():
