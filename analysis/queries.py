@@ -22,6 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from curriculab.analysis.store import Store
 
+if TYPE_CHECKING:  # every function returns a DataFrame, but DuckDB imports pandas only when one is made:
+    import pandas as pd  # ingest's readers import this module and never make one
+
 SLICES = ("overall", "task", "tier", "task_type", "language")
 """Dimensions `pass_rates` can slice by."""
 TRAINING_AGENT = "curriculab-grpo"

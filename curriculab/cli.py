@@ -19,6 +19,7 @@ from curriculab.analysis.store import DEFAULT_DB, Store, StoreError
 from curriculab.tables import print_table, safe_text
 from curriculab.taxonomy.model import TIERS
 from curriculab.taxonomy.taxonomy import TaxonomyError
+from curriculab.training.generation import CHOICES as GENERATION_CHOICES
 
 err_console = Console(stderr=True)
 out_console = Console()
@@ -860,8 +861,10 @@ def simulate(out: Path, n_tasks: int, attempts: int, seed: int) -> None:
 @click.option("--output-dir", type=click.Path(path_type=Path), default=None, help="Checkpoints and rollouts (default: the plan's).")
 @click.option("--save-steps", type=int, default=None, help="Checkpoint (and ingest rollouts) every N steps.")
 @click.option("--resume", is_flag=True, help="Continue from the last checkpoint in --output-dir.")
+@click.option("--generation-backend", type=click.Choice(GENERATION_CHOICES), default="auto", show_default=True,
+              help="How rollouts are generated; auto measures the in-process backends here and takes the fastest.")
 @click.option("--use-vllm", type=click.Choice(["server", "colocate"]), default=None,
-              help="Generate with vLLM (GPU, `gpu` extra): a `trl vllm-serve` server, or colocated.")
+              help="Same as --generation-backend vllm-server / vllm-colocate (GPU, `gpu` extra).")
 @click.option("--dynamic/--schedule", "dynamic", default=None,
               help="Dynamic α from live per-tier pass rates, or the plan's fixed schedule (default: as the plan says).")
 @click.option("--live-sampling/--static-sampling", "live_sampling", default=None,
@@ -869,7 +872,8 @@ def simulate(out: Path, n_tasks: int, attempts: int, seed: int) -> None:
 @click.option("--allow-unsandboxed", is_flag=True, help="Score even where no sandbox works (rlimits only).")
 @db_option
 def train(config_path: Path, model: str, max_steps: int | None, output_dir: Path | None, save_steps: int | None,
-          resume: bool, use_vllm: str | None, dynamic: bool | None, live_sampling: bool | None, allow_unsandboxed: bool) -> None:
+          resume: bool, generation_backend: str, use_vllm: str | None, dynamic: bool | None, live_sampling: bool | None,
+          allow_unsandboxed: bool) -> None:
     """GRPO on a plan (TRL): tier-weighted sandboxed rewards, rollouts into the store.
 
     Every completion becomes a trajectory of the run (per-test results with tiers and status),
@@ -892,7 +896,7 @@ def train(config_path: Path, model: str, max_steps: int | None, output_dir: Path
     try:
         result = run_training(config_path, model, max_steps=max_steps, output_dir=output_dir, resume=resume,
                               use_vllm=use_vllm, db_path=str(db), dynamic=dynamic, live_sampling=live_sampling,
-                              allow_unsandboxed=allow_unsandboxed,
+                              allow_unsandboxed=allow_unsandboxed, generation_backend=generation_backend, announce=click.echo,
                               save_steps=save_steps, summary=lambda step, logs: tqdm.write(summary_line(step, logs)))
     except TrainError as exc:
         raise CliError(str(exc)) from None

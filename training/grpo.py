@@ -12,11 +12,13 @@ rollout once.
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from curriculab.planner.config import ConfigError, TrainingConfig
+from curriculab.training.generation import BACKENDS, BackendUnavailable, choose_backend
 from curriculab.training.models import CACHE_DIR, CODE_INSTRUCTION, TINY_COMPLETION_TOKENS, TrainError, resolve_model
 from curriculab.training.rollouts import RolloutWriter
 from curriculab.training.timing import StepClock
@@ -47,6 +49,8 @@ class TrainResult:
     """Steps the schedule was laid over (None: the run's own max_steps)."""
     all_same_share: float | None = None
     """Share of GRPO groups whose rewards were all equal (no gradient), from the reward's own results."""
+    generation_backend: str = "generate"
+    """The backend that generated the rollouts (`training/generation.py`)."""
 
     @property
     def schedule_progress(self) -> float:
@@ -80,11 +84,15 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
           output_dir: Path | str | None = None, resume: bool = False, use_vllm: str | None = None,
           db_path: str | None = None, dynamic: bool | None = None, live_sampling: bool | None = None,
           allow_unsandboxed: bool = False, save_steps: int | None = None, summary=None, cache_dir: Path = CACHE_DIR,
-          model_label: str | None = None, force_cpu: bool = False, stop_after_s: float | None = None) -> TrainResult:
+          model_label: str | None = None, force_cpu: bool = False, stop_after_s: float | None = None,
+          generation_backend: str = "auto", announce=None) -> TrainResult:
     """Train `model` with GRPO on a plan (a `TrainingConfig`, or the path of its plan.yaml);
     rollouts and metrics go to `db_path`. `stop_after_s` is a time budget for the call: training
     stops early enough that setup, the steps and the run's end (checkpoint, rollouts and metrics
-    stored) fit in it, the end estimated as long as the setup took."""
+    stored) fit in it, the end estimated as long as the setup took. `generation_backend`: one of
+    `generation.CHOICES`; `auto` measures (once per machine, model and shape; cached) and takes the
+    fastest; `use_vllm` ("colocate"/"server") is the same as `vllm-<mode>`. `announce(text)` is told
+    which backend runs and why."""
     entered = time.perf_counter()
     import torch
     from datasets import load_dataset
@@ -150,12 +158,14 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
         grpo["max_steps"] = max_steps
     if model == "tiny":
         grpo["max_completion_length"] = min(int(grpo.get("max_completion_length", 512)), TINY_COMPLETION_TOKENS)
-    if use_vllm:
-        import importlib.util
-
-        if not cuda or importlib.util.find_spec("vllm") is None:
-            raise TrainError(f"--use-vllm {use_vllm} needs a CUDA GPU and vllm (pip install 'curriculab[gpu]')")
-        grpo.update(use_vllm=True, vllm_mode=use_vllm)
+    network = AutoModelForCausalLM.from_pretrained(path, **load_kwargs)
+    backend, why = pick_backend(f"vllm-{use_vllm}" if use_vllm else generation_backend, cuda, network, tokenizer, dataset,
+                                int(grpo.get("num_generations", 8)), int(grpo.get("max_completion_length", 256)),
+                                f"{base_name}:{path}", cache_dir)
+    if announce:
+        announce(why)
+    writer.run_config["generation_backend"] = backend  # stored with the run, beside plan and seed
+    grpo.update(BACKENDS[backend])
     try:
         args = GRPOConfig(**grpo)
     except (TypeError, ValueError) as exc:
@@ -170,7 +180,6 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
     callback = CurriculumCallback(curriculum, writer, db_path, run_id, output / "metrics.jsonl",
                                   section.dynamic.settings() if dynamic_on else None, summary, stats, clock,
                                   stop_after_s, entered)
-    network = AutoModelForCausalLM.from_pretrained(path, **load_kwargs)
     trainer = CurriculumGRPOTrainer(model=network, reward_funcs=reward_funcs, args=args, train_dataset=dataset,
                                     processing_class=tokenizer, callbacks=[callback], live_stats=stats if live_on else None,
                                     clock=clock)
@@ -186,7 +195,56 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
     return TrainResult(run_id, str(output), int(trainer.state.global_step), rollouts, seconds,
                        writer.seconds + callback.store_seconds, reward_clock[0],
                        {k: v for k, v in logs.items() if isinstance(v, (int, float))}, section.planned_steps,
-                       stats.all_same / stats.groups if stats.groups else None)
+                       stats.all_same / stats.groups if stats.groups else None, backend)
+
+
+def pick_backend(requested: str, cuda: bool, network, tokenizer, dataset, n_prompts: int, completion_tokens: int,
+                 model_key: str, cache_dir: Path) -> tuple[str, str]:
+    """(backend, a line saying which and why). `auto` reuses a measurement made on this machine for
+    the same model, device, library versions and batch shape, and otherwise measures now."""
+    import json
+
+    import torch
+    import transformers
+
+    if requested != "auto":
+        try:
+            return choose_backend(requested, cuda)[0], f"generation: {requested} (asked for)"
+        except BackendUnavailable as exc:
+            raise TrainError(f"{exc}. Choose another --generation-backend, or leave it at auto") from None
+    device = torch.cuda.get_device_name(0) if cuda else "cpu"
+    new_tokens = min(completion_tokens, 32)  # long enough to be decode-bound, short enough to cost seconds
+    key = "|".join(map(str, (device, model_key, torch.__version__, transformers.__version__, n_prompts, new_tokens)))
+    record = cache_dir / "generation-backends.json"
+    try:
+        known = json.loads(record.read_text())
+    except (OSError, ValueError):
+        known = {}
+    if key not in known:
+        prompts = [_prompt_text(row, tokenizer) for row in dataset.select(range(min(n_prompts, len(dataset))))["prompt"]]
+        if cuda:
+            network.to("cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=cuda):
+            chosen, probes = choose_backend("auto", cuda, network, tokenizer, prompts, new_tokens)
+        known[key] = {"chosen": chosen, "tokens_per_s": {p.backend: round(p.tokens_per_s, 1) for p in probes}}
+        how = "measured now"
+        try:  # whole or not at all (two runs may start at once); a read-only cache only means measuring again
+            record.parent.mkdir(parents=True, exist_ok=True)
+            partial = record.with_name(f"{record.name}.{os.getpid()}.tmp")
+            partial.write_text(json.dumps(known, indent=1))
+            os.replace(partial, record)
+        except OSError:
+            how = "measured now; not kept: the cache folder is not writable"
+    else:
+        how = f"measured earlier, {record}"
+    speeds = ", ".join(f"{name} {rate:,.0f}" for name, rate in known[key]["tokens_per_s"].items())
+    return known[key]["chosen"], f"generation: {known[key]['chosen']} (auto, fastest here; tokens/s {speeds}; {how})"
+
+
+def _prompt_text(prompt, tokenizer) -> str:
+    if isinstance(prompt, list):  # chat messages
+        return tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
+    return prompt
 
 
 def _timed(function, total: list[float], clock: StepClock, writer: RolloutWriter):
