@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from curriculab.planner.config import ConfigError, TrainingConfig
-from curriculab.training.generation import BACKENDS, BackendUnavailable, choose_backend
+from curriculab.training.generation import BACKENDS, CLEAR_WIN, BackendUnavailable, choose_backend
 from curriculab.training.models import CACHE_DIR, CODE_INSTRUCTION, TINY_COMPLETION_TOKENS, TrainError, resolve_model
 from curriculab.training.rollouts import RolloutWriter
 from curriculab.training.timing import StepClock
@@ -238,7 +238,9 @@ def pick_backend(requested: str, cuda: bool, network, tokenizer, dataset, n_prom
     else:
         how = f"measured earlier, {record}"
     speeds = ", ".join(f"{name} {rate:,.0f}" for name, rate in known[key]["tokens_per_s"].items())
-    return known[key]["chosen"], f"generation: {known[key]['chosen']} (auto, fastest here; tokens/s {speeds}; {how})"
+    chosen = known[key]["chosen"]
+    verdict = "fastest here" if chosen != "generate" else f"none measured {CLEAR_WIN - 1:.0%} faster than generate here"
+    return chosen, f"generation: {chosen} (auto, {verdict}; tokens/s {speeds}; {how})"
 
 
 def _prompt_text(prompt, tokenizer) -> str:

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from curriculab.analysis.store import Store
 from curriculab.cli import cli
-from curriculab.training.generation import BackendUnavailable, choose_backend, probed
+from curriculab.training.generation import CLEAR_WIN, BackendUnavailable, choose_backend, probed
 from curriculab.training.models import CACHE_DIR, resolve_model
 from curriculab.training.problems import builtin_problems
 
@@ -34,7 +34,9 @@ def test_auto_measures_each_in_process_backend_and_keeps_the_fastest(tiny):
     chosen, probes = choose_backend("auto", False, model, tokenizer, prompts, 8)
     assert [p.backend for p in probes] == list(probed(False)) == ["generate", "static-cache"]
     assert all(p.tokens > 0 and p.seconds > 0 for p in probes)
-    assert chosen == max(probes, key=lambda p: p.tokens_per_s).backend
+    fastest = max(probes, key=lambda p: p.tokens_per_s)
+    clear = fastest.tokens_per_s >= CLEAR_WIN * probes[0].tokens_per_s
+    assert chosen == (fastest.backend if clear else "generate")
     assert "continuous-batching" in probed(True)  # measured where it can win
 
 
@@ -60,8 +62,9 @@ def test_train_says_which_backend_generated_and_stores_it_with_the_run(planned, 
     assert "generation: static-cache (asked for)" in asked.stdout and "2 steps, 16 rollouts" in asked.stdout
     auto = _train(planned, tmp_path / "auto")
     assert auto.exit_code == 0, auto.output
-    line = re.search(r"generation: (generate|static-cache) \(auto, fastest here; tokens/s generate [\d,]+, "
-                     r"static-cache [\d,]+; measured (now|earlier, \S+)\)", auto.stdout)
+    line = re.search(r"generation: (generate|static-cache) \(auto, (fastest here|none measured 10% faster than "
+                     r"generate here); tokens/s generate [\d,]+, static-cache [\d,]+; measured (now|earlier, \S+)\)",
+                     auto.stdout)
     assert line, auto.stdout
     again = _train(planned, tmp_path / "again")  # the same machine, model and shape: the measurement is reused
     assert f"generation: {line.group(1)} (auto" in again.stdout and "measured earlier" in again.stdout
