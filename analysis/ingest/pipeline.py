@@ -171,9 +171,9 @@ _WALK_SUFFIXES = {
 
 
 def discover(paths: Iterable[str | os.PathLike], fmt: str = "auto",
-             found: Callable[[int], None] | None = None) -> tuple[list[Unit], list[Issue]]:
-    """Units to read under `paths`, and issues for paths that hold nothing readable. `found(n)` is
-    told the count so far after each directory walked."""
+             found: Callable[[Unit], None] | None = None) -> tuple[list[Unit], list[Issue]]:
+    """Units to read under `paths`, and issues for paths that hold nothing readable. `found(unit)`
+    is told of each unit a directory walk finds, as it is found."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     units: list[Unit] = []
@@ -215,10 +215,10 @@ def discover(paths: Iterable[str | os.PathLike], fmt: str = "auto",
             walked[identity] = Path(directory)
             names = {e.name for e in entries}
             unit = _dir_unit(Path(directory), names, fmt)
-            if found:
-                found(len(units) + (unit is not None))
             if unit is not None:
                 units.append(unit)
+                if found:
+                    found(unit)
                 continue
             if names & _VERDICT_FILES:
                 holding_results.append(Path(directory))
@@ -234,6 +234,8 @@ def discover(paths: Iterable[str | os.PathLike], fmt: str = "auto",
                     file_unit = _file_unit(Path(entry.path), fmt)
                     if file_unit:
                         units.append(file_unit)
+                        if found:
+                            found(file_unit)
             stack.extend(reversed(subdirs))
         if len(units) == before:
             issues.append(make_issue(
@@ -290,15 +292,22 @@ def read_signed(unit: Unit, signature: str | None) -> tuple[str | None, UnitResu
 
 
 class _Readers:
-    """Reader processes, started as soon as discovery has found enough units to repay them, so that
-    their start (a fresh interpreter importing the importers) overlaps the rest of the walk."""
+    """Reader processes, started as soon as discovery has found enough units that will be read (ones
+    the manifest does not know), so that their start (a fresh interpreter importing the importers)
+    overlaps the rest of the walk; a re-ingest that reads little starts none."""
 
-    def __init__(self, workers: int):
-        self.workers = workers
+    def __init__(self, workers: int, known: set[str]):
+        self.workers, self.known, self.unread = workers, known, 0
         self.pool: ProcessPoolExecutor | None = None
 
-    def found(self, units: int) -> None:
-        if self.pool is None and self.workers > 1 and units >= _PARALLEL_MIN_UNITS:
+    def found(self, unit: Unit) -> None:
+        if os.path.abspath(unit.path) not in self.known:
+            self.unread += 1
+            if self.unread >= _PARALLEL_MIN_UNITS:
+                self._start()
+
+    def _start(self) -> None:
+        if self.pool is None and self.workers > 1:
             # spawn, not fork: the parent holds a DuckDB connection and its threads
             self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=get_context("spawn"),
                                             initializer=_die_with_parent, initargs=(os.getpid(),))
@@ -306,7 +315,10 @@ class _Readers:
                 self.pool.submit(int)
 
     def read(self, units: list[Unit], signatures: list[str | None]) -> Iterator[tuple[str | None, UnitResult]]:
-        if self.pool is None or len(units) < _PARALLEL_MIN_UNITS:  # the manifest may have spared most units
+        if len(units) < _PARALLEL_MIN_UNITS:
+            return map(read_signed, units, signatures)
+        self._start()
+        if self.pool is None:
             return map(read_signed, units, signatures)
         return self.pool.map(read_signed, units, signatures, chunksize=32)
 
@@ -495,23 +507,23 @@ def ingest(store: Store, paths: Iterable[str | os.PathLike], fmt: str = "auto", 
     paths = [Path(p) for p in paths]
     identities = list(identities)
     verify = verify or bool(identities)
-    readers = _Readers(workers if workers is not None else available_cores())
+    roots = [os.path.abspath(p) for p in paths]
+    known = {r["path"]: r for r in queries.records(queries.ingest_manifest(store, roots))}
+    readers = _Readers(workers if workers is not None else available_cores(), set() if verify or replace else set(known))
     try:
-        return _ingest(store, paths, fmt, readers, progress, replace, verify, identities)
+        return _ingest(store, paths, fmt, readers, known, progress, replace, verify, identities)
     finally:
         readers.close()
 
 
-def _ingest(store: Store, paths: list[Path], fmt: str, readers: _Readers, progress: Callable[[int, int], None] | None,
-            replace: bool, verify: bool, identities: list[Identity]) -> IngestReport:
+def _ingest(store: Store, paths: list[Path], fmt: str, readers: _Readers, known: dict[str, dict],
+            progress: Callable[[int, int], None] | None, replace: bool, verify: bool,
+            identities: list[Identity]) -> IngestReport:
     units, issues = discover(paths, fmt, found=readers.found)
-    readers.found(len(units))  # files named one by one are found outside any walk
     report = IngestReport(units=len(units))
     writer = _Writer(store, report, replace)
     for issue in issues:
         writer.issue(issue)
-    roots = [os.path.abspath(p) for p in paths]
-    known = {r["path"]: r for r in queries.records(queries.ingest_manifest(store, roots))}
     report.gone = sorted(p for p in known if not os.path.exists(p))
     to_read, signatures = [], []
     for unit in units:

@@ -258,3 +258,30 @@ def test_a_quarantined_input_is_read_and_reported_again(store, tmp_path):
     assert len(ingest(store, [bad], workers=1).errors) == 1
     again = ingest(store, [bad], workers=1)
     assert again.skipped == 0 and len(again.errors) == 1  # never skipped: a refusal is said every time
+
+
+def test_readers_start_for_inputs_that_will_be_read_and_not_for_a_no_op_re_ingest(store, tmp_path, monkeypatch):
+    from curriculab.analysis.ingest import pipeline
+
+    corpus = tmp_path / "harbor"
+    shutil.copytree(FIXTURES / "harbor", corpus)
+    monkeypatch.setattr(pipeline, "_PARALLEL_MIN_UNITS", 2)
+    started = []
+    real_start = pipeline._Readers._start
+
+
+    def start(self):
+        was = self.pool
+        real_start(self)
+        if was is None and self.pool is not None:
+            started.append(self.workers)
+
+    monkeypatch.setattr(pipeline._Readers, "_start", start)
+    first = ingest(store, [corpus], workers=2)
+    assert first.inserted >= 2 and first.errors == [] and started == [2]
+    started.clear()
+    again = ingest(store, [corpus], workers=2)
+    assert again.inserted == 0 and again.skipped == again.units and started == []  # nothing to read: no reader started
+    (next(corpus.rglob("result.json"))).touch()  # one input changed: read in this process, below the threshold
+    touched = ingest(store, [corpus], workers=2)
+    assert touched.skipped == touched.units - 1 and started == []
