@@ -315,7 +315,7 @@ def export(plan: Plan, path: Path | str, problems: Sequence) -> Path:
 def training_config(plan: Plan, yaml_name: str = "plan.yaml", rows: int | None = None) -> TrainingConfig:
     """The plan as the trainer takes it (plan.yaml is its dump; the dataset is the .parquet of the same name)."""
     rows = sum(e.copies for e in plan.task_mix) if rows is None else rows
-    launch_model = "<model path or name>"
+    launch_model = '"$MODEL"'  # a shell variable: the commands paste as they are once MODEL names the weights
     return TrainingConfig(
         plan=PlanHeader(plan_id=plan.plan_id, planner_version=plan.planner_version, target_model=plan.target_model,
                         provenance=plan.provenance, reasons=plan.reasons),
@@ -336,10 +336,10 @@ def training_config(plan: Plan, yaml_name: str = "plan.yaml", rows: int | None =
                 "server": "a separate GPU runs `trl vllm-serve`; training GPUs call it (use_vllm: true, vllm_mode: server)",
                 "colocate": "vLLM shares the training GPUs (use_vllm: true, vllm_mode: colocate); no extra process"}},
             "commands": {
-                "one_gpu": f"curriculab train --config {yaml_name} --use-vllm colocate",
+                "one_gpu": f"curriculab train --config {yaml_name} --model {launch_model} --use-vllm colocate",
                 "vllm_server": f"CUDA_VISIBLE_DEVICES=0 trl vllm-serve --model {launch_model}",
                 "multi_gpu": f"CUDA_VISIBLE_DEVICES=1,2,3,4,5,6,7 accelerate launch --config_file accelerate.yaml "
-                             f"-m curriculab.cli train --config {yaml_name} --use-vllm server"}})
+                             f"-m curriculab.cli train --config {yaml_name} --model {launch_model} --use-vllm server"}})
 
 
 def render_config(plan: Plan, yaml_name: str = "plan.yaml", rows: int | None = None) -> str:
