@@ -900,6 +900,8 @@ def train(config_path: Path, model: str, max_steps: int | None, output_dir: Path
                               save_steps=save_steps, summary=lambda step, logs: tqdm.write(summary_line(step, logs)))
     except TrainError as exc:
         raise CliError(str(exc)) from None
+    if not result.main_process:  # another rank of a multi-process run: rank 0 reports it
+        return
     click.echo(f"run {result.run_id}: {result.steps} steps, {result.rollouts} rollouts in {db} "
                f"({result.seconds:.1f} s; store writes {result.store_seconds:.2f} s); checkpoints in {result.output_dir}")
     if result.all_same_share is not None:

@@ -15,7 +15,7 @@ from transformers import TrainerCallback
 from curriculab.planner.dynamic import DynamicSettings, DynamicState, next_allocation
 from curriculab.planner.portfolio import TierCurriculum
 from curriculab.taxonomy.model import TIERS
-from curriculab.training.rollouts import RolloutWriter
+from curriculab.training.rollouts import RolloutWriter, shard_step
 from curriculab.training.sampling import ProblemStats
 from curriculab.training.timing import StepClock
 
@@ -59,8 +59,12 @@ class CurriculumCallback(TrainerCallback):
     def __init__(self, curriculum: TierCurriculum, writer: RolloutWriter, db_path: str | None, run_id: str,
                  metrics_path: Path, dynamic: DynamicSettings | None = None,
                  summary: Callable[[int, dict[str, float]], None] | None = None, stats: ProblemStats | None = None,
-                 clock: StepClock | None = None, stop_after_s: float | None = None, started: float | None = None) -> None:
+                 clock: StepClock | None = None, stop_after_s: float | None = None, started: float | None = None,
+                 main_process: bool = True) -> None:
         self.curriculum, self.writer, self.db_path, self.run_id = curriculum, writer, db_path, run_id
+        # in a multi-process run every rank follows the schedule (its rewards need the same α), and
+        # rank 0 alone shows progress and writes the metrics and the store, once for all ranks
+        self.main_process = main_process
         self.metrics_path, self.summary, self.stats = metrics_path, summary, stats
         self.clock = clock or StepClock()
         # train()'s whole budget: steps stop early enough to leave the run's end (checkpoint, store) as
@@ -75,7 +79,8 @@ class CurriculumCallback(TrainerCallback):
     def on_train_begin(self, args, state, control, **kwargs):
         from tqdm.auto import tqdm
 
-        self.bar = tqdm(total=state.max_steps, initial=state.global_step, desc="GRPO", unit="step", dynamic_ncols=True)
+        self.bar = tqdm(total=state.max_steps, initial=state.global_step, desc="GRPO", unit="step", dynamic_ncols=True,
+                        disable=not self.main_process)
         self.reserve_s = time.perf_counter() - self.started
 
     def on_step_end(self, args, state, control, **kwargs):
@@ -96,6 +101,8 @@ class CurriculumCallback(TrainerCallback):
             logs.setdefault(f"weight/{tier}", self.curriculum.weights.get(tier, 0.0))
         if self.stats is not None and self.stats.groups:
             logs["live_sampling/all_same_share"] = self.stats.all_same / self.stats.groups
+        if not self.main_process:
+            return
         numbers = {k: float(v) for k, v in logs.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
         if "reward" in numbers:  # a step's log (the run's closing summary log shares the last step's number)
             now = time.perf_counter()
@@ -110,13 +117,20 @@ class CurriculumCallback(TrainerCallback):
             self.summary(step, numbers)
 
     def on_save(self, args, state, control, **kwargs):
-        # off the training loop: the next steps run while the checkpoint's rollouts are ingested
+        if not self.main_process:
+            return
+        # off the training loop: the next steps run while the checkpoint's rollouts are ingested. Only
+        # shards of the steps before this one: every rank has finished them, while the next step's
+        # (this process's or another rank's) may be being written
         self.wait()
-        self.pending = threading.Thread(target=self.flush, name="curriculab-ingest", daemon=True)
+        self.pending = threading.Thread(target=self.flush, args=(int(state.global_step),), name="curriculab-ingest",
+                                        daemon=True)
         self.pending.start()
 
     def on_train_end(self, args, state, control, **kwargs):
         self.bar.close()
+        if not self.main_process:
+            return
         self.wait()
         started = time.perf_counter()
         self.flush()
@@ -133,8 +147,9 @@ class CurriculumCallback(TrainerCallback):
         self.store_seconds += seconds
         self.clock.add(store_s=seconds)
 
-    def flush(self) -> None:
-        """Ingest the shards written since the last flush, code them, and store the metrics."""
+    def flush(self, before_step: int | None = None) -> None:
+        """Ingest the shards written since the last flush (of steps before `before_step`; all of
+        them when None), every rank's, code them, and store the metrics."""
         if self.db_path is None:
             return
         from curriculab.analysis.coding import run_verifier_coder
@@ -143,7 +158,8 @@ class CurriculumCallback(TrainerCallback):
 
         rows = [(self.run_id, entry["step"], name, value) for entry in read_metrics(self.metrics_path)
                 for name, value in sorted(entry["metrics"].items())]
-        shards = sorted(str(p) for p in self.writer.directory.glob("step-*.jsonl") if str(p) not in self.ingested)
+        shards = sorted(str(p) for p in self.writer.directory.glob("step-*.jsonl") if str(p) not in self.ingested
+                        and (before_step is None or shard_step(p) < before_step))
         with Store(self.db_path) as store:
             if shards:  # only what is new since the last checkpoint (ingest would skip the rest, after reading it)
                 ingest(store, shards, fmt="jsonl", workers=1)

@@ -51,6 +51,8 @@ class TrainResult:
     """Share of GRPO groups whose rewards were all equal (no gradient), from the reward's own results."""
     generation_backend: str = "generate"
     """The backend that generated the rollouts (`training/generation.py`)."""
+    main_process: bool = True
+    """Whether this process is rank 0 of its run (the one that reports it)."""
 
     @property
     def schedule_progress(self) -> float:
@@ -130,6 +132,16 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
     curriculum = section.tier_curriculum()
     dynamic_on = section.dynamic.enabled if dynamic is None else dynamic
     live_on = section.live_sampling.enabled if live_sampling is None else live_sampling
+    # torchrun / accelerate launch say which process this is; each rank scores its own completions
+    rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
+    if world > 1 and live_on:
+        raise TrainError("live sampling keeps its statistics per process, so ranks would sample different problems. "
+                         "Pass --static-sampling to train on several processes")
+    if world > 1 and stop_after_s is not None:
+        raise TrainError("a time budget is kept per process, so ranks could stop at different steps. "
+                         "Use --max-steps to train on several processes")
+    if rank != 0:  # rank 0 speaks for the run
+        summary = announce = None
     grpo = dict(config.grpo)
     seed = int(grpo.get("seed", 0))
     output = Path(output_dir or grpo.get("output_dir") or "runs/grpo")
@@ -139,15 +151,16 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
     writer = RolloutWriter(output / "rollouts", run_id, base_name, by_id,
                            {"plan_id": plan_id, "seed": seed, "model": model, "live_sampling": live_on,
                             "reward_functions": config.reward.functions, "reward_weights": config.reward.weights},
-                           model_label, stop_ids)
+                           model_label, stop_ids, rank=rank)
     checkpoint = None
     if resume:
         checkpoint = last_complete_checkpoint(output)
         if checkpoint is None:
             raise TrainError(f"--resume: no complete checkpoint in {output}. Start without --resume")
         step = int(checkpoint.name.split("-")[-1])
-        writer.drop_after(step)
-        drop_metrics_after(output / "metrics.jsonl", step)
+        writer.drop_after(step)  # each rank its own shards
+        if rank == 0:
+            drop_metrics_after(output / "metrics.jsonl", step)
     elif output.exists() and any(output.glob("checkpoint-*")):
         raise TrainError(f"{output} holds checkpoints of an earlier run. Pass --resume to continue it, or another --output-dir")
     cuda = torch.cuda.is_available() and not force_cpu
@@ -179,7 +192,7 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
         names=config.reward.functions, planned_steps=section.planned_steps, stats=stats)]
     callback = CurriculumCallback(curriculum, writer, db_path, run_id, output / "metrics.jsonl",
                                   section.dynamic.settings() if dynamic_on else None, summary, stats, clock,
-                                  stop_after_s, entered)
+                                  stop_after_s, entered, main_process=rank == 0)
     trainer = CurriculumGRPOTrainer(model=network, reward_funcs=reward_funcs, args=args, train_dataset=dataset,
                                     processing_class=tokenizer, callbacks=[callback], live_stats=stats if live_on else None,
                                     clock=clock)
@@ -195,7 +208,7 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
     return TrainResult(run_id, str(output), int(trainer.state.global_step), rollouts, seconds,
                        writer.seconds + callback.store_seconds, reward_clock[0],
                        {k: v for k, v in logs.items() if isinstance(v, (int, float))}, section.planned_steps,
-                       stats.all_same / stats.groups if stats.groups else None, backend)
+                       stats.all_same / stats.groups if stats.groups else None, backend, rank == 0)
 
 
 def pick_backend(requested: str, cuda: bool, network, tokenizer, dataset, n_prompts: int, completion_tokens: int,

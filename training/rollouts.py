@@ -73,6 +73,9 @@ class RolloutWriter:
     """Token ids that end a completion (EOS, padding): a completion ending otherwise was truncated."""
     seconds: float = 0.0
     """Time spent writing (for the store-overhead figure)."""
+    rank: int = 0
+    """This process's rank in a multi-process run: each rank scores (and writes) its own completions,
+    into shards and ids of its own (`step-000012.rank1.jsonl`, `.../step000012/r1-0003`)."""
     _counts: dict[int, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -90,13 +93,14 @@ class RolloutWriter:
             index = self._counts.get(step, 0)
             self._counts[step] = index + 1
             record = completion_record(
-                trajectory_id=f"{self.run_id}/step{step:06d}/{index:04d}", run=run,
+                trajectory_id=f"{self.run_id}/step{step:06d}/{'' if self.rank == 0 else f'r{self.rank}-'}{index:04d}", run=run,
                 model=self.model_label or f"{self.base_model}@step{step}", problem=self.problems[problem_id],
                 attempt=index, prompt=prompt_text(prompt), completion=completion, result=result, reward=reward,
                 finish=finish_reason(ids, self.stop_ids) if self.stop_ids else None,
                 completion_tokens=None if ids is None else len(ids))
             lines.append(json.dumps(record))
-        with open(self.directory / f"step-{step:06d}.jsonl", "a") as shard:
+        with open(self.directory / (f"step-{step:06d}.jsonl" if self.rank == 0 else f"step-{step:06d}.rank{self.rank}.jsonl"),
+                  "a") as shard:
             shard.write("\n".join(lines) + "\n")
         self.seconds += time.perf_counter() - started
 
@@ -104,11 +108,21 @@ class RolloutWriter:
         """Delete the shards generated after checkpoint `step` (a shard is named by the global step
         at generation, i.e. the step before the update it feeds); a resumed run generates them again."""
         dropped = 0
-        for shard in self.directory.glob("step-*.jsonl"):
-            if int(shard.stem.split("-")[1]) >= step:
+        for shard in self.directory.glob(f"step-*{'' if self.rank == 0 else f'.rank{self.rank}'}.jsonl"):
+            if shard_step(shard) >= step and shard_rank(shard) == self.rank:
                 shard.unlink()
                 dropped += 1
         return dropped
+
+
+def shard_step(path: Path) -> int:
+    """The global step a shard was generated at (`step-000012.jsonl`, `step-000012.rank1.jsonl`)."""
+    return int(path.name.split(".")[0].split("-")[1])
+
+
+def shard_rank(path: Path) -> int:
+    parts = path.name.split(".")
+    return int(parts[1][4:]) if len(parts) == 3 and parts[1].startswith("rank") else 0
 
 
 def prompt_text(prompt: Any) -> str:
