@@ -133,21 +133,29 @@ def test_cached_shell_normalisation_equals_a_fresh_one_and_cannot_be_changed_by_
     assert actions(normalise_shell(long_text)) == [("edit", "big.py")]
 
 
-def test_the_truncation_prefilter_never_hides_a_marker_the_pattern_finds():
+def _agreement(prefiltered, pattern, pieces, seed, lengths) -> int:
+    """20,000 random texts joined from `pieces`: `prefiltered` must answer as `pattern` does on every
+    one. Returns how many the pattern matched."""
     import random
+
+    rng = random.Random(seed)
+    matched = 0
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(*lengths)))
+        expected = pattern.search(text) is not None
+        matched += expected
+        assert prefiltered(text) == expected, repr(text)
+    return matched
+
+
+def test_the_truncation_prefilter_never_hides_a_marker_the_pattern_finds():
 
     from curriculab.taxonomy.actions import _TRUNCATION_MARKERS
 
     pieces = ["output ", "was ", "truncated", "TRUNCATED", "limited to ", "12", "<response clipped>", "line ", "lines ",
               "[... ", "[...", "more ", "bytes", "characters", "ObſervationS should not exceed", "Observations should "
               "not exceed", "x", " ", "\n", "K"]
-    rng = random.Random(5)
-    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 8))) for _ in range(20_000)]
-    hits = 0
-    for text in texts:
-        expected = _TRUNCATION_MARKERS.search(text) is not None
-        hits += expected
-        assert looks_truncated(text) == expected, repr(text)
+    hits = _agreement(looks_truncated, _TRUNCATION_MARKERS, pieces, seed=5, lengths=(1, 8))
     assert hits > 1000  # the generator does produce markers, the long-s spelling among them
     assert looks_truncated("ObſervationS should not exceed 100 lines")
 
@@ -167,7 +175,6 @@ def test_folding_maps_every_character_re_ignorecase_takes_for_an_ascii_letter_to
 
 
 def test_the_error_prefilter_agrees_with_the_error_pattern_everywhere():
-    import random
 
     from curriculab.taxonomy.actions import _ERROR, _shows_error
 
@@ -176,13 +183,7 @@ def test_the_error_prefilter_agrees_with_the_error_pattern_everywhere():
               "cannot find", "could not load", "undefined: ", "fatal: ", "panic: ", "Segmentation fault",
               "Permission denied", "expected 3 but got 4", "Exception in thread", "ok", "passed", " ", "\n", "x", "ı", "İ",
               "ſ", "\u212a", "faıled", "FAİL", "tracebacK", "Permiſſion denied", "eRRor TS2304", "error[E0308]: "]
-    rng = random.Random(3)
-    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 6))) for _ in range(20_000)]
-    found = 0
-    for text in texts:
-        expected = _ERROR.search(text) is not None
-        found += expected
-        assert _shows_error(text) == expected, repr(text)
+    found = _agreement(_shows_error, _ERROR, pieces, seed=3, lengths=(0, 6))
     assert 2000 < found < 19_000  # both answers are exercised
     assert _shows_error("FAİLED: test_x") and _shows_error("1 faıled")
     assert looks_truncated("output lımited to 100 lines")  # dotless i: re.I matches it, casefold alone did not
