@@ -149,7 +149,6 @@ def _agreement(prefiltered, pattern, pieces, seed, lengths) -> int:
 
 
 def test_the_truncation_prefilter_never_hides_a_marker_the_pattern_finds():
-
     from curriculab.taxonomy.actions import _TRUNCATION_MARKERS
 
     pieces = ["output ", "was ", "truncated", "TRUNCATED", "limited to ", "12", "<response clipped>", "line ", "lines ",
@@ -175,7 +174,6 @@ def test_folding_maps_every_character_re_ignorecase_takes_for_an_ascii_letter_to
 
 
 def test_the_error_prefilter_agrees_with_the_error_pattern_everywhere():
-
     from curriculab.taxonomy.actions import _ERROR, _shows_error
 
     pieces = ["Error", "ERROR", "error: ", "Exception)", "KeyError:", "fail", "FAILED", "\nfailed ", "3 failed", "0 failed",
