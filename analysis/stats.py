@@ -52,7 +52,7 @@ def cluster_bootstraps(groups, reps: int = BOOTSTRAP_REPS, seed: int = 0,
                        level: float = 0.95) -> list[tuple[float, float] | tuple[None, None]]:
     """`cluster_bootstrap` of each (successes, trials) group, from the same resamples: groups over
     the same number of clusters share one weight matrix and are computed together, in two matrix
-    products and one quantile call, where one call each cost a report most of its time."""
+    products and one quantile call per cluster count rather than per interval."""
     import numpy as np
 
     out: list[tuple[float, float] | tuple[None, None]] = [(None, None)] * len(groups)
@@ -101,16 +101,14 @@ def _cluster_weights(clusters: int, reps: int, seed: int):
 
     path = weights_cache_dir() / f"weights-{clusters}-{reps}-{seed}-numpy{np.__version__}.npy"
     try:
-        stored = np.load(path, allow_pickle=False)
-        if stored.shape == (reps, clusters) and (stored.sum(axis=1, dtype=np.int64) == clusters).all():
-            weights = stored.astype(float)
-            weights.flags.writeable = False
-            return weights
-    except (OSError, ValueError):
-        pass  # absent, unreadable or not an array: draw it
-    rng = np.random.default_rng(seed)
-    counts = rng.multinomial(clusters, np.full(clusters, 1 / clusters), size=reps)
-    _store_weights(path, counts)
+        counts = np.load(path, allow_pickle=False)
+        if counts.shape != (reps, clusters) or not (counts.sum(axis=1, dtype=np.int64) == clusters).all():
+            counts = None  # not what the draw gives: draw it again
+    except (OSError, ValueError):  # absent, unreadable or not an array
+        counts = None
+    if counts is None:
+        counts = np.random.default_rng(seed).multinomial(clusters, np.full(clusters, 1 / clusters), size=reps)
+        _store_weights(path, counts)
     weights = counts.astype(float)
     weights.flags.writeable = False
     return weights

@@ -2,7 +2,8 @@
 
 Nothing here generates during training; each backend is a set of `GRPOConfig` fields that TRL
 acts on. `auto` times the in-process backends on the model about to be trained (a few prompts,
-the run's completion length, sampling as in training) and keeps the fastest; vLLM is never
+the run's completion length, sampling as in training) and keeps the fastest where it clearly beats
+`generate` (`CLEAR_WIN`); vLLM is never
 chosen on its own, because colocated vLLM takes a share of GPU memory and server mode needs a
 server started first: ask for it by name.
 """

@@ -93,8 +93,8 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
     stops early enough that setup, the steps and the run's end (checkpoint, rollouts and metrics
     stored) fit in it, the end estimated as long as the setup took. `generation_backend`: one of
     `generation.CHOICES`; `auto` measures (once per machine, model and shape; cached) and takes the
-    fastest where it clearly beats `generate`; `use_vllm` ("colocate"/"server") is the same as `vllm-<mode>`. `announce(text)` is told
-    which backend runs and why."""
+    fastest where it clearly beats `generate`; `use_vllm` ("colocate"/"server") is the same as
+    `vllm-<mode>`. `announce(text)` is told which backend runs and why."""
     entered = time.perf_counter()
     import torch
     from datasets import load_dataset

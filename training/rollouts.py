@@ -93,23 +93,30 @@ class RolloutWriter:
             index = self._counts.get(step, 0)
             self._counts[step] = index + 1
             record = completion_record(
-                trajectory_id=f"{self.run_id}/step{step:06d}/{'' if self.rank == 0 else f'r{self.rank}-'}{index:04d}", run=run,
+                trajectory_id=f"{self.run_id}/step{step:06d}/{self._id_tag}{index:04d}", run=run,
                 model=self.model_label or f"{self.base_model}@step{step}", problem=self.problems[problem_id],
                 attempt=index, prompt=prompt_text(prompt), completion=completion, result=result, reward=reward,
                 finish=finish_reason(ids, self.stop_ids) if self.stop_ids else None,
                 completion_tokens=None if ids is None else len(ids))
             lines.append(json.dumps(record))
-        with open(self.directory / (f"step-{step:06d}.jsonl" if self.rank == 0 else f"step-{step:06d}.rank{self.rank}.jsonl"),
-                  "a") as shard:
+        with open(self.directory / f"step-{step:06d}{self._shard_tag}.jsonl", "a") as shard:
             shard.write("\n".join(lines) + "\n")
         self.seconds += time.perf_counter() - started
+
+    @property
+    def _id_tag(self) -> str:
+        return "" if self.rank == 0 else f"r{self.rank}-"
+
+    @property
+    def _shard_tag(self) -> str:
+        return "" if self.rank == 0 else f".rank{self.rank}"
 
     def drop_after(self, step: int) -> int:
         """Delete the shards generated after checkpoint `step` (a shard is named by the global step
         at generation, i.e. the step before the update it feeds); a resumed run generates them again."""
         dropped = 0
-        for shard in self.directory.glob(f"step-*{'' if self.rank == 0 else f'.rank{self.rank}'}.jsonl"):
-            if shard_step(shard) >= step and shard_rank(shard) == self.rank:
+        for shard in self.directory.glob("step-*.jsonl"):
+            if shard_rank(shard) == self.rank and shard_step(shard) >= step:
                 shard.unlink()
                 dropped += 1
         return dropped
