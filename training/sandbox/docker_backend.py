@@ -1,22 +1,25 @@
 """The Docker backend: the same sandbox roles (zygote, judge) in containers through the Docker SDK —
 network disabled, a cgroup with memory and pid limits, read-only root, every capability dropped, no
-new privileges, the seccomp rules of the bubblewrap backend, a uid of its own, a size-capped /tmp. No registry is reachable, so the image is imported from a tarball of
-this machine's system Python and the libraries it links (`build_image`)."""
+new privileges, the seccomp rules of the bubblewrap backend, a uid of its own, a size-capped /tmp.
+No registry is reachable, so the image is imported from a tarball of this machine's system Python
+and the libraries it links (`build_image`).
+
+Nothing is shared with the harness's filesystem, so the daemon may be on another machine
+(`DOCKER_HOST=tcp://…`, TLS through the usual DOCKER_TLS_VERIFY/DOCKER_CERT_PATH): the box files
+reach each container with `put_archive`, and control runs over its attach stream."""
 
 from __future__ import annotations
 
 import io
 import json
-import os
-import socket
 import struct
 import subprocess
 import tarfile
 from pathlib import Path
 
-from curriculab.training.sandbox.isolation import Cgroup, docker_seccomp_profile
+from curriculab.training.sandbox.isolation import docker_seccomp_profile
 
-IMAGE = "curriculab-sandbox:py311-2"
+IMAGE = "curriculab-sandbox:py311-3"
 _PYTHON = Path("/usr/bin/python3.11")
 _STDLIB = Path("/usr/lib/python3.11")
 
@@ -67,7 +70,7 @@ def build_image(docker_client, tag: str = IMAGE) -> str:
         for library in libraries:
             add(library, str(library))
             add(library, "usr" + str(library) if not str(library).startswith("/usr") else str(library))
-        for directory in ("tmp", "box", "ctl", "etc", "proc", "dev"):
+        for directory in ("tmp", "box", "etc", "proc", "dev"):
             info = tarfile.TarInfo(directory)
             info.type, info.mode = tarfile.DIRTYPE, 0o1777 if directory == "tmp" else 0o755
             tar.addfile(info)
@@ -77,33 +80,75 @@ def build_image(docker_client, tag: str = IMAGE) -> str:
     return tag
 
 
+class AttachStream:
+    """A container's attach stream as the socket calls `server.send`/`recv` use: writes go to its
+    stdin; reads return its stdout, demultiplexed from the daemon's 8-byte frame headers (stream,
+    0, 0, 0, big-endian length). Anything the container writes to stderr is skipped."""
+
+    def __init__(self, raw):
+        self.sock = getattr(raw, "_sock", raw)  # the SDK hands back a SocketIO over the hijacked socket
+        self.header = b""
+        self.left = 0  # bytes of the current frame not yet read
+        self.stream = 1
+
+    def settimeout(self, seconds):
+        self.sock.settimeout(seconds)
+
+    def sendall(self, data):
+        self.sock.sendall(data)
+
+    def recv(self, size):
+        while True:
+            while self.left == 0:  # a header, possibly over several reads (a timeout keeps what came)
+                chunk = self.sock.recv(8 - len(self.header))
+                if not chunk:
+                    return b""
+                self.header += chunk
+                if len(self.header) == 8:
+                    self.stream, self.left = self.header[0], struct.unpack(">I", self.header[4:])[0]
+                    self.header = b""
+            chunk = self.sock.recv(min(size, self.left) if self.stream == 1 else self.left)
+            if not chunk:
+                return b""
+            self.left -= len(chunk)
+            if self.stream == 1:
+                return chunk
+
+    def close(self):
+        self.sock.close()
+
+
+def _archive(box: Path) -> bytes:
+    """The box's files (server.py, the child's seccomp filter), root-owned and read-only to the sandbox's uid."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for path in sorted(box.iterdir()):
+            info = tarfile.TarInfo(path.name)
+            info.size, info.mode = path.stat().st_size, 0o644
+            with path.open("rb") as f:
+                tar.addfile(info, f)
+    return buffer.getvalue()
+
+
 class DockerServer:
-    """One long-lived container running a sandbox role (zygote or judge) of server.py, connected
-    back over a Unix socket. The socket lives in a 0700 directory owned by the container's own
-    uid, and the first peer is accepted only if the kernel says (SO_PEERCRED) it is that uid and
-    the container's own process, so no other local user can answer in its place."""
+    """One long-lived container running a sandbox role (zygote or judge) of server.py. A zygote
+    joins the network namespace of its slot's judge (`judge`): no network there but loopback, and
+    an abstract socket the judge listens on for the completion's channel."""
 
-    def __init__(self, docker_client, role: str, uid: int, box: Path, workdir: Path, limits, cgroup_note: list[str]):
-        from docker.types import Ulimit
+    def __init__(self, docker_client, role: str, uid: int, box: Path, limits, cgroup_note: list[str],
+                 judge: "DockerServer | None" = None):
+        from docker.types import Mount, Ulimit
 
-        self.stderr_tail = ""
-        directory = workdir / f"ctl-{role}"
-        directory.mkdir(mode=0o700)
-        os.chown(directory, uid, uid)
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(str(directory / "ctl.sock"))
-        os.chown(directory / "ctl.sock", uid, uid)
-        os.chmod(directory / "ctl.sock", 0o600)
-        listener.listen(1)
-        listener.settimeout(limits.load_timeout_s + 10)
+        command = ["/usr/bin/python3", "-I", "-S", "-B", "/box/server.py", role, "stdio", "/tmp", "namespace"]
+        network = {"network_mode": f"container:{judge.container.id}"} if judge else {"network_disabled": True}
         self.container = docker_client.containers.create(
-            IMAGE, ["/usr/bin/python3", "-I", "-S", "-B", "/box/server.py", role, "unix:/ctl/ctl.sock", "/tmp", "namespace"],
-            network_disabled=True, ipc_mode="private", read_only=True, cap_drop=["ALL"],
+            IMAGE, command, **network, stdin_open=True,
+            ipc_mode="private", read_only=True, cap_drop=["ALL"],
             security_opt=["no-new-privileges", "seccomp=" + json.dumps(docker_seccomp_profile())],
             user=f"{uid}:{uid}", mem_limit=limits.memory_bytes, memswap_limit=limits.memory_bytes,
             pids_limit=limits.processes, working_dir="/tmp", environment={"PATH": "/usr/bin", "HOME": "/tmp"},
             tmpfs={"/tmp": f"size={limits.tmp_bytes},mode=1777"},
-            volumes={str(box): {"bind": "/box", "mode": "ro"}, str(directory): {"bind": "/ctl", "mode": "rw"}},
+            mounts=[Mount("/box", None, type="volume")],  # the container's own, filled below, removed with it
             log_config={"type": "json-file", "config": {"max-size": "1m", "max-file": "1"}},
             ulimits=[Ulimit(name="cpu", soft=limits.cpu_s, hard=limits.cpu_s),
                      Ulimit(name="fsize", soft=limits.file_bytes, hard=limits.file_bytes),
@@ -114,36 +159,18 @@ class DockerServer:
                      Ulimit(name="nproc", soft=limits.processes, hard=limits.processes)])
         cgroup_note[:] = [f"Docker cgroup per sandbox: memory {limits.memory_bytes >> 20} MiB, pids {limits.processes}"]
         try:
+            self.container.put_archive("/box", _archive(box))
+            # attached before it starts, so not a byte of the handshake is missed
+            self.control = AttachStream(self.container.attach_socket(params={"stdin": 1, "stdout": 1, "stream": 1}))
             self.container.start()
-            self.container.reload()
-            expected_pid = self.container.attrs["State"]["Pid"]
-            self.control, _ = listener.accept()
-            pid, peer_uid, _ = struct.unpack("3i", self.control.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
-                                                                           struct.calcsize("3i")))
-            if (pid, peer_uid) != (expected_pid, uid):
-                self.control.close()
-                raise ConnectionRefusedError(f"the sandbox socket was answered by pid {pid} uid {peer_uid}, "
-                                             f"not the container (pid {expected_pid}, uid {uid})")
         except BaseException:
             self.close()
             raise
-        finally:
-            listener.close()
-        self.pid = expected_pid
-        self.cgroup = Cgroup.of_process(expected_pid)
 
-    def close(self) -> int | None:
-        status = None
+    def close(self) -> None:
         try:
-            self.container.kill()
-        except Exception:  # already gone
-            pass
-        try:
-            status = self.container.wait(timeout=10).get("StatusCode")
-            self.stderr_tail = self.container.logs(stdout=True, stderr=True, tail=20)[-2000:].decode(errors="replace")
-            self.container.remove(force=True)
-        except Exception:  # best effort: never let cleanup hide the verdicts
+            self.container.remove(force=True, v=True)  # killed first; its /box volume goes with it
+        except Exception:  # already gone; never let cleanup hide the verdicts
             pass
         if hasattr(self, "control"):
             self.control.close()
-        return status

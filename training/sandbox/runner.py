@@ -16,8 +16,9 @@ itself before the completion's code started: a sandbox that did not start or cou
 
 Backends: bubblewrap, the default (no network, own pid/ipc/uts/user namespaces with no nested
 ones, no capabilities, a seccomp filter, read-only root and /dev, size-capped /tmp, clean
-environment); Docker through the SDK where a daemon is reachable (`backend="docker"`); plain
-rlimits, recorded loudly as `unsandboxed`, where neither exists.
+environment); Docker through the SDK where a daemon is reachable (`backend="docker"`, local or
+remote by DOCKER_HOST: nothing crosses to it but the API, see docker_backend); plain rlimits,
+recorded loudly as `unsandboxed`, where neither exists.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import glob
 import itertools
 import os
 import queue
+import secrets
 import shutil
 import socket
 import subprocess
@@ -214,18 +216,20 @@ def _drop(uid: int) -> list[str]:
 
 
 class _Server:
-    """One sandboxed server.py process in a role (zygote or judge), with its control socket. It is
+    """One sandboxed server.py process in a role (zygote or judge), with its control socket (or a container's attach stream). It is
     started at construction; `wait_ready` waits for its handshake, so several can start at once."""
 
-    def __init__(self, role: str, backend: str, limits: Limits, box: Path, workdir: Path):
+    def __init__(self, role: str, backend: str, limits: Limits, box: Path, workdir: Path,
+                 judge: "_Server | None" = None):
         self.role, self.backend, self.limits = role, backend, limits
         self.lease = UidLease()
         self.cgroup = None
         self.process: subprocess.Popen | None = None
         self.docker = None
+        self.reported_oom_kills = 0  # a container counts its own (its cgroup may be on another machine)
         self.note: list[str] = []
         try:
-            self._start(box, workdir, limits)
+            self._start(box, workdir, limits, judge)
         except BaseException:
             self.close()
             raise
@@ -235,20 +239,27 @@ class _Server:
         hello = server.recv(self.control, time.monotonic() + self.limits.load_timeout_s + 10)
         if hello.get("ready") is not True:
             raise EOFError("no start handshake")
+        self.reported(hello)
         if self.role == "zygote":
             self.note.append("a fresh /tmp and IPC and pid namespaces per completion" if hello.get("namespaces") else
                              "a shared /tmp emptied and IPC objects removed after each completion")
             if not hello.get("filter"):
                 self.note.append("no seccomp filter on this architecture")
 
-    def _start(self, box: Path, workdir: Path, limits: Limits) -> None:
+    def reported(self, message: dict) -> None:
+        """Keep the OOM-kill count a container's zygote reports (in its handshake and each `ended`)."""
+        if type(message.get("oom_kills")) is int:
+            self.reported_oom_kills = message["oom_kills"]
+
+    def _start(self, box: Path, workdir: Path, limits: Limits, judge: "_Server | None") -> None:
         uid = self.lease.uid
         if self.backend == "docker":
             from curriculab.training.sandbox import docker_backend
 
-            self.docker = docker_backend.DockerServer(_docker_client(), self.role, uid, box, workdir, limits, self.note)
+            self.docker = docker_backend.DockerServer(
+                _docker_client(), self.role, uid, box, limits, self.note,
+                judge=judge.docker if judge else None)
             self.control = self.docker.control
-            self.cgroup = self.docker.cgroup
             return
         self.cgroup = Cgroup.create(f"curriculab-{os.getpid()}-{next(_SERIAL)}", limits.memory_bytes, limits.processes)
         memory = limits.memory_bytes >> 20
@@ -318,7 +329,7 @@ class _Server:
                 os.close(fd)
 
     def oom_kills(self) -> int:
-        return self.cgroup.oom_kills() if self.cgroup else 0
+        return self.cgroup.oom_kills() if self.cgroup else self.reported_oom_kills
 
     def close(self, stuck: bool = False) -> None:
         """Stop it and reap everything it started (no orphaned bwrap, no zombie). A `stuck` server is
@@ -382,11 +393,15 @@ class _Slot:
     def _ensure(self) -> None:
         """Start whichever of the two servers is missing, both at once, and wait until they answer."""
         starting = []
+        contained = self.backend == "docker"
+        if contained and self.judge is None:  # a container zygote lives in its judge's network namespace
+            self._drop("zygote")
         try:
-            for role in ("zygote", "judge"):
+            for role in ("judge", "zygote") if contained else ("zygote", "judge"):
                 if getattr(self, role) is None:
-                    _reset(self.workdir, f"scratch-{role}", f"ctl-{role}")
-                    setattr(self, role, _Server(role, self.backend, self.limits, self.box, self.workdir))
+                    _reset(self.workdir, f"scratch-{role}")
+                    setattr(self, role, _Server(role, self.backend, self.limits, self.box, self.workdir,
+                                                judge=self.judge if contained and role == "zygote" else None))
                     starting.append(role)
             for role in starting:
                 getattr(self, role).wait_ready()
@@ -421,31 +436,38 @@ class _Slot:
             return result
         started = time.monotonic()
         # Before the completion runs: any failure here is the sandbox's (None), decided by the harness.
-        code_fd = output_fd = None
+        output_fd = None
         try:
             self._ensure()
             zygote, judge = self.zygote, self.judge
             oom_before = zygote.oom_kills()
-            mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-            # The code and its output travel in memfds the zygote only passes on: it never holds a completion.
-            code_fd, output_fd = os.memfd_create("completion"), os.memfd_create("output")
-            os.write(code_fd, source)
-            try:
-                server.send(zygote.control, {"op": "run", "tmp_bytes": limits.tmp_bytes},
-                            fds=[theirs.fileno(), code_fd, output_fd])
-                # a zygote a completion stopped or killed is found within one test's time and replaced
-                forked = server.recv(zygote.control, time.monotonic() + limits.test_timeout_s)
-                if "forked" not in forked:
-                    raise _SlotBroken(f"the sandbox could not start the completion ({forked.get('fork_error')})")
-                server.send(judge.control, {"entry_point": entry_point, "tests": tests, "test_timeout_s": limits.test_timeout_s,
-                                            "load_timeout_s": limits.load_timeout_s,
-                                            "completion_timeout_s": limits.budget_s,
-                                            "budget_left_s": max(0.001, limits.budget_s - SETTLE_S - (time.monotonic() - started))},
-                            fds=[mine.fileno()])
-            finally:
-                mine.close()
-                theirs.close()
-                os.close(code_fd)
+            job = {"entry_point": entry_point, "tests": tests, "test_timeout_s": limits.test_timeout_s,
+                   "load_timeout_s": limits.load_timeout_s, "completion_timeout_s": limits.budget_s}
+            if zygote.docker is not None:
+                # A container may be on another machine: no descriptor can be handed over. The code
+                # goes in the message; the judge, told first, listens on a socket named by this
+                # run's nonce, which the zygote connects to before the completion exists.
+                nonce = secrets.token_hex(16)
+                job.update(nonce=nonce, zygote_uid=zygote.lease.uid, budget_left_s=self._budget_left(started))
+                server.send(judge.control, job)
+                server.send(zygote.control, {"op": "run", "tmp_bytes": limits.tmp_bytes, "code": source.decode(), "nonce": nonce})
+                self._forked(zygote)
+            else:
+                mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+                # The code and its output travel in memfds the zygote only passes on: it never holds a completion.
+                code_fd, output_fd = _memfd(source), os.memfd_create("output")
+                try:
+                    try:
+                        server.send(zygote.control, {"op": "run", "tmp_bytes": limits.tmp_bytes},
+                                    fds=[theirs.fileno(), code_fd, output_fd])
+                    finally:
+                        theirs.close()
+                        os.close(code_fd)
+                    self._forked(zygote)
+                    job["budget_left_s"] = self._budget_left(started)
+                    server.send(judge.control, job, fds=[mine.fileno()])
+                finally:
+                    mine.close()
         except (OSError, EOFError, server.RefusedReply, _SlotBroken) as exc:
             if output_fd is not None:
                 os.close(output_fd)
@@ -459,8 +481,8 @@ class _Slot:
         # From here on, whatever goes wrong is the completion's doing (reward 0), except a judge that
         # stops answering: that is the tests' (a hostile problems file), and the judge is replaced.
         outcomes = self._verdicts(judge, tests, started + limits.budget_s)
-        self._end(zygote)
-        output_tail = _tail(output_fd)
+        ended = self._end(zygote)
+        output_tail = _tail(output_fd) if output_fd is not None else str(ended.get("output", ""))[-2000:]
         memory = zygote.oom_kills() > oom_before or "MemoryError" in output_tail
         by_id = {o.test_id: o for o in outcomes}
         # the test the judge stopped on: a hang or death, else a refused reply (the channel is no longer trusted)
@@ -482,6 +504,16 @@ class _Slot:
         result.status = next((s for s in ("memory", "timeout", "crashed", "output_limit", "load_error") if s in faults),
                              "unsandboxed" if self.backend == "rlimits" else "ok")
         return result
+
+    def _forked(self, zygote: _Server) -> None:
+        # a zygote a completion stopped or killed is found within one test's time and replaced
+        forked = server.recv(zygote.control, time.monotonic() + self.limits.test_timeout_s)
+        if "forked" not in forked:
+            raise _SlotBroken(f"the sandbox could not start the completion ({forked.get('fork_error')})")
+
+    def _budget_left(self, started: float) -> float:
+        """What is left of the completion's budget for loading and every test, for the judge to keep."""
+        return max(0.001, self.limits.budget_s - SETTLE_S - (time.monotonic() - started))
 
     def _verdicts(self, judge: _Server, tests: list[tuple[str, str]], budget_end: float) -> list[TestOutcome]:
         limits = self.limits
@@ -519,13 +551,17 @@ class _Slot:
             return done + [TestOutcome(stuck, False, "timeout" if isinstance(exc, TimeoutError) else "failed",
                                        f"the test code {what}")]
 
-    def _end(self, zygote: _Server) -> None:
+    def _end(self, zygote: _Server) -> dict:
+        """End the completion (every process it started); the zygote's report, or {} if it is gone."""
         try:
             server.send(zygote.control, {"op": "end"})
-            server.recv(zygote.control, time.monotonic() + max(self.limits.test_timeout_s, 2.0))
+            ended = server.recv(zygote.control, time.monotonic() + max(self.limits.test_timeout_s, 2.0))
+            zygote.reported(ended)
+            return ended
         except (OSError, EOFError, server.RefusedReply):
             # the completion killed or stopped its zygote (it answered nothing in time): a fresh sandbox next
             self._drop("zygote", stuck=True)
+            return {}
 
 
 def _tail(fd: int, size: int = 2000) -> str:

@@ -12,7 +12,10 @@ Two roles, each a long-lived process in its own sandbox, each as its own uid:
   and reaps them; the child's namespaces, its /tmp and every IPC object die with it. Where the
   child cannot have namespaces (Docker, some unsandboxed hosts), the zygote empties the shared
   scratch directory (locked folders too) and removes every SysV IPC object and POSIX message queue
-  of its namespace instead.
+  of its namespace instead. In a container (which may run on another machine: nothing can be
+  handed over as a descriptor) the code arrives in the message instead, the zygote makes the two
+  memfds itself and connects to the judge over an abstract socket named by the run's nonce in the
+  network namespace the two containers share; it returns the output's tail at the end.
 - `judge`: runs a problem's tests. Each test's `assert`s run here, with the entry point bound to a
   proxy that calls into the completion's child over its socket; replies are untrusted data, bounded
   before they are parsed and decoded against the test's deadline. Tests may come from a user's
@@ -27,6 +30,7 @@ import builtins
 import json
 import math
 import os
+import select
 import signal
 import socket
 import stat
@@ -247,6 +251,55 @@ _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000,
 
 
 _NATIVE = None
+
+
+class Stdio:
+    """Control over stdin and stdout (a container's attach stream): the socket calls the framing
+    uses, with `settimeout` honoured by waiting on stdin."""
+
+    def __init__(self):
+        self.timeout = None
+
+    def settimeout(self, seconds):
+        self.timeout = seconds
+
+    def recv(self, size):
+        if self.timeout is not None and not select.select([0], [], [], self.timeout)[0]:
+            raise socket.timeout
+        return os.read(0, size)
+
+    def sendall(self, data):
+        view = memoryview(data)
+        while view:
+            view = view[os.write(1, view):]
+
+    def close(self):
+        for fd in (0, 1):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+CHANNEL_PREFIX = "\0curriculab-channel-"
+"""The judge's abstract socket for one run (the prefix and the run's nonce), in the network
+namespace a container pair shares: no network there but loopback, as the zygote's container
+joins the judge's. The judge listens only until the zygote, which connects before the completion
+exists, is accepted."""
+
+
+def oom_kills():
+    """How many processes the kernel's OOM killer took in this container's memory cgroup."""
+    for path in ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"):
+        try:
+            with open(path) as f:
+                for line in f:
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill":
+                        return int(value)
+        except (OSError, ValueError):
+            continue
+    return 0
 
 
 def _native():
@@ -518,12 +571,20 @@ def zygote(control, scratch, scope, filter_path):
     except OSError:
         filter_program = b""
     private = _can_make_namespaces(scratch)
-    send(control, {"ready": True, "pid": os.getpid(), "namespaces": private, "filter": bool(filter_program)})
+    contained = isinstance(control, Stdio)
+    send(control, {"ready": True, "pid": os.getpid(), "namespaces": private, "filter": bool(filter_program),
+                   "oom_kills": oom_kills() if contained else None})
     while True:
         try:
-            message, fds = recv(control, with_fds=True)
+            message, fds = (recv(control), []) if contained else recv(control, with_fds=True)
         except (EOFError, OSError):
             return
+        if contained and message.get("op") == "run":
+            try:
+                fds = _contained_descriptors(message)
+            except OSError as exc:
+                send(control, {"fork_error": f"no channel to the judge: {exc}"})
+                continue
         if message.get("op") != "run" or len(fds) != 3:
             for fd in fds:
                 os.close(fd)
@@ -544,6 +605,7 @@ def zygote(control, scratch, scope, filter_path):
                 code = 0
             finally:
                 os._exit(code)
+        output_fd = os.dup(fds[2]) if contained else None
         for fd in fds:
             os.close(fd)
         send(control, {"forked": child})
@@ -561,7 +623,39 @@ def zygote(control, scratch, scope, filter_path):
         report = {"ended": True}
         if status is not None:
             report["exit"] = os.waitstatus_to_exitcode(status)
+        if contained:
+            report.update(output=_tail(output_fd), oom_kills=oom_kills())
         send(control, report)
+
+
+def _contained_descriptors(message):
+    """The child's three descriptors, made here: the channel to the judge (connected before any
+    completion exists), a memfd with the code, a memfd for its output."""
+    channel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    deadline = time.monotonic() + 2.0
+    while True:  # the judge got the job first, but may not be listening yet
+        try:
+            channel.connect(CHANNEL_PREFIX + str(message.get("nonce")))
+            break
+        except ConnectionRefusedError:
+            if time.monotonic() > deadline:
+                channel.close()
+                raise
+            time.sleep(0.001)
+    code_fd, output_fd = os.memfd_create("completion"), os.memfd_create("output")
+    os.write(code_fd, str(message.get("code", "")).encode("utf-8", errors="replace"))
+    os.lseek(code_fd, 0, os.SEEK_SET)
+    return [channel.detach(), code_fd, output_fd]
+
+
+def _tail(fd, size=2000):
+    """The end of what the completion wrote, as text; the memfd is closed."""
+    try:
+        return os.pread(fd, size, max(0, os.fstat(fd).st_size - size)).decode(errors="replace")
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
 
 
 # --- judge ---
@@ -677,15 +771,21 @@ def _judge_one(channel, state, entry_point, code, test_timeout, budget_end, budg
 
 
 def judge(control):
+    contained = isinstance(control, Stdio)
     send(control, {"ready": True, "pid": os.getpid()})
     while True:
         try:
-            job, fds = recv(control, with_fds=True)
+            job, fds = (recv(control), []) if contained else recv(control, with_fds=True)
         except (EOFError, OSError):
             return
+        if contained:
+            fds = _accept_channel(str(job.get("nonce")), job.get("zygote_uid"),
+                                  time.monotonic() + min(job["load_timeout_s"], job["budget_left_s"]))
         if len(fds) != 1:
             for fd in fds:
                 os.close(fd)
+            if contained:
+                send(control, {"load": "crashed"})
             continue
         channel = socket.socket(fileno=fds[0])
         budget_s = job["completion_timeout_s"]
@@ -715,18 +815,37 @@ def judge(control):
             channel.close()
 
 
-def _connect(spec):
-    if spec.startswith("unix:"):  # containers cannot inherit descriptors: connect back over a socket
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.connect(spec[len("unix:"):])
-        return sock
-    return socket.socket(fileno=int(spec))
+def _accept_channel(nonce, zygote_uid, deadline):
+    """The zygote's connection for this run: the first one from its uid. The listener closes as
+    soon as it is accepted, so the completion (which could know the name) finds nobody listening."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listener.bind(CHANNEL_PREFIX + nonce)
+        listener.listen(1)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return []
+            listener.settimeout(remaining)
+            try:
+                connection, _ = listener.accept()
+            except (socket.timeout, OSError):
+                return []
+            _, uid, _ = struct.unpack("3i", connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                                  struct.calcsize("3i")))
+            if uid == zygote_uid:
+                connection.settimeout(None)
+                return [connection.detach()]
+            connection.close()
+    finally:
+        listener.close()
 
 
 if __name__ == "__main__":
     sys.setrecursionlimit(10_000)
     role, spec, scratch, scope = sys.argv[1:5]
-    control = _connect(spec)
+    # `stdio`: a container's attach stream (nothing else crosses to a remote daemon); else an inherited socket
+    control = Stdio() if spec == "stdio" else socket.socket(fileno=int(spec))
     if role == "zygote":
         zygote(control, scratch, scope, os.path.join(os.path.dirname(os.path.abspath(__file__)), CHILD_FILTER))
     else:
