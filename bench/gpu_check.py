@@ -1,21 +1,24 @@
 """A short GRPO run with the same code as `curriculab train`, for the figures that matter on a GPU.
 
     bash bench/gpu_check.sh [--cpu] [--model tiny|smollm2|PATH.gguf|DIR] [--steps 6] [--vllm]
-                            [--allow-unsandboxed] [--max-seconds S]
+                            [--backends B,B] [--allow-unsandboxed] [--max-seconds S]
 
-On CUDA: bf16 (and vLLM colocate with --vllm, when vllm is installed). With --cpu: the CPU path
-(use_cpu, no bf16), which CI runs. Prints one JSON line per generation backend it ran: tokens/s,
-mean step time and where it went (generation, reward, train, store), peak memory (GPU memory on
-CUDA, resident memory on CPU) and, on CUDA with nvidia-ml-py, GPU utilisation.
+On CUDA: bf16. With --cpu: the CPU path (use_cpu, no bf16), which CI runs. It trains once per
+generation backend (`--backends`, default every one `train --generation-backend auto` would
+measure on this device, plus vLLM colocate with --vllm) and prints one JSON line per backend:
+tokens/s, mean step time and where it went (generation, reward, train, store), peak memory (GPU
+memory on CUDA, resident memory on CPU) and, on CUDA with nvidia-ml-py, GPU utilisation. A backend
+that cannot run here gets a line with `skipped` and why.
 
 On a GPU box with no network and no bubblewrap: bring the wheels (`../shared/gpu/bundle.sh` packs
 trl, datasets, duckdb, pydantic and the project's wheel) and the model as a GGUF file, install
 them with `pip install --no-index --find-links WHEELS curriculab`, then run
 `bash bench/gpu_check.sh --model SmolLM2-135M-Instruct.Q4_1.gguf --allow-unsandboxed --max-seconds 240`.
 `--allow-unsandboxed` scores completions under rlimits and namespaces only (see the README's
-sandbox section); the output says so. `--max-seconds` is the check's budget from its start: training
-stops early enough to leave the checkpoint and the store as long as the setup took, so the figures
-come back inside it (`wall_s` reports the whole).
+sandbox section); the output says so. `--max-seconds` is the check's budget from its start, shared
+equally by the backends still to run: each one's training stops early enough to leave its
+checkpoint and store as long as its setup took, so every line comes back inside it (`wall_s`
+reports the whole check so far).
 """
 
 from __future__ import annotations
@@ -40,7 +43,9 @@ def main() -> None:
     parser.add_argument("--cpu", action="store_true", help="Force the CPU path (what CI runs).")
     parser.add_argument("--model", default="tiny", help="tiny, smollm2, a local .gguf file or a model directory.")
     parser.add_argument("--steps", type=int, default=6)
-    parser.add_argument("--vllm", action="store_true", help="Generate with vLLM colocated (CUDA and vllm only).")
+    parser.add_argument("--vllm", action="store_true", help="Also generate with vLLM colocated (CUDA and vllm only).")
+    parser.add_argument("--backends", default=None,
+                        help="Comma-separated generation backends (default: what `auto` measures here, plus vllm-colocate with --vllm).")
     parser.add_argument("--allow-unsandboxed", action="store_true",
                         help="Score without bubblewrap (rlimits and namespaces only); flagged in the output.")
     parser.add_argument("--max-seconds", type=float, default=None, help="Stop training after the step that passes this.")
@@ -51,6 +56,7 @@ def main() -> None:
 
     from curriculab.analysis.store import Store
     from curriculab.planner import plan as planning
+    from curriculab.training.generation import probed, unavailable_reason
     from curriculab.training.grpo import train
     from curriculab.training.problems import builtin_problems
     from curriculab.training.sandbox import detect_backend
@@ -62,41 +68,57 @@ def main() -> None:
     if sandbox == "rlimits" and not args.allow_unsandboxed:
         raise SystemExit("no sandbox works here (bubblewrap is missing or cannot start). Install bubblewrap, or pass "
                          "--allow-unsandboxed to score under rlimits and namespaces only")
+    backends = args.backends.split(",") if args.backends else [*probed(cuda), *(["vllm-colocate"] if args.vllm else [])]
     work = Path(tempfile.mkdtemp(prefix="curriculab-gpu-check-"))
     problems = builtin_problems()
     with Store(work / "store.duckdb") as store:
         made = planning.build_plan(store, "gpu-check", problems, "builtin", prior="weak")
     plan = planning.export(made, work / "plan.yaml", problems)
+    for index, backend in enumerate(backends):
+        why_not = unavailable_reason(backend, cuda)
+        if why_not:
+            print(json.dumps({"generation_backend": backend, "skipped": why_not}), flush=True)
+            continue
+        budget = None
+        if args.max_seconds is not None:  # what is left, shared by this backend and those after it
+            budget = (args.max_seconds - (time.perf_counter() - check_started)) / (len(backends) - index)
+        print(json.dumps(_check(args, backend, budget, cuda, sandbox, plan, work / backend, check_started, train, Store, torch)),
+              flush=True)
+
+
+def _check(args, backend, budget, cuda, sandbox, plan, work, check_started, train, Store, torch) -> dict:
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     started = time.perf_counter()
+    db = work.parent / "store.duckdb"
     # under a time budget, checkpoints (and the store's ingest behind them) come every few steps, so
     # little is left to store when the budget ends training
-    result = train(plan, args.model, max_steps=args.steps, output_dir=work / "out", db_path=str(work / "store.duckdb"),
-                   save_steps=args.steps if args.max_seconds is None else min(args.steps, 5), use_vllm="colocate" if args.vllm else None, force_cpu=not cuda,
-                   allow_unsandboxed=args.allow_unsandboxed,
-                   stop_after_s=None if args.max_seconds is None else args.max_seconds - (started - check_started))
+    result = train(plan, args.model, max_steps=args.steps, output_dir=work / "out", db_path=str(db),
+                   save_steps=args.steps if budget is None else min(args.steps, 5), force_cpu=not cuda,
+                   generation_backend=backend, allow_unsandboxed=args.allow_unsandboxed,
+                   stop_after_s=None if budget is None else budget - (time.perf_counter() - started))
     wall = time.perf_counter() - check_started
-    with Store(work / "store.duckdb", read_only=True) as store:
-        rows = store.query("select step, name, value from training_metrics where step > 1 and "
-                           f"name in ('step_time', {', '.join(repr(n) for n in BREAKDOWN)})")[1]
-        tokens = store.query("select max(value) from training_metrics where name = 'num_tokens'")[1][0][0]
+    with Store(db, read_only=True) as store:
+        rows = store.query("select step, name, value from training_metrics where run_id = ? and step > 1 and "
+                           f"name in ('step_time', {', '.join(repr(n) for n in BREAKDOWN)})", [result.run_id])[1]
+        tokens = store.query("select max(value) from training_metrics where run_id = ? and name = 'num_tokens'",
+                             [result.run_id])[1][0][0]
     by_name: dict[str, list[float]] = {}
     for _, name, value in rows:
         by_name.setdefault(name, []).append(value)
     peak = torch.cuda.max_memory_allocated() / 2**30 if cuda else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-    print(json.dumps({
+    return {
         "device": torch.cuda.get_device_name(0) if cuda else "cpu", "dtype": "bf16" if cuda else "fp32",
-        "backend": "vllm" if args.vllm else "transformers", "model": args.model,
-        "sandbox": "unsandboxed (rlimits and namespaces)" if sandbox == "rlimits" else sandbox,
+        "backend": "vllm" if backend.startswith("vllm") else "transformers", "generation_backend": backend,
+        "model": args.model, "sandbox": "unsandboxed (rlimits and namespaces)" if sandbox == "rlimits" else sandbox,
         "steps": result.steps, "steps_asked": args.steps, "stopped_by_max_seconds": result.steps < args.steps,
         "wall_s": round(wall, 2), "rollouts": result.rollouts,
         "tokens_per_s": round(tokens / result.seconds, 1) if tokens else None,
         "mean_step_s": round(statistics.mean(by_name["step_time"]), 3) if by_name.get("step_time") else None,
         "breakdown_mean_after_step_1": {name: round(statistics.mean(values), 3) for name, values in by_name.items()
                                         if name != "step_time"},
-        "peak_memory_gib": round(peak, 3), "peak_memory_kind": "GPU allocated" if cuda else "process RSS",
-    }))
+        "peak_memory_gib": round(peak, 3), "peak_memory_kind": "GPU allocated" if cuda else "process RSS (the check's peak so far)",
+    }
 
 
 if __name__ == "__main__":

@@ -67,9 +67,12 @@ class CurriculumCallback(TrainerCallback):
         self.main_process = main_process
         self.metrics_path, self.summary, self.stats = metrics_path, summary, stats
         self.clock = clock or StepClock()
-        # train()'s whole budget: steps stop early enough to leave the run's end (checkpoint, store) as
-        # long as its start took (measured at the first step), so the whole call stays inside it
+        # train()'s whole budget: no step starts that would end too late to leave the run's end
+        # (checkpoint, store) as long as its start took (measured at the first step), so the whole
+        # call stays inside it
         self.stop_after_s, self.started, self.reserve_s = stop_after_s, started or time.perf_counter(), 0.0
+        self.step_ended = None
+        self.flush_s = 0.0  # the last checkpoint's ingest: the run's end does one more, and saves
         self.state = DynamicState(dynamic) if dynamic else None
         self.ingested: set[str] = set()
         self.store_seconds = 0.0
@@ -82,11 +85,15 @@ class CurriculumCallback(TrainerCallback):
         self.bar = tqdm(total=state.max_steps, initial=state.global_step, desc="GRPO", unit="step", dynamic_ncols=True,
                         disable=not self.main_process)
         self.reserve_s = time.perf_counter() - self.started
+        self.step_ended = time.perf_counter()
 
     def on_step_end(self, args, state, control, **kwargs):
         self.bar.update(state.global_step - self.bar.n)
-        if self.stop_after_s is not None and time.perf_counter() - self.started > self.stop_after_s - self.reserve_s:
-            control.should_training_stop = True  # the time budget is spent: this step's log and save still run
+        now = time.perf_counter()
+        step_s, self.step_ended = now - (self.step_ended or now), now
+        end_s = max(self.reserve_s, 2 * self.flush_s)  # a warm process starts fast, yet its end still ingests and saves
+        if self.stop_after_s is not None and now + step_s - self.started > self.stop_after_s - end_s:
+            control.should_training_stop = True  # one more step would spend the budget: this step's log and save still run
             control.should_log = control.should_save = True
 
     def on_log(self, args, state, control, logs=None, **kwargs):
@@ -123,7 +130,7 @@ class CurriculumCallback(TrainerCallback):
         # shards of the steps before this one: every rank has finished them, while the next step's
         # (this process's or another rank's) may be being written
         self.wait()
-        self.pending = threading.Thread(target=self.flush, args=(int(state.global_step),), name="curriculab-ingest",
+        self.pending = threading.Thread(target=self._timed_flush, args=(int(state.global_step),), name="curriculab-ingest",
                                         daemon=True)
         self.pending.start()
 
@@ -142,6 +149,11 @@ class CurriculumCallback(TrainerCallback):
             self.pending.join()
             self._stored(time.perf_counter() - started)  # only the time training waited
             self.pending = None
+
+    def _timed_flush(self, before_step: int) -> None:
+        started = time.perf_counter()
+        self.flush(before_step)
+        self.flush_s = time.perf_counter() - started
 
     def _stored(self, seconds: float) -> None:
         self.store_seconds += seconds
