@@ -152,15 +152,16 @@ def _file_unit(path: Path, fmt: str) -> Unit | None:
     return None
 
 
-def _dir_unit(path: Path, names: set[str], fmt: str) -> Unit | None:
-    if fmt in ("auto", "tb") and tb.is_run_dir(path, names):
-        return Unit("tb", path)
-    if fmt in ("auto", "harbor") and "result.json" in names and harbor.is_trial_dir(path):
-        return Unit("harbor", path)
+def _dir_unit(path: str, entries: dict[str, os.DirEntry], fmt: str, listings: dict[str, list[os.DirEntry]]) -> Unit | None:
+    names = entries.keys()
+    if fmt in ("auto", "tb") and tb.is_run_dir(path, names, listings):
+        return Unit("tb", Path(path))
+    if fmt in ("auto", "harbor") and "result.json" in names and harbor.is_trial_dir(path, entries):
+        return Unit("harbor", Path(path))
     if fmt in ("auto", "harbor") and "task.toml" in names:
-        return Unit("harbor-task", path)
+        return Unit("harbor-task", Path(path))
     if fmt in ("auto", "tb") and "task.yaml" in names:
-        return Unit("tb-task", path)
+        return Unit("tb-task", Path(path))
     return None
 
 
@@ -196,39 +197,42 @@ def discover(paths: Iterable[str | os.PathLike], fmt: str = "auto",
             issues.append(make_issue(root, "not a regular file (a FIFO, a device or a socket)", "Point at the file itself"))
             continue
         before = len(units)
-        stack = [root]
-        walked: dict[tuple[int, int], Path] = {}  # (device, inode) -> the path it was walked as: a symlink loop is walked once
+        # Paths stay strings while walking (pathlib's parsing was most of a big walk's time), and a
+        # folder listed by run detection is not listed again.
+        stack = [str(root)]
+        listings: dict[str, list[os.DirEntry]] = {}
+        walked: dict[tuple[int, int], str] = {}  # (device, inode) -> the path it was walked as: a symlink loop is walked once
         holding_results: list[Path] = []  # folders with a verdict file that are not units themselves
         while stack:
             directory = stack.pop()
             try:
                 info = os.stat(directory)
-                entries = sorted(os.scandir(directory), key=lambda e: e.name)
+                entries = listings.pop(directory) if directory in listings else sorted(os.scandir(directory), key=lambda e: e.name)
             except OSError as exc:
-                issues.append(make_issue(directory, f"cannot list directory ({exc.strerror})", "Check its permissions"))
+                issues.append(make_issue(Path(directory), f"cannot list directory ({exc.strerror})", "Check its permissions"))
                 continue
             identity = (info.st_dev, info.st_ino)
             if identity in walked:
-                issues.append(make_issue(directory, f"a symlink back to {walked[identity]}, which is already being "
+                issues.append(make_issue(Path(directory), f"a symlink back to {walked[identity]}, which is already being "
                                          "walked; skipped", "Nothing to do, or remove the link", severity="warning"))
                 continue
-            walked[identity] = Path(directory)
-            names = {e.name for e in entries}
-            unit = _dir_unit(Path(directory), names, fmt)
+            walked[identity] = directory
+            by_name = {e.name: e for e in entries}
+            unit = _dir_unit(directory, by_name, fmt, listings)
             if unit is not None:
                 units.append(unit)
                 if found:
                     found(unit)
                 continue
-            if names & _VERDICT_FILES:
+            if by_name.keys() & _VERDICT_FILES:
                 holding_results.append(Path(directory))
             subdirs = []
             for entry in entries:
                 if entry.name.startswith("."):
                     continue
                 if entry.is_dir():
-                    subdirs.append(Path(entry.path))
-                elif (Path(entry.name).suffix.lower() in _WALK_SUFFIXES[fmt] and entry.name not in _JOB_FILES
+                    subdirs.append(entry.path)
+                elif (os.path.splitext(entry.name)[1].lower() in _WALK_SUFFIXES[fmt] and entry.name not in _JOB_FILES
                       and (fmt != "tb" or entry.name.endswith("results.json"))  # tb's own: `<time>_results.json`
                       and entry.is_file()):  # regular files only: a FIFO or a device named *.json is never opened
                     file_unit = _file_unit(Path(entry.path), fmt)
