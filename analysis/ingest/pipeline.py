@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import os
+import stat
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -43,6 +44,12 @@ class Unit:
     kind: str
     """harbor, tb, tb-results, atif, swe-agent, inspect, jsonl, harbor-task, tb-task, or json (sniffed when read)."""
     path: Path
+    absolute: str = ""
+    """The path made absolute, as the manifest keys it (discovery derives it from its root's)."""
+
+    def __post_init__(self) -> None:
+        if not self.absolute:
+            object.__setattr__(self, "absolute", os.path.abspath(self.path))
 
 
 @dataclass
@@ -133,35 +140,27 @@ def read_unit(unit: Unit) -> UnitResult:
             "Report this with the file attached; re-run with --debug for the traceback")])
 
 
-def _file_unit(path: Path, fmt: str) -> Unit | None:
-    suffix = path.suffix.lower()
+def _file_kind(path: str, fmt: str) -> str | None:
+    suffix = os.path.splitext(path)[1].lower()
     if fmt != "auto":
         if fmt == "tb" and suffix == ".json":
-            return Unit("tb-results", path)  # a run's results kept on their own
+            return "tb-results"  # a run's results kept on their own
         if fmt in ("harbor", "tb"):
             return None  # these formats are directories
-        return Unit(fmt, path)
-    if suffix == ".traj":
-        return Unit("swe-agent", path)
-    if suffix == ".eval":
-        return Unit("inspect", path)
-    if suffix == ".jsonl":
-        return Unit("jsonl", path)
-    if suffix == ".json":
-        return Unit("json", path)
-    return None
+        return fmt
+    return {".traj": "swe-agent", ".eval": "inspect", ".jsonl": "jsonl", ".json": "json"}.get(suffix)
 
 
-def _dir_unit(path: str, entries: dict[str, os.DirEntry], fmt: str, listings: dict[str, list[os.DirEntry]]) -> Unit | None:
+def _dir_kind(path: str, entries: dict[str, os.DirEntry], fmt: str, listings: dict[str, list[os.DirEntry]]) -> str | None:
     names = entries.keys()
     if fmt in ("auto", "tb") and tb.is_run_dir(path, names, listings):
-        return Unit("tb", Path(path))
+        return "tb"
     if fmt in ("auto", "harbor") and "result.json" in names and harbor.is_trial_dir(path, entries):
-        return Unit("harbor", Path(path))
+        return "harbor"
     if fmt in ("auto", "harbor") and "task.toml" in names:
-        return Unit("harbor-task", Path(path))
+        return "harbor-task"
     if fmt in ("auto", "tb") and "task.yaml" in names:
-        return Unit("tb-task", Path(path))
+        return "tb-task"
     return None
 
 
@@ -185,13 +184,13 @@ def discover(paths: Iterable[str | os.PathLike], fmt: str = "auto",
             issues.append(make_issue(root, "no such file or directory", "Check the path"))
             continue
         if root.is_file():
-            unit = _file_unit(root, fmt)
-            if unit is None:
+            kind = _file_kind(str(root), fmt)
+            if kind is None:
                 issues.append(make_issue(
                     root, f"unknown file type {root.suffix or '(no extension)'!r} for format {fmt}",
                     "Pass --format with one of atif, swe-agent, inspect, jsonl, or give a Harbor job / tb run directory"))
             else:
-                units.append(unit)
+                units.append(Unit(kind, root))
             continue
         if not root.is_dir():
             issues.append(make_issue(root, "not a regular file (a FIFO, a device or a socket)", "Point at the file itself"))
@@ -200,6 +199,17 @@ def discover(paths: Iterable[str | os.PathLike], fmt: str = "auto",
         # Paths stay strings while walking (pathlib's parsing was most of a big walk's time), and a
         # folder listed by run detection is not listed again.
         stack = [str(root)]
+        # every path below is the root's string and names joined to it: its absolute form is the
+        # root's, made once, with the same tail (no name is `.` or `..`)
+        root_text, root_absolute = str(root), os.path.abspath(root)
+
+        def unit_at(kind: str, path: str) -> Unit:
+            unit = Unit(kind, Path(path), root_absolute + path[len(root_text):] if root_text != "/" else path)
+            units.append(unit)
+            if found:
+                found(unit)
+            return unit
+
         listings: dict[str, list[os.DirEntry]] = {}
         walked: dict[tuple[int, int], str] = {}  # (device, inode) -> the path it was walked as: a symlink loop is walked once
         holding_results: list[Path] = []  # folders with a verdict file that are not units themselves
@@ -218,11 +228,9 @@ def discover(paths: Iterable[str | os.PathLike], fmt: str = "auto",
                 continue
             walked[identity] = directory
             by_name = {e.name: e for e in entries}
-            unit = _dir_unit(directory, by_name, fmt, listings)
-            if unit is not None:
-                units.append(unit)
-                if found:
-                    found(unit)
+            kind = _dir_kind(directory, by_name, fmt, listings)
+            if kind is not None:
+                unit_at(kind, directory)
                 continue
             if by_name.keys() & _VERDICT_FILES:
                 holding_results.append(Path(directory))
@@ -235,11 +243,9 @@ def discover(paths: Iterable[str | os.PathLike], fmt: str = "auto",
                 elif (os.path.splitext(entry.name)[1].lower() in _WALK_SUFFIXES[fmt] and entry.name not in _JOB_FILES
                       and (fmt != "tb" or entry.name.endswith("results.json"))  # tb's own: `<time>_results.json`
                       and entry.is_file()):  # regular files only: a FIFO or a device named *.json is never opened
-                    file_unit = _file_unit(Path(entry.path), fmt)
-                    if file_unit:
-                        units.append(file_unit)
-                        if found:
-                            found(file_unit)
+                    kind = _file_kind(entry.name, fmt)
+                    if kind:
+                        unit_at(kind, entry.path)
             stack.extend(reversed(subdirs))
         if len(units) == before:
             issues.append(make_issue(
@@ -305,7 +311,7 @@ class _Readers:
         self.pool: ProcessPoolExecutor | None = None
 
     def found(self, unit: Unit) -> None:
-        if os.path.abspath(unit.path) not in self.known:
+        if unit.absolute not in self.known:
             self.unread += 1
             if self.unread >= _PARALLEL_MIN_UNITS:
                 self._start()
@@ -434,10 +440,10 @@ def unit_signature(unit: Unit) -> str | None:
     """The sizes and modification times of the files a unit is read from (a directory's, all of
     them); None when a file cannot be looked at (the unit is then read)."""
     try:
-        if unit.path.is_file():
-            info = unit.path.stat()
+        info = os.stat(unit.path)
+        if stat.S_ISREG(info.st_mode):
             return f"f:{info.st_size}:{info.st_mtime_ns}"
-        if not unit.path.is_dir():
+        if not stat.S_ISDIR(info.st_mode):
             return None
         digest = hashlib.blake2b(digest_size=16)
         _sign_tree(str(unit.path), "", digest)
@@ -541,7 +547,7 @@ def _ingest(store: Store, paths: list[Path], fmt: str, readers: _Readers, known:
     report.gone = sorted(p for p in known if not os.path.exists(p))
     to_read, signatures = [], []
     for unit in units:
-        seen = known.get(os.path.abspath(unit.path))
+        seen = known.get(unit.absolute)
         signature = unit_signature(unit) if seen else None  # an input never read cleanly is read regardless
         if not verify and not replace and signature and seen["signature"] == signature:
             report.skipped += 1
@@ -553,7 +559,7 @@ def _ingest(store: Store, paths: list[Path], fmt: str, readers: _Readers, known:
     assigned: dict[str, Identity] = {}  # run id -> the identity its input matched (the last one wins)
     for done, (unit, (signature, result)) in enumerate(zip(to_read, readers.read(to_read, signatures)), start=1):
         if signature and not any(i.severity == "error" for i in result.issues):
-            clean.append((os.path.abspath(unit.path), signature, unit.kind, len(result.batch.trajectories)))
+            clean.append((unit.absolute, signature, unit.kind, len(result.batch.trajectories)))
         for identity in identities:
             if identity.matches(unit.path):
                 for run_id in {row.run_id for row in result.batch.trajectories}:
