@@ -64,8 +64,9 @@ def cluster_bootstraps(groups, reps: int = BOOTSTRAP_REPS, seed: int = 0,
     tail = (1 - level) / 2
     for size, members in by_size.items():
         weights = _cluster_weights(size, reps, seed)
-        totals = weights @ np.stack([arrays[g][1] for g in members], axis=1)  # (reps, groups); exact: integer sums
-        hits = weights @ np.stack([arrays[g][0] for g in members], axis=1)
+        trials = np.stack([arrays[g][1] for g in members], axis=1)
+        totals = _resampled_sums(weights, trials)  # (reps, groups)
+        hits = _resampled_sums(weights, np.stack([arrays[g][0] for g in members], axis=1))
         with np.errstate(invalid="ignore", divide="ignore"):
             rates = np.where(totals > 0, hits / totals, np.nan)  # a resample that drew no trials says nothing
         low, high = np.nanquantile(rates, [tail, 1 - tail], axis=0)
@@ -83,18 +84,29 @@ def cluster_bootstrap_difference(k_a, n_a, k_b, n_b, reps: int = BOOTSTRAP_REPS,
     if ((arrays[1] > 0) | (arrays[3] > 0)).sum() < 2 or arrays[1].sum() == 0 or arrays[3].sum() == 0:
         return None, None
     weights = _cluster_weights(len(arrays[0]), reps, seed)
-    ka, na, kb, nb = (weights @ x for x in arrays)
+    ka, na, kb, nb = (_resampled_sums(weights, x) for x in arrays)
     ok = (na > 0) & (nb > 0)
     diffs = ka[ok] / na[ok] - kb[ok] / nb[ok]
     tail = (1 - level) / 2
     return float(np.quantile(diffs, tail)), float(np.quantile(diffs, 1 - tail))
 
 
+def _resampled_sums(weights, counts):
+    """Each resample's total of per-cluster `counts` (integers): `weights @ counts`, in float32
+    where every sum is an integer float32 holds exactly (below 2**24: at most clusters × the
+    largest count), so the result equals float64's to the bit at half the memory traffic."""
+    import numpy as np
+
+    if counts.size and weights.shape[1] * float(np.max(counts, initial=0)) < 2 ** 24:
+        return (weights @ counts.astype(np.float32)).astype(float)
+    return weights.astype(float) @ counts
+
+
 @functools.lru_cache(maxsize=32)
 def _cluster_weights(clusters: int, reps: int, seed: int):
-    """How often each cluster is drawn in each resample: a (reps, clusters) count matrix. It
-    depends on nothing else, so a report's intervals over the same number of tasks share one;
-    read-only, since it is shared. Drawing it costs ~0.13 ms per cluster (a binomial per cluster
+    """How often each cluster is drawn in each resample: a (reps, clusters) count matrix (float32:
+    counts are integers at most `clusters`, exact below 2**24). It depends on nothing else, so a
+    report's intervals over the same number of tasks share one; read-only, since it is shared. Drawing it costs ~0.13 ms per cluster (a binomial per cluster
     and resample, which no faster method reproduces), 0.26 s at 2,000 tasks, so it is also kept on
     disk (`weights_cache_dir()`), like bytecode: a file is used only if it is what the draw gives."""
     import numpy as np
@@ -109,7 +121,7 @@ def _cluster_weights(clusters: int, reps: int, seed: int):
     if counts is None:
         counts = np.random.default_rng(seed).multinomial(clusters, np.full(clusters, 1 / clusters), size=reps)
         _store_weights(path, counts)
-    weights = counts.astype(float)
+    weights = counts.astype(np.float32 if clusters < 2 ** 24 else float)
     weights.flags.writeable = False
     return weights
 
