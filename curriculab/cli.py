@@ -17,7 +17,7 @@ from rich.console import Console
 
 from curriculab.analysis.store import DEFAULT_DB, Store, StoreError
 from curriculab.tables import print_table, safe_text
-from curriculab.taxonomy.model import TIERS
+from curriculab.taxonomy.vocabulary import TIERS
 from curriculab.taxonomy.taxonomy import TaxonomyError
 from curriculab.training.generation import CHOICES as GENERATION_CHOICES
 

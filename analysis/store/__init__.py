@@ -1,6 +1,5 @@
 """The DuckDB store: schema, migrations, reads and writes. The only code that opens DuckDB."""
 
-from curriculab.analysis.store.rows import RowBatch
 from curriculab.analysis.store.schema import LATEST_VERSION, MIGRATIONS, Migration
 from curriculab.analysis.store.store import (
     DEFAULT_DB, RecordRejected, Store, StoreBusy, StoreError, WriteResult, default_db_path,
@@ -8,3 +7,11 @@ from curriculab.analysis.store.store import (
 
 __all__ = ["DEFAULT_DB", "LATEST_VERSION", "MIGRATIONS", "Migration", "RecordRejected", "RowBatch", "Store", "StoreBusy", "StoreError",
            "WriteResult", "default_db_path"]
+
+
+def __getattr__(name: str):
+    if name == "RowBatch":  # the row layout imports Arrow and the trajectory model: only writers need it
+        from curriculab.analysis.store.rows import RowBatch
+
+        return RowBatch
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,14 +8,14 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import duckdb
-import pyarrow as pa
-import pyarrow.compute as pc
 
-from curriculab.analysis.store.rows import RowBatch, MERGE_SQL
 from curriculab.analysis.store.schema import LATEST_VERSION, MIGRATIONS, TABLE_DOCS
+
+if TYPE_CHECKING:
+    from curriculab.analysis.store.rows import RowBatch
 
 DEFAULT_DB = "curriculab.duckdb"
 
@@ -389,6 +389,11 @@ class Store:
         with `replace`, the stored one, its steps, tests and codes are replaced. Everything lands
         in one transaction, so a crash leaves either the whole batch or none of it.
         """
+        import pyarrow as pa  # only writes need Arrow and the row layout: reads start without them
+        import pyarrow.compute as pc
+
+        from curriculab.analysis.store.rows import MERGE_SQL
+
         result = WriteResult()
         try:
             tables = batch.to_arrow()
@@ -446,6 +451,8 @@ class Store:
 
     def record_manifest(self, rows: list[tuple[str, str, str, int]]) -> None:
         """Record inputs read cleanly: rows (path, signature, kind, trajectories), replacing earlier ones."""
+        import pyarrow as pa
+
         if rows:
             # one statement over an Arrow table: DuckDB's executemany runs row by row (~1.6 ms a row)
             latest = {row[0]: row for row in rows}  # one row per path: a path given twice in one call
@@ -458,6 +465,8 @@ class Store:
                 self._db.unregister("_manifest")
 
     def record_ingest_errors(self, errors: Iterable[dict[str, Any]]) -> None:
+        import pyarrow as pa
+
         rows = list(errors)
         if not rows:
             return
