@@ -742,12 +742,13 @@ def ingest_manifest(store: Store, under: list[str]) -> pd.DataFrame:
 
     Columns: path, signature, kind, trajectories, seen_at.
     """
-    if not under:
-        return store.frame("select * from ingest_manifest where false")
-    return store.frame("""select * from ingest_manifest m
-                          where list_contains(?, path) or exists (select 1 from unnest(?) as u(root)
-                                                                  where starts_with(m.path, u.root || '/'))""",
-                       [list(under), list(under)])
+    return store.frame(MANIFEST_UNDER, [list(under), list(under)])
+
+
+MANIFEST_UNDER = """select * from ingest_manifest m
+                    where list_contains(?, path) or exists (select 1 from unnest(?) as u(root)
+                                                            where starts_with(m.path, u.root || '/'))"""
+"""`ingest_manifest`'s SQL (parameters: the roots, twice), for callers that want plain rows."""
 
 
 def labels(store: Store, *, annotator: str | None = None, taxonomy_version: str | None = None,

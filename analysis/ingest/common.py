@@ -4,7 +4,6 @@ clear errors; output capping; content hashing; canonical step building."""
 from __future__ import annotations
 
 import hashlib
-import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -269,18 +268,3 @@ class UnitResult:
     issues: list[Issue] = field(default_factory=list)
     tasks_only: int = 0
     """Task descriptions read (from task.toml / task.yaml) with no trajectory."""
-
-
-def listing(directory: str, listings: dict[str, list[os.DirEntry]] | None = None) -> list[os.DirEntry]:
-    """A directory's entries sorted by name ([] where it cannot be listed). With `listings`, a
-    folder listed once (run detection looks two levels down) is not listed again by the walk."""
-    if listings is not None and directory in listings:
-        return listings[directory]
-    try:
-        with os.scandir(directory) as entries:
-            found = sorted(entries, key=lambda e: e.name)
-    except OSError:
-        return []
-    if listings is not None:
-        listings[directory] = found
-    return found

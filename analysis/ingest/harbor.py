@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import functools
-import os
 import re
 from dataclasses import replace
 from datetime import datetime
@@ -17,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from curriculab.analysis.ingest.atif import atif_steps, model_name, parse_atif
 from curriculab.analysis.ingest.common import (
-    IngestFailure, UnitResult, byte_hash, content_hash, fail, listing, load_json, make_issue, milestones, read_bytes,
+    IngestFailure, UnitResult, byte_hash, content_hash, fail, load_json, make_issue, milestones, read_bytes,
     outcome_without_verdict, test_results_from_ctrf, validation_failure,
 )
 from curriculab.analysis.ingest.tasks import task_from_toml
@@ -110,30 +109,6 @@ class TrialResult(_H):
     exception_info: ExceptionInfo | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
-
-
-def is_trial_dir(path: Path | str, entries: dict[str, os.DirEntry] | None = None) -> bool:
-    """A trial directory: result.json with a trial's companions, or with nothing that makes it a job.
-    A job also holds result.json (and config.json), but beside a job.log or trial directories of its
-    own; a trial whose agent and verifier folders are gone keeps its verdict all the same.
-    `entries`: the directory's listing by name, when the caller has it (no stat then)."""
-    if entries is None:
-        entries = {e.name: e for e in listing(str(path))}
-
-    def kind(name: str, directory: bool) -> bool:
-        entry = entries.get(name)
-        try:
-            return entry is not None and (entry.is_dir() if directory else entry.is_file())
-        except OSError:
-            return False
-
-    if not kind("result.json", False):
-        return False
-    if kind("agent", True) or kind("verifier", True) or kind("trial.log", False):
-        return True
-    if kind("job.log", False):
-        return False
-    return not any(os.path.isfile(os.path.join(e.path, "result.json")) for e in entries.values() if kind(e.name, True))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -17,18 +17,16 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
-
-import orjson
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from curriculab.analysis import queries
-from curriculab.analysis.ingest import atif, harbor, inspect_log, jsonl, swe_agent, tasks, tb
-from curriculab.analysis.ingest.common import (
-    Issue, IngestFailure, UnitResult, json_failure, make_issue, read_bytes, validation_failure,
-)
-from curriculab.analysis.store import RecordRejected, RowBatch, Store
+from curriculab.analysis.ingest import detect
+from curriculab.analysis.issues import Issue, IngestFailure, make_issue
+from curriculab.analysis.store import RecordRejected, Store
 from curriculab.taxonomy.model_names import canonical_model
+
+if TYPE_CHECKING:
+    from curriculab.analysis.ingest.common import UnitResult
 
 FORMATS = ("auto", "atif", "harbor", "tb", "swe-agent", "inspect", "jsonl")
 _JOB_FILES = {"config.json", "result.json", "results.json", "run_metadata.json", "lock.json", "metrics.json",
@@ -97,6 +95,8 @@ def _sniff_json(path: Path, data: bytes) -> str | None:
         return "inspect"
     if b'"schema_version"' in data and b'"steps"' in data and b'"session_id"' in data:
         return "atif"
+    from curriculab.analysis.ingest import tb
+
     if tb.is_results_file(data):
         return "tb-results"
     return None
@@ -104,6 +104,13 @@ def _sniff_json(path: Path, data: bytes) -> str | None:
 
 def read_unit(unit: Unit) -> UnitResult:
     """Read one unit; any failure becomes a quarantine issue rather than an exception."""
+    # the importers (pydantic models, Arrow rows) load with the first unit read, not with discovery
+    import orjson
+    from pydantic import ValidationError
+
+    from curriculab.analysis.ingest import atif, harbor, inspect_log, jsonl, swe_agent, tasks, tb
+    from curriculab.analysis.ingest.common import UnitResult, json_failure, read_bytes, validation_failure
+
     try:
         kind, path = unit.kind, unit.path
         if kind == "json":
@@ -153,9 +160,9 @@ def _file_kind(path: str, fmt: str) -> str | None:
 
 def _dir_kind(path: str, entries: dict[str, os.DirEntry], fmt: str, listings: dict[str, list[os.DirEntry]]) -> str | None:
     names = entries.keys()
-    if fmt in ("auto", "tb") and tb.is_run_dir(path, names, listings):
+    if fmt in ("auto", "tb") and detect.is_tb_run_dir(path, names, listings):
         return "tb"
-    if fmt in ("auto", "harbor") and "result.json" in names and harbor.is_trial_dir(path, entries):
+    if fmt in ("auto", "harbor") and "result.json" in names and detect.is_harbor_trial_dir(path, entries):
         return "harbor"
     if fmt in ("auto", "harbor") and "task.toml" in names:
         return "harbor-task"
@@ -357,7 +364,7 @@ class _Writer:
 
     def __init__(self, store: Store, report: IngestReport, replace: bool = False):
         self.store, self.report, self.replace = store, report, replace
-        self.batch = RowBatch()
+        self.batch = None  # the first result's rows start it: a re-ingest that reads nothing builds none
         self.seen: dict[str, tuple[str, str]] = {}  # trajectory_id -> (content_hash, source_path)
         self.pending: list[Issue] = []  # issues not yet written to ingest_errors
 
@@ -386,7 +393,10 @@ class _Writer:
             incoming.trajectories = [r for r in incoming.trajectories if r.trajectory_id not in drop]
             incoming.steps = [r for r in incoming.steps if r.trajectory_id not in drop]
             incoming.test_results = [r for r in incoming.test_results if r.trajectory_id not in drop]
-        self.batch.extend(incoming)
+        if self.batch is None:
+            self.batch = incoming
+        else:
+            self.batch.extend(incoming)
         if len(self.batch) >= _BATCH_TRAJECTORIES or self.batch.n_steps >= _BATCH_STEPS:
             self.flush()
         if len(self.pending) >= 500:
@@ -397,8 +407,8 @@ class _Writer:
             self.store.step_aside()
 
     def flush(self) -> None:
-        batch, self.batch = self.batch, RowBatch()
-        if not (batch.trajectories or batch.tasks or batch.runs):
+        batch, self.batch = self.batch, None
+        if batch is None or not (batch.trajectories or batch.tasks or batch.runs):
             return
         try:
             self._count(self.store.write_batch(batch, self.replace))
@@ -528,7 +538,9 @@ def ingest(store: Store, paths: Iterable[str | os.PathLike], fmt: str = "auto", 
     identities = list(identities)
     verify = verify or bool(identities)
     roots = [os.path.abspath(p) for p in paths]
-    known = {r["path"]: r for r in queries.records(queries.ingest_manifest(store, roots))}
+    # plain rows, not a DataFrame: a re-ingest that reads nothing then never imports pandas
+    columns, rows = store.query(queries.MANIFEST_UNDER, [roots, roots])
+    known = {row[0]: dict(zip(columns, row)) for row in rows}
     readers = _Readers(workers if workers is not None else available_cores(), set() if verify or replace else set(known))
     try:
         return _ingest(store, paths, fmt, readers, known, progress, replace, verify, identities)

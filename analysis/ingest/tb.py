@@ -16,18 +16,18 @@ their actions are not in the log, so such a trajectory is one `run` step with
 from __future__ import annotations
 
 import ast
-import os
 import re
 import shlex
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator, Literal
+from typing import Any, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from curriculab.analysis.ingest.detect import each_tb_trial_dir
 from curriculab.analysis.ingest.common import (
-    Issue, IngestFailure, StepBuilder, UnitResult, byte_hash, content_hash, fail, listing, load_json, make_issue, read_bytes,
+    Issue, IngestFailure, StepBuilder, UnitResult, byte_hash, content_hash, fail, load_json, make_issue, read_bytes,
     outcome_without_verdict, validation_failure,
 )
 from curriculab.taxonomy.actions import NormalisedCall, normalise_shell
@@ -87,38 +87,7 @@ class TbTrial(BaseModel):
 
 def _trial_dirs(run_dir: Path) -> list[Path]:
     """`<task>/<trial>/` directories holding a trial's own results.json."""
-    return sorted(Path(path) for path in _each_trial_dir(str(run_dir)))
-
-
-def _each_trial_dir(run_dir: str, listings: dict[str, list[os.DirEntry]] | None = None) -> Iterator[str]:
-    """What `run_dir.glob("*/*/results.json")` finds, as the parents' paths, lazily: discovery asks
-    this of every folder it walks (each Harbor job too), where pathlib's glob was most of its time."""
-    for task in _subdirs(run_dir, listings):
-        entries = listing(task, listings)
-        if any(e.name == "result.json" for e in entries):  # a Harbor trial or job: tb keeps no result.json
-            continue
-        for trial in (e.path for e in entries if e.is_dir()):
-            if os.path.exists(os.path.join(trial, "results.json")):
-                yield trial
-
-
-def _subdirs(directory: str, listings: dict[str, list[os.DirEntry]] | None = None) -> list[str]:
-    return [entry.path for entry in listing(directory, listings) if entry.is_dir()]
-
-
-def is_run_dir(path: Path | str, names: set[str] | None = None,
-               listings: dict[str, list[os.DirEntry]] | None = None) -> bool:
-    """A `tb run` directory: run-level files, or trials that each hold their own results.json (a
-    trial's folder is named `<task>.<n>-of-<m>.<time>` inside its task's folder; some published
-    runs keep nothing else, no keystroke log and no run metadata). `listings`: see `listing`."""
-    names = names if names is not None else {e.name for e in listing(str(path))}
-    if "run_metadata.json" in names and "results.json" in names:
-        return True
-    if "result.json" in names or "task.yaml" in names:  # a Harbor job or trial, a task directory
-        return False
-    return any(os.path.basename(trial).startswith(os.path.basename(os.path.dirname(trial)) + ".")
-               or os.path.isfile(os.path.join(trial, "commands.txt")) or os.path.isdir(os.path.join(trial, "panes"))
-               for trial in _each_trial_dir(str(path), listings))
+    return sorted(Path(path) for path in each_tb_trial_dir(str(run_dir)))
 
 
 def is_results_file(data: bytes) -> bool:

@@ -451,9 +451,9 @@ class Store:
 
     def record_manifest(self, rows: list[tuple[str, str, str, int]]) -> None:
         """Record inputs read cleanly: rows (path, signature, kind, trajectories), replacing earlier ones."""
-        import pyarrow as pa
-
         if rows:
+            import pyarrow as pa
+
             # one statement over an Arrow table: DuckDB's executemany runs row by row (~1.6 ms a row)
             latest = {row[0]: row for row in rows}  # one row per path: a path given twice in one call
             table = pa.table([pa.array(column) for column in zip(*latest.values())],
@@ -465,11 +465,11 @@ class Store:
                 self._db.unregister("_manifest")
 
     def record_ingest_errors(self, errors: Iterable[dict[str, Any]]) -> None:
-        import pyarrow as pa
-
         rows = list(errors)
         if not rows:
             return
+        import pyarrow as pa
+
         table = pa.Table.from_pylist(rows, schema=pa.schema([
             ("path", pa.string()), ("reason", pa.string()), ("record", pa.string()),
             ("field", pa.string()), ("severity", pa.string()), ("source_format", pa.string()),
