@@ -742,13 +742,14 @@ def ingest_manifest(store: Store, under: list[str]) -> pd.DataFrame:
 
     Columns: path, signature, kind, trajectories, seen_at.
     """
-    return store.frame(MANIFEST_UNDER, [list(under), list(under)])
+    return store.frame(MANIFEST_UNDER.format(columns="*"), [list(under), list(under)])
 
 
-MANIFEST_UNDER = """select * from ingest_manifest m
+MANIFEST_UNDER = """select {columns} from ingest_manifest m
                     where list_contains(?, path) or exists (select 1 from unnest(?) as u(root)
                                                             where starts_with(m.path, u.root || '/'))"""
-"""`ingest_manifest`'s SQL (parameters: the roots, twice), for callers that want plain rows."""
+"""`ingest_manifest`'s SQL (parameters: the roots, twice; `columns` to format in), for callers that
+want plain rows of a few columns (a timestamp per row costs more to fetch than the rest)."""
 
 
 def labels(store: Store, *, annotator: str | None = None, taxonomy_version: str | None = None,

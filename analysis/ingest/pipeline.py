@@ -538,9 +538,10 @@ def ingest(store: Store, paths: Iterable[str | os.PathLike], fmt: str = "auto", 
     identities = list(identities)
     verify = verify or bool(identities)
     roots = [os.path.abspath(p) for p in paths]
-    # plain rows, not a DataFrame: a re-ingest that reads nothing then never imports pandas
-    columns, rows = store.query(queries.MANIFEST_UNDER, [roots, roots])
-    known = {row[0]: dict(zip(columns, row)) for row in rows}
+    # plain rows of what is compared, not a DataFrame: a re-ingest that reads nothing never imports
+    # pandas, and 50,000 rows come back in 0.05 s rather than 0.7 s with their timestamps
+    _, rows = store.query(queries.MANIFEST_UNDER.format(columns="path, signature, trajectories"), [roots, roots])
+    known = {path: {"signature": signature, "trajectories": trajectories} for path, signature, trajectories in rows}
     readers = _Readers(workers if workers is not None else available_cores(), set() if verify or replace else set(known))
     try:
         return _ingest(store, paths, fmt, readers, known, progress, replace, verify, identities)
