@@ -16,9 +16,9 @@ them with `pip install --no-index --find-links WHEELS curriculab`, then run
 `bash bench/gpu_check.sh --model SmolLM2-135M-Instruct.Q4_1.gguf --allow-unsandboxed --max-seconds 240`.
 `--allow-unsandboxed` scores completions under rlimits and namespaces only (see the README's
 sandbox section); the output says so. `--max-seconds` is the check's budget from its start, shared
-equally by the backends still to run: each one's training stops early enough to leave its
-checkpoint and store as long as its setup took, so every line comes back inside it (`wall_s`
-reports the whole check so far).
+equally by the backends still to run (less a tenth, for reading the figures back and a loaded
+machine's jitter): each one's training stops early enough to leave its checkpoint and store, so
+every line comes back inside it (`wall_s` reports the whole check so far).
 """
 
 from __future__ import annotations
@@ -80,8 +80,9 @@ def main() -> None:
             print(json.dumps({"generation_backend": backend, "skipped": why_not}), flush=True)
             continue
         budget = None
-        if args.max_seconds is not None:  # what is left, shared by this backend and those after it
-            budget = (args.max_seconds - (time.perf_counter() - check_started)) / (len(backends) - index)
+        if args.max_seconds is not None:  # what is left, shared by this backend and those after it, less a
+            # tenth for what follows training (reading the figures back) and a loaded machine's jitter
+            budget = 0.9 * (args.max_seconds - (time.perf_counter() - check_started)) / (len(backends) - index)
         print(json.dumps(_check(args, backend, budget, cuda, sandbox, plan, work / backend, check_started, train, Store, torch)),
               flush=True)
 

@@ -60,17 +60,18 @@ class CurriculumCallback(TrainerCallback):
                  metrics_path: Path, dynamic: DynamicSettings | None = None,
                  summary: Callable[[int, dict[str, float]], None] | None = None, stats: ProblemStats | None = None,
                  clock: StepClock | None = None, stop_after_s: float | None = None, started: float | None = None,
-                 main_process: bool = True) -> None:
+                 main_process: bool = True, setup_started: float | None = None) -> None:
         self.curriculum, self.writer, self.db_path, self.run_id = curriculum, writer, db_path, run_id
         # in a multi-process run every rank follows the schedule (its rewards need the same α), and
         # rank 0 alone shows progress and writes the metrics and the store, once for all ranks
         self.main_process = main_process
         self.metrics_path, self.summary, self.stats = metrics_path, summary, stats
         self.clock = clock or StepClock()
-        # train()'s whole budget: no step starts that would end too late to leave the run's end
-        # (checkpoint, store) as long as its start took (measured at the first step), so the whole
-        # call stays inside it
+        # train()'s whole budget (from `started`): no step starts that would end too late to leave the
+        # run's end (checkpoint, store) as long as its setup took (from `setup_started`, after the
+        # imports a process pays once; measured at the first step), so the whole call stays inside it
         self.stop_after_s, self.started, self.reserve_s = stop_after_s, started or time.perf_counter(), 0.0
+        self.setup_started = setup_started or self.started
         self.step_ended = None
         self.flush_s = 0.0  # the last checkpoint's ingest: the run's end does one more, and saves
         self.state = DynamicState(dynamic) if dynamic else None
@@ -84,7 +85,7 @@ class CurriculumCallback(TrainerCallback):
 
         self.bar = tqdm(total=state.max_steps, initial=state.global_step, desc="GRPO", unit="step", dynamic_ncols=True,
                         disable=not self.main_process)
-        self.reserve_s = time.perf_counter() - self.started
+        self.reserve_s = time.perf_counter() - self.setup_started
         self.step_ended = time.perf_counter()
 
     def on_step_end(self, args, state, control, **kwargs):

@@ -108,6 +108,7 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
     from curriculab.training.sandbox import Limits
     from curriculab.training.trainer import CurriculumGRPOTrainer
 
+    imported = time.perf_counter()
     if not isinstance(config, TrainingConfig):
         try:
             config = TrainingConfig.load(config)
@@ -192,7 +193,7 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
         names=config.reward.functions, planned_steps=section.planned_steps, stats=stats)]
     callback = CurriculumCallback(curriculum, writer, db_path, run_id, output / "metrics.jsonl",
                                   section.dynamic.settings() if dynamic_on else None, summary, stats, clock,
-                                  stop_after_s, entered, main_process=rank == 0)
+                                  stop_after_s, entered, main_process=rank == 0, setup_started=imported)
     trainer = CurriculumGRPOTrainer(model=network, reward_funcs=reward_funcs, args=args, train_dataset=dataset,
                                     processing_class=tokenizer, callbacks=[callback], live_stats=stats if live_on else None,
                                     clock=clock)
