@@ -216,8 +216,9 @@ def _drop(uid: int) -> list[str]:
 
 
 class _Server:
-    """One sandboxed server.py process in a role (zygote or judge), with its control socket (or a container's attach stream). It is
-    started at construction; `wait_ready` waits for its handshake, so several can start at once."""
+    """One sandboxed server.py process in a role (zygote or judge), with its control socket (a
+    container's: its attach stream). It is started at construction; `wait_ready` waits for its
+    handshake, so several can start at once."""
 
     def __init__(self, role: str, backend: str, limits: Limits, box: Path, workdir: Path,
                  judge: "_Server | None" = None):
