@@ -210,12 +210,11 @@ def discover(paths: Iterable[str | os.PathLike], fmt: str = "auto",
         # root's, made once, with the same tail (no name is `.` or `..`)
         root_text, root_absolute = str(root), os.path.abspath(root)
 
-        def unit_at(kind: str, path: str) -> Unit:
+        def unit_at(kind: str, path: str) -> None:
             unit = Unit(kind, Path(path), root_absolute + path[len(root_text):] if root_text != "/" else path)
             units.append(unit)
             if found:
                 found(unit)
-            return unit
 
         listings: dict[str, list[os.DirEntry]] = {}
         walked: dict[tuple[int, int], str] = {}  # (device, inode) -> the path it was walked as: a symlink loop is walked once

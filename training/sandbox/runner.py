@@ -483,7 +483,7 @@ class _Slot:
         # stops answering: that is the tests' (a hostile problems file), and the judge is replaced.
         outcomes = self._verdicts(judge, tests, started + limits.budget_s)
         ended = self._end(zygote)
-        output_tail = _tail(output_fd) if output_fd is not None else str(ended.get("output", ""))[-2000:]
+        output_tail = server.tail(output_fd) if output_fd is not None else str(ended.get("output", ""))[-server.TAIL_BYTES:]
         memory = zygote.oom_kills() > oom_before or "MemoryError" in output_tail
         by_id = {o.test_id: o for o in outcomes}
         # the test the judge stopped on: a hang or death, else a refused reply (the channel is no longer trusted)
@@ -563,17 +563,6 @@ class _Slot:
             # the completion killed or stopped its zygote (it answered nothing in time): a fresh sandbox next
             self._drop("zygote", stuck=True)
             return {}
-
-
-def _tail(fd: int, size: int = 2000) -> str:
-    """The end of what the completion wrote (its memfd), then the memfd is closed."""
-    try:
-        length = os.fstat(fd).st_size
-        return os.pread(fd, size, max(0, length - size)).decode(errors="replace")
-    except OSError:
-        return ""
-    finally:
-        os.close(fd)
 
 
 def _reset(workdir: Path, *names: str) -> None:

@@ -624,7 +624,7 @@ def zygote(control, scratch, scope, filter_path):
         if status is not None:
             report["exit"] = os.waitstatus_to_exitcode(status)
         if contained:
-            report.update(output=_tail(output_fd), oom_kills=oom_kills())
+            report.update(output=tail(output_fd), oom_kills=oom_kills())
         send(control, report)
 
 
@@ -648,10 +648,15 @@ def _contained_descriptors(message):
     return [channel.detach(), code_fd, output_fd]
 
 
-def _tail(fd, size=2000):
-    """The end of what the completion wrote, as text; the memfd is closed."""
+TAIL_BYTES = 2000
+"""How much of the end of a completion's output is kept for its result."""
+
+
+def tail(fd):
+    """The end of what the completion wrote (its memfd), as text; the memfd is closed. Read by the
+    harness where it holds the memfd, and by a container's zygote where the harness cannot."""
     try:
-        return os.pread(fd, size, max(0, os.fstat(fd).st_size - size)).decode(errors="replace")
+        return os.pread(fd, TAIL_BYTES, max(0, os.fstat(fd).st_size - TAIL_BYTES)).decode(errors="replace")
     except OSError:
         return ""
     finally:
