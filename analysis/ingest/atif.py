@@ -1,20 +1,16 @@
 """ATIF (Agent Trajectory Interchange Format, v1.4 to v1.6) trajectories.
 
 Validation runs on the file's own schema first, so an error names the ATIF field at fault
-(`steps[3].step_id`), then the steps are normalised into canonical actions. A document whose values
-all have their schema's types already (the usual case) is checked by hand on orjson's parse; any
-other goes through the pydantic models, which coerce or refuse it: both give the same plain values.
+(`steps[3].step_id`), then the steps are normalised into canonical actions.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from curriculab.analysis.ingest.common import (
@@ -98,187 +94,81 @@ class AtifTrajectory(_Atif):
     extra: dict[str, Any] | None = None
 
 
-FAST_PATH = True
-"""Read documents of the plain shape without pydantic (`_plain_document`); the differential test
-turns it off to hold both paths to the same rows and the same quarantine."""
-
-_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?(?:Z|[+-]\d\d:\d\d)?")
-_SOURCES = frozenset({"system", "user", "agent"})
-
-
-def parse_atif(path: Path, data: bytes, record: str | None = None) -> dict[str, Any]:
-    """ATIF bytes as plain values (timestamps as datetimes, costs as floats); raise IngestFailure
-    naming the field at fault. A document whose every value already has the schema's type is
-    checked by hand; anything else (a coercion, a bad value, invalid JSON) goes through pydantic,
-    which decides and names the error."""
-    doc = _plain_document(data) if FAST_PATH else None
-    if doc is None:
-        try:
-            doc = AtifTrajectory.model_validate_json(data).model_dump()
-        except ValidationError as exc:
-            if exc.errors()[0]["type"] == "json_invalid":
-                raise json_failure(path, data, ValueError(exc.errors()[0]["msg"]), FORMAT, record) from None
-            raise validation_failure(path, exc, FORMAT, record) from None
-    schema_version = doc["schema_version"]
-    if not schema_version.upper().startswith("ATIF"):
-        raise fail(path, f"schema_version is {schema_version!r}, not ATIF", "Pass the right --format for this file",
+def parse_atif(path: Path, data: bytes, record: str | None = None) -> AtifTrajectory:
+    """Validate ATIF bytes; raise IngestFailure naming the field at fault."""
+    try:
+        doc = AtifTrajectory.model_validate_json(data)
+    except ValidationError as exc:
+        if exc.errors()[0]["type"] == "json_invalid":
+            raise json_failure(path, data, ValueError(exc.errors()[0]["msg"]), FORMAT, record) from None
+        raise validation_failure(path, exc, FORMAT, record) from None
+    if not doc.schema_version.upper().startswith("ATIF"):
+        raise fail(path, f"schema_version is {doc.schema_version!r}, not ATIF", "Pass the right --format for this file",
                    record=record, field="schema_version", source_format=FORMAT)
-    version = _VERSION.fullmatch(schema_version)
+    version = _VERSION.fullmatch(doc.schema_version)
     if version is None or version.group(1) != "1" or int(version.group(2)) > KNOWN_MINOR:
-        raise fail(path, f"schema_version {schema_version!r} is not an ATIF version curriculab reads (ATIF-v1.0 to "
+        raise fail(path, f"schema_version {doc.schema_version!r} is not an ATIF version curriculab reads (ATIF-v1.0 to "
                    f"ATIF-v1.{KNOWN_MINOR})", "Convert the file to a supported ATIF version, or to curriculab JSONL "
                    "(docs/jsonl.md)", record=record, field="schema_version", source_format=FORMAT)
     return doc
 
 
-def _plain_document(data: bytes) -> dict[str, Any] | None:
-    """The parsed document when every field is exactly of its schema type (what pydantic would
-    accept unchanged), with timestamps parsed and costs made floats; None sends it to pydantic."""
-    try:
-        doc = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return None
-    if not (type(doc) is dict and type(doc.get("schema_version")) is str and type(doc.get("session_id")) is str
-            and _optional(doc, "notes", str) and _optional(doc, "extra", dict)):
-        return None
-    agent, steps = doc.get("agent"), doc.get("steps")
-    if not (type(agent) is dict and type(agent.get("name")) is str and _optional(agent, "version", str)
-            and _optional(agent, "model_name", str) and type(steps) is list):
-        return None
-    final = doc.get("final_metrics")
-    if final is not None and not (type(final) is dict and _counts(final, _FINAL_COUNTS) and _cost(final, "total_cost_usd")):
-        return None
-    return doc if all(type(step) is dict and _plain_step(step) for step in steps) else None
-
-
-_STEP_COUNTS = ("prompt_tokens", "completion_tokens", "cached_tokens")
-_FINAL_COUNTS = ("total_prompt_tokens", "total_completion_tokens", "total_cached_tokens", "total_steps")
-
-
-def _plain_step(step: dict[str, Any]) -> bool:
-    step_id, source, message = step.get("step_id"), step.get("source"), step.get("message")
-    if not (type(step_id) is int and 0 <= step_id <= INT32_MAX and type(source) is str and source in _SOURCES
-            and (message is None or type(message) is str or type(message) is list) and _optional(step, "model_name", str)
-            and _optional(step, "reasoning_content", str) and _optional(step, "extra", dict)):
-        return False
-    stamp = step.get("timestamp")
-    if stamp is not None:
-        if type(stamp) is not str or not _TIMESTAMP.fullmatch(stamp):
-            return False
-        try:
-            step["timestamp"] = datetime.fromisoformat(stamp)
-        except ValueError:
-            return False
-    metrics = step.get("metrics")
-    if metrics is not None and not (type(metrics) is dict and _counts(metrics, _STEP_COUNTS) and _cost(metrics, "cost_usd")):
-        return False
-    calls = step.get("tool_calls")
-    if calls is not None:
-        if type(calls) is not list:
-            return False
-        for call in calls:
-            if not (type(call) is dict and type(call.get("function_name")) is str and _optional(call, "tool_call_id", str)):
-                return False
-            arguments = call.get("arguments")
-            if not (arguments is None or type(arguments) is dict or type(arguments) is str):
-                return False
-    observation = step.get("observation")
-    if observation is not None:
-        results = observation.get("results", []) if type(observation) is dict else None
-        if type(results) is not list:
-            return False
-        for result in results:
-            content = result.get("content") if type(result) is dict else 0
-            if not ((content is None or type(content) is str or type(content) is list)
-                    and _optional(result, "source_call_id", str)):
-                return False
-    return True
-
-
-def _optional(parent: dict[str, Any], key: str, kind: type) -> bool:
-    value = parent.get(key)
-    return value is None or type(value) is kind
-
-
-def _counts(parent: dict[str, Any], keys: tuple[str, ...]) -> bool:
-    for key in keys:
-        value = parent.get(key)
-        if value is not None and not (type(value) is int and 0 <= value <= INT64_MAX):
-            return False
-    return True
-
-
-def _cost(parent: dict[str, Any], key: str) -> bool:
-    value = parent.get(key)
-    if value is None:
-        return True
-    if not ((type(value) is float or type(value) is int) and 0 <= value < math.inf):
-        return False
-    parent[key] = float(value)  # pydantic's float
-    return True
-
-
-def _reported_failure(result: dict[str, Any] | None, step: dict[str, Any]) -> bool | None:
+def _reported_failure(result: AtifResult | None, step: AtifStep) -> bool | None:
     """Claude Code's is_error, kept by Harbor in the result's or the step's extra."""
-    for extra in (result.get("extra") if result else None, (step.get("extra") or {}).get("tool_result_metadata")):
+    for extra in ((result.model_extra or {}).get("extra") if result else None, (step.extra or {}).get("tool_result_metadata")):
         if isinstance(extra, dict) and extra.get("is_error") is not None:
             return bool(extra["is_error"])
     return None
 
 
-def atif_steps(doc: dict[str, Any], path: Path, record: str, issues: list) -> tuple[list, int | None, int | None, float | None]:
-    """Canonical steps and token/cost totals of a parsed ATIF trajectory (`parse_atif`), each tool
-    call read by the agent's own tool table and output conventions (`taxonomy/agents.yaml`)."""
-    agent = doc["agent"]["name"]
+def atif_steps(doc: AtifTrajectory, path: Path, record: str, issues: list) -> tuple[list, int | None, int | None, float | None]:
+    """Canonical steps and token/cost totals of an ATIF trajectory, each tool call read by the
+    agent's own tool table and output conventions (`taxonomy/agents.yaml`)."""
+    agent = doc.agent.name
     builder = StepBuilder(path=path, record=record, source_format=FORMAT)
     prompt = completion = 0
     cost = 0.0
     seen_ids: set[int] = set()
-    for k, step in enumerate(doc["steps"]):
-        step_id, source, ts = step["step_id"], step["source"], step.get("timestamp")
-        if step_id in seen_ids:
-            raise fail(path, f"step_id {step_id} appears twice", "Number steps uniquely from 1",
+    for k, step in enumerate(doc.steps):
+        if step.step_id in seen_ids:
+            raise fail(path, f"step_id {step.step_id} appears twice", "Number steps uniquely from 1",
                        record=record, field=f"steps[{k}].step_id", source_format=FORMAT)
-        seen_ids.add(step_id)
-        metrics = step.get("metrics")
-        if metrics:
-            prompt += metrics.get("prompt_tokens") or 0
-            completion += metrics.get("completion_tokens") or 0
-            cost += metrics.get("cost_usd") or 0.0
-        message = text_of(step.get("message"))
-        tool_calls = step.get("tool_calls")
-        if source != "agent" or not tool_calls:
-            builder.message(source, message, ts, action="message" if source == "agent" else None)
+        seen_ids.add(step.step_id)
+        if step.metrics:
+            prompt += step.metrics.prompt_tokens or 0
+            completion += step.metrics.completion_tokens or 0
+            cost += step.metrics.cost_usd or 0.0
+        message = text_of(step.message)
+        if step.source != "agent" or not step.tool_calls:
+            builder.message(step.source, message, step.timestamp, action="message" if step.source == "agent" else None)
             continue
-        results = (step.get("observation") or {}).get("results") or []
-        by_call = {r.get("source_call_id"): text_of(r.get("content")) for r in results if r.get("source_call_id")}
-        result_of = {r.get("source_call_id"): r for r in results if r.get("source_call_id")}
-        unlinked = [text_of(r.get("content")) for r in results if not r.get("source_call_id")]
-        for c, call in enumerate(tool_calls):
-            call_id, function, arguments = call.get("tool_call_id"), call["function_name"], call.get("arguments")
-            output = by_call.get(call_id) if call_id else None
+        results = step.observation.results if step.observation else []
+        by_call = {r.source_call_id: text_of(r.content) for r in results if r.source_call_id}
+        result_of = {r.source_call_id: r for r in results if r.source_call_id}
+        unlinked = [text_of(r.content) for r in results if not r.source_call_id]
+        for c, call in enumerate(step.tool_calls):
+            output = by_call.get(call.tool_call_id) if call.tool_call_id else None
             if output is None and unlinked:
                 # Terminal screens often come back once per turn, without a call id.
-                output = unlinked[c] if len(unlinked) == len(tool_calls) else (unlinked[-1] if c == len(tool_calls) - 1 else None)
-            raw = {"step_id": step_id, "tool_call_id": call_id, "function_name": function, "arguments": arguments}
+                output = unlinked[c] if len(unlinked) == len(step.tool_calls) else (unlinked[-1] if c == len(step.tool_calls) - 1 else None)
+            raw = {"step_id": step.step_id, "tool_call_id": call.tool_call_id, "function_name": call.function_name,
+                   "arguments": call.arguments}
             seen = observe(agent, output)
-            failed = _reported_failure(result_of.get(call_id), step)
-            builder.calls(normalise_tool_call(function, arguments, agent), tool_name=function,
-                          raw=raw, output=output, message=message if c == 0 else None, ts=ts,
-                          call_id=f"{step_id}/{call_id or c}", exit_code=seen.exit_code,
+            failed = _reported_failure(result_of.get(call.tool_call_id), step)
+            builder.calls(normalise_tool_call(call.function_name, call.arguments, agent), tool_name=call.function_name,
+                          raw=raw, output=output, message=message if c == 0 else None, ts=step.timestamp,
+                          call_id=f"{step.step_id}/{call.tool_call_id or c}", exit_code=seen.exit_code,
                           tool_failed=failed if failed is not None else seen.failed)
     issues.extend(builder.issues)
-    final = doc.get("final_metrics") or {}
-
-    def total(key: str, summed: Any) -> Any:
-        return final[key] if final.get(key) is not None else summed
-
-    return (builder.steps, total("total_prompt_tokens", prompt or None), total("total_completion_tokens", completion or None),
-            total("total_cost_usd", round(cost, 8) or None))
+    fm = doc.final_metrics
+    input_tokens = fm.total_prompt_tokens if fm and fm.total_prompt_tokens is not None else (prompt or None)
+    output_tokens = fm.total_completion_tokens if fm and fm.total_completion_tokens is not None else (completion or None)
+    total_cost = fm.total_cost_usd if fm and fm.total_cost_usd is not None else (round(cost, 8) or None)
+    return builder.steps, input_tokens, output_tokens, total_cost
 
 
-def model_name(doc: dict[str, Any]) -> str | None:
-    return doc["agent"].get("model_name") or next((s.get("model_name") for s in doc["steps"] if s.get("model_name")), None)
+def model_name(doc: AtifTrajectory) -> str | None:
+    return doc.agent.model_name or next((s.model_name for s in doc.steps if s.model_name), None)
 
 
 def read_atif_file(path: Path, data: bytes | None = None) -> UnitResult:
@@ -286,9 +176,9 @@ def read_atif_file(path: Path, data: bytes | None = None) -> UnitResult:
     out = UnitResult()
     data = read_bytes(path, FORMAT) if data is None else data
     doc = parse_atif(path, data)
-    record, agent, steps_in = doc["session_id"], doc["agent"], doc["steps"]
+    record = doc.session_id
     steps, input_tokens, output_tokens, cost = atif_steps(doc, path, record, out.issues)
-    extra = doc.get("extra") or {}
+    extra = doc.extra or {}
     task_id = extra.get("task_id") or extra.get("task_name")
     if not task_id:
         task_id = f"atif/{path.stem}"
@@ -302,14 +192,13 @@ def read_atif_file(path: Path, data: bytes | None = None) -> UnitResult:
     outcome = extra.get("outcome")
     if outcome is None and isinstance(reward, (int, float)):
         outcome = "passed" if reward >= 1 else "failed"
-    version = agent.get("version") if agent.get("version") not in (None, "", "unknown") else None
+    version = doc.agent.version if doc.agent.version not in (None, "", "unknown") else None
     traj = Trajectory(
-        trajectory_id=record, run_id=run_id, task_id=str(task_id), model=model, outcome=outcome,
+        trajectory_id=doc.session_id, run_id=run_id, task_id=str(task_id), model=model, outcome=outcome,
         reward=reward, input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost,
-        started_at=steps_in[0].get("timestamp") if steps_in else None,
-        ended_at=steps_in[-1].get("timestamp") if steps_in else None,
+        started_at=doc.steps[0].timestamp if doc.steps else None, ended_at=doc.steps[-1].timestamp if doc.steps else None,
         task=Task(task_id=str(task_id)),
-        run=Run(run_id=run_id, agent=agent["name"], agent_version=version, model=model, source_format=FORMAT,
+        run=Run(run_id=run_id, agent=doc.agent.name, agent_version=version, model=model, source_format=FORMAT,
                 source_path=str(path.parent)),
     )
     traj.steps = steps
