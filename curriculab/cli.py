@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import functools
 import json
+import math
 import os
 import sys
 from datetime import date, datetime
@@ -109,8 +110,16 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _for_people(value: Any) -> Any:
+    """A table cell: a float to four significant digits (JSON and CSV keep every digit)."""
+    value = _plain(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return f"{value:.1f}" if abs(value) >= 1e4 else f"{value:.4g}"
+    return value
+
+
 def emit(columns: list[str], rows: list[tuple], fmt: str, title: str | None = None) -> None:
-    """Print rows as a table, CSV or JSON array of objects."""
+    """Print rows as a table (figures rounded for people), CSV or JSON array of objects (every digit)."""
     if fmt == "json":
         click.echo(json.dumps([{c: _plain(v) for c, v in zip(columns, row)} for row in rows], indent=2, ensure_ascii=False))
     elif fmt == "csv":
@@ -118,7 +127,7 @@ def emit(columns: list[str], rows: list[tuple], fmt: str, title: str | None = No
         writer.writerow(columns)
         writer.writerows([json.dumps(_plain(v)) if isinstance(v, (list, dict)) else _plain(v) for v in row] for row in rows)
     else:
-        print_table(out_console, title, columns, rows, render=_plain)
+        print_table(out_console, title, columns, rows, render=_for_people)
 
 
 def open_store(read_only: bool, create: bool = True) -> Store:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable, Sequence
 
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
+
+PIPED_MAX_WIDTH = 400
+"""Widest a table printed to a pipe or file gets; wider cells fold."""
 
 _CONTROL = {code: f"\\x{code:02x}" for code in (*range(0, 9), *range(11, 32), 127)}
 """Control characters (escape sequences among them) shown as text, never sent to the terminal raw."""
@@ -26,4 +31,13 @@ def print_table(console: Console, title: str | None, columns: Sequence[str], row
         table.add_column(escape(safe_text(column)), justify="right" if right(column) else "left", overflow="fold")
     for row in rows:  # rich markup in a value ("[red]") is text too
         table.add_row(*("" if v is None else escape(safe_text(render(v))) for v in row))
-    console.print(table)
+    if console.is_terminal or "COLUMNS" in os.environ:
+        console.print(table)
+        return
+    # piped: sized to the content (rich would fold every column to 80), up to PIPED_MAX_WIDTH
+    width, console.width = console.width, min(Measurement.get(console, console.options.update_width(PIPED_MAX_WIDTH), table).maximum,
+                                              PIPED_MAX_WIDTH)
+    try:
+        console.print(table)
+    finally:
+        console.width = width

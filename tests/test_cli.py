@@ -4,6 +4,7 @@ import csv
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,10 +15,22 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture
-def ingested(cli_run, formats):
-    result = cli_run("ingest", *map(str, formats))
+@pytest.fixture(scope="module")
+def ingested_store(tmp_path_factory, formats) -> Path:
+    """Every format's samples ingested by the command, once per module; tests get a copy."""
+    from click.testing import CliRunner
+
+    from curriculab.cli import cli
+
+    db = tmp_path_factory.mktemp("ingested") / "store.duckdb"
+    result = CliRunner().invoke(cli, ["--db", str(db), "ingest", *map(str, formats)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
+    return db
+
+
+@pytest.fixture
+def ingested(cli_run, db_path, ingested_store):
+    shutil.copy(ingested_store, db_path)
     return cli_run
 
 
@@ -41,6 +54,17 @@ def test_query_csv_and_table_and_stdin(ingested):
     assert result.exit_code == 0 and "9" in result.stdout and "┃ n" in result.stdout
 
 
+def test_a_piped_table_is_sized_to_its_content_and_rounds_figures_for_people(ingested, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    wide = "x" * 150
+    sql = f"select '{wide}' as long_text, 2/3 as ratio, 123456.789 as big, 1e-7 as tiny, 'a' as c1, 'b' as c2, 'c' as c3"
+    table = ingested("query", sql).stdout
+    assert wide in table  # one line, not folded at 80 columns
+    row = next(line for line in table.splitlines() if wide in line)
+    assert [cell.strip() for cell in row.strip("│ ").split("│")][1:4] == ["0.6667", "123456.8", "1e-07"]
+    assert json.loads(ingested("query", sql, "--json").stdout)[0]["ratio"] == 2 / 3  # machines get every digit
+
+
 def test_bad_sql_is_one_error_line_with_a_fix(ingested):
     result = ingested("query", "select nope from trajectories")
     assert result.exit_code == 1
@@ -56,6 +80,7 @@ def test_query_on_a_missing_store(cli_run, db_path):
                              "set CURRICULAB_DB\n")
 
 
+@pytest.mark.slow
 def test_db_option_env_var_and_subcommand_flag(tmp_path, fixtures):
     env = {**os.environ, "CURRICULAB_DB": str(tmp_path / "env.duckdb")}
     run = lambda *a: subprocess.run([sys.executable, "-m", "curriculab.cli", *a], cwd=ROOT, env=env, capture_output=True, text=True)
@@ -66,6 +91,7 @@ def test_db_option_env_var_and_subcommand_flag(tmp_path, fixtures):
     assert json.loads(run("query", "--db", str(other), "select count(*) as n from trajectories", "--json").stdout) == [{"n": 1}]
 
 
+@pytest.mark.slow
 def test_debug_shows_the_traceback_and_default_hides_it(tmp_path):
     base = [sys.executable, "-m", "curriculab.cli", "--db", str(tmp_path / "x.duckdb")]
     quiet = subprocess.run(base + ["query", "select 1"], cwd=ROOT, capture_output=True, text=True)
@@ -98,6 +124,7 @@ def test_unknown_format_option_is_refused(cli_run, formats):
     assert result.exit_code == 2 and "Invalid value for '--format'" in result.stderr
 
 
+@pytest.mark.slow
 def test_demo_runs_the_loop_on_embedded_data(tmp_path):
     done = subprocess.run([sys.executable, "-m", "curriculab.cli", "demo", "--out", str(tmp_path / "demo"), "--tasks", "18",
                            "--attempts", "2", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300)
@@ -141,6 +168,7 @@ def test_debug_is_accepted_after_the_command_name(tmp_path):
     assert loud.returncode == 1 and "Traceback (most recent call last)" in loud.stderr
 
 
+@pytest.mark.slow
 def test_piping_into_head_exits_quietly(ingested, db_path):
     shell = (f"{sys.executable} -m curriculab.cli --db {db_path} query 'select * from steps, range(20)' --csv | head -1")
     done = subprocess.run(["bash", "-o", "pipefail", "-c", shell], cwd=ROOT, capture_output=True, text=True)
@@ -163,6 +191,7 @@ def test_ingesting_only_bad_input_into_a_full_store_records_it_once(ingested, tm
     assert rows == [{"path": str(tmp_path / "empty"), "n": 2}, {"path": "/typo-curriculab", "n": 1}]
 
 
+@pytest.mark.slow
 def test_an_unreachable_judge_says_so_and_fails(cli_run, fixtures):
     assert cli_run("ingest", str(fixtures / "atif")).exit_code == 0
     result = cli_run("code", "--coder", "judge", "--judge-url", "http://127.0.0.1:9/v1", "--judge-model", "m")
@@ -228,6 +257,7 @@ def test_code_with_the_verifier_codes_trials_with_per_test_results(cli_run, fixt
     assert counts["broken_code_block"]["present"] == 0 and counts["broken_code_block"]["not_applicable"] == report["trajectories"]
 
 
+@pytest.mark.slow
 def test_the_dashboard_refuses_a_taken_port_before_printing_its_url(tmp_path):
     import socket
 
@@ -246,6 +276,7 @@ def test_the_dashboard_refuses_a_taken_port_before_printing_its_url(tmp_path):
     assert f"port {port} is taken (another dashboard?). Pass a free one: --port {port + 1}" in result.stderr
 
 
+@pytest.mark.slow
 def test_stopping_the_dashboard_stops_the_server(tmp_path):
     import signal
     import socket
