@@ -28,3 +28,14 @@ fi
 # datasets; optional extras, tested here) and the test tools.
 .venv/bin/pip install --quiet --disable-pip-version-check -e ".[inspect,test,docker,train]"
 .venv/bin/curriculab --version
+
+# The Docker backend's tests need a daemon: start one when it is installed, not running, and this
+# runs as root (no bridge, no iptables: containers have no network anyway; it listens on TCP
+# loopback too, for the remote-daemon test). Without one those tests fail saying how to get one.
+if [ "${CURRICULAB_SKIP_DOCKER:-0}" != 1 ] && command -v dockerd >/dev/null 2>&1 && [ "$(id -u)" = 0 ] \
+        && ! docker info >/dev/null 2>&1; then
+    (dockerd --bridge=none --iptables=false --ip-forward=false \
+        -H unix:///var/run/docker.sock -H tcp://127.0.0.1:2375 --tls=false > /tmp/curriculab-dockerd.log 2>&1 &)
+    for _ in $(seq 1 30); do docker info >/dev/null 2>&1 && break; sleep 1; done
+    docker info >/dev/null 2>&1 || echo "warning: dockerd did not start (see /tmp/curriculab-dockerd.log)" >&2
+fi

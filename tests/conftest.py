@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -20,7 +21,7 @@ def fixtures() -> Path:
     return FIXTURES
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def formats() -> list[Path]:
     """The format sample folders, to ingest together."""
     return [FIXTURES / name for name in FORMAT_DIRS]
@@ -101,3 +102,32 @@ def demo_store_copy(demo_store: Path, tmp_path: Path) -> Path:
     target = tmp_path / "demo.duckdb"
     shutil.copy(demo_store, target)
     return target
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Markers by what a test needs: the demo store (built once, ~15 s) makes a test `slow`; a
+    test run on the Docker backend is `docker` (it needs a daemon) and `slow`. Modules whose
+    every test is slow say so with `pytestmark`; `pytest -m "not slow"` is the fast tier."""
+    for item in items:
+        if "demo_store" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+        callspec = getattr(item, "callspec", None)
+        if (callspec is not None and callspec.params.get("backend") == "docker") or item.path.name == "test_docker_remote.py":
+            item.add_marker(pytest.mark.docker)
+            item.add_marker(pytest.mark.slow)
+
+
+def _require_docker(reachable: bool) -> None:
+    if reachable:
+        return
+    if os.environ.get("CURRICULAB_SKIP_DOCKER") == "1":
+        pytest.skip("CURRICULAB_SKIP_DOCKER=1: the Docker backend's tests are left out")
+    pytest.fail("no Docker daemon reachable: run ./scripts/setup.sh as root (it starts dockerd), or set "
+                "CURRICULAB_SKIP_DOCKER=1 to leave the Docker backend's tests out", pytrace=False)
+
+
+@pytest.fixture
+def require_docker():
+    """`require_docker(reachable)`: a Docker-backend test without a daemon fails saying how to get
+    one, unless Docker was left out on purpose (CURRICULAB_SKIP_DOCKER=1); never a silent skip."""
+    return _require_docker

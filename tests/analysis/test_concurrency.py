@@ -7,8 +7,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from curriculab.analysis.simulate import simulate_corpus
 from curriculab.analysis.store import Store, StoreError
+
+pytestmark = pytest.mark.slow  # an ingest and readers in parallel processes
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,6 +12,8 @@ import pytest
 from curriculab.analysis.simulate import simulate_corpus
 from curriculab.analysis.store import Store
 
+pytestmark = pytest.mark.slow  # kill -9 through real ingests
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

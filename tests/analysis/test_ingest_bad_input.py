@@ -179,6 +179,7 @@ def test_invalid_utf8(store, good):
     assert reason.startswith(f"{standalone}: not valid UTF-8 (byte ") and reason.endswith("Re-encode the file as UTF-8")
 
 
+@pytest.mark.slow
 def test_a_50_mb_observation_lands_capped_with_a_warning(store, good):
     path = good / TRIAL / "agent" / "trajectory.json"
     doc = json.loads(path.read_text())

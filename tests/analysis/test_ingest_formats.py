@@ -126,6 +126,7 @@ def test_explicit_format_restricts_what_is_read(formats):
     assert [i.path for i in issues] == [str(p) for p in formats if p.name != "tb"]  # nothing tb-shaped there
 
 
+@pytest.mark.slow
 def test_parallel_workers_give_the_same_store_as_one(tmp_path, formats, monkeypatch):
     from curriculab.analysis.ingest import pipeline
     from curriculab.analysis.store import Store

@@ -97,6 +97,7 @@ def test_a_dead_readers_marker_is_ignored_and_removed(store, db_path):
     assert not store.readers_waiting() and not marker.exists()
 
 
+@pytest.mark.slow
 def test_reader_workers_die_with_a_killed_ingest(tmp_path):
     import psutil
 
@@ -125,6 +126,7 @@ def test_reader_workers_die_with_a_killed_ingest(tmp_path):
         parent.kill()
 
 
+@pytest.mark.slow
 def test_one_unreadable_path_is_quarantined_and_the_rest_land(tmp_path):
     locked = tmp_path / "locked.json"
     locked.write_text("{}")
@@ -158,6 +160,7 @@ def test_a_store_that_cannot_be_opened_says_why(tmp_path, content, cause):
         assert "Another process" not in str(refused.value)
 
 
+@pytest.mark.slow
 def test_a_waiting_writer_says_so(tmp_path):
     db = tmp_path / "s.duckdb"
     with Store(db):
@@ -260,6 +263,7 @@ def test_a_quarantined_input_is_read_and_reported_again(store, tmp_path):
     assert again.skipped == 0 and len(again.errors) == 1  # never skipped: a refusal is said every time
 
 
+@pytest.mark.slow
 def test_readers_start_for_inputs_that_will_be_read_and_not_for_a_no_op_re_ingest(store, tmp_path, monkeypatch):
     from curriculab.analysis.ingest import pipeline
 

@@ -10,6 +10,8 @@ import pytest
 
 from curriculab.analysis.ingest import ingest
 
+pytestmark = pytest.mark.slow  # a real Inspect log written by inspect_ai
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # A real eval: inspect's mockllm model calls a local tool, then answers; scored by `includes`.

@@ -13,6 +13,8 @@ from curriculab.analysis.ingest import ingest
 from curriculab.taxonomy.coders.judge import JudgeConfig, judged_codes, rubric
 from curriculab.taxonomy.taxonomy import load_taxonomy
 
+pytestmark = pytest.mark.slow  # a simulated corpus per test
+
 V1 = load_taxonomy("v1")
 
 

@@ -14,6 +14,8 @@ from curriculab.analysis.simulate import simulate_corpus
 from curriculab.analysis.store import Store
 from curriculab.cli import cli
 
+pytestmark = pytest.mark.slow  # a classifier trained on a simulated corpus
+
 
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory):

@@ -15,6 +15,8 @@ from curriculab.analysis.store import RowBatch, Store
 from curriculab.cli import cli
 from curriculab.taxonomy.model import Trajectory
 
+pytestmark = pytest.mark.slow  # a coded and fitted simulated corpus
+
 
 def test_pass_rates_keep_harness_errors_apart(store, fixtures):
     ingest(store, [fixtures / "tb" / "2025-08-20__12-00-00", fixtures / "tb" / "tasks"], workers=1)

@@ -12,6 +12,8 @@ from curriculab.analysis.simulate import simulate_corpus
 from curriculab.analysis.store import Store
 from curriculab.taxonomy.coders.rules import RULES
 
+pytestmark = pytest.mark.slow  # a simulated corpus with planted truth
+
 
 @pytest.fixture(scope="module")
 def sim_store(tmp_path_factory):

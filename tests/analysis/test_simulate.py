@@ -10,6 +10,8 @@ from curriculab.analysis.labels import import_labels
 from curriculab.analysis.simulate import LANGUAGES, simulate_corpus
 from curriculab.analysis.store import Store
 
+pytestmark = pytest.mark.slow  # simulated corpora
+
 
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory):

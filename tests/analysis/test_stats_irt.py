@@ -102,6 +102,7 @@ def test_held_out_metrics_match_textbook_values():
     assert np.isnan(_auc(np.array([1, 1]), np.array([0.2, 0.3])))
 
 
+@pytest.mark.slow
 def test_held_out_metrics_equal_scikit_learns_with_ties_and_extreme_probabilities():
     import numpy as np
     from sklearn.metrics import log_loss, roc_auc_score

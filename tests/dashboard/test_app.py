@@ -14,6 +14,8 @@ from streamlit.testing.v1 import AppTest
 
 from curriculab.analysis.store import Store
 
+pytestmark = pytest.mark.slow  # pages rendered over the demo store
+
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGES = ["overview", "failures", "trajectory", "difficulty", "milestones", "coders", "curriculum", "training", "sql"]
 

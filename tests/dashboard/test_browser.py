@@ -25,6 +25,8 @@ from curriculab.analysis import queries
 from curriculab.analysis.store import Store
 from curriculab.dashboard import streamlit_command
 
+pytestmark = pytest.mark.slow  # a Streamlit server and Chromium per test
+
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts"
 FIXTURES = ROOT / "tests" / "fixtures"

@@ -19,6 +19,8 @@ from curriculab.analysis.store import Store
 from tests.dashboard.test_app import _fresh as fresh_app
 from tests.dashboard.test_app import _metric, _page
 
+pytestmark = pytest.mark.slow  # pages rendered over the demo store
+
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
 PAGES = ["overview", "failures", "trajectory", "difficulty", "milestones", "coders", "curriculum", "training", "labelling",

@@ -104,6 +104,7 @@ def _shlex_tokens(line):
         return line.split()
 
 
+@pytest.mark.slow
 def test_the_fast_tokenizer_splits_every_line_as_shlex_does():
     """The whitespace fast path must give shlex's words for any line it takes: random lines over
     an alphabet of shell specials, both kinds of whitespace and non-ASCII letters."""

@@ -58,7 +58,7 @@ def add_two():
     ("```python\ndef add(a, b):\n    return helper(a, b)\n```", "stop", {"undefined_name"}),
     ("```python\nimport numpy_not_here\ndef add(a, b):\n    return a + b\n```", "stop", {"undefined_name"}),
     ("```python\ndef add(a, b):\n    return [a][b]\n```", "stop", {"runtime_error"}),
-    ("```python\ndef add(a, b):\n    while True:\n        pass\n```", "stop", {"timeout"}),
+    pytest.param("```python\ndef add(a, b):\n    while True:\n        pass\n```", "stop", {"timeout"}, marks=pytest.mark.slow),
     ("```python\ndef add(a, b):\n    return a - b\n```", "stop", {"wrong_answer_basic"}),
 ])
 def test_completion_codes_come_from_real_sandbox_verdicts(add_two, completion, finish, expected):

@@ -10,10 +10,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from curriculab.analysis.store import Store
 from curriculab.cli import cli
+
+pytestmark = pytest.mark.slow  # two training processes
 
 
 def _free_port() -> int:

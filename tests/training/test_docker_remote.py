@@ -17,6 +17,8 @@ import pytest
 from curriculab.training.sandbox import docker_backend, runner, server
 from curriculab.training.sandbox.runner import Limits, close_pools, run_many
 
+pytestmark = pytest.mark.slow  # a Docker engine over TCP
+
 FAST = Limits(test_timeout_s=2.0, load_timeout_s=10.0, cpu_s=10, memory_bytes=512 << 20, file_bytes=1 << 20)
 TESTS = [("basic_1", "assert add(1, 2) == 3"), ("basic_2", "assert add(-4, 4) == 0")]
 HONEST = "def add(a, b):\n    return a + b\n"
@@ -69,7 +71,7 @@ def _forward(unix_path: str) -> tuple[str, threading.Event]:
 
 
 @pytest.fixture
-def remote_docker(monkeypatch):
+def remote_docker(monkeypatch, require_docker):
     """DOCKER_HOST set to a TCP address of a daemon; the backend's client made afresh from it."""
     stop = None
     if _answers(TCP):
@@ -77,7 +79,7 @@ def remote_docker(monkeypatch):
     elif os.path.exists("/var/run/docker.sock") and _answers("unix:///var/run/docker.sock"):
         host, stop = _forward("/var/run/docker.sock")
     else:
-        pytest.skip("no Docker daemon reachable: start dockerd (CI does, listening on tcp://127.0.0.1:2375)")
+        require_docker(False)
     close_pools()
     monkeypatch.setenv("DOCKER_HOST", host)
     monkeypatch.setattr(runner, "_DOCKER", None)

@@ -15,6 +15,8 @@ from curriculab.training.generation import CLEAR_WIN, BackendUnavailable, choose
 from curriculab.training.models import CACHE_DIR, resolve_model
 from curriculab.training.problems import builtin_problems
 
+pytestmark = pytest.mark.slow  # real GRPO runs
+
 
 @pytest.fixture(scope="module")
 def tiny():

@@ -18,6 +18,8 @@ from curriculab.analysis.store import Store
 from curriculab.cli import cli
 from curriculab.taxonomy.coders.verifier import COMPLETION_CODES
 
+pytestmark = pytest.mark.slow  # real GRPO runs
+
 
 def _store_figures(db: Path) -> dict:
     with Store(db, read_only=True) as store:

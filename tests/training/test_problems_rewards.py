@@ -30,6 +30,7 @@ def test_the_builtin_set_has_40_problems_with_two_tests_per_tier(builtin):
         assert all(len(tests) >= 2 for tests in p.tier_tests().values()), p.problem_id
 
 
+@pytest.mark.slow
 def test_every_reference_scores_1_on_every_tier(builtin):
     results = score_completions(builtin, [{"problem_id": p.problem_id, "completion_id": p.problem_id, "completion": p.reference}
                                           for p in builtin])
@@ -194,6 +195,7 @@ def test_reward_cli_prints_the_pinned_json(tmp_path, builtin):
     assert bad.exit_code == 1 and "is not tier=number" in bad.stderr
 
 
+@pytest.mark.slow
 def test_hostile_tests_in_a_problems_file_cannot_break_the_reward_command(tmp_path):
     # the tests print over the JSON, end their process, and loop: they run in the sandboxed judge,
     # so `reward` still prints one row per completion and its own output only

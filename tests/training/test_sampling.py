@@ -8,6 +8,7 @@ import pytest
 from curriculab.training.sampling import LiveRepeatSampler, LiveSamplingSettings, ProblemStats
 
 
+@pytest.mark.slow
 def test_the_order_keeps_repeat_sampler_groups():
     stats = ProblemStats(group_size=4)
     ids = [f"p{k}" for k in range(10)]
@@ -22,6 +23,7 @@ def test_the_order_keeps_repeat_sampler_groups():
             assert len(set(first[k:k + 4])) == 1  # each prompt num_generations times in a row
 
 
+@pytest.mark.slow
 def test_every_rank_draws_the_same_order_from_the_same_statistics():
     def sampler() -> LiveRepeatSampler:
         stats = ProblemStats(group_size=8)
@@ -94,6 +96,7 @@ def _rank(rank: int, world: int, init: str, results) -> None:
         dist.destroy_process_group()
 
 
+@pytest.mark.slow
 def test_every_rank_updates_the_same_statistics_and_draws_the_same_order(tmp_path):
     import multiprocessing
 

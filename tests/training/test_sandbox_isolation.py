@@ -28,9 +28,9 @@ _SERIAL = itertools.count(1)
 
 
 @pytest.fixture(params=["bwrap", "docker"])
-def backend(request):
-    if request.param == "docker" and docker_client() is None:
-        pytest.skip("no Docker daemon reachable: start dockerd to run the Docker backend's isolation set")
+def backend(request, require_docker):
+    if request.param == "docker":
+        require_docker(docker_client() is not None)
     return request.param
 
 
@@ -116,6 +116,7 @@ def poisoner(action: str) -> str:
             "def add(a, b):\n    return a + b\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(POISONERS))
 def test_a_poisoner_leaves_nothing_for_the_next_completion_in_its_slot(backend, name):
     limits = one_slot_limits()
@@ -199,6 +200,7 @@ def test_socket_families_other_than_unix_and_ip_are_refused(backend):
     assert run_tests(code, "pair", [("t", "assert pair(1, 2) == 3")], FAST, backend=backend).outcomes[0].passed
 
 
+@pytest.mark.slow
 def test_a_slow_completion_is_stopped_by_its_budget_over_all_tests(backend):
     # right answers, 1.2 s each, on six tests with 3 s per test: the budget (2 x 3 s) stops it
     code = "import time\ndef add(a, b):\n    time.sleep(1.2)\n    return a + b\n"
@@ -286,6 +288,7 @@ def public_dir():
     shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_unsandboxed_cleanup_kills_only_the_completions_process_group(public_dir):
     # As an ordinary user on a shared host (no namespaces): the zygote's cleanup must not kill(-1),
     # which would take every process of that user (here: a bystander of the same uid, and the harness).

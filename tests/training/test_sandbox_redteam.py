@@ -18,10 +18,10 @@ FAST = Limits(test_timeout_s=2.0, load_timeout_s=10.0, cpu_s=10, memory_bytes=51
 
 
 @pytest.fixture(params=["bwrap", "docker"], autouse=True)
-def backend(request):
-    """Every red-team test runs on the default backend and on Docker (CI starts a daemon)."""
-    if request.param == "docker" and docker_client() is None:
-        pytest.skip("no Docker daemon reachable: start dockerd to run the Docker backend's red-team set")
+def backend(request, require_docker):
+    """Every red-team test runs on the default backend and on Docker (scripts/setup.sh starts a daemon)."""
+    if request.param == "docker":
+        require_docker(docker_client() is not None)
     request.node.backend = request.param
     yield request.param
 
@@ -51,7 +51,11 @@ def test_an_honest_completion_passes():
 
 
 def never_passes(code, tests=TESTS, limits=FAST, **kwargs):
+    """The completion ran in the sandbox under test, and no test passed: a sandbox that never
+    started (`sandbox_error`) or ran unconfined would fail here, not pass."""
     result = run_tests(code, "add", tests, limits, **kwargs)
+    assert result.backend == _CURRENT[0] and result.status not in ("sandbox_error", "unsandboxed"), (result.backend, result.status)
+    assert len(result.outcomes) == len(tests) and all(o.status != "sandbox_error" for o in result.outcomes)
     assert not any(o.passed for o in result.outcomes), [(o.test_id, o.status, o.detail) for o in result.outcomes]
     return result
 
@@ -128,6 +132,7 @@ def test_deleting_or_rewriting_files_outside_the_box(tmp_path):
     assert sorted(p.name for p in canary_dir.iterdir()) == ["tests.py"]
 
 
+@pytest.mark.slow
 def test_a_hang_is_stopped_once_and_the_tests_it_did_not_run_fail_at_once():
     code = "def add(a, b):\n    if a == 1:\n        while True: pass\n    return a + b\n"
     started = time.monotonic()
@@ -167,6 +172,7 @@ def _settled(count_at_most, deadline_s=10):
     return len(_slot_processes())
 
 
+@pytest.mark.slow
 def test_fork_bomb_is_contained_and_cleaned_up():
     run_tests("def add(a, b):\n    return a + b\n", "add", TESTS[:1], FAST)  # the slot is warm
     before = len(_slot_processes())
@@ -176,6 +182,7 @@ def test_fork_bomb_is_contained_and_cleaned_up():
     assert _settled(before) <= before  # every process the completion made is gone; the slot remains
 
 
+@pytest.mark.slow
 def test_a_fork_bomb_does_not_starve_honest_neighbours():
     # one slot's bomb holds its own uid's process cap (and its cgroup's pids.max); the others have their own
     from curriculab.training.sandbox import run_many
@@ -253,6 +260,7 @@ def test_stop_iteration_cannot_end_a_map_style_test_early():
         assert result.outcomes[0].status == "failed"
 
 
+@pytest.mark.slow
 def test_a_hang_at_import_scores_zero_not_none():
     from curriculab.training.sandbox import Limits as _Limits
 
@@ -299,6 +307,7 @@ _FORGE = ("import __main__, json, struct, time\n"
           "    time.sleep(30)\n")
 
 
+@pytest.mark.slow
 def test_a_forged_reply_of_colliding_hashes_is_stopped_at_the_test_deadline(backend):
     # 60,000 ints that all hash to 0: building that set is quadratic (minutes); the judge builds it
     # checking the test's deadline as it grows, so it costs the completion a timeout, not the judge
@@ -346,6 +355,7 @@ def test_root_and_dev_are_read_only_and_tmp_is_capped(backend):
     assert result.outcomes[0].passed, result.outcomes[0].detail  # nothing outside /tmp; /tmp stops at 16 MiB
 
 
+@pytest.mark.slow
 def test_memory_is_capped_per_sandbox_not_per_process(backend):
     # four processes of 200 MiB each stay under the 512 MiB per-process address-space limit; together
     # they exceed the sandbox's 512 MiB cap and are killed
@@ -364,6 +374,7 @@ def test_memory_is_capped_per_sandbox_not_per_process(backend):
     assert not result.outcomes[0].passed, result.isolation
 
 
+@pytest.mark.slow
 def test_no_process_is_left_behind_after_200_completions():
     from curriculab.training.sandbox import run_many
     from curriculab.training.sandbox.runner import close_pools
@@ -393,6 +404,7 @@ def test_no_process_is_left_behind_after_200_completions():
     assert zombies() <= zombies_before
 
 
+@pytest.mark.slow
 def test_a_bare_except_in_a_test_cannot_swallow_a_timeout_or_a_crash():
     tests = [("t", "try:\n    assert add(1, 2) == 3\nexcept:\n    pass\n")]
     for code in ("def add(a, b):\n    while True: pass\n", "import os\ndef add(a, b):\n    os._exit(1)\n"):
@@ -400,6 +412,7 @@ def test_a_bare_except_in_a_test_cannot_swallow_a_timeout_or_a_crash():
         assert result.outcomes[0].status in ("timeout", "crashed")
 
 
+@pytest.mark.slow
 def test_hostile_test_code_from_a_problems_file_stays_in_the_judge(capfd):
     honest = "def add(a, b):\n    return a + b\n"
     printing = run_tests(honest, "add", [("prints", "print('{\"forged\": true}')\nassert add(1, 2) == 3")], FAST)

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import shlex
 
+import pytest
 import yaml
 
 from curriculab.cli import cli
+
+pytestmark = pytest.mark.slow  # real GRPO runs
 
 
 def _commands(planned) -> dict[str, list[str]]:
