@@ -17,6 +17,7 @@ import click
 from rich.console import Console
 
 from curriculab.analysis.store import DEFAULT_DB, Store, StoreError
+from curriculab.planner.portfolio import STRATEGIES
 from curriculab.tables import print_table, safe_text
 from curriculab.taxonomy.vocabulary import TIERS
 from curriculab.taxonomy.taxonomy import TaxonomyError
@@ -658,7 +659,7 @@ def reward(problems_path: str, completions_path: Path, weights: str | None, sche
               help="The tiered problem set the curriculum draws from.")
 @click.option("--capability", "prior", type=click.Choice(["weak", "strong"]), default=None,
               help="Prior to use when the store has no evidence on the model.")
-@click.option("--strategy", type=click.Choice(["tarot", "avg_reward", "pass_all"]), default="tarot", show_default=True,
+@click.option("--strategy", type=click.Choice(STRATEGIES), default="tarot", show_default=True,
               help="Tier-weighted reward, or one of TAROT's baselines.")
 @click.option("--coder", "coders", multiple=True, default=("rules", "verifier"), show_default=True,
               help="Whose failure codes to act on (repeat for several).")

@@ -17,7 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from curriculab.planner.dynamic import DynamicSettings
-from curriculab.planner.portfolio import TierCurriculum, schedule_phases
+from curriculab.planner.portfolio import Strategy, TierCurriculum, schedule_phases
 from curriculab.taxonomy.model import TIERS
 
 REWARD_FUNCTIONS = ("tarot_reward", "avg_reward", "pass_all_reward", "format_reward")
@@ -84,7 +84,7 @@ class LiveSamplingSection(_Section):
 class CurriculumSection(_Section):
     """Schedule α, weights w, and how they move during the run."""
 
-    strategy: Literal["tarot", "avg_reward", "pass_all"] = "tarot"
+    strategy: Strategy = "tarot"
     """tarot (tier-weighted reward) or a baseline."""
     schedule: str = "all"
     """forward, reversed, all or static-<tier>."""

@@ -19,7 +19,7 @@ from curriculab.planner.config import (CurriculumSection, DatasetSection, Dynami
 from curriculab.planner.dynamic import DynamicSettings
 from curriculab.planner.evidence import (CodeDecision, PlanError, estimate_capability, failure_targets, reward_terms,
                                          shift_toward)
-from curriculab.planner.portfolio import ORDERS, WEIGHTS, Thresholds, choose, p_all_same
+from curriculab.planner.portfolio import ORDERS, STRATEGIES, WEIGHTS, Thresholds, choose, p_all_same
 from curriculab.taxonomy.model import TIERS
 
 PLANNER_VERSION = "2"
@@ -198,8 +198,8 @@ def build_plan(store: Store, model: str, problems: Sequence, problems_spec: str,
                coders: Sequence[str] = DEFAULT_CODERS, thresholds: Thresholds = Thresholds(),
                dynamic: DynamicSettings = DynamicSettings(), strategy: str = "tarot", shift_strength: float = 0.5) -> Plan:
     """Plan a curriculum for `model` from the store (read-only; nothing is written)."""
-    if strategy not in ("tarot", "avg_reward", "pass_all"):
-        raise PlanError(f"strategy {strategy!r} is unknown; use tarot, avg_reward or pass_all")
+    if strategy not in STRATEGIES:
+        raise PlanError(f"strategy {strategy!r} is unknown; use {', '.join(STRATEGIES)}")
     capability = estimate_capability(store, model, prior)
     reasons = pooling_warnings(store, model)
     reasons.append(f"capability {capability.value:.2f}" + (f" ± {capability.se:.2f}" if capability.se is not None else "")

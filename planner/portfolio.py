@@ -5,8 +5,9 @@ capability-adaptive choice between them."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
-from curriculab.taxonomy.model import TIERS
+from curriculab.taxonomy.vocabulary import TIERS
 
 PHASE_STARTS = (0.0, 0.2, 0.4, 0.6)
 """Fractions of training at which a staged schedule adds its next tier (TAROT)."""
@@ -33,9 +34,9 @@ WEIGHTS: dict[str, dict[str, float]] = {
     "basic-intermediate": {"basic": 0.35, "intermediate": 0.35, "complex": 0.15, "edge": 0.15},
     "complex-edge": {"basic": 0.15, "intermediate": 0.15, "complex": 0.35, "edge": 0.35},
 }
-BASELINES = ("avg_reward", "pass_all")
-"""TAROT's baselines: mean pass rate over all tests, and 1 only if every test passes."""
-STRATEGIES = ("tarot", *BASELINES)
+Strategy = Literal["tarot", "avg_reward", "pass_all"]
+"""TAROT's tier-weighted reward, or one of its baselines: the mean pass rate over all tests, 1 only if every test passes."""
+STRATEGIES: tuple[str, ...] = get_args(Strategy)
 
 
 def schedule_phases(schedule: str, start_tier: str | None = None) -> list[tuple[float, tuple[str, ...]]]:

@@ -36,7 +36,6 @@ _READERS = {"cat", "head", "tail", "less", "more", "nl", "bat", "view", "wc", "f
 _SEARCHERS = {"grep", "egrep", "fgrep", "rg", "ag"}
 _WRAPPERS = {"sudo", "time", "nohup", "timeout", "env", "command", "exec"}
 _NOT_FILES = {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"}
-_REDIRECT = re.compile(r"^(?:\d|&)?(>>?|>\|)(.*)$")
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
 _TMUX_KEY = re.compile(r"^(?:C|M)-[A-Za-z\[\]\\]$")
 
