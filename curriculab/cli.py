@@ -16,7 +16,7 @@ from typing import Any, Callable
 import click
 from rich.console import Console
 
-from curriculab.analysis.store import DEFAULT_DB, Store, StoreError
+from curriculab.analysis.store import DEFAULT_DB, Store, StoreError, require_store
 from curriculab.planner.portfolio import STRATEGIES
 from curriculab.tables import print_table, safe_text
 from curriculab.taxonomy.vocabulary import TIERS
@@ -900,9 +900,7 @@ def train(config_path: Path, model: str, max_steps: int | None, output_dir: Path
     from curriculab.training.callback import summary_line
     from curriculab.training.grpo import TrainError, train as run_training
 
-    db = click.get_current_context().obj["db"] or DEFAULT_DB
-    if not Path(db).exists():
-        raise CliError(f"no store at {db}. Rollouts land in a store: create one (curriculab ingest / demo) or pass --db")
+    db = require_store(click.get_current_context().obj["db"] or DEFAULT_DB)  # rollouts land in it
     try:
         result = run_training(config_path, model, max_steps=max_steps, output_dir=output_dir, resume=resume,
                               use_vllm=use_vllm, db_path=str(db), dynamic=dynamic, live_sampling=live_sampling,
@@ -942,9 +940,7 @@ def loop(target: str, rounds: int, steps_per_round: int, train_model: str, probl
     from curriculab.training.models import TrainError
     from curriculab.training.loop import run_loop
 
-    db = click.get_current_context().obj["db"] or DEFAULT_DB
-    if not Path(db).exists():
-        raise CliError(f"no store at {db}. Create one (curriculab ingest / demo) or pass --db")
+    db = require_store(click.get_current_context().obj["db"] or DEFAULT_DB)
     problems = _load_problem_set(problems_path)
     try:
         history = run_loop(str(db), target, rounds, steps_per_round, out, problems, problems_path, train_model=train_model,
@@ -987,9 +983,7 @@ def dashboard(port: int, headless: bool) -> None:
 
     from curriculab.dashboard import streamlit_command
 
-    path = Path(click.get_current_context().obj["db"] or DEFAULT_DB)
-    if not path.exists():
-        raise CliError(f"no store at {path}. Create one with `curriculab ingest PATH` or `curriculab demo`, then pass --db")
+    path = Path(require_store(click.get_current_context().obj["db"] or DEFAULT_DB))
     with socket.socket() as probe:  # a taken port is refused before the URL is printed
         try:
             probe.bind(("", port))

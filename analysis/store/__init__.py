@@ -2,11 +2,11 @@
 
 from curriculab.analysis.store.schema import LATEST_VERSION, MIGRATIONS, Migration
 from curriculab.analysis.store.store import (
-    DEFAULT_DB, RecordRejected, Store, StoreBusy, StoreError, WriteResult, default_db_path,
+    DEFAULT_DB, RecordRejected, Store, StoreBusy, StoreError, StoreMissing, WriteResult, default_db_path, require_store,
 )
 
 __all__ = ["DEFAULT_DB", "LATEST_VERSION", "MIGRATIONS", "Migration", "RecordRejected", "RowBatch", "Store", "StoreBusy", "StoreError",
-           "WriteResult", "default_db_path"]
+           "StoreMissing", "WriteResult", "default_db_path", "require_store"]
 
 
 def __getattr__(name: str):

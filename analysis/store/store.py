@@ -42,6 +42,17 @@ class StoreBusy(StoreError):
     """Another process holds the store (DuckDB lets one process open a file while it writes)."""
 
 
+class StoreMissing(StoreError):
+    """No store where one must already be (a mistyped --db, or nothing ingested yet)."""
+
+
+def require_store(path: str | Path) -> str:
+    """`path` as text when a store is there; StoreMissing saying how to make one otherwise."""
+    if str(path) != ":memory:" and not Path(path).exists():
+        raise StoreMissing(f"no store at {path}. Run `curriculab ingest PATH` to create one, or pass --db / set CURRICULAB_DB")
+    return str(path)
+
+
 WAIT_NOTICE_S = 1.0
 """After this long waiting for the file, the store says so (through `on_wait`)."""
 
@@ -128,10 +139,8 @@ class Store:
         self.read_only = read_only
         self.wait_s = wait_s if wait_s is not None else (READER_WAIT_S if read_only else WRITER_WAIT_S)
         self._config = SEALED_CONFIG if sealed else {}
-        if (read_only or not create) and self.path != ":memory:" and not Path(self.path).exists():
-            raise StoreError(
-                f"no store at {self.path}. Run `curriculab ingest PATH` to create one, or pass --db / set CURRICULAB_DB"
-            )
+        if read_only or not create:
+            require_store(self.path)
         self._con: duckdb.DuckDBPyConnection | None = None
         self.waited_for_writer = False
         """Whether opening found the file held (a writer was at work: what is read may be partial)."""

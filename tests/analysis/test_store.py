@@ -3,7 +3,7 @@
 import duckdb
 import pytest
 
-from curriculab.analysis.store import LATEST_VERSION, RowBatch, Store, StoreError
+from curriculab.analysis.store import LATEST_VERSION, RowBatch, Store, StoreError, StoreMissing
 from curriculab.taxonomy.model import Step, Trajectory
 
 PINNED = {
@@ -46,10 +46,25 @@ def test_readers_are_read_only(db_path):
 
 
 def test_read_only_open_of_a_missing_store_says_how_to_create_one(tmp_path):
-    with pytest.raises(StoreError) as err:
+    with pytest.raises(StoreMissing) as err:
         Store(tmp_path / "nope.duckdb", read_only=True)
+    assert isinstance(err.value, StoreError)
     assert str(err.value) == (f"no store at {tmp_path / 'nope.duckdb'}. Run `curriculab ingest PATH` to create one, "
                               "or pass --db / set CURRICULAB_DB")
+
+
+@pytest.mark.parametrize("command", [["train", "--config", "plan.yaml"], ["loop", "--model", "m"], ["dashboard"]])
+def test_every_command_that_needs_a_store_says_the_same_when_there_is_none(tmp_path, command):
+    from click.testing import CliRunner
+
+    from curriculab.cli import cli
+
+    missing = tmp_path / "none.duckdb"
+    (tmp_path / "plan.yaml").write_text("grpo: {}\n")
+    result = CliRunner().invoke(cli, ["--db", str(missing), *(str(tmp_path / a) if a == "plan.yaml" else a for a in command)])
+    assert result.exit_code == 1 and not missing.exists()
+    assert result.stderr == (f"Error: no store at {missing}. Run `curriculab ingest PATH` to create one, or pass --db / "
+                             "set CURRICULAB_DB\n")
 
 
 def test_reader_of_an_old_schema_is_told_to_migrate(db_path):
