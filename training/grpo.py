@@ -19,6 +19,7 @@ from pathlib import Path
 
 from curriculab.planner.config import ConfigError, TrainingConfig
 from curriculab.training.generation import BACKENDS, CLEAR_WIN, BackendUnavailable, choose_backend
+from curriculab.training.quiet import LOG_NAME, library_output_to
 from curriculab.training.models import CACHE_DIR, CODE_INSTRUCTION, TINY_COMPLETION_TOKENS, TrainError, resolve_model
 from curriculab.training.rollouts import RolloutWriter
 from curriculab.training.timing import StepClock
@@ -114,102 +115,106 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
             config = TrainingConfig.load(config)
         except ConfigError as exc:
             raise TrainError(str(exc)) from None
-    try:
-        problems = load_problem_set(config.dataset.problems)
-    except ProblemError as exc:
-        raise TrainError(f"dataset.problems: {exc}") from None
-    by_id = {p.problem_id: p for p in problems}
-    if not config.dataset_path.exists():
-        raise TrainError(f"dataset.path: {config.dataset_path} does not exist. Export the plan with `curriculab plan -o`")
-    dataset = load_dataset("parquet", data_files=str(config.dataset_path), split="train")
-    path, load_kwargs, base_name = resolve_model(model, cache_dir)
-    tokenizer = AutoTokenizer.from_pretrained(path, **load_kwargs)
-    tokenizer.padding_side = "left"
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    if getattr(tokenizer, "chat_template", None):
-        dataset = dataset.map(lambda row: {"prompt": [{"role": "user", "content": CODE_INSTRUCTION + row["prompt"]}]})
-    section = config.curriculum
-    curriculum = section.tier_curriculum()
-    dynamic_on = section.dynamic.enabled if dynamic is None else dynamic
-    live_on = section.live_sampling.enabled if live_sampling is None else live_sampling
-    # torchrun / accelerate launch say which process this is; each rank scores its own completions
-    rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
-    if world > 1 and live_on:
-        raise TrainError("live sampling keeps its statistics per process, so ranks would sample different problems. "
-                         "Pass --static-sampling to train on several processes")
-    if world > 1 and stop_after_s is not None:
-        raise TrainError("a time budget is kept per process, so ranks could stop at different steps. "
-                         "Use --max-steps to train on several processes")
-    if rank != 0:  # rank 0 speaks for the run
-        summary = announce = None
-    grpo = dict(config.grpo)
-    seed = int(grpo.get("seed", 0))
-    output = Path(output_dir or grpo.get("output_dir") or "runs/grpo")
-    plan_id = config.plan.plan_id
-    run_id = run_id_for(plan_id, seed, output)
-    stop_ids = tuple(i for i in {tokenizer.eos_token_id, tokenizer.pad_token_id} if i is not None)
-    writer = RolloutWriter(output / "rollouts", run_id, base_name, by_id,
-                           {"plan_id": plan_id, "seed": seed, "model": model, "live_sampling": live_on,
-                            "reward_functions": config.reward.functions, "reward_weights": config.reward.weights},
-                           model_label, stop_ids, rank=rank)
-    checkpoint = None
-    if resume:
-        checkpoint = last_complete_checkpoint(output)
-        if checkpoint is None:
-            raise TrainError(f"--resume: no complete checkpoint in {output}. Start without --resume")
-        step = int(checkpoint.name.split("-")[-1])
-        writer.drop_after(step)  # each rank its own shards
-        if rank == 0:
-            drop_metrics_after(output / "metrics.jsonl", step)
-    elif output.exists() and any(output.glob("checkpoint-*")):
-        raise TrainError(f"{output} holds checkpoints of an earlier run. Pass --resume to continue it, or another --output-dir")
-    cuda = torch.cuda.is_available() and not force_cpu
-    grpo.update(output_dir=str(output), logging_steps=1, save_strategy="steps", report_to="none",
-                save_steps=save_steps or max(1, (max_steps or 10) // 2), use_cpu=not cuda, bf16=cuda,
-                reward_weights=list(config.reward.weights))
-    if max_steps is not None:
-        grpo["max_steps"] = max_steps
-    if model == "tiny":
-        grpo["max_completion_length"] = min(int(grpo.get("max_completion_length", 512)), TINY_COMPLETION_TOKENS)
-    network = AutoModelForCausalLM.from_pretrained(path, **load_kwargs)
-    backend, why = pick_backend(f"vllm-{use_vllm}" if use_vllm else generation_backend, cuda, network, tokenizer, dataset,
-                                int(grpo.get("num_generations", 8)), int(grpo.get("max_completion_length", 256)),
-                                f"{base_name}:{path}", cache_dir)
-    if announce:
-        announce(why)
-    writer.run_config["generation_backend"] = backend  # stored with the run, beside plan and seed
-    grpo.update(BACKENDS[backend])
-    try:
-        args = GRPOConfig(**grpo)
-    except (TypeError, ValueError) as exc:
-        raise TrainError(f"grpo section rejected by trl.GRPOConfig: {exc}") from None
-    live = section.live_sampling
-    stats = ProblemStats(args.num_generations, LiveSamplingSettings(True, live.decay, live.sharpness, live.floor))
-    reward_clock = [0.0]
-    clock = StepClock()
-    reward_funcs = [_timed(f, reward_clock, clock, writer) for f in make_reward_functions(
-        problems, curriculum, Limits(), allow_unsandboxed=allow_unsandboxed, on_scored=writer,
-        names=config.reward.functions, planned_steps=section.planned_steps, stats=stats)]
-    callback = CurriculumCallback(curriculum, writer, db_path, run_id, output / "metrics.jsonl",
-                                  section.dynamic.settings() if dynamic_on else None, summary, stats, clock,
-                                  stop_after_s, entered, main_process=rank == 0, setup_started=imported)
-    trainer = CurriculumGRPOTrainer(model=network, reward_funcs=reward_funcs, args=args, train_dataset=dataset,
-                                    processing_class=tokenizer, callbacks=[callback], live_stats=stats if live_on else None,
-                                    clock=clock)
-    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+    output = Path(output_dir or config.grpo.get("output_dir") or "runs/grpo")
+    with library_output_to(output / LOG_NAME):  # one bar and one line per step on the terminal
+        try:
+            problems = load_problem_set(config.dataset.problems)
+        except ProblemError as exc:
+            raise TrainError(f"dataset.problems: {exc}") from None
+        by_id = {p.problem_id: p for p in problems}
+        if not config.dataset_path.exists():
+            raise TrainError(f"dataset.path: {config.dataset_path} does not exist. "
+                             "Export the plan with `curriculab plan -o`")
+        dataset = load_dataset("parquet", data_files=str(config.dataset_path), split="train")
+        path, load_kwargs, base_name = resolve_model(model, cache_dir)
+        tokenizer = AutoTokenizer.from_pretrained(path, **load_kwargs)
+        tokenizer.padding_side = "left"
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        if getattr(tokenizer, "chat_template", None):
+            dataset = dataset.map(lambda row: {"prompt": [{"role": "user", "content": CODE_INSTRUCTION + row["prompt"]}]})
+        section = config.curriculum
+        curriculum = section.tier_curriculum()
+        dynamic_on = section.dynamic.enabled if dynamic is None else dynamic
+        live_on = section.live_sampling.enabled if live_sampling is None else live_sampling
+        # torchrun / accelerate launch say which process this is; each rank scores its own completions
+        rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
+        if world > 1 and live_on:
+            raise TrainError("live sampling keeps its statistics per process, so ranks would sample different problems. "
+                             "Pass --static-sampling to train on several processes")
+        if world > 1 and stop_after_s is not None:
+            raise TrainError("a time budget is kept per process, so ranks could stop at different steps. "
+                             "Use --max-steps to train on several processes")
+        if rank != 0:  # rank 0 speaks for the run
+            summary = announce = None
+        grpo = dict(config.grpo)
+        seed = int(grpo.get("seed", 0))
+        plan_id = config.plan.plan_id
+        run_id = run_id_for(plan_id, seed, output)
+        stop_ids = tuple(i for i in {tokenizer.eos_token_id, tokenizer.pad_token_id} if i is not None)
+        writer = RolloutWriter(output / "rollouts", run_id, base_name, by_id,
+                               {"plan_id": plan_id, "seed": seed, "model": model, "live_sampling": live_on,
+                                "reward_functions": config.reward.functions, "reward_weights": config.reward.weights},
+                               model_label, stop_ids, rank=rank)
+        checkpoint = None
+        if resume:
+            checkpoint = last_complete_checkpoint(output)
+            if checkpoint is None:
+                raise TrainError(f"--resume: no complete checkpoint in {output}. Start without --resume")
+            step = int(checkpoint.name.split("-")[-1])
+            writer.drop_after(step)  # each rank its own shards
+            if rank == 0:
+                drop_metrics_after(output / "metrics.jsonl", step)
+        elif output.exists() and any(output.glob("checkpoint-*")):
+            raise TrainError(f"{output} holds checkpoints of an earlier run. "
+                             "Pass --resume to continue it, or another --output-dir")
+        cuda = torch.cuda.is_available() and not force_cpu
+        grpo.update(output_dir=str(output), logging_steps=1, save_strategy="steps", report_to="none",
+                    save_steps=save_steps or max(1, (max_steps or 10) // 2), use_cpu=not cuda, bf16=cuda,
+                    reward_weights=list(config.reward.weights))
+        if max_steps is not None:
+            grpo["max_steps"] = max_steps
+        if model == "tiny":
+            grpo["max_completion_length"] = min(int(grpo.get("max_completion_length", 512)), TINY_COMPLETION_TOKENS)
+        network = AutoModelForCausalLM.from_pretrained(path, **load_kwargs)
+        backend, why = pick_backend(f"vllm-{use_vllm}" if use_vllm else generation_backend, cuda, network, tokenizer,
+                                    dataset, int(grpo.get("num_generations", 8)), int(grpo.get("max_completion_length", 256)),
+                                    f"{base_name}:{path}", cache_dir)
+        if announce:
+            announce(why)
+        writer.run_config["generation_backend"] = backend  # stored with the run, beside plan and seed
+        grpo.update(BACKENDS[backend])
+        try:
+            args = GRPOConfig(**grpo)
+        except (TypeError, ValueError) as exc:
+            raise TrainError(f"grpo section rejected by trl.GRPOConfig: {exc}") from None
+        live = section.live_sampling
+        stats = ProblemStats(args.num_generations, LiveSamplingSettings(True, live.decay, live.sharpness, live.floor))
+        reward_clock = [0.0]
+        clock = StepClock()
+        reward_funcs = [_timed(f, reward_clock, clock, writer) for f in make_reward_functions(
+            problems, curriculum, Limits(), allow_unsandboxed=allow_unsandboxed, on_scored=writer,
+            names=config.reward.functions, planned_steps=section.planned_steps, stats=stats)]
+        callback = CurriculumCallback(curriculum, writer, db_path, run_id, output / "metrics.jsonl",
+                                      section.dynamic.settings() if dynamic_on else None, summary, stats, clock,
+                                      stop_after_s, entered, main_process=rank == 0, setup_started=imported)
+        trainer = CurriculumGRPOTrainer(model=network, reward_funcs=reward_funcs, args=args, train_dataset=dataset,
+                                        processing_class=tokenizer, callbacks=[callback],
+                                        live_stats=stats if live_on else None,
+                                        clock=clock)
+        from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
-    for noisy in (ProgressCallback, PrinterCallback):  # our bar and one summary line per step replace the raw dicts
-        trainer.remove_callback(noisy)
-    started = time.perf_counter()
-    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
-    seconds = time.perf_counter() - started
-    rollouts = sum(1 for shard in writer.directory.glob("step-*.jsonl") for _ in shard.open())
-    logs = next((h for h in reversed(trainer.state.log_history) if "reward" in h), {})
-    return TrainResult(run_id, str(output), int(trainer.state.global_step), rollouts, seconds,
-                       writer.seconds + callback.store_seconds, reward_clock[0],
-                       {k: v for k, v in logs.items() if isinstance(v, (int, float))}, section.planned_steps,
-                       stats.all_same / stats.groups if stats.groups else None, backend, rank == 0)
+        for noisy in (ProgressCallback, PrinterCallback):  # our bar and one summary line per step replace the raw dicts
+            trainer.remove_callback(noisy)
+        started = time.perf_counter()
+        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+        seconds = time.perf_counter() - started
+        rollouts = sum(1 for shard in writer.directory.glob("step-*.jsonl") for _ in shard.open())
+        logs = next((h for h in reversed(trainer.state.log_history) if "reward" in h), {})
+        return TrainResult(run_id, str(output), int(trainer.state.global_step), rollouts, seconds,
+                           writer.seconds + callback.store_seconds, reward_clock[0],
+                           {k: v for k, v in logs.items() if isinstance(v, (int, float))}, section.planned_steps,
+                           stats.all_same / stats.groups if stats.groups else None, backend, rank == 0)
 
 
 def pick_backend(requested: str, cuda: bool, network, tokenizer, dataset, n_prompts: int, completion_tokens: int,

@@ -63,6 +63,13 @@ def test_train_lands_rollouts_and_metrics_and_follows_the_schedule(planned, tmp_
         assert parts == pytest.approx(m["step_time"], abs=1e-6) or m["time/train_s"] == 0, (step, m)
         assert m["generated_tokens_per_s"] == pytest.approx(m["generated_tokens"] / m["time/generation_s"])
     assert "tok/s)" in result.stdout  # the summary line shows the breakdown
+    # one bar and one line per step: the libraries' bars and warnings went to the run's log, and are back after
+    for noise in ("Generating train split", "Loading weights", "Writing model shards", "Warning", "warnings.warn"):
+        assert noise not in result.stderr + result.stdout, noise
+    assert (tmp_path / "run" / "libraries.log").is_file()
+    from transformers.utils import logging as hf_logging
+
+    assert hf_logging.is_progress_bar_enabled()
 
 
 def test_a_run_killed_mid_way_resumes_without_duplicating_rollouts(planned, tmp_path):
