@@ -20,7 +20,8 @@ from pathlib import Path
 from curriculab.planner.config import ConfigError, TrainingConfig
 from curriculab.training.generation import BACKENDS, CLEAR_WIN, BackendUnavailable, choose_backend
 from curriculab.training.quiet import LOG_NAME, library_output_to
-from curriculab.training.models import CACHE_DIR, CODE_INSTRUCTION, TINY_COMPLETION_TOKENS, TrainError, resolve_model
+from curriculab.training.models import (CACHE_DIR, CODE_INSTRUCTION, TINY_COMPLETION_TOKENS, TINY_NOTICE, TrainError,
+                                         resolve_model)
 from curriculab.training.rollouts import RolloutWriter
 from curriculab.training.timing import StepClock
 
@@ -182,6 +183,8 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
                                     f"{base_name}:{path}", cache_dir)
         if announce:
             announce(why)
+            if model == "tiny":
+                announce(TINY_NOTICE)
         writer.run_config["generation_backend"] = backend  # stored with the run, beside plan and seed
         grpo.update(BACKENDS[backend])
         try:

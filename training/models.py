@@ -11,6 +11,9 @@ CODE_INSTRUCTION = "Complete this Python function. Answer with the whole functio
 """What a chat model is asked before the problem's prompt."""
 TINY_COMPLETION_TOKENS = 48
 """Completion length for the `tiny` model: it writes noise, so long completions only cost time."""
+TINY_NOTICE = ("model: tiny writes noise by design (untrained, 2 layers): rewards near 0 and zero-variance groups are "
+               "expected; it shows the plumbing, not learning. --model smollm2 trains a real model")
+"""Said when a run trains `tiny`, so `reward 0.000 ... zero-std 1.00` is not taken for a fault."""
 
 
 class TrainError(ValueError):

@@ -63,6 +63,7 @@ def test_train_lands_rollouts_and_metrics_and_follows_the_schedule(planned, tmp_
         assert parts == pytest.approx(m["step_time"], abs=1e-6) or m["time/train_s"] == 0, (step, m)
         assert m["generated_tokens_per_s"] == pytest.approx(m["generated_tokens"] / m["time/generation_s"])
     assert "tok/s)" in result.stdout  # the summary line shows the breakdown
+    assert "model: tiny writes noise by design" in result.stdout  # zero rewards are not taken for a fault
     # one bar and one line per step: the libraries' bars and warnings went to the run's log, and are back after
     for noise in ("Generating train split", "Loading weights", "Writing model shards", "Warning", "warnings.warn"):
         assert noise not in result.stderr + result.stdout, noise
