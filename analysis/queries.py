@@ -18,9 +18,10 @@ if TYPE_CHECKING:  # every function returns a DataFrame, but DuckDB imports pand
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
 
-from curriculab.analysis.store import Store
+from curriculab.analysis.store import QueryResult, Store
 
 if TYPE_CHECKING:  # every function returns a DataFrame, but DuckDB imports pandas only when one is made:
     import pandas as pd  # ingest's readers import this module and never make one
@@ -89,6 +90,23 @@ class Scope:
 
 EVERYTHING = Scope(kind="all")
 """A scope with no filter."""
+
+
+def read_from(path: str | Path, read: Callable[..., Any], *, wait_s: float | None = None, **kwargs: Any) -> tuple[Any, bool]:
+    """Open the store at `path` read-only for one read: `read(store, **kwargs)` (a function of this
+    module, or another read such as `difficulty.held_out_check`), and whether opening had to wait for
+    a writer (what was read may then be partial). A missing store is StoreMissing, a held one
+    StoreBusy once `wait_s` has passed."""
+    with Store(path, read_only=True, create=False, wait_s=wait_s) as store:
+        return read(store, **kwargs), store.waited_for_writer
+
+
+def select_from(path: str | Path, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None,
+                wait_s: float | None = None) -> QueryResult:
+    """One SELECT from outside (an analyst's console) on a sealed, read-only open of `path`: no
+    files, network, extensions or settings; anything else is QueryRejected."""
+    with Store(path, read_only=True, create=False, sealed=True, wait_s=wait_s) as store:
+        return store.query_one_select(sql, max_rows=max_rows, timeout_s=timeout_s)
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:

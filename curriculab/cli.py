@@ -244,7 +244,7 @@ def query(sql: str, fmt: str) -> None:
     if sql == "-":
         sql = sys.stdin.read()
     with Store(click.get_current_context().obj["db"], read_only=True, sealed=True) as store:
-        columns, rows = store.query_one_select(sql)
+        columns, rows, _ = store.query_one_select(sql)
     emit(columns, rows, fmt)
 
 

@@ -15,7 +15,7 @@ import streamlit as st
 
 from curriculab.analysis import queries
 from curriculab.analysis.stats import wilson_interval
-from curriculab.analysis.store import Store, StoreBusy, StoreError
+from curriculab.analysis.store import StoreBusy, StoreError
 
 FILTERS = {"kind": "Attempts", "agent": "Agent", "model": "Model", "run": "Run", "task_type": "Task type",
            "language": "Language", "tier": "Tier", "taxonomy_version": "Taxonomy version", "coder": "Coder"}
@@ -54,8 +54,7 @@ def store_version(path: Path) -> tuple:
 def _cached(name: str, path: str, version: tuple, kwargs: tuple) -> tuple[Any, bool]:
     module, _, function = name.rpartition(".")  # `queries` by default; `difficulty.held_out_check` for a fit
     source = importlib.import_module(f"curriculab.analysis.{module}") if module else queries
-    with Store(path, read_only=True, create=False, wait_s=READ_WAIT_S) as store:
-        return getattr(source, function)(store, **dict(kwargs)), store.waited_for_writer
+    return queries.read_from(path, getattr(source, function), wait_s=READ_WAIT_S, **dict(kwargs))
 
 
 _LAST_GOOD: dict[tuple, Any] = {}

@@ -2,10 +2,11 @@
 
 from curriculab.analysis.store.schema import LATEST_VERSION, MIGRATIONS, Migration
 from curriculab.analysis.store.store import (
-    DEFAULT_DB, RecordRejected, Store, StoreBusy, StoreError, StoreMissing, WriteResult, default_db_path, require_store,
+    DEFAULT_DB, QueryRejected, QueryResult, RecordRejected, Store, StoreBusy, StoreError, StoreMissing, WriteResult,
+    default_db_path, require_store,
 )
 
-__all__ = ["DEFAULT_DB", "LATEST_VERSION", "MIGRATIONS", "Migration", "RecordRejected", "RowBatch", "Store", "StoreBusy", "StoreError",
+__all__ = ["DEFAULT_DB", "LATEST_VERSION", "MIGRATIONS", "Migration", "QueryRejected", "QueryResult", "RecordRejected", "RowBatch", "Store", "StoreBusy", "StoreError",
            "StoreMissing", "WriteResult", "default_db_path", "require_store"]
 
 

@@ -8,7 +8,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple
 
 import duckdb
 
@@ -40,6 +40,22 @@ def _alive(pid: int) -> bool:
 
 class StoreBusy(StoreError):
     """Another process holds the store (DuckDB lets one process open a file while it writes)."""
+
+
+class QueryRejected(StoreError):
+    """SQL from outside that a sealed read refuses: more than one statement, one that is not a SELECT,
+    or one that reaches for files, the network, extensions or settings."""
+
+
+class QueryResult(NamedTuple):
+    """What one SELECT from outside returned."""
+
+    columns: list[str]
+    """Column names, in order."""
+    rows: list[tuple]
+    """The rows (at most `max_rows` when a cap was given)."""
+    truncated: bool
+    """Whether the cap cut rows off."""
 
 
 class StoreMissing(StoreError):
@@ -311,23 +327,22 @@ class Store:
                              f"Use {table}'s columns (`curriculab db schema` lists them)") from None
 
     def query_one_select(self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None,
-                         ) -> tuple[list[str], list[tuple]]:
-        """Run SQL from outside: exactly one SELECT (or EXPLAIN), on a sealed store (see `sealed`).
-        `max_rows` keeps the first rows only (one more is fetched to tell truncation: see
-        `truncated`); `timeout_s` interrupts a statement that runs longer."""
+                         ) -> QueryResult:
+        """Run SQL from outside: exactly one SELECT (or EXPLAIN), on a sealed store (see `sealed`);
+        anything else is a QueryRejected. `max_rows` keeps the first rows only (one more is fetched
+        to tell truncation); `timeout_s` interrupts a statement that runs longer."""
         try:
             statements = duckdb.extract_statements(sql)
         except duckdb.Error as exc:
             raise StoreError(f"query failed: {str(exc).strip().splitlines()[0]}. Check the SQL") from None
         if len(statements) != 1:
-            raise StoreError(f"query holds {len(statements)} statements; `curriculab query` runs exactly one. "
+            raise QueryRejected(f"query holds {len(statements)} statements; `curriculab query` runs exactly one. "
                              "Send them one at a time")
         kind = statements[0].type
         if kind not in (duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN):
-            raise StoreError(f"query is a {kind.name} statement; `curriculab query` only reads (one SELECT). "
+            raise QueryRejected(f"query is a {kind.name} statement; `curriculab query` only reads (one SELECT). "
                              "Change the store through curriculab's own commands")
         timer = threading.Timer(timeout_s, self._db.interrupt) if timeout_s else None
-        self.truncated = False
         try:
             if timer:
                 timer.start()
@@ -340,16 +355,14 @@ class Store:
         except duckdb.Error as exc:
             error = str(_read_error(exc))
             if "disabled by configuration" in error or "Permission Error" in error:
-                raise StoreError(f"{error.removeprefix('query failed: ').split('. Check the SQL')[0]}. "
+                raise QueryRejected(f"{error.removeprefix('query failed: ').split('. Check the SQL')[0]}. "
                                  "`curriculab query` reads the store only: no files, network, extensions or settings") from None
             raise StoreError(error) from None
         finally:
             if timer:
                 timer.cancel()
-        if max_rows is not None:
-            self.truncated = len(rows) > max_rows
-            rows = rows[:max_rows]
-        return columns, rows
+        truncated = max_rows is not None and len(rows) > max_rows
+        return QueryResult(columns, rows[:max_rows] if truncated else rows, truncated)
 
     def frame(self, sql: str, params: list | None = None):
         """Run a read and return a pandas DataFrame (the read API's one door to the connection)."""

@@ -4,7 +4,8 @@ extensions or settings), a row cap and a statement timeout; refusals come as mes
 import pandas as pd
 import streamlit as st
 
-from curriculab.analysis.store import Store, StoreError
+from curriculab.analysis import queries
+from curriculab.analysis.store import StoreError
 from curriculab.dashboard.common import db_path, ignored_filters, store_ready, table
 
 MAX_ROWS = 1000
@@ -19,9 +20,8 @@ if store_ready():
                        height=120, key="sql_text")
     if st.button("Run", type="primary", key="sql_run"):
         try:
-            with Store(db_path(), read_only=True, create=False, sealed=True, wait_s=3.0) as store:
-                columns, rows = store.query_one_select(sql, max_rows=MAX_ROWS, timeout_s=TIMEOUT_S)
-                truncated = store.truncated
+            columns, rows, truncated = queries.select_from(db_path(), sql, max_rows=MAX_ROWS, timeout_s=TIMEOUT_S,
+                                                           wait_s=3.0)
         except StoreError as exc:
             st.error(str(exc))
         else:

@@ -1,5 +1,7 @@
 """The store: pinned tables, recorded migrations, read-only readers, atomic batches."""
 
+from pathlib import Path
+
 import duckdb
 import pytest
 
@@ -157,3 +159,26 @@ def test_a_failed_write_is_a_store_error_that_keeps_nothing(store):
     assert isinstance(err.value, RecordRejected)  # a value of a record, not the store's state: ingest isolates the record
     assert str(err.value).startswith("the store refused a value: Constraint Error: CHECK constraint failed")
     assert store.count("trajectories") == 0 and store.count("steps") == 0
+
+
+def test_a_select_from_outside_comes_back_typed_and_refusals_are_query_rejected(db_path):
+    from curriculab.analysis import queries
+    from curriculab.analysis.store import QueryRejected, QueryResult
+
+    Store(db_path).close()
+    result = queries.select_from(db_path, "select range as n from range(5)", max_rows=3)
+    assert isinstance(result, QueryResult) and result == (["n"], [(0,), (1,), (2,)], True)
+    assert queries.select_from(db_path, "select 1 as one", max_rows=3).truncated is False
+    for sql in ("select 1; select 2", "delete from labels", "install httpfs"):
+        with pytest.raises(QueryRejected):
+            queries.select_from(db_path, sql)
+
+
+def test_the_dashboard_opens_the_store_only_through_the_read_api():
+    import ast
+
+    root = Path(__file__).resolve().parents[2] / "dashboard"
+    for source in root.rglob("*.py"):
+        calls = [n for n in ast.walk(ast.parse(source.read_text())) if isinstance(n, ast.Call)
+                 and getattr(n.func, "id", getattr(n.func, "attr", None)) == "Store"]
+        assert not calls, f"{source} opens Store itself: read through curriculab.analysis.queries"
