@@ -53,6 +53,15 @@ def schedule_phases(schedule: str, start_tier: str | None = None) -> list[tuple[
 
 
 @dataclass
+class LiveAllocation:
+    """The α the dynamic schedule chose last, during a run: the curriculum callback writes it, the
+    reward functions read it. Until it is set, the curriculum's own schedule holds."""
+
+    alpha: dict[str, float] | None = None
+    """Relative α per tier (tiers at 0 are inactive), or None."""
+
+
+@dataclass
 class TierCurriculum:
     """A schedule (which tiers are active when), weights (what each tier is worth) and, from the
     planner, a bias on α towards the tiers that target the model's failures."""
@@ -65,9 +74,6 @@ class TierCurriculum:
     """For forward/reversed: the tier to start on when it is not the schedule's first."""
     alpha_bias: dict[str, float] = field(default_factory=dict)
     """Relative α per tier among the active ones (default 1 each)."""
-    live_alpha: dict[str, float] | None = None
-    """Set by the dynamic schedule during training: relative α per tier, replacing the schedule
-    (tiers at 0 are inactive)."""
 
     def __post_init__(self) -> None:
         schedule_phases(self.schedule, self.start_tier)  # validates both
@@ -84,10 +90,11 @@ class TierCurriculum:
         if sum(self.weights.values()) <= 0:
             raise ValueError("weights must not all be zero")
 
-    def active(self, progress: float) -> tuple[str, ...]:
-        """Tiers practised at `progress` (fraction of training done, 0..1)."""
-        if self.live_alpha is not None:
-            return tuple(t for t in TIERS if self.live_alpha.get(t, 0.0) > 0)
+    def active(self, progress: float, live: LiveAllocation | None = None) -> tuple[str, ...]:
+        """Tiers practised at `progress` (fraction of training done, 0..1), or, once the dynamic
+        schedule has set `live`, the tiers it gives α."""
+        if live is not None and live.alpha is not None:
+            return tuple(t for t in TIERS if live.alpha.get(t, 0.0) > 0)
         phases = schedule_phases(self.schedule, self.start_tier)
         current = phases[0][1]
         for start, tiers in phases:
@@ -95,11 +102,13 @@ class TierCurriculum:
                 current = tiers
         return current
 
-    def allocation(self, progress: float, tiers_with_tests: tuple[str, ...] = TIERS) -> dict[str, float]:
-        """α per tier: 0 for inactive tiers; active tiers share it (by `alpha_bias`) so that
-        Σ α_l w_l = 1, i.e. a completion passing every active test scores 1."""
-        active = [t for t in self.active(progress) if t in tiers_with_tests]
-        bias = self.live_alpha if self.live_alpha is not None else self.alpha_bias
+    def allocation(self, progress: float, tiers_with_tests: tuple[str, ...] = TIERS,
+                   live: LiveAllocation | None = None) -> dict[str, float]:
+        """α per tier: 0 for inactive tiers; active tiers share it (by `alpha_bias`, or by `live`
+        once the dynamic schedule has set it) so that Σ α_l w_l = 1, i.e. a completion passing every
+        active test scores 1."""
+        active = [t for t in self.active(progress, live) if t in tiers_with_tests]
+        bias = live.alpha if live is not None and live.alpha is not None else self.alpha_bias
         total = sum(bias.get(t, 1.0) * self.weights.get(t, 0.0) for t in active) or 1.0
         return {t: (bias.get(t, 1.0) / total if t in active else 0.0) for t in TIERS}
 

@@ -13,7 +13,7 @@ from typing import Any, Callable
 from transformers import TrainerCallback
 
 from curriculab.planner.dynamic import DynamicSettings, DynamicState, next_allocation
-from curriculab.planner.portfolio import TierCurriculum
+from curriculab.planner.portfolio import LiveAllocation, TierCurriculum
 from curriculab.taxonomy.model import TIERS
 from curriculab.training.rollouts import RolloutWriter, shard_step
 from curriculab.training.sampling import ProblemStats
@@ -60,8 +60,9 @@ class CurriculumCallback(TrainerCallback):
                  metrics_path: Path, dynamic: DynamicSettings | None = None,
                  summary: Callable[[int, dict[str, float]], None] | None = None, stats: ProblemStats | None = None,
                  clock: StepClock | None = None, stop_after_s: float | None = None, started: float | None = None,
-                 main_process: bool = True, setup_started: float | None = None) -> None:
+                 main_process: bool = True, setup_started: float | None = None, live: LiveAllocation | None = None) -> None:
         self.curriculum, self.writer, self.db_path, self.run_id = curriculum, writer, db_path, run_id
+        self.live = live if live is not None else LiveAllocation()
         # in a multi-process run every rank follows the schedule (its rewards need the same α), and
         # rank 0 alone shows progress and writes the metrics and the store, once for all ranks
         self.main_process = main_process
@@ -104,7 +105,7 @@ class CurriculumCallback(TrainerCallback):
             observed = {t: logs.get(f"pass_rate/{t}") for t in TIERS}
             if any(v is not None for v in observed.values()):
                 self.state = next_allocation(self.state, observed)
-                self.curriculum.live_alpha = self.state.allocation()
+                self.live.alpha = self.state.allocation()  # what the rewards read from the next batch on
         for tier in TIERS:
             logs.setdefault(f"weight/{tier}", self.curriculum.weights.get(tier, 0.0))
         if self.stats is not None and self.stats.groups:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from curriculab.planner.config import ConfigError, TrainingConfig
+from curriculab.planner.portfolio import LiveAllocation
 from curriculab.training.generation import BACKENDS, CLEAR_WIN, BackendUnavailable, choose_backend
 from curriculab.training.quiet import LOG_NAME, library_output_to
 from curriculab.training.models import (CACHE_DIR, CODE_INSTRUCTION, TINY_COMPLETION_TOKENS, TINY_NOTICE, TrainError,
@@ -194,13 +195,14 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
         live = section.live_sampling
         stats = ProblemStats(args.num_generations, LiveSamplingSettings(True, live.decay, live.sharpness, live.floor))
         reward_clock = [0.0]
+        live = LiveAllocation()  # the dynamic schedule's α: the callback writes it, the rewards read it
         clock = StepClock()
         reward_funcs = [_timed(f, reward_clock, clock, writer) for f in make_reward_functions(
             problems, curriculum, Limits(), allow_unsandboxed=allow_unsandboxed, on_scored=writer,
-            names=config.reward.functions, planned_steps=section.planned_steps, stats=stats)]
+            names=config.reward.functions, planned_steps=section.planned_steps, stats=stats, live=live)]
         callback = CurriculumCallback(curriculum, writer, db_path, run_id, output / "metrics.jsonl",
                                       section.dynamic.settings() if dynamic_on else None, summary, stats, clock,
-                                      stop_after_s, entered, main_process=rank == 0, setup_started=imported)
+                                      stop_after_s, entered, main_process=rank == 0, setup_started=imported, live=live)
         trainer = CurriculumGRPOTrainer(model=network, reward_funcs=reward_funcs, args=args, train_dataset=dataset,
                                         processing_class=tokenizer, callbacks=[callback],
                                         live_stats=stats if live_on else None,

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from curriculab.planner.config import REWARD_FUNCTIONS
-from curriculab.planner.portfolio import TierCurriculum
+from curriculab.planner.portfolio import LiveAllocation, TierCurriculum
 from curriculab.taxonomy.completion import extract_code, has_code_block
 from curriculab.training.problems import TIERS, Problem
 from curriculab.training.sampling import ProblemStats, gathered
@@ -39,9 +39,10 @@ def pass_rates(problem: Problem, result: RunResult) -> dict[str, float | None]:
     return rates
 
 
-def tarot_score(rates: dict[str, float | None], curriculum: TierCurriculum, progress: float = 1.0) -> float:
+def tarot_score(rates: dict[str, float | None], curriculum: TierCurriculum, progress: float = 1.0,
+                live: LiveAllocation | None = None) -> float:
     """Σ α_l w_l pass_rate_l over active tiers that have tests (α renormalised over those)."""
-    alpha = curriculum.allocation(progress, tuple(t for t, r in rates.items() if r is not None))
+    alpha = curriculum.allocation(progress, tuple(t for t, r in rates.items() if r is not None), live)
     return sum(alpha[t] * curriculum.weights.get(t, 0.0) * rates[t] for t in alpha if alpha[t] and rates.get(t) is not None)
 
 
@@ -145,7 +146,7 @@ def make_reward_functions(problems: Sequence[Problem], curriculum: TierCurriculu
                           allow_unsandboxed: bool = False, on_scored: Callable[..., None] | None = None,
                           names: Sequence[str] = ("tarot_reward", "avg_reward", "pass_all_reward"),
                           planned_steps: int | None = None, stats: ProblemStats | None = None,
-                          ) -> list[Callable[..., list[float | None]]]:
+                          live: LiveAllocation | None = None) -> list[Callable[..., list[float | None]]]:
     """The reward functions `names` (from tarot_reward, avg_reward, pass_all_reward, format_reward)
     for `GRPOTrainer(reward_funcs=...)`, in that order.
 
@@ -154,7 +155,8 @@ def make_reward_functions(problems: Sequence[Problem], curriculum: TierCurriculu
     progress is `global_step / planned_steps` (default: the run's max_steps). The first pass
     reward of a batch (they share one sandbox run) calls `on_scored(trainer_state, prompts,
     completions, problem_ids, results, rewards, completion_ids)` — the rollouts with their
-    per-test outcomes — and feeds `stats` (live sampling) with every rank's rewards.
+    per-test outcomes — and feeds `stats` (live sampling) with every rank's rewards. `live`: the
+    dynamic schedule's α as the callback last set it (None: the curriculum's schedule alone).
     """
     curriculum = curriculum or TierCurriculum()
     unknown = [n for n in names if n not in REWARD_FUNCTIONS]
@@ -183,7 +185,7 @@ def make_reward_functions(problems: Sequence[Problem], curriculum: TierCurriculu
             for tier, rate in rates.items():
                 if rate is not None:
                     tier_totals[tier].append(rate)
-            rewards.append(tarot_score(rates, curriculum, progress) if name == "tarot_reward"
+            rewards.append(tarot_score(rates, curriculum, progress, live) if name == "tarot_reward"
                            else avg_score(result) if name == "avg_reward" else pass_all_score(result))
         if name == primary:
             if on_scored is not None:
@@ -195,7 +197,7 @@ def make_reward_functions(problems: Sequence[Problem], curriculum: TierCurriculu
                 for tier, values in tier_totals.items():
                     if values:
                         log_metric(f"pass_rate/{tier}", sum(values) / len(values))
-                for tier, alpha in curriculum.allocation(progress).items():
+                for tier, alpha in curriculum.allocation(progress, live=live).items():
                     log_metric(f"alpha/{tier}", alpha)
                 log_metric("schedule_progress", progress)
         return rewards

@@ -137,6 +137,18 @@ def test_retier_moves_tests_by_measured_failure_rate(builtin):
     assert tiers["basic_1"] == "edge" and tiers["edge_1"] == "basic" and tiers["edge_2"] == "edge"  # too few runs: kept
 
 
+def test_the_dynamic_schedules_alpha_is_a_source_the_rewards_read_and_the_curriculum_is_left_alone():
+    from curriculab.planner.portfolio import LiveAllocation
+    from curriculab.training.rewards import tarot_score
+
+    forward, live = TierCurriculum("forward", "uniform"), LiveAllocation()
+    rates = {"basic": 0.0, "intermediate": 0.0, "complex": 1.0, "edge": 1.0}
+    assert tarot_score(rates, forward, 0.1, live) == 0.0  # not set yet: the schedule's basic tier alone
+    live.alpha = {"basic": 0.0, "intermediate": 0.0, "complex": 1.0, "edge": 1.0}  # what the callback writes
+    assert forward.active(0.1, live) == ("complex", "edge") and tarot_score(rates, forward, 0.1, live) == pytest.approx(1.0)
+    assert forward.active(0.1) == ("basic",) and tarot_score(rates, forward, 0.1) == 0.0  # the plan's curriculum unchanged
+
+
 def test_tarot_schedules_and_weights():
     forward = TierCurriculum("forward", "uniform")
     assert forward.active(0.1) == ("basic",) and forward.active(0.45) == ("basic", "intermediate", "complex")
