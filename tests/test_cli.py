@@ -97,7 +97,7 @@ def test_debug_shows_the_traceback_and_default_hides_it(tmp_path):
     quiet = subprocess.run(base + ["query", "select 1"], cwd=ROOT, capture_output=True, text=True)
     loud = subprocess.run(base[:2] + ["cli", "--debug"] + base[3:] + ["query", "select 1"], cwd=ROOT, capture_output=True, text=True)
     assert quiet.returncode == 1 and "Traceback" not in quiet.stderr and quiet.stderr.startswith("Error: no store at")
-    assert loud.returncode == 1 and "Traceback (most recent call last)" in loud.stderr and "StoreError" in loud.stderr
+    assert loud.returncode == 1 and "Traceback (most recent call last)" in loud.stderr and "StoreMissing" in loud.stderr
 
 
 def test_db_schema_and_migrate(cli_run):

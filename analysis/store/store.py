@@ -8,7 +8,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Sequence
 
 import duckdb
 
@@ -534,58 +534,16 @@ class Store:
         """).fetchall()[0][0]
 
     # -- coding ------------------------------------------------------------------------------
-    def run_rules(self, steps_sql: str, rules: list, *, where: str | None, coder: str, taxonomy_version: str,
-                  opaque_reason: str) -> tuple[int, dict[str, dict[str, int]]]:
-        """Run rule coders (taxonomy.coders.rules) over the trajectories matching `where`, replacing
-        `coder`'s earlier codes for them. The rules read the documented relations `_tt` (the
-        trajectories) and `_cs` (their steps, built by `steps_sql`); both live only inside this call.
-        Returns (trajectories coded, per-code status counts)."""
-        if where:
-            self.check_filter(where)
+    def run_statements(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[tuple]]:
+        """Run `statements` (SQL and its bound parameters) in order, in one transaction; each one's
+        rows (empty for a statement that returns none). For engines that build their SQL elsewhere
+        (the rule coders, `analysis.coding`): the store runs what it is given, all or nothing."""
+        results = []
         with self.transaction():
-            self._db.execute(f"""create or replace temp table _tt as
-                select trajectory_id, task_id, outcome, harness_error, coalesce(actions_logged, true) as actions_logged
-                from trajectories where trajectory_id in (select trajectory_id from trajectories where ({where or 'true'}))""")
-            self._db.execute(steps_sql)
-            hits, applicable = [], []
-            for rule in rules:
-                # a trajectory's sightings become one finding (all their steps, the first reason);
-                # behaviour cannot be judged where the actions were not logged
-                judgeable = ("where trajectory_id in (select trajectory_id from _tt where actions_logged)"
-                             if rule.needs_actions else "")
-                hits.append(f"select trajectory_id, '{rule.code}' as code, list_sort(list_distinct(flatten(list(evidence)))) "
-                            f"as evidence, min(rationale) as rationale from ({rule.sql}) {judgeable} group by trajectory_id")
-                applicable.append(f"select trajectory_id, '{rule.code}' as code from ({rule.applicable}) {judgeable}")
-            self._db.execute("create or replace temp table _hits as " + " union all ".join(hits))
-            self._db.execute("create or replace temp table _applicable as " + " union all ".join(applicable))
-            for table in ("failure_codes", "coding_status"):
-                self._db.execute(f"delete from {table} where coder = ? and taxonomy_version = ? "
-                                 "and trajectory_id in (select trajectory_id from _tt)", [coder, taxonomy_version])
-            self._db.execute(
-                "insert into failure_codes (trajectory_id, code, taxonomy_version, coder, confidence, evidence_steps, "
-                "rationale) select trajectory_id, code, ?, ?, 1.0, evidence, rationale from _hits", [taxonomy_version, coder])
-            codes = ", ".join(f"('{r.code}', {str(r.needs_actions).lower()})" for r in rules)
-            self._db.execute(f"""
-                insert into coding_status (trajectory_id, code, coder, taxonomy_version, status, reason)
-                select t.trajectory_id, c.code, ?, ?,
-                       case when h.trajectory_id is not null then 'present'
-                            when a.trajectory_id is not null then 'absent' else 'not_applicable' end,
-                       case when h.trajectory_id is null and a.trajectory_id is null
-                            then case when c.needs_actions and not t.actions_logged then ?
-                                      else 'the trajectory lacks the evidence this rule reads' end end
-                from _tt t cross join (values {codes}) c(code, needs_actions)
-                left join _hits h on h.trajectory_id = t.trajectory_id and h.code = c.code
-                left join _applicable a on a.trajectory_id = t.trajectory_id and a.code = c.code""",
-                             [coder, taxonomy_version, opaque_reason])
-            coded = self._db.execute("select count(*) from _tt").fetchall()[0][0]
-            counts: dict[str, dict[str, int]] = {}
-            for code, status, n in self._db.execute(
-                    "select code, status, count(*) from coding_status where coder = ? and taxonomy_version = ? "
-                    "and trajectory_id in (select trajectory_id from _tt) group by all", [coder, taxonomy_version]).fetchall():
-                counts.setdefault(code, {"present": 0, "absent": 0, "not_applicable": 0})[status] = n
-            for table in ("_tt", "_cs", "_hits", "_applicable"):
-                self._db.execute(f"drop table if exists {table}")
-        return coded, counts
+            for sql, params in statements:
+                cursor = self._db.execute(sql, list(params))
+                results.append(cursor.fetchall() if cursor.description else [])
+        return results
 
     def replace_codes(self, coder: str, taxonomy_version: str, trajectory_ids: list[str], findings: list[tuple],
                       statuses: list[tuple]) -> None:
