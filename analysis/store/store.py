@@ -337,11 +337,11 @@ class Store:
             raise StoreError(f"query failed: {str(exc).strip().splitlines()[0]}. Check the SQL") from None
         if len(statements) != 1:
             raise QueryRejected(f"query holds {len(statements)} statements; `curriculab query` runs exactly one. "
-                             "Send them one at a time")
+                                "Send them one at a time")
         kind = statements[0].type
         if kind not in (duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN):
             raise QueryRejected(f"query is a {kind.name} statement; `curriculab query` only reads (one SELECT). "
-                             "Change the store through curriculab's own commands")
+                                "Change the store through curriculab's own commands")
         timer = threading.Timer(timeout_s, self._db.interrupt) if timeout_s else None
         try:
             if timer:
@@ -356,7 +356,7 @@ class Store:
             error = str(_read_error(exc))
             if "disabled by configuration" in error or "Permission Error" in error:
                 raise QueryRejected(f"{error.removeprefix('query failed: ').split('. Check the SQL')[0]}. "
-                                 "`curriculab query` reads the store only: no files, network, extensions or settings") from None
+                                    "`curriculab query` reads the store only: no files, network, extensions or settings") from None
             raise StoreError(error) from None
         finally:
             if timer:
