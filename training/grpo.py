@@ -20,9 +20,9 @@ from pathlib import Path
 from curriculab.planner.config import ConfigError, TrainingConfig
 from curriculab.planner.portfolio import LiveAllocation
 from curriculab.training.generation import BACKENDS, CLEAR_WIN, BackendUnavailable, choose_backend
-from curriculab.training.quiet import LOG_NAME, library_output_to
 from curriculab.training.models import (CACHE_DIR, CODE_INSTRUCTION, TINY_COMPLETION_TOKENS, TINY_NOTICE, TrainError,
                                          resolve_model)
+from curriculab.training.quiet import LOG_NAME, library_output_to
 from curriculab.training.rollouts import RolloutWriter
 from curriculab.training.timing import StepClock
 
@@ -117,16 +117,15 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
             config = TrainingConfig.load(config)
         except ConfigError as exc:
             raise TrainError(str(exc)) from None
+    try:
+        problems = load_problem_set(config.dataset.problems)
+    except ProblemError as exc:
+        raise TrainError(f"dataset.problems: {exc}") from None
+    by_id = {p.problem_id: p for p in problems}
+    if not config.dataset_path.exists():
+        raise TrainError(f"dataset.path: {config.dataset_path} does not exist. Export the plan with `curriculab plan -o`")
     output = Path(output_dir or config.grpo.get("output_dir") or "runs/grpo")
     with library_output_to(output / LOG_NAME):  # one bar and one line per step on the terminal
-        try:
-            problems = load_problem_set(config.dataset.problems)
-        except ProblemError as exc:
-            raise TrainError(f"dataset.problems: {exc}") from None
-        by_id = {p.problem_id: p for p in problems}
-        if not config.dataset_path.exists():
-            raise TrainError(f"dataset.path: {config.dataset_path} does not exist. "
-                             "Export the plan with `curriculab plan -o`")
         dataset = load_dataset("parquet", data_files=str(config.dataset_path), split="train")
         path, load_kwargs, base_name = resolve_model(model, cache_dir)
         tokenizer = AutoTokenizer.from_pretrained(path, **load_kwargs)
