@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from curriculab.analysis import queries
-from curriculab.analysis.store import Store
+from curriculab.analysis.store import Store, check_filter
 from curriculab.taxonomy.coders.rules import CODER, CODER_STEPS_SQL, RULES
 from curriculab.taxonomy.taxonomy import load_taxonomy
 
@@ -37,7 +37,7 @@ def run_rule_coders(store: Store, where: str | None = None, taxonomy_version: st
     taxonomy = load_taxonomy(taxonomy_version)
     rules = [rule for rule in RULES if rule.code in taxonomy.code_names]  # premature_stop: v2 on
     if where:
-        store.check_filter(where)
+        check_filter(store, where)
     results = store.run_statements(_rule_statements(rules, where, taxonomy.version))
     counts: dict[str, dict[str, int]] = {}
     for code, status, n in results[-3]:

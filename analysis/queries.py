@@ -21,7 +21,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from curriculab.analysis.store import QueryResult, Store
+from curriculab.analysis.store import QueryResult, Store, check_filter
 
 if TYPE_CHECKING:  # every function returns a DataFrame, but DuckDB imports pandas only when one is made:
     import pandas as pd  # ingest's readers import this module and never make one
@@ -708,7 +708,7 @@ def selected_trajectories(store: Store, where: str | None = None) -> pd.DataFram
     """The trajectories matching `where` (one filter expression on `trajectories`, checked to be
     no more than that). Columns: trajectory_id, task_id, outcome, harness_error, actions_logged."""
     if where:
-        store.check_filter(where)
+        check_filter(store, where)
     return store.frame(f"""select trajectory_id, task_id, outcome, harness_error, coalesce(actions_logged, true) as actions_logged
                            from trajectories where trajectory_id in (select trajectory_id from trajectories where ({where or 'true'}))
                            order by trajectory_id""")
@@ -733,7 +733,7 @@ def verifier_evidence(store: Store, where: str | None = None, *, run_id: str | N
     text), finish_reason, entry_point. tests: trajectory_id, test_id, tier, passed, status, detail.
     """
     if where:
-        store.check_filter(where)
+        check_filter(store, where)
     narrower, params = "", []
     if run_id is not None:
         narrower, params = narrower + " and t.run_id = ?", params + [run_id]

@@ -30,10 +30,10 @@ def main() -> None:
     args = parser.parse_args()
 
     from curriculab.analysis.coding import run_rule_coders
-    from curriculab.analysis.store import Store
+    from curriculab.analysis.store import Store, row_count
 
     with Store(args.db) as store:
-        n_steps, n_traj = store.count("steps"), store.count("trajectories")
+        n_steps, n_traj = row_count(store, "steps"), row_count(store, "trajectories")
         store.query(SCAN)  # warm-up: page the columns in
         scans, ordered = [], []
         for _ in range(3):

@@ -39,7 +39,7 @@ def main() -> None:
     from curriculab.analysis.ingest import ingest
     from curriculab.analysis.report import build_report
     from curriculab.analysis.simulate import simulate_corpus
-    from curriculab.analysis.store import Store
+    from curriculab.analysis.store import Store, row_count
 
     db = args.workdir / f"store-{args.tasks}x{args.attempts}.duckdb"
     if not db.exists():
@@ -72,7 +72,7 @@ def main() -> None:
 
     try:
         with Store(db, read_only=True) as store:
-            trajectories = store.count("trajectories")
+            trajectories = row_count(store, "trajectories")
         timed(True)  # warm imports and the page cache for both sides
         pairs = []
         for k in range(args.pairs):

@@ -16,7 +16,7 @@ from typing import Any, Callable
 import click
 from rich.console import Console
 
-from curriculab.analysis.store import DEFAULT_DB, Store, StoreError, require_store
+from curriculab.analysis.store import DEFAULT_DB, Store, StoreError, applied_migrations, describe_tables, require_store
 from curriculab.planner.portfolio import STRATEGIES
 from curriculab.tables import print_table, safe_text
 from curriculab.taxonomy.vocabulary import TIERS
@@ -264,7 +264,7 @@ def db_schema(as_json: bool) -> None:
       curriculab db schema --json
     """
     with open_store(read_only=True) as store:
-        tables = store.schema()
+        tables = describe_tables(store)
     if as_json:
         click.echo(json.dumps(tables, indent=2))
         return
@@ -284,7 +284,7 @@ def db_migrate() -> None:
     """
     store = Store(click.get_current_context().obj["db"], read_only=False)
     with store:
-        rows = store.applied_migrations()
+        rows = applied_migrations(store)
     click.echo(f"{store.path}: schema version {rows[-1][0]} ({len(rows)} migrations applied)")
 
 

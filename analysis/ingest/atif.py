@@ -14,7 +14,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from curriculab.analysis.ingest.common import (
-    StepBuilder, UnitResult, byte_hash, content_hash, fail, json_failure, make_issue, read_bytes, text_of, validation_failure,
+    StepBuilder, UnitResult, add_trajectory, byte_hash, content_hash, fail, json_failure, make_issue, read_bytes,
+    text_of, validation_failure,
 )
 from curriculab.taxonomy.actions import normalise_tool_call, observe
 from curriculab.taxonomy.model import INT32_MAX, INT64_MAX, Run, Task, Trajectory
@@ -202,5 +203,5 @@ def read_atif_file(path: Path, data: bytes | None = None) -> UnitResult:
                 source_path=str(path.parent)),
     )
     traj.steps = steps
-    out.batch.add_trajectory(traj, content_hash(data), FORMAT, str(path), byte_hash(data))
+    add_trajectory(out.batch, traj, content_hash(data), FORMAT, str(path), byte_hash(data))
     return out

@@ -13,9 +13,10 @@ import orjson
 from pydantic import ValidationError
 
 from curriculab.analysis.issues import Issue, IngestFailure, fail, make_issue
-from curriculab.analysis.store.rows import RowBatch
-from curriculab.taxonomy.actions import NormalisedCall, looks_truncated
-from curriculab.taxonomy.model import INT32_MAX, TIERS, Step, TestResult
+from curriculab.analysis.store.rows import RowBatch, StepRow, TestResultRow, TrajectoryRow, as_utc, json_text
+from curriculab.taxonomy.actions import NormalisedCall, error_observed, looks_truncated, read_is_full
+from curriculab.taxonomy.model import INT32_MAX, TIERS, Step, TestResult, Trajectory
+from curriculab.taxonomy.model_names import canonical_model
 
 MAX_OUTPUT_CHARS = 64 * 1024
 """Outputs longer than this keep their first and last halves; `output_truncated` is set."""
@@ -258,6 +259,37 @@ def milestones(results: list[TestResult], declared: int | None = None) -> tuple[
             break
         passed += 1
     return passed, total
+
+
+def add_trajectory(batch: RowBatch, t: Trajectory, content_hash: str, source_format: str, source_path: str,
+                   legacy_hash: str | None = None) -> None:
+    """Add a trajectory's rows to `batch`, normalised as the store holds them: the model's canonical
+    name (the name read kept as `model_raw`) and each step's `error_observed` and `read_full`.
+    `legacy_hash` is the raw-bytes hash a store written before canonical hashes holds for it."""
+    if legacy_hash is not None:
+        batch.legacy_hashes[t.trajectory_id] = legacy_hash
+    if t.task is not None:
+        batch.add_task(t.task)
+    if t.run is not None:
+        batch.add_run(t.run)
+    tid = t.trajectory_id
+    batch.trajectories.append(TrajectoryRow(
+        trajectory_id=tid, run_id=t.run_id, task_id=t.task_id, model=canonical_model(t.model), attempt=t.attempt,
+        outcome=t.outcome, reward=t.reward, harness_error=t.harness_error, n_steps=len(t.steps),
+        milestones_passed=t.milestones_passed, milestones_total=t.milestones_total, input_tokens=t.input_tokens,
+        output_tokens=t.output_tokens, cost_usd=t.cost_usd, started_at=as_utc(t.started_at), ended_at=as_utc(t.ended_at),
+        content_hash=content_hash, source_format=source_format, source_path=source_path, model_raw=t.model,
+        actions_logged=t.actions_logged, exception_type=t.exception_type))
+    batch.steps.extend(
+        StepRow(trajectory_id=tid, step_idx=s.step_idx, source=s.source, message=s.message, tool_name=s.tool_name,
+                action=s.action, path=s.path, command=s.command, output=s.output, exit_code=s.exit_code,
+                output_truncated=s.output_truncated, raw=json_text(s.raw), ts=as_utc(s.ts), call_id=s.call_id,
+                error_observed=error_observed(s.action, s.command, s.output, s.exit_code, s.tool_failed),
+                read_full=read_is_full(s.action, s.tool_name, s.command, (s.raw or {}).get("arguments")))
+        for s in t.steps
+    )
+    batch.test_results.extend(TestResultRow(trajectory_id=tid, test_id=r.test_id, tier=r.tier, milestone_idx=r.milestone_idx,
+                                            passed=r.passed, status=r.status, detail=r.detail) for r in t.test_results)
 
 
 @dataclass

@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from curriculab.analysis.ingest.atif import atif_steps, model_name, parse_atif
 from curriculab.analysis.ingest.common import (
-    IngestFailure, UnitResult, byte_hash, content_hash, fail, load_json, make_issue, milestones, read_bytes,
-    outcome_without_verdict, test_results_from_ctrf, validation_failure,
+    IngestFailure, UnitResult, add_trajectory, byte_hash, content_hash, fail, load_json, make_issue, milestones,
+    outcome_without_verdict, read_bytes, test_results_from_ctrf, validation_failure,
 )
 from curriculab.analysis.ingest.tasks import task_from_toml
 from curriculab.analysis.ingest.terminus import is_terminus_episodes, terminus_episode_steps
@@ -263,5 +263,5 @@ def read_trial(trial_dir: Path) -> UnitResult:
         ended_at=result.finished_at, test_results=test_results, task=task, run=run,
     )
     traj.steps = steps
-    out.batch.add_trajectory(traj, content_hash(*parts), FORMAT, str(trial_dir), byte_hash(*parts))
+    add_trajectory(out.batch, traj, content_hash(*parts), FORMAT, str(trial_dir), byte_hash(*parts))
     return out

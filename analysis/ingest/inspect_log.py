@@ -9,7 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from curriculab.analysis.ingest.common import StepBuilder, UnitResult, byte_hash, content_hash, fail, make_issue, read_bytes, text_of
+from curriculab.analysis.ingest.common import (
+    StepBuilder, UnitResult, add_trajectory, byte_hash, content_hash, fail, make_issue, read_bytes, text_of,
+)
 from curriculab.taxonomy.actions import NormalisedCall, normalise_tool_call
 from curriculab.taxonomy.model import Run, Task, Trajectory
 
@@ -105,7 +107,7 @@ def read_eval(path: Path) -> UnitResult:
         )
         traj.steps = builder.steps
         identity = (data, str(sample.id).encode(), str(sample.epoch).encode())
-        out.batch.add_trajectory(traj, content_hash(*identity), FORMAT, str(path), byte_hash(*identity))
+        add_trajectory(out.batch, traj, content_hash(*identity), FORMAT, str(path), byte_hash(*identity))
     return out
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from curriculab.analysis.ingest.common import (
-    MAX_OUTPUT_CHARS, UnitResult, cap_output, byte_hash, content_hash, json_failure, make_issue, message_capped, read_bytes,
-    validation_failure,
+    MAX_OUTPUT_CHARS, UnitResult, add_trajectory, byte_hash, cap_output, content_hash, json_failure, make_issue,
+    message_capped, read_bytes, validation_failure,
 )
 from curriculab.taxonomy.model import Run, Trajectory
 
@@ -58,5 +58,5 @@ def read_jsonl(path: Path) -> UnitResult:
                 step.output, step.output_truncated = output, True
         if traj.run is None:
             traj.run = Run(run_id=traj.run_id, model=traj.model, source_format=FORMAT, source_path=str(path))
-        out.batch.add_trajectory(traj, content_hash(line), FORMAT, f"{path}:{number}", byte_hash(line))
+        add_trajectory(out.batch, traj, content_hash(line), FORMAT, f"{path}:{number}", byte_hash(line))
     return out

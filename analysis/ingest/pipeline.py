@@ -8,7 +8,6 @@ batch in flight and never leaves half a trajectory.
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import os
 import stat
@@ -20,10 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from curriculab.analysis import queries
-from curriculab.analysis.ingest import detect
+from curriculab.analysis.ingest import attribution, detect
+from curriculab.analysis.ingest.attribution import Identity
 from curriculab.analysis.issues import Issue, IngestFailure, make_issue
 from curriculab.analysis.store import RecordRejected, Store
-from curriculab.taxonomy.model_names import canonical_model
 
 if TYPE_CHECKING:
     from curriculab.analysis.ingest.common import UnitResult
@@ -284,13 +283,6 @@ def _with_ancestors(paths: Iterable[str]) -> set[str]:
     return covered
 
 
-def _recanonicalised(store: Store) -> list[tuple[str, str]]:
-    """(raw name, canonical name) where the stored canonical name is not today's: the alias table
-    grew (`claude-sonnet-4-0` became `claude-sonnet-4-20250514`) since those rows were written."""
-    rows = store.query("select distinct model_raw, model from trajectories where model_raw is not null")[1]
-    return [(raw, canonical_model(raw)) for raw, stored in rows if canonical_model(raw) != stored]
-
-
 def available_cores() -> int:
     """Cores this process may run on (its CPU affinity, so `taskset` and container limits count)."""
     try:
@@ -403,18 +395,18 @@ class _Writer:
         if self.store.readers_waiting():  # a report or the dashboard wants to read: commit, close, let it in
             self.flush()
             self.record()
-            self.store.step_aside()
+            self.store.close()  # the next write reopens it, waiting for the readers
 
     def flush(self) -> None:
         batch, self.batch = self.batch, None
         if batch is None or not (batch.trajectories or batch.tasks or batch.runs):
             return
         try:
-            self._count(self.store.write_batch(batch, self.replace))
+            self._count(self.store.write_batch(batch, self.replace, then=attribution.UNKNOWN_MODELS))
         except RecordRejected:  # one record holds what the store cannot: write the rest, quarantine it
             for part in batch.per_trajectory():
                 try:
-                    self._count(self.store.write_batch(part, self.replace))
+                    self._count(self.store.write_batch(part, self.replace, then=attribution.UNKNOWN_MODELS))
                 except RecordRejected as exc:
                     row = part.trajectories[0] if part.trajectories else None
                     self.issue(make_issue(
@@ -432,7 +424,7 @@ class _Writer:
             self.issue(_conflict(trajectory_id, new_path, old_path, fmt))
 
     def record(self) -> None:
-        self.store.record_ingest_errors(i.as_row() for i in self.pending)
+        self.store.record_inputs(errors=[i.as_row() for i in self.pending])
         self.pending.clear()
 
 
@@ -478,47 +470,6 @@ def _sign_tree(directory: str, prefix: str, digest) -> None:
         digest.update(f"{prefix}{entry.name}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
     for entry in sorted(folders, key=lambda e: e.name):
         _sign_tree(entry.path, f"{prefix}{entry.name}/", digest)
-
-
-@dataclass(frozen=True)
-class Identity:
-    """Who ran the runs read from matching inputs, where the files do not say (or say wrong)."""
-
-    path: str | None = None
-    """A glob over the input's absolute path (`*/20250818_factory-droid_*/*`); None: every input of the call."""
-    agent: str | None = None
-    """The agent (harness) name to record; None keeps what the files say."""
-    model: str | None = None
-    """The model name to record (canonicalised as any other); None keeps what the files say."""
-
-    def __post_init__(self) -> None:
-        if self.agent is None and self.model is None:
-            raise ValueError(f"identity for {self.path or 'every input'} sets neither agent nor model. Give one or both")
-
-    def matches(self, path: Path) -> bool:
-        return self.path is None or fnmatch.fnmatch(os.path.abspath(path), self.path)
-
-
-def read_identities(path: Path) -> list[Identity]:
-    """A mapping file: a YAML list of `{path: <glob>, agent: <name>, model: <name>}`."""
-    import yaml
-
-    try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ValueError(f"{path}: cannot read it as an identity file ({exc}). Write a YAML list of "
-                         "{path: <glob>, agent: <name>, model: <name>}") from None
-    if not isinstance(doc, list):
-        raise ValueError(f"{path}: expected a YAML list of {{path: <glob>, agent: <name>, model: <name>}}. Fix the file")
-    identities = []
-    for k, entry in enumerate(doc):
-        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) or set(entry) - {"path", "agent", "model"}:
-            raise ValueError(f"{path}: entry {k} must have a `path` glob and only `agent` and `model` besides. Fix entry {k}")
-        try:
-            identities.append(Identity(entry["path"], entry.get("agent"), entry.get("model")))
-        except ValueError as exc:
-            raise ValueError(f"{path}: entry {k}: {exc}") from None
-    return identities
 
 
 def ingest(store: Store, paths: Iterable[str | os.PathLike], fmt: str = "auto", *, workers: int | None = None,
@@ -581,12 +532,10 @@ def _ingest(store: Store, paths: list[Path], fmt: str, readers: _Readers, known:
             progress(done, len(to_read))
     writer.flush()
     writer.record()
-    if assigned:
-        store.set_run_identities([(run_id, i.agent, i.model, canonical_model(i.model)) for run_id, i in assigned.items()])
-    store.set_models(_recanonicalised(store))
+    store.run_statements(attribution.identity_statements(assigned) + attribution.recanonicalised(store))
     # a clash or a refused record is only known at write time: its input is read (and reported) again next time
     failed = [os.path.abspath(issue.path.split(":")[0]) for issue in report.errors]
     clean = [row for row in clean if not any(f == row[0] or f.startswith(row[0] + os.sep) for f in failed)]
-    store.record_manifest(clean)  # after the data: a kill before this only means reading them again
-    store.number_attempts()
+    store.record_inputs(manifest=clean)  # after the data: a kill before this only means reading them again
+    store.run_statements(attribution.NUMBER_ATTEMPTS)
     return report

@@ -14,7 +14,9 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from curriculab.analysis.ingest.common import StepBuilder, UnitResult, byte_hash, content_hash, load_json, read_bytes, validation_failure
+from curriculab.analysis.ingest.common import (
+    StepBuilder, UnitResult, add_trajectory, byte_hash, content_hash, load_json, read_bytes, validation_failure,
+)
 from curriculab.taxonomy.actions import normalise_swe_agent_action
 from curriculab.taxonomy.model import Run, Task, Trajectory
 
@@ -128,5 +130,5 @@ def read_traj(path: Path) -> UnitResult:
                 config={"exit_status": exit_status} if exit_status else {}),
     )
     traj.steps = builder.steps
-    out.batch.add_trajectory(traj, content_hash(data), FORMAT, str(path), byte_hash(data))
+    add_trajectory(out.batch, traj, content_hash(data), FORMAT, str(path), byte_hash(data))
     return out

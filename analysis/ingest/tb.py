@@ -27,8 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from curriculab.analysis.ingest.detect import each_tb_trial_dir
 from curriculab.analysis.ingest.common import (
-    Issue, IngestFailure, StepBuilder, UnitResult, byte_hash, content_hash, fail, load_json, make_issue, read_bytes,
-    outcome_without_verdict, validation_failure,
+    IngestFailure, Issue, StepBuilder, UnitResult, add_trajectory, byte_hash, content_hash, fail, load_json,
+    make_issue, outcome_without_verdict, read_bytes, validation_failure,
 )
 from curriculab.taxonomy.actions import NormalisedCall, normalise_shell
 from curriculab.taxonomy.model import INT64_MAX, Run, Task, TestResult, Trajectory
@@ -176,7 +176,7 @@ def _read_items(run_dir: Path, run_id: str, meta: dict[str, Any], items: dict[st
             agents.update([agent] if agent else [])
             models.update([traj.model] if traj.model else [])
             digest, legacy = _digest(item, commands)
-            out.batch.add_trajectory(traj, digest, FORMAT, str(run_dir / trial.task_id / trial.trial_name), legacy)
+            add_trajectory(out.batch, traj, digest, FORMAT, str(run_dir / trial.task_id / trial.trial_name), legacy)
         except ValidationError as exc:
             out.issues.append(validation_failure(path, exc, FORMAT, record=name, prefix=prefix).issue)
         except IngestFailure as exc:

@@ -9,9 +9,7 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from curriculab.taxonomy.actions import error_observed, read_is_full
-from curriculab.taxonomy.model import Run, Task, Trajectory
-from curriculab.taxonomy.model_names import canonical_model
+from curriculab.taxonomy.model import Run, Task
 
 _JSON = pa.string()  # JSON travels as text; DuckDB casts it on insert
 _TS = pa.timestamp("us", tz="UTC")
@@ -82,13 +80,15 @@ MERGE_SQL = {
 }
 
 
-def _utc(value: datetime | None) -> datetime | None:
+def as_utc(value: datetime | None) -> datetime | None:
+    """`value` with a time zone: the store holds instants."""
     if value is None or value.tzinfo is not None:
         return value
     return value.replace(tzinfo=timezone.utc)  # naive times are taken as UTC
 
 
-def _json(value: Any) -> str | None:
+def json_text(value: Any) -> str | None:
+    """`value` as JSON text for a JSON column (DuckDB casts it on insert)."""
     return None if value is None else orjson.dumps(value, default=str).decode()
 
 
@@ -101,12 +101,13 @@ def _merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
         if value not in (None, [], {}):
             merged[key] = value
     if "started_at" in old and old["started_at"] and new.get("started_at"):
-        merged["started_at"] = min(_utc(old["started_at"]), _utc(new["started_at"]))
+        merged["started_at"] = min(as_utc(old["started_at"]), as_utc(new["started_at"]))
     return merged
 
 
 class RowBatch:
-    """Rows for one transactional write: tasks and runs (merged by id) and trajectories."""
+    """Rows for one transactional write: tasks and runs (merged by id) and trajectories (their
+    rows built by ingest, `analysis.ingest.common.add_trajectory`)."""
 
     def __init__(self) -> None:
         self.tasks: dict[str, dict[str, Any]] = {}
@@ -140,35 +141,6 @@ class RowBatch:
     def add_run(self, run: Run) -> None:
         self.runs[run.run_id] = _merge(self.runs.get(run.run_id), run.model_dump())
 
-    def add_trajectory(self, t: Trajectory, content_hash: str, source_format: str, source_path: str,
-                       legacy_hash: str | None = None) -> None:
-        """Add a trajectory's rows; `legacy_hash` is the raw-bytes hash a store written before
-        canonical hashes holds for the same content."""
-        if legacy_hash is not None:
-            self.legacy_hashes[t.trajectory_id] = legacy_hash
-        if t.task is not None:
-            self.add_task(t.task)
-        if t.run is not None:
-            self.add_run(t.run)
-        tid = t.trajectory_id
-        self.trajectories.append(TrajectoryRow(
-            trajectory_id=tid, run_id=t.run_id, task_id=t.task_id, model=canonical_model(t.model), attempt=t.attempt,
-            outcome=t.outcome, reward=t.reward, harness_error=t.harness_error, n_steps=len(t.steps),
-            milestones_passed=t.milestones_passed, milestones_total=t.milestones_total, input_tokens=t.input_tokens,
-            output_tokens=t.output_tokens, cost_usd=t.cost_usd, started_at=_utc(t.started_at), ended_at=_utc(t.ended_at),
-            content_hash=content_hash, source_format=source_format, source_path=source_path, model_raw=t.model,
-            actions_logged=t.actions_logged, exception_type=t.exception_type))
-        self.steps.extend(
-            StepRow(trajectory_id=tid, step_idx=s.step_idx, source=s.source, message=s.message, tool_name=s.tool_name,
-                    action=s.action, path=s.path, command=s.command, output=s.output, exit_code=s.exit_code,
-                    output_truncated=s.output_truncated, raw=_json(s.raw), ts=_utc(s.ts), call_id=s.call_id,
-                    error_observed=error_observed(s.action, s.command, s.output, s.exit_code, s.tool_failed),
-                    read_full=read_is_full(s.action, s.tool_name, s.command, (s.raw or {}).get("arguments")))
-            for s in t.steps
-        )
-        self.test_results.extend(TestResultRow(trajectory_id=tid, test_id=r.test_id, tier=r.tier, milestone_idx=r.milestone_idx,
-                                               passed=r.passed, status=r.status, detail=r.detail) for r in t.test_results)
-
     def per_trajectory(self) -> list["RowBatch"]:
         """One batch per trajectory (with its steps, test results, task and run), then one with the
         tasks and runs no trajectory here names: to find the record a failed write cannot hold."""
@@ -193,9 +165,9 @@ class RowBatch:
         return list(parts.values()) + ([rest] if rest.tasks or rest.runs else [])
 
     def to_arrow(self) -> dict[str, pa.Table]:
-        tasks = [TaskRow(**{**{c: d[c] for c in TaskRow._fields}, "metadata": _json(d["metadata"])})
+        tasks = [TaskRow(**{**{c: d[c] for c in TaskRow._fields}, "metadata": json_text(d["metadata"])})
                  for d in self.tasks.values()]
-        runs = [RunRow(**{**{c: d[c] for c in RunRow._fields}, "started_at": _utc(d["started_at"]), "config": _json(d["config"])})
+        runs = [RunRow(**{**{c: d[c] for c in RunRow._fields}, "started_at": as_utc(d["started_at"]), "config": json_text(d["config"])})
                 for d in self.runs.values()]
         data = {"tasks": tasks, "runs": runs, "trajectories": self.trajectories, "steps": self.steps,
                 "test_results": self.test_results}

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Sequence
 
 import duckdb
 
-from curriculab.analysis.store.schema import LATEST_VERSION, MIGRATIONS, TABLE_DOCS
+from curriculab.analysis.store.catalog import schema_version
+from curriculab.analysis.store.schema import LATEST_VERSION, MIGRATIONS
 
 if TYPE_CHECKING:
     from curriculab.analysis.store.rows import RowBatch
@@ -162,7 +163,7 @@ class Store:
         """Whether opening found the file held (a writer was at work: what is read may be partial)."""
         self._connect(announce=read_only)
         if read_only:
-            version = self.schema_version()
+            version = schema_version(self)
             if version < LATEST_VERSION:
                 raise StoreError(
                     f"{self.path} has schema version {version}, this curriculab needs {LATEST_VERSION}. "
@@ -233,14 +234,11 @@ class Store:
             return False
         return True
 
-    def step_aside(self) -> None:
-        """Close the file so that waiting readers can open it; the next use reopens it."""
+    def close(self) -> None:
+        """Close the file (so that waiting readers can open it); a later use reopens it."""
         if self._con is not None:
             self._con.close()
             self._con = None
-
-    def close(self) -> None:
-        self.step_aside()
 
     def __enter__(self) -> "Store":
         return self
@@ -249,14 +247,6 @@ class Store:
         self.close()
 
     # -- schema ------------------------------------------------------------------------------
-    def schema_version(self) -> int:
-        exists = self._db.execute(
-            "select count(*) from information_schema.tables where table_name = 'schema_migrations'"
-        ).fetchall()[0][0]
-        if not exists:
-            return 0
-        return self._db.execute("select coalesce(max(version), 0) from schema_migrations").fetchall()[0][0]
-
     def migrate(self) -> list[tuple[int, str]]:
         """Apply pending migrations, each in its own transaction; return those applied."""
         if self.read_only:
@@ -265,7 +255,7 @@ class Store:
             "create table if not exists schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR, "
             "applied_at TIMESTAMPTZ DEFAULT current_timestamp)"
         )
-        current = self.schema_version()
+        current = schema_version(self)
         applied = []
         for migration in MIGRATIONS:
             if migration.version <= current:
@@ -283,22 +273,6 @@ class Store:
             applied.append((migration.version, migration.name))
         return applied
 
-    def applied_migrations(self) -> list[tuple[int, str, Any]]:
-        """(version, name, applied_at) of every applied migration, oldest first."""
-        return self._db.execute("select version, name, applied_at from schema_migrations order by version").fetchall()
-
-    def schema(self) -> list[dict[str, Any]]:
-        """Tables with their columns and a one-line description."""
-        rows = self._db.execute(
-            "select table_name, column_name, data_type from information_schema.columns "
-            "where table_schema = 'main' order by table_name, ordinal_position"
-        ).fetchall()
-        tables: dict[str, dict[str, Any]] = {}
-        for table, column, dtype in rows:
-            entry = tables.setdefault(table, {"table": table, "description": TABLE_DOCS.get(table, ""), "columns": []})
-            entry["columns"].append({"name": column, "type": dtype})
-        return list(tables.values())
-
     # -- reads -------------------------------------------------------------------------------
     def query(self, sql: str, params: list | None = None) -> tuple[list[str], list[tuple]]:
         """Run SQL; return column names and rows."""
@@ -310,21 +284,6 @@ class Store:
             return [], []
         columns = [d[0] for d in cursor.description]
         return columns, cursor.fetchall()
-
-    def check_filter(self, where: str, table: str = "trajectories") -> None:
-        """Refuse `where` unless it is one boolean expression over `table`'s columns (a filter, never
-        a statement): it is parsed inside `select ... where (...)`, which must stay one SELECT."""
-        sql = f"select 1 from {table} where ({where})"
-        try:
-            statements = duckdb.extract_statements(sql)
-            if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
-                raise StoreError(f"--where {where!r} is not a single filter expression. Give a condition on {table}'s "
-                                 f"columns, e.g. \"outcome = 'failed'\"")
-            self._db.execute(f"explain {sql}")
-        except duckdb.Error as exc:
-            message = str(exc).strip().splitlines()[0]
-            raise StoreError(f"--where {where!r} is not a filter on {table}: {message}. "
-                             f"Use {table}'s columns (`curriculab db schema` lists them)") from None
 
     def query_one_select(self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None,
                          ) -> QueryResult:
@@ -372,7 +331,7 @@ class Store:
             raise _read_error(exc) from None
 
     @contextmanager
-    def transaction(self):
+    def _transaction(self):
         """Everything inside lands together or not at all; a DuckDB failure becomes a StoreError
         that names the cause (a full disk, a read-only file) and the fix."""
         self._db.execute("begin transaction")
@@ -398,18 +357,18 @@ class Store:
         return StoreError(f"writing to {self.path} failed: {message}. Nothing from this write was kept; check free disk "
                           "space and that the file is writable, then run the command again")
 
-    def count(self, table: str) -> int:
-        return self._db.execute(f'select count(*) from "{table}"').fetchall()[0][0]
-
     # -- writes ------------------------------------------------------------------------------
-    def write_batch(self, batch: RowBatch, replace: bool = False) -> WriteResult:
+    def write_batch(self, batch: RowBatch, replace: bool = False,
+                    then: Sequence[tuple[str, Sequence[Any]]] = ()) -> WriteResult:
         """Write tasks, runs and trajectories (with their steps and test results) atomically.
 
         A trajectory whose id is stored with the same content hash is skipped (a hash of raw bytes
         from an older store counts as the same when the batch's raw-bytes hash matches it, and is
         upgraded); one stored with a different hash is a conflict, returned for quarantine — or,
         with `replace`, the stored one, its steps, tests and codes are replaced. Everything lands
-        in one transaction, so a crash leaves either the whole batch or none of it.
+        in one transaction, so a crash leaves either the whole batch or none of it. `then`: statements
+        (SQL, parameters) run after the rows in the same transaction, for rules the writer owns
+        (ingest attributes attempts whose source names no model).
         """
         import pyarrow as pa  # only writes need Arrow and the row layout: reads start without them
         import pyarrow.compute as pc
@@ -422,7 +381,7 @@ class Store:
         except (pa.ArrowException, OverflowError, ValueError, TypeError) as exc:  # a value no column type holds
             raise RecordRejected(f"the store cannot hold a value: {exc}") from None
         traj = tables["trajectories"]
-        with self.transaction():
+        with self._transaction():
             if traj.num_rows:
                 ids = traj.select(["trajectory_id", "content_hash", "source_path", "source_format"])
                 legacy = [batch.legacy_hashes.get(t) for t in ids["trajectory_id"].to_pylist()]
@@ -463,7 +422,8 @@ class Store:
                     self._db.execute(f"insert into {name} by name select * from _batch")
                     self._db.unregister("_batch")
             if traj.num_rows:
-                self.attribute_unknown_models()
+                for sql, params in then:
+                    self._db.execute(sql, list(params))
         result.inserted = tables["trajectories"].num_rows
         result.steps = tables["steps"].num_rows
         if result.inserted:
@@ -471,67 +431,34 @@ class Store:
             result.by_format = {f["values"]: f["counts"] for f in formats}
         return result
 
-    def record_manifest(self, rows: list[tuple[str, str, str, int]]) -> None:
-        """Record inputs read cleanly: rows (path, signature, kind, trajectories), replacing earlier ones."""
-        if rows:
-            import pyarrow as pa
-
-            # one statement over an Arrow table: DuckDB's executemany runs row by row (~1.6 ms a row)
-            latest = {row[0]: row for row in rows}  # one row per path: a path given twice in one call
-            table = pa.table([pa.array(column) for column in zip(*latest.values())],
-                             names=["path", "signature", "kind", "trajectories"])
-            with self.transaction():
-                self._db.register("_manifest", table)
-                self._db.execute("insert or replace into ingest_manifest (path, signature, kind, trajectories) "
-                                 "select path, signature, kind, trajectories from _manifest")
-                self._db.unregister("_manifest")
-
-    def record_ingest_errors(self, errors: Iterable[dict[str, Any]]) -> None:
-        rows = list(errors)
-        if not rows:
+    def record_inputs(self, manifest: Sequence[tuple[str, str, str, int]] = (),
+                      errors: Iterable[dict[str, Any]] = ()) -> None:
+        """Record what ingest made of its inputs, together: `manifest` rows (path, signature, kind,
+        trajectories) for inputs read cleanly, replacing earlier ones; `errors` (ingest_errors rows as
+        dicts), each kept once (the same bad input seen again is the same problem, not a new one)."""
+        errors = list(errors)
+        if not manifest and not errors:
             return
         import pyarrow as pa
 
-        table = pa.Table.from_pylist(rows, schema=pa.schema([
-            ("path", pa.string()), ("reason", pa.string()), ("record", pa.string()),
-            ("field", pa.string()), ("severity", pa.string()), ("source_format", pa.string()),
-        ]))
-        self._db.register("_errors", table)
-        # the same bad input seen again is the same problem, not a new one
-        self._db.execute("insert into ingest_errors by name select distinct * from _errors e where not exists ("
-                         "select 1 from ingest_errors i where i.path = e.path and i.reason = e.reason "
-                         "and i.record is not distinct from e.record and i.severity = e.severity)")
-        self._db.unregister("_errors")
-
-    def set_run_identities(self, rows: list[tuple[str, str | None, str | None, str | None]]) -> None:
-        """(run_id, agent, raw model, canonical model) set on runs and their attempts; None keeps what is stored."""
-        if not rows:
-            return
-        with self.transaction():
-            for run_id, agent, raw, canonical in rows:
-                self._db.execute("update runs set agent = coalesce(?, agent), model = coalesce(?, model) where run_id = ?",
-                                 [agent, raw, run_id])
-                if raw is not None:
-                    self._db.execute("update trajectories set model = ?, model_raw = ? where run_id = ?", [canonical, raw, run_id])
-
-    def set_models(self, pairs: list[tuple[str, str]]) -> None:
-        """(raw name, canonical name): attempts stored under an older canonical name get today's."""
-        if not pairs:
-            return
-        with self.transaction():
-            for raw, canonical in pairs:
-                self._db.execute("update trajectories set model = ? where model_raw = ?", [canonical, raw])
-
-    def attribute_unknown_models(self) -> int:
-        """Attempts whose source names no model are attributed to their run's agent (or, lacking
-        one, their run) as `<agent> (model unknown)`, so no attempt drops out of an analysis;
-        `model_raw` keeps what the source said (NULL). Returns how many were attributed."""
-        return self._db.execute("""
-            update trajectories t set model = coalesce(r.agent, t.run_id) || ' (model unknown)'
-            from (select t2.trajectory_id, r2.agent from trajectories t2 left join runs r2 using (run_id)
-                  where t2.model is null) r
-            where t.trajectory_id = r.trajectory_id
-        """).fetchall()[0][0]
+        with self._transaction():
+            if manifest:
+                # one statement over an Arrow table: DuckDB's executemany runs row by row (~1.6 ms a row)
+                latest = {row[0]: row for row in manifest}  # one row per path: a path given twice in one call
+                self._db.register("_manifest", pa.table([pa.array(column) for column in zip(*latest.values())],
+                                                        names=["path", "signature", "kind", "trajectories"]))
+                self._db.execute("insert or replace into ingest_manifest (path, signature, kind, trajectories) "
+                                 "select path, signature, kind, trajectories from _manifest")
+                self._db.unregister("_manifest")
+            if errors:
+                self._db.register("_errors", pa.Table.from_pylist(errors, schema=pa.schema([
+                    ("path", pa.string()), ("reason", pa.string()), ("record", pa.string()),
+                    ("field", pa.string()), ("severity", pa.string()), ("source_format", pa.string()),
+                ])))
+                self._db.execute("insert into ingest_errors by name select distinct * from _errors e where not exists ("
+                                 "select 1 from ingest_errors i where i.path = e.path and i.reason = e.reason "
+                                 "and i.record is not distinct from e.record and i.severity = e.severity)")
+                self._db.unregister("_errors")
 
     # -- coding ------------------------------------------------------------------------------
     def run_statements(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[tuple]]:
@@ -539,7 +466,7 @@ class Store:
         rows (empty for a statement that returns none). For engines that build their SQL elsewhere
         (the rule coders, `analysis.coding`): the store runs what it is given, all or nothing."""
         results = []
-        with self.transaction():
+        with self._transaction():
             for sql, params in statements:
                 cursor = self._db.execute(sql, list(params))
                 results.append(cursor.fetchall() if cursor.description else [])
@@ -549,7 +476,7 @@ class Store:
                       statuses: list[tuple]) -> None:
         """Replace `coder`'s codes for `trajectory_ids`: `findings` rows (trajectory_id, code,
         confidence, evidence_steps, rationale), `statuses` rows (trajectory_id, code, status, reason)."""
-        with self.transaction():
+        with self._transaction():
             for table in ("failure_codes", "coding_status"):
                 self._db.execute(f"delete from {table} where coder = ? and taxonomy_version = ? "
                                  "and list_contains(?, trajectory_id)", [coder, taxonomy_version, trajectory_ids])
@@ -567,7 +494,7 @@ class Store:
         """Store `annotator`'s labels {(trajectory_id, code): present}, replacing their earlier ones
         (present None: unsure)."""
         rows = [(t, c, annotator, p, taxonomy_version) for (t, c), p in labels.items()]
-        with self.transaction():
+        with self._transaction():
             if rows:
                 self._db.executemany("delete from labels where trajectory_id = ? and code = ? and annotator = ? "
                                      "and taxonomy_version = ?", [(t, c, a, v) for t, c, a, _, v in rows])
@@ -578,7 +505,7 @@ class Store:
                          method: str = "labels") -> None:
         """Replace the agreement of `coder` with `annotator`: rows (code, n, kappa, f1, threshold,
         reliable, in_sample); `method` says how it is known (labels, or verifier: by construction)."""
-        with self.transaction():
+        with self._transaction():
             self._db.execute("delete from code_reliability where coder = ? and annotator = ? and taxonomy_version = ?",
                              [coder, annotator, taxonomy_version])
             if rows:
@@ -591,7 +518,7 @@ class Store:
                   reasons: str, config_yaml: str, plan: str) -> bool:
         """Store a plan (JSON columns as JSON text). A plan id is its content's hash: saving the
         same plan again keeps the first. Returns whether it was new."""
-        with self.transaction():
+        with self._transaction():
             exists = self._db.execute("select count(*) from plans where plan_id = ?", [plan_id]).fetchone()[0]
             if not exists:
                 self._db.execute("insert into plans (plan_id, target_model, strategy, allocation, weights, task_mix, "
@@ -603,7 +530,7 @@ class Store:
         """Record a training run's metrics: rows (run_id, step, name, value). A metric logged again at
         the same step (a resumed run) replaces the earlier value, so each is held once."""
         keys = sorted({f"{step}\t{name}" for _, step, name, _ in rows})
-        with self.transaction():
+        with self._transaction():
             self._db.execute("delete from training_metrics where run_id = ? and list_contains(?, step::varchar || chr(9) || name)",
                              [run_id, keys])
             self._db.executemany("insert into training_metrics (run_id, step, name, value) values (?, ?, ?, ?)", rows)
@@ -612,7 +539,7 @@ class Store:
         """Replace the stored IRT fit: `tasks` rows (task_id, difficulty, difficulty_se, discrimination,
         discrimination_se, n_attempts, pass_rate, measured_tier, kind), `models` rows (model,
         ability, ability_se, n_attempts, pass_rate, kind). Both land together or not at all."""
-        with self.transaction():
+        with self._transaction():
             self._db.execute("delete from irt_tasks")
             self._db.execute("delete from irt_models")
             if tasks:
@@ -622,15 +549,3 @@ class Store:
             if models:
                 self._db.executemany("insert into irt_models (model, ability, ability_se, n_attempts, pass_rate, kind) "
                                      "values (?, ?, ?, ?, ?, ?)", models)
-
-    def number_attempts(self) -> None:
-        """Give attempts without a number one: their order (by start time) within run and task."""
-        self._db.execute("""
-            update trajectories t set attempt = n.attempt from (
-                select trajectory_id,
-                       row_number() over (partition by run_id, task_id order by started_at, trajectory_id) - 1 as attempt
-                from trajectories
-                where (run_id, task_id) in (select run_id, task_id from trajectories where attempt is null)
-            ) n
-            where t.trajectory_id = n.trajectory_id and t.attempt is null
-        """)

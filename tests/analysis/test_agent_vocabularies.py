@@ -181,7 +181,7 @@ def test_the_report_says_what_was_not_coded_per_model(agents):
 
     store, _ = agents
     fit_store(store)
-    store.record_ingest_errors([{"path": "jobs/x/broken__1/result.json", "reason": "broken", "record": "broken__1",
+    store.record_inputs(errors=[{"path": "jobs/x/broken__1/result.json", "reason": "broken", "record": "broken__1",
                                  "field": None, "severity": "error", "source_format": "harbor"}])
     report = build_report(store)
     evidence = {e["model"]: e for e in report["evidence"]}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from curriculab.analysis.simulate import simulate_corpus
-from curriculab.analysis.store import Store
+from curriculab.analysis.store import Store, row_count
 
 pytestmark = pytest.mark.slow  # kill -9 through real ingests
 
@@ -30,7 +30,7 @@ def _consistent(db: Path) -> tuple[int, int]:
             left join (select trajectory_id, count(*) as n from steps group by 1) s using (trajectory_id)
             where coalesce(s.n, 0) <> t.n_steps""")[1][0][0]
         orphans = store.query("select count(*) from steps where trajectory_id not in (select trajectory_id from trajectories)")[1][0][0]
-        return broken + orphans, store.count("trajectories")
+        return broken + orphans, row_count(store, "trajectories")
 
 
 def _ingest_then_kill(db: Path, root: Path, when: str) -> None:

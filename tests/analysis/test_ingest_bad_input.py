@@ -7,6 +7,7 @@ import pytest
 
 from curriculab.analysis.ingest import ingest
 from curriculab.analysis.ingest.common import MAX_OUTPUT_CHARS
+from curriculab.analysis.store import row_count
 
 TRIAL = "harbor/jobs/2026-10-02__09-00-00/fix-csv-parser__Hk3mQ2p"
 
@@ -153,10 +154,9 @@ def test_a_store_from_before_canonical_hashes_reads_unchanged_files_as_unchanged
     first = ingest(store, [good], workers=1)
     units, _ = discover([good])
     legacy = {k: v for unit in units for k, v in read_unit(unit).batch.legacy_hashes.items()}
-    with store.transaction():  # what an older curriculab stored: hashes of the raw bytes, and no manifest
-        store._db.executemany("update trajectories set content_hash = ? where trajectory_id = ?",
-                              [[h, t] for t, h in legacy.items()])
-        store._db.execute("delete from ingest_manifest")
+    # what an older curriculab stored: hashes of the raw bytes, and no manifest
+    store.run_statements([("update trajectories set content_hash = ? where trajectory_id = ?", [h, t])
+                          for t, h in legacy.items()] + [("delete from ingest_manifest", [])])
     assert len(legacy) == first.inserted
     again = ingest(store, [good], workers=1)
     assert again.errors == [] and again.inserted == 0 and again.unchanged == first.inserted
@@ -220,7 +220,7 @@ def test_unknown_formats(store, good):
         f"{stray}: not a recognised trajectory format (looked for ATIF `schema_version` and `steps`, an Inspect log's "
         "`eval` and `samples`, or a Terminal-Bench `results` list of trials). Pass --format to force a reader, or convert the file to curriculab JSONL (docs/jsonl.md)",
     ]
-    assert store.count("trajectories") == 21
+    assert row_count(store, "trajectories") == 21
 
 
 def test_one_bad_trial_in_a_tb_run_does_not_cost_the_others(store, good):
@@ -253,7 +253,7 @@ def test_links_fifos_and_devices_never_hang_or_abort_an_ingest(store, good):
     os.mkfifo(good / "atif" / "pipe.json")  # opening it would block forever
     (good / "atif" / "zeros.json").symlink_to("/dev/zero")  # reading it would never end
     report = ingest(store, [good], workers=1)
-    assert report.errors == [] and store.count("trajectories") == 21  # everything real landed, once
+    assert report.errors == [] and row_count(store, "trajectories") == 21  # everything real landed, once
     (loop,) = [w.reason for w in report.warnings if "symlink" in w.reason]
     assert loop == (f"{good / 'jsonl' / 'loop'}: a symlink back to {good}, which is already being walked; skipped. "
                     "Nothing to do, or remove the link")

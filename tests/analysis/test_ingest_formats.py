@@ -3,6 +3,7 @@
 import pytest
 
 from curriculab.analysis.ingest import discover, ingest
+from curriculab.analysis.store import row_count
 
 
 def rows(store, sql):
@@ -20,8 +21,8 @@ def test_every_format_is_detected_and_counted(loaded):
     store, report = loaded
     assert dict(report.by_format) == {"harbor": 5, "tb": 10, "swe-agent": 2, "jsonl": 3, "atif": 1}
     assert report.tasks == 4  # two task.toml and two task.yaml directories
-    assert store.count("trajectories") == 21
-    assert report.steps == store.count("steps")
+    assert row_count(store, "trajectories") == 21
+    assert report.steps == row_count(store, "steps")
 
 
 def test_harbor_trials_keep_verdict_tokens_tests_and_task_metadata(loaded):
@@ -114,10 +115,10 @@ def test_jsonl_and_standalone_atif(loaded):
 
 def test_reingest_is_a_no_op(loaded, formats):
     store, first = loaded
-    counts = {t: store.count(t) for t in ("trajectories", "steps", "test_results", "tasks", "runs")}
+    counts = {t: row_count(store, t) for t in ("trajectories", "steps", "test_results", "tasks", "runs")}
     again = ingest(store, formats, workers=1)
     assert (again.inserted, again.unchanged, again.errors) == (0, first.inserted, [])
-    assert {t: store.count(t) for t in counts} == counts
+    assert {t: row_count(store, t) for t in counts} == counts
 
 
 def test_explicit_format_restricts_what_is_read(formats):

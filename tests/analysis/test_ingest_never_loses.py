@@ -65,7 +65,7 @@ def test_atif_values_are_checked_where_read(store, tmp_path, change, field):
 
 
 def test_a_record_that_still_fails_at_write_time_is_isolated_there(store):
-    from curriculab.analysis.ingest.common import UnitResult
+    from curriculab.analysis.ingest.common import UnitResult, add_trajectory
     from curriculab.analysis.ingest.pipeline import IngestReport, _Writer
     from curriculab.taxonomy.model import Trajectory
 
@@ -73,8 +73,8 @@ def test_a_record_that_still_fails_at_write_time_is_isolated_there(store):
     result = UnitResult()
     good = Trajectory(trajectory_id="good", run_id="r", task_id="k", outcome="passed")
     bad = Trajectory.model_construct(**{**good.model_dump(), "trajectory_id": "bad", "attempt": 2**31})
-    result.batch.add_trajectory(good, "h1", "jsonl", "in.jsonl:1")
-    result.batch.add_trajectory(bad, "h2", "jsonl", "in.jsonl:2")
+    add_trajectory(result.batch, good, "h1", "jsonl", "in.jsonl:1")
+    add_trajectory(result.batch, bad, "h2", "jsonl", "in.jsonl:2")
     report = IngestReport()
     writer = _Writer(store, report)
     writer.add(result)

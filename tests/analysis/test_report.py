@@ -8,6 +8,7 @@ from click.testing import CliRunner
 from curriculab.analysis.coding import run_rule_coders
 from curriculab.analysis.difficulty import fit_store
 from curriculab.analysis.ingest import ingest
+from curriculab.analysis.ingest.common import add_trajectory
 from curriculab.analysis.labels import import_labels
 from curriculab.analysis.report import build_report
 from curriculab.analysis.simulate import simulate_corpus
@@ -44,7 +45,7 @@ def _traj(tid, model, outcome):
 def test_failure_distribution_is_a_share_of_failures_with_its_interval(store):
     batch = RowBatch()
     for i in range(10):
-        batch.add_trajectory(_traj(f"a{i}", "m1", "failed" if i < 8 else "passed"), f"h{i}", "jsonl", "x")
+        add_trajectory(batch, _traj(f"a{i}", "m1", "failed" if i < 8 else "passed"), f"h{i}", "jsonl", "x")
     store.write_batch(batch)
     # skipped_verification: present on a0-a2, judged on all 8 failures; tool_misuse: present on
     # a3 (and a9, which passed: not a failure, not counted), judged on 4 of the 8 failures only
@@ -115,7 +116,7 @@ def test_bottleneck_is_the_code_every_model_ranks_first(store):
     for model, n in (("m1", 6), ("m2", 6)):
         for i in range(n):
             tid = f"{model}-{i}"
-            batch.add_trajectory(_traj(tid, model, "failed"), tid, "jsonl", "x")
+            add_trajectory(batch, _traj(tid, model, "failed"), tid, "jsonl", "x")
             codes.append((tid, "skipped_verification" if i < 4 else "tool_misuse"))
     store.write_batch(batch)
     _code(store, [(t, c, "present") for t, c in codes] + [(t, other, "absent") for t, c in codes

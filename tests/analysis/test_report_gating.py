@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from curriculab.analysis.difficulty import fit_store
+from curriculab.analysis.ingest.common import add_trajectory
 from curriculab.analysis.irt import measured_tiers
 from curriculab.analysis.report import build_report
 from curriculab.analysis.stats import cluster_bootstrap, cluster_bootstrap_difference, wilson_interval
@@ -35,7 +36,7 @@ def _store_with(store, failures: int, judged: int, present: int, reliable: bool 
     and found skipped_verification in `present`."""
     batch = RowBatch()
     for i in range(failures + 2):
-        batch.add_trajectory(Trajectory(trajectory_id=f"t{i}", run_id="r", task_id=f"task{i % 5}", model="m1",
+        add_trajectory(batch, Trajectory(trajectory_id=f"t{i}", run_id="r", task_id=f"task{i % 5}", model="m1",
                                         outcome="failed" if i < failures else "passed"), f"h{i}", "jsonl", "x")
     store.write_batch(batch)
     statuses = [(f"t{i}", "skipped_verification", "present" if i < present else "absent" if i < judged else "not_applicable")
@@ -83,7 +84,7 @@ def _tasks_with_authored(store, n_tasks: int, authored: dict[str, str]):
         for m, ability in (("a", -1.0), ("b", 0.0), ("c", 1.0)):
             for attempt in range(3):
                 passed = rng.random() < 1 / (1 + np.exp(-(ability - (j - n_tasks / 2) / 5)))
-                batch.add_trajectory(Trajectory(trajectory_id=f"{m}-{j}-{attempt}", run_id="r", task_id=task.task_id,
+                add_trajectory(batch, Trajectory(trajectory_id=f"{m}-{j}-{attempt}", run_id="r", task_id=task.task_id,
                                                 model=m, attempt=attempt, outcome="passed" if passed else "failed",
                                                 task=task), f"{m}{j}{attempt}", "jsonl", "x")
     store.write_batch(batch)

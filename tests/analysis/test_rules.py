@@ -9,7 +9,7 @@ from curriculab.analysis.coding import run_rule_coders
 from curriculab.analysis.ingest import ingest
 from curriculab.analysis.labels import agreement, import_labels
 from curriculab.analysis.simulate import simulate_corpus
-from curriculab.analysis.store import Store
+from curriculab.analysis.store import Store, row_count
 from curriculab.taxonomy.coders.rules import RULES
 
 pytestmark = pytest.mark.slow  # a simulated corpus with planted truth
@@ -46,9 +46,9 @@ def test_every_finding_has_evidence_steps_that_exist(sim_store):
 
 
 def test_recoding_replaces_rather_than_duplicates(sim_store):
-    before = sim_store.count("failure_codes"), sim_store.count("coding_status")
+    before = row_count(sim_store, "failure_codes"), row_count(sim_store, "coding_status")
     run_rule_coders(sim_store, where="model = 'atlas-7b-coder'")
-    assert (sim_store.count("failure_codes"), sim_store.count("coding_status")) == before
+    assert (row_count(sim_store, "failure_codes"), row_count(sim_store, "coding_status")) == before
 
 
 @pytest.fixture(scope="module")

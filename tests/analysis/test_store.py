@@ -5,7 +5,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from curriculab.analysis.store import LATEST_VERSION, RowBatch, Store, StoreError, StoreMissing
+from curriculab.analysis.ingest.common import add_trajectory
+from curriculab.analysis.store import (
+    LATEST_VERSION, RowBatch, Store, StoreError, StoreMissing, describe_tables, row_count,
+)
 from curriculab.taxonomy.model import Step, Trajectory
 
 PINNED = {
@@ -26,7 +29,7 @@ PINNED = {
 
 
 def test_pinned_tables_and_columns_exist(store):
-    schema = {t["table"]: [c["name"] for c in t["columns"]] for t in store.schema()}
+    schema = {t["table"]: [c["name"] for c in t["columns"]] for t in describe_tables(store)}
     for table, columns in PINNED.items():
         assert set(columns) <= set(schema[table]), (table, set(columns) - set(schema[table]))
 
@@ -37,7 +40,7 @@ def test_migrations_are_recorded_once(db_path):
     assert [r[0] for r in rows] == list(range(1, LATEST_VERSION + 1))
     with Store(db_path) as s:  # opening again applies nothing new
         assert s.migrate() == []
-        assert s.count("schema_migrations") == LATEST_VERSION
+        assert row_count(s, "schema_migrations") == LATEST_VERSION
 
 
 def test_readers_are_read_only(db_path):
@@ -85,30 +88,30 @@ def _trajectory(tid, outcome="passed", n_steps=3):
 
 def test_a_batch_lands_whole_or_not_at_all(store):
     good = RowBatch()
-    good.add_trajectory(_trajectory("a"), "h1", "jsonl", "x")
+    add_trajectory(good, _trajectory("a"), "h1", "jsonl", "x")
     store.write_batch(good)
     bad = RowBatch()
-    bad.add_trajectory(_trajectory("b"), "h2", "jsonl", "x")
-    bad.add_trajectory(Trajectory.model_construct(**{**_trajectory("c").__dict__, "outcome": "won"}), "h3", "jsonl", "x")
+    add_trajectory(bad, _trajectory("b"), "h2", "jsonl", "x")
+    add_trajectory(bad, Trajectory.model_construct(**{**_trajectory("c").__dict__, "outcome": "won"}), "h3", "jsonl", "x")
     with pytest.raises(StoreError, match="Constraint Error: CHECK constraint failed"):
         store.write_batch(bad)  # the CHECK on outcome fails: b must not land either
     assert store.query("select trajectory_id from trajectories")[1] == [("a",)]
-    assert store.count("steps") == 3
+    assert row_count(store, "steps") == 3
 
 
 def test_same_hash_is_a_no_op_and_other_content_is_a_conflict(store):
     first = RowBatch()
-    first.add_trajectory(_trajectory("a"), "h1", "jsonl", "one.jsonl")
+    add_trajectory(first, _trajectory("a"), "h1", "jsonl", "one.jsonl")
     assert store.write_batch(first).inserted == 1
     again = RowBatch()
-    again.add_trajectory(_trajectory("a"), "h1", "jsonl", "one.jsonl")
+    add_trajectory(again, _trajectory("a"), "h1", "jsonl", "one.jsonl")
     result = store.write_batch(again)
     assert (result.inserted, result.unchanged, result.conflicts) == (0, 1, [])
     changed = RowBatch()
-    changed.add_trajectory(_trajectory("a", n_steps=5), "h9", "jsonl", "two.jsonl")
+    add_trajectory(changed, _trajectory("a", n_steps=5), "h9", "jsonl", "two.jsonl")
     result = store.write_batch(changed)
     assert result.inserted == 0 and result.conflicts == [("a", "two.jsonl", "one.jsonl", "jsonl")]
-    assert store.count("steps") == 3
+    assert row_count(store, "steps") == 3
 
 
 def test_tasks_from_different_sources_merge(store):
@@ -134,7 +137,7 @@ def test_row_types_and_arrow_schemas_match_the_stored_tables(store):
     kinds = {pa.string(): "VARCHAR", pa.int32(): "INTEGER", pa.int64(): "BIGINT", pa.float64(): "DOUBLE",
              pa.bool_(): "BOOLEAN", pa.timestamp("us", tz="UTC"): "TIMESTAMP WITH TIME ZONE"}
     for table, schema in SCHEMAS.items():
-        stored = {c["name"]: c["type"] for t in store.schema() if t["table"] == table for c in t["columns"]}
+        stored = {c["name"]: c["type"] for t in describe_tables(store) if t["table"] == table for c in t["columns"]}
         for field in schema:
             expected = "VARCHAR[]" if pa.types.is_list(field.type) else kinds[field.type]
             assert stored[field.name] in (expected, "JSON"), (table, field.name, stored[field.name], expected)
@@ -152,13 +155,13 @@ def test_a_failed_write_is_a_store_error_that_keeps_nothing(store):
                                       path=None, command=None, output=None, exit_code=None, tool_failed=None,
                                       output_truncated=False, raw=None, ts=None, call_id=None)]
     batch = RowBatch()
-    batch.add_trajectory(good, "h1", "jsonl", "x")
-    batch.add_trajectory(bad, "h2", "jsonl", "x")
+    add_trajectory(batch, good, "h1", "jsonl", "x")
+    add_trajectory(batch, bad, "h2", "jsonl", "x")
     with pytest.raises(StoreError) as err:
         store.write_batch(batch)
     assert isinstance(err.value, RecordRejected)  # a value of a record, not the store's state: ingest isolates the record
     assert str(err.value).startswith("the store refused a value: Constraint Error: CHECK constraint failed")
-    assert store.count("trajectories") == 0 and store.count("steps") == 0
+    assert row_count(store, "trajectories") == 0 and row_count(store, "steps") == 0
 
 
 def test_a_select_from_outside_comes_back_typed_and_refusals_are_query_rejected(db_path):
@@ -182,3 +185,20 @@ def test_the_dashboard_opens_the_store_only_through_the_read_api():
         calls = [n for n in ast.walk(ast.parse(source.read_text())) if isinstance(n, ast.Call)
                  and getattr(n.func, "id", getattr(n.func, "attr", None)) == "Store"]
         assert not calls, f"{source} opens Store itself: read through curriculab.analysis.queries"
+
+
+def test_the_store_only_stores():
+    # persistence (lifecycle, the reader hand-off, migrations, reads, one write per table family);
+    # a new method is a decision, and domain rules live with their owners (ingest, coding)
+    public = {name for name, value in vars(Store).items() if callable(value) and not name.startswith("_")}
+    assert public == {"readers_waiting", "close", "migrate", "query", "query_one_select", "frame", "write_batch",
+                      "record_inputs", "run_statements", "replace_codes", "save_labels", "save_reliability",
+                      "save_plan", "save_training_metrics", "save_irt_fit"}
+    assert len(public) <= 15
+    root = Path(__file__).resolve().parents[2] / "analysis" / "store"
+    for source in root.glob("*.py"):
+        if source.name == "schema.py":  # migrations are history: a data fix applied once stays recorded as it ran
+            continue
+        text = source.read_text()
+        for rule in ("canonical_model", "model_names", "model unknown", "set attempt", "taxonomy.actions", "taxonomy.coders"):
+            assert rule not in text, f"{source.name} holds a domain rule ({rule}): move it to ingest or coding"

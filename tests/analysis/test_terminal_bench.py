@@ -149,12 +149,13 @@ def test_a_trial_read_from_its_own_file_or_the_run_file_hashes_the_same(store, f
 
 def _with_all_error_model(store):
     """Add a model whose every attempt ended in a harness error."""
+    from curriculab.analysis.ingest.common import add_trajectory
     from curriculab.analysis.store import RowBatch
     from curriculab.taxonomy.model import Trajectory
 
     batch = RowBatch()
     for k in range(2):
-        batch.add_trajectory(Trajectory(trajectory_id=f"broken-{k}", run_id="broken", task_id="hello-world",
+        add_trajectory(batch, Trajectory(trajectory_id=f"broken-{k}", run_id="broken", task_id="hello-world",
                                         model="broken-model", outcome="error", harness_error="environment_error"),
                              f"h{k}", "jsonl", "x")
     store.write_batch(batch)
