@@ -92,6 +92,10 @@ class Report:
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def to_json(self) -> str:
+        """The report as `curriculab report --json` prints it (dates and other values as text)."""
+        return json.dumps(self.as_dict(), indent=2, default=str)
+
 
 def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"

@@ -61,6 +61,24 @@ class LiveAllocation:
     """Relative α per tier (tiers at 0 are inactive), or None."""
 
 
+def parse_weights(text: str | None) -> dict[str, float] | str:
+    """`--weights` as given on a command line: `basic=0.35,intermediate=0.35,...` (a dict), a preset
+    name (returned as it is, for TierCurriculum to check), or nothing (`uniform`)."""
+    if not text:
+        return "uniform"
+    if "=" not in text:
+        return text
+    weights = {}
+    for part in text.split(","):
+        tier, _, value = part.partition("=")
+        try:
+            weights[tier.strip()] = float(value)
+        except ValueError:
+            raise ValueError(f"--weights part {part!r} is not tier=number. Write e.g. "
+                             "basic=0.35,intermediate=0.35,complex=0.15,edge=0.15") from None
+    return weights
+
+
 @dataclass
 class TierCurriculum:
     """A schedule (which tiers are active when), weights (what each tier is worth) and, from the

@@ -311,3 +311,43 @@ def test_stopping_the_dashboard_stops_the_server(tmp_path):
         process.kill()
     with pytest.raises(OSError):  # nothing is left serving: the server was this process, not a child of it
         urllib.request.urlopen(health, timeout=2)
+
+
+def _commands():
+    import click
+
+    from curriculab.cli import cli
+
+    def walk(group, prefix):
+        for name, command in sorted(group.commands.items()):
+            if not isinstance(command, click.Group) or command.invoke_without_command:
+                yield f"{prefix} {name}"
+            if isinstance(command, click.Group):
+                yield from walk(command, f"{prefix} {name}")
+
+    return list(walk(cli, "curriculab"))
+
+
+def test_every_command_is_documented_in_the_readme():
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    commands = _commands()
+    assert len(commands) >= 24 and "curriculab labels import" in commands
+    missing = [c for c in commands if not re.search(re.escape(c) + r"(?![\w-])", readme)]
+    assert not missing, f"the README never shows {missing}: add an example of each"
+
+
+def test_command_modules_are_thin():
+    # each command parses arguments and calls the library: files are read (and parsed) there
+    import ast
+
+    for source in sorted((ROOT / "curriculab" / "commands").glob("*.py")):
+        text = source.read_text()
+        assert text.count("\n") <= 300, f"{source.name} is {text.count(chr(10))} lines: split it by stage"
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Call):
+                name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+                assert name not in ("open", "loads", "read_text", "read_bytes"), \
+                    f"{source.name}:{node.lineno} reads a file itself ({name}): move the reading into the library"
+    assert (ROOT / "curriculab" / "cli.py").read_text().count("\n") <= 300

@@ -13,9 +13,11 @@ truncated, syntax errors, a missing entry point): it reads the text only and run
 from __future__ import annotations
 
 import ast
+import json
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from curriculab.planner.config import REWARD_FUNCTIONS
@@ -214,6 +216,43 @@ def make_reward_functions(problems: Sequence[Problem], curriculum: TierCurriculu
         return [format_score(_text(c), by_id[pid]) for c, pid in zip(completions, problem_id)]
 
     return [format_reward if n == "format_reward" else pass_reward(n) for n in names]
+
+
+def read_completions(path: Path, problems: Sequence[Problem], problems_label: str) -> tuple[list[dict[str, str]], list[str]]:
+    """A JSONL file of `{problem_id, completion_id, completion}`: the completions to score, and one
+    line per refused record naming the file, the line and the fix (the others are still scored)."""
+    known = {p.problem_id for p in problems}
+    completions, refused = [], []
+    first_line: dict[str, int] = {}  # completion_id -> the line that holds it
+    for number, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        where = f"{path}: line {number}"
+        try:
+            record = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            refused.append(f"{where}: not valid UTF-8 (byte {exc.start}). Re-encode the file as UTF-8")
+            continue
+        except json.JSONDecodeError as exc:
+            refused.append(f"{where}: invalid JSON ({exc.msg}). Fix the line")
+            continue
+        if not isinstance(record, dict):
+            refused.append(f"{where}: expected a JSON object {{problem_id, completion_id, completion}}, got "
+                           f"{type(record).__name__ if record is not None else 'null'}. Fix the line")
+            continue
+        missing = [k for k in ("problem_id", "completion_id", "completion") if not isinstance(record.get(k), str)]
+        if missing:
+            refused.append(f"{where}: field {missing[0]} is missing or not a string. Add it")
+        elif record["completion_id"] in first_line:
+            refused.append(f"{where}: completion_id {record['completion_id']!r} is already on line "
+                           f"{first_line[record['completion_id']]}. Give each completion its own id")
+        elif record["problem_id"] not in known:
+            refused.append(f"{where}: field problem_id: {record['problem_id']!r} is not in {problems_label}. "
+                           "Pass the problems the completions were made for")
+        else:
+            first_line[record["completion_id"]] = number
+            completions.append(record)
+    return completions, refused
 
 
 def score_completions(problems: Sequence[Problem], completions: Sequence[dict[str, Any]],

@@ -1,0 +1,121 @@
+"""What every command shares: the error a user can fix, `--db`, `--json/--csv/--table` (defined
+once), printing rows, and opening the store the command names."""
+
+from __future__ import annotations
+
+import csv
+import functools
+import json
+import math
+import sys
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+from rich.console import Console
+
+from curriculab.analysis.store import DEFAULT_DB, Store, require_store
+from curriculab.tables import print_table
+
+err_console = Console(stderr=True)
+out_console = Console()
+
+
+class CliError(click.ClickException):
+    """An error a user can fix: printed as `Error: <cause>. <fix>`, exit 1."""
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"Error: {self.message}", err=True)
+
+
+def db_option(func: Callable) -> Callable:
+    """`--db` on every command; it overrides the group-level `--db` / `$CURRICULAB_DB`."""
+
+    @click.option("--db", "db_path", default=None, metavar="PATH", help="DuckDB file (default: $CURRICULAB_DB or ./curriculab.duckdb).")
+    @functools.wraps(func)
+    def wrapper(*args: Any, db_path: str | None = None, **kwargs: Any) -> Any:
+        ctx = click.get_current_context()
+        ctx.obj["db"] = db_path or ctx.obj["db"]
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+def output_options(default: str = "table") -> Callable:
+    """`--json / --csv / --table`, defined once for every command that reports rows."""
+
+    def decorate(func: Callable) -> Callable:
+        func = click.option("--table", "fmt", flag_value="table", default=default == "table", help="Print a table (default).")(func)
+        func = click.option("--csv", "fmt", flag_value="csv", help="Print CSV with a header row.")(func)
+        func = click.option("--json", "fmt", flag_value="json", default=default == "json",
+                            help="Print a JSON array of objects, one per row, keyed by column name.")(func)
+        return func
+
+    return decorate
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, (bytes, bytearray)):
+        return value.hex()
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _for_people(value: Any) -> Any:
+    """A table cell: a float to four significant digits (JSON and CSV keep every digit)."""
+    value = _plain(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return f"{value:.1f}" if abs(value) >= 1e4 else f"{value:.4g}"
+    return value
+
+
+def emit(columns: list[str], rows: list[tuple], fmt: str, title: str | None = None) -> None:
+    """Print rows as a table (figures rounded for people), CSV or JSON array of objects (every digit)."""
+    if fmt == "json":
+        click.echo(json.dumps([{c: _plain(v) for c, v in zip(columns, row)} for row in rows], indent=2, ensure_ascii=False))
+    elif fmt == "csv":
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows([json.dumps(_plain(v)) if isinstance(v, (list, dict)) else _plain(v) for v in row] for row in rows)
+    else:
+        print_table(out_console, title, columns, rows, render=_for_people)
+
+
+def echo_json(value: Any) -> None:
+    """Print `value` as indented JSON (dates and other values as text)."""
+    click.echo(json.dumps(value, indent=2, default=str))
+
+
+def db_path() -> str:
+    """The store --db names (or $CURRICULAB_DB, or ./curriculab.duckdb)."""
+    return click.get_current_context().obj["db"] or DEFAULT_DB
+
+
+def existing_store() -> Path:
+    """The store --db names, which must be there already (StoreMissing says how to make one)."""
+    return Path(require_store(db_path()))
+
+
+def open_store(read_only: bool, create: bool = True) -> Store:
+    """The store named by --db; `create=False` for commands that must find one already there."""
+    return Store(db_path(), read_only=read_only, create=create,
+                 on_wait=lambda notice: click.echo(f"waiting: {notice}", err=True))
+
+
+def load_problem_set(name: str):
+    """A problems file, or a built-in set by name (builtin, humaneval)."""
+    from curriculab.training import problems as p
+
+    try:
+        return p.load_problem_set(name)
+    except p.ProblemError as exc:
+        raise CliError(str(exc)) from None

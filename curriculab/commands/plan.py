@@ -1,0 +1,123 @@
+"""Planning: `plan`, `plan show`, `plan diff`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from curriculab.commands.common import CliError, db_option, emit, load_problem_set, open_store, output_options
+from curriculab.planner.portfolio import STRATEGIES
+from curriculab.tables import safe_text
+
+
+@click.group(invoke_without_command=True)
+@click.option("--model", "target", default=None, help="The model to plan for (as the store names it).")
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
+              help="Write plan.yaml here, with its dataset (.parquet) beside it.")
+@click.option("--problems", "problems_path", default="builtin", show_default=True, metavar="builtin|humaneval|FILE",
+              help="The tiered problem set the curriculum draws from.")
+@click.option("--capability", "prior", type=click.Choice(["weak", "strong"]), default=None,
+              help="Prior to use when the store has no evidence on the model.")
+@click.option("--strategy", type=click.Choice(STRATEGIES), default="tarot", show_default=True,
+              help="Tier-weighted reward, or one of TAROT's baselines.")
+@click.option("--coder", "coders", multiple=True, default=("rules", "verifier"), show_default=True,
+              help="Whose failure codes to act on (repeat for several).")
+@click.option("--group-size", type=int, default=8, show_default=True, help="GRPO num_generations (for the zero-variance guard).")
+@click.option("--weak-below", type=float, default=0.65, show_default=True, help="Capability under which a model is weak.")
+@click.option("--strong-from", type=float, default=0.75, show_default=True, help="Capability from which a model is strong.")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@db_option
+@click.pass_context
+def plan(ctx: click.Context, target: str | None, output: Path | None, problems_path: str, prior: str | None,
+         strategy: str, coders: tuple[str, ...], group_size: int, weak_below: float, strong_from: float, as_json: bool) -> None:
+    """Plan the next round of training for a model: schedule, weights, task mix, and why.
+
+    Reads the store, stores the plan in `plans` and, with -o, writes plan.yaml (sections grpo,
+    curriculum, dataset, reward, scale) and its dataset. `plan show` and `plan diff` read stored plans.
+
+    \b
+    Example:
+      curriculab plan --model atlas-7b-coder -o plans/atlas.yaml
+      curriculab plan show
+      curriculab plan diff 4a290fc730cc f71c2afa8e7e
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if target is None:
+        raise CliError("plan needs --model M (or a subcommand: show, diff). List models: curriculab query "
+                       "\"select distinct model from trajectories\"")
+    from curriculab.planner import plan as planning
+    from curriculab.planner.evidence import PlanError
+    from curriculab.planner.portfolio import Thresholds
+
+    problems = load_problem_set(problems_path)
+    try:
+        thresholds = Thresholds(weak_below=weak_below, strong_from=strong_from, group_size=group_size)
+        with open_store(read_only=True, create=False) as store:
+            made = planning.build_plan(store, target, problems, problems_path, prior=prior, coders=coders,
+                                       thresholds=thresholds, strategy=strategy)
+    except (PlanError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    if output is not None:
+        planning.export(made, output, problems)
+    with open_store(read_only=False, create=False) as store:
+        planning.save(store, made)
+    for reason in made.reasons:
+        if reason.startswith(planning.POOLING_WARNING):
+            click.echo(safe_text(reason), err=True)
+    _print_plan(made, as_json)
+    if output is not None and not as_json:
+        click.echo(f"wrote {output} and its dataset {output.with_suffix('.parquet')}")
+
+
+@plan.command("show")
+@click.argument("plan_id", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@db_option
+def plan_show(plan_id: str | None, as_json: bool) -> None:
+    """Explain a stored plan (the newest when no id is given)."""
+    from curriculab.planner import plan as planning
+    from curriculab.planner.evidence import PlanError
+
+    with open_store(read_only=True, create=False) as store:
+        try:
+            stored = planning.load(store, plan_id)
+        except PlanError as exc:
+            raise CliError(str(exc)) from None
+    _print_plan(stored, as_json)
+
+
+def _print_plan(plan, as_json: bool) -> None:
+    """A plan as JSON, or explained: its headline, then one line per decision."""
+    from curriculab.planner.plan import explain
+
+    if as_json:
+        click.echo(plan.model_dump_json(indent=2))
+        return
+    lines = explain(plan)
+    click.echo(safe_text(lines[0]))
+    for line in lines[1:]:
+        click.echo(f"  - {safe_text(line)}")
+
+
+@plan.command("diff")
+@click.argument("first")
+@click.argument("second")
+@output_options()
+@db_option
+def plan_diff(first: str, second: str, fmt: str) -> None:
+    """What changed between two stored plans."""
+    from curriculab.planner import plan as planning
+    from curriculab.planner.evidence import PlanError
+
+    with open_store(read_only=True, create=False) as store:
+        try:
+            a, b = planning.load(store, first), planning.load(store, second)
+        except PlanError as exc:
+            raise CliError(str(exc)) from None
+    rows = planning.diff(a, b)
+    if not rows and fmt == "table":
+        click.echo(f"plans {first} and {second} make the same choices")
+        return
+    emit(["what", first, second], rows, fmt)
