@@ -20,7 +20,7 @@ from curriculab.analysis import queries
 from curriculab.analysis.difficulty import held_out_check
 from curriculab.analysis.stats import cluster_bootstrap_difference, cluster_bootstraps, pass_at_k
 from curriculab.analysis.store import Store
-from curriculab.taxonomy.model import TASK_TIERS
+from curriculab.trajectory.model import TASK_TIERS
 
 COVERAGE_MIN = 0.5
 """A top failure mode is stated only where the coder could judge at least this share of the failures."""

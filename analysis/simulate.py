@@ -25,8 +25,8 @@ from pathlib import Path
 
 import orjson
 
-from curriculab.taxonomy.model import TASK_TIERS
-from curriculab.taxonomy.model import TIERS as ALL_TIERS
+from curriculab.trajectory.model import TASK_TIERS
+from curriculab.trajectory.model import TIERS as ALL_TIERS
 
 LANGUAGES = ["python", "javascript", "typescript", "go", "rust", "java", "c", "cpp", "ruby"]
 TASK_TYPES = ["bugfix", "feature", "refactor", "scripting", "data-processing", "test-writing"]

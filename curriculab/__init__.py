@@ -11,7 +11,7 @@ _PUBLIC = {
     "IngestReport": "curriculab.analysis.ingest", "Issue": "curriculab.analysis.ingest", "Identity": "curriculab.analysis.ingest",
     "ingest": "curriculab.analysis.ingest", "simulate_corpus": "curriculab.analysis.simulate",
     "Store": "curriculab.analysis.store", "StoreError": "curriculab.analysis.store",
-    **{name: "curriculab.taxonomy.model"
+    **{name: "curriculab.trajectory.model"
        for name in ("FORMAT_VERSION", "FailureCode", "Run", "Step", "Task", "TestResult", "Trajectory")},
 }
 

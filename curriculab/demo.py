@@ -17,7 +17,7 @@ from curriculab.analysis.report import build_report, to_html, to_markdown
 from curriculab.analysis.simulate import simulate_corpus
 from curriculab.analysis.store import Store
 from curriculab.tables import print_table
-from curriculab.taxonomy.model import TIERS
+from curriculab.trajectory.model import TIERS
 
 def _summaries(store: Store) -> dict[str, Any]:
     """The demo's overview tables, through the read API."""

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from curriculab.planner.dynamic import DynamicSettings
 from curriculab.planner.portfolio import Strategy, TierCurriculum, schedule_phases
-from curriculab.taxonomy.model import TIERS
+from curriculab.trajectory.model import TIERS
 
 REWARD_FUNCTIONS = ("tarot_reward", "avg_reward", "pass_all_reward", "format_reward")
 """Reward functions `training.rewards.make_reward_functions` can build, by name."""

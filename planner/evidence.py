@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from curriculab.analysis import queries
 from curriculab.analysis.report import COVERAGE_MIN
 from curriculab.analysis.store import Store
-from curriculab.taxonomy.model import TIERS
+from curriculab.trajectory.model import TIERS
 from curriculab.taxonomy.taxonomy import load_taxonomy
 
 PRIORS = {"weak": 0.35, "strong": 0.85}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-from curriculab.taxonomy.vocabulary import TIERS
+from curriculab.trajectory.vocabulary import TIERS
 
 PHASE_STARTS = (0.0, 0.2, 0.4, 0.6)
 """Fractions of training at which a staged schedule adds its next tier (TAROT)."""

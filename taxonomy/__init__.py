@@ -1,20 +1,15 @@
-"""`curriculab.taxonomy`: the canonical trajectory model and its vocabularies, each agent's tool
-table (`agents.yaml`) and the action normaliser, the versioned failure taxonomy (`v1.yaml`,
-`v2.yaml`), the coders (rules, classifier, judge) and agreement statistics.
+"""`curriculab.taxonomy`: the versioned failure taxonomy (`v1.yaml` … `v3.yaml`), the coders
+(rules, classifier, judge, verifier), agreement statistics, and code extraction from a completion.
 
-Imports nothing else of the project: everything else builds on it. The names below load on first
-use, so that importing one light module (`taxonomy.vocabulary`) does not build every model.
+It builds on `curriculab.trajectory` (the canonical model, vocabularies, action normaliser and
+model names, which lived here before). Their names stay importable from here, and the old module
+paths (`curriculab.taxonomy.model`, `.vocabulary`, `.actions`, `.model_names`) are the trajectory
+modules themselves, so code written against them keeps working. Names load on first use.
 """
 
 import importlib
 
-_HOMES = {
-    "NormalisedCall": "actions", "normalise_shell": "actions", "normalise_tool_call": "actions",
-    "split_commands": "actions",
-    "ACTIONS": "vocabulary", "HARNESS_ERRORS": "vocabulary", "OUTCOMES": "vocabulary", "TIERS": "vocabulary",
-    "FORMAT_VERSION": "model", "FailureCode": "model", "Run": "model", "Step": "model", "Task": "model",
-    "TestResult": "model", "Trajectory": "model",
-}
+from curriculab.trajectory import _HOMES
 
 __all__ = sorted(_HOMES)
 
@@ -22,4 +17,4 @@ __all__ = sorted(_HOMES)
 def __getattr__(name: str):
     if name not in _HOMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+    return getattr(importlib.import_module(f"curriculab.trajectory.{_HOMES[name]}"), name)

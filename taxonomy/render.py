@@ -7,7 +7,7 @@ import re
 from collections import Counter
 from typing import Any, Mapping, Sequence
 
-from curriculab.taxonomy.actions import error_observed
+from curriculab.trajectory.actions import error_observed
 _ACTIONS = ("read", "edit", "run", "complete", "message")
 _TEST_PATH = re.compile(r"(^|/)(tests?|spec|__tests__)/|(^|/)test_[^/]+\.py$|_test\.(py|go)$|\.(test|spec)\.[jt]sx?$")
 

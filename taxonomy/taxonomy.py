@@ -13,7 +13,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from curriculab.taxonomy.vocabulary import TIERS, Tier
+from curriculab.trajectory.vocabulary import TIERS, Tier
 
 PACKAGE_DIR = Path(__file__).parent
 V1_CODES: tuple[str, ...] = (

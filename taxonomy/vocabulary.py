@@ -1,47 +1,6 @@
-"""The domain vocabularies, defined once: the Literal types validate records, the tuples are what
-the rest of curriculab imports instead of re-typing the words. Plain Python, no pydantic: the
-sandbox and the problem sets import them on paths where start-up time is what the user waits for.
-`curriculab.taxonomy.model` re-exports every name here.
-"""
+"""Moved to `curriculab.trajectory.vocabulary`: this name is that module, so code written against it keeps working."""
 
-from __future__ import annotations
+import importlib
+import sys
 
-from typing import Literal, get_args
-
-StepSource = Literal["system", "user", "agent", "env"]
-Action = Literal["read", "edit", "run", "complete", "message", "other"]
-Outcome = Literal["passed", "failed", "error"]
-Tier = Literal["basic", "intermediate", "complex", "edge"]
-STEP_SOURCES: tuple[str, ...] = get_args(StepSource)
-ACTIONS: tuple[str, ...] = get_args(Action)
-OUTCOMES: tuple[str, ...] = get_args(Outcome)
-TIERS: tuple[str, ...] = get_args(Tier)
-"""Test tiers, easiest first (TAROT's basic, intermediate, complex, edge)."""
-TASK_TIERS: tuple[str, ...] = TIERS[:3]
-"""Task tiers an author assigns and the difficulty fit measures (edge is a test tier only)."""
-
-HARNESS_ERRORS: tuple[str, ...] = (
-    "agent_timeout",
-    "test_timeout",
-    "parse_error",
-    "install_failed",
-    "sandbox_error",
-    "environment_error",
-    "missing_reward",
-    "agent_crashed",
-    "model_api_error",
-    "unknown_agent_error",
-    "unknown_error",
-    "llm_parse_error",
-    "context_length_exceeded",
-    "output_length_exceeded",
-)
-"""Faults the importers name (`trajectories.harness_error`): the agent's own (a timeout, a crash, an
-answer it could not parse, a context or output limit: without a verdict the attempt is `failed`)
-or the infrastructure's (without a verdict, `error`)."""
-
-
-INT32_MAX = 2**31 - 1
-"""Largest value of the store's INTEGER columns (steps, attempts, milestones, exit codes)."""
-INT64_MAX = 2**63 - 1
-"""Largest value of its BIGINT columns (token counts)."""
+sys.modules[__name__] = importlib.import_module("curriculab.trajectory.vocabulary")

@@ -44,9 +44,9 @@ def test_the_layers_hold(tmp_path):
 
 def test_an_upward_import_breaks_the_contract(tmp_path):
     site = installed_layout(tmp_path)
-    planted = site / "curriculab" / "taxonomy" / "vocabulary.py"
+    planted = site / "curriculab" / "trajectory" / "vocabulary.py"
     planted.write_text(planted.read_text() + "\n\ndef _planted():\n    from curriculab.training import problems  # noqa\n")
     done = lint(site)
     assert done.returncode == 1
-    assert "curriculab.taxonomy is not allowed to import curriculab.training" in done.stdout
-    assert "curriculab.taxonomy.vocabulary -> curriculab.training.problems" in done.stdout
+    assert "curriculab.trajectory is not allowed to import curriculab.training" in done.stdout
+    assert "curriculab.trajectory.vocabulary -> curriculab.training.problems" in done.stdout

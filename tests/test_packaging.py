@@ -28,7 +28,7 @@ def test_the_wheel_installs_one_top_level_name_and_imports_outside_the_repo(tmp_
     names = zipfile.ZipFile(wheel).namelist()
     assert {n.split("/")[0] for n in names} == {"curriculab", wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1]
                                                  + ".dist-info"}
-    assert "curriculab/taxonomy/v1.yaml" in names and "curriculab/taxonomy/agents.yaml" in names
+    assert "curriculab/taxonomy/v1.yaml" in names and "curriculab/trajectory/agents.yaml" in names
     target = tmp_path / "site"
     installed = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
                                capture_output=True, text=True, timeout=300)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterable
 
 
-from curriculab.taxonomy.vocabulary import TIERS, Tier
+from curriculab.trajectory.vocabulary import TIERS, Tier
 from curriculab.training.sandbox import Limits, run_many
 
 

@@ -17,8 +17,8 @@ from curriculab.analysis.ingest.common import (
     StepBuilder, UnitResult, add_trajectory, byte_hash, content_hash, fail, json_failure, make_issue, read_bytes,
     text_of, validation_failure,
 )
-from curriculab.taxonomy.actions import normalise_tool_call, observe
-from curriculab.taxonomy.model import INT32_MAX, INT64_MAX, Run, Task, Trajectory
+from curriculab.trajectory.actions import normalise_tool_call, observe
+from curriculab.trajectory.model import INT32_MAX, INT64_MAX, Run, Task, Trajectory
 
 FORMAT = "atif"
 KNOWN_MINOR = 6
@@ -124,7 +124,7 @@ def _reported_failure(result: AtifResult | None, step: AtifStep) -> bool | None:
 
 def atif_steps(doc: AtifTrajectory, path: Path, record: str, issues: list) -> tuple[list, int | None, int | None, float | None]:
     """Canonical steps and token/cost totals of an ATIF trajectory, each tool call read by the
-    agent's own tool table and output conventions (`taxonomy/agents.yaml`)."""
+    agent's own tool table and output conventions (`curriculab/trajectory/agents.yaml`)."""
     agent = doc.agent.name
     builder = StepBuilder(path=path, record=record, source_format=FORMAT)
     prompt = completion = 0

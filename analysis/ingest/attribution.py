@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 
-from curriculab.taxonomy.model_names import canonical_model
+from curriculab.trajectory.model_names import canonical_model
 
 if TYPE_CHECKING:
     from curriculab.analysis.store import Store

@@ -14,9 +14,9 @@ from pydantic import ValidationError
 
 from curriculab.analysis.issues import Issue, IngestFailure, fail, make_issue
 from curriculab.analysis.store.rows import RowBatch, StepRow, TestResultRow, TrajectoryRow, as_utc, json_text
-from curriculab.taxonomy.actions import NormalisedCall, error_observed, looks_truncated, read_is_full
-from curriculab.taxonomy.model import INT32_MAX, TIERS, Step, TestResult, Trajectory
-from curriculab.taxonomy.model_names import canonical_model
+from curriculab.trajectory.actions import NormalisedCall, error_observed, looks_truncated, read_is_full
+from curriculab.trajectory.model import INT32_MAX, TIERS, Step, TestResult, Trajectory
+from curriculab.trajectory.model_names import canonical_model
 
 MAX_OUTPUT_CHARS = 64 * 1024
 """Outputs longer than this keep their first and last halves; `output_truncated` is set."""

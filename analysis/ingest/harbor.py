@@ -21,7 +21,7 @@ from curriculab.analysis.ingest.common import (
 )
 from curriculab.analysis.ingest.tasks import task_from_toml
 from curriculab.analysis.ingest.terminus import is_terminus_episodes, terminus_episode_steps
-from curriculab.taxonomy.model import Run, Task, Trajectory
+from curriculab.trajectory.model import Run, Task, Trajectory
 
 FORMAT = "harbor"
 

@@ -12,8 +12,8 @@ from typing import Any
 from curriculab.analysis.ingest.common import (
     StepBuilder, UnitResult, add_trajectory, byte_hash, content_hash, fail, make_issue, read_bytes, text_of,
 )
-from curriculab.taxonomy.actions import NormalisedCall, normalise_tool_call
-from curriculab.taxonomy.model import Run, Task, Trajectory
+from curriculab.trajectory.actions import NormalisedCall, normalise_tool_call
+from curriculab.trajectory.model import Run, Task, Trajectory
 
 FORMAT = "inspect"
 EXTRA_HINT = "Install the extra: pip install 'curriculab[inspect]'"

@@ -14,7 +14,7 @@ from curriculab.analysis.ingest.common import (
     MAX_OUTPUT_CHARS, UnitResult, add_trajectory, byte_hash, cap_output, content_hash, json_failure, make_issue,
     message_capped, read_bytes, validation_failure,
 )
-from curriculab.taxonomy.model import Run, Trajectory
+from curriculab.trajectory.model import Run, Trajectory
 
 FORMAT = "jsonl"
 

@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from curriculab.analysis.ingest.common import (
     StepBuilder, UnitResult, add_trajectory, byte_hash, content_hash, load_json, read_bytes, validation_failure,
 )
-from curriculab.taxonomy.actions import normalise_swe_agent_action
-from curriculab.taxonomy.model import Run, Task, Trajectory
+from curriculab.trajectory.actions import normalise_swe_agent_action
+from curriculab.trajectory.model import Run, Task, Trajectory
 
 FORMAT = "swe-agent"
 

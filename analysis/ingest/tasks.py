@@ -10,7 +10,7 @@ import yaml
 from pydantic import ValidationError
 
 from curriculab.analysis.ingest.common import UnitResult, fail, read_bytes, validation_failure
-from curriculab.taxonomy.model import Task
+from curriculab.trajectory.model import Task
 
 _TIER_OF_DIFFICULTY = {"easy": "basic", "medium": "intermediate", "hard": "complex"}
 

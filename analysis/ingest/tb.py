@@ -30,8 +30,8 @@ from curriculab.analysis.ingest.common import (
     IngestFailure, Issue, StepBuilder, UnitResult, add_trajectory, byte_hash, content_hash, fail, load_json,
     make_issue, outcome_without_verdict, read_bytes, validation_failure,
 )
-from curriculab.taxonomy.actions import NormalisedCall, normalise_shell
-from curriculab.taxonomy.model import INT64_MAX, Run, Task, TestResult, Trajectory
+from curriculab.trajectory.actions import NormalisedCall, normalise_shell
+from curriculab.trajectory.model import INT64_MAX, Run, Task, TestResult, Trajectory
 
 FORMAT = "tb"
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from curriculab.analysis.ingest.common import StepBuilder
-from curriculab.taxonomy.actions import NormalisedCall, normalise_tool_call
+from curriculab.trajectory.actions import NormalisedCall, normalise_tool_call
 
 _FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.S)
 

@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from curriculab.taxonomy.model import Run, Task
+from curriculab.trajectory.model import Run, Task
 
 _JSON = pa.string()  # JSON travels as text; DuckDB casts it on insert
 _TS = pa.timestamp("us", tz="UTC")

@@ -11,7 +11,7 @@ from curriculab.commands.common import (
     CliError, db_option, echo_json, emit, load_problem_set, open_store, output_options,
 )
 from curriculab.tables import safe_text
-from curriculab.taxonomy.vocabulary import TIERS
+from curriculab.trajectory.vocabulary import TIERS
 
 
 @click.command()

@@ -8,7 +8,7 @@ import streamlit as st
 
 from curriculab.dashboard.common import TIER_COLOURS, filters, ignored_filters, read, store_ready, table
 from curriculab.planner.plan import Plan, diff, training_config
-from curriculab.taxonomy.model import TIERS
+from curriculab.trajectory.model import TIERS
 
 st.title("Curriculum")
 if store_ready():

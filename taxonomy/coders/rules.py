@@ -83,7 +83,7 @@ with base as (
     select trajectory_id, step_idx, action, tool_name, output_truncated, call_id, read_full, raw, path as raw_path,
            length(coalesce(message, '')) as msg_len,
            output is not null or exit_code is not null as observed,
-           coalesce(error_observed, false) as is_error,  -- computed at ingest (taxonomy.actions.error_observed)
+           coalesce(error_observed, false) as is_error,  -- computed at ingest (curriculab.trajectory.actions.error_observed)
            md5(coalesce(output, '')) as output_hash,  -- "the same output again" is an equality of hashes
            trim(coalesce(command, '')) as cmd,
            -- /app/src/x.py and src/x.py are the same file: drop an absolute path's top directory

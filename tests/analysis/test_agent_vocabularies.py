@@ -6,8 +6,8 @@ import pytest
 
 from curriculab.analysis.coding import run_rule_coders
 from curriculab.analysis.ingest import ingest
-from curriculab.taxonomy.actions import agent_key, normalise_tool_call, observe
-from curriculab.taxonomy.model_names import canonical_model
+from curriculab.trajectory.actions import agent_key, normalise_tool_call, observe
+from curriculab.trajectory.model_names import canonical_model
 
 
 @pytest.fixture
@@ -198,7 +198,7 @@ def test_the_report_says_what_was_not_coded_per_model(agents):
 
 
 def test_importers_name_harness_faults_from_one_vocabulary(store, fixtures):
-    from curriculab.taxonomy.model import HARNESS_ERRORS
+    from curriculab.trajectory.model import HARNESS_ERRORS
 
     ingest(store, [fixtures / "harbor-agents", fixtures / "tb", fixtures / "harbor"], workers=1)
     named = {e for (e,) in store.query("select distinct harness_error from trajectories where harness_error is not null")[1]}

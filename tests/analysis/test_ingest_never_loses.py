@@ -67,7 +67,7 @@ def test_atif_values_are_checked_where_read(store, tmp_path, change, field):
 def test_a_record_that_still_fails_at_write_time_is_isolated_there(store):
     from curriculab.analysis.ingest.common import UnitResult, add_trajectory
     from curriculab.analysis.ingest.pipeline import IngestReport, _Writer
-    from curriculab.taxonomy.model import Trajectory
+    from curriculab.trajectory.model import Trajectory
 
     # a reader bug that slips a value past validation must still cost only its record
     result = UnitResult()

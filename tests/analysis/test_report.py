@@ -14,7 +14,7 @@ from curriculab.analysis.report import build_report
 from curriculab.analysis.simulate import simulate_corpus
 from curriculab.analysis.store import RowBatch, Store
 from curriculab.cli import cli
-from curriculab.taxonomy.model import Trajectory
+from curriculab.trajectory.model import Trajectory
 
 pytestmark = pytest.mark.slow  # a coded and fitted simulated corpus
 

@@ -10,7 +10,7 @@ from curriculab.analysis.irt import measured_tiers
 from curriculab.analysis.report import build_report
 from curriculab.analysis.stats import cluster_bootstrap, cluster_bootstrap_difference, wilson_interval
 from curriculab.analysis.store import RowBatch
-from curriculab.taxonomy.model import Task, Trajectory
+from curriculab.trajectory.model import Task, Trajectory
 
 
 def test_clustered_attempts_widen_the_interval_and_independent_ones_do_not():

@@ -9,7 +9,7 @@ from curriculab.analysis.ingest.common import add_trajectory
 from curriculab.analysis.store import (
     LATEST_VERSION, RowBatch, Store, StoreError, StoreMissing, describe_tables, row_count,
 )
-from curriculab.taxonomy.model import Step, Trajectory
+from curriculab.trajectory.model import Step, Trajectory
 
 PINNED = {
     "tasks": ["task_id", "source", "instruction", "task_type", "language", "tier_authored", "difficulty_authored",
@@ -115,7 +115,7 @@ def test_same_hash_is_a_no_op_and_other_content_is_a_conflict(store):
 
 
 def test_tasks_from_different_sources_merge(store):
-    from curriculab.taxonomy.model import Task
+    from curriculab.trajectory.model import Task
 
     b = RowBatch()
     b.add_task(Task(task_id="k", instruction="do it", tags=["x"]))
@@ -147,7 +147,7 @@ def test_a_failed_write_is_a_store_error_that_keeps_nothing(store):
     import pytest
 
     from curriculab.analysis.store import RecordRejected, RowBatch, StoreError
-    from curriculab.taxonomy.model import Step, Trajectory
+    from curriculab.trajectory.model import Step, Trajectory
 
     good = Trajectory(trajectory_id="ok", run_id="r", task_id="k", outcome="passed")
     bad = Trajectory(trajectory_id="bad", run_id="r", task_id="k", outcome="failed")
@@ -200,5 +200,5 @@ def test_the_store_only_stores():
         if source.name == "schema.py":  # migrations are history: a data fix applied once stays recorded as it ran
             continue
         text = source.read_text()
-        for rule in ("canonical_model", "model_names", "model unknown", "set attempt", "taxonomy.actions", "taxonomy.coders"):
+        for rule in ("canonical_model", "model_names", "model unknown", "set attempt", "trajectory.actions", "taxonomy.coders"):
             assert rule not in text, f"{source.name} holds a domain rule ({rule}): move it to ingest or coding"

@@ -151,7 +151,7 @@ def _with_all_error_model(store):
     """Add a model whose every attempt ended in a harness error."""
     from curriculab.analysis.ingest.common import add_trajectory
     from curriculab.analysis.store import RowBatch
-    from curriculab.taxonomy.model import Trajectory
+    from curriculab.trajectory.model import Trajectory
 
     batch = RowBatch()
     for k in range(2):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from curriculab.taxonomy.actions import (
+from curriculab.trajectory.actions import (
     classify_command, looks_truncated, normalise_shell, normalise_swe_agent_action, normalise_tool_call,
     split_commands,
 )
@@ -110,7 +110,7 @@ def test_the_fast_tokenizer_splits_every_line_as_shlex_does():
     an alphabet of shell specials, both kinds of whitespace and non-ASCII letters."""
     import random
 
-    from curriculab.taxonomy.actions import _tokens
+    from curriculab.trajectory.actions import _tokens
 
     alphabet = list("ab-./=~_$&;()*?") + [" ", "  ", "\t", "\r", "\x0b", "\x0c", "\x1c", "\x85", "\xa0", "é", "'", '"',
                                           "\\", "#", "|", "<", ">", "2>", "&&"]
@@ -122,7 +122,7 @@ def test_the_fast_tokenizer_splits_every_line_as_shlex_does():
 
 
 def test_cached_shell_normalisation_equals_a_fresh_one_and_cannot_be_changed_by_a_caller():
-    from curriculab.taxonomy.actions import _CACHED_SHELL_CHARS
+    from curriculab.trajectory.actions import _CACHED_SHELL_CHARS
 
     text = "cd /app && cat src/m.py > out.txt; pytest -q"
     first = normalise_shell(text)
@@ -150,7 +150,7 @@ def _agreement(prefiltered, pattern, pieces, seed, lengths) -> int:
 
 
 def test_the_truncation_prefilter_never_hides_a_marker_the_pattern_finds():
-    from curriculab.taxonomy.actions import _TRUNCATION_MARKERS
+    from curriculab.trajectory.actions import _TRUNCATION_MARKERS
 
     pieces = ["output ", "was ", "truncated", "TRUNCATED", "limited to ", "12", "<response clipped>", "line ", "lines ",
               "[... ", "[...", "more ", "bytes", "characters", "ObſervationS should not exceed", "Observations should "
@@ -165,7 +165,7 @@ def test_folding_maps_every_character_re_ignorecase_takes_for_an_ascii_letter_to
     import re
     import sys
 
-    from curriculab.taxonomy.actions import _folded
+    from curriculab.trajectory.actions import _folded
 
     letter = re.compile("(?i)[a-z]")
     odd = [chr(c) for c in range(sys.maxunicode + 1) if letter.fullmatch(chr(c)) and not chr(c).isascii()]
@@ -175,7 +175,7 @@ def test_folding_maps_every_character_re_ignorecase_takes_for_an_ascii_letter_to
 
 
 def test_the_error_prefilter_agrees_with_the_error_pattern_everywhere():
-    from curriculab.taxonomy.actions import _ERROR, _shows_error
+    from curriculab.trajectory.actions import _ERROR, _shows_error
 
     pieces = ["Error", "ERROR", "error: ", "Exception)", "KeyError:", "fail", "FAILED", "\nfailed ", "3 failed", "0 failed",
               "--- FAIL", "fail\t", "Traceback (most recent call last)", "command not found", "No such file or directory",

@@ -3,7 +3,7 @@
 import pytest
 from pydantic import ValidationError
 
-from curriculab.taxonomy import model
+from curriculab.trajectory import model
 
 
 @pytest.mark.parametrize("cls", [model.Task, model.Run, model.Step, model.TestResult, model.Trajectory, model.FailureCode])

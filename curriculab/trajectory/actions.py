@@ -1,0 +1,519 @@
+"""Normalise every agent's tool calls into one action vocabulary.
+
+Agents differ (Terminus-2 types keystrokes, Claude Code has Read/Edit/Write/Bash, Codex runs
+`exec_command`, SWE-agent has its own commands), but coders need one question answered the
+same way for all of them: did this step read a file, edit a file, run a command or declare
+completion? A shell command that writes files (redirections, here-docs, `sed -i`, `tee`, `mv`,
+`cp`, `rm`, `git apply`, `patch`) is an edit of what it writes, and keystrokes carrying several
+commands are split into one call each.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class NormalisedCall:
+    """One normalised action derived from a tool call."""
+
+    action: str | None
+    """read, edit, run, complete, message, other (effect unknown), or None for a call that does nothing (a wait)."""
+    path: str | None
+    """File read or written, when one can be named."""
+    command: str | None
+    """The single shell command, or a short rendering of the tool invocation."""
+
+
+_READERS = {"cat", "head", "tail", "less", "more", "nl", "bat", "view", "wc", "file", "stat", "xxd", "od"}
+_SEARCHERS = {"grep", "egrep", "fgrep", "rg", "ag"}
+_WRAPPERS = {"sudo", "time", "nohup", "timeout", "env", "command", "exec"}
+_NOT_FILES = {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"}
+_HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
+_TMUX_KEY = re.compile(r"^(?:C|M)-[A-Za-z\[\]\\]$")
+
+
+def split_commands(text: str) -> list[str]:
+    """Split shell text into single commands on newlines, `;`, `&&`, `||` and `&`.
+
+    Quotes, backslash-newline continuations and here-doc bodies are kept inside the command
+    that opened them, so `cat > f <<'EOF' ... EOF` stays one command.
+    """
+    commands: list[str] = []
+    current: list[str] = []
+    lines = text.split("\n")
+    i = 0
+    quote: str | None = None
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        j = 0
+        heredocs: list[tuple[str, bool]] = []
+        while j < len(line):
+            ch = line[j]
+            if quote:
+                if ch == "\\" and quote == '"' and j + 1 < len(line):
+                    current.append(line[j : j + 2])
+                    j += 2
+                    continue
+                if ch == quote:
+                    quote = None
+                current.append(ch)
+                j += 1
+                continue
+            if ch in "'\"":
+                quote = ch
+            elif ch == "\\" and j + 1 < len(line):
+                current.append(line[j : j + 2])
+                j += 2
+                continue
+            elif ch == "#" and (j == 0 or line[j - 1] in " \t;&|"):
+                break  # a comment runs to the end of the line
+            elif ch == "<" and line.startswith("<<", j) and not line.startswith("<<<", j):
+                match = _HEREDOC.match(line, j)
+                if match:
+                    heredocs.append((match.group(3), match.group(1) == "-"))
+                    current.append(match.group(0))
+                    j = match.end()
+                    continue
+            elif ch == ";" or (ch == "&" and not line.startswith("&>", j) and (j == 0 or line[j - 1] not in "<>")):
+                if ch == "&" and line.startswith("&&", j):
+                    j += 1
+                _flush(current, commands)
+                j += 1
+                continue
+            elif ch == "|" and line.startswith("||", j):
+                _flush(current, commands)
+                j += 2
+                continue
+            current.append(ch)
+            j += 1
+        if quote:  # a quoted string spans the newline
+            current.append("\n")
+            continue
+        if line.endswith("\\") and not heredocs:
+            current.append("\n")
+            continue
+        for delimiter, strip_tabs in heredocs:
+            current.append("\n")
+            while i < len(lines):
+                body = lines[i]
+                i += 1
+                if (body.lstrip("\t") if strip_tabs else body) == delimiter:
+                    current.append(body)
+                    break
+                current.append(body + "\n")
+        _flush(current, commands)
+    _flush(current, commands)
+    return commands
+
+
+def _flush(current: list[str], commands: list[str]) -> None:
+    command = "".join(current).strip()
+    current.clear()
+    if command:
+        commands.append(command)
+
+
+# Characters on which shlex (posix, punctuation "|<>", whitespace split) and str.split part
+# ways: quotes, escapes, comments, punctuation, and whitespace str.split knows and shlex does not.
+_SHLEX_SPECIAL = re.compile(r"[\'\"\\#|<>\x0b\x0c\x1c-\x1f]")
+
+
+def _tokens(first_line: str) -> list[str]:
+    if first_line.isascii() and _SHLEX_SPECIAL.search(first_line) is None:
+        return first_line.split()  # most commands: the same words, without shlex's per-character loop
+    try:
+        lexer = shlex.shlex(first_line, posix=True, punctuation_chars="|<>")
+        lexer.whitespace_split = True
+        return list(lexer)
+    except ValueError:  # unbalanced quotes: fall back to whitespace
+        return first_line.split()
+
+
+def _clean_path(path: str) -> str:
+    return path[2:] if path.startswith("./") and len(path) > 2 else path
+
+
+def _operands(words: list[str]) -> list[str]:
+    return [w for w in words if not w.startswith("-")]
+
+
+def classify_command(command: str) -> NormalisedCall:
+    """Classify one shell command (as produced by `split_commands`) as read, edit or run."""
+    first_line = command.split("\n", 1)[0]
+    if _TMUX_KEY.match(first_line.strip()):
+        return NormalisedCall("run", None, command)
+    tokens = _tokens(first_line)
+    # Redirection to a file makes any command an edit of that file.
+    written: list[str] = []
+    k = 0
+    while k < len(tokens):
+        token = tokens[k]
+        if token in (">", ">>") or (token.endswith(">") and token[:-1] in ("1", "2", "&")):
+            target = tokens[k + 1] if k + 1 < len(tokens) else ""
+            if target in (">",):  # shlex splits '>>' into '>' '>'
+                target = tokens[k + 2] if k + 2 < len(tokens) else ""
+                k += 1
+            if target and not target.startswith("&") and target not in _NOT_FILES:
+                written.append(target)
+            k += 2
+            continue
+        k += 1
+    segments: list[list[str]] = [[]]
+    for token in tokens:
+        if token == "|":
+            segments.append([])
+        elif token not in ("<", ">"):
+            segments[-1].append(token)
+    for segment in segments:
+        words = _strip_wrappers(segment)
+        if not words:
+            continue
+        head, args = words[0], words[1:]
+        if head == "tee":
+            written.extend(_operands(args))
+        elif head in ("sed", "perl") and any(a.startswith("-i") or a == "--in-place" or a.startswith("-pi") for a in args):
+            ops = _operands(args)
+            if len(ops) > 1:
+                written.append(ops[-1])
+        elif head in ("mv", "cp", "install", "ln") and len(_operands(args)) >= 2:
+            written.append(_operands(args)[-1])
+        elif head in ("rm", "touch", "truncate", "unlink") and _operands(args):
+            written.extend(_operands(args))
+        elif head == "patch" or (head == "git" and args[:1] == ["apply"]):
+            return NormalisedCall("edit", None, command)
+        elif head == "git" and args[:1] in (["checkout"], ["restore"]) and "--" in args:
+            written.extend(args[args.index("--") + 1 :])
+    if written:
+        return NormalisedCall("edit", _clean_path(written[0]), command)
+    words = _strip_wrappers(segments[0])
+    if not words:
+        return NormalisedCall("run", None, command)
+    head, args = words[0], words[1:]
+    ops = _operands(args)
+    if head in _READERS and ops and len(segments) == 1 and "<<" not in first_line:
+        return NormalisedCall("read", _clean_path(ops[-1]), command)
+    if head == "sed" and "-n" in args and len(ops) >= 2:
+        return NormalisedCall("read", _clean_path(ops[-1]), command)
+    if head in _SEARCHERS and len(ops) >= 2 and not any(a.startswith("-r") or a == "-R" for a in args):
+        return NormalisedCall("read", _clean_path(ops[-1]), command)
+    return NormalisedCall("run", None, command)
+
+
+def _strip_wrappers(words: list[str]) -> list[str]:
+    k = 0
+    while k < len(words) and (words[k] in _WRAPPERS or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[k])):
+        k += 1
+        # `timeout 30 cmd`: skip the duration too
+        if k < len(words) and words[k - 1] == "timeout" and re.match(r"^\d+[smh]?$", words[k]):
+            k += 1
+    return words[k:]
+
+
+def normalise_shell(text: str) -> list[NormalisedCall]:
+    """Split shell text into commands and classify each one."""
+    if len(text) > _CACHED_SHELL_CHARS:
+        return [classify_command(c) for c in split_commands(text)]
+    return list(_normalised_short_shell(text))
+
+
+_CACHED_SHELL_CHARS = 512
+"""Agents repeat short commands (`ls -la`, `git status`, `pytest -q`) across thousands of steps;
+long ones (here-docs writing files) rarely recur and would only fill the cache."""
+
+
+@functools.lru_cache(maxsize=16384)
+def _normalised_short_shell(text: str) -> tuple[NormalisedCall, ...]:
+    return tuple(classify_command(c) for c in split_commands(text))
+
+
+def _patch_paths(patch: str) -> list[str]:
+    # Codex apply_patch envelopes and unified diffs both name their files on header lines.
+    paths = re.findall(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", patch, re.M)
+    paths += re.findall(r"^\+\+\+ (?:b/)?(.+)$", patch, re.M)
+    return [p.strip() for p in paths if p.strip() != "/dev/null"]
+
+
+AGENT_TOOLS_ENV = "CURRICULAB_AGENT_TOOLS"
+"""Environment variable naming a YAML file of extra or overriding agent tool tables."""
+
+
+@functools.lru_cache(maxsize=8)
+def _tables(extra_path: str | None) -> tuple[dict[str, dict], dict[str, str]]:
+    """(tables by agent name, agent name by alias), the shipped file merged with the user's."""
+    import yaml
+
+    shipped = yaml.safe_load((Path(__file__).parent / "agents.yaml").read_text(encoding="utf-8"))["agents"]
+    agents = {name: {**table, "tools": dict(table.get("tools") or {})} for name, table in shipped.items()}
+    if extra_path:
+        try:
+            mine = (yaml.safe_load(Path(extra_path).read_text(encoding="utf-8")) or {}).get("agents") or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise ValueError(f"${AGENT_TOOLS_ENV} = {extra_path}: cannot read it as an agent tool table ({exc}). "
+                             f"Fix the file or unset the variable") from None
+        for name, table in mine.items():
+            merged = agents.setdefault(name, {"tools": {}})
+            merged.update({k: v for k, v in table.items() if k != "tools"})
+            merged["tools"].update(table.get("tools") or {})
+    aliases = {}
+    for name, table in agents.items():
+        for alias in [name, *(table.get("aliases") or [])]:
+            aliases[alias.lower()] = name
+    return agents, aliases
+
+
+def agent_tables() -> dict[str, dict]:
+    """Every agent's tool table (shipped, plus $CURRICULAB_AGENT_TOOLS)."""
+    return _tables(os.environ.get(AGENT_TOOLS_ENV))[0]
+
+
+def agent_key(agent: str | None) -> str | None:
+    """The table name for an agent as a source names it (`Claude-Code@1.0` → `claude-code`), or None."""
+    return _agent_table(agent)[0]
+
+
+def _agent_table(agent: str | None) -> tuple[str | None, dict, dict[str, dict]]:
+    """(table name, the agent's table or {}, every table), by the tables in force now."""
+    return _resolved_agent(os.environ.get(AGENT_TOOLS_ENV), agent)
+
+
+@functools.lru_cache(maxsize=1024)
+def _resolved_agent(extra_path: str | None, agent: str | None) -> tuple[str | None, dict, dict[str, dict]]:
+    # ingest asks twice per tool call, for a handful of agent names
+    agents, aliases = _tables(extra_path)
+    key = aliases.get(agent.split("@", 1)[0].strip().lower()) if agent else None
+    return key, agents.get(key or "", {}), agents
+
+
+def _tool_spec(agent: str | None, tool: str) -> dict | None:
+    _, table, agents = _agent_table(agent)
+    own = table.get("tools", {})
+    if tool in own:
+        return own[tool]
+    for table in agents.values():  # an unknown agent, or a tool it borrowed: the first agent that names it
+        if tool in table.get("tools", {}):
+            return table["tools"][tool]
+    lowered = tool.lower()
+    for table in agents.values():
+        for name, spec in table.get("tools", {}).items():
+            if name.lower() == lowered:
+                return spec
+    return None
+
+
+def _argument(args: dict[str, Any], keys: list[str] | None) -> Any:
+    for key in keys or []:
+        value = args.get(key)
+        if value not in (None, ""):
+            return value
+    return None
+
+
+def _shell_text(value: Any) -> str:
+    if isinstance(value, list):  # Codex shell: ["bash", "-lc", "cmd"]
+        return value[-1] if len(value) >= 3 and value[1] in ("-lc", "-c") else shlex.join(str(t) for t in value)
+    return str(value or "")
+
+
+def normalise_tool_call(name: str | None, arguments: Any, agent: str | None = None) -> list[NormalisedCall]:
+    """Normalise one tool call into one or more actions, by the agent's tool table (`agents.yaml`).
+
+    A tool no table names gets the explicit `other` action with its arguments shown: it is
+    neither a change nor a verification.
+    """
+    args = arguments if isinstance(arguments, dict) else {}
+    tool = (name or "").strip()
+    spec = _tool_spec(agent, tool)
+    if spec is None:
+        shown = json.dumps(args, sort_keys=True, default=str)[:200] if args else (str(arguments)[:200] if arguments else "")
+        return [NormalisedCall("other", None, f"{tool} {shown}".strip())]
+    action = spec.get("action")
+    if spec.get("by"):
+        sub = str(args.get(spec["by"], ""))
+        commands = spec.get("commands") or {}
+        action = commands.get(sub, commands.get("default", "other"))
+        path = _argument(args, spec.get("path"))
+        return [NormalisedCall(action, None if path is None else str(path), f"{tool} {sub} {path or ''}".strip())]
+    if action == "shell":
+        text = _argument(args, [*(spec.get("command") or []), "command", "cmd", "keystrokes"])
+        if text is None and isinstance(arguments, (str, list)):
+            text = arguments
+        return normalise_shell(_shell_text(text)) or [NormalisedCall(None, None, None)]
+    if action == "patch":
+        patch = _argument(args, spec.get("command"))
+        patch = str(patch if patch is not None else (arguments if isinstance(arguments, str) else ""))
+        return [NormalisedCall("edit", p, f"{tool} {p or ''}".strip()) for p in (_patch_paths(patch) or [None])]
+    path = _argument(args, spec.get("path"))
+    if isinstance(path, list):
+        path = path[0] if len(path) == 1 else None
+    shown = _argument(args, spec.get("command"))
+    detail = shown if shown is not None else path  # a search shows its pattern, a read its file
+    if isinstance(detail, (list, dict)):
+        detail = json.dumps(detail, default=str)[:200]
+    command = tool if action in ("complete", "message") or detail is None else f"{tool} {detail}"
+    return [NormalisedCall(action, None if path is None else str(path), command)]
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """What a tool's output says about how the call went, by the agent's own conventions."""
+
+    exit_code: int | None
+    """The exit status the output prints (gemini `Exit Code: N`, Codex `Process exited with code N`, ...)."""
+    failed: bool | None
+    """The agent's format flags the call as failed (or not); None when it says nothing either way."""
+
+
+def observe(agent: str | None, output: str | None) -> Observation:
+    """Read an output by the agent's conventions: its printed exit status, its own error flag, and,
+    with neither, error text searched after the agent's framing lines are removed."""
+    table = _agent_table(agent)[1]
+    if not output or not table:
+        return Observation(None, None)
+    for pattern in table.get("exit_code") or []:
+        match = re.search(pattern, output)
+        if match:
+            return Observation(int(match.group(1)), _flagged(table, output))
+    flagged = _flagged(table, output)
+    if table.get("exit_zero_if") and re.search(table["exit_zero_if"], output) and not flagged:
+        return Observation(0, None)
+    if flagged is None and table.get("noise"):
+        text = output
+        for pattern in table["noise"]:
+            text = re.sub(pattern, "", text)
+        flagged = _shows_error(text)
+    return Observation(None, flagged)
+
+
+def _flagged(table: dict, output: str) -> bool | None:
+    return True if table.get("error_if") and re.search(table["error_if"], output) else None
+
+
+_SWE_READS = re.compile(r"^(open|goto|scroll_up|scroll_down|search_file)\b")
+_SWE_SEARCH = re.compile(r"^(search_dir|find_file)\b")
+
+
+def normalise_swe_agent_action(action: str, open_file: str | None) -> list[NormalisedCall]:
+    """Normalise one SWE-agent action string; `open_file` is the file open before it."""
+    text = action.strip()
+    if not text:
+        return [NormalisedCall(None, None, None)]
+    first = text.split("\n", 1)[0]
+    words = _tokens(first)
+    head = words[0] if words else ""
+    if head == "submit":
+        return [NormalisedCall("complete", None, "submit")]
+    if head in ("str_replace_editor",) and len(words) >= 3:
+        return normalise_tool_call(head, {"command": words[1], "path": words[2]}, agent="swe-agent")
+    if _SWE_READS.match(first):
+        path = words[1] if head == "open" and len(words) > 1 else open_file
+        if head == "search_file" and len(words) > 2:
+            path = words[2]
+        return [NormalisedCall("read", path, text)]
+    if _SWE_SEARCH.match(first):
+        return [NormalisedCall("run", None, text)]
+    if head == "create":
+        return [NormalisedCall("edit", words[1] if len(words) > 1 else None, text)]
+    if head in ("edit", "insert", "append"):
+        return [NormalisedCall("edit", open_file, text)]
+    return normalise_shell(text)
+
+
+# An observation that shows something went wrong. Counts like "0 failed" are not failures.
+ERROR_RE = (
+    r"(?i)(traceback \(most recent call last\)|command not found|no such file or directory|"
+    r"modulenotfounderror|importerror|syntaxerror|nameerror|typeerror|valueerror|attributeerror|"
+    r"cannot find|could not (compile|find|load)|undefined: |error(\[e\d+\])?: |\berror ts\d+|"
+    r"\bfatal: |\bpanic: |segmentation fault|permission denied|exception in thread|"
+    r"(^|\n)failed\b|\bfailed: |--- fail|\bfail\t|test result: failed|\b[1-9]\d* (failed|failing|errors?)\b|"
+    r"assertionerror|expected .* but (got|received)|cannot load such file)"
+    r"|(?-i:\b[A-Z][A-Za-z]*(Error|Exception)(:|\)))"  # a raised class: `LoadError)`, `KeyError:`
+)
+_ERROR = re.compile(ERROR_RE)
+_ERROR_WORDS = ("error", "fail", "exception", "traceback", "command not found", "no such file or directory", "cannot",
+                "could not", "undefined: ", "fatal: ", "panic: ", "segmentation fault", "permission denied", "expected")
+"""A literal that every alternative of ERROR_RE contains, case-folded. Python's regex engine cannot
+search a case-insensitive alternation by its literals and tries every branch at every position
+(~0.4 ms for a 400-character output); absent all of these words, ERROR_RE cannot match."""
+
+
+def _folded(text: str) -> str:
+    """`text` case-folded so that every character re.I takes for an ASCII letter becomes that letter:
+    casefold does so for all but `İ` and `ı`, which re.I takes for `i` (checked over every code point
+    in the tests). Only for literal prefilters: where it differs from re.I, it finds more, never less."""
+    folded = text.casefold()
+    if not folded.isascii():
+        folded = folded.replace("i\u0307", "i").replace("\u0131", "i")
+    return folded
+
+
+def _shows_error(text: str) -> bool:
+    folded = _folded(text)
+    return any(word in folded for word in _ERROR_WORDS) and _ERROR.search(text) is not None
+_NO_MATCH_IS_EXIT_1 = re.compile(r"^(grep|egrep|fgrep|rg|diff|cmp|test|\[) ")
+_FULL_READ_COMMAND = re.compile(r"^(cat|bat|less|more|nl|open) [^|]*$")
+_FULL_READ_TOOLS = {"read", "read_file", "view", "open_file", "str_replace_editor", "str_replace_based_edit_tool"}
+
+
+def error_observed(action: str | None, command: str | None, output: str | None, exit_code: int | None,
+                   failed: bool | None = None) -> bool | None:
+    """Whether a run shows an error: by exit code where there is one, else by the agent's own
+    failure flag (see `observe`), else by what the output says.
+
+    None when nothing was observed (no output, no exit code) or the step is not a run. `grep`
+    and friends exit 1 for "no match", which is not an error.
+    """
+    if action != "run":
+        return None
+    if failed and exit_code in (None, 0):
+        return True
+    if exit_code is not None:
+        return exit_code != 0 and not (exit_code == 1 and _NO_MATCH_IS_EXIT_1.match((command or "").strip()) is not None)
+    if failed is not None:
+        return failed
+    if output is None:
+        return None
+    return _shows_error(output)
+
+
+def read_is_full(action: str | None, tool_name: str | None, command: str | None, arguments: Any) -> bool | None:
+    """For a read: does it show the whole file (cat, Read without offset) rather than a part? None for non-reads."""
+    if action != "read":
+        return None
+    if _FULL_READ_COMMAND.match((command or "").strip()):
+        return True
+    args = arguments if isinstance(arguments, dict) else {}
+    if (tool_name or "").lower() in _FULL_READ_TOOLS or tool_name == "swe-agent":
+        partial = any(args.get(k) is not None for k in ("offset", "limit", "view_range"))
+        return not partial and not re.match(r"^(goto|scroll_|search_file)", (command or "").strip())
+    return False
+
+
+_TRUNCATION_MARKERS = re.compile(
+    r"output (?:was )?truncated|output limited to \d+|<response clipped>|lines? truncated|"
+    r"\[\.\.\. ?\d+ (?:more )?(?:bytes|lines|characters)|Observations should not exceed",
+    re.I,
+)
+
+
+_TRUNCATION_WORDS = ("truncated", "limited to", "clipped", "[...", "observations should not exceed")
+"""A literal every marker contains: a case-folded substring test (`_folded`) rules most outputs out
+far faster than the case-insensitive regex can."""
+
+
+def looks_truncated(output: str | None) -> bool:
+    """Whether an observation says it was cut by the agent harness."""
+    if not output:
+        return False
+    folded = _folded(output)
+    if not any(word in folded for word in _TRUNCATION_WORDS):
+        return False
+    return _TRUNCATION_MARKERS.search(output) is not None
