@@ -193,19 +193,18 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
             raise TrainError(f"grpo section rejected by trl.GRPOConfig: {exc}") from None
         live = section.live_sampling
         stats = ProblemStats(args.num_generations, LiveSamplingSettings(True, live.decay, live.sharpness, live.floor))
-        reward_clock = [0.0]
         live = LiveAllocation()  # the dynamic schedule's α: the callback writes it, the rewards read it
         clock = StepClock()
-        reward_funcs = [_timed(f, reward_clock, clock, writer) for f in make_reward_functions(
+        reward_funcs = make_reward_functions(
             problems, curriculum, Limits(), allow_unsandboxed=allow_unsandboxed, on_scored=writer,
-            names=config.reward.functions, planned_steps=section.planned_steps, stats=stats, live=live)]
+            names=config.reward.functions, planned_steps=section.planned_steps, stats=stats, live=live)
         callback = CurriculumCallback(curriculum, writer, db_path, run_id, output / "metrics.jsonl",
                                       section.dynamic.settings() if dynamic_on else None, summary, stats, clock,
                                       stop_after_s, entered, main_process=rank == 0, setup_started=imported, live=live)
         trainer = CurriculumGRPOTrainer(model=network, reward_funcs=reward_funcs, args=args, train_dataset=dataset,
                                         processing_class=tokenizer, callbacks=[callback],
                                         live_stats=stats if live_on else None,
-                                        clock=clock)
+                                        clock=clock, written_s=lambda: writer.seconds)
         from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
         for noisy in (ProgressCallback, PrinterCallback):  # our bar and one summary line per step replace the raw dicts
@@ -216,7 +215,7 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
         rollouts = sum(1 for shard in writer.directory.glob("step-*.jsonl") for _ in shard.open())
         logs = next((h for h in reversed(trainer.state.log_history) if "reward" in h), {})
         return TrainResult(run_id, str(output), int(trainer.state.global_step), rollouts, seconds,
-                           writer.seconds + callback.store_seconds, reward_clock[0],
+                           writer.seconds + callback.store_seconds, trainer.reward_seconds,
                            {k: v for k, v in logs.items() if isinstance(v, (int, float))}, section.planned_steps,
                            stats.all_same / stats.groups if stats.groups else None, backend, rank == 0)
 
@@ -270,21 +269,3 @@ def _prompt_text(prompt, tokenizer) -> str:
     if isinstance(prompt, list):  # chat messages
         return tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
     return prompt
-
-
-def _timed(function, total: list[float], clock: StepClock, writer: RolloutWriter):
-    """The reward function, adding its wall time to `total`, and to the step clock split into scoring
-    and the rollout writes it makes (TRL names metrics by `__name__`)."""
-    import functools
-
-    @functools.wraps(function)
-    def timed(*args, **kwargs):
-        started, written = time.perf_counter(), writer.seconds
-        try:
-            return function(*args, **kwargs)
-        finally:
-            elapsed, writing = time.perf_counter() - started, writer.seconds - written
-            total[0] += elapsed
-            clock.add(reward_s=max(0.0, elapsed - writing), store_s=writing)
-
-    return timed

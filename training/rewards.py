@@ -143,14 +143,99 @@ def format_score(text: str, problem: Problem) -> float:
     return (closed + compiles + (arity is not None) + (arity is not None and arity == expected)) / len(FORMAT_PARTS)
 
 
+@dataclass
+class RewardContext:
+    """What the pass rewards of one run share: the problems, the curriculum, one sandbox scorer
+    (its cache makes several pass rewards over a batch one sandbox run), and where the scored
+    batch goes. Plain data, so the reward functions holding it pickle."""
+
+    problems: dict[str, Problem]
+    """Problems by id."""
+    curriculum: TierCurriculum
+    """Schedule and weights of the tier-weighted reward."""
+    scorer: Scorer | None
+    """Runs completions in the sandbox (None when no pass reward is asked for)."""
+    primary: str | None
+    """The pass reward that reports the batch (rollouts, live statistics, metrics): the first asked for."""
+    planned_steps: int | None = None
+    """Steps the schedule is laid over (None: the run's max_steps)."""
+    on_scored: Callable[..., None] | None = None
+    """Called with each scored batch: `(trainer_state, prompts, completions, problem_ids, results, rewards, completion_ids)`."""
+    stats: ProblemStats | None = None
+    """Live-sampling statistics, fed every rank's rewards."""
+    live: LiveAllocation | None = None
+    """The dynamic schedule's α as the callback last set it (None: the curriculum's schedule alone)."""
+
+    def progress(self, trainer_state) -> float:
+        """The schedule's progress: global_step over the planned steps, 1.0 outside training."""
+        total = self.planned_steps or (getattr(trainer_state, "max_steps", 0) if trainer_state is not None else 0)
+        return min(1.0, trainer_state.global_step / total) if trainer_state is not None and total else 1.0
+
+    def score(self, name: str, prompts, completions, completion_ids, problem_id, trainer_state, log_metric) -> list[float | None]:
+        texts = [_text(c) for c in completions]
+        results = self.scorer.run(list(problem_id), texts)
+        progress = self.progress(trainer_state)
+        rewards: list[float | None] = []
+        tier_totals: dict[str, list[float]] = {t: [] for t in TIERS}
+        for pid, result in zip(problem_id, results):
+            if result.status in SANDBOX_FAULTS:
+                rewards.append(None)
+                continue
+            rates = pass_rates(self.problems[pid], result)
+            for tier, rate in rates.items():
+                if rate is not None:
+                    tier_totals[tier].append(rate)
+            rewards.append(tarot_score(rates, self.curriculum, progress, self.live) if name == "tarot_reward"
+                           else avg_score(result) if name == "avg_reward" else pass_all_score(result))
+        if name == self.primary:
+            if self.on_scored is not None:
+                self.on_scored(trainer_state, list(prompts or [None] * len(completions)), texts, list(problem_id), results,
+                               rewards, completion_ids)
+            if self.stats is not None:
+                self.stats.observe(*gathered(list(problem_id), rewards))
+            if log_metric is not None:
+                for tier, values in tier_totals.items():
+                    if values:
+                        log_metric(f"pass_rate/{tier}", sum(values) / len(values))
+                for tier, alpha in self.curriculum.allocation(progress, live=self.live).items():
+                    log_metric(f"alpha/{tier}", alpha)
+                log_metric("schedule_progress", progress)
+        return rewards
+
+
+class PassReward:
+    """`tarot_reward`, `avg_reward` or `pass_all_reward` as a TRL reward callable: a class, as TRL's
+    own picklable rewards are, named by `__name__` (TRL names its metrics so)."""
+
+    def __init__(self, name: str, context: RewardContext) -> None:
+        self.__name__ = name
+        self.context = context
+
+    def __call__(self, prompts=None, completions=(), completion_ids=None, *, problem_id, trainer_state=None,
+                 log_metric=None, **kwargs) -> list[float | None]:
+        return self.context.score(self.__name__, prompts, completions, completion_ids, problem_id, trainer_state, log_metric)
+
+
+class FormatReward:
+    """`format_reward`: `format_score` of each completion against its problem; nothing is run."""
+
+    __name__ = "format_reward"
+
+    def __init__(self, problems: dict[str, Problem]) -> None:
+        self.problems = problems
+
+    def __call__(self, prompts=None, completions=(), completion_ids=None, *, problem_id, **kwargs) -> list[float]:
+        return [format_score(_text(c), self.problems[pid]) for c, pid in zip(completions, problem_id)]
+
+
 def make_reward_functions(problems: Sequence[Problem], curriculum: TierCurriculum | None = None,
                           limits: Limits | None = None, workers: int | None = None,
                           allow_unsandboxed: bool = False, on_scored: Callable[..., None] | None = None,
                           names: Sequence[str] = ("tarot_reward", "avg_reward", "pass_all_reward"),
                           planned_steps: int | None = None, stats: ProblemStats | None = None,
-                          live: LiveAllocation | None = None) -> list[Callable[..., list[float | None]]]:
+                          live: LiveAllocation | None = None) -> list[PassReward | FormatReward]:
     """The reward functions `names` (from tarot_reward, avg_reward, pass_all_reward, format_reward)
-    for `GRPOTrainer(reward_funcs=...)`, in that order.
+    for `GRPOTrainer(reward_funcs=...)`, in that order; they pickle (with a picklable `on_scored`).
 
     Each takes TRL's `(prompts, completions, completion_ids, **kwargs)` and reads the dataset's
     `problem_id` column and TRL's `trainer_state` and `log_metric` from kwargs. The schedule's
@@ -160,62 +245,16 @@ def make_reward_functions(problems: Sequence[Problem], curriculum: TierCurriculu
     per-test outcomes — and feeds `stats` (live sampling) with every rank's rewards. `live`: the
     dynamic schedule's α as the callback last set it (None: the curriculum's schedule alone).
     """
-    curriculum = curriculum or TierCurriculum()
     unknown = [n for n in names if n not in REWARD_FUNCTIONS]
     if unknown:
         raise ValueError(f"reward function(s) {unknown} unknown; use {', '.join(REWARD_FUNCTIONS)}")
     by_id = {p.problem_id: p for p in problems}
     needs_sandbox = any(n != "format_reward" for n in names)
-    scorer = Scorer(by_id, limits or Limits(), workers, allow_unsandboxed=allow_unsandboxed) if needs_sandbox else None
-    primary = next((n for n in names if n != "format_reward"), None)
-
-    def _progress(trainer_state) -> float:
-        total = planned_steps or (getattr(trainer_state, "max_steps", 0) if trainer_state is not None else 0)
-        return min(1.0, trainer_state.global_step / total) if trainer_state is not None and total else 1.0
-
-    def _scored(name, prompts, completions, completion_ids, problem_id, trainer_state, log_metric):
-        texts = [_text(c) for c in completions]
-        results = scorer.run(list(problem_id), texts)
-        progress = _progress(trainer_state)
-        rewards: list[float | None] = []
-        tier_totals: dict[str, list[float]] = {t: [] for t in TIERS}
-        for pid, result in zip(problem_id, results):
-            if result.status in SANDBOX_FAULTS:
-                rewards.append(None)
-                continue
-            rates = pass_rates(by_id[pid], result)
-            for tier, rate in rates.items():
-                if rate is not None:
-                    tier_totals[tier].append(rate)
-            rewards.append(tarot_score(rates, curriculum, progress, live) if name == "tarot_reward"
-                           else avg_score(result) if name == "avg_reward" else pass_all_score(result))
-        if name == primary:
-            if on_scored is not None:
-                on_scored(trainer_state, list(prompts or [None] * len(completions)), texts, list(problem_id), results,
-                          rewards, completion_ids)
-            if stats is not None:
-                stats.observe(*gathered(list(problem_id), rewards))
-            if log_metric is not None:
-                for tier, values in tier_totals.items():
-                    if values:
-                        log_metric(f"pass_rate/{tier}", sum(values) / len(values))
-                for tier, alpha in curriculum.allocation(progress, live=live).items():
-                    log_metric(f"alpha/{tier}", alpha)
-                log_metric("schedule_progress", progress)
-        return rewards
-
-    def pass_reward(name):
-        def reward(prompts=None, completions=(), completion_ids=None, *, problem_id, trainer_state=None, log_metric=None,
-                   **kwargs) -> list[float | None]:
-            return _scored(name, prompts, completions, completion_ids, problem_id, trainer_state, log_metric)
-
-        reward.__name__ = reward.__qualname__ = name  # TRL names its metrics by __name__
-        return reward
-
-    def format_reward(prompts=None, completions=(), completion_ids=None, *, problem_id, **kwargs) -> list[float]:
-        return [format_score(_text(c), by_id[pid]) for c, pid in zip(completions, problem_id)]
-
-    return [format_reward if n == "format_reward" else pass_reward(n) for n in names]
+    context = RewardContext(
+        by_id, curriculum or TierCurriculum(),
+        Scorer(by_id, limits or Limits(), workers, allow_unsandboxed=allow_unsandboxed) if needs_sandbox else None,
+        next((n for n in names if n != "format_reward"), None), planned_steps, on_scored, stats, live)
+    return [FormatReward(by_id) if n == "format_reward" else PassReward(n, context) for n in names]
 
 
 def read_completions(path: Path, problems: Sequence[Problem], problems_label: str) -> tuple[list[dict[str, str]], list[str]]:

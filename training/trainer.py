@@ -6,6 +6,9 @@ TRL has no curriculum sampler; this keeps its `RepeatSampler` group semantics (s
 
 from __future__ import annotations
 
+import time
+from typing import Callable
+
 from trl import GRPOTrainer
 
 from curriculab.training.sampling import LiveRepeatSampler, ProblemStats
@@ -14,11 +17,26 @@ from curriculab.training.timing import StepClock, timed
 
 class CurriculumGRPOTrainer(GRPOTrainer):
     """A GRPOTrainer whose training sampler is `LiveRepeatSampler` when `live_stats` is given, and
-    whose generation is timed on `clock` (seconds and completion tokens) when one is given."""
+    whose generation and rewards are timed on `clock` when one is given: generation in seconds and
+    completion tokens, rewards split into scoring and the rollout writes the rewards make
+    (`written_s()`: seconds written so far)."""
 
-    def __init__(self, *args, live_stats: ProblemStats | None = None, clock: StepClock | None = None, **kwargs) -> None:
-        self.live_stats, self.clock = live_stats, clock
+    def __init__(self, *args, live_stats: ProblemStats | None = None, clock: StepClock | None = None,
+                 written_s: Callable[[], float] = lambda: 0.0, **kwargs) -> None:
+        self.live_stats, self.clock, self.written_s = live_stats, clock, written_s
+        self.reward_seconds = 0.0
+        """Wall time in the reward functions over the run (the sandbox, and the rollout writes they make)."""
         super().__init__(*args, **kwargs)
+
+    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
+        started, written = time.perf_counter(), self.written_s()
+        try:
+            return super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        finally:
+            elapsed, writing = time.perf_counter() - started, self.written_s() - written
+            self.reward_seconds += elapsed
+            if self.clock is not None:
+                self.clock.add(reward_s=max(0.0, elapsed - writing), store_s=writing)
 
     def _generate(self, prompts: list):
         with timed(self.clock, "generation_s"):

@@ -181,6 +181,27 @@ def test_trl_reward_functions_follow_the_schedule_and_log_per_tier(builtin):
     assert pass_all(None, conversational, None, problem_id=["curriculab/reverse_string"]) == [1.0]
 
 
+def test_reward_functions_pickle_and_score_the_same_after(builtin):
+    # TRL's own rewards are picklable callables: a reward goes to another process (a launcher, a
+    # spawned worker) and scores as it did here, the shared sandbox cache and live allocation with it
+    import pickle
+
+    from curriculab.planner.portfolio import LiveAllocation
+
+    live = LiveAllocation()
+    functions = make_reward_functions(builtin, TierCurriculum("forward", "basic-intermediate"), live=live,
+                                      names=("tarot_reward", "avg_reward", "pass_all_reward", "format_reward"))
+    copies = pickle.loads(pickle.dumps(functions))
+    assert [f.__name__ for f in copies] == ["tarot_reward", "avg_reward", "pass_all_reward", "format_reward"]
+    assert copies[0].context is copies[1].context  # one context (one sandbox cache) per run, still
+    completions = ["```python\ndef reverse(s):\n    return s[::-1] if len(s) > 1 else None\n```", "def reverse(s):\n    return s\n"]
+    kwargs = {"problem_id": ["curriculab/reverse_string"] * 2,
+              "trainer_state": SimpleNamespace(global_step=90, max_steps=100)}
+    assert [f(None, completions, None, **kwargs) for f in copies] == [f(None, completions, None, **kwargs) for f in functions]
+    copies[0].context.live.alpha = {"basic": 1.0, "intermediate": 0.0, "complex": 0.0, "edge": 0.0}  # the callback's write
+    assert copies[0](None, completions, None, **kwargs) == [1.0, 0.0]  # the copy reads its own live allocation
+
+
 def test_sandbox_faults_give_none_not_zero(builtin):
     tarot, _, _ = make_reward_functions(builtin, limits=Limits(processes=1))  # bwrap cannot even start
     assert tarot(None, [builtin[0].reference], None, problem_id=[builtin[0].problem_id]) == [None]
