@@ -29,7 +29,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from curriculab.analysis.store import Store
-    from curriculab.training.loop import run_loop
+    from curriculab.loop import run_loop
     from curriculab.training.models import fetch_smollm2
     from curriculab.training.problems import builtin_problems
 

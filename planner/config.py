@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from curriculab.planner.dynamic import DynamicSettings
 from curriculab.planner.portfolio import Strategy, TierCurriculum, schedule_phases
 from curriculab.trajectory.model import TIERS
+from curriculab.trajectory.validation import first_problem
 
 REWARD_FUNCTIONS = ("tarot_reward", "avg_reward", "pass_all_reward", "format_reward")
 """Reward functions `training.rewards.make_reward_functions` can build, by name."""
@@ -198,9 +199,8 @@ class TrainingConfig(_Section):
         try:
             return cls.model_validate({**doc, "base_dir": path.parent})
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            message = str(first["msg"]).removeprefix("Value error, ")
+            first = first_problem(exc)
+            where, message = first.where, first.message
             named = re.match(r"([a-z_]+): (.*)", message, re.S)  # a section's own check names its key first
             if named:
                 where, message = ".".join(p for p in (where, named[1]) if p), named[2]

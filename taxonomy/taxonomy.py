@@ -14,6 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from curriculab.trajectory.vocabulary import TIERS, Tier
+from curriculab.trajectory.validation import first_problem
 
 PACKAGE_DIR = Path(__file__).parent
 V1_CODES: tuple[str, ...] = (
@@ -156,9 +157,8 @@ def _load(path: Path) -> Taxonomy:
     try:
         taxonomy = Taxonomy.model_validate(doc)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(root)"
-        raise TaxonomyError(f"taxonomy file {path}: {where}: {first['msg']}. Fix that entry") from None
+        first = first_problem(exc)
+        raise TaxonomyError(f"taxonomy file {path}: {first.where or '(root)'}: {first.message}. Fix that entry") from None
     if taxonomy.maps_from:
         previous = load_taxonomy(taxonomy.maps_from) if taxonomy.maps_from != taxonomy.version else None
         if previous is None:

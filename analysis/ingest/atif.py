@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from curriculab.analysis.ingest.common import (
-    StepBuilder, UnitResult, add_trajectory, byte_hash, content_hash, fail, json_failure, make_issue, read_bytes,
+    StepBuilder, UnitResult, add_trajectory, byte_hash, content_hash, fail, make_issue, read_bytes,
     text_of, validation_failure,
 )
 from curriculab.trajectory.actions import normalise_tool_call, observe
@@ -100,9 +100,7 @@ def parse_atif(path: Path, data: bytes, record: str | None = None) -> AtifTrajec
     try:
         doc = AtifTrajectory.model_validate_json(data)
     except ValidationError as exc:
-        if exc.errors()[0]["type"] == "json_invalid":
-            raise json_failure(path, data, ValueError(exc.errors()[0]["msg"]), FORMAT, record) from None
-        raise validation_failure(path, exc, FORMAT, record) from None
+        raise validation_failure(path, exc, FORMAT, record, data=data) from None
     if not doc.schema_version.upper().startswith("ATIF"):
         raise fail(path, f"schema_version is {doc.schema_version!r}, not ATIF", "Pass the right --format for this file",
                    record=record, field="schema_version", source_format=FORMAT)

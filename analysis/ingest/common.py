@@ -7,7 +7,7 @@ import hashlib
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import orjson
 from pydantic import ValidationError
@@ -17,6 +17,7 @@ from curriculab.analysis.store.rows import RowBatch, StepRow, TestResultRow, Tra
 from curriculab.trajectory.actions import NormalisedCall, error_observed, looks_truncated, read_is_full
 from curriculab.trajectory.model import INT32_MAX, TIERS, Step, TestResult, Trajectory
 from curriculab.trajectory.model_names import canonical_model
+from curriculab.trajectory.validation import first_problem
 
 MAX_OUTPUT_CHARS = 64 * 1024
 """Outputs longer than this keep their first and last halves; `output_truncated` is set."""
@@ -117,26 +118,20 @@ _RANGE_ERRORS = ("less_than_equal", "greater_than_equal", "finite_number", "less
 
 
 def validation_failure(path: Path | str, exc: ValidationError, source_format: str, record: str | None = None,
-                       prefix: str = "") -> IngestFailure:
-    """Turn a pydantic error into an issue naming the first bad field and what it should be."""
-    first = exc.errors()[0]
-    loc = prefix + _dotted(first.get("loc", ()))
-    got = first.get("input")
-    shown = "" if first["type"] == "missing" else f" (got {_short(got)})"
-    more = len(exc.errors()) - 1
-    extra = f"; {more} more problem(s) in this record" if more else ""
-    fix = ("Add the field" if first["type"] == "missing" else
+                       prefix: str = "", data: bytes | None = None) -> IngestFailure:
+    """Turn a pydantic error into an issue naming the first bad field and what it should be (or,
+    validating `data` as JSON text, where the text stops being JSON)."""
+    first = first_problem(exc)
+    if first.kind == "json_invalid" and data is not None:
+        return json_failure(Path(path), data, ValueError(first.message), source_format, record)
+    shown = "" if first.kind == "missing" else f" (got {_short(first.value)})"
+    extra = f"; {first.more} more problem(s) in this record" if first.more else ""
+    fix = ("Add the field" if first.kind == "missing" else
            "The store cannot hold that value: fix it at its source (counts are whole numbers within 64 bits, steps and "
-           "attempts within 32 bits, rewards and costs finite numbers)" if first["type"] in _RANGE_ERRORS else
+           "attempts within 32 bits, rewards and costs finite numbers)" if first.kind in _RANGE_ERRORS else
            "Fix the value to match the format's schema")
-    return fail(path, f"{first['msg']}{shown}{extra}", fix, record=record, field=loc or None, source_format=source_format)
-
-
-def _dotted(loc: Iterable[Any]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
+    return fail(path, f"{first.message}{shown}{extra}", fix, record=record, field=(prefix + first.where) or None,
+                source_format=source_format)
 
 
 def _short(value: Any) -> str:

@@ -31,10 +31,7 @@ def read_jsonl(path: Path) -> UnitResult:
         try:
             traj = Trajectory.model_validate_json(line)
         except ValidationError as exc:
-            if exc.errors()[0]["type"] == "json_invalid":
-                out.issues.append(json_failure(path, line, ValueError(exc.errors()[0]["msg"]), FORMAT, record).issue)
-            else:
-                out.issues.append(validation_failure(path, exc, FORMAT, record=record).issue)
+            out.issues.append(validation_failure(path, exc, FORMAT, record=record, data=line).issue)
             continue
         order = [s.step_idx for s in traj.steps]
         if order != list(range(len(order))):

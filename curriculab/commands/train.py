@@ -87,7 +87,7 @@ def loop(target: str, rounds: int, steps_per_round: int, train_model: str, probl
       curriculab loop --model atlas-7b-coder --rounds 2 --steps-per-round 4
     """
     from curriculab.training.models import TrainError
-    from curriculab.training.loop import run_loop
+    from curriculab.loop import run_loop
 
     db = existing_store()
     problems = load_problem_set(problems_path)

@@ -35,3 +35,17 @@ def test_the_jsonl_doc_lists_every_field():
     for cls in (model.Trajectory, model.Step, model.TestResult, model.Task, model.Run):
         missing = [name for name in cls.model_fields if f"| `{name}` |" not in doc]
         assert missing == [], (cls.__name__, missing)
+
+
+def test_a_validation_error_comes_down_to_its_first_problem():
+    from pydantic import ValidationError
+
+    from curriculab.trajectory.model import Trajectory
+    from curriculab.trajectory.validation import first_problem
+
+    with pytest.raises(ValidationError) as err:
+        Trajectory.model_validate({"trajectory_id": "t", "run_id": "r", "task_id": "x", "outcome": "passed",
+                                   "steps": [{"step_idx": 0, "source": "agent"}, {"step_idx": "one", "source": "agent"}]})
+    first = first_problem(err.value)
+    assert (first.where, first.kind, first.value) == ("steps[1].step_idx", "int_parsing", "one")
+    assert first.message.startswith("Input should be a valid integer") and first.more == 0

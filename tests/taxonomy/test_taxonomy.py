@@ -32,11 +32,11 @@ def test_bad_files_name_the_entry_and_the_fix(tmp_path):
     path = write(tmp_path, yaml.safe_dump(bad))
     with pytest.raises(TaxonomyError) as err:
         load_taxonomy(path)
-    assert str(err.value) == (f"taxonomy file {path}: (root): Value error, codes[0].tier: 'expertish' is not one of "
+    assert str(err.value) == (f"taxonomy file {path}: (root): codes[0].tier: 'expertish' is not one of "
                               f"{v1['tiers']}. Fix that entry")
     missing = dict(v1, codes=[{k: v for k, v in v1["codes"][0].items() if k != "remediation"}])
     path = write(tmp_path, yaml.safe_dump(missing), "missing.yaml")
-    with pytest.raises(TaxonomyError, match=r"codes\.0\.remediation: Field required\. Fix that entry"):
+    with pytest.raises(TaxonomyError, match=r"codes\[0\]\.remediation: Field required\. Fix that entry"):
         load_taxonomy(path)
     with pytest.raises(TaxonomyError, match="invalid YAML"):
         load_taxonomy(write(tmp_path, "codes: [unclosed", "broken.yaml"))
