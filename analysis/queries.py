@@ -193,6 +193,22 @@ def pass_rates(store: Store, *, slice: str = "overall", model: str | None = None
     return store.frame(f"select * from v_pass_rates{where} order by model, value", params)
 
 
+def authored_tier_pass_rates(store: Store, *, scope: Scope | None = None) -> pd.DataFrame:
+    """Pass rate per authored tier over the scope's attempts, best first.
+
+    Columns: tier (`(none)` for tasks without one), attempts (with a verdict), passes, pass_rate,
+    ci_low, ci_high (Wilson 95%), harness_errors (no verdict, not in attempts).
+    """
+    where, params = _and_scope("", [], scope, "a")
+    return store.frame(f"""
+        select tier, count(*) filter (outcome <> 'error') as attempts, count(*) filter (outcome = 'passed') as passes,
+               count(*) filter (outcome = 'passed') / nullif(count(*) filter (outcome <> 'error'), 0) as pass_rate,
+               wilson_low(count(*) filter (outcome = 'passed'), count(*) filter (outcome <> 'error')) as ci_low,
+               wilson_high(count(*) filter (outcome = 'passed'), count(*) filter (outcome <> 'error')) as ci_high,
+               count(*) filter (outcome = 'error') as harness_errors
+        from v_attempts a{where} group by tier order by pass_rate desc nulls last, tier""", params)
+
+
 def task_cells(store: Store, *, model: str | None = None) -> pd.DataFrame:
     """Per model and task: passes and attempts with a verdict (the unit a cluster bootstrap resamples).
 

@@ -14,7 +14,6 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from curriculab.analysis import queries
-from curriculab.analysis.stats import wilson_interval
 from curriculab.analysis.store import StoreBusy, StoreError
 
 FILTERS = {"kind": "Attempts", "agent": "Agent", "model": "Model", "run": "Run", "task_type": "Task type",
@@ -203,19 +202,6 @@ def table(frame: pd.DataFrame, name: str, caption: str | None = None, height: in
     st.dataframe(frame, **options)
     st.download_button(f"Download {name}.csv", frame.to_csv(index=False).encode(), file_name=f"{name}.csv",
                        mime="text/csv", key=f"csv_{name}", icon=":material/download:")
-
-
-def pass_rate_frame(attempts: pd.DataFrame, by: str = "system") -> pd.DataFrame:
-    """Pass rate with a Wilson 95% interval per group, over attempts with a verdict, best first."""
-    rows = []
-    for value, group in attempts.groupby(by, dropna=False):
-        judged = group[group["outcome"] != "error"]
-        passes, n = int((judged["outcome"] == "passed").sum()), len(judged)
-        low, high = wilson_interval(passes, n) if n else (None, None)
-        rows.append({by: value, "attempts": n, "passes": passes, "pass_rate": passes / n if n else None,
-                     "ci_low": low, "ci_high": high, "harness_errors": int((group["outcome"] == "error").sum())})
-    frame = pd.DataFrame(rows, columns=[by, "attempts", "passes", "pass_rate", "ci_low", "ci_high", "harness_errors"])
-    return frame.sort_values(["pass_rate", by], ascending=[False, True], na_position="last").reset_index(drop=True)
 
 
 def bars(frame: pd.DataFrame, x: str, y: str, *, low: str | None = None, high: str | None = None, color: str | None = None,

@@ -4,7 +4,7 @@ model, best first); harness errors kept apart."""
 import streamlit as st
 
 from curriculab.dashboard.common import (KIND_LABELS, SCOPE_FILTERS, bars, filtered_attempts, filters, ignored_filters,
-                                         pass_rate_frame, read, scope, store_ready, table)
+                                         read, scope, store_ready, table)
 
 st.title("Overview")
 if store_ready():
@@ -40,7 +40,7 @@ if store_ready():
         if not pooled.empty:
             st.warning("Some models are run by several agents: compare systems (above), not models. "
                        + "; ".join(f"{r.model}: {r.agent_names}" for r in pooled.itertuples()))
-        by_tier = pass_rate_frame(attempts, by="tier")
+        by_tier = read("authored_tier_pass_rates", scope=scope())
         if len(by_tier) > 1:
             bars(by_tier, "tier", "pass_rate", low="ci_low", high="ci_high", title="Pass rate per authored tier",
                  x_title="authored tier", y_title="pass rate", key="overview_tiers")

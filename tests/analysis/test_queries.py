@@ -129,3 +129,23 @@ def test_records_gives_plain_values_row_by_row_as_to_dict_did(reader):
     assert [type(v) for v in got[0].values()] == [type(v) for v in expected[0].values()]
     assert got[1]["f"] is None and got[1]["s"] is None and got[0]["d"] is None and got[0]["l"] == [1, 2]
     assert queries.records(frame.iloc[0:0]) == []
+
+
+def test_pass_rates_per_authored_tier_take_their_interval_from_the_one_wilson_in_sql(reader):
+    # the SQL macro is the interval every view reports; stats.wilson_interval is its Python twin
+    from curriculab.analysis.stats import wilson_interval
+
+    grid = [(k, n) for n in (1, 2, 7, 40, 1000) for k in sorted({0, 1, n // 3, n - 1, n})]
+    _, rows = reader.query("select k, n, wilson_low(k, n), wilson_high(k, n) from (select unnest(?) as k, unnest(?) as n)",
+                           [[k for k, _ in grid], [n for _, n in grid]])
+    for k, n, low, high in rows:
+        assert (low, high) == pytest.approx(wilson_interval(k, n), abs=1e-12), (k, n)
+    tiers = queries.authored_tier_pass_rates(reader)
+    attempts = queries.attempts(reader)
+    assert list(tiers.columns) == ["tier", "attempts", "passes", "pass_rate", "ci_low", "ci_high", "harness_errors"]
+    assert int(tiers["attempts"].sum()) == int((attempts["outcome"] != "error").sum())
+    for row in tiers.itertuples():
+        assert (row.ci_low, row.ci_high) == pytest.approx(wilson_interval(row.passes, row.attempts))
+    assert tiers["pass_rate"].is_monotonic_decreasing
+    one_tier = queries.authored_tier_pass_rates(reader, scope=queries.Scope(tier=tiers["tier"].iloc[0]))
+    assert list(one_tier["tier"]) == [tiers["tier"].iloc[0]]
