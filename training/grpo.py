@@ -100,75 +100,36 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
     `vllm-<mode>`. `announce(text)` is told which backend runs and why."""
     entered = time.perf_counter()
     import torch
-    from datasets import load_dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
     from trl import GRPOConfig
 
-    from curriculab.training.callback import CurriculumCallback, drop_metrics_after
-    from curriculab.training.problems import ProblemError, load_problem_set
+    from curriculab.training.callback import CurriculumCallback
     from curriculab.training.rewards import make_reward_functions
     from curriculab.training.sampling import LiveSamplingSettings, ProblemStats
     from curriculab.training.sandbox import Limits
     from curriculab.training.trainer import CurriculumGRPOTrainer
 
     imported = time.perf_counter()
-    if not isinstance(config, TrainingConfig):
-        try:
-            config = TrainingConfig.load(config)
-        except ConfigError as exc:
-            raise TrainError(str(exc)) from None
-    try:
-        problems = load_problem_set(config.dataset.problems)
-    except ProblemError as exc:
-        raise TrainError(f"dataset.problems: {exc}") from None
-    by_id = {p.problem_id: p for p in problems}
-    if not config.dataset_path.exists():
-        raise TrainError(f"dataset.path: {config.dataset_path} does not exist. Export the plan with `curriculab plan -o`")
+    config, problems = _checked_plan(config)
     output = Path(output_dir or config.grpo.get("output_dir") or "runs/grpo")
     with library_output_to(output / LOG_NAME):  # one bar and one line per step on the terminal
-        dataset = load_dataset("parquet", data_files=str(config.dataset_path), split="train")
         path, load_kwargs, base_name = resolve_model(model, cache_dir)
-        tokenizer = AutoTokenizer.from_pretrained(path, **load_kwargs)
-        tokenizer.padding_side = "left"
-        if tokenizer.pad_token is None:
-            tokenizer.pad_token = tokenizer.eos_token
-        if getattr(tokenizer, "chat_template", None):
-            dataset = dataset.map(lambda row: {"prompt": [{"role": "user", "content": CODE_INSTRUCTION + row["prompt"]}]})
+        tokenizer, dataset = _tokenizer_and_dataset(config, path, load_kwargs)
         section = config.curriculum
-        curriculum = section.tier_curriculum()
         dynamic_on = section.dynamic.enabled if dynamic is None else dynamic
         live_on = section.live_sampling.enabled if live_sampling is None else live_sampling
-        # torchrun / accelerate launch say which process this is; each rank scores its own completions
-        rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
-        if world > 1 and live_on:
-            raise TrainError("live sampling keeps its statistics per process, so ranks would sample different problems. "
-                             "Pass --static-sampling to train on several processes")
-        if world > 1 and stop_after_s is not None:
-            raise TrainError("a time budget is kept per process, so ranks could stop at different steps. "
-                             "Use --max-steps to train on several processes")
+        rank = _rank(live_on, stop_after_s)
         if rank != 0:  # rank 0 speaks for the run
             summary = announce = None
         grpo = dict(config.grpo)
-        seed = int(grpo.get("seed", 0))
-        plan_id = config.plan.plan_id
+        seed, plan_id = int(grpo.get("seed", 0)), config.plan.plan_id
         run_id = run_id_for(plan_id, seed, output)
         stop_ids = tuple(i for i in {tokenizer.eos_token_id, tokenizer.pad_token_id} if i is not None)
-        writer = RolloutWriter(output / "rollouts", run_id, base_name, by_id,
+        writer = RolloutWriter(output / "rollouts", run_id, base_name, {p.problem_id: p for p in problems},
                                {"plan_id": plan_id, "seed": seed, "model": model, "live_sampling": live_on,
                                 "reward_functions": config.reward.functions, "reward_weights": config.reward.weights},
                                model_label, stop_ids, rank=rank)
-        checkpoint = None
-        if resume:
-            checkpoint = last_complete_checkpoint(output)
-            if checkpoint is None:
-                raise TrainError(f"--resume: no complete checkpoint in {output}. Start without --resume")
-            step = int(checkpoint.name.split("-")[-1])
-            writer.drop_after(step)  # each rank its own shards
-            if rank == 0:
-                drop_metrics_after(output / "metrics.jsonl", step)
-        elif output.exists() and any(output.glob("checkpoint-*")):
-            raise TrainError(f"{output} holds checkpoints of an earlier run. "
-                             "Pass --resume to continue it, or another --output-dir")
+        checkpoint = _resume_from(output, resume, writer, rank)
         cuda = torch.cuda.is_available() and not force_cpu
         grpo.update(output_dir=str(output), logging_steps=1, save_strategy="steps", report_to="none",
                     save_steps=save_steps or max(1, (max_steps or 10) // 2), use_cpu=not cuda, bf16=cuda,
@@ -191,8 +152,10 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
             args = GRPOConfig(**grpo)
         except (TypeError, ValueError) as exc:
             raise TrainError(f"grpo section rejected by trl.GRPOConfig: {exc}") from None
-        live = section.live_sampling
-        stats = ProblemStats(args.num_generations, LiveSamplingSettings(True, live.decay, live.sharpness, live.floor))
+        sampling = section.live_sampling
+        stats = ProblemStats(args.num_generations,
+                             LiveSamplingSettings(True, sampling.decay, sampling.sharpness, sampling.floor))
+        curriculum = section.tier_curriculum()
         live = LiveAllocation()  # the dynamic schedule's α: the callback writes it, the rewards read it
         clock = StepClock()
         reward_funcs = make_reward_functions(
@@ -218,6 +181,73 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
                            writer.seconds + callback.store_seconds, trainer.reward_seconds,
                            {k: v for k, v in logs.items() if isinstance(v, (int, float))}, section.planned_steps,
                            stats.all_same / stats.groups if stats.groups else None, backend, rank == 0)
+
+
+def _checked_plan(config: TrainingConfig | Path | str):
+    """The plan and its problems, or a TrainError naming what is wrong (before any run folder exists)."""
+    from curriculab.training.problems import ProblemError, load_problem_set
+
+    if not isinstance(config, TrainingConfig):
+        try:
+            config = TrainingConfig.load(config)
+        except ConfigError as exc:
+            raise TrainError(str(exc)) from None
+    try:
+        problems = load_problem_set(config.dataset.problems)
+    except ProblemError as exc:
+        raise TrainError(f"dataset.problems: {exc}") from None
+    if not config.dataset_path.exists():
+        raise TrainError(f"dataset.path: {config.dataset_path} does not exist. Export the plan with `curriculab plan -o`")
+    return config, problems
+
+
+def _tokenizer_and_dataset(config: TrainingConfig, path, load_kwargs: dict):
+    """The tokenizer (left padding, as GRPO generates) and the plan's dataset, its prompts in the
+    model's chat format when it has one."""
+    from datasets import load_dataset
+    from transformers import AutoTokenizer
+
+    dataset = load_dataset("parquet", data_files=str(config.dataset_path), split="train")
+    tokenizer = AutoTokenizer.from_pretrained(path, **load_kwargs)
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    if getattr(tokenizer, "chat_template", None):
+        dataset = dataset.map(lambda row: {"prompt": [{"role": "user", "content": CODE_INSTRUCTION + row["prompt"]}]})
+    return tokenizer, dataset
+
+
+def _rank(live_sampling: bool, stop_after_s: float | None) -> int:
+    """This process's rank (torchrun / accelerate launch say it; each rank scores its own
+    completions), refusing what cannot hold across several processes."""
+    rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
+    if world > 1 and live_sampling:
+        raise TrainError("live sampling keeps its statistics per process, so ranks would sample different problems. "
+                         "Pass --static-sampling to train on several processes")
+    if world > 1 and stop_after_s is not None:
+        raise TrainError("a time budget is kept per process, so ranks could stop at different steps. "
+                         "Use --max-steps to train on several processes")
+    return rank
+
+
+def _resume_from(output: Path, resume: bool, writer: RolloutWriter, rank: int) -> Path | None:
+    """The checkpoint to resume from (its later rollouts and metrics dropped, to be made again), or
+    None for a fresh run, which must not overwrite another run's checkpoints."""
+    from curriculab.training.callback import drop_metrics_after
+
+    if not resume:
+        if output.exists() and any(output.glob("checkpoint-*")):
+            raise TrainError(f"{output} holds checkpoints of an earlier run. "
+                             "Pass --resume to continue it, or another --output-dir")
+        return None
+    checkpoint = last_complete_checkpoint(output)
+    if checkpoint is None:
+        raise TrainError(f"--resume: no complete checkpoint in {output}. Start without --resume")
+    step = int(checkpoint.name.split("-")[-1])
+    writer.drop_after(step)  # each rank its own shards
+    if rank == 0:
+        drop_metrics_after(output / "metrics.jsonl", step)
+    return checkpoint
 
 
 def pick_backend(requested: str, cuda: bool, network, tokenizer, dataset, n_prompts: int, completion_tokens: int,
