@@ -460,6 +460,19 @@ class Store:
                                  "and i.record is not distinct from e.record and i.severity = e.severity)")
                 self._db.unregister("_errors")
 
+    def _insert(self, table: str, columns: Sequence[str], rows: Sequence[tuple]) -> None:
+        """Insert `rows` (tuples in `columns` order) in one statement over an Arrow table: DuckDB's
+        executemany runs row by row (~1.3 ms a row here; 6 s for one checkpoint's rollout codes)."""
+        if not rows:
+            return
+        import pyarrow as pa
+
+        self._db.register("_rows", pa.table([pa.array(list(column)) for column in zip(*rows)], names=list(columns)))
+        try:
+            self._db.execute(f"insert into {table} ({', '.join(columns)}) select {', '.join(columns)} from _rows")
+        finally:
+            self._db.unregister("_rows")
+
     # -- coding ------------------------------------------------------------------------------
     def run_statements(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[tuple]]:
         """Run `statements` (SQL and its bound parameters) in order, in one transaction; each one's
@@ -480,26 +493,21 @@ class Store:
             for table in ("failure_codes", "coding_status"):
                 self._db.execute(f"delete from {table} where coder = ? and taxonomy_version = ? "
                                  "and list_contains(?, trajectory_id)", [coder, taxonomy_version, trajectory_ids])
-            if findings:
-                self._db.executemany(
-                    "insert into failure_codes (trajectory_id, code, taxonomy_version, coder, confidence, evidence_steps, "
-                    "rationale) values (?, ?, ?, ?, ?, ?, ?)",
-                    [(t, c, taxonomy_version, coder, p, e, r) for t, c, p, e, r in findings])
-            if statuses:
-                self._db.executemany(
-                    "insert into coding_status (trajectory_id, code, coder, taxonomy_version, status, reason) "
-                    "values (?, ?, ?, ?, ?, ?)", [(t, c, coder, taxonomy_version, s, r) for t, c, s, r in statuses])
+            self._insert("failure_codes", ("trajectory_id", "code", "taxonomy_version", "coder", "confidence",
+                                           "evidence_steps", "rationale"),
+                         [(t, c, taxonomy_version, coder, p, e, r) for t, c, p, e, r in findings])
+            self._insert("coding_status", ("trajectory_id", "code", "coder", "taxonomy_version", "status", "reason"),
+                         [(t, c, coder, taxonomy_version, s, r) for t, c, s, r in statuses])
 
     def save_labels(self, annotator: str, taxonomy_version: str, labels: dict[tuple[str, str], bool | None]) -> None:
         """Store `annotator`'s labels {(trajectory_id, code): present}, replacing their earlier ones
         (present None: unsure)."""
         rows = [(t, c, annotator, p, taxonomy_version) for (t, c), p in labels.items()]
         with self._transaction():
-            if rows:
-                self._db.executemany("delete from labels where trajectory_id = ? and code = ? and annotator = ? "
-                                     "and taxonomy_version = ?", [(t, c, a, v) for t, c, a, _, v in rows])
-                self._db.executemany("insert into labels (trajectory_id, code, annotator, present, taxonomy_version) "
-                                     "values (?, ?, ?, ?, ?)", rows)
+            self._db.execute("delete from labels l where l.annotator = ? and l.taxonomy_version = ? and "
+                             "list_contains(?, l.trajectory_id || chr(9) || l.code)",
+                             [annotator, taxonomy_version, [f"{t}\t{c}" for t, c, *_ in rows]])
+            self._insert("labels", ("trajectory_id", "code", "annotator", "present", "taxonomy_version"), rows)
 
     def save_reliability(self, coder: str, annotator: str, taxonomy_version: str, rows: list[tuple],
                          method: str = "labels") -> None:
@@ -508,11 +516,9 @@ class Store:
         with self._transaction():
             self._db.execute("delete from code_reliability where coder = ? and annotator = ? and taxonomy_version = ?",
                              [coder, annotator, taxonomy_version])
-            if rows:
-                self._db.executemany(
-                    "insert into code_reliability (coder, annotator, code, taxonomy_version, n, kappa, f1, threshold, "
-                    "reliable, in_sample, method) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(coder, annotator, c, taxonomy_version, n, k, f, t, r, i, method) for c, n, k, f, t, r, i in rows])
+            self._insert("code_reliability", ("coder", "annotator", "code", "taxonomy_version", "n", "kappa", "f1",
+                                              "threshold", "reliable", "in_sample", "method"),
+                         [(coder, annotator, c, taxonomy_version, n, k, f, t, r, i, method) for c, n, k, f, t, r, i in rows])
 
     def save_plan(self, plan_id: str, target_model: str, strategy: str, allocation: str, weights: str, task_mix: str,
                   reasons: str, config_yaml: str, plan: str) -> bool:
@@ -533,7 +539,7 @@ class Store:
         with self._transaction():
             self._db.execute("delete from training_metrics where run_id = ? and list_contains(?, step::varchar || chr(9) || name)",
                              [run_id, keys])
-            self._db.executemany("insert into training_metrics (run_id, step, name, value) values (?, ?, ?, ?)", rows)
+            self._insert("training_metrics", ("run_id", "step", "name", "value"), rows)
 
     def save_irt_fit(self, tasks: list[tuple], models: list[tuple]) -> None:
         """Replace the stored IRT fit: `tasks` rows (task_id, difficulty, difficulty_se, discrimination,
@@ -542,10 +548,6 @@ class Store:
         with self._transaction():
             self._db.execute("delete from irt_tasks")
             self._db.execute("delete from irt_models")
-            if tasks:
-                self._db.executemany(
-                    "insert into irt_tasks (task_id, difficulty, difficulty_se, discrimination, discrimination_se, "
-                    "n_attempts, pass_rate, measured_tier, kind) values (?, ?, ?, ?, ?, ?, ?, ?, ?)", tasks)
-            if models:
-                self._db.executemany("insert into irt_models (model, ability, ability_se, n_attempts, pass_rate, kind) "
-                                     "values (?, ?, ?, ?, ?, ?)", models)
+            self._insert("irt_tasks", ("task_id", "difficulty", "difficulty_se", "discrimination", "discrimination_se",
+                                       "n_attempts", "pass_rate", "measured_tier", "kind"), tasks)
+            self._insert("irt_models", ("model", "ability", "ability_se", "n_attempts", "pass_rate", "kind"), models)
