@@ -28,6 +28,9 @@ if TYPE_CHECKING:  # every function returns a DataFrame, but DuckDB imports pand
 
 SLICES = ("overall", "task", "tier", "task_type", "language")
 """Dimensions `pass_rates` can slice by."""
+COVERAGE_MIN = 0.5
+"""A failure share is acted on (stated by the report, targeted by the planner) only where the coder
+could judge at least this share of the failures (`coverage` of `failure_distribution`)."""
 TRAINING_AGENT = "curriculab-grpo"
 """The agent name of a GRPO training run's rollouts: their attempts are training, not evaluation."""
 KINDS = ("evaluation", "training", "all")

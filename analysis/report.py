@@ -17,13 +17,12 @@ from itertools import combinations
 from typing import Any
 
 from curriculab.analysis import queries
+from curriculab.analysis.queries import COVERAGE_MIN
 from curriculab.analysis.difficulty import held_out_check
 from curriculab.analysis.stats import cluster_bootstrap_difference, cluster_bootstraps, pass_at_k
 from curriculab.analysis.store import Store
 from curriculab.trajectory.model import TASK_TIERS
 
-COVERAGE_MIN = 0.5
-"""A top failure mode is stated only where the coder could judge at least this share of the failures."""
 
 
 @dataclass

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, field
 
 from curriculab.analysis import queries
-from curriculab.analysis.report import COVERAGE_MIN
+from curriculab.analysis.queries import COVERAGE_MIN
 from curriculab.analysis.store import Store
 from curriculab.trajectory.model import TIERS
 from curriculab.taxonomy.taxonomy import load_taxonomy
