@@ -1,7 +1,8 @@
 """curriculab: turn coding-agent trajectories into the next round of training data.
 
-The small public API lives here; the subpackages `curriculab.taxonomy`, `curriculab.analysis`,
-`curriculab.planner` and `curriculab.training` hold the rest. Names are loaded on first use, so
+The small public API lives here; the subpackages `curriculab.trajectory` (the bottom layer: the
+trajectory model and its vocabularies), `curriculab.taxonomy`, `curriculab.analysis`,
+`curriculab.planner` and `curriculab.training` hold the rest, and `curriculab.commands` the CLI. Names are loaded on first use, so
 importing one subpackage (the taxonomy, say) does not load the others.
 """
 

@@ -367,8 +367,8 @@ class Store:
         upgraded); one stored with a different hash is a conflict, returned for quarantine — or,
         with `replace`, the stored one, its steps, tests and codes are replaced. Everything lands
         in one transaction, so a crash leaves either the whole batch or none of it. `then`: statements
-        (SQL, parameters) run after the rows in the same transaction, for rules the writer owns
-        (ingest attributes attempts whose source names no model).
+        (SQL, parameters) run after the rows of a batch with trajectories, in the same transaction,
+        for rules the writer owns (ingest attributes attempts whose source names no model).
         """
         import pyarrow as pa  # only writes need Arrow and the row layout: reads start without them
         import pyarrow.compute as pc
