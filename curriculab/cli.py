@@ -12,7 +12,7 @@ import click
 from curriculab.analysis.store import DEFAULT_DB, StoreError
 from curriculab.commands import COMMANDS
 from curriculab.commands.common import CliError
-from curriculab.taxonomy.taxonomy import TaxonomyError
+from curriculab.taxonomy.errors import TaxonomyError
 
 
 class _Group(click.Group):

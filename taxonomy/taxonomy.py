@@ -13,6 +13,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from curriculab.taxonomy.errors import TaxonomyError
 from curriculab.trajectory.vocabulary import TIERS, Tier
 from curriculab.trajectory.validation import first_problem
 
@@ -22,10 +23,6 @@ V1_CODES: tuple[str, ...] = (
     "decoy_susceptibility", "contract_inconsistency", "reward_hacking", "harness_failure",
 )
 """The pinned v1 codes, in DESIGN.md's order."""
-
-
-class TaxonomyError(ValueError):
-    """A taxonomy file that cannot be used; the message names the file, the entry and the fix."""
 
 
 class RemediationTarget(BaseModel):

@@ -351,3 +351,11 @@ def test_command_modules_are_thin():
                 assert name not in ("open", "loads", "read_text", "read_bytes"), \
                     f"{source.name}:{node.lineno} reads a file itself ({name}): move the reading into the library"
     assert (ROOT / "curriculab" / "cli.py").read_text().count("\n") <= 300
+
+
+def test_the_command_starts_without_the_heavy_libraries():
+    # every command pays the CLI's imports first: models, frames and tensors load only where used
+    heavy = ("pydantic", "pandas", "pyarrow", "numpy", "torch", "yaml", "curriculab.taxonomy.taxonomy")
+    code = f"import sys, curriculab.cli; print([m for m in {heavy!r} if m in sys.modules])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

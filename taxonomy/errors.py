@@ -1,0 +1,5 @@
+"""The taxonomy's error, apart from its models: the command catches it without building them."""
+
+
+class TaxonomyError(ValueError):
+    """A taxonomy file that cannot be used; the message names the file, the entry and the fix."""
