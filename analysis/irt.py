@@ -16,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from curriculab.trajectory.model import TASK_TIERS
+from curriculab.trajectory.vocabulary import TASK_TIERS
 
 PRIOR_SD_THETA = 1.0
 PRIOR_SD_B = 3.0

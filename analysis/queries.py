@@ -401,7 +401,7 @@ def milestone_funnel(store: Store, *, model: str | None = None, task_type: str |
     """
     where, params = _where({"model": "model", "task_type": "task_type"}, model=model, task_type=task_type)
     if scope is None:
-        return store.frame(f"select * from v_milestone_funnel{where} order by model, task_type, "
+        return store.frame(f"select * from v_milestone_funnel{where} order by model, task_type, milestones_total, "
                            "first_failed_milestone nulls last", params)
     clause, scope_params = scope.clause("t")
     return store.frame(f"""
@@ -411,7 +411,7 @@ def milestone_funnel(store: Store, *, model: str | None = None, task_type: str |
                    count(*) as attempts
             from trajectories t left join tasks k using (task_id)
             where t.milestones_total > 0 and t.outcome <> 'error' and {clause} group by all){where}
-        order by model, task_type, first_failed_milestone nulls last""", [*scope_params, *params])
+        order by model, task_type, milestones_total, first_failed_milestone nulls last""", [*scope_params, *params])
 
 
 def milestone_stages(funnel: pd.DataFrame) -> pd.DataFrame:

@@ -21,7 +21,7 @@ from curriculab.analysis.queries import COVERAGE_MIN
 from curriculab.analysis.difficulty import held_out_check
 from curriculab.analysis.stats import cluster_bootstrap_difference, cluster_bootstraps, pass_at_k
 from curriculab.analysis.store import Store
-from curriculab.trajectory.model import TASK_TIERS
+from curriculab.trajectory.vocabulary import TASK_TIERS
 
 
 
@@ -177,7 +177,7 @@ def build_report(store: Store, model: str | None = None, coder: str = "rules", b
             "misplaced": queries.records(queries.misplaced_tasks(store)), "held_out": held,
             "abilities": queries.records(queries.model_abilities(store, model=model))},
         signal=queries.records(queries.signal_efficiency(store, band, model=model)),
-        pass_at_k=_pass_at_k(queries.task_cells(store, model=model)),
+        pass_at_k=_pass_at_k(pass_cells),
         milestones=queries.records(queries.milestone_funnel(store, model=model)),
         harness_errors=queries.records(queries.harness_errors(store, model=model)),
         unknown_models=queries.records(queries.unknown_models(store, model=model)),
@@ -263,11 +263,13 @@ def _cooccurrence(code_sets) -> list[dict[str, Any]]:
     return sorted(out, key=lambda r: -r["n"])[:10]
 
 
-def _pass_at_k(cells_frame) -> list[dict[str, Any]]:
+def _pass_at_k(pass_cells: dict[tuple, dict[str, tuple[int, int]]]) -> list[dict[str, Any]]:
+    """Unbiased pass@k per model from its per-task (passes, attempts) cells (`_cells_by` of `task_cells`)."""
     per: dict[str, list[tuple[int, int]]] = {}
-    for row in cells_frame.to_dict("records"):
-        if row["attempts"]:
-            per.setdefault(row["model"], []).append((int(row["attempts"]), int(row["passes"])))
+    for (model,), tasks in pass_cells.items():
+        for passes, attempts in tasks.values():
+            if attempts:
+                per.setdefault(model, []).append((attempts, passes))
     out = []
     for m, cells in sorted(per.items(), key=lambda kv: str(kv[0])):
         # k = the usual number of attempts; pass@k only averages tasks with at least k scored attempts

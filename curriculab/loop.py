@@ -21,7 +21,7 @@ from curriculab.analysis.coding import run_rule_coders, run_verifier_coder
 from curriculab.analysis.difficulty import fit_store
 from curriculab.analysis.store import Store
 from curriculab.planner import plan as planning
-from curriculab.trajectory.model import TIERS
+from curriculab.trajectory.vocabulary import TIERS
 
 
 @dataclass

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from curriculab.trajectory.model import TIERS
+from curriculab.trajectory.vocabulary import TIERS
 
 
 @dataclass(frozen=True)

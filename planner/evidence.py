@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from curriculab.analysis import queries
 from curriculab.analysis.queries import COVERAGE_MIN
 from curriculab.analysis.store import Store
-from curriculab.trajectory.model import TIERS
+from curriculab.trajectory.vocabulary import TIERS
 from curriculab.taxonomy.taxonomy import load_taxonomy
 
 PRIORS = {"weak": 0.35, "strong": 0.85}

@@ -20,7 +20,7 @@ from curriculab.planner.dynamic import DynamicSettings
 from curriculab.planner.evidence import (CodeDecision, PlanError, estimate_capability, failure_targets, reward_terms,
                                          shift_toward)
 from curriculab.planner.portfolio import ORDERS, STRATEGIES, WEIGHTS, Thresholds, choose, p_all_same
-from curriculab.trajectory.model import TIERS
+from curriculab.trajectory.vocabulary import TIERS
 
 PLANNER_VERSION = "2"
 """Bumped when the same inputs would give a different plan (2: verifier codes, reward terms)."""

@@ -14,7 +14,7 @@ from transformers import TrainerCallback
 
 from curriculab.planner.dynamic import DynamicSettings, DynamicState, next_allocation
 from curriculab.planner.portfolio import LiveAllocation, TierCurriculum
-from curriculab.trajectory.model import TIERS
+from curriculab.trajectory.vocabulary import TIERS
 from curriculab.training.rollouts import RolloutWriter, shard_step
 from curriculab.training.sampling import ProblemStats
 from curriculab.training.timing import StepClock
