@@ -143,7 +143,7 @@ def test_a_hang_is_stopped_once_and_the_tests_it_did_not_run_fail_at_once():
     assert not any(o.passed for o in result.outcomes)
     assert result.outcomes[1].detail == "not run: the completion timed out on basic_1"
     assert result.status == "timeout"
-    assert elapsed < 2 * FAST.test_timeout_s  # one timeout per completion, not one per test
+    assert elapsed < 2.5 * FAST.test_timeout_s  # one timeout per completion: three, one per test, would take 6 s
 
 
 def test_a_crash_is_stopped_once():
