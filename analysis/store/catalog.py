@@ -45,7 +45,7 @@ def row_count(store: Store, table: str) -> int:
 def check_filter(store: Store, where: str, table: str = "trajectories") -> None:
     """Refuse `where` unless it is one boolean expression over `table`'s columns (a filter, never
     a statement): it is parsed inside `select ... where (...)`, which must stay one SELECT."""
-    from curriculab.analysis.store.store import StoreError
+    from curriculab.analysis.store.store import QueryFailed, StoreError
 
     sql = f"select 1 from {table} where ({where})"
     fix = f"Use {table}'s columns (`curriculab db schema` lists them)"
@@ -58,6 +58,5 @@ def check_filter(store: Store, where: str, table: str = "trajectories") -> None:
                          f"columns, e.g. \"outcome = 'failed'\"")
     try:
         store.query(f"explain {sql}")
-    except StoreError as exc:
-        cause = str(exc).removeprefix("query failed: ").split(". Check the SQL")[0]
-        raise StoreError(f"--where {where!r} is not a filter on {table}: {cause}. {fix}") from None
+    except QueryFailed as exc:
+        raise StoreError(f"--where {where!r} is not a filter on {table}: {exc.cause}. {fix}") from None

@@ -127,9 +127,17 @@ WRITER_WAIT_S = 600.0
 """How long a writer that stepped aside waits for readers to finish before giving up."""
 
 
-def _read_error(exc: duckdb.Error) -> StoreError:
-    message = str(exc).strip().splitlines()[0]
-    return StoreError(f"query failed: {message}. Check the SQL; `curriculab db schema` lists tables and columns")
+class QueryFailed(StoreError):
+    """DuckDB refused a read (a typo, a missing column, a refused setting); `cause` is its reason."""
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(f"query failed: {cause}. Check the SQL; `curriculab db schema` lists tables and columns")
+        self.cause = cause
+        """DuckDB's own first line, for callers that word the error for their input."""
+
+
+def _read_error(exc: duckdb.Error) -> QueryFailed:
+    return QueryFailed(str(exc).strip().splitlines()[0])
 
 
 class Store:
@@ -312,11 +320,11 @@ class Store:
             raise StoreError(f"query ran over {timeout_s:g} s and was stopped. Narrow it (a WHERE, a LIMIT) "
                              "or raise the timeout") from None
         except duckdb.Error as exc:
-            error = str(_read_error(exc))
-            if "disabled by configuration" in error or "Permission Error" in error:
-                raise QueryRejected(f"{error.removeprefix('query failed: ').split('. Check the SQL')[0]}. "
-                                    "`curriculab query` reads the store only: no files, network, extensions or settings") from None
-            raise StoreError(error) from None
+            failed = _read_error(exc)
+            if "disabled by configuration" in failed.cause or "Permission Error" in failed.cause:
+                raise QueryRejected(f"{failed.cause}. `curriculab query` reads the store only: no files, network, "
+                                    "extensions or settings") from None
+            raise failed from None
         finally:
             if timer:
                 timer.cancel()
