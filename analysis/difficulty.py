@@ -15,22 +15,23 @@ MIN_AUTHORED_FOR_SHARES = 30
 """Authored tiers set the measured tiers' shares only when at least this many (and half the tasks) have one."""
 
 
-def _cells(frame) -> tuple[list[str], list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(models, tasks, model index, task index, attempts, passes) per attempted (model, task) cell."""
-    if frame.empty:
+def _cells(rows: list[dict]) -> tuple[list[str], list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(models, tasks, model index, task index, attempts, passes) per attempted (model, task) cell,
+    from `attempt_cells` records."""
+    if not rows:
         raise ValueError("no passed or failed attempts to fit. Ingest trajectories with verdicts first")
-    models = sorted(set(frame["model"]))
-    tasks = sorted(set(frame["task_id"]))
+    models = sorted({r["model"] for r in rows})
+    tasks = sorted({r["task_id"] for r in rows})
     m_index = {m: i for i, m in enumerate(models)}
     t_index = {t: j for j, t in enumerate(tasks)}
-    mi = np.array([m_index[m] for m in frame["model"]])
-    ti = np.array([t_index[t] for t in frame["task_id"]])
-    return models, tasks, mi, ti, frame["n"].to_numpy(float), frame["k"].to_numpy(float)
+    mi = np.array([m_index[r["model"]] for r in rows])
+    ti = np.array([t_index[r["task_id"]] for r in rows])
+    return (models, tasks, mi, ti, np.array([r["n"] for r in rows], float), np.array([r["k"] for r in rows], float))
 
 
 def fit_store(store: Store, kind: str = "2pl") -> IrtFit:
     """Fit on every agent attempt (harness errors excluded) and replace the stored fit."""
-    models, tasks, mi, ti, n, k = _cells(queries.attempt_cells(store))
+    models, tasks, mi, ti, n, k = _cells(queries.attempt_cells.records(store))
     fit = fit_irt(mi, ti, n, k, models, tasks, kind=kind)
     authored = queries.authored_tier_counts(store)
     # A handful of authored labels must not re-cut the measured scale: their shares are used only
@@ -93,11 +94,10 @@ def _auc(y: np.ndarray, score: np.ndarray) -> float:
 
 def held_out_check(store: Store, kind: str = "2pl") -> HeldOutCheck:
     """Fit on all but each (model, task)'s last attempt; predict that attempt."""
-    held = queries.held_out_attempts(store)
-    if held.empty:
+    test = [(r["model"], r["task_id"], r["passed"]) for r in queries.held_out_attempts.records(store)]
+    if not test:
         raise ValueError("no model attempted a task twice, so nothing can be held out. Ingest repeated attempts")
-    test = list(held.itertuples(index=False, name=None))
-    models, tasks, mi, ti, n, k = _cells(queries.attempt_cells(store, train_only=True))
+    models, tasks, mi, ti, n, k = _cells(queries.attempt_cells.records(store, train_only=True))
     fit = fit_irt(mi, ti, n, k, models, tasks, kind=kind)
     m_index = {m: i for i, m in enumerate(models)}
     t_index = {t: j for j, t in enumerate(tasks)}

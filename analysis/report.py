@@ -13,7 +13,6 @@ import html
 import json
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
-from itertools import combinations
 from typing import Any
 
 from curriculab.analysis import queries
@@ -100,19 +99,22 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
-def _cells_by(frame, keys: list[str], k: str, n: str) -> dict[tuple, dict[str, tuple[int, int]]]:
+def _cells_by(rows: list[dict[str, Any]], keys: list[str], k: str, n: str) -> dict[tuple, dict[str, tuple[int, int]]]:
     """{group key: {task_id: (successes, trials)}} from per-task rows."""
     cells: dict[tuple, dict[str, tuple[int, int]]] = {}
-    columns = [frame[c].tolist() for c in (*keys, "task_id", k, n)]  # whole columns: rows as dicts cost 5x more
-    for *group, task_id, successes, trials in zip(*columns):
-        cells.setdefault(tuple(group), {})[task_id] = (int(successes), int(trials))
+    for row in rows:
+        cells.setdefault(tuple(row[key] for key in keys), {})[row["task_id"]] = (row[k], row[n])
     return cells
 
 
-def _set_intervals(rows: list[dict[str, Any]], cells: list[dict[str, tuple[int, int]] | None]) -> None:
-    """Each row's task-clustered interval (`cluster_low`, `cluster_high`) from its per-task cells,
-    all from the same resamples in one call."""
-    groups = [tuple(zip(*c.values())) if c else ((), ()) for c in cells]
+def _lists(cells: dict[str, tuple[int, int]]) -> tuple[list[int], list[int]]:
+    """Per-task cells as (successes, trials) lists, in task order."""
+    return [k for k, _ in cells.values()], [n for _, n in cells.values()]
+
+
+def _set_intervals(rows: list[dict[str, Any]], groups: list[tuple[list[int], list[int]]]) -> None:
+    """Each row's task-clustered interval (`cluster_low`, `cluster_high`) from its per-task
+    (successes, trials) lists, all from the same resamples in one call."""
     for row, (low, high) in zip(rows, cluster_bootstraps(groups)):
         row["cluster_low"], row["cluster_high"] = low, high
 
@@ -120,31 +122,36 @@ def _set_intervals(rows: list[dict[str, Any]], cells: list[dict[str, tuple[int, 
 def build_report(store: Store, model: str | None = None, coder: str = "rules", band: tuple[float, float] = (0.2, 0.8),
                  top: int = 5) -> Report:
     """Everything the report says. Reads only: works on `Store(path, read_only=True)`."""
-    overview = queries.records(queries.pass_rates(store, model=model))
+    overview = queries.pass_rates.records(store, model=model)
     if not overview:
         raise ValueError(f"no attempts{' for model ' + repr(model) if model else ''} in the store. "
                          "Ingest trajectories first, or check the model name with "
                          "`curriculab query \"select distinct model from trajectories\"`")
     overview.sort(key=lambda r: (r["pass_rate"] is None, -(r["pass_rate"] or 0), r["model"]))
-    pass_cells = _cells_by(queries.task_cells(store, model=model), ["model"], "passes", "attempts")
+    pass_cells = _cells_by(queries.task_cells.records(store, model=model), ["model"], "passes", "attempts")
     comparisons = _comparisons(overview, pass_cells)
 
     version = queries.latest_taxonomy_version(store, coder)
     reliability: dict[str, dict] = {}
-    for row in queries.records(queries.code_reliability(store, coder, taxonomy_version=version)):
+    for row in queries.code_reliability.records(store, coder, taxonomy_version=version):
         entry = reliability.setdefault(row["code"], {"reliable": True, "in_sample": False})
         entry["reliable"] = entry["reliable"] and bool(row["reliable"])
         entry["in_sample"] = entry["in_sample"] or bool(row["in_sample"])
-    distribution = [r for r in queries.records(queries.failure_distribution(store, coder, model=model, taxonomy_version=version))
-                    if r["applied"]]
-    share_cells = _cells_by(queries.failure_cells(store, coder, model=model, taxonomy_version=version),
-                            ["model", "code"], "present", "applied")
+    by_dimension: dict[str, list[dict]] = {"overall": [], "tier": []}
+    for row in queries.failure_distribution.records(store, coder, model=model, dimension=("overall", "tier"),
+                                                    taxonomy_version=version):
+        by_dimension[row["dimension"]].append(row)
+    distribution = [r for r in by_dimension["overall"] if r["applied"]]
+    share_clusters = {(r["model"], r["code"]): (r["present"], r["applied"])
+                      for r in queries.failure_clusters.records(store, coder, model=model, taxonomy_version=version)}
     for row in distribution:
         rel = reliability.get(row["code"])
         row["reliable"] = None if rel is None else rel["reliable"]  # None: agreement never measured
         row["in_sample"] = bool(rel and rel["in_sample"])
-    _set_intervals(overview + distribution, [pass_cells.get((r["model"],)) for r in overview] +
-                   [share_cells.get((r["model"], r["code"])) for r in distribution])
+    no_tasks: tuple[list[int], list[int]] = ([], [])
+    _set_intervals(overview + distribution,
+                   [_lists(pass_cells.get((r["model"],), {})) for r in overview] +
+                   [share_clusters.get((r["model"], r["code"]), no_tasks) for r in distribution])
     by_model: dict[str, list[dict]] = {}
     for row in distribution:
         if row["n"]:
@@ -152,42 +159,42 @@ def build_report(store: Store, model: str | None = None, coder: str = "rules", b
     top_modes = {m: rows[:top] for m, rows in by_model.items()}
     by_tier = [{"model": r["model"], "tier": r["value"], **{k: r[k] for k in ("code", "n", "applied", "failures", "share",
                                                                                "coverage", "ci_low", "ci_high")}}
-               for r in queries.records(queries.failure_distribution(store, coder, model=model, dimension="tier",
-                                                              taxonomy_version=version)) if r["n"]]
+               for r in by_dimension["tier"] if r["n"]]
 
     fit = queries.fit_staleness(store)
     try:
         held = held_out_check(store).__dict__
     except ValueError as exc:
         held = {"error": str(exc)}
-    calibration = queries.records(queries.tier_calibration(store))
-    systems = queries.records(queries.systems(store, model=model))
+    calibration = queries.tier_calibration.records(store)
+    systems = queries.systems.records(store, model=model)
     report = Report(
         generated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), model=model, coder=coder,
         taxonomy_version=version, coverage_min=COVERAGE_MIN, band=list(band), overview=overview, comparisons=comparisons,
-        top_failure_modes=top_modes, coverage=queries.records(queries.coder_coverage(store, coder, model=model,
-                                                                               taxonomy_version=version)),
+        top_failure_modes=top_modes, coverage=queries.coder_coverage.records(store, coder, model=model,
+                                                                             taxonomy_version=version),
         bottlenecks=_bottlenecks(top_modes), failures_by_tier=by_tier,
-        cooccurrence=_cooccurrence(queries.failed_code_sets(store, coder, model=model, taxonomy_version=version)),
+        cooccurrence=[{"codes": [r["code_a"], r["code_b"]], "n": r["n"], "lift": r["lift"]} for r in
+                      queries.failure_code_pairs.records(store, coder, model=model, taxonomy_version=version)],
         difficulty={
             "fit": {**fit, "current_fit": fit["fitted"] == fit["current"] and fit["fitted"] > 0},
             "calibration": calibration,
             "authored_matches_measured": (sum(c["tasks"] for c in calibration if c["tier_authored"] == c["measured_tier"])
                                           / sum(c["tasks"] for c in calibration)) if calibration else None,
-            "misplaced": queries.records(queries.misplaced_tasks(store)), "held_out": held,
-            "abilities": queries.records(queries.model_abilities(store, model=model))},
-        signal=queries.records(queries.signal_efficiency(store, band, model=model)),
+            "misplaced": queries.misplaced_tasks.records(store), "held_out": held,
+            "abilities": queries.model_abilities.records(store, model=model)},
+        signal=queries.signal_efficiency.records(store, band, model=model),
         pass_at_k=_pass_at_k(pass_cells),
-        milestones=queries.records(queries.milestone_funnel(store, model=model)),
-        harness_errors=queries.records(queries.harness_errors(store, model=model)),
-        unknown_models=queries.records(queries.unknown_models(store, model=model)),
+        milestones=queries.milestone_funnel.records(store, model=model),
+        harness_errors=queries.harness_errors.records(store, model=model),
+        unknown_models=queries.unknown_models.records(store, model=model),
         by_agent=_by_agent(systems),
-        evidence=queries.records(queries.attempt_evidence(store, model=model)),
-        quarantined=queries.records(queries.quarantined_inputs(store)),
-        training_runs=queries.records(queries.training_runs(store)),
-        rollout_codes=queries.records(queries.rollout_codes(store)),
+        evidence=queries.attempt_evidence.records(store, model=model),
+        quarantined=queries.quarantined_inputs.records(store),
+        training_runs=queries.training_runs.records(store),
+        rollout_codes=queries.rollout_codes.records(store),
         systems=systems,
-        pooling=queries.records(queries.model_pooling(store, model=model)),
+        pooling=queries.model_pooling.records(store, model=model),
     )
     report.findings = _findings(report)
     return report
@@ -247,20 +254,6 @@ def _unusable(row: dict[str, Any]) -> list[str]:
     elif not row["reliable"]:
         problems.append("the coder's agreement with people on this code is below threshold")
     return problems
-
-
-def _cooccurrence(code_sets) -> list[dict[str, Any]]:
-    sets = [list(codes) for codes in code_sets["codes"].tolist()]  # one conversion, not one per element
-    total = len(sets)
-    single: dict[str, int] = {}
-    pairs: dict[tuple[str, str], int] = {}
-    for codes in sets:
-        for c in codes:
-            single[c] = single.get(c, 0) + 1
-        for a, b in combinations(sorted(codes), 2):
-            pairs[(a, b)] = pairs.get((a, b), 0) + 1
-    out = [{"codes": [a, b], "n": n, "lift": (n * total) / (single[a] * single[b])} for (a, b), n in pairs.items()]
-    return sorted(out, key=lambda r: -r["n"])[:10]
 
 
 def _pass_at_k(pass_cells: dict[tuple, dict[str, tuple[int, int]]]) -> list[dict[str, Any]]:

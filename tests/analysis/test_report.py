@@ -173,3 +173,72 @@ def test_views_after_a_fit(sim):
         assert funnel == milestoned > 0
         assert store.query("select count(*) from v_coder_agreement where reliable")[1][0][0] == 6
         assert store.query("select count(*) from v_task_difficulty")[1][0][0] == 72
+
+
+def _plain_numbers(rows):
+    # a frame holds an integer column with NULLs as floats; DuckDB's rows keep the ints
+    return [{k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in row.items()} for row in rows]
+
+
+def test_every_sql_read_gives_the_same_rows_without_pandas(sim):
+    from curriculab.analysis import queries
+
+    _, _, db, _ = sim
+    reads = {name: read for name, read in vars(queries).items() if isinstance(read, queries.SqlRead)}
+    assert {"pass_rates", "failure_distribution", "failure_clusters", "failure_code_pairs", "attempt_evidence"} <= set(reads)
+    with Store(db, read_only=True) as store:
+        empty = set()
+        for name, read in reads.items():
+            framed, plain = queries.records(read(store)), read.records(store)
+            assert _plain_numbers(plain) == _plain_numbers(framed), name
+            if not plain:
+                empty.add(name)
+        assert empty <= {"training_runs", "rollout_codes", "quarantined_inputs", "unknown_models"}  # no GRPO run here
+
+
+def test_the_reads_the_report_batches_equal_the_ones_they_replace(sim):
+    from itertools import combinations
+
+    from curriculab.analysis import queries
+
+    _, _, db, _ = sim
+    with Store(db, read_only=True) as store:
+        both = queries.failure_distribution.records(store, dimension=("overall", "tier"))
+        for dimension in ("overall", "tier"):
+            assert [r for r in both if r["dimension"] == dimension] == \
+                queries.failure_distribution.records(store, dimension=dimension)
+        clusters = {(r["model"], r["code"]): (r["present"], r["applied"]) for r in queries.failure_clusters.records(store)}
+        cells: dict = {}
+        for r in queries.failure_cells.records(store):
+            present, applied = cells.setdefault((r["model"], r["code"]), ([], []))
+            present.append(r["present"])
+            applied.append(r["applied"])
+        assert clusters == cells
+        # the co-occurrence the report counted in Python, pair by pair in trajectory order, is the oracle
+        sets = [row["codes"] for row in queries.failed_code_sets.records(store)]
+        single: dict = {}
+        pairs: dict = {}
+        for codes in sets:
+            for c in codes:
+                single[c] = single.get(c, 0) + 1
+            for a, b in combinations(sorted(codes), 2):
+                pairs[(a, b)] = pairs.get((a, b), 0) + 1
+        expected = sorted(({"code_a": a, "code_b": b, "n": n, "lift": n * len(sets) / (single[a] * single[b])}
+                           for (a, b), n in pairs.items()), key=lambda r: -r["n"])
+        assert len(expected) >= 6 and len({r["n"] for r in expected}) < len(expected)  # ties to order
+        assert queries.failure_code_pairs.records(store, top=len(expected) + 1) == expected
+        assert queries.failure_code_pairs.records(store, top=4) == expected[:4]
+
+
+def test_a_report_process_never_imports_pandas(sim):
+    import subprocess
+    import sys
+
+    _, _, db, _ = sim
+    script = ("import sys\nfrom curriculab.analysis.report import build_report, to_markdown\n"
+              "from curriculab.analysis.store import Store\n"
+              f"text = to_markdown(build_report(Store({str(db)!r}, read_only=True)))\n"
+              "assert 'milestone 1.0' not in text, text\n"
+              "print(sorted(m for m in ('pandas', 'pyarrow') if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
