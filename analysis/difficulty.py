@@ -40,13 +40,26 @@ def fit_store(store: Store, kind: str = "2pl") -> IrtFit:
     tiers = measured_tiers(fit.difficulty, authored if described else None)
     task_n, task_k = np.bincount(ti, n, len(tasks)), np.bincount(ti, k, len(tasks))
     model_n, model_k = np.bincount(mi, n, len(models)), np.bincount(mi, k, len(models))
+    try:  # stored with the fit, so a report reads it instead of fitting again
+        held = held_out_check(store, kind=kind)
+        check: tuple | None = (kind, held.held_out, held.irt_log_loss, held.baseline_log_loss, held.irt_auc,
+                               held.baseline_auc)
+    except ValueError:  # no model tried a task twice
+        check = None
     store.save_irt_fit(
         [(t, float(fit.difficulty[j]), float(fit.difficulty_se[j]), float(fit.discrimination[j]),
           float(fit.discrimination_se[j]), int(task_n[j]), float(task_k[j] / task_n[j]), tiers[j], kind)
          for j, t in enumerate(tasks)],
         [(m, float(fit.ability[i]), float(fit.ability_se[i]), int(model_n[i]), float(model_k[i] / model_n[i]), kind)
-         for i, m in enumerate(models)])
+         for i, m in enumerate(models)], check)
     return fit
+
+
+def stored_held_out_check(store: Store) -> HeldOutCheck | None:
+    """The held-out check stored with the last fit, or None (no fit, nothing held out, or a store
+    fitted before checks were kept)."""
+    rows = queries.stored_held_out.records(store)
+    return HeldOutCheck(**rows[0]) if rows else None
 
 
 @dataclass

@@ -791,6 +791,13 @@ def held_out_attempts(store: Store) -> pd.DataFrame:
     return (f"select model, task_id, passed from ({_ATTEMPTS_SQL}) where held_out order by 1, 2", [])
 
 
+@SqlRead
+def stored_held_out(store: Store) -> pd.DataFrame:
+    """The held-out check stored with the last fit (`difficulty.held_out_check`; none where nothing
+    could be held out). Columns: held_out, irt_log_loss, baseline_log_loss, irt_auc, baseline_auc."""
+    return "select held_out, irt_log_loss, baseline_log_loss, irt_auc, baseline_auc from irt_checks", []
+
+
 def authored_tier_counts(store: Store) -> dict[str, int]:
     """Attempted tasks per authored tier (basic, intermediate, complex)."""
     frame = store.frame("""select tier_authored, count(*) as n from tasks where tier_authored in ('basic', 'intermediate', 'complex')

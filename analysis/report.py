@@ -17,7 +17,7 @@ from typing import Any
 
 from curriculab.analysis import queries
 from curriculab.analysis.queries import COVERAGE_MIN
-from curriculab.analysis.difficulty import held_out_check
+from curriculab.analysis.difficulty import held_out_check, stored_held_out_check
 from curriculab.analysis.stats import cluster_bootstrap_difference, cluster_bootstraps, pass_at_k
 from curriculab.analysis.store import Store
 from curriculab.trajectory.vocabulary import TASK_TIERS
@@ -162,8 +162,9 @@ def build_report(store: Store, model: str | None = None, coder: str = "rules", b
                for r in by_dimension["tier"] if r["n"]]
 
     fit = queries.fit_staleness(store)
-    try:
-        held = held_out_check(store).__dict__
+    stored = stored_held_out_check(store) if fit["fitted"] == fit["current"] else None
+    try:  # a stale fit's stored check would describe other attempts: check the current ones
+        held = (stored or held_out_check(store)).__dict__
     except ValueError as exc:
         held = {"error": str(exc)}
     calibration = queries.tier_calibration.records(store)

@@ -414,6 +414,21 @@ ALTER TABLE labels ALTER COLUMN present DROP NOT NULL;
 """),
 )
 
+# A report should not refit: the held-out check is computed with the fit and stored beside it.
+MIGRATIONS += (
+    Migration(11, "held-out check with the fit", """
+CREATE TABLE irt_checks (
+    kind VARCHAR NOT NULL,
+    held_out INTEGER NOT NULL,
+    irt_log_loss DOUBLE NOT NULL,
+    baseline_log_loss DOUBLE NOT NULL,
+    irt_auc DOUBLE,
+    baseline_auc DOUBLE,
+    fitted_at TIMESTAMPTZ DEFAULT current_timestamp
+);
+"""),
+)
+
 LATEST_VERSION = MIGRATIONS[-1].version
 
 TABLE_DOCS: dict[str, str] = {
@@ -430,6 +445,7 @@ TABLE_DOCS: dict[str, str] = {
     "code_reliability": "Per coder and code: agreement with an annotator (method labels), or exact by construction (method verifier); unreliable codes are ignored by the planner.",
     "irt_tasks": "Measured task difficulty b, discrimination a (with standard errors) and measured tier from the last fit.",
     "irt_models": "Measured model ability θ (with standard error) from the last fit.",
+    "irt_checks": "The last fit's held-out check: each (model, task)'s last repeated attempt predicted by a fit without it, against the task's pass rate (log-loss, AUC).",
     "v_attempts": "View: attempts with their task's tier, type and language (no trajectories without a verdict).",
     "v_pass_rates": "View: per model and slice (overall, task, tier, task_type, language): pass rate with Wilson 95% interval; verdicts reached despite a harness fault count and are flagged.",
     "v_failure_distribution": "View: per coder, model, code and slice: count, share of the failures the coder could judge, coverage, Wilson interval.",

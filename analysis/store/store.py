@@ -549,13 +549,19 @@ class Store:
                              [run_id, keys])
             self._insert("training_metrics", ("run_id", "step", "name", "value"), rows)
 
-    def save_irt_fit(self, tasks: list[tuple], models: list[tuple]) -> None:
+    def save_irt_fit(self, tasks: list[tuple], models: list[tuple], check: tuple | None = None) -> None:
         """Replace the stored IRT fit: `tasks` rows (task_id, difficulty, difficulty_se, discrimination,
         discrimination_se, n_attempts, pass_rate, measured_tier, kind), `models` rows (model,
-        ability, ability_se, n_attempts, pass_rate, kind). Both land together or not at all."""
+        ability, ability_se, n_attempts, pass_rate, kind), and its held-out `check` (kind, held_out,
+        irt_log_loss, baseline_log_loss, irt_auc, baseline_auc), None where nothing could be held
+        out. All land together or not at all."""
         with self._transaction():
             self._db.execute("delete from irt_tasks")
             self._db.execute("delete from irt_models")
+            self._db.execute("delete from irt_checks")
+            if check is not None:
+                self._insert("irt_checks", ("kind", "held_out", "irt_log_loss", "baseline_log_loss", "irt_auc",
+                                            "baseline_auc"), [check])
             self._insert("irt_tasks", ("task_id", "difficulty", "difficulty_se", "discrimination", "discrimination_se",
                                        "n_attempts", "pass_rate", "measured_tier", "kind"), tasks)
             self._insert("irt_models", ("model", "ability", "ability_se", "n_attempts", "pass_rate", "kind"), models)

@@ -242,3 +242,26 @@ def test_a_report_process_never_imports_pandas(sim):
               "print(sorted(m for m in ('pandas', 'pyarrow') if m in sys.modules))\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_held_out_check_is_stored_with_the_fit_and_read_while_the_fit_is_current(sim, tmp_path):
+    import shutil
+
+    from curriculab.analysis.difficulty import held_out_check, stored_held_out_check
+
+    _, _, db, report = sim
+    with Store(db, read_only=True) as store:
+        stored = stored_held_out_check(store)
+        assert stored is not None and stored == held_out_check(store) and report["difficulty"]["held_out"] == stored.__dict__
+    copy = tmp_path / "copy.duckdb"
+    shutil.copy(db, copy)
+    with Store(copy) as store:
+        store.run_statements([("update irt_checks set held_out = -1", [])])
+        assert build_report(store)["difficulty"]["held_out"]["held_out"] == -1  # read, not refitted
+        run_id, task_id, model = store.query("select run_id, task_id, model from trajectories limit 1")[1][0]
+        add = RowBatch()
+        add_trajectory(add, Trajectory(trajectory_id="late-attempt", run_id=run_id, task_id=task_id, model=model,
+                                       outcome="failed", attempt=99), "late", "jsonl", "x")
+        store.write_batch(add)
+        held = build_report(store)["difficulty"]["held_out"]
+        assert held == held_out_check(store).__dict__ and held["held_out"] > 0  # a stale fit: checked afresh
