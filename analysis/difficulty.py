@@ -55,12 +55,6 @@ def fit_store(store: Store, kind: str = "2pl") -> IrtFit:
     return fit
 
 
-def stored_held_out_check(store: Store) -> HeldOutCheck | None:
-    """The held-out check stored with the last fit, or None (no fit, nothing held out, or a store
-    fitted before checks were kept)."""
-    rows = queries.stored_held_out.records(store)
-    return HeldOutCheck(**rows[0]) if rows else None
-
 
 @dataclass
 class HeldOutCheck:

@@ -17,7 +17,7 @@ from typing import Any
 
 from curriculab.analysis import queries
 from curriculab.analysis.queries import COVERAGE_MIN
-from curriculab.analysis.difficulty import held_out_check, stored_held_out_check
+from curriculab.analysis.difficulty import held_out_check
 from curriculab.analysis.stats import cluster_bootstrap_difference, cluster_bootstraps, pass_at_k
 from curriculab.analysis.store import Store
 from curriculab.trajectory.vocabulary import TASK_TIERS
@@ -122,28 +122,50 @@ def _set_intervals(rows: list[dict[str, Any]], groups: list[tuple[list[int], lis
 def build_report(store: Store, model: str | None = None, coder: str = "rules", band: tuple[float, float] = (0.2, 0.8),
                  top: int = 5) -> Report:
     """Everything the report says. Reads only: works on `Store(path, read_only=True)`."""
-    overview = queries.pass_rates.records(store, model=model)
+    version = queries.latest_taxonomy_version(store, coder)
+    coded = {"coder": coder, "model": model, "taxonomy_version": version}
+    rows = queries.records_together(store, {
+        "overview": (queries.pass_rates, {"model": model}),
+        "task_cells": (queries.task_cells, {"model": model}),
+        "reliability": (queries.code_reliability, {"coder": coder, "taxonomy_version": version}),
+        "distribution": (queries.failure_distribution, {**coded, "dimension": ("overall", "tier")}),
+        "share_clusters": (queries.failure_clusters, coded),
+        "coverage": (queries.coder_coverage, coded),
+        "pairs": (queries.failure_code_pairs, coded),
+        "held_out": (queries.stored_held_out, {}),
+        "calibration": (queries.tier_calibration, {}),
+        "misplaced": (queries.misplaced_tasks, {}),
+        "abilities": (queries.model_abilities, {"model": model}),
+        "signal": (queries.signal_efficiency, {"band": band, "model": model}),
+        "milestones": (queries.milestone_funnel, {"model": model}),
+        "harness_errors": (queries.harness_errors, {"model": model}),
+        "unknown_models": (queries.unknown_models, {"model": model}),
+        "evidence": (queries.attempt_evidence, {"model": model}),
+        "quarantined": (queries.quarantined_inputs, {}),
+        "training_runs": (queries.training_runs, {}),
+        "rollout_codes": (queries.rollout_codes, {}),
+        "systems": (queries.systems, {"model": model}),
+        "pooling": (queries.model_pooling, {"model": model}),
+    })
+    overview = rows["overview"]
     if not overview:
         raise ValueError(f"no attempts{' for model ' + repr(model) if model else ''} in the store. "
                          "Ingest trajectories first, or check the model name with "
                          "`curriculab query \"select distinct model from trajectories\"`")
     overview.sort(key=lambda r: (r["pass_rate"] is None, -(r["pass_rate"] or 0), r["model"]))
-    pass_cells = _cells_by(queries.task_cells.records(store, model=model), ["model"], "passes", "attempts")
+    pass_cells = _cells_by(rows["task_cells"], ["model"], "passes", "attempts")
     comparisons = _comparisons(overview, pass_cells)
 
-    version = queries.latest_taxonomy_version(store, coder)
     reliability: dict[str, dict] = {}
-    for row in queries.code_reliability.records(store, coder, taxonomy_version=version):
+    for row in rows["reliability"]:
         entry = reliability.setdefault(row["code"], {"reliable": True, "in_sample": False})
         entry["reliable"] = entry["reliable"] and bool(row["reliable"])
         entry["in_sample"] = entry["in_sample"] or bool(row["in_sample"])
     by_dimension: dict[str, list[dict]] = {"overall": [], "tier": []}
-    for row in queries.failure_distribution.records(store, coder, model=model, dimension=("overall", "tier"),
-                                                    taxonomy_version=version):
+    for row in rows["distribution"]:
         by_dimension[row["dimension"]].append(row)
     distribution = [r for r in by_dimension["overall"] if r["applied"]]
-    share_clusters = {(r["model"], r["code"]): (r["present"], r["applied"])
-                      for r in queries.failure_clusters.records(store, coder, model=model, taxonomy_version=version)}
+    share_clusters = {(r["model"], r["code"]): (r["present"], r["applied"]) for r in rows["share_clusters"]}
     for row in distribution:
         rel = reliability.get(row["code"])
         row["reliable"] = None if rel is None else rel["reliable"]  # None: agreement never measured
@@ -156,46 +178,42 @@ def build_report(store: Store, model: str | None = None, coder: str = "rules", b
     for row in distribution:
         if row["n"]:
             by_model.setdefault(row["model"], []).append(row)
-    top_modes = {m: rows[:top] for m, rows in by_model.items()}
+    top_modes = {m: ranked[:top] for m, ranked in by_model.items()}
     by_tier = [{"model": r["model"], "tier": r["value"], **{k: r[k] for k in ("code", "n", "applied", "failures", "share",
                                                                                "coverage", "ci_low", "ci_high")}}
                for r in by_dimension["tier"] if r["n"]]
 
     fit = queries.fit_staleness(store)
-    stored = stored_held_out_check(store) if fit["fitted"] == fit["current"] else None
+    stored = rows["held_out"] if fit["fitted"] == fit["current"] else []
     try:  # a stale fit's stored check would describe other attempts: check the current ones
-        held = (stored or held_out_check(store)).__dict__
+        held = stored[0] if stored else held_out_check(store).__dict__
     except ValueError as exc:
         held = {"error": str(exc)}
-    calibration = queries.tier_calibration.records(store)
-    systems = queries.systems.records(store, model=model)
+    calibration = rows["calibration"]
     report = Report(
         generated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), model=model, coder=coder,
         taxonomy_version=version, coverage_min=COVERAGE_MIN, band=list(band), overview=overview, comparisons=comparisons,
-        top_failure_modes=top_modes, coverage=queries.coder_coverage.records(store, coder, model=model,
-                                                                             taxonomy_version=version),
-        bottlenecks=_bottlenecks(top_modes), failures_by_tier=by_tier,
-        cooccurrence=[{"codes": [r["code_a"], r["code_b"]], "n": r["n"], "lift": r["lift"]} for r in
-                      queries.failure_code_pairs.records(store, coder, model=model, taxonomy_version=version)],
+        top_failure_modes=top_modes, coverage=rows["coverage"], bottlenecks=_bottlenecks(top_modes),
+        failures_by_tier=by_tier,
+        cooccurrence=[{"codes": [r["code_a"], r["code_b"]], "n": r["n"], "lift": r["lift"]} for r in rows["pairs"]],
         difficulty={
             "fit": {**fit, "current_fit": fit["fitted"] == fit["current"] and fit["fitted"] > 0},
             "calibration": calibration,
             "authored_matches_measured": (sum(c["tasks"] for c in calibration if c["tier_authored"] == c["measured_tier"])
                                           / sum(c["tasks"] for c in calibration)) if calibration else None,
-            "misplaced": queries.misplaced_tasks.records(store), "held_out": held,
-            "abilities": queries.model_abilities.records(store, model=model)},
-        signal=queries.signal_efficiency.records(store, band, model=model),
+            "misplaced": rows["misplaced"], "held_out": held, "abilities": rows["abilities"]},
+        signal=rows["signal"],
         pass_at_k=_pass_at_k(pass_cells),
-        milestones=queries.milestone_funnel.records(store, model=model),
-        harness_errors=queries.harness_errors.records(store, model=model),
-        unknown_models=queries.unknown_models.records(store, model=model),
-        by_agent=_by_agent(systems),
-        evidence=queries.attempt_evidence.records(store, model=model),
-        quarantined=queries.quarantined_inputs.records(store),
-        training_runs=queries.training_runs.records(store),
-        rollout_codes=queries.rollout_codes.records(store),
-        systems=systems,
-        pooling=queries.model_pooling.records(store, model=model),
+        milestones=rows["milestones"],
+        harness_errors=rows["harness_errors"],
+        unknown_models=rows["unknown_models"],
+        by_agent=_by_agent(rows["systems"]),
+        evidence=rows["evidence"],
+        quarantined=rows["quarantined"],
+        training_runs=rows["training_runs"],
+        rollout_codes=rows["rollout_codes"],
+        systems=rows["systems"],
+        pooling=rows["pooling"],
     )
     report.findings = _findings(report)
     return report

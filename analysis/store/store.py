@@ -293,6 +293,32 @@ class Store:
         columns = [d[0] for d in cursor.description]
         return columns, cursor.fetchall()
 
+    def query_many(self, statements: Sequence[tuple[str, list | None]], threads: int = 3) -> list[tuple[list[str], list[tuple]]]:
+        """`query` of each statement, side by side on `threads` cursors of this connection (DuckDB
+        runs a statement without the GIL; small reads leave cores idle one at a time), in order.
+        A cursor sees what is committed: use it for reads, not inside a write."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        local = threading.local()
+
+        def run(statement: tuple[str, list | None]) -> tuple[list[str], list[tuple]]:
+            if not hasattr(local, "cursor"):
+                local.cursor = self._db.cursor()
+                opened.append(local.cursor)
+            try:
+                cursor = local.cursor.execute(statement[0], statement[1] or [])
+            except duckdb.Error as exc:
+                raise _read_error(exc) from None
+            return [d[0] for d in cursor.description or []], cursor.fetchall() if cursor.description else []
+
+        opened: list[duckdb.DuckDBPyConnection] = []
+        try:
+            with ThreadPoolExecutor(max(1, min(threads, len(statements)))) as pool:
+                return list(pool.map(run, statements))
+        finally:
+            for cursor in opened:
+                cursor.close()
+
     def query_one_select(self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None,
                          ) -> QueryResult:
         """Run SQL from outside: exactly one SELECT (or EXPLAIN), on a sealed store (see `sealed`);

@@ -247,12 +247,13 @@ def test_a_report_process_never_imports_pandas(sim):
 def test_the_held_out_check_is_stored_with_the_fit_and_read_while_the_fit_is_current(sim, tmp_path):
     import shutil
 
-    from curriculab.analysis.difficulty import held_out_check, stored_held_out_check
+    from curriculab.analysis import queries
+    from curriculab.analysis.difficulty import held_out_check
 
     _, _, db, report = sim
     with Store(db, read_only=True) as store:
-        stored = stored_held_out_check(store)
-        assert stored is not None and stored == held_out_check(store) and report["difficulty"]["held_out"] == stored.__dict__
+        stored = queries.stored_held_out.records(store)
+        assert stored == [held_out_check(store).__dict__] and report["difficulty"]["held_out"] == stored[0]
     copy = tmp_path / "copy.duckdb"
     shutil.copy(db, copy)
     with Store(copy) as store:

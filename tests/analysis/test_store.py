@@ -191,10 +191,10 @@ def test_the_store_only_stores():
     # persistence (lifecycle, the reader hand-off, migrations, reads, one write per table family);
     # a new method is a decision, and domain rules live with their owners (ingest, coding)
     public = {name for name, value in vars(Store).items() if callable(value) and not name.startswith("_")}
-    assert public == {"readers_waiting", "close", "migrate", "query", "query_one_select", "frame", "write_batch",
-                      "record_inputs", "run_statements", "replace_codes", "save_labels", "save_reliability",
-                      "save_plan", "save_training_metrics", "save_irt_fit"}
-    assert len(public) <= 15
+    assert public == {"readers_waiting", "close", "migrate", "query", "query_many", "query_one_select", "frame",
+                      "write_batch", "record_inputs", "run_statements", "replace_codes", "save_labels",
+                      "save_reliability", "save_plan", "save_training_metrics", "save_irt_fit"}
+    assert len(public) <= 16
     root = Path(__file__).resolve().parents[2] / "analysis" / "store"
     for source in root.glob("*.py"):
         if source.name == "schema.py":  # migrations are history: a data fix applied once stays recorded as it ran
@@ -202,3 +202,14 @@ def test_the_store_only_stores():
         text = source.read_text()
         for rule in ("canonical_model", "model_names", "model unknown", "set attempt", "trajectory.actions", "taxonomy.coders"):
             assert rule not in text, f"{source.name} holds a domain rule ({rule}): move it to ingest or coding"
+
+
+def test_query_many_reads_side_by_side_in_order_and_names_a_refused_read(tmp_path):
+    from curriculab.analysis.store import QueryFailed
+
+    with Store(tmp_path / "s.duckdb") as store:
+        statements = [(f"select {i} as n, range as r from range(?)", [i]) for i in range(12)]
+        assert store.query_many(statements) == [store.query(sql, params) for sql, params in statements]
+        with pytest.raises(QueryFailed, match="no_such_table"):
+            store.query_many([("select 1", None), ("select * from no_such_table", None)])
+        assert store.query("select 2") == (["2"], [(2,)])  # the connection is unharmed
