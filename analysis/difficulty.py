@@ -55,7 +55,6 @@ def fit_store(store: Store, kind: str = "2pl") -> IrtFit:
     return fit
 
 
-
 @dataclass
 class HeldOutCheck:
     """IRT vs the per-task pass rate at predicting attempts it did not see."""

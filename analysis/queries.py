@@ -256,8 +256,8 @@ def task_cells(store: Store, *, model: str | None = None) -> pd.DataFrame:
     """
     where, params = _where({"model": "model"}, model=model)
     return (f"""select model, task_id, count(*) filter (outcome = 'passed') as passes,
-                                  count(*) filter (outcome <> 'error') as attempts
-                           from v_attempts{where} group by all order by all""", params)
+                       count(*) filter (outcome <> 'error') as attempts
+                from v_attempts{where} group by all order by all""", params)
 
 
 @SqlRead
@@ -333,7 +333,7 @@ def failure_clusters(store: Store, coder: str = "rules", *, model: str | None = 
 
     Columns: model, code, present (list), applied (list).
     """
-    cells, params = failure_cells._build(store, coder, model=model, taxonomy_version=taxonomy_version)
+    cells, params = failure_cells.statement(store, coder, model=model, taxonomy_version=taxonomy_version)
     return (f"""select model, code, list(present order by task_id) as present, list(applied order by task_id) as applied
                 from ({cells}) group by all order by all""", params)
 
@@ -402,7 +402,7 @@ def model_abilities(store: Store, *, model: str | None = None, scope: Scope | No
     """
     where, params = _models_in(scope, *_where({"model": "model"}, model=model))
     return (f"select model, ability, ability_se, n_attempts, pass_rate, kind from irt_models{where} "
-                       "order by ability desc", params)
+            "order by ability desc", params)
 
 
 def informative_tasks(store: Store, model: str | None = None, band: tuple[float, float] = (0.2, 0.8), *,
@@ -462,7 +462,7 @@ def milestone_funnel(store: Store, *, model: str | None = None, task_type: str |
     where, params = _where({"model": "model", "task_type": "task_type"}, model=model, task_type=task_type)
     if scope is None:
         return (f"select * from v_milestone_funnel{where} order by model, task_type, milestones_total, "
-                           "first_failed_milestone nulls last", params)
+                "first_failed_milestone nulls last", params)
     clause, scope_params = scope.clause("t")
     return (f"""
         select * from (
