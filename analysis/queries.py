@@ -128,7 +128,7 @@ class SqlRead:
         return store.frame(*self._build(store, *args, **kwargs))
 
     def records(self, store: Store, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
-        return _as_dicts(*store.query(*self._build(store, *args, **kwargs)))
+        return _as_dicts(*store.query(*self.statement(store, *args, **kwargs)))
 
     def statement(self, store: Store, *args: Any, **kwargs: Any) -> tuple[str, list[Any]]:
         """The SQL and parameters this read runs with these filters (for `records_together`)."""

@@ -140,6 +140,17 @@ def _read_error(exc: duckdb.Error) -> QueryFailed:
     return QueryFailed(str(exc).strip().splitlines()[0])
 
 
+def _fetch(connection: duckdb.DuckDBPyConnection, sql: str, params: list | None) -> tuple[list[str], list[tuple]]:
+    """Column names and rows of one statement on `connection` (empty for one that returns none)."""
+    try:
+        cursor = connection.execute(sql, params or [])
+    except duckdb.Error as exc:
+        raise _read_error(exc) from None
+    if cursor.description is None:
+        return [], []
+    return [d[0] for d in cursor.description], cursor.fetchall()
+
+
 class Store:
     """A curriculab DuckDB file. Writers migrate on open; readers open read-only.
 
@@ -284,14 +295,7 @@ class Store:
     # -- reads -------------------------------------------------------------------------------
     def query(self, sql: str, params: list | None = None) -> tuple[list[str], list[tuple]]:
         """Run SQL; return column names and rows."""
-        try:
-            cursor = self._db.execute(sql, params or [])
-        except duckdb.Error as exc:
-            raise _read_error(exc) from None
-        if cursor.description is None:
-            return [], []
-        columns = [d[0] for d in cursor.description]
-        return columns, cursor.fetchall()
+        return _fetch(self._db, sql, params)
 
     def query_many(self, statements: Sequence[tuple[str, list | None]], threads: int = 3) -> list[tuple[list[str], list[tuple]]]:
         """`query` of each statement, side by side on `threads` cursors of this connection (DuckDB
@@ -305,11 +309,7 @@ class Store:
             if not hasattr(local, "cursor"):
                 local.cursor = self._db.cursor()
                 opened.append(local.cursor)
-            try:
-                cursor = local.cursor.execute(statement[0], statement[1] or [])
-            except duckdb.Error as exc:
-                raise _read_error(exc) from None
-            return [d[0] for d in cursor.description or []], cursor.fetchall() if cursor.description else []
+            return _fetch(local.cursor, *statement)
 
         opened: list[duckdb.DuckDBPyConnection] = []
         try:
