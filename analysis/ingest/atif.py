@@ -17,7 +17,7 @@ from curriculab.analysis.ingest.common import (
     StepBuilder, UnitResult, add_trajectory, byte_hash, content_hash, fail, make_issue, read_bytes,
     text_of, validation_failure,
 )
-from curriculab.trajectory.actions import normalise_tool_call, observe
+from curriculab.trajectory.actions import agent_conventions
 from curriculab.trajectory.model import INT32_MAX, INT64_MAX, Run, Task, Trajectory
 
 FORMAT = "atif"
@@ -123,7 +123,7 @@ def _reported_failure(result: AtifResult | None, step: AtifStep) -> bool | None:
 def atif_steps(doc: AtifTrajectory, path: Path, record: str, issues: list) -> tuple[list, int | None, int | None, float | None]:
     """Canonical steps and token/cost totals of an ATIF trajectory, each tool call read by the
     agent's own tool table and output conventions (`curriculab/trajectory/agents.yaml`)."""
-    agent = doc.agent.name
+    agent = agent_conventions(doc.agent.name)
     builder = StepBuilder(path=path, record=record, source_format=FORMAT)
     prompt = completion = 0
     cost = 0.0
@@ -152,9 +152,9 @@ def atif_steps(doc: AtifTrajectory, path: Path, record: str, issues: list) -> tu
                 output = unlinked[c] if len(unlinked) == len(step.tool_calls) else (unlinked[-1] if c == len(step.tool_calls) - 1 else None)
             raw = {"step_id": step.step_id, "tool_call_id": call.tool_call_id, "function_name": call.function_name,
                    "arguments": call.arguments}
-            seen = observe(agent, output)
+            seen = agent.observe(output)
             failed = _reported_failure(result_of.get(call.tool_call_id), step)
-            builder.calls(normalise_tool_call(call.function_name, call.arguments, agent), tool_name=call.function_name,
+            builder.calls(agent.normalise(call.function_name, call.arguments), tool_name=call.function_name,
                           raw=raw, output=output, message=message if c == 0 else None, ts=step.timestamp,
                           call_id=f"{step.step_id}/{call.tool_call_id or c}", exit_code=seen.exit_code,
                           tool_failed=failed if failed is not None else seen.failed)

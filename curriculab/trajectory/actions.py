@@ -277,36 +277,121 @@ def agent_tables() -> dict[str, dict]:
 
 def agent_key(agent: str | None) -> str | None:
     """The table name for an agent as a source names it (`Claude-Code@1.0` → `claude-code`), or None."""
-    return _agent_table(agent)[0]
+    return agent_conventions(agent).key
 
 
-def _agent_table(agent: str | None) -> tuple[str | None, dict, dict[str, dict]]:
-    """(table name, the agent's table or {}, every table), by the tables in force now."""
-    return _resolved_agent(os.environ.get(AGENT_TOOLS_ENV), agent)
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """What a tool's output says about how the call went, by the agent's own conventions."""
+
+    exit_code: int | None
+    """The exit status the output prints (gemini `Exit Code: N`, Codex `Process exited with code N`, ...)."""
+    failed: bool | None
+    """The agent's format flags the call as failed (or not); None when it says nothing either way."""
+
+
+_UNKNOWN_TOOL = object()
+
+
+class AgentConventions:
+    """One agent's tool table and output conventions, resolved once: an importer reads every call of
+    a trajectory by the same agent, and resolving the table (and compiling its patterns) per call
+    was a fifth of reading one."""
+
+    def __init__(self, key: str | None, table: dict, agents: dict[str, dict]):
+        self.key, self.table, self.agents = key, table, agents
+        self._exit_code = [re.compile(p) for p in table.get("exit_code") or []]
+        self._error_if = re.compile(table["error_if"]) if table.get("error_if") else None
+        self._exit_zero_if = re.compile(table["exit_zero_if"]) if table.get("exit_zero_if") else None
+        self._noise = [re.compile(p) for p in table.get("noise") or []]
+        self._specs: dict[str, Any] = {}
+
+    def tool_spec(self, tool: str) -> dict | None:
+        """The table entry for `tool`: the agent's own, else the first agent's that names it (an unknown
+        agent, or a tool it borrowed), else one named the same but for case."""
+        spec = self._specs.get(tool, _UNKNOWN_TOOL)
+        if spec is _UNKNOWN_TOOL:
+            spec = self._specs[tool] = self._find_spec(tool)
+        return spec
+
+    def _find_spec(self, tool: str) -> dict | None:
+        own = self.table.get("tools", {})
+        if tool in own:
+            return own[tool]
+        for table in self.agents.values():
+            if tool in table.get("tools", {}):
+                return table["tools"][tool]
+        lowered = tool.lower()
+        for table in self.agents.values():
+            for name, spec in table.get("tools", {}).items():
+                if name.lower() == lowered:
+                    return spec
+        return None
+
+    def normalise(self, name: str | None, arguments: Any) -> list[NormalisedCall]:
+        """`normalise_tool_call` by this agent's table."""
+        args = arguments if isinstance(arguments, dict) else {}
+        tool = (name or "").strip()
+        spec = self.tool_spec(tool)
+        if spec is None:
+            shown = json.dumps(args, sort_keys=True, default=str)[:200] if args else (str(arguments)[:200] if arguments else "")
+            return [NormalisedCall("other", None, f"{tool} {shown}".strip())]
+        action = spec.get("action")
+        if spec.get("by"):
+            sub = str(args.get(spec["by"], ""))
+            commands = spec.get("commands") or {}
+            action = commands.get(sub, commands.get("default", "other"))
+            path = _argument(args, spec.get("path"))
+            return [NormalisedCall(action, None if path is None else str(path), f"{tool} {sub} {path or ''}".strip())]
+        if action == "shell":
+            text = _argument(args, [*(spec.get("command") or []), "command", "cmd", "keystrokes"])
+            if text is None and isinstance(arguments, (str, list)):
+                text = arguments
+            return normalise_shell(_shell_text(text)) or [NormalisedCall(None, None, None)]
+        if action == "patch":
+            patch = _argument(args, spec.get("command"))
+            patch = str(patch if patch is not None else (arguments if isinstance(arguments, str) else ""))
+            return [NormalisedCall("edit", p, f"{tool} {p or ''}".strip()) for p in (_patch_paths(patch) or [None])]
+        path = _argument(args, spec.get("path"))
+        if isinstance(path, list):
+            path = path[0] if len(path) == 1 else None
+        shown = _argument(args, spec.get("command"))
+        detail = shown if shown is not None else path  # a search shows its pattern, a read its file
+        if isinstance(detail, (list, dict)):
+            detail = json.dumps(detail, default=str)[:200]
+        command = tool if action in ("complete", "message") or detail is None else f"{tool} {detail}"
+        return [NormalisedCall(action, None if path is None else str(path), command)]
+
+    def observe(self, output: str | None) -> Observation:
+        """`observe` by this agent's conventions."""
+        if not output or not self.table:
+            return Observation(None, None)
+        flagged = True if self._error_if is not None and self._error_if.search(output) else None
+        for pattern in self._exit_code:
+            match = pattern.search(output)
+            if match:
+                return Observation(int(match.group(1)), flagged)
+        if self._exit_zero_if is not None and self._exit_zero_if.search(output) and not flagged:
+            return Observation(0, None)
+        if flagged is None and self._noise:
+            text = output
+            for pattern in self._noise:
+                text = pattern.sub("", text)
+            flagged = _shows_error(text)
+        return Observation(None, flagged)
+
+
+def agent_conventions(agent: str | None) -> AgentConventions:
+    """The conventions of an agent as a source names it, by the tables in force now (an unknown
+    agent gets an empty table: every tool looked up in the others, outputs not read)."""
+    return _conventions(os.environ.get(AGENT_TOOLS_ENV), agent)
 
 
 @functools.lru_cache(maxsize=1024)
-def _resolved_agent(extra_path: str | None, agent: str | None) -> tuple[str | None, dict, dict[str, dict]]:
-    # ingest asks twice per tool call, for a handful of agent names
+def _conventions(extra_path: str | None, agent: str | None) -> AgentConventions:
     agents, aliases = _tables(extra_path)
     key = aliases.get(agent.split("@", 1)[0].strip().lower()) if agent else None
-    return key, agents.get(key or "", {}), agents
-
-
-def _tool_spec(agent: str | None, tool: str) -> dict | None:
-    _, table, agents = _agent_table(agent)
-    own = table.get("tools", {})
-    if tool in own:
-        return own[tool]
-    for table in agents.values():  # an unknown agent, or a tool it borrowed: the first agent that names it
-        if tool in table.get("tools", {}):
-            return table["tools"][tool]
-    lowered = tool.lower()
-    for table in agents.values():
-        for name, spec in table.get("tools", {}).items():
-            if name.lower() == lowered:
-                return spec
-    return None
+    return AgentConventions(key, agents.get(key or "", {}), agents)
 
 
 def _argument(args: dict[str, Any], keys: list[str] | None) -> Any:
@@ -329,72 +414,13 @@ def normalise_tool_call(name: str | None, arguments: Any, agent: str | None = No
     A tool no table names gets the explicit `other` action with its arguments shown: it is
     neither a change nor a verification.
     """
-    args = arguments if isinstance(arguments, dict) else {}
-    tool = (name or "").strip()
-    spec = _tool_spec(agent, tool)
-    if spec is None:
-        shown = json.dumps(args, sort_keys=True, default=str)[:200] if args else (str(arguments)[:200] if arguments else "")
-        return [NormalisedCall("other", None, f"{tool} {shown}".strip())]
-    action = spec.get("action")
-    if spec.get("by"):
-        sub = str(args.get(spec["by"], ""))
-        commands = spec.get("commands") or {}
-        action = commands.get(sub, commands.get("default", "other"))
-        path = _argument(args, spec.get("path"))
-        return [NormalisedCall(action, None if path is None else str(path), f"{tool} {sub} {path or ''}".strip())]
-    if action == "shell":
-        text = _argument(args, [*(spec.get("command") or []), "command", "cmd", "keystrokes"])
-        if text is None and isinstance(arguments, (str, list)):
-            text = arguments
-        return normalise_shell(_shell_text(text)) or [NormalisedCall(None, None, None)]
-    if action == "patch":
-        patch = _argument(args, spec.get("command"))
-        patch = str(patch if patch is not None else (arguments if isinstance(arguments, str) else ""))
-        return [NormalisedCall("edit", p, f"{tool} {p or ''}".strip()) for p in (_patch_paths(patch) or [None])]
-    path = _argument(args, spec.get("path"))
-    if isinstance(path, list):
-        path = path[0] if len(path) == 1 else None
-    shown = _argument(args, spec.get("command"))
-    detail = shown if shown is not None else path  # a search shows its pattern, a read its file
-    if isinstance(detail, (list, dict)):
-        detail = json.dumps(detail, default=str)[:200]
-    command = tool if action in ("complete", "message") or detail is None else f"{tool} {detail}"
-    return [NormalisedCall(action, None if path is None else str(path), command)]
-
-
-@dataclass(frozen=True, slots=True)
-class Observation:
-    """What a tool's output says about how the call went, by the agent's own conventions."""
-
-    exit_code: int | None
-    """The exit status the output prints (gemini `Exit Code: N`, Codex `Process exited with code N`, ...)."""
-    failed: bool | None
-    """The agent's format flags the call as failed (or not); None when it says nothing either way."""
+    return agent_conventions(agent).normalise(name, arguments)
 
 
 def observe(agent: str | None, output: str | None) -> Observation:
     """Read an output by the agent's conventions: its printed exit status, its own error flag, and,
     with neither, error text searched after the agent's framing lines are removed."""
-    table = _agent_table(agent)[1]
-    if not output or not table:
-        return Observation(None, None)
-    for pattern in table.get("exit_code") or []:
-        match = re.search(pattern, output)
-        if match:
-            return Observation(int(match.group(1)), _flagged(table, output))
-    flagged = _flagged(table, output)
-    if table.get("exit_zero_if") and re.search(table["exit_zero_if"], output) and not flagged:
-        return Observation(0, None)
-    if flagged is None and table.get("noise"):
-        text = output
-        for pattern in table["noise"]:
-            text = re.sub(pattern, "", text)
-        flagged = _shows_error(text)
-    return Observation(None, flagged)
-
-
-def _flagged(table: dict, output: str) -> bool | None:
-    return True if table.get("error_if") and re.search(table["error_if"], output) else None
+    return agent_conventions(agent).observe(output)
 
 
 _SWE_READS = re.compile(r"^(open|goto|scroll_up|scroll_down|search_file)\b")
