@@ -3,7 +3,10 @@ clear errors; output capping; content hashing; canonical step building."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import io
+import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,18 +71,50 @@ MAX_INPUT_BYTES = 2 * 1024 ** 3
 
 def read_bytes(path: Path, source_format: str, record: str | None = None) -> bytes:
     """A regular file's bytes, up to MAX_INPUT_BYTES; anything else is an issue that says so."""
-    try:
-        info = path.stat()
-        if not stat.S_ISREG(info.st_mode):
+    return _read_regular(path, source_format, record, only_if_regular=False)
+
+
+def read_if_regular(path: Path | str, source_format: str, record: str | None = None) -> bytes | None:
+    """A file's bytes if it is a regular file (what `Path.is_file` asks), else None; an unreadable or
+    oversized one is an issue. One open, one fstat, one read: `is_file` then `read_bytes` cost two
+    stats and pathlib's open besides, for each of a trial's files."""
+    return _read_regular(path, source_format, record, only_if_regular=True)
+
+
+_ABSENT_ERRORS = frozenset({errno.ENOENT, errno.ENOTDIR, errno.ELOOP})
+
+
+def _read_regular(path: Path | str, source_format: str, record: str | None, only_if_regular: bool) -> bytes | None:
+    def cannot(exc: OSError) -> IngestFailure:
+        return fail(path, f"cannot read file ({exc.strerror})", "Check that it exists and is readable", record=record,
+                    source_format=source_format)
+
+    def not_regular() -> None:
+        if not only_if_regular:
             raise fail(path, "not a regular file (a FIFO, a device or a socket)", "Point at the file itself",
                        record=record, source_format=source_format)
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO is refused, never waited on
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a socket
+            return not_regular()
+        if only_if_regular and exc.errno in _ABSENT_ERRORS:
+            return None
+        raise cannot(exc) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return not_regular()
         if info.st_size > MAX_INPUT_BYTES:
             raise fail(path, f"{info.st_size:,} bytes, over the {MAX_INPUT_BYTES:,}-byte input limit",
                        "Split the file", record=record, source_format=source_format)
-        return path.read_bytes()
+        with io.FileIO(fd, closefd=False) as file:
+            return file.readall()
     except OSError as exc:
-        raise fail(path, f"cannot read file ({exc.strerror})", "Check that it exists and is readable",
-                   record=record, source_format=source_format) from None
+        raise cannot(exc) from None
+    finally:
+        os.close(fd)
 
 
 def load_json(path: Path, data: bytes, source_format: str, record: str | None = None) -> Any:
@@ -139,15 +174,20 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def cap_output(text: str | None, limit: int = MAX_OUTPUT_CHARS) -> tuple[str | None, bool, int]:
-    """Return (text, truncated, chars dropped): long outputs keep their head and tail."""
-    if text is None:
-        return None, False, 0
-    if len(text) <= limit:
-        return text, looks_truncated(text), 0
+def cap_text(text: str | None, limit: int = MAX_OUTPUT_CHARS) -> tuple[str | None, int]:
+    """Return (text, chars dropped): long text keeps its head and tail."""
+    if text is None or len(text) <= limit:
+        return text, 0
     half = limit // 2
     dropped = len(text) - 2 * half
-    return f"{text[:half]}\n[... curriculab: {dropped} characters omitted ...]\n{text[-half:]}", True, dropped
+    return f"{text[:half]}\n[... curriculab: {dropped} characters omitted ...]\n{text[-half:]}", dropped
+
+
+def cap_output(text: str | None, limit: int = MAX_OUTPUT_CHARS) -> tuple[str | None, bool, int]:
+    """Return (text, truncated, chars dropped): `cap_text`, and whether the output was cut, by this
+    cap or by the agent's harness before it (`looks_truncated`)."""
+    capped, dropped = cap_text(text, limit)
+    return capped, bool(dropped) or looks_truncated(text), dropped
 
 
 def text_of(content: Any) -> str | None:
@@ -165,6 +205,20 @@ def text_of(content: Any) -> str | None:
     return str(content)
 
 
+_STEP_FIELDS = frozenset(Step.model_fields)
+
+
+def _step(**values: Any) -> Step:
+    """`Step.model_construct(**values)` for every field at once, without its walk over the fields and
+    their defaults (which was most of building a step): the builder's values are already checked."""
+    step = object.__new__(Step)
+    object.__setattr__(step, "__dict__", values)
+    object.__setattr__(step, "__pydantic_fields_set__", set(_STEP_FIELDS))
+    object.__setattr__(step, "__pydantic_extra__", None)
+    object.__setattr__(step, "__pydantic_private__", None)
+    return step
+
+
 @dataclass
 class StepBuilder:
     """Accumulates canonical steps, numbering them and capping outputs."""
@@ -176,14 +230,14 @@ class StepBuilder:
     issues: list[Issue] = field(default_factory=list)
 
     def _capped_message(self, text: str | None, step_idx: int) -> str | None:
-        text, _, dropped = cap_output(text)
+        text, dropped = cap_text(text)
         if dropped:
             self.issues.append(message_capped(self.path, self.record, step_idx, dropped, self.source_format))
         return text
 
     def message(self, source: str, text: str | None, ts: Any = None, action: str | None = None) -> None:
         text = self._capped_message(text, len(self.steps))
-        self.steps.append(Step.model_construct(
+        self.steps.append(_step(
             step_idx=len(self.steps), source=source, message=text, tool_name=None, action=action, path=None,
             command=None, output=None, exit_code=None, tool_failed=None, output_truncated=False, raw=None, ts=ts,
             call_id=None))
@@ -206,7 +260,7 @@ class StepBuilder:
             exit_code = None  # no process exits so: the text that showed it was not a status line
         for k, call in enumerate(calls):
             part_raw = raw if len(calls) == 1 or raw is None else {**raw, "part": k}
-            self.steps.append(Step.model_construct(
+            self.steps.append(_step(
                 step_idx=len(self.steps), source=source, message=message if k == 0 else None, tool_name=tool_name,
                 action=call.action, path=call.path, command=call.command, output=output if k == last else None,
                 exit_code=exit_code if k == last else None, tool_failed=tool_failed if k == last else None,

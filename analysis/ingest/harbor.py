@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from curriculab.analysis.ingest.atif import atif_steps, model_name, parse_atif
 from curriculab.analysis.ingest.common import (
     IngestFailure, UnitResult, add_trajectory, byte_hash, content_hash, fail, load_json, make_issue, milestones,
-    outcome_without_verdict, read_bytes, test_results_from_ctrf, validation_failure,
+    outcome_without_verdict, read_bytes, read_if_regular, test_results_from_ctrf, validation_failure,
 )
 from curriculab.analysis.ingest.tasks import task_from_toml
 from curriculab.analysis.ingest.terminus import is_terminus_episodes, terminus_episode_steps
@@ -198,8 +198,8 @@ def read_trial(trial_dir: Path) -> UnitResult:
     model = result.agent_info.model_info.name if result.agent_info.model_info else None
     model = model or (result.config.get("agent") or {}).get("model_name")
     atif_path = trial_dir / "agent" / "trajectory.json"
-    if atif_path.is_file():
-        atif_bytes = read_bytes(atif_path, FORMAT, record)
+    atif_bytes = read_if_regular(atif_path, FORMAT, record)
+    if atif_bytes is not None:
         parts.append(atif_bytes)
         steps, input_tokens, output_tokens, cost, found_model = _trial_steps(atif_path, atif_bytes, record, out.issues)
         model = model or found_model
@@ -211,8 +211,8 @@ def read_trial(trial_dir: Path) -> UnitResult:
 
     test_results = []
     ctrf_path = trial_dir / "verifier" / "ctrf.json"
-    if ctrf_path.is_file():
-        ctrf_bytes = read_bytes(ctrf_path, FORMAT, record)
+    ctrf_bytes = read_if_regular(ctrf_path, FORMAT, record)
+    if ctrf_bytes is not None:
         parts.append(ctrf_bytes)
         try:
             test_results = test_results_from_ctrf(load_json(ctrf_path, ctrf_bytes, FORMAT, record))

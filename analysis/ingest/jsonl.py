@@ -11,7 +11,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from curriculab.analysis.ingest.common import (
-    MAX_OUTPUT_CHARS, UnitResult, add_trajectory, byte_hash, cap_output, content_hash, json_failure, make_issue,
+    MAX_OUTPUT_CHARS, UnitResult, add_trajectory, byte_hash, cap_output, cap_text, content_hash, json_failure, make_issue,
     message_capped, read_bytes, validation_failure,
 )
 from curriculab.trajectory.model import Run, Trajectory
@@ -41,7 +41,7 @@ def read_jsonl(path: Path) -> UnitResult:
                 record=record, field=f"steps[{bad}].step_idx", source_format=FORMAT))
             continue
         for step in traj.steps:  # the same caps as every other format
-            message, _, dropped = cap_output(step.message)
+            message, dropped = cap_text(step.message)
             if dropped:
                 out.issues.append(message_capped(path, record, step.step_idx, dropped, FORMAT))
                 step.message = message
