@@ -10,7 +10,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 from pydantic import ValidationError
@@ -60,9 +60,16 @@ def canonical_bytes(part: bytes) -> bytes:
         return part.replace(b"\r\n", b"\n")
 
 
-def content_hash(*parts: bytes) -> str:
+class ParsedJson(NamedTuple):
+    """A part the importer has parsed as JSON already: hashed from its value, not parsed again."""
+
+    value: Any
+
+
+def content_hash(*parts: bytes | ParsedJson) -> str:
     """The identity of a trajectory's content: a hash of its parsed parts."""
-    return HASH_PREFIX + byte_hash(*(canonical_bytes(part) for part in parts))
+    return HASH_PREFIX + byte_hash(*(orjson.dumps(part.value, option=orjson.OPT_SORT_KEYS) if type(part) is ParsedJson
+                                     else canonical_bytes(part) for part in parts))
 
 
 MAX_INPUT_BYTES = 2 * 1024 ** 3

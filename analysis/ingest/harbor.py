@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from curriculab.analysis.ingest.atif import atif_steps, model_name, parse_atif
 from curriculab.analysis.ingest.common import (
-    IngestFailure, UnitResult, add_trajectory, byte_hash, content_hash, fail, load_json, make_issue, milestones,
+    IngestFailure, ParsedJson, UnitResult, add_trajectory, byte_hash, content_hash, fail, load_json, make_issue, milestones,
     outcome_without_verdict, read_bytes, read_if_regular, test_results_from_ctrf, validation_failure,
 )
 from curriculab.analysis.ingest.tasks import task_from_toml
@@ -191,7 +191,8 @@ def read_trial(trial_dir: Path) -> UnitResult:
     except ValidationError as exc:
         raise validation_failure(result_path, exc, FORMAT, record=raw.get("trial_name") or trial_dir.name) from None
     record = result.trial_name
-    parts = [result_bytes]
+    parts = [result_bytes]  # raw, for the hash stores before canonical hashes hold
+    hashed: list = [ParsedJson(raw)]
 
     steps: list = []
     input_tokens = output_tokens = cost = None
@@ -201,6 +202,7 @@ def read_trial(trial_dir: Path) -> UnitResult:
     atif_bytes = read_if_regular(atif_path, FORMAT, record)
     if atif_bytes is not None:
         parts.append(atif_bytes)
+        hashed.append(atif_bytes)
         steps, input_tokens, output_tokens, cost, found_model = _trial_steps(atif_path, atif_bytes, record, out.issues)
         model = model or found_model
     else:
@@ -214,8 +216,10 @@ def read_trial(trial_dir: Path) -> UnitResult:
     ctrf_bytes = read_if_regular(ctrf_path, FORMAT, record)
     if ctrf_bytes is not None:
         parts.append(ctrf_bytes)
+        ctrf = load_json(ctrf_path, ctrf_bytes, FORMAT, record)
+        hashed.append(ParsedJson(ctrf))
         try:
-            test_results = test_results_from_ctrf(load_json(ctrf_path, ctrf_bytes, FORMAT, record))
+            test_results = test_results_from_ctrf(ctrf)
         except (KeyError, TypeError, AttributeError, ValidationError) as exc:
             raise fail(ctrf_path, f"not a CTRF report ({type(exc).__name__}: {exc})",
                        "Fix or remove verifier/ctrf.json", record=record, field="results.tests", source_format=FORMAT) from None
@@ -263,5 +267,5 @@ def read_trial(trial_dir: Path) -> UnitResult:
         ended_at=result.finished_at, test_results=test_results, task=task, run=run,
     )
     traj.steps = steps
-    add_trajectory(out.batch, traj, content_hash(*parts), FORMAT, str(trial_dir), byte_hash(*parts))
+    add_trajectory(out.batch, traj, content_hash(*hashed), FORMAT, str(trial_dir), byte_hash(*parts))
     return out

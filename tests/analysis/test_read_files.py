@@ -33,3 +33,18 @@ def test_read_bytes_names_what_it_cannot_read(tmp_path):
         with pytest.raises(IngestFailure) as failure:
             read_bytes(tmp_path / name, "atif", record="r1")
         assert failure.value.issue.reason.startswith(f"{tmp_path / name}: record r1: {reason}"), failure.value.issue.reason
+
+
+def test_a_part_parsed_already_hashes_as_its_bytes_do():
+    import orjson
+
+    from curriculab.analysis.ingest.common import ParsedJson, content_hash
+
+    texts = [b'{"b": [1, 2.5, null], "a": {"z": "\\u00e9", "y": true}}', b'{\r\n  "a": 1\r\n}', b"[]", b'"x"', b"1e400"]
+    for text in texts:
+        try:
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            continue  # not JSON: only ever hashed as bytes
+        assert content_hash(ParsedJson(value), b"tail") == content_hash(text, b"tail"), text
+    assert content_hash(ParsedJson({"a": 1})) != content_hash(ParsedJson({"a": 2}))
