@@ -116,8 +116,12 @@ def _read_regular(path: Path | str, source_format: str, record: str | None, only
         if info.st_size > MAX_INPUT_BYTES:
             raise fail(path, f"{info.st_size:,} bytes, over the {MAX_INPUT_BYTES:,}-byte input limit",
                        "Split the file", record=record, source_format=source_format)
-        with io.FileIO(fd, closefd=False) as file:
-            return file.readall()
+        # one read of the size fstat gave; only a file that is short of it or grew reads on to its end
+        data = os.read(fd, info.st_size + 1)
+        if len(data) != info.st_size:
+            with io.FileIO(fd, closefd=False) as file:
+                data += file.readall()
+        return data
     except OSError as exc:
         raise cannot(exc) from None
     finally:

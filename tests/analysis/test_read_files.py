@@ -19,6 +19,11 @@ def test_read_if_regular_reads_files_and_passes_over_everything_else(tmp_path):
         os.symlink(tmp_path / "loop", tmp_path / "loop")
         assert read_if_regular(tmp_path / "f.json", "harbor") == b'{"a": 1}'
         assert read_if_regular(tmp_path / "empty.json", "harbor") == b""
+        big = os.urandom(3 << 20)
+        (tmp_path / "big.json").write_bytes(big)
+        assert read_if_regular(tmp_path / "big.json", "harbor") == big
+        # a file whose size says 0 but which has content (procfs): read to its end, not to its size
+        assert read_if_regular("/proc/self/status", "harbor").startswith(b"Name:")
         for name in ("missing.json", "dir.json", "pipe.json", "sock.json", "loop", "f.json/below"):
             assert read_if_regular(tmp_path / name, "harbor") is None, name
             assert (tmp_path / name).is_file() is False
