@@ -216,6 +216,14 @@ def test_a_slow_completion_is_stopped_by_its_budget_over_all_tests(backend):
     assert elapsed < limits.budget_s + 2.5, elapsed
 
 
+def test_the_first_completion_in_a_new_slot_gets_its_whole_budget(backend):
+    # the slot starts inside this call (about 0.5 s for a container, 0.1 s for bubblewrap); that
+    # time is the harness's, so 1.15 s of work in a 1.5 s budget passes in the first run too
+    code = "import time\ndef add(a, b):\n    time.sleep(1.15)\n    return a + b\n"
+    result = run_tests(code, "add", TESTS[:1], one_slot_limits(completion_timeout_s=1.5), backend=backend)
+    assert result.outcomes[0].passed, result.outcomes[0].detail
+
+
 def test_a_completion_too_large_scores_zero_before_anything_runs(backend):
     from curriculab.planner.portfolio import TierCurriculum
     from curriculab.training.problems import Problem, ProblemTest

@@ -435,11 +435,13 @@ class _Slot:
             result.outcomes = [TestOutcome(t, False, "load_error", why) for t, _ in tests]
             result.status = "load_error"
             return result
-        started = time.monotonic()
         # Before the completion runs: any failure here is the sandbox's (None), decided by the harness.
         output_fd = None
         try:
             self._ensure()
+            # The budget starts once the slot is up: a container's start is the harness's time, and
+            # counting it cost the first completion in each slot up to a second of its budget.
+            started = time.monotonic()
             zygote, judge = self.zygote, self.judge
             oom_before = zygote.oom_kills()
             job = {"entry_point": entry_point, "tests": tests, "test_timeout_s": limits.test_timeout_s,
