@@ -515,12 +515,14 @@ def _remove_ipc_objects():
         pass
 
 
-def _kill_everything_else(child, scope):
+def _kill_everything_else(child, scope, subreaper=False):
     """SIGKILL every process this sandbox's completion started, until none is left, then reap.
     In a namespace of its own (`scope` "namespace") that is kill(-1), which spares the caller and
-    the namespace's init; unsandboxed on a shared host, only the child's process group. Returns
-    the child's wait status."""
+    the namespace's init; unsandboxed on a shared host, only the child's process group. A
+    `subreaper` zygote (in its own namespace) inherits every orphan, so it waits for each death
+    instead of polling. Returns the child's wait status."""
     status = None
+    wait_flags = 0 if subreaper else os.WNOHANG
     for _ in range(1000):
         try:
             if scope == "namespace":
@@ -531,14 +533,15 @@ def _kill_everything_else(child, scope):
             break
         while True:
             try:
-                pid, wait_status = os.waitpid(-1, os.WNOHANG)
+                pid, wait_status = os.waitpid(-1, wait_flags)
             except ChildProcessError:
                 break
             if pid == 0:
                 break
             if pid == child:
                 status = wait_status
-        time.sleep(0.001)
+        if not subreaper:
+            time.sleep(0.001)
     while True:  # what is left are zombies of our own children
         try:
             pid, wait_status = os.waitpid(-1, 0)
@@ -561,8 +564,14 @@ def _can_make_namespaces(scratch):
 def zygote(control, scratch, scope, filter_path):
     for name in PRELOADED:
         __import__(name)
+    subreaper = False
     try:  # not dumpable: a child of the same uid cannot ptrace it or write its memory through /proc
-        _native()[1].prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+        libc = _native()[1]
+        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+        # Alone in its pid namespace, the zygote adopts every orphan (PR_SET_CHILD_SUBREAPER), so
+        # ending a completion waits on each death rather than polling until the sandbox's init
+        # reaps them (a blocking wait there is safe: kill(-1) reaches every process it waits for).
+        subreaper = scope == "namespace" and libc.prctl(36, 1, 0, 0, 0) == 0
     except (ImportError, OSError, AttributeError):
         pass
     try:
@@ -613,7 +622,7 @@ def zygote(control, scratch, scope, filter_path):
             end = recv(control)
         except (EOFError, OSError):
             end = None
-        status = _kill_everything_else(child, scope)
+        status = _kill_everything_else(child, scope, subreaper)
         if not private:
             _wipe(scratch)
             if scope == "namespace":
