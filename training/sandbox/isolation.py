@@ -173,10 +173,11 @@ _DENIED = {
 # Same number on every architecture (added after the tables were unified).
 _DENIED_COMMON = {"open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
                   "mount_setattr": 442, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427}
-ZYGOTE_ALLOWED = ("mount", "unshare")
-"""What the zygote's own filter allows: it gives each completion's process fresh namespaces and a
-/tmp before that process installs the full filter and drops its capabilities. The zygote never
-runs model code."""
+ZYGOTE_ALLOWED = ("mount",)
+"""What the zygote's own filter allows beyond a completion's: each completion's process is cloned
+into fresh namespaces (clone is not denied; its namespace flags need the capability only the
+zygote has) and mounts its /tmp and /proc before it installs the full filter and drops its
+capabilities. The zygote never runs model code, and it may not unshare."""
 _SOCKET_CALLS = {"x86_64": {"socket": 41, "socketpair": 53}, "aarch64": {"socket": 198, "socketpair": 199}}
 SOCKET_FAMILIES = {"AF_UNIX": 1, "AF_INET": 2, "AF_INET6": 10}
 """The only socket families a sandbox may open (IP only inside its empty network namespace). Any

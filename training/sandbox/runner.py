@@ -282,8 +282,8 @@ class _Server:
                 own_fds.append(_memfd((box / name).read_bytes()))
                 data += ["--ro-bind-data", str(own_fds[-1]), f"/box/{name}"]
             extra = []
-            # the zygote alone keeps CAP_SYS_ADMIN (in the sandbox's user namespace) and may mount and
-            # unshare: it makes each completion's namespaces, whose process then drops it for good
+            # the zygote alone keeps CAP_SYS_ADMIN (in the sandbox's user namespace) and may mount: it
+            # clones each completion's process into namespaces of its own, which then drops it for good
             program = seccomp_program(ZYGOTE_ALLOWED if self.role == "zygote" else ())
             if program is not None:
                 own_fds.append(_memfd(program))

@@ -6,16 +6,16 @@ Two roles, each a long-lived process in its own sandbox, each as its own uid:
   never holds it. For each completion it forks a child and hands it three descriptors from the
   harness: the channel to the judge, a memfd with the completion's code and a memfd for its output.
   Where it may (bubblewrap: the zygote alone keeps CAP_SYS_ADMIN inside the sandbox's user
-  namespace), the child enters fresh mount, IPC and pid namespaces and mounts its own /tmp and
-  /proc; then it drops every capability, installs the full seccomp filter, and only then reads the
-  code. When the harness ends the completion, the zygote kills every other process in its sandbox
-  and reaps them; the child's namespaces, its /tmp and every IPC object die with it. Where the
-  child cannot have namespaces (Docker, some unsandboxed hosts), the zygote empties the shared
-  scratch directory (locked folders too) and removes every SysV IPC object and POSIX message queue
-  of its namespace instead. In a container (which may run on another machine: nothing can be
-  handed over as a descriptor) the code arrives in the message instead, the zygote makes the two
-  memfds itself and connects to the judge over an abstract socket named by the run's nonce in the
-  network namespace the two containers share; it returns the output's tail at the end.
+  namespace), the child is born (one clone) as pid 1 of fresh mount, IPC and pid namespaces and
+  mounts its own /tmp and /proc; then it drops every capability, installs the full seccomp filter,
+  and only then reads the code. When the harness ends the completion, the zygote kills every other
+  process in its sandbox and reaps them; the child's namespaces, its /tmp and every IPC object die
+  with it. Where the child cannot have namespaces (Docker, some unsandboxed hosts), the zygote
+  empties the shared scratch directory (locked folders too) and removes every SysV IPC object and
+  POSIX message queue of its namespace instead. In a container (which may run on another machine:
+  nothing can be handed over as a descriptor) the code arrives in the message instead, the zygote
+  makes the two memfds itself and connects to the judge over an abstract socket named by the run's
+  nonce in the network namespace the two containers share; it returns the output's tail at the end.
 - `judge`: runs a problem's tests. Each test's `assert`s run here, with the entry point bound to a
   proxy that calls into the completion's child over its socket; replies are untrusted data, bounded
   before they are parsed and decoded against the test's deadline. Tests may come from a user's
@@ -27,6 +27,7 @@ descriptor) reaches a verdict: the child only ever answers calls.
 """
 
 import builtins
+import errno
 import json
 import math
 import os
@@ -246,7 +247,8 @@ def recv(sock, deadline=None, limit=MAX_MESSAGE, with_fds=False):
 
 # --- zygote ---
 
-_CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWPID = 0x00020000, 0x08000000, 0x20000000
+_CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWPID, _SIGCHLD = 0x00020000, 0x08000000, 0x20000000, 17
+_CLONE_SYSCALL = {"x86_64": 56, "aarch64": 220}.get(os.uname().machine)
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
 
 
@@ -303,8 +305,8 @@ def oom_kills():
 
 
 def _native():
-    """ctypes, libc and the structures capset and seccomp take, made once (the zygote makes them
-    before it forks, so no completion's process pays for them)."""
+    """ctypes, libc, the structures capset and seccomp take, and libc called with the GIL held (for
+    clone), made once (the zygote makes them before it forks, so no completion's process pays for them)."""
     global _NATIVE
     if _NATIVE is None:
         import ctypes
@@ -318,25 +320,40 @@ def _native():
         class Program(ctypes.Structure):
             _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
-        _NATIVE = (ctypes, ctypes.CDLL(None, use_errno=True), Header, Data, Program)
+        _NATIVE = (ctypes, ctypes.CDLL(None, use_errno=True), Header, Data, Program,
+                   ctypes.PyDLL(None, use_errno=True))
     return _NATIVE
 
 
-def _fresh_namespaces(scratch, tmp_bytes, fds=()):
-    """In the zygote's fresh child: new mount, IPC and pid namespaces, then (as pid 1 of the new
-    one, in a second fork) a private tmpfs on `scratch` and a /proc that shows only this
-    completion. The first child stays as the waiter and exits as the second did. False where the
-    namespaces cannot be had (no CAP_SYS_ADMIN here): the zygote then cleans up after the child."""
+def _fork_into_namespaces():
+    """`os.fork`, but the child is born in fresh mount, IPC and pid namespaces, as pid 1 of its
+    own: one `clone` where `unshare` and a second fork took two processes and a waiter. Like
+    `os.fork`, it holds the GIL across the call and runs Python's fork hooks on both sides; the
+    raw syscall skips glibc's fork handlers, which is safe because the zygote has one thread.
+    Raises OSError where the namespaces cannot be had (no CAP_SYS_ADMIN here, or an architecture
+    whose clone number is not listed): the zygote then cleans up after each child instead."""
+    if _CLONE_SYSCALL is None:
+        raise OSError(errno.ENOSYS, f"no clone syscall number for {os.uname().machine}")
+    ctypes, libc_holding_gil = _native()[0], _native()[5]
+    ulong = ctypes.c_ulong
+    ctypes.pythonapi.PyOS_BeforeFork()
+    pid = libc_holding_gil.syscall(ctypes.c_long(_CLONE_SYSCALL),
+                                   ulong(_SIGCHLD | _CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWPID),
+                                   ulong(0), ulong(0), ulong(0), ulong(0))
+    if pid == 0:
+        ctypes.pythonapi.PyOS_AfterFork_Child()
+        return 0
+    error = ctypes.get_errno()
+    ctypes.pythonapi.PyOS_AfterFork_Parent()
+    if pid < 0:
+        raise OSError(error, os.strerror(error))
+    return pid
+
+
+def _mount_private(scratch, tmp_bytes):
+    """In a child of `_fork_into_namespaces`: mounts of its own from here on, a private tmpfs on
+    `scratch` and a /proc that shows only this completion."""
     ctypes, libc = _native()[:2]
-    if libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWPID) != 0:
-        return False
-    pid = os.fork()
-    if pid:
-        for fd in fds:  # the channel must close when the completion's process dies, not when its waiter does
-            os.close(fd)
-        _, status = os.waitpid(pid, 0)
-        code = os.waitstatus_to_exitcode(status)
-        os._exit(code if code >= 0 else 128 - code)
     flags = ctypes.c_ulong
     ok = libc.mount(None, b"/", None, flags(_MS_REC | _MS_PRIVATE), None) == 0
     ok = ok and libc.mount(b"tmpfs", scratch.encode(), b"tmpfs", flags(_MS_NOSUID | _MS_NODEV),
@@ -344,13 +361,12 @@ def _fresh_namespaces(scratch, tmp_bytes, fds=()):
     ok = ok and libc.mount(b"proc", b"/proc", b"proc", flags(_MS_NOSUID | _MS_NODEV | _MS_NOEXEC), None) == 0
     if not ok:
         os._exit(70)  # never run a completion in a half-made world
-    return True
 
 
 def _confine(filter_program):
     """No capabilities, no new privileges, the full seccomp filter: from here on this process and
     everything it starts are as confined as the sandbox can make them."""
-    ctypes, libc, Header, Data, Program = _native()
+    ctypes, libc, Header, Data, Program = _native()[:5]
     ulong = ctypes.c_ulong
     if libc.capset(ctypes.byref(Header(0x20080522, 0)), (Data * 2)()) != 0:
         os._exit(71)
@@ -373,10 +389,11 @@ def _read_all(fd):
         chunks.append(chunk)
 
 
-def _child(fds, scratch, tmp_bytes, filter_program):
+def _child(fds, scratch, tmp_bytes, filter_program, private):
     global CHANNEL
     channel_fd, code_fd, out_fd = fds
-    _fresh_namespaces(scratch, tmp_bytes, fds)
+    if private:
+        _mount_private(scratch, tmp_bytes)
     _confine(filter_program)
     code = _read_all(code_fd).decode("utf-8", errors="replace")  # only now, and only here, is the code read
     os.close(code_fd)
@@ -553,10 +570,15 @@ def _kill_everything_else(child, scope, subreaper=False):
 
 
 def _can_make_namespaces(scratch):
-    """Whether a completion's process can have namespaces of its own here (probed once)."""
-    child = os.fork()
+    """Whether a completion's process can have namespaces of its own here (probed once, the way
+    each completion's process is made)."""
+    try:
+        child = _fork_into_namespaces()
+    except OSError:
+        return False
     if child == 0:
-        os._exit(0 if _fresh_namespaces(scratch, 4096) else 1)
+        _mount_private(scratch, 4096)
+        os._exit(0)
     _, status = os.waitpid(child, 0)
     return os.waitstatus_to_exitcode(status) == 0
 
@@ -599,7 +621,7 @@ def zygote(control, scratch, scope, filter_path):
                 os.close(fd)
             continue
         try:
-            child = os.fork()
+            child = _fork_into_namespaces() if private else os.fork()
         except OSError as exc:
             for fd in fds:
                 os.close(fd)
@@ -610,7 +632,7 @@ def zygote(control, scratch, scope, filter_path):
             code = 1
             try:
                 os.setpgid(0, 0)
-                _child(fds, scratch, int(message.get("tmp_bytes", 64 << 20)), filter_program)
+                _child(fds, scratch, int(message.get("tmp_bytes", 64 << 20)), filter_program, private)
                 code = 0
             finally:
                 os._exit(code)
