@@ -273,6 +273,23 @@ def test_leases_follow_the_runtime_directory(monkeypatch, tmp_path):
         lease.close()
 
 
+def test_stopping_a_server_waits_for_its_exit_and_no_longer():
+    from curriculab.training.sandbox.runner import _wait
+
+    quick = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.05)"])
+    _wait(quick, 10)
+    assert quick.returncode == 0
+    _wait(quick, 10)  # reaped already: nothing to wait for
+    stuck = subprocess.Popen(["sleep", "30"])
+    started = time.monotonic()
+    with pytest.raises(subprocess.TimeoutExpired):
+        _wait(stuck, 0.2)
+    assert 0.15 < time.monotonic() - started < 5
+    stuck.kill()
+    _wait(stuck, 10)
+    assert stuck.returncode == -9
+
+
 def test_scoring_works_with_a_read_only_tmp():
     # a private mount namespace where /tmp is read-only; TMPDIR points somewhere writable
     writable = tempfile.mkdtemp(dir="/var/tmp")

@@ -886,3 +886,4 @@ if __name__ == "__main__":
         zygote(control, scratch, scope, os.path.join(os.path.dirname(os.path.abspath(__file__)), CHILD_FILTER))
     else:
         judge(control)
+    os._exit(0)  # the harness hung up: nothing to flush, and skipping finalisation stops a slot ~10 ms sooner
