@@ -290,6 +290,35 @@ def test_stopping_a_server_waits_for_its_exit_and_no_longer():
     assert stuck.returncode == -9
 
 
+def test_servers_start_from_bytecode_cached_per_source_and_interpreter(monkeypatch, tmp_path):
+    from curriculab.training.sandbox import runner
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    first = runner.server_bytecode()
+    assert first and [p.suffix for p in (tmp_path / "cache" / "curriculab").iterdir()] == [".pyc"]
+    with monkeypatch.context() as no_compiling:
+        no_compiling.setattr(runner.subprocess, "run", lambda *a, **k: pytest.fail("compiled a cached server"))
+        assert runner.server_bytecode() == first
+    changed = tmp_path / "server.py"
+    changed.write_text(runner.SERVER.read_text() + "\n# changed\n")
+    monkeypatch.setattr(runner, "SERVER", changed)
+    assert runner.server_bytecode() not in (None, first)  # another source, another entry
+    assert len(list((tmp_path / "cache" / "curriculab").iterdir())) == 2
+
+
+def test_servers_start_from_source_where_no_bytecode_can_be_cached(monkeypatch, tmp_path):
+    from curriculab.training.sandbox import runner
+
+    (tmp_path / "not-a-folder").write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "not-a-folder"))
+    assert runner.server_bytecode() is None
+    limits = one_slot_limits()
+    result = run_tests("def add(a, b):\n    return a + b\n", "add", TESTS, limits, backend="bwrap")
+    assert all(o.passed for o in result.outcomes), result.outcomes
+    box = runner._POOLS[("bwrap", limits)].box
+    assert runner._server_file(box) == "server.py" and not (box / "server.pyc").exists()
+
+
 def test_scoring_works_with_a_read_only_tmp():
     # a private mount namespace where /tmp is read-only; TMPDIR points somewhere writable
     writable = tempfile.mkdtemp(dir="/var/tmp")
