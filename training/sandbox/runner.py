@@ -137,24 +137,31 @@ def detect_backend() -> str:
 
 
 _BWRAP_OK: bool | None = None
+_BWRAP_AS_PID_1 = False
 
 
 def _bwrap_works() -> bool:
-    global _BWRAP_OK
+    global _BWRAP_OK, _BWRAP_AS_PID_1
     if _BWRAP_OK is None:
         sandbox = ["--unshare-all", "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib",
                    "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin", "true"]
-        # `true` as the namespace's pid 1 leaves no init orphaned, so the probe needs no reaper (5 ms,
-        # not 27); a bubblewrap too old for --as-pid-1 is probed under the reaper instead
-        _BWRAP_OK = any(subprocess.run(_drop(65534) + command, capture_output=True, timeout=20).returncode == 0
-                        for command in (["bwrap", "--as-pid-1", *sandbox], REAPER + ["bwrap", *sandbox]))
+
+        def works(command: list[str]) -> bool:
+            return subprocess.run(_drop(65534) + command, capture_output=True, timeout=20).returncode == 0
+
+        # The sandboxed command as its namespace's pid 1 leaves no init orphaned, so neither the
+        # probe nor a server needs the reaper (its Python start is ~20 ms of each sandbox's); a
+        # bubblewrap too old for --as-pid-1 runs under the reaper instead.
+        _BWRAP_AS_PID_1 = works(["bwrap", "--as-pid-1", *sandbox])
+        _BWRAP_OK = _BWRAP_AS_PID_1 or works(REAPER + ["bwrap", *sandbox])
     return _BWRAP_OK
 
 
-# bubblewrap leaves its namespace's init to be reaped by whoever adopts orphans; where pid 1 never
-# reaps (a container without an init) those zombies pile up until no sandbox can start. So bwrap runs
-# under this small subreaper, which adopts and reaps everything below it, dies with the harness, and
-# on SIGTERM kills its child and still reaps what is left. (`_signal`, not `signal`: the latter's
+# Unless it runs its command as pid 1 (--as-pid-1), bubblewrap leaves its namespace's init to be
+# reaped by whoever adopts orphans; where pid 1 never reaps (a container without an init) those
+# zombies pile up until no sandbox can start. So a bubblewrap without --as-pid-1 runs under this
+# small subreaper, which adopts and reaps everything below it, dies with the harness, and on SIGTERM
+# kills its child and still reaps what is left. (`_signal`, not `signal`: the latter's
 # enums cost 8 ms of a 28 ms start, paid by every sandbox that starts.)
 _REAPER = """
 import ctypes, os, sys
@@ -232,6 +239,7 @@ class _Server:
         self.lease = UidLease()
         self.cgroup = None
         self.process: subprocess.Popen | None = None
+        self.as_pid_1 = False  # bwrap runs the server as its namespace's pid 1, with no reaper above
         self.docker = None
         self.reported_oom_kills = 0  # a container counts its own (its cgroup may be on another machine)
         self.note: list[str] = []
@@ -298,9 +306,12 @@ class _Server:
             pass_fds += own_fds
             caps = ["--cap-drop", "ALL"] + (["--cap-add", "CAP_SYS_ADMIN"] if self.role == "zygote" else [])
             hide = [arg for path in _hidden_package_dirs() for arg in ("--tmpfs", path, "--remount-ro", path)]
-            command = limits_cmd + _drop(uid) + REAPER + [
+            self.as_pid_1 = _bwrap_works() and _BWRAP_AS_PID_1
+            command = limits_cmd + _drop(uid) + ([] if self.as_pid_1 else REAPER) + [
                 # no nested user namespace (it would grant full capabilities inside)
-                "bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--assert-userns-disabled",
+                "bwrap", *(["--as-pid-1"] if self.as_pid_1 else []), "--unshare-all", "--unshare-user",
+                "--disable-userns",
+                "--assert-userns-disabled",
                 *caps, "--die-with-parent", "--new-session", *extra,
                 "--ro-bind", "/usr", "/usr", *hide, "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
                 "--symlink", "usr/bin", "/bin", "--proc", "/proc", "--dev", "/dev",
@@ -354,7 +365,14 @@ class _Server:
                     raise subprocess.TimeoutExpired(self.process.args, 0)
                 _wait(self.process, 2)
             except subprocess.TimeoutExpired:
-                self.process.terminate()  # the reaper kills bwrap, then reaps every process left below it
+                # as pid 1, the server is killed, not bwrap: bwrap then reaps it and exits (killed first,
+                # it would leave the server to whoever adopts orphans, and a container without an init
+                # never reaps); under the reaper, SIGTERM makes it kill bwrap and reap what is left
+                server_pids = _children(self.process.pid) if self.as_pid_1 else []
+                for pid in server_pids:
+                    _kill(pid)
+                if not server_pids:
+                    self.process.terminate()
                 try:
                     _wait(self.process, 2)
                 except subprocess.TimeoutExpired:
@@ -421,6 +439,15 @@ def _wait(process: subprocess.Popen, timeout: float) -> None:
     finally:
         os.close(pidfd)
     process.wait()
+
+
+def _children(pid: int) -> list[int]:
+    """The live children of a single-threaded process of ours (none where procfs cannot say)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as listing:
+            return [int(child) for child in listing.read().split()]
+    except (OSError, ValueError):
+        return []
 
 
 def _kill(pid: int) -> None:
