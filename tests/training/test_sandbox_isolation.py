@@ -319,34 +319,15 @@ def test_servers_start_from_source_where_no_bytecode_can_be_cached(monkeypatch, 
     assert runner._server_file(box) == "server.py" and not (box / "server.pyc").exists()
 
 
-_PROBE = """
-import ctypes, os, sys, time
-ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # a subreaper: whatever the probe orphans comes here
-from curriculab.training.sandbox import runner
-works = runner._bwrap_works()
-time.sleep(0.2)
-orphans = 0
-while True:
-    try:
-        pid, _ = os.waitpid(-1, os.WNOHANG)
-    except ChildProcessError:
-        break
-    if not pid:
-        break
-    orphans += 1
-print(works, orphans)
-"""
+_PROBE = "from curriculab.training.sandbox import runner\nprint(runner._bwrap_works())"
 
 
-def test_the_bubblewrap_probe_leaves_no_orphan_and_copes_with_an_older_bubblewrap(public_dir):
-    probe = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=60)
-    assert probe.stdout.split() == ["True", "0"], probe.stderr
+def test_the_bubblewrap_probe_leaves_no_orphan_and_copes_with_an_older_bubblewrap(public_dir, under_subreaper):
+    assert under_subreaper(_PROBE) == (["True"], 0)
     older = public_dir / "bwrap"  # one that does not know --as-pid-1
     older.write_text(f'#!/bin/sh\ncase " $* " in *" --as-pid-1 "*) exit 1;; esac\nexec {shutil.which("bwrap")} "$@"\n')
     older.chmod(0o755)
-    probe = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=60,
-                           env={**os.environ, "PATH": f"{public_dir}:{os.environ['PATH']}"})
-    assert probe.stdout.split() == ["True", "0"], probe.stderr
+    assert under_subreaper(_PROBE, env={**os.environ, "PATH": f"{public_dir}:{os.environ['PATH']}"}) == (["True"], 0)
 
 
 def test_scoring_works_with_a_read_only_tmp():
