@@ -310,9 +310,7 @@ class _Server:
             command = limits_cmd + _drop(uid) + ([] if self.as_pid_1 else REAPER) + [
                 # no nested user namespace (it would grant full capabilities inside)
                 "bwrap", *(["--as-pid-1"] if self.as_pid_1 else []), "--unshare-all", "--unshare-user",
-                "--disable-userns",
-                "--assert-userns-disabled",
-                *caps, "--die-with-parent", "--new-session", *extra,
+                "--disable-userns", "--assert-userns-disabled", *caps, "--die-with-parent", "--new-session", *extra,
                 "--ro-bind", "/usr", "/usr", *hide, "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
                 "--symlink", "usr/bin", "/bin", "--proc", "/proc", "--dev", "/dev",
                 "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp", *data,
@@ -411,9 +409,12 @@ def server_bytecode() -> bytes | None:
         if not cache.exists():
             cache.parent.mkdir(parents=True, exist_ok=True)
             partial = cache.with_name(f"{cache.name}.{os.getpid()}-{threading.get_ident()}")  # whole, or not there
-            subprocess.run([PYTHON, "-I", "-S", "-B", "-c", _COMPILE, str(SERVER), str(partial)], check=True,
-                           capture_output=True, timeout=60)
-            os.replace(partial, cache)
+            try:
+                subprocess.run([PYTHON, "-I", "-S", "-B", "-c", _COMPILE, str(SERVER), str(partial)], check=True,
+                               capture_output=True, timeout=60)
+                os.replace(partial, cache)
+            finally:
+                partial.unlink(missing_ok=True)
         return cache.read_bytes()
     except (OSError, RuntimeError, KeyError, subprocess.SubprocessError):  # Path.home() raises the latter two
         return None

@@ -334,7 +334,8 @@ def _fork_into_namespaces():
     whose clone number is not listed): the zygote then cleans up after each child instead."""
     if _CLONE_SYSCALL is None:
         raise OSError(errno.ENOSYS, f"no clone syscall number for {os.uname().machine}")
-    ctypes, libc_holding_gil = _native()[0], _native()[5]
+    native = _native()
+    ctypes, libc_holding_gil = native[0], native[5]
     ulong = ctypes.c_ulong
     ctypes.pythonapi.PyOS_BeforeFork()
     pid = libc_holding_gil.syscall(ctypes.c_long(_CLONE_SYSCALL),
@@ -590,9 +591,10 @@ def zygote(control, scratch, scope, filter_path):
     try:  # not dumpable: a child of the same uid cannot ptrace it or write its memory through /proc
         libc = _native()[1]
         libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
-        # Alone in its pid namespace, the zygote adopts every orphan (PR_SET_CHILD_SUBREAPER), so
-        # ending a completion waits on each death rather than polling until the sandbox's init
-        # reaps them (a blocking wait there is safe: kill(-1) reaches every process it waits for).
+        # Alone in its pid namespace, the zygote adopts every orphan (as the sandbox's pid 1 it
+        # would anyway; under an older bubblewrap's init it needs PR_SET_CHILD_SUBREAPER), so ending
+        # a completion waits on each death rather than polling until that init reaps them (a
+        # blocking wait is safe: kill(-1) reaches every process it waits for).
         subreaper = scope == "namespace" and libc.prctl(36, 1, 0, 0, 0) == 0
     except (ImportError, OSError, AttributeError):
         pass
