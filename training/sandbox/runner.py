@@ -162,7 +162,7 @@ def _bwrap_works() -> bool:
 # zombies pile up until no sandbox can start. So a bubblewrap without --as-pid-1 runs under this
 # small subreaper, which adopts and reaps everything below it, dies with the harness, and on SIGTERM
 # kills its child and still reaps what is left. (`_signal`, not `signal`: the latter's
-# enums cost 8 ms of a 28 ms start, paid by every sandbox that starts.)
+# enums cost 8 ms of a 28 ms start, paid by every sandbox started under it.)
 _REAPER = """
 import ctypes, os, sys
 import _signal as signal
