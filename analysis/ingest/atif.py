@@ -1,22 +1,29 @@
 """ATIF (Agent Trajectory Interchange Format, v1.4 to v1.6) trajectories.
 
-Validation runs on the file's own schema first, so an error names the ATIF field at fault
-(`steps[3].step_id`), then the steps are normalised into canonical actions.
+Two readings give the same rows. The plain reading walks orjson's values, checking each value's
+type as it reads it; it takes a document only where every value already has its schema type (as
+every exporter writes them). Anything else (a count given as a string, a rarer timestamp form, an
+error) goes to the model path: the pydantic models below validate the file, so an error names the
+ATIF field at fault (`steps[3].step_id`), and the model's values are walked the same way.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from curriculab.analysis.ingest.common import (
-    StepBuilder, UnitResult, add_trajectory, byte_hash, content_hash, fail, make_issue, read_bytes,
+    ParsedJson, StepBuilder, UnitResult, add_trajectory, byte_hash, content_hash, fail, make_issue, read_bytes,
     text_of, validation_failure,
 )
+from curriculab.analysis.issues import IngestFailure
 from curriculab.trajectory.actions import agent_conventions
 from curriculab.trajectory.model import INT32_MAX, INT64_MAX, Run, Task, Trajectory
 
@@ -95,89 +102,251 @@ class AtifTrajectory(_Atif):
     extra: dict[str, Any] | None = None
 
 
+class Unusual(Exception):
+    """A value the plain reading does not take as it stands (a string for a number, a timestamp in
+    a rarer form): the schema's own validation, the model path, decides what the document says."""
+
+
 def parse_atif(path: Path, data: bytes, record: str | None = None) -> AtifTrajectory:
-    """Validate ATIF bytes; raise IngestFailure naming the field at fault."""
+    """Validate ATIF bytes against the model; raise IngestFailure naming the field at fault."""
     try:
         doc = AtifTrajectory.model_validate_json(data)
     except ValidationError as exc:
         raise validation_failure(path, exc, FORMAT, record, data=data) from None
-    if not doc.schema_version.upper().startswith("ATIF"):
-        raise fail(path, f"schema_version is {doc.schema_version!r}, not ATIF", "Pass the right --format for this file",
-                   record=record, field="schema_version", source_format=FORMAT)
-    version = _VERSION.fullmatch(doc.schema_version)
-    if version is None or version.group(1) != "1" or int(version.group(2)) > KNOWN_MINOR:
-        raise fail(path, f"schema_version {doc.schema_version!r} is not an ATIF version curriculab reads (ATIF-v1.0 to "
-                   f"ATIF-v1.{KNOWN_MINOR})", "Convert the file to a supported ATIF version, or to curriculab JSONL "
-                   "(docs/jsonl.md)", record=record, field="schema_version", source_format=FORMAT)
+    _check_version(doc.schema_version, path, record)
     return doc
 
 
-def _reported_failure(result: AtifResult | None, step: AtifStep) -> bool | None:
+def _check_version(schema_version: str, path: Path, record: str | None) -> None:
+    if not schema_version.upper().startswith("ATIF"):
+        raise fail(path, f"schema_version is {schema_version!r}, not ATIF", "Pass the right --format for this file",
+                   record=record, field="schema_version", source_format=FORMAT)
+    version = _VERSION.fullmatch(schema_version)
+    if version is None or version.group(1) != "1" or int(version.group(2)) > KNOWN_MINOR:
+        raise fail(path, f"schema_version {schema_version!r} is not an ATIF version curriculab reads (ATIF-v1.0 to "
+                   f"ATIF-v1.{KNOWN_MINOR})", "Convert the file to a supported ATIF version, or to curriculab JSONL "
+                   "(docs/jsonl.md)", record=record, field="schema_version", source_format=FORMAT)
+
+
+@dataclass
+class AtifRead:
+    """What reading an ATIF document gave: the document as plain values, its canonical steps
+    (`StepBuilder` rows) and the token and cost totals."""
+
+    doc: dict[str, Any]
+    """The document: orjson's values (the plain reading) or the validated model's dump."""
+    parsed: Any
+    """orjson's parse of the bytes, for the content hash (None where they are not JSON orjson reads)."""
+    steps: StepBuilder
+    input_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+
+    @property
+    def model(self) -> str | None:
+        """The model that produced the steps: the agent's, else the first step's that names one."""
+        return self.doc["agent"].get("model_name") or next((s["model_name"] for s in self.doc["steps"] if s.get("model_name")), None)
+
+
+PLAIN_READING = True
+"""Read documents whose values already have the schema's types without the model (tests turn it off
+to hold the two readings to each other)."""
+
+
+def read_atif(path: Path, data: bytes, record: str | None = None) -> AtifRead:
+    """Validate and walk ATIF bytes: the plain reading (orjson's values, each checked as it is read)
+    where every value already has its schema type, else the model path (pydantic), whose errors name
+    the field at fault. Both give the same rows: `tests/analysis/test_atif_paths.py` holds them equal."""
+    parsed = _parsed(data)
+    if PLAIN_READING and type(parsed) is dict:
+        try:
+            _check_top(parsed)
+            _check_version(parsed["schema_version"], path, record)
+            return _walk(parsed, parsed, path, record or parsed["session_id"])
+        except (Unusual, IngestFailure):
+            pass  # the model path decides what is wrong, and says it as it always has
+    doc = parse_atif(path, data, record).model_dump()
+    return _walk(doc, parsed, path, record or doc["session_id"])
+
+
+def _parsed(data: bytes) -> Any:
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+
+
+_NUMBER = (int, float)
+
+
+def _optional(value: Any, kind: type) -> Any:
+    if value is not None and type(value) is not kind:
+        raise Unusual
+    return value
+
+
+def _count(value: Any) -> int | None:
+    if value is None:
+        return None
+    if type(value) is not int or not 0 <= value <= INT64_MAX:
+        raise Unusual
+    return value
+
+
+def _cost(value: Any) -> float | None:
+    if value is None:
+        return None
+    if type(value) is not float or not 0 <= value < math.inf:
+        raise Unusual
+    return value
+
+
+def _dict(value: Any) -> dict | None:
+    if value is not None and type(value) is not dict:
+        raise Unusual
+    return value
+
+
+_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?(?:Z|[+-]\d\d:\d\d)?")
+
+
+def _timestamp(value: Any) -> datetime | None:
+    """A step's time: ISO 8601 in its common form (`2025-01-15T10:30:00.123Z`, an offset, or none),
+    as the model reads it; any other form goes to the model path."""
+    if value is None or type(value) is datetime:
+        return value
+    if type(value) is not str or _TIMESTAMP.fullmatch(value) is None:
+        raise Unusual
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        raise Unusual from None
+
+
+def _check_top(doc: dict) -> None:
+    """The document's own fields (its steps are checked as they are walked)."""
+    if type(doc.get("schema_version")) is not str or type(doc.get("session_id")) is not str:
+        raise Unusual
+    agent = doc.get("agent")
+    if type(agent) is not dict or type(agent.get("name")) is not str:
+        raise Unusual
+    _optional(agent.get("version"), str)
+    _optional(agent.get("model_name"), str)
+    if type(doc.get("steps")) is not list:
+        raise Unusual
+    _optional(doc.get("notes"), str)
+    _dict(doc.get("extra"))
+    metrics = _dict(doc.get("final_metrics"))
+    if metrics:
+        for name in ("total_prompt_tokens", "total_completion_tokens", "total_cached_tokens", "total_steps"):
+            _count(metrics.get(name))
+        _cost(metrics.get("total_cost_usd"))
+
+
+_SOURCES = frozenset(("system", "user", "agent"))
+
+
+def _text(value: Any) -> str | None:
+    """A message or a tool result's content: a string, or v1.6's list of content parts."""
+    kind = type(value)
+    if kind is str or value is None:
+        return value
+    if kind is not list:
+        raise Unusual
+    return text_of(value)
+
+
+def _reported_failure(result: dict | None, step: dict) -> bool | None:
     """Claude Code's is_error, kept by Harbor in the result's or the step's extra."""
-    for extra in ((result.model_extra or {}).get("extra") if result else None, (step.extra or {}).get("tool_result_metadata")):
+    for extra in (result.get("extra") if result else None, (step.get("extra") or {}).get("tool_result_metadata")):
         if isinstance(extra, dict) and extra.get("is_error") is not None:
             return bool(extra["is_error"])
     return None
 
 
-def atif_steps(doc: AtifTrajectory, path: Path, record: str, issues: list) -> tuple[list, int | None, int | None, float | None]:
-    """Canonical steps and token/cost totals of an ATIF trajectory, each tool call read by the
-    agent's own tool table and output conventions (`curriculab/trajectory/agents.yaml`)."""
-    agent = agent_conventions(doc.agent.name)
-    builder = StepBuilder(path=path, record=record, source_format=FORMAT)
+def _walk(doc: dict, parsed: Any, path: Path, record: str) -> AtifRead:
+    """Canonical steps and token/cost totals of an ATIF document, each tool call read by the agent's
+    own tool table and output conventions (`curriculab/trajectory/agents.yaml`). Every value read
+    is checked against the schema's type on the way (`Unusual` where it is not as it stands)."""
+    agent = agent_conventions(doc["agent"]["name"])
+    builder = StepBuilder(path, record, FORMAT)
     prompt = completion = 0
     cost = 0.0
     seen_ids: set[int] = set()
-    for k, step in enumerate(doc.steps):
-        if step.step_id in seen_ids:
-            raise fail(path, f"step_id {step.step_id} appears twice", "Number steps uniquely from 1",
+    for k, step in enumerate(doc["steps"]):
+        if type(step) is not dict:
+            raise Unusual
+        step_id, source = step.get("step_id"), step.get("source")
+        if type(step_id) is not int or not 0 <= step_id <= INT32_MAX or type(source) is not str or source not in _SOURCES:
+            raise Unusual
+        if step_id in seen_ids:
+            raise fail(path, f"step_id {step_id} appears twice", "Number steps uniquely from 1",
                        record=record, field=f"steps[{k}].step_id", source_format=FORMAT)
-        seen_ids.add(step.step_id)
-        if step.metrics:
-            prompt += step.metrics.prompt_tokens or 0
-            completion += step.metrics.completion_tokens or 0
-            cost += step.metrics.cost_usd or 0.0
-        message = text_of(step.message)
-        if step.source != "agent" or not step.tool_calls:
-            builder.message(step.source, message, step.timestamp, action="message" if step.source == "agent" else None)
+        seen_ids.add(step_id)
+        ts = _timestamp(step.get("timestamp"))
+        _optional(step.get("model_name"), str)
+        _optional(step.get("reasoning_content"), str)
+        _dict(step.get("extra"))
+        metrics = _dict(step.get("metrics"))
+        if metrics:
+            prompt += _count(metrics.get("prompt_tokens")) or 0
+            completion += _count(metrics.get("completion_tokens")) or 0
+            _count(metrics.get("cached_tokens"))
+            cost += _cost(metrics.get("cost_usd")) or 0.0
+        message = _text(step.get("message"))
+        tool_calls = step.get("tool_calls")
+        observation = _dict(step.get("observation"))
+        results = observation.get("results", []) if observation else []
+        if type(results) is not list:
+            raise Unusual
+        by_call, result_of, unlinked = {}, {}, []
+        for result in results:
+            if type(result) is not dict:
+                raise Unusual
+            call_id, content = _optional(result.get("source_call_id"), str), _text(result.get("content"))
+            if call_id:
+                by_call[call_id], result_of[call_id] = content, result
+            else:
+                unlinked.append(content)
+        if tool_calls is not None and type(tool_calls) is not list:
+            raise Unusual
+        if source != "agent" or not tool_calls:
+            builder.message(source, message, ts, action="message" if source == "agent" else None)
             continue
-        results = step.observation.results if step.observation else []
-        by_call = {r.source_call_id: text_of(r.content) for r in results if r.source_call_id}
-        result_of = {r.source_call_id: r for r in results if r.source_call_id}
-        unlinked = [text_of(r.content) for r in results if not r.source_call_id]
-        for c, call in enumerate(step.tool_calls):
-            output = by_call.get(call.tool_call_id) if call.tool_call_id else None
+        for c, call in enumerate(tool_calls):
+            if type(call) is not dict:
+                raise Unusual
+            name, call_id, arguments = call.get("function_name"), _optional(call.get("tool_call_id"), str), call.get("arguments")
+            if type(name) is not str or (arguments is not None and type(arguments) is not dict and type(arguments) is not str):
+                raise Unusual
+            output = by_call.get(call_id) if call_id else None
             if output is None and unlinked:
                 # Terminal screens often come back once per turn, without a call id.
-                output = unlinked[c] if len(unlinked) == len(step.tool_calls) else (unlinked[-1] if c == len(step.tool_calls) - 1 else None)
-            raw = {"step_id": step.step_id, "tool_call_id": call.tool_call_id, "function_name": call.function_name,
-                   "arguments": call.arguments}
+                output = unlinked[c] if len(unlinked) == len(tool_calls) else (unlinked[-1] if c == len(tool_calls) - 1 else None)
+            raw = {"step_id": step_id, "tool_call_id": call_id, "function_name": name, "arguments": arguments}
             seen = agent.observe(output)
-            failed = _reported_failure(result_of.get(call.tool_call_id), step)
-            builder.calls(agent.normalise(call.function_name, call.arguments), tool_name=call.function_name,
-                          raw=raw, output=output, message=message if c == 0 else None, ts=step.timestamp,
-                          call_id=f"{step.step_id}/{call.tool_call_id or c}", exit_code=seen.exit_code,
-                          tool_failed=failed if failed is not None else seen.failed)
-    issues.extend(builder.issues)
-    fm = doc.final_metrics
-    input_tokens = fm.total_prompt_tokens if fm and fm.total_prompt_tokens is not None else (prompt or None)
-    output_tokens = fm.total_completion_tokens if fm and fm.total_completion_tokens is not None else (completion or None)
-    total_cost = fm.total_cost_usd if fm and fm.total_cost_usd is not None else (round(cost, 8) or None)
-    return builder.steps, input_tokens, output_tokens, total_cost
-
-
-def model_name(doc: AtifTrajectory) -> str | None:
-    return doc.agent.model_name or next((s.model_name for s in doc.steps if s.model_name), None)
+            failed = _reported_failure(result_of.get(call_id), step)
+            builder.calls(agent.normalise(name, arguments), tool_name=name, raw=raw, output=output,
+                          message=message if c == 0 else None, ts=ts, call_id=f"{step_id}/{call_id or c}",
+                          exit_code=seen.exit_code, tool_failed=failed if failed is not None else seen.failed)
+    fm = doc.get("final_metrics") or {}
+    input_tokens = fm.get("total_prompt_tokens")
+    output_tokens = fm.get("total_completion_tokens")
+    total_cost = fm.get("total_cost_usd")
+    return AtifRead(doc, parsed, builder, input_tokens if input_tokens is not None else (prompt or None),
+                    output_tokens if output_tokens is not None else (completion or None),
+                    total_cost if total_cost is not None else (round(cost, 8) or None))
 
 
 def read_atif_file(path: Path, data: bytes | None = None) -> UnitResult:
     """A standalone ATIF file: one trajectory. Task and verdict come from `extra` when present."""
     out = UnitResult()
     data = read_bytes(path, FORMAT) if data is None else data
-    doc = parse_atif(path, data)
-    record = doc.session_id
-    steps, input_tokens, output_tokens, cost = atif_steps(doc, path, record, out.issues)
-    extra = doc.extra or {}
+    read = read_atif(path, data)
+    doc = read.doc
+    record = doc["session_id"]
+    out.issues.extend(read.steps.issues)
+    extra = doc.get("extra") or {}
     task_id = extra.get("task_id") or extra.get("task_name")
     if not task_id:
         task_id = f"atif/{path.stem}"
@@ -185,21 +354,24 @@ def read_atif_file(path: Path, data: bytes | None = None) -> UnitResult:
             path, f"no task id in extra.task_id; stored the trajectory under task {task_id!r}",
             "Ingest the Harbor job directory instead, or add extra.task_id", record=record, field="extra.task_id",
             severity="warning", source_format=FORMAT))
-    model = model_name(doc)
+    model = read.model
     run_id = str(extra.get("run_id") or f"atif:{path.parent.name}")
     reward = extra.get("reward")
     outcome = extra.get("outcome")
     if outcome is None and isinstance(reward, (int, float)):
         outcome = "passed" if reward >= 1 else "failed"
-    version = doc.agent.version if doc.agent.version not in (None, "", "unknown") else None
+    version = doc["agent"].get("version")
+    version = version if version not in (None, "", "unknown") else None
+    steps = doc["steps"]
     traj = Trajectory(
-        trajectory_id=doc.session_id, run_id=run_id, task_id=str(task_id), model=model, outcome=outcome,
-        reward=reward, input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost,
-        started_at=doc.steps[0].timestamp if doc.steps else None, ended_at=doc.steps[-1].timestamp if doc.steps else None,
+        trajectory_id=record, run_id=run_id, task_id=str(task_id), model=model, outcome=outcome,
+        reward=reward, input_tokens=read.input_tokens, output_tokens=read.output_tokens, cost_usd=read.cost_usd,
+        started_at=_timestamp(steps[0].get("timestamp")) if steps else None,
+        ended_at=_timestamp(steps[-1].get("timestamp")) if steps else None,
         task=Task(task_id=str(task_id)),
-        run=Run(run_id=run_id, agent=doc.agent.name, agent_version=version, model=model, source_format=FORMAT,
+        run=Run(run_id=run_id, agent=doc["agent"]["name"], agent_version=version, model=model, source_format=FORMAT,
                 source_path=str(path.parent)),
     )
-    traj.steps = steps
-    add_trajectory(out.batch, traj, content_hash(data), FORMAT, str(path), byte_hash(data))
+    digest = content_hash(ParsedJson(read.parsed) if read.parsed is not None else data)
+    add_trajectory(out.batch, traj, digest, FORMAT, str(path), byte_hash(data), steps=read.steps)
     return out

@@ -16,8 +16,8 @@ import orjson
 from pydantic import ValidationError
 
 from curriculab.analysis.issues import Issue, IngestFailure, fail, make_issue
-from curriculab.analysis.store.rows import RowBatch, StepRow, TestResultRow, TrajectoryRow, as_utc, json_text
-from curriculab.trajectory.actions import NormalisedCall, error_observed, looks_truncated, read_is_full
+from curriculab.analysis.store.rows import STEP_VALUES, RowBatch, StepRow, TestResultRow, TrajectoryRow, as_utc, json_text
+from curriculab.trajectory.actions import NormalisedCall, error_observed, folded_case, looks_truncated, read_is_full
 from curriculab.trajectory.model import INT32_MAX, TIERS, Step, TestResult, Trajectory
 from curriculab.trajectory.model_names import canonical_model
 from curriculab.trajectory.validation import first_problem
@@ -216,29 +216,19 @@ def text_of(content: Any) -> str | None:
     return str(content)
 
 
-_STEP_FIELDS = frozenset(Step.model_fields)
-
-
-def _step(**values: Any) -> Step:
-    """`Step.model_construct(**values)` for every field at once, without its walk over the fields and
-    their defaults (which was most of building a step): the builder's values are already checked."""
-    step = object.__new__(Step)
-    object.__setattr__(step, "__dict__", values)
-    object.__setattr__(step, "__pydantic_fields_set__", set(_STEP_FIELDS))
-    object.__setattr__(step, "__pydantic_extra__", None)
-    object.__setattr__(step, "__pydantic_private__", None)
-    return step
-
-
-@dataclass
 class StepBuilder:
-    """Accumulates canonical steps, numbering them and capping outputs."""
+    """Accumulates a trajectory's canonical steps as the store's step rows (without their
+    trajectory id, which `add_trajectory` adds): numbered, outputs capped, each step's
+    `error_observed` and `read_full` decided as it is added. No per-step model object: a row is
+    what the store takes, and building a `Step` first was a fifth of reading a trajectory."""
 
-    path: Path
-    record: str
-    source_format: str
-    steps: list[Step] = field(default_factory=list)
-    issues: list[Issue] = field(default_factory=list)
+    __slots__ = ("path", "record", "source_format", "rows", "issues")
+
+    def __init__(self, path: Path | str, record: str, source_format: str):
+        self.path, self.record, self.source_format = path, record, source_format
+        self.rows: list[tuple] = []
+        """One tuple per step, in `STEP_VALUES` order."""
+        self.issues: list[Issue] = []
 
     def _capped_message(self, text: str | None, step_idx: int) -> str | None:
         text, dropped = cap_text(text)
@@ -247,36 +237,84 @@ class StepBuilder:
         return text
 
     def message(self, source: str, text: str | None, ts: Any = None, action: str | None = None) -> None:
-        text = self._capped_message(text, len(self.steps))
-        self.steps.append(_step(
-            step_idx=len(self.steps), source=source, message=text, tool_name=None, action=action, path=None,
-            command=None, output=None, exit_code=None, tool_failed=None, output_truncated=False, raw=None, ts=ts,
-            call_id=None))
+        step_idx = len(self.rows)
+        text = self._capped_message(text, step_idx)
+        self.rows.append((step_idx, source, text, None, action, None, None, None, None, False, None, as_utc(ts), None,
+                          None, None))
 
     def calls(self, calls: list[NormalisedCall], *, tool_name: str | None, raw: dict[str, Any] | None,
               output: str | None, message: str | None = None, ts: Any = None, exit_code: int | None = None,
               source: str = "agent", call_id: str | None = None, tool_failed: bool | None = None) -> None:
         """Add the steps of one tool call; the call's output goes on its last step."""
-        output, truncated, dropped = cap_output(output)
-        if dropped:
+        rows = self.rows
+        first = len(rows)
+        last = len(calls) - 1
+        # the output is folded once for both of its checks (the harness's truncation, error text)
+        folded = folded_case(output) if output and len(output) <= MAX_OUTPUT_CHARS else None
+        truncated = looks_truncated(output, folded) if output else False
+        if folded is None and output:
+            capped, dropped = cap_text(output)
+            truncated = True
             self.issues.append(make_issue(
-                self.path, f"step {len(self.steps) + len(calls) - 1} output has {dropped + MAX_OUTPUT_CHARS:,} characters; "
+                self.path, f"step {first + last} output has {dropped + MAX_OUTPUT_CHARS:,} characters; "
                 f"stored its first and last {MAX_OUTPUT_CHARS // 2:,} (output_truncated = true)",
                 "Nothing to do unless the middle of that output matters", record=self.record, field="output",
                 severity="warning", source_format=self.source_format))
-        last = len(calls) - 1
-        first = len(self.steps)
+            output, folded = capped, folded_case(capped)
         message = self._capped_message(message, first)
         if exit_code is not None and not -INT32_MAX - 1 <= exit_code <= INT32_MAX:
             exit_code = None  # no process exits so: the text that showed it was not a status line
+        ts = as_utc(ts)
+        call_id = call_id or f"step-{first}"
+        arguments = raw.get("arguments") if raw is not None else None
+        whole_raw = json_text(raw) if last == 0 else None
         for k, call in enumerate(calls):
-            part_raw = raw if len(calls) == 1 or raw is None else {**raw, "part": k}
-            self.steps.append(_step(
-                step_idx=len(self.steps), source=source, message=message if k == 0 else None, tool_name=tool_name,
-                action=call.action, path=call.path, command=call.command, output=output if k == last else None,
-                exit_code=exit_code if k == last else None, tool_failed=tool_failed if k == last else None,
-                output_truncated=truncated if k == last else False,
-                raw=part_raw, ts=ts, call_id=call_id or f"step-{first}"))
+            action, command = call.action, call.command
+            part_raw = whole_raw if last == 0 else (None if raw is None else json_text({**raw, "part": k}))
+            full = read_is_full(action, tool_name, command, arguments) if action == "read" else None
+            if k == last:
+                observed = error_observed(action, command, output, exit_code, tool_failed, folded) if action == "run" else None
+                rows.append((first + k, source, message if k == 0 else None, tool_name, action, call.path, command, output,
+                             exit_code, truncated, part_raw, ts, call_id, observed, full))
+            else:
+                rows.append((first + k, source, message if k == 0 else None, tool_name, action, call.path, command, None,
+                             None, False, part_raw, ts, call_id, None, full))
+
+    def set_output(self, index: int, output: str | None, tool_failed: bool | None = None,
+                   raw: dict[str, Any] | None = None) -> None:
+        """Give step `index` an output that arrived after its call (Inspect's tool message, a
+        terminal screen shown with the next prompt), with the `error_observed` it decides; `raw`
+        replaces the step's source record (a failed tool's error added to it)."""
+        row = list(self.rows[index])
+        row[_OUTPUT] = output
+        if raw is not None:
+            row[_RAW] = json_text(raw)
+        row[_ERROR_OBSERVED] = error_observed(row[_ACTION], row[_COMMAND], output, row[_EXIT_CODE], tool_failed)
+        self.rows[index] = tuple(row)
+
+    def output_of(self, index: int) -> str | None:
+        return self.rows[index][_OUTPUT]
+
+    def last_action(self, call_id_prefix: str) -> int | None:
+        """The last step that acts (not a message, completion or wait) of a call whose id starts with
+        `call_id_prefix`, or None."""
+        for index in range(len(self.rows) - 1, -1, -1):
+            row = self.rows[index]
+            if (row[_CALL_ID] or "").startswith(call_id_prefix) and row[_ACTION] not in (None, "message", "complete"):
+                return index
+        return None
+
+
+_OUTPUT, _ACTION, _COMMAND, _EXIT_CODE, _RAW, _CALL_ID, _ERROR_OBSERVED = (STEP_VALUES.index(name) for name in (
+    "output", "action", "command", "exit_code", "raw", "call_id", "error_observed"))
+
+
+def step_values(step: Step) -> tuple:
+    """A canonical `Step` (read whole from curriculab JSONL) as a `StepBuilder` row."""
+    observed = error_observed(step.action, step.command, step.output, step.exit_code, step.tool_failed)
+    full = read_is_full(step.action, step.tool_name, step.command, (step.raw or {}).get("arguments"))
+    return (step.step_idx, step.source, step.message, step.tool_name, step.action, step.path, step.command, step.output,
+            step.exit_code, step.output_truncated, json_text(step.raw), as_utc(step.ts), step.call_id, observed, full)
 
 
 def message_capped(path: Path | str, record: str, step_idx: int, dropped: int, source_format: str) -> Issue:
@@ -322,9 +360,10 @@ def milestones(results: list[TestResult], declared: int | None = None) -> tuple[
 
 
 def add_trajectory(batch: RowBatch, t: Trajectory, content_hash: str, source_format: str, source_path: str,
-                   legacy_hash: str | None = None) -> None:
+                   legacy_hash: str | None = None, steps: StepBuilder | None = None) -> None:
     """Add a trajectory's rows to `batch`, normalised as the store holds them: the model's canonical
     name (the name read kept as `model_raw`) and each step's `error_observed` and `read_full`.
+    `steps`: the builder that read its steps (else `t.steps`, canonical steps read whole).
     `legacy_hash` is the raw-bytes hash a store written before canonical hashes holds for it."""
     if legacy_hash is not None:
         batch.legacy_hashes[t.trajectory_id] = legacy_hash
@@ -333,21 +372,16 @@ def add_trajectory(batch: RowBatch, t: Trajectory, content_hash: str, source_for
     if t.run is not None:
         batch.add_run(t.run)
     tid = t.trajectory_id
+    rows = steps.rows if steps is not None else [step_values(s) for s in t.steps]
     batch.trajectories.append(TrajectoryRow(
         trajectory_id=tid, run_id=t.run_id, task_id=t.task_id, model=canonical_model(t.model), attempt=t.attempt,
-        outcome=t.outcome, reward=t.reward, harness_error=t.harness_error, n_steps=len(t.steps),
+        outcome=t.outcome, reward=t.reward, harness_error=t.harness_error, n_steps=len(rows),
         milestones_passed=t.milestones_passed, milestones_total=t.milestones_total, input_tokens=t.input_tokens,
         output_tokens=t.output_tokens, cost_usd=t.cost_usd, started_at=as_utc(t.started_at), ended_at=as_utc(t.ended_at),
         content_hash=content_hash, source_format=source_format, source_path=source_path, model_raw=t.model,
         actions_logged=t.actions_logged, exception_type=t.exception_type))
-    batch.steps.extend(
-        StepRow(trajectory_id=tid, step_idx=s.step_idx, source=s.source, message=s.message, tool_name=s.tool_name,
-                action=s.action, path=s.path, command=s.command, output=s.output, exit_code=s.exit_code,
-                output_truncated=s.output_truncated, raw=json_text(s.raw), ts=as_utc(s.ts), call_id=s.call_id,
-                error_observed=error_observed(s.action, s.command, s.output, s.exit_code, s.tool_failed),
-                read_full=read_is_full(s.action, s.tool_name, s.command, (s.raw or {}).get("arguments")))
-        for s in t.steps
-    )
+    make = StepRow._make
+    batch.steps.extend([make((tid, *values)) for values in rows])
     batch.test_results.extend(TestResultRow(trajectory_id=tid, test_id=r.test_id, tier=r.tier, milestone_idx=r.milestone_idx,
                                             passed=r.passed, status=r.status, detail=r.detail) for r in t.test_results)
 

@@ -14,9 +14,9 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from curriculab.analysis.ingest.atif import atif_steps, model_name, parse_atif
+from curriculab.analysis.ingest.atif import AtifRead, read_atif
 from curriculab.analysis.ingest.common import (
-    IngestFailure, ParsedJson, UnitResult, add_trajectory, byte_hash, content_hash, fail, load_json, make_issue, milestones,
+    IngestFailure, ParsedJson, StepBuilder, UnitResult, add_trajectory, byte_hash, content_hash, fail, load_json, make_issue, milestones,
     outcome_without_verdict, read_bytes, read_if_regular, test_results_from_ctrf, validation_failure,
 )
 from curriculab.analysis.ingest.tasks import task_from_toml
@@ -137,11 +137,12 @@ def _reward(result: TrialResult) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _trial_steps(path: Path, data: bytes, record: str, issues: list) -> tuple[list, int | None, int | None, float | None, str | None]:
-    """Steps of a trial's agent/trajectory.json: ATIF, or an older Terminus episode list. Anything
-    else costs the steps only: the trial keeps its verdict, tokens and tests, with a warning."""
+def _trial_steps(path: Path, data: bytes, record: str, issues: list) -> tuple[StepBuilder | None, AtifRead | None, Any]:
+    """(steps, the ATIF reading, the parsed value) of a trial's agent/trajectory.json: ATIF, or an older
+    Terminus episode list. Anything else costs the steps only: the trial keeps its verdict, tokens
+    and tests, with a warning."""
     try:
-        doc = parse_atif(path, data, record)
+        read = read_atif(path, data, record)
     except IngestFailure as exc:
         loaded = _json_or_none(data)
         if is_terminus_episodes(loaded):
@@ -149,15 +150,15 @@ def _trial_steps(path: Path, data: bytes, record: str, issues: list) -> tuple[li
             issues.append(make_issue(path, f"an older Terminus episode list ({turns} episodes), not ATIF: read its "
                                      "commands as steps", "Nothing to do", record=record, severity="warning",
                                      source_format=FORMAT))
-            return steps, None, None, None, None
+            return steps, None, loaded
         problem = exc.issue.reason.removeprefix(f"{path}: record {record}: ").rsplit(". ", 1)[0]
         issues.append(make_issue(path, f"not ATIF: {_looks_like(loaded)} ({problem}); "
                                  "stored the trial's verdict, tokens and tests without steps",
                                  "Convert the trajectory to ATIF if its steps matter", record=record,
                                  severity="warning", source_format=FORMAT))
-        return [], None, None, None, None
-    steps, input_tokens, output_tokens, cost = atif_steps(doc, path, record, issues)
-    return steps, input_tokens, output_tokens, cost, model_name(doc)
+        return None, None, loaded
+    issues.extend(read.steps.issues)
+    return read.steps, read, read.parsed
 
 
 def _json_or_none(data: bytes) -> Any:
@@ -194,7 +195,7 @@ def read_trial(trial_dir: Path) -> UnitResult:
     parts = [result_bytes]  # raw, for the hash stores before canonical hashes hold
     hashed: list = [ParsedJson(raw)]
 
-    steps: list = []
+    steps = None
     input_tokens = output_tokens = cost = None
     model = result.agent_info.model_info.name if result.agent_info.model_info else None
     model = model or (result.config.get("agent") or {}).get("model_name")
@@ -202,9 +203,11 @@ def read_trial(trial_dir: Path) -> UnitResult:
     atif_bytes = read_if_regular(atif_path, FORMAT, record)
     if atif_bytes is not None:
         parts.append(atif_bytes)
-        hashed.append(atif_bytes)
-        steps, input_tokens, output_tokens, cost, found_model = _trial_steps(atif_path, atif_bytes, record, out.issues)
-        model = model or found_model
+        steps, atif, parsed = _trial_steps(atif_path, atif_bytes, record, out.issues)
+        hashed.append(ParsedJson(parsed) if parsed is not None else atif_bytes)
+        if atif is not None:
+            input_tokens, output_tokens, cost = atif.input_tokens, atif.output_tokens, atif.cost_usd
+            model = model or atif.model
     else:
         out.issues.append(make_issue(
             trial_dir, "no agent/trajectory.json; stored the trial's verdict and tokens without steps",
@@ -266,6 +269,5 @@ def read_trial(trial_dir: Path) -> UnitResult:
         input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost, started_at=result.started_at,
         ended_at=result.finished_at, test_results=test_results, task=task, run=run,
     )
-    traj.steps = steps
-    add_trajectory(out.batch, traj, content_hash(*hashed), FORMAT, str(trial_dir), byte_hash(*parts))
+    add_trajectory(out.batch, traj, content_hash(*hashed), FORMAT, str(trial_dir), byte_hash(*parts), steps=steps)
     return out

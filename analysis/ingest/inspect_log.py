@@ -54,21 +54,18 @@ def read_eval(path: Path) -> UnitResult:
     for sample in log.samples or []:
         record = f"{sample.id}/epoch {sample.epoch}"
         builder = StepBuilder(path=path, record=record, source_format=FORMAT)
-        pending: dict[str, int] = {}  # tool_call_id -> index of the step that gets its output
+        pending: dict[str, tuple[int, dict]] = {}  # tool_call_id -> (the step that gets its output, its raw call)
         for message in sample.messages:
             role = message.role
             if role == "tool":
-                index = pending.pop(getattr(message, "tool_call_id", None) or "", None)
+                index, raw = pending.pop(getattr(message, "tool_call_id", None) or "", (None, None))
                 error = getattr(message, "error", None)
                 output = f"{message.text}\n{getattr(error, 'message', error)}".strip() if error is not None else message.text
                 failure = {"error": {"type": getattr(error, "type", None), "message": getattr(error, "message", None)}} \
                     if error is not None else {}
-                if index is not None:
-                    step = builder.steps[index]
-                    step.output = output
-                    if error is not None:  # the tool itself failed (timeout, permission, ...): an error was observed
-                        step.tool_failed = True
-                        step.raw = {**(step.raw or {}), **failure}
+                if index is not None:  # a failed tool (timeout, permission, ...): an error was observed
+                    builder.set_output(index, output, tool_failed=True if error is not None else None,
+                                       raw={**raw, **failure} if error is not None else None)
                 elif getattr(message, "function", None):
                     # a tool result whose call is not in the log: still the tool's step, with its error
                     calls = normalise_tool_call(message.function, {}, "inspect")
@@ -85,10 +82,10 @@ def read_eval(path: Path) -> UnitResult:
                                 action="message" if role == "assistant" else None)
                 continue
             for c, call in enumerate(calls):
+                raw = {"id": call.id, "function": call.function, "arguments": call.arguments}
                 builder.calls(normalise_tool_call(call.function, call.arguments, "inspect"), tool_name=call.function,
-                              raw={"id": call.id, "function": call.function, "arguments": call.arguments},
-                              output=None, message=message.text if c == 0 else None, call_id=call.id)
-                pending[call.id] = len(builder.steps) - 1
+                              raw=raw, output=None, message=message.text if c == 0 else None, call_id=call.id)
+                pending[call.id] = (len(builder.rows) - 1, raw)
         out.issues.extend(builder.issues)
         score = next(iter(sample.scores.values()), None) if sample.scores else None
         reward = float(to_float(score.value)) if score is not None and _scalar(score.value) else None
@@ -105,9 +102,8 @@ def read_eval(path: Path) -> UnitResult:
             ended_at=getattr(sample, "completed_at", None),
             task=Task(task_id=task_id, source=ev.task, instruction=sample.input if isinstance(sample.input, str) else None),
         )
-        traj.steps = builder.steps
         identity = (data, str(sample.id).encode(), str(sample.epoch).encode())
-        add_trajectory(out.batch, traj, content_hash(*identity), FORMAT, str(path), byte_hash(*identity))
+        add_trajectory(out.batch, traj, content_hash(*identity), FORMAT, str(path), byte_hash(*identity), steps=builder)
     return out
 
 

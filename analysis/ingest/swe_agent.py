@@ -129,6 +129,5 @@ def read_traj(path: Path) -> UnitResult:
         run=Run(run_id=run_id, agent="swe-agent", model=model, source_format=FORMAT, source_path=str(run_dir),
                 config={"exit_status": exit_status} if exit_status else {}),
     )
-    traj.steps = builder.steps
-    add_trajectory(out.batch, traj, content_hash(data), FORMAT, str(path), byte_hash(data))
+    add_trajectory(out.batch, traj, content_hash(data), FORMAT, str(path), byte_hash(data), steps=builder)
     return out

@@ -172,11 +172,12 @@ def _read_items(run_dir: Path, run_id: str, meta: dict[str, Any], items: dict[st
     for name, (path, item, prefix) in sorted(items.items()):
         try:
             trial = TbTrial.model_validate(item)
-            traj, agent, commands = _trajectory(run_dir, run_id, meta, folder, dataset, trial, attempts, out)
+            traj, agent, commands, steps = _trajectory(run_dir, run_id, meta, folder, dataset, trial, attempts, out)
             agents.update([agent] if agent else [])
             models.update([traj.model] if traj.model else [])
             digest, legacy = _digest(item, commands)
-            add_trajectory(out.batch, traj, digest, FORMAT, str(run_dir / trial.task_id / trial.trial_name), legacy)
+            add_trajectory(out.batch, traj, digest, FORMAT, str(run_dir / trial.task_id / trial.trial_name), legacy,
+                           steps=steps)
         except ValidationError as exc:
             out.issues.append(validation_failure(path, exc, FORMAT, record=name, prefix=prefix).issue)
         except IngestFailure as exc:
@@ -203,7 +204,7 @@ def _digest(item: Any, commands: bytes) -> tuple[str, str]:
 
 def _trajectory(run_dir: Path, run_id: str, meta: dict[str, Any], folder: tuple[str | None, str | None],
                 dataset: str | None, trial: TbTrial, attempts: dict[str, int],
-                out: UnitResult) -> tuple[Trajectory, str | None, bytes]:
+                out: UnitResult) -> tuple[Trajectory, str | None, bytes, StepBuilder]:
     commands_path = run_dir / trial.task_id / trial.trial_name / "commands.txt"
     commands = read_bytes(commands_path, FORMAT, trial.trial_name) if commands_path.is_file() else b""
     builder = StepBuilder(path=commands_path, record=trial.trial_name, source_format=FORMAT)
@@ -252,8 +253,7 @@ def _trajectory(run_dir: Path, run_id: str, meta: dict[str, Any], folder: tuple[
         started_at=trial.trial_started_at, ended_at=trial.trial_ended_at, test_results=tests,
         task=Task(task_id=trial.task_id, source=dataset, instruction=trial.instruction),
     )
-    traj.steps = builder.steps
-    return traj, agent, commands
+    return traj, agent, commands, builder
 
 
 def typed_commands(text: str, path: Path, record: str, issues: list[Issue]) -> list[tuple[str, str]]:

@@ -48,7 +48,7 @@ def _turn(response: str) -> dict[str, Any] | None:
 
 
 def terminus_episode_steps(episodes: list[dict[str, Any]], path: Path, record: str,
-                           issues: list) -> tuple[list, int]:
+                           issues: list) -> tuple[StepBuilder, int]:
     """(canonical steps, number of turns) of an episode list."""
     builder = StepBuilder(path=path, record=record, source_format="harbor")
     builder.message("user", str(episodes[0].get("prompt") or ""))
@@ -75,11 +75,10 @@ def terminus_episode_steps(episodes: list[dict[str, Any]], path: Path, record: s
                           raw={"episode": item.get("episode"), "task_complete": True}, output=None,
                           call_id=f"episode-{k}/complete")
     issues.extend(builder.issues)
-    return builder.steps, len(episodes)
+    return builder, len(episodes)
 
 
 def _attach_output(builder: StepBuilder, turn: str, screen: str) -> None:
-    last = next((s for s in reversed(builder.steps)
-                 if (s.call_id or "").startswith(turn) and s.action not in (None, "message", "complete")), None)
-    if last is not None and last.output is None:
-        last.output = screen
+    last = builder.last_action(turn)
+    if last is not None and builder.output_of(last) is None:
+        builder.set_output(last, screen)

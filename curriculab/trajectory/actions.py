@@ -471,7 +471,7 @@ search a case-insensitive alternation by its literals and tries every branch at 
 (~0.4 ms for a 400-character output); absent all of these words, ERROR_RE cannot match."""
 
 
-def _folded(text: str) -> str:
+def folded_case(text: str) -> str:
     """`text` case-folded so that every character re.I takes for an ASCII letter becomes that letter:
     casefold does so for all but `İ` and `ı`, which re.I takes for `i` (checked over every code point
     in the tests). Only for literal prefilters: where it differs from re.I, it finds more, never less."""
@@ -481,21 +481,26 @@ def _folded(text: str) -> str:
     return folded
 
 
-def _shows_error(text: str) -> bool:
-    folded = _folded(text)
-    return any(word in folded for word in _ERROR_WORDS) and _ERROR.search(text) is not None
+def _shows_error(text: str, folded: str | None = None) -> bool:
+    if folded is None:
+        folded = folded_case(text)
+    for word in _ERROR_WORDS:
+        if word in folded:
+            return _ERROR.search(text) is not None
+    return False
 _NO_MATCH_IS_EXIT_1 = re.compile(r"^(grep|egrep|fgrep|rg|diff|cmp|test|\[) ")
 _FULL_READ_COMMAND = re.compile(r"^(cat|bat|less|more|nl|open) [^|]*$")
 _FULL_READ_TOOLS = {"read", "read_file", "view", "open_file", "str_replace_editor", "str_replace_based_edit_tool"}
 
 
 def error_observed(action: str | None, command: str | None, output: str | None, exit_code: int | None,
-                   failed: bool | None = None) -> bool | None:
+                   failed: bool | None = None, folded: str | None = None) -> bool | None:
     """Whether a run shows an error: by exit code where there is one, else by the agent's own
     failure flag (see `observe`), else by what the output says.
 
     None when nothing was observed (no output, no exit code) or the step is not a run. `grep`
-    and friends exit 1 for "no match", which is not an error.
+    and friends exit 1 for "no match", which is not an error. `folded`: `output` case-folded
+    (`folded_case`), where the caller has it already.
     """
     if action != "run":
         return None
@@ -507,7 +512,7 @@ def error_observed(action: str | None, command: str | None, output: str | None, 
         return failed
     if output is None:
         return None
-    return _shows_error(output)
+    return _shows_error(output, folded)
 
 
 def read_is_full(action: str | None, tool_name: str | None, command: str | None, arguments: Any) -> bool | None:
@@ -531,15 +536,18 @@ _TRUNCATION_MARKERS = re.compile(
 
 
 _TRUNCATION_WORDS = ("truncated", "limited to", "clipped", "[...", "observations should not exceed")
-"""A literal every marker contains: a case-folded substring test (`_folded`) rules most outputs out
+"""A literal every marker contains: a case-folded substring test (`folded_case`) rules most outputs out
 far faster than the case-insensitive regex can."""
 
 
-def looks_truncated(output: str | None) -> bool:
-    """Whether an observation says it was cut by the agent harness."""
+def looks_truncated(output: str | None, folded: str | None = None) -> bool:
+    """Whether an observation says it was cut by the agent harness. `folded`: `output` case-folded
+    (`folded_case`), where the caller has it already."""
     if not output:
         return False
-    folded = _folded(output)
-    if not any(word in folded for word in _TRUNCATION_WORDS):
-        return False
-    return _TRUNCATION_MARKERS.search(output) is not None
+    if folded is None:
+        folded = folded_case(output)
+    for word in _TRUNCATION_WORDS:
+        if word in folded:
+            return _TRUNCATION_MARKERS.search(output) is not None
+    return False

@@ -1,32 +1,73 @@
-"""The step builder's steps are whole pydantic models, though built without `model_construct`."""
+"""The step builder's rows are what the store would make of the same steps read whole as canonical
+`Step` models (curriculab JSONL's path), though built without a model object per step."""
 
+from datetime import datetime, timezone
 from pathlib import Path
 
-from curriculab.analysis.ingest.common import StepBuilder
+from curriculab.analysis.ingest.common import MAX_OUTPUT_CHARS, StepBuilder, step_values
+from curriculab.analysis.store.rows import SCHEMAS, STEP_VALUES
 from curriculab.trajectory.actions import NormalisedCall
 from curriculab.trajectory.model import Step
 
+TS = datetime(2025, 1, 15, 10, 30, tzinfo=timezone.utc)
 
-def _built() -> list[Step]:
+
+def _built() -> StepBuilder:
     builder = StepBuilder(path=Path("t.json"), record="r", source_format="atif")
     builder.message("user", "fix the bug")
     builder.calls([NormalisedCall("run", None, "ls"), NormalisedCall("read", "a.py", "cat a.py")], tool_name="bash",
                   raw={"arguments": {"command": "ls; cat a.py"}}, output="a.py\nx = 1", message="looking", exit_code=0,
-                  call_id="1/c")
-    return builder.steps
+                  call_id="1/c", ts=TS)
+    builder.calls([NormalisedCall("run", None, "make")], tool_name="bash", raw={"arguments": {"command": "make"}},
+                  output="Traceback (most recent call last):\n  ...\n[output truncated]", ts=TS)
+    builder.calls([NormalisedCall("read", "b.py", "Read b.py")], tool_name="Read", raw={"arguments": {"file_path": "b.py"}},
+                  output="1\tx", tool_failed=True)
+    return builder
 
 
-def test_built_steps_equal_model_construct_and_behave_as_models():
-    steps = _built()
-    assert [s.action for s in steps] == [None, "run", "read"]
-    for step in steps:
-        values = {name: getattr(step, name) for name in Step.model_fields}
-        constructed = Step.model_construct(**values)
-        assert step == constructed
-        assert step.model_fields_set == constructed.model_fields_set == set(Step.model_fields)
-        assert step.model_dump() == constructed.model_dump()
-        assert repr(step) == repr(constructed)
-        assert Step.model_validate(step.model_dump()) == step  # the values are ones the schema accepts
-        assert step.model_copy(update={"output": "changed"}).output == "changed"
-    assert steps[2].output == "a.py\nx = 1" and steps[2].exit_code == 0 and steps[1].output is None
-    assert steps[1].raw == {"arguments": {"command": "ls; cat a.py"}, "part": 0}
+def _as_models() -> list[Step]:
+    """The same steps as the builder's, each a validated model, as a JSONL line would give them."""
+    return [Step.model_validate(step) for step in [
+        {"step_idx": 0, "source": "user", "message": "fix the bug"},
+        {"step_idx": 1, "source": "agent", "message": "looking", "tool_name": "bash", "action": "run", "command": "ls",
+         "raw": {"arguments": {"command": "ls; cat a.py"}, "part": 0}, "ts": TS, "call_id": "1/c"},
+        {"step_idx": 2, "source": "agent", "tool_name": "bash", "action": "read", "path": "a.py", "command": "cat a.py",
+         "output": "a.py\nx = 1", "exit_code": 0, "raw": {"arguments": {"command": "ls; cat a.py"}, "part": 1}, "ts": TS,
+         "call_id": "1/c"},
+        {"step_idx": 3, "source": "agent", "tool_name": "bash", "action": "run", "command": "make",
+         "output": "Traceback (most recent call last):\n  ...\n[output truncated]", "output_truncated": True,
+         "raw": {"arguments": {"command": "make"}}, "ts": TS, "call_id": "step-3"},
+        {"step_idx": 4, "source": "agent", "tool_name": "Read", "action": "read", "path": "b.py", "command": "Read b.py",
+         "output": "1\tx", "tool_failed": True, "raw": {"arguments": {"file_path": "b.py"}}, "call_id": "step-4"},
+    ]]
+
+
+def test_rows_are_the_store_columns_after_the_trajectory_id():
+    assert STEP_VALUES == tuple(SCHEMAS["steps"].names[1:])
+    assert all(len(row) == len(STEP_VALUES) for row in _built().rows)
+
+
+def test_built_rows_equal_the_rows_of_the_same_steps_read_as_models():
+    rows = _built().rows
+    assert rows == [step_values(step) for step in _as_models()]
+    by_name = [dict(zip(STEP_VALUES, row)) for row in rows]
+    assert [r["error_observed"] for r in by_name] == [None, None, None, True, None]
+    assert [r["read_full"] for r in by_name] == [None, None, True, None, True]
+    assert by_name[3]["output_truncated"] is True  # the harness said so
+
+
+def test_an_output_that_arrives_later_decides_error_observed_then():
+    builder = StepBuilder(path="t.json", record="r", source_format="inspect")
+    builder.calls([NormalisedCall("run", None, "pytest")], tool_name="bash", raw={"id": "c1"}, output=None, call_id="c1")
+    assert builder.last_action("c1") == 0 and builder.output_of(0) is None
+    builder.set_output(0, "ok", tool_failed=True, raw={"id": "c1", "error": {"type": "timeout"}})
+    row = dict(zip(STEP_VALUES, builder.rows[0]))
+    assert row["output"] == "ok" and row["error_observed"] is True and row["raw"] == '{"id":"c1","error":{"type":"timeout"}}'
+
+
+def test_a_long_output_is_capped_with_a_warning_and_marked_truncated():
+    builder = StepBuilder(path="t.json", record="r", source_format="atif")
+    builder.calls([NormalisedCall("run", None, "yes")], tool_name="bash", raw=None, output="y\n" * MAX_OUTPUT_CHARS)
+    row = dict(zip(STEP_VALUES, builder.rows[0]))
+    assert row["output_truncated"] is True and "characters omitted" in row["output"]
+    assert [i.severity for i in builder.issues] == ["warning"] and "step 0 output has 131,072 characters" in builder.issues[0].reason

@@ -165,13 +165,13 @@ def test_folding_maps_every_character_re_ignorecase_takes_for_an_ascii_letter_to
     import re
     import sys
 
-    from curriculab.trajectory.actions import _folded
+    from curriculab.trajectory.actions import folded_case
 
     letter = re.compile("(?i)[a-z]")
     odd = [chr(c) for c in range(sys.maxunicode + 1) if letter.fullmatch(chr(c)) and not chr(c).isascii()]
     assert {"\u017f", "\u212a", "\u0130", "\u0131"} <= set(odd)  # ſ, the Kelvin sign, İ, ı
     for ch in odd:
-        assert re.fullmatch(f"(?i){_folded(ch)}", ch), repr(ch)
+        assert re.fullmatch(f"(?i){folded_case(ch)}", ch), repr(ch)
 
 
 def test_the_error_prefilter_agrees_with_the_error_pattern_everywhere():
