@@ -8,9 +8,10 @@ import hashlib
 import io
 import os
 import stat
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Iterator, NamedTuple
 
 import orjson
 from pydantic import ValidationError
@@ -76,6 +77,25 @@ MAX_INPUT_BYTES = 2 * 1024 ** 3
 """Largest input file read; anything bigger is refused rather than read into memory."""
 
 
+class FilesRead:
+    """What the files a unit was read from looked like when they were opened: path -> (size,
+    modification time in ns) from the reader's own `fstat`, or None for a file looked for and absent
+    (or not a regular file). Ingest signs a Harbor trial with them, for free (`pipeline.unit_signature`)."""
+
+    current: dict[str, tuple[int, int] | None] | None = None
+    """The record being kept now, while a unit is read (`recording`); None otherwise."""
+
+    @classmethod
+    @contextmanager
+    def recording(cls) -> Iterator[dict[str, tuple[int, int] | None]]:
+        record: dict[str, tuple[int, int] | None] = {}
+        cls.current = record
+        try:
+            yield record
+        finally:
+            cls.current = None
+
+
 def read_bytes(path: Path, source_format: str, record: str | None = None) -> bytes:
     """A regular file's bytes, up to MAX_INPUT_BYTES; anything else is an issue that says so."""
     return _read_regular(path, source_format, record, only_if_regular=False)
@@ -107,12 +127,18 @@ def _read_regular(path: Path | str, source_format: str, record: str | None, only
         if exc.errno == errno.ENXIO:  # a socket
             return not_regular()
         if only_if_regular and exc.errno in _ABSENT_ERRORS:
+            if FilesRead.current is not None:
+                FilesRead.current[str(path)] = None
             return None
         raise cannot(exc) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
+            if FilesRead.current is not None:
+                FilesRead.current[str(path)] = None
             return not_regular()
+        if FilesRead.current is not None:
+            FilesRead.current[str(path)] = (info.st_size, info.st_mtime_ns)
         if info.st_size > MAX_INPUT_BYTES:
             raise fail(path, f"{info.st_size:,} bytes, over the {MAX_INPUT_BYTES:,}-byte input limit",
                        "Split the file", record=record, source_format=source_format)

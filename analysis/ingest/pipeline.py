@@ -296,10 +296,19 @@ def available_cores() -> int:
 
 def read_signed(unit: Unit, signature: str | None) -> tuple[str | None, UnitResult]:
     """(the unit's signature, what reading it gave). A signature the parent did not take (it stats
-    only inputs the manifest knows) is taken here, before the read, as the parent would have."""
-    if signature is None:
-        signature = unit_signature(unit)
-    return signature, read_unit(unit)
+    only inputs the manifest knows) is taken here, as the parent would have: a Harbor trial's from
+    the reader's own look at its files as it opened them, anything else's before the read."""
+    if signature is not None:
+        return signature, read_unit(unit)
+    if unit.kind != "harbor":
+        return unit_signature(unit), read_unit(unit)
+    from curriculab.analysis.ingest.common import FilesRead
+
+    with FilesRead.recording() as files:
+        result = read_unit(unit)
+    trial = str(unit.path)
+    seen = [files.get(os.path.join(trial, name), _UNSEEN) for name in HARBOR_TRIAL_FILES]
+    return (None if _UNSEEN in seen else _files_signature(seen)), result
 
 
 class _Readers:
@@ -460,10 +469,32 @@ def _conflict(trajectory_id: str, new_path: str, old_path: str, fmt: str | None,
                       record=trajectory_id, field="trajectory_id", source_format=fmt)
 
 
-def unit_signature(unit: Unit) -> str | None:
-    """The sizes and modification times of the files a unit is read from (a directory's, all of
-    them); None when a file cannot be looked at (the unit is then read)."""
+HARBOR_TRIAL_FILES = ("result.json", os.path.join("agent", "trajectory.json"), os.path.join("verifier", "ctrf.json"))
+"""The files a Harbor trial is read from (`harbor.read_trial`; its task.toml lies outside it): what
+its signature covers, whatever else the trial's folder holds."""
+_UNSEEN = object()
+
+
+def _files_signature(seen: list[tuple[int, int] | None]) -> str:
+    return "h:" + ",".join("-" if info is None else f"{info[0]}:{info[1]}" for info in seen)
+
+
+def _regular_file(path: str) -> tuple[int, int] | None:
+    """(size, modification time) of a regular file, None where there is none (as a reader finds it)."""
     try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return (info.st_size, info.st_mtime_ns) if stat.S_ISREG(info.st_mode) else None
+
+
+def unit_signature(unit: Unit) -> str | None:
+    """The sizes and modification times of the files a unit is read from: a file's own; a Harbor
+    trial's three files (absent ones too, so that one appearing is a change); any other directory's,
+    all of them. None when a file cannot be looked at (the unit is then read)."""
+    try:
+        if unit.kind == "harbor":
+            return _files_signature([_regular_file(os.path.join(unit.path, name)) for name in HARBOR_TRIAL_FILES])
         info = os.stat(unit.path)
         if stat.S_ISREG(info.st_mode):
             return f"f:{info.st_size}:{info.st_mtime_ns}"

@@ -17,12 +17,12 @@ import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class NormalisedCall:
-    """One normalised action derived from a tool call."""
+class NormalisedCall(NamedTuple):
+    """One normalised action derived from a tool call (a named tuple: ingest makes one per tool call,
+    and a frozen dataclass cost three times as much to make)."""
 
     action: str | None
     """read, edit, run, complete, message, other (effect unknown), or None for a call that does nothing (a wait)."""
@@ -148,9 +148,17 @@ def _operands(words: list[str]) -> list[str]:
 
 def classify_command(command: str) -> NormalisedCall:
     """Classify one shell command (as produced by `split_commands`) as read, edit or run."""
-    first_line = command.split("\n", 1)[0]
+    action, path = _classified(command.split("\n", 1)[0])
+    return NormalisedCall(action, path, command)
+
+
+@functools.lru_cache(maxsize=16384)
+def _classified(first_line: str) -> tuple[str, str | None]:
+    """(action, path) of a command from its first line, which alone decides them: a here-doc's body
+    never does. Cached: agents write the same first lines again and again (`cat > src/app.py << 'EOF'`),
+    and tokenising one with shlex costs tens of microseconds."""
     if _TMUX_KEY.match(first_line.strip()):
-        return NormalisedCall("run", None, command)
+        return "run", None
     tokens = _tokens(first_line)
     # Redirection to a file makes any command an edit of that file.
     written: list[str] = []
@@ -189,23 +197,23 @@ def classify_command(command: str) -> NormalisedCall:
         elif head in ("rm", "touch", "truncate", "unlink") and _operands(args):
             written.extend(_operands(args))
         elif head == "patch" or (head == "git" and args[:1] == ["apply"]):
-            return NormalisedCall("edit", None, command)
+            return "edit", None
         elif head == "git" and args[:1] in (["checkout"], ["restore"]) and "--" in args:
             written.extend(args[args.index("--") + 1 :])
     if written:
-        return NormalisedCall("edit", _clean_path(written[0]), command)
+        return "edit", _clean_path(written[0])
     words = _strip_wrappers(segments[0])
     if not words:
-        return NormalisedCall("run", None, command)
+        return "run", None
     head, args = words[0], words[1:]
     ops = _operands(args)
     if head in _READERS and ops and len(segments) == 1 and "<<" not in first_line:
-        return NormalisedCall("read", _clean_path(ops[-1]), command)
+        return "read", _clean_path(ops[-1])
     if head == "sed" and "-n" in args and len(ops) >= 2:
-        return NormalisedCall("read", _clean_path(ops[-1]), command)
+        return "read", _clean_path(ops[-1])
     if head in _SEARCHERS and len(ops) >= 2 and not any(a.startswith("-r") or a == "-R" for a in args):
-        return NormalisedCall("read", _clean_path(ops[-1]), command)
-    return NormalisedCall("run", None, command)
+        return "read", _clean_path(ops[-1])
+    return "run", None
 
 
 def _strip_wrappers(words: list[str]) -> list[str]:
@@ -300,9 +308,9 @@ class AgentConventions:
 
     def __init__(self, key: str | None, table: dict, agents: dict[str, dict]):
         self.key, self.table, self.agents = key, table, agents
-        self._exit_code = [re.compile(p) for p in table.get("exit_code") or []]
-        self._error_if = re.compile(table["error_if"]) if table.get("error_if") else None
-        self._exit_zero_if = re.compile(table["exit_zero_if"]) if table.get("exit_zero_if") else None
+        self._exit_code = [_Searcher(p) for p in table.get("exit_code") or []]
+        self._error_if = _Searcher(table["error_if"]) if table.get("error_if") else None
+        self._exit_zero_if = _Searcher(table["exit_zero_if"]) if table.get("exit_zero_if") else None
         self._noise = [re.compile(p) for p in table.get("noise") or []]
         self._specs: dict[str, Any] = {}
 
@@ -379,6 +387,47 @@ class AgentConventions:
                 text = pattern.sub("", text)
             flagged = _shows_error(text)
         return Observation(None, flagged)
+
+
+class _Searcher:
+    """A compiled output pattern from an agent's table, searched only in text holding the literal
+    every match of it contains (`required_literal`): a multi-line pattern anchored at `^` is
+    tried at every line of a long output, where a substring test rules most outputs out at once."""
+
+    __slots__ = ("pattern", "literal")
+
+    def __init__(self, pattern: str):
+        self.pattern = re.compile(pattern)
+        self.literal = required_literal(self.pattern)
+
+    def search(self, text: str) -> re.Match | None:
+        if self.literal is not None and self.literal not in text:
+            return None
+        return self.pattern.search(text)
+
+
+def required_literal(pattern: re.Pattern) -> str | None:
+    """The longest run of plain characters that every match of `pattern` contains, as written (the
+    pattern's own top-level sequence, outside groups and alternatives); None for a case-insensitive
+    pattern, one with none, or one the parser does not take apart."""
+    if pattern.flags & re.IGNORECASE:
+        return None
+    try:
+        from re import _constants, _parser  # the parser re itself compiles with; private, hence the guard
+
+        items = _parser.parse(pattern.pattern, pattern.flags)
+        runs, current = [], []
+        for op, value in items:
+            if op is _constants.LITERAL:
+                current.append(chr(value))
+            else:
+                runs.append("".join(current))
+                current = []
+        runs.append("".join(current))
+    except Exception:  # noqa: BLE001 - an internal API changed shape: search without the prefilter
+        return None
+    longest = max(runs, key=len)
+    return longest or None
 
 
 def agent_conventions(agent: str | None) -> AgentConventions:

@@ -234,6 +234,34 @@ def test_a_no_op_re_ingest_reads_nothing_and_a_touched_input_is_read_again(store
     assert pipeline.unit_signature(pipeline.Unit("jsonl", tmp_path / "missing.jsonl")) is None
 
 
+def test_a_harbor_trial_is_signed_by_the_files_it_is_read_from(store, tmp_path):
+    """The reader signs a trial from its own look at the files it opens; the parent's stat of the same
+    three files gives the same signature, which a change to any of them (or one appearing) changes and
+    nothing else in the trial's folder does."""
+    import curriculab.analysis.ingest.pipeline as pipeline
+
+    job = tmp_path / "job"
+    shutil.copytree(FIXTURES / "harbor" / "jobs" / "2026-10-03__14-30-00", job)
+    trial = job / "fix-csv-parser__Tm5bN8c"  # no verifier/ctrf.json
+    unit = pipeline.Unit("harbor", trial)
+    read, result = pipeline.read_signed(unit, None)
+    assert result.batch.trajectories and read == pipeline.unit_signature(unit) and read.startswith("h:")
+    assert read.endswith(",-")  # the absent ctrf.json is part of it
+    (trial / "trial.log").write_text("more log")
+    (trial / "agent" / "notes.txt").write_text("not read")
+    assert pipeline.unit_signature(unit) == read
+    (trial / "verifier").mkdir(exist_ok=True)
+    shutil.copy(next(FIXTURES.glob("harbor/jobs/*/*/verifier/ctrf.json")), trial / "verifier" / "ctrf.json")
+    appeared = pipeline.unit_signature(unit)
+    assert appeared != read
+    later = time.time() + 5
+    os.utime(trial / "agent" / "trajectory.json", (later, later))
+    assert pipeline.unit_signature(unit) != appeared
+    ingest(store, [job], workers=1)
+    again = ingest(store, [job], workers=1)
+    assert again.skipped == again.units and again.inserted == 0
+
+
 def test_an_input_given_twice_in_one_call_is_recorded_once_and_skipped_next_time(store, tmp_path):
     jsonl = tmp_path / "rollouts.jsonl"
     shutil.copy(FIXTURES / "jsonl" / "rollouts.jsonl", jsonl)

@@ -186,3 +186,25 @@ def test_the_error_prefilter_agrees_with_the_error_pattern_everywhere():
     assert 2000 < found < 19_000  # both answers are exercised
     assert _shows_error("FAİLED: test_x") and _shows_error("1 faıled")
     assert looks_truncated("output lımited to 100 lines")  # dotless i: re.I matches it, casefold alone did not
+
+
+def test_required_literals_are_in_every_match_and_the_prefiltered_search_agrees():
+    import re
+
+    from curriculab.trajectory.actions import _Searcher, agent_tables, required_literal
+
+    assert required_literal(re.compile(r"(?m)^\[exit_code\] (-?\d+)\s*$")) == "[exit_code] "
+    assert required_literal(re.compile(r"abc|defg")) is None  # either alternative may match alone
+    assert required_literal(re.compile(r"(?i)exit code (\d+)")) is None  # case-folded matches
+    assert required_literal(re.compile(r"(exit code) (\d+)")) == " "  # a group's text is not taken apart
+    assert required_literal(re.compile(r"a*bc?d")) == "b"  # repeats and optionals are not required
+    patterns = [p for table in agent_tables().values() for key in ("exit_code", "error_if", "exit_zero_if")
+                for p in ([table[key]] if isinstance(table.get(key), str) else table.get(key) or [])]
+    assert len(patterns) >= 6
+    pieces = ["[exit_code] ", "[exit_code]", "exit_code", "[error] tool reported failure", "[stdout]", "[stderr]", "[",
+              "]", "Process exited with code ", "Exit code: ", "Exit Code: ", '"exit_code":', " ", "\n", "0", "-3", "12",
+              "[The command completed with exit code ", "[Command finished with exit code ", ".]", "x"]
+    for pattern in patterns:
+        searcher = _Searcher(pattern)
+        found = _agreement(lambda text: searcher.search(text) is not None, searcher.pattern, pieces, seed=11, lengths=(0, 7))
+        assert found > 5, pattern  # the generator does produce matches of every pattern
