@@ -153,7 +153,7 @@ PLAIN_READING = True
 to hold the two readings to each other)."""
 
 
-def read_atif(path: Path, data: bytes, record: str | None = None) -> AtifRead:
+def read_atif(path: Path | str, data: bytes, record: str | None = None) -> AtifRead:
     """Validate and walk ATIF bytes: the plain reading (orjson's values, each checked as it is read)
     where every value already has its schema type, else the model path (pydantic), whose errors name
     the field at fault. Both give the same rows: `tests/analysis/test_atif_paths.py` holds them equal."""

@@ -17,7 +17,7 @@ import orjson
 from pydantic import ValidationError
 
 from curriculab.analysis.issues import Issue, IngestFailure, fail, make_issue
-from curriculab.analysis.store.rows import STEP_VALUES, RowBatch, StepRow, TestResultRow, TrajectoryRow, as_utc, json_text
+from curriculab.analysis.store.rows import RowBatch, StepRow, TestResultRow, TrajectoryRow, as_utc, json_text
 from curriculab.trajectory.actions import NormalisedCall, error_observed, folded_case, looks_truncated, read_is_full
 from curriculab.trajectory.model import INT32_MAX, TIERS, Step, TestResult, Trajectory
 from curriculab.trajectory.model_names import canonical_model
@@ -242,18 +242,21 @@ def text_of(content: Any) -> str | None:
     return str(content)
 
 
+_step_row = tuple.__new__  # StepRow's values as a StepRow, without the named tuple's own __new__ (a Python call)
+
+
 class StepBuilder:
-    """Accumulates a trajectory's canonical steps as the store's step rows (without their
-    trajectory id, which `add_trajectory` adds): numbered, outputs capped, each step's
-    `error_observed` and `read_full` decided as it is added. No per-step model object: a row is
-    what the store takes, and building a `Step` first was a fifth of reading a trajectory."""
+    """Accumulates a trajectory's canonical steps as the store's step rows: numbered, outputs
+    capped, each step's `error_observed` and `read_full` decided as it is added. No per-step model
+    object: a row is what the store takes, and building a `Step` first was a fifth of reading."""
 
-    __slots__ = ("path", "record", "source_format", "rows", "issues")
+    __slots__ = ("path", "record", "source_format", "trajectory_id", "rows", "issues")
 
-    def __init__(self, path: Path | str, record: str, source_format: str):
+    def __init__(self, path: Path | str, record: str, source_format: str, trajectory_id: str | None = None):
         self.path, self.record, self.source_format = path, record, source_format
-        self.rows: list[tuple] = []
-        """One tuple per step, in `STEP_VALUES` order."""
+        self.trajectory_id = record if trajectory_id is None else trajectory_id
+        """The trajectory the steps belong to (the record being read, unless it says otherwise)."""
+        self.rows: list[StepRow] = []
         self.issues: list[Issue] = []
 
     def _capped_message(self, text: str | None, step_idx: int) -> str | None:
@@ -264,9 +267,12 @@ class StepBuilder:
 
     def message(self, source: str, text: str | None, ts: Any = None, action: str | None = None) -> None:
         step_idx = len(self.rows)
-        text = self._capped_message(text, step_idx)
-        self.rows.append((step_idx, source, text, None, action, None, None, None, None, False, None, as_utc(ts), None,
-                          None, None))
+        if text is not None and len(text) > MAX_OUTPUT_CHARS:
+            text = self._capped_message(text, step_idx)
+        if ts is not None and ts.tzinfo is None:
+            ts = as_utc(ts)
+        self.rows.append(_step_row(StepRow, (self.trajectory_id, step_idx, source, text, None, action, None, None, None,
+                                             None, False, None, ts, None, None, None)))
 
     def calls(self, calls: list[NormalisedCall], *, tool_name: str | None, raw: dict[str, Any] | None,
               output: str | None, message: str | None = None, ts: Any = None, exit_code: int | None = None,
@@ -275,72 +281,80 @@ class StepBuilder:
         rows = self.rows
         first = len(rows)
         last = len(calls) - 1
-        # the output is folded once for both of its checks (the harness's truncation, error text)
-        folded = folded_case(output) if output and len(output) <= MAX_OUTPUT_CHARS else None
-        truncated = looks_truncated(output, folded) if output else False
-        if folded is None and output:
-            capped, dropped = cap_text(output)
-            truncated = True
-            self.issues.append(make_issue(
-                self.path, f"step {first + last} output has {dropped + MAX_OUTPUT_CHARS:,} characters; "
-                f"stored its first and last {MAX_OUTPUT_CHARS // 2:,} (output_truncated = true)",
-                "Nothing to do unless the middle of that output matters", record=self.record, field="output",
-                severity="warning", source_format=self.source_format))
-            output, folded = capped, folded_case(capped)
-        message = self._capped_message(message, first)
+        truncated = False
+        folded = None  # the output case-folded once, for both of its checks (the harness's cut, error text)
+        if output:
+            if len(output) > MAX_OUTPUT_CHARS:
+                capped, dropped = cap_text(output)
+                self.issues.append(make_issue(
+                    self.path, f"step {first + last} output has {dropped + MAX_OUTPUT_CHARS:,} characters; "
+                    f"stored its first and last {MAX_OUTPUT_CHARS // 2:,} (output_truncated = true)",
+                    "Nothing to do unless the middle of that output matters", record=self.record, field="output",
+                    severity="warning", source_format=self.source_format))
+                output, truncated = capped, True
+                folded = folded_case(capped)
+            else:
+                folded = folded_case(output)
+                truncated = looks_truncated(output, folded)
+        if message is not None and len(message) > MAX_OUTPUT_CHARS:
+            message = self._capped_message(message, first)
         if exit_code is not None and not -INT32_MAX - 1 <= exit_code <= INT32_MAX:
             exit_code = None  # no process exits so: the text that showed it was not a status line
-        ts = as_utc(ts)
+        if ts is not None and ts.tzinfo is None:
+            ts = as_utc(ts)
         call_id = call_id or f"step-{first}"
         arguments = raw.get("arguments") if raw is not None else None
-        whole_raw = json_text(raw) if last == 0 else None
-        for k, call in enumerate(calls):
-            action, command = call.action, call.command
-            part_raw = whole_raw if last == 0 else (None if raw is None else json_text({**raw, "part": k}))
+        tid = self.trajectory_id
+        if last == 0:  # one call, one step: most calls
+            action, path, command = calls[0]
+            rows.append(_step_row(StepRow, (
+                tid, first, source, message, tool_name, action, path, command, output, exit_code, truncated,
+                None if raw is None else json_text(raw), ts, call_id,
+                error_observed(action, command, output, exit_code, tool_failed, folded) if action == "run" else None,
+                read_is_full(action, tool_name, command, arguments) if action == "read" else None)))
+            return
+        for k, (action, path, command) in enumerate(calls):
+            part_raw = None if raw is None else json_text({**raw, "part": k})
             full = read_is_full(action, tool_name, command, arguments) if action == "read" else None
             if k == last:
                 observed = error_observed(action, command, output, exit_code, tool_failed, folded) if action == "run" else None
-                rows.append((first + k, source, message if k == 0 else None, tool_name, action, call.path, command, output,
-                             exit_code, truncated, part_raw, ts, call_id, observed, full))
+                rows.append(_step_row(StepRow, (tid, first + k, source, message if k == 0 else None, tool_name, action,
+                                                path, command, output, exit_code, truncated, part_raw, ts, call_id,
+                                                observed, full)))
             else:
-                rows.append((first + k, source, message if k == 0 else None, tool_name, action, call.path, command, None,
-                             None, False, part_raw, ts, call_id, None, full))
+                rows.append(_step_row(StepRow, (tid, first + k, source, message if k == 0 else None, tool_name, action,
+                                                path, command, None, None, False, part_raw, ts, call_id, None, full)))
 
     def set_output(self, index: int, output: str | None, tool_failed: bool | None = None,
                    raw: dict[str, Any] | None = None) -> None:
         """Give step `index` an output that arrived after its call (Inspect's tool message, a
         terminal screen shown with the next prompt), with the `error_observed` it decides; `raw`
         replaces the step's source record (a failed tool's error added to it)."""
-        row = list(self.rows[index])
-        row[_OUTPUT] = output
-        if raw is not None:
-            row[_RAW] = json_text(raw)
-        row[_ERROR_OBSERVED] = error_observed(row[_ACTION], row[_COMMAND], output, row[_EXIT_CODE], tool_failed)
-        self.rows[index] = tuple(row)
+        row = self.rows[index]
+        self.rows[index] = row._replace(
+            output=output, raw=row.raw if raw is None else json_text(raw),
+            error_observed=error_observed(row.action, row.command, output, row.exit_code, tool_failed))
 
     def output_of(self, index: int) -> str | None:
-        return self.rows[index][_OUTPUT]
+        return self.rows[index].output
 
     def last_action(self, call_id_prefix: str) -> int | None:
         """The last step that acts (not a message, completion or wait) of a call whose id starts with
         `call_id_prefix`, or None."""
         for index in range(len(self.rows) - 1, -1, -1):
             row = self.rows[index]
-            if (row[_CALL_ID] or "").startswith(call_id_prefix) and row[_ACTION] not in (None, "message", "complete"):
+            if (row.call_id or "").startswith(call_id_prefix) and row.action not in (None, "message", "complete"):
                 return index
         return None
 
 
-_OUTPUT, _ACTION, _COMMAND, _EXIT_CODE, _RAW, _CALL_ID, _ERROR_OBSERVED = (STEP_VALUES.index(name) for name in (
-    "output", "action", "command", "exit_code", "raw", "call_id", "error_observed"))
-
-
-def step_values(step: Step) -> tuple:
-    """A canonical `Step` (read whole from curriculab JSONL) as a `StepBuilder` row."""
+def step_row(trajectory_id: str, step: Step) -> StepRow:
+    """A canonical `Step` (read whole from curriculab JSONL) as the store's row, as `StepBuilder` makes it."""
     observed = error_observed(step.action, step.command, step.output, step.exit_code, step.tool_failed)
     full = read_is_full(step.action, step.tool_name, step.command, (step.raw or {}).get("arguments"))
-    return (step.step_idx, step.source, step.message, step.tool_name, step.action, step.path, step.command, step.output,
-            step.exit_code, step.output_truncated, json_text(step.raw), as_utc(step.ts), step.call_id, observed, full)
+    return StepRow(trajectory_id, step.step_idx, step.source, step.message, step.tool_name, step.action, step.path,
+                   step.command, step.output, step.exit_code, step.output_truncated, json_text(step.raw), as_utc(step.ts),
+                   step.call_id, observed, full)
 
 
 def message_capped(path: Path | str, record: str, step_idx: int, dropped: int, source_format: str) -> Issue:
@@ -398,7 +412,9 @@ def add_trajectory(batch: RowBatch, t: Trajectory, content_hash: str, source_for
     if t.run is not None:
         batch.add_run(t.run)
     tid = t.trajectory_id
-    rows = steps.rows if steps is not None else [step_values(s) for s in t.steps]
+    if steps is not None and steps.trajectory_id != tid:
+        raise ValueError(f"steps built for {steps.trajectory_id!r} added to trajectory {tid!r}")
+    rows = steps.rows if steps is not None else [step_row(tid, s) for s in t.steps]
     batch.trajectories.append(TrajectoryRow(
         trajectory_id=tid, run_id=t.run_id, task_id=t.task_id, model=canonical_model(t.model), attempt=t.attempt,
         outcome=t.outcome, reward=t.reward, harness_error=t.harness_error, n_steps=len(rows),
@@ -406,8 +422,7 @@ def add_trajectory(batch: RowBatch, t: Trajectory, content_hash: str, source_for
         output_tokens=t.output_tokens, cost_usd=t.cost_usd, started_at=as_utc(t.started_at), ended_at=as_utc(t.ended_at),
         content_hash=content_hash, source_format=source_format, source_path=source_path, model_raw=t.model,
         actions_logged=t.actions_logged, exception_type=t.exception_type))
-    make = StepRow._make
-    batch.steps.extend([make((tid, *values)) for values in rows])
+    batch.steps.extend(rows)
     batch.test_results.extend(TestResultRow(trajectory_id=tid, test_id=r.test_id, tier=r.tier, milestone_idx=r.milestone_idx,
                                             passed=r.passed, status=r.status, detail=r.detail) for r in t.test_results)
 

@@ -53,7 +53,7 @@ def read_eval(path: Path) -> UnitResult:
                                      severity="warning", source_format=FORMAT))
     for sample in log.samples or []:
         record = f"{sample.id}/epoch {sample.epoch}"
-        builder = StepBuilder(path=path, record=record, source_format=FORMAT)
+        builder = StepBuilder(path, record, FORMAT, trajectory_id=f"{run_id}/{sample.id}/{sample.epoch}")
         pending: dict[str, tuple[int, dict]] = {}  # tool_call_id -> (the step that gets its output, its raw call)
         for message in sample.messages:
             role = message.role

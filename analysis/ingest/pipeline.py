@@ -8,6 +8,7 @@ batch in flight and never leaves half a trajectory.
 
 from __future__ import annotations
 
+import functools
 import gc
 import hashlib
 import os
@@ -104,49 +105,70 @@ def _sniff_json(path: Path, data: bytes) -> str | None:
     return None
 
 
-def read_unit(unit: Unit) -> UnitResult:
-    """Read one unit; any failure becomes a quarantine issue rather than an exception."""
-    # the importers (pydantic models, Arrow rows) load with the first unit read, not with discovery
-    import orjson
-    from pydantic import ValidationError
+_readers: dict[str, Callable[[Path], "UnitResult"]] = {}
+"""The importer of each unit kind, filled on the first read: a walk or a no-op re-ingest never loads them."""
 
-    from curriculab.analysis.ingest import atif, harbor, inspect_log, jsonl, swe_agent, tasks, tb
-    from curriculab.analysis.ingest.common import UnitResult, json_failure, read_bytes, validation_failure
 
-    try:
-        kind, path = unit.kind, unit.path
-        if kind == "json":
-            data = read_bytes(path, "auto")
-            kind = _sniff_json(path, data) or ""
-            if kind == "atif":
-                return atif.read_atif_file(path, data)
-            if kind not in ("inspect", "tb-results"):
-                try:
-                    orjson.loads(data)
-                except orjson.JSONDecodeError as exc:
-                    raise json_failure(path, data, exc, "auto") from None
-                raise IngestFailure(make_issue(
-                    path, "not a recognised trajectory format (looked for ATIF `schema_version` and `steps`, an "
-                    "Inspect log's `eval` and `samples`, or a Terminal-Bench `results` list of trials)",
-                    "Pass --format to force a reader, or convert the file to curriculab JSONL (docs/jsonl.md)"))
-        readers: dict[str, Callable[[Path], UnitResult]] = {
+def _importers() -> dict[str, Callable[[Path], "UnitResult"]]:
+    if not _readers:
+        from curriculab.analysis.ingest import atif, harbor, inspect_log, jsonl, swe_agent, tasks, tb
+
+        _readers.update({
             "atif": atif.read_atif_file, "harbor": harbor.read_trial, "tb": tb.read_run, "tb-results": tb.read_results_file,
             "swe-agent": swe_agent.read_traj, "inspect": inspect_log.read_eval, "jsonl": jsonl.read_jsonl,
-            "harbor-task": lambda p: tasks.read_task_dir(p, "harbor-task"),
-            "tb-task": lambda p: tasks.read_task_dir(p, "tb-task"),
-        }
-        return readers[kind](path)
-    except IngestFailure as exc:
+            "harbor-task": functools.partial(tasks.read_task_dir, kind="harbor-task"),
+            "tb-task": functools.partial(tasks.read_task_dir, kind="tb-task"), "json": _read_sniffed,
+        })
+    return _readers
+
+
+def read_unit(unit: Unit) -> UnitResult:
+    """Read one unit; any failure becomes a quarantine issue rather than an exception."""
+    try:
+        return _importers()[unit.kind](unit.path)
+    except Exception as exc:  # noqa: BLE001 - one unit's failure never costs the rest: it is quarantined
+        return _unreadable(unit, exc)
+
+
+def _unreadable(unit: Unit, exc: Exception) -> UnitResult:
+    from pydantic import ValidationError
+
+    from curriculab.analysis.ingest.common import UnitResult, validation_failure
+
+    if isinstance(exc, IngestFailure):
         return UnitResult(issues=[exc.issue])
-    except ValidationError as exc:  # a value the format allows but the store cannot hold (a 10**30 token count)
+    if isinstance(exc, ValidationError):  # a value the format allows but the store cannot hold (a 10**30 token count)
         return UnitResult(issues=[validation_failure(unit.path, exc, unit.kind).issue])
-    except MemoryError:
+    if isinstance(exc, MemoryError):
         return UnitResult(issues=[make_issue(unit.path, "ran out of memory reading this input",
                                              "Split the file, or ingest it on a machine with more memory")])
-    except Exception as exc:  # an importer bug must not cost the other files of the batch
-        return UnitResult(issues=[make_issue(
-            unit.path, f"unexpected {type(exc).__name__} while reading as {unit.kind}: {exc}",
-            "Report this with the file attached; re-run with --debug for the traceback")])
+    # an importer bug must not cost the other files of the batch
+    return UnitResult(issues=[make_issue(
+        unit.path, f"unexpected {type(exc).__name__} while reading as {unit.kind}: {exc}",
+        "Report this with the file attached; re-run with --debug for the traceback")])
+
+
+def _read_sniffed(path: Path) -> UnitResult:
+    """A `.json` file whose format its content tells: ATIF, an Inspect log, a tb run's results."""
+    import orjson
+
+    from curriculab.analysis.ingest import atif
+    from curriculab.analysis.ingest.common import json_failure, read_bytes
+
+    data = read_bytes(path, "auto")
+    kind = _sniff_json(path, data) or ""
+    if kind == "atif":
+        return atif.read_atif_file(path, data)
+    if kind not in ("inspect", "tb-results"):
+        try:
+            orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise json_failure(path, data, exc, "auto") from None
+        raise IngestFailure(make_issue(
+            path, "not a recognised trajectory format (looked for ATIF `schema_version` and `steps`, an "
+            "Inspect log's `eval` and `samples`, or a Terminal-Bench `results` list of trials)",
+            "Pass --format to force a reader, or convert the file to curriculab JSONL (docs/jsonl.md)"))
+    return _importers()[kind](path)
 
 
 def _file_kind(path: str, fmt: str) -> str | None:

@@ -95,7 +95,7 @@ def read_traj(path: Path) -> UnitResult:
         raise validation_failure(path, exc, FORMAT, record=instance_id) from None
     run_dir = path.parent.parent if path.parent.name == instance_id else path.parent
     run_id = run_dir.name
-    builder = StepBuilder(path=path, record=instance_id, source_format=FORMAT)
+    builder = StepBuilder(path, instance_id, FORMAT, trajectory_id=f"{run_id}/{instance_id}")
     instruction = None
     for message in doc.history:
         role = message.get("role")

@@ -207,7 +207,7 @@ def _trajectory(run_dir: Path, run_id: str, meta: dict[str, Any], folder: tuple[
                 out: UnitResult) -> tuple[Trajectory, str | None, bytes, StepBuilder]:
     commands_path = run_dir / trial.task_id / trial.trial_name / "commands.txt"
     commands = read_bytes(commands_path, FORMAT, trial.trial_name) if commands_path.is_file() else b""
-    builder = StepBuilder(path=commands_path, record=trial.trial_name, source_format=FORMAT)
+    builder = StepBuilder(commands_path, trial.trial_name, FORMAT, trajectory_id=f"{run_id}/{trial.trial_name}")
     if trial.instruction:
         builder.message("user", trial.instruction)
     typed = typed_commands(commands.decode("utf-8", errors="replace"), commands_path, trial.trial_name, builder.issues)

@@ -50,7 +50,7 @@ def _turn(response: str) -> dict[str, Any] | None:
 def terminus_episode_steps(episodes: list[dict[str, Any]], path: Path, record: str,
                            issues: list) -> tuple[StepBuilder, int]:
     """(canonical steps, number of turns) of an episode list."""
-    builder = StepBuilder(path=path, record=record, source_format="harbor")
+    builder = StepBuilder(path, record, "harbor")
     builder.message("user", str(episodes[0].get("prompt") or ""))
     for k, item in enumerate(episodes):
         if k > 0:  # this turn's prompt shows the screen the previous turn's commands left

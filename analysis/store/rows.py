@@ -54,8 +54,6 @@ TrajectoryRow = namedtuple("TrajectoryRow", SCHEMAS["trajectories"].names)
 StepRow = namedtuple("StepRow", SCHEMAS["steps"].names)
 TestResultRow = namedtuple("TestResultRow", SCHEMAS["test_results"].names)
 TestResultRow.__test__ = False  # a row type, not a pytest test
-STEP_VALUES: tuple[str, ...] = StepRow._fields[1:]
-"""A step row's values after its trajectory id, in order: what ingest's step builder produces."""
 
 _MERGE_COLUMNS = {
     "tasks": ["source", "instruction", "task_type", "language", "tier_authored", "difficulty_authored",

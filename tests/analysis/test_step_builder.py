@@ -4,8 +4,8 @@
 from datetime import datetime, timezone
 from pathlib import Path
 
-from curriculab.analysis.ingest.common import MAX_OUTPUT_CHARS, StepBuilder, step_values
-from curriculab.analysis.store.rows import SCHEMAS, STEP_VALUES
+from curriculab.analysis.ingest.common import MAX_OUTPUT_CHARS, StepBuilder, step_row
+from curriculab.analysis.store.rows import SCHEMAS, StepRow
 from curriculab.trajectory.actions import NormalisedCall
 from curriculab.trajectory.model import Step
 
@@ -42,15 +42,15 @@ def _as_models() -> list[Step]:
     ]]
 
 
-def test_rows_are_the_store_columns_after_the_trajectory_id():
-    assert STEP_VALUES == tuple(SCHEMAS["steps"].names[1:])
-    assert all(len(row) == len(STEP_VALUES) for row in _built().rows)
+def test_rows_are_the_store_columns():
+    assert StepRow._fields == tuple(SCHEMAS["steps"].names)
+    assert all(type(row) is StepRow and len(row) == len(StepRow._fields) and row.trajectory_id == "r" for row in _built().rows)
 
 
 def test_built_rows_equal_the_rows_of_the_same_steps_read_as_models():
     rows = _built().rows
-    assert rows == [step_values(step) for step in _as_models()]
-    by_name = [dict(zip(STEP_VALUES, row)) for row in rows]
+    assert rows == [step_row("r", step) for step in _as_models()]
+    by_name = [row._asdict() for row in rows]
     assert [r["error_observed"] for r in by_name] == [None, None, None, True, None]
     assert [r["read_full"] for r in by_name] == [None, None, True, None, True]
     assert by_name[3]["output_truncated"] is True  # the harness said so
@@ -61,13 +61,13 @@ def test_an_output_that_arrives_later_decides_error_observed_then():
     builder.calls([NormalisedCall("run", None, "pytest")], tool_name="bash", raw={"id": "c1"}, output=None, call_id="c1")
     assert builder.last_action("c1") == 0 and builder.output_of(0) is None
     builder.set_output(0, "ok", tool_failed=True, raw={"id": "c1", "error": {"type": "timeout"}})
-    row = dict(zip(STEP_VALUES, builder.rows[0]))
+    row = builder.rows[0]._asdict()
     assert row["output"] == "ok" and row["error_observed"] is True and row["raw"] == '{"id":"c1","error":{"type":"timeout"}}'
 
 
 def test_a_long_output_is_capped_with_a_warning_and_marked_truncated():
     builder = StepBuilder(path="t.json", record="r", source_format="atif")
     builder.calls([NormalisedCall("run", None, "yes")], tool_name="bash", raw=None, output="y\n" * MAX_OUTPUT_CHARS)
-    row = dict(zip(STEP_VALUES, builder.rows[0]))
+    row = builder.rows[0]._asdict()
     assert row["output_truncated"] is True and "characters omitted" in row["output"]
     assert [i.severity for i in builder.issues] == ["warning"] and "step 0 output has 131,072 characters" in builder.issues[0].reason
