@@ -432,3 +432,39 @@ def test_the_unsandboxed_warning_says_what_is_not_protected(monkeypatch):
     (message,) = [str(w.message) for w in caught if "WITHOUT a sandbox" in str(w.message)]
     for unprotected in ("your files", "the network", "answer key"):
         assert unprotected in message, message
+
+
+def _zygotes():
+    """The zygote processes on this host (bubblewrap's command; its children are completions)."""
+    import psutil
+
+    return [p for p in psutil.process_iter(["cmdline"])
+            if (p.info["cmdline"] or [""])[0] == "/usr/bin/python3" and "zygote" in p.info["cmdline"][-4:-3]
+            and (p.parent().cmdline() or [""])[0] == "bwrap"]
+
+
+def test_the_next_completion_runs_in_a_process_made_ahead_and_a_lost_one_is_replaced():
+    """On bubblewrap each completion's process is made (cloned into its namespaces, confined) while
+    the one before runs; one that is gone when its completion comes is replaced by a fresh one."""
+    import psutil
+
+    from curriculab.training.sandbox.runner import close_pools
+
+    close_pools()
+    limits = one_slot_limits()
+    honest = ("def add(a, b):\n    return a + b\n", "add", TESTS)
+    assert all(o.passed for o in run_many([honest], limits, workers=1, backend="bwrap")[0].outcomes)
+    (zygote,) = _zygotes()
+    deadline = time.monotonic() + 5
+    while not (spares := [p for p in zygote.children() if p.status() != psutil.STATUS_ZOMBIE]) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(spares) == 1, "no process was made ahead for the next completion"
+    spares[0].kill()  # lost: killed from outside while it waited (and dead before its completion comes)
+    deadline = time.monotonic() + 5
+    while spares[0].status() != psutil.STATUS_ZOMBIE and time.monotonic() < deadline:
+        time.sleep(0.01)
+    results = run_many([honest] * 3, limits, workers=1, backend="bwrap")
+    assert [all(o.passed for o in r.outcomes) for r in results] == [True, True, True], [r.outcomes for r in results]
+    assert not any(r.status == "sandbox_error" for r in results)
+    assert [p for p in zygote.children() if p.status() != psutil.STATUS_ZOMBIE]  # made ahead again
+    close_pools()

@@ -5,8 +5,8 @@ uid (and, where cgroups are writable, in its own cgroup): a *zygote* that forks 
 completion from a clean, pre-imported interpreter that never runs model code nor holds it (the code
 travels in a memfd it only passes on), and a *judge* that runs the problem's tests, calling the
 child over a socket pair the harness handed to both. Each completion's process gets fresh mount,
-IPC and pid namespaces, its own /tmp and /proc and the full seccomp filter before its code is read;
-after it the zygote kills every process it left. Isolation between completions is therefore a
+IPC and pid namespaces, its own /tmp and /proc and the full seccomp filter before its code is read
+(made ahead, while the completion before runs); after it the zygote kills every process it left. Isolation between completions is therefore a
 fresh process in a fresh world each, and between slots a separate sandbox.
 
 The harness (this module) runs no test code and parses no reply from a completion: it waits for
@@ -550,11 +550,12 @@ class _Slot:
                     finally:
                         theirs.close()
                         os.close(code_fd)
-                    self._forked(zygote)
+                    # the judge waits on the channel while the zygote forks: no round trip between the two
                     job["budget_left_s"] = self._budget_left(started)
                     server.send(judge.control, job, fds=[mine.fileno()])
                 finally:
                     mine.close()
+                self._forked(zygote)
         except (OSError, EOFError, server.RefusedReply, _SlotBroken) as exc:
             if output_fd is not None:
                 os.close(output_fd)
