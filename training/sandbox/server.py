@@ -472,19 +472,23 @@ class _Spare:
         return None
 
 
-def _end_private(child):
-    """End a completion born as pid 1 of its own pid namespace: SIGKILL to it takes every process of
-    that namespace with it (the kernel kills them and waits for them before the init's exit is
-    done), and nothing outside it, so the spare made for the next completion lives on. Returns
-    the child's wait status (None if it was reaped already)."""
+def _kill(child):
     try:
         os.kill(child, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+def _end_private(child):
+    """End a completion born as pid 1 of its own pid namespace: SIGKILL to it takes every process of
+    that namespace with it (the kernel kills them and waits for them before the init's exit is
+    done), and nothing outside it, so the spare made for the next completion lives on. Returns
+    once it is reaped."""
+    _kill(child)
     try:
-        return os.waitpid(child, 0)[1]
+        os.waitpid(child, 0)
     except ChildProcessError:
-        return None
+        pass
 
 
 def _completion(fds, scratch):
@@ -782,13 +786,23 @@ def zygote(control, scratch, scope, filter_path):
             end = recv(control)
         except (EOFError, OSError):
             end = None
-        # with namespaces of its own a completion ends with its namespace's init, the spare lives on;
-        # without, everything in the sandbox but the zygote goes
-        status = _end_private(child) if private else _kill_everything_else(child, scope, subreaper)
-        if not private:
-            _wipe(scratch)
-            if scope == "namespace":
-                _remove_ipc_objects()
+        if private:
+            # With namespaces of its own a completion ends with its namespace's init (the spare lives
+            # on). Killed, it runs no more code: the harness hears so at once, and the zygote reaps it
+            # (the kernel tears its namespaces down, ~1 ms) while the harness turns to the next
+            # completion, which it hands over only once that is done.
+            _kill(child)
+            if end is not None:
+                send(control, {"ended": True, **({"output": tail(output_fd), "oom_kills": oom_kills()} if contained else {})})
+            _end_private(child)
+            if end is None:
+                return
+            continue
+        # without, everything in the sandbox but the zygote goes, and its leftovers with it
+        status = _kill_everything_else(child, scope, subreaper)
+        _wipe(scratch)
+        if scope == "namespace":
+            _remove_ipc_objects()
         if end is None:
             return
         report = {"ended": True}
