@@ -30,7 +30,8 @@ def each_tb_trial_dir(run_dir: str, listings: dict[str, list[os.DirEntry]] | Non
         if any(e.name == "result.json" for e in entries):  # a Harbor trial or job: tb keeps no result.json
             continue
         for trial in (e.path for e in entries if e.is_dir()):
-            if os.path.exists(os.path.join(trial, "results.json")):
+            # from its listing, which the walk takes next (a stat of its results.json was one more call)
+            if any(e.name == "results.json" and (not e.is_symlink() or os.path.exists(e.path)) for e in listing(trial, listings)):
                 yield trial
 
 

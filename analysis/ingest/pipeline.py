@@ -44,13 +44,22 @@ _PARALLEL_MIN_UNITS = 200
 class Unit:
     kind: str
     """harbor, tb, tb-results, atif, swe-agent, inspect, jsonl, harbor-task, tb-task, or json (sniffed when read)."""
-    path: Path
+    where: str
+    """Its file or directory, as discovery found it (a path given as a Path is kept as its text)."""
     absolute: str = ""
     """The path made absolute, as the manifest keys it (discovery derives it from its root's)."""
 
     def __post_init__(self) -> None:
+        if not isinstance(self.where, str):
+            object.__setattr__(self, "where", os.fspath(self.where))
         if not self.absolute:
-            object.__setattr__(self, "absolute", os.path.abspath(self.path))
+            object.__setattr__(self, "absolute", os.path.abspath(self.where))
+
+    @functools.cached_property
+    def path(self) -> Path:
+        """`where` as a Path, made when a reader wants one: a walk of 50,000 units that a no-op
+        re-ingest skips needs only their text, and pathlib's parsing was a fifth of that walk."""
+        return Path(self.where)
 
 
 @dataclass
@@ -235,7 +244,7 @@ def discover(paths: Iterable[str | os.PathLike], fmt: str = "auto",
         root_text, root_absolute = str(root), os.path.abspath(root)
 
         def unit_at(kind: str, path: str) -> None:
-            unit = Unit(kind, Path(path), root_absolute + path[len(root_text):] if root_text != "/" else path)
+            unit = Unit(kind, path, root_absolute + path[len(root_text):] if root_text != "/" else path)
             units.append(unit)
             if found:
                 found(unit)
@@ -283,9 +292,9 @@ def discover(paths: Iterable[str | os.PathLike], fmt: str = "auto",
                 "Point at a Harbor job, a `tb run` directory, task directories, or .json/.traj/.eval/.jsonl files"))
             continue
         # A verdict file no unit covers is a trial lost without a word: say so.
-        covered = _with_ancestors(str(unit.path) for unit in units[before:])
+        covered = _with_ancestors(os.path.normpath(unit.where) for unit in units[before:]) if holding_results else set()
         for directory in holding_results:
-            if str(directory) not in covered:
+            if os.path.normpath(directory) not in covered:
                 found = sorted(names for names in _VERDICT_FILES if (directory / names).is_file())
                 issues.append(make_issue(
                     directory, f"holds {', '.join(found)} but no trial could be read from it (not a Harbor trial or "
@@ -520,14 +529,14 @@ def unit_signature(unit: Unit) -> str | None:
     all of them. None when a file cannot be looked at (the unit is then read)."""
     try:
         if unit.kind == "harbor":
-            return _files_signature([_regular_file(os.path.join(unit.path, name)) for name in HARBOR_TRIAL_FILES])
-        info = os.stat(unit.path)
+            return _files_signature([_regular_file(os.path.join(unit.where, name)) for name in HARBOR_TRIAL_FILES])
+        info = os.stat(unit.where)
         if stat.S_ISREG(info.st_mode):
             return f"f:{info.st_size}:{info.st_mtime_ns}"
         if not stat.S_ISDIR(info.st_mode):
             return None
         digest = hashlib.blake2b(digest_size=16)
-        _sign_tree(str(unit.path), "", digest)
+        _sign_tree(unit.where, "", digest)
         return "d:" + digest.hexdigest()
     except OSError:
         return None
