@@ -530,13 +530,21 @@ def folded_case(text: str) -> str:
     return folded
 
 
-def _shows_error(text: str, folded: str | None = None) -> bool:
+def _found(text: str, folded: str | None, words: tuple[str, ...], pattern: re.Pattern) -> bool:
+    """Whether `pattern` matches `text`, searched only where `folded` (the text case-folded, made
+    here if not given) holds one of `words`, literals one of which every match contains."""
     if folded is None:
         folded = folded_case(text)
-    for word in _ERROR_WORDS:
+    for word in words:
         if word in folded:
-            return _ERROR.search(text) is not None
+            return pattern.search(text) is not None
     return False
+
+
+def _shows_error(text: str, folded: str | None = None) -> bool:
+    return _found(text, folded, _ERROR_WORDS, _ERROR)
+
+
 _NO_MATCH_IS_EXIT_1 = re.compile(r"^(grep|egrep|fgrep|rg|diff|cmp|test|\[) ")
 _FULL_READ_COMMAND = re.compile(r"^(cat|bat|less|more|nl|open) [^|]*$")
 _FULL_READ_TOOLS = {"read", "read_file", "view", "open_file", "str_replace_editor", "str_replace_based_edit_tool"}
@@ -592,11 +600,4 @@ far faster than the case-insensitive regex can."""
 def looks_truncated(output: str | None, folded: str | None = None) -> bool:
     """Whether an observation says it was cut by the agent harness. `folded`: `output` case-folded
     (`folded_case`), where the caller has it already."""
-    if not output:
-        return False
-    if folded is None:
-        folded = folded_case(output)
-    for word in _TRUNCATION_WORDS:
-        if word in folded:
-            return _TRUNCATION_MARKERS.search(output) is not None
-    return False
+    return bool(output) and _found(output, folded, _TRUNCATION_WORDS, _TRUNCATION_MARKERS)
