@@ -138,14 +138,19 @@ class AtifRead:
     parsed: Any
     """orjson's parse of the bytes, for the content hash (None where they are not JSON orjson reads)."""
     steps: StepBuilder
+    """The steps as the store's rows, with the issues met building them."""
     input_tokens: int | None
+    """`final_metrics.total_prompt_tokens`, else the steps' prompt tokens summed (None for none)."""
     output_tokens: int | None
+    """`final_metrics.total_completion_tokens`, else the steps' completion tokens summed."""
     cost_usd: float | None
+    """`final_metrics.total_cost_usd`, else the steps' costs summed."""
 
     @property
     def model(self) -> str | None:
         """The model that produced the steps: the agent's, else the first step's that names one."""
-        return self.doc["agent"].get("model_name") or next((s["model_name"] for s in self.doc["steps"] if s.get("model_name")), None)
+        named = (step["model_name"] for step in self.doc["steps"] if step.get("model_name"))
+        return self.doc["agent"].get("model_name") or next(named, None)
 
 
 PLAIN_READING = True
@@ -174,9 +179,6 @@ def _parsed(data: bytes) -> Any:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
         return None
-
-
-_NUMBER = (int, float)
 
 
 def _optional(value: Any, kind: type) -> Any:
