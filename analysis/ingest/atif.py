@@ -16,12 +16,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from curriculab.analysis.ingest.common import (
-    ParsedJson, StepBuilder, UnitResult, add_trajectory, byte_hash, content_hash, fail, make_issue, read_bytes,
-    text_of, validation_failure,
+    ParsedJson, StepBuilder, UnitResult, add_trajectory, byte_hash, content_hash, fail, json_or_none, make_issue,
+    read_bytes, text_of, validation_failure,
 )
 from curriculab.analysis.issues import IngestFailure
 from curriculab.trajectory.actions import agent_conventions
@@ -162,7 +161,7 @@ def read_atif(path: Path | str, data: bytes, record: str | None = None) -> AtifR
     """Validate and walk ATIF bytes: the plain reading (orjson's values, each checked as it is read)
     where every value already has its schema type, else the model path (pydantic), whose errors name
     the field at fault. Both give the same rows: `tests/analysis/test_atif_paths.py` holds them equal."""
-    parsed = _parsed(data)
+    parsed = json_or_none(data)
     if PLAIN_READING and type(parsed) is dict:
         try:
             _check_top(parsed)
@@ -172,13 +171,6 @@ def read_atif(path: Path | str, data: bytes, record: str | None = None) -> AtifR
             pass  # the model path decides what is wrong, and says it as it always has
     doc = parse_atif(path, data, record).model_dump()
     return _walk(doc, parsed, path, record or doc["session_id"])
-
-
-def _parsed(data: bytes) -> Any:
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return None
 
 
 def _optional(value: Any, kind: type) -> Any:

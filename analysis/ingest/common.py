@@ -154,6 +154,14 @@ def _read_regular(path: Path | str, source_format: str, record: str | None, only
         os.close(fd)
 
 
+def json_or_none(data: bytes) -> Any:
+    """`data` parsed as JSON, or None where it is not JSON (the caller says what it is instead)."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+
+
 def load_json(path: Path, data: bytes, source_format: str, record: str | None = None) -> Any:
     """Parse JSON, turning every failure into an issue that says where and what to do."""
     try:
@@ -286,11 +294,7 @@ class StepBuilder:
         if output:
             if len(output) > MAX_OUTPUT_CHARS:
                 capped, dropped = cap_text(output)
-                self.issues.append(make_issue(
-                    self.path, f"step {first + last} output has {dropped + MAX_OUTPUT_CHARS:,} characters; "
-                    f"stored its first and last {MAX_OUTPUT_CHARS // 2:,} (output_truncated = true)",
-                    "Nothing to do unless the middle of that output matters", record=self.record, field="output",
-                    severity="warning", source_format=self.source_format))
+                self.issues.append(output_capped(self.path, self.record, first + last, dropped, self.source_format, "output"))
                 output, truncated = capped, True
                 folded = folded_case(capped)
             else:
@@ -305,25 +309,14 @@ class StepBuilder:
         call_id = call_id or f"step-{first}"
         arguments = raw.get("arguments") if raw is not None else None
         tid = self.trajectory_id
-        if last == 0:  # one call, one step: most calls
-            action, path, command = calls[0]
-            rows.append(_step_row(StepRow, (
-                tid, first, source, message, tool_name, action, path, command, output, exit_code, truncated,
-                None if raw is None else json_text(raw), ts, call_id,
-                error_observed(action, command, output, exit_code, tool_failed, folded) if action == "run" else None,
-                read_is_full(action, tool_name, command, arguments) if action == "read" else None)))
-            return
         for k, (action, path, command) in enumerate(calls):
-            part_raw = None if raw is None else json_text({**raw, "part": k})
-            full = read_is_full(action, tool_name, command, arguments) if action == "read" else None
-            if k == last:
-                observed = error_observed(action, command, output, exit_code, tool_failed, folded) if action == "run" else None
-                rows.append(_step_row(StepRow, (tid, first + k, source, message if k == 0 else None, tool_name, action,
-                                                path, command, output, exit_code, truncated, part_raw, ts, call_id,
-                                                observed, full)))
-            else:
-                rows.append(_step_row(StepRow, (tid, first + k, source, message if k == 0 else None, tool_name, action,
-                                                path, command, None, None, False, part_raw, ts, call_id, None, full)))
+            part_raw = None if raw is None else json_text(raw if last == 0 else {**raw, "part": k})
+            ends = k == last  # the call's output, exit status and what they show go on its last step
+            rows.append(_step_row(StepRow, (
+                tid, first + k, source, message if k == 0 else None, tool_name, action, path, command,
+                output if ends else None, exit_code if ends else None, truncated if ends else False, part_raw, ts, call_id,
+                error_observed(action, command, output, exit_code, tool_failed, folded) if ends and action == "run" else None,
+                read_is_full(action, tool_name, command, arguments) if action == "read" else None)))
 
     def set_output(self, index: int, output: str | None, tool_failed: bool | None = None,
                    raw: dict[str, Any] | None = None) -> None:
@@ -355,6 +348,14 @@ def step_row(trajectory_id: str, step: Step) -> StepRow:
     return StepRow(trajectory_id, step.step_idx, step.source, step.message, step.tool_name, step.action, step.path,
                    step.command, step.output, step.exit_code, step.output_truncated, json_text(step.raw), as_utc(step.ts),
                    step.call_id, observed, full)
+
+
+def output_capped(path: Path | str, record: str, step_idx: int, dropped: int, source_format: str, field: str) -> Issue:
+    """The warning for a step output cut to its first and last halves."""
+    return make_issue(path, f"step {step_idx} output has {dropped + MAX_OUTPUT_CHARS:,} characters; stored its first and "
+                      f"last {MAX_OUTPUT_CHARS // 2:,} (output_truncated = true)",
+                      "Nothing to do unless the middle of that output matters", record=record, field=field,
+                      severity="warning", source_format=source_format)
 
 
 def message_capped(path: Path | str, record: str, step_idx: int, dropped: int, source_format: str) -> Issue:

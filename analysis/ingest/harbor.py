@@ -12,13 +12,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from curriculab.analysis.ingest.atif import AtifRead, read_atif
 from curriculab.analysis.ingest.common import (
-    IngestFailure, ParsedJson, StepBuilder, UnitResult, add_trajectory, byte_hash, content_hash, fail, load_json, make_issue, milestones,
-    outcome_without_verdict, read_bytes, read_if_regular, test_results_from_ctrf, validation_failure,
+    IngestFailure, ParsedJson, StepBuilder, UnitResult, add_trajectory, byte_hash, content_hash, fail, json_or_none, load_json,
+    make_issue, milestones, outcome_without_verdict, read_bytes, read_if_regular, test_results_from_ctrf, validation_failure,
 )
 from curriculab.analysis.ingest.tasks import task_from_toml
 from curriculab.analysis.ingest.terminus import is_terminus_episodes, terminus_episode_steps
@@ -146,7 +145,7 @@ def _trial_steps(path: str, data: bytes, record: str, issues: list) -> tuple[Ste
     try:
         read = read_atif(path, data, record)
     except IngestFailure as exc:
-        loaded = _json_or_none(data)
+        loaded = json_or_none(data)
         if is_terminus_episodes(loaded):
             steps, turns = terminus_episode_steps(loaded, path, record, issues)
             issues.append(make_issue(path, f"an older Terminus episode list ({turns} episodes), not ATIF: read its "
@@ -161,13 +160,6 @@ def _trial_steps(path: str, data: bytes, record: str, issues: list) -> tuple[Ste
         return None, None, loaded
     issues.extend(read.steps.issues)
     return read.steps, read, read.parsed
-
-
-def _json_or_none(data: bytes) -> Any:
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return None
 
 
 def _looks_like(doc: Any) -> str:

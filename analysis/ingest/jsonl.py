@@ -11,8 +11,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from curriculab.analysis.ingest.common import (
-    MAX_OUTPUT_CHARS, UnitResult, add_trajectory, byte_hash, cap_output, cap_text, content_hash, json_failure, make_issue,
-    message_capped, read_bytes, validation_failure,
+    UnitResult, add_trajectory, byte_hash, cap_output, cap_text, content_hash, json_failure, make_issue, message_capped,
+    output_capped, read_bytes, validation_failure,
 )
 from curriculab.trajectory.model import Run, Trajectory
 
@@ -47,11 +47,7 @@ def read_jsonl(path: Path) -> UnitResult:
                 step.message = message
             output, truncated, dropped = cap_output(step.output)
             if dropped:
-                out.issues.append(make_issue(
-                    path, f"step {step.step_idx} output has {dropped + MAX_OUTPUT_CHARS:,} characters; stored its first and "
-                    f"last {MAX_OUTPUT_CHARS // 2:,} (output_truncated = true)", "Nothing to do unless the middle of that "
-                    "output matters", record=record, field=f"steps[{step.step_idx}].output", severity="warning",
-                    source_format=FORMAT))
+                out.issues.append(output_capped(path, record, step.step_idx, dropped, FORMAT, f"steps[{step.step_idx}].output"))
                 step.output, step.output_truncated = output, True
         if traj.run is None:
             traj.run = Run(run_id=traj.run_id, model=traj.model, source_format=FORMAT, source_path=str(path))

@@ -30,6 +30,7 @@ descriptor) reaches a verdict: the child only ever answers calls.
 
 import builtins
 import errno
+import functools
 import gc
 import json
 import math
@@ -479,16 +480,20 @@ def _kill(child):
         pass
 
 
+def _reap(child):
+    try:
+        os.waitpid(child, 0)
+    except ChildProcessError:
+        pass
+
+
 def _end_private(child):
     """End a completion born as pid 1 of its own pid namespace: SIGKILL to it takes every process of
     that namespace with it (the kernel kills them and waits for them before the init's exit is
     done), and nothing outside it, so the spare made for the next completion lives on. Returns
     once it is reaped."""
     _kill(child)
-    try:
-        os.waitpid(child, 0)
-    except ChildProcessError:
-        pass
+    _reap(child)
 
 
 def _completion(fds, scratch):
@@ -794,7 +799,7 @@ def zygote(control, scratch, scope, filter_path):
             _kill(child)
             if end is not None:
                 send(control, {"ended": True, **({"output": tail(output_fd), "oom_kills": oom_kills()} if contained else {})})
-            _end_private(child)
+            _reap(child)
             if end is None:
                 return
             continue
@@ -925,18 +930,11 @@ def _copy_back(mutated, args, kwargs, deadline):
             raise RefusedReply("a changed argument that was not passed")
 
 
-_COMPILED_TESTS = {}
-"""Test code compiled once per judge (a problem's tests run for every completion of it); a test that
-does not compile raises its SyntaxError each time, as before."""
-
-
+@functools.lru_cache(maxsize=4096)
 def _compiled_test(code):
-    compiled = _COMPILED_TESTS.get(code)
-    if compiled is None:
-        if len(_COMPILED_TESTS) >= 4096:
-            _COMPILED_TESTS.clear()
-        compiled = _COMPILED_TESTS[code] = compile(code, "<test>", "exec")
-    return compiled
+    """Test code compiled once per judge (a problem's tests run for every completion of it); a test
+    that does not compile raises its SyntaxError each time, as before (errors are not cached)."""
+    return compile(code, "<test>", "exec")
 
 
 def _judge_one(channel, state, entry_point, code, test_timeout, budget_end, budget_s):
