@@ -19,9 +19,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from curriculab.analysis.ingest.common import (
-    ParsedJson, StepBuilder, UnitResult, add_trajectory, byte_hash, content_hash, fail, json_or_none, make_issue,
-    read_bytes, text_of, validation_failure,
+    StepBuilder, UnitResult, add_trajectory, fail, json_or_none, make_issue, read_bytes, text_of, validation_failure,
 )
+from curriculab.analysis.ingest.hashes import ParsedJson, content_hash, legacy_hash
 from curriculab.analysis.issues import IngestFailure
 from curriculab.trajectory.actions import agent_conventions
 from curriculab.trajectory.model import INT32_MAX, INT64_MAX, Run, Task, Trajectory
@@ -367,5 +367,5 @@ def read_atif_file(path: Path, data: bytes | None = None) -> UnitResult:
                 source_path=str(path.parent)),
     )
     digest = content_hash(ParsedJson(read.parsed) if read.parsed is not None else data)
-    add_trajectory(out.batch, traj, digest, FORMAT, str(path), byte_hash(data), steps=read.steps)
+    add_trajectory(out.batch, traj, digest, FORMAT, str(path), legacy_hash(data), steps=read.steps)
     return out

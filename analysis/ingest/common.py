@@ -4,14 +4,13 @@ clear errors; output capping; content hashing; canonical step building."""
 from __future__ import annotations
 
 import errno
-import hashlib
 import io
 import os
 import stat
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Iterator
 
 import orjson
 from pydantic import ValidationError
@@ -37,40 +36,6 @@ verdict: `error`, outside pass rates."""
 def outcome_without_verdict(harness_error: str | None) -> str:
     """`failed` for an agent's own fault, `error` for the infrastructure's."""
     return "failed" if harness_error in AGENT_FAULTS else "error"
-
-
-HASH_PREFIX = "c1:"
-"""Marks a hash of parsed content; stores written before it hold hashes of raw bytes (no prefix)."""
-
-
-def byte_hash(*parts: bytes) -> str:
-    """The hash of raw bytes that stores before the canonical hash hold (accepted as unchanged)."""
-    digest = hashlib.blake2b(digest_size=16)
-    for part in parts:
-        digest.update(len(part).to_bytes(8, "little"))
-        digest.update(part)
-    return digest.hexdigest()
-
-
-def canonical_bytes(part: bytes) -> bytes:
-    """JSON as sorted, compact JSON; any other text with its line ends normalised: so re-indenting a
-    file or converting it to CRLF is not a change of content."""
-    try:
-        return orjson.dumps(orjson.loads(part), option=orjson.OPT_SORT_KEYS)
-    except orjson.JSONDecodeError:
-        return part.replace(b"\r\n", b"\n")
-
-
-class ParsedJson(NamedTuple):
-    """A part the importer has parsed as JSON already: hashed from its value, not parsed again."""
-
-    value: Any
-
-
-def content_hash(*parts: bytes | ParsedJson) -> str:
-    """The identity of a trajectory's content: a hash of its parsed parts."""
-    return HASH_PREFIX + byte_hash(*(orjson.dumps(part.value, option=orjson.OPT_SORT_KEYS) if type(part) is ParsedJson
-                                     else canonical_bytes(part) for part in parts))
 
 
 MAX_INPUT_BYTES = 2 * 1024 ** 3

@@ -16,9 +16,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from curriculab.analysis.ingest.atif import AtifRead, read_atif
 from curriculab.analysis.ingest.common import (
-    IngestFailure, ParsedJson, StepBuilder, UnitResult, add_trajectory, byte_hash, content_hash, fail, json_or_none, load_json,
-    make_issue, milestones, outcome_without_verdict, read_bytes, read_if_regular, test_results_from_ctrf, validation_failure,
+    IngestFailure, StepBuilder, UnitResult, add_trajectory, fail, json_or_none, load_json, make_issue, milestones,
+    outcome_without_verdict, read_bytes, read_if_regular, test_results_from_ctrf, validation_failure,
 )
+from curriculab.analysis.ingest.hashes import ParsedJson, content_hash, legacy_hash
 from curriculab.analysis.ingest.tasks import task_from_toml
 from curriculab.analysis.ingest.terminus import is_terminus_episodes, terminus_episode_steps
 from curriculab.trajectory.model import Run, Task, Trajectory
@@ -265,5 +266,5 @@ def read_trial(trial_dir: Path) -> UnitResult:
         input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost, started_at=result.started_at,
         ended_at=result.finished_at, test_results=test_results, task=task, run=run,
     )
-    add_trajectory(out.batch, traj, content_hash(*hashed), FORMAT, trial, byte_hash(*parts), steps=steps)
+    add_trajectory(out.batch, traj, content_hash(*hashed), FORMAT, trial, legacy_hash(*parts), steps=steps)
     return out

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from curriculab.analysis.ingest.common import (
-    StepBuilder, UnitResult, add_trajectory, byte_hash, content_hash, fail, make_issue, read_bytes, text_of,
+    StepBuilder, UnitResult, add_trajectory, fail, make_issue, read_bytes, text_of,
 )
+from curriculab.analysis.ingest.hashes import content_hash, legacy_hash
 from curriculab.trajectory.actions import NormalisedCall, normalise_tool_call
 from curriculab.trajectory.model import Run, Task, Trajectory
 
@@ -103,7 +104,7 @@ def read_eval(path: Path) -> UnitResult:
             task=Task(task_id=task_id, source=ev.task, instruction=sample.input if isinstance(sample.input, str) else None),
         )
         identity = (data, str(sample.id).encode(), str(sample.epoch).encode())
-        add_trajectory(out.batch, traj, content_hash(*identity), FORMAT, str(path), byte_hash(*identity), steps=builder)
+        add_trajectory(out.batch, traj, content_hash(*identity), FORMAT, str(path), legacy_hash(*identity), steps=builder)
     return out
 
 

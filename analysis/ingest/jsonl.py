@@ -11,9 +11,10 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from curriculab.analysis.ingest.common import (
-    UnitResult, add_trajectory, byte_hash, cap_output, cap_text, content_hash, json_failure, make_issue, message_capped,
-    output_capped, read_bytes, validation_failure,
+    UnitResult, add_trajectory, cap_output, cap_text, json_failure, make_issue, message_capped, output_capped,
+    read_bytes, validation_failure,
 )
+from curriculab.analysis.ingest.hashes import content_hash, legacy_hash
 from curriculab.trajectory.model import Run, Trajectory
 
 FORMAT = "jsonl"
@@ -51,5 +52,5 @@ def read_jsonl(path: Path) -> UnitResult:
                 step.output, step.output_truncated = output, True
         if traj.run is None:
             traj.run = Run(run_id=traj.run_id, model=traj.model, source_format=FORMAT, source_path=str(path))
-        add_trajectory(out.batch, traj, content_hash(line), FORMAT, f"{path}:{number}", byte_hash(line))
+        add_trajectory(out.batch, traj, content_hash(line), FORMAT, f"{path}:{number}", legacy_hash(line))
     return out

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 from curriculab.analysis import queries
 from curriculab.analysis.ingest import attribution, detect
 from curriculab.analysis.ingest.attribution import Identity
+from curriculab.analysis.ingest.hashes import UNPREFIXED_HASHES_SQL, LegacyHashes
 from curriculab.analysis.issues import Issue, IngestFailure, make_issue
 from curriculab.analysis.store import RecordRejected, Store
 
@@ -345,10 +346,11 @@ def read_signed(unit: Unit, signature: str | None) -> tuple[str | None, UnitResu
 class _Readers:
     """Reader processes, started as soon as discovery has found enough units that will be read (ones
     the manifest does not know), so that their start (a fresh interpreter importing the importers)
-    overlaps the rest of the walk; a re-ingest that reads little starts none."""
+    overlaps the rest of the walk; a re-ingest that reads little starts none. `legacy_hashes`: whether
+    the store holds raw-bytes hashes, so that readers compute them too (`hashes.LegacyHashes`)."""
 
-    def __init__(self, workers: int, known: set[str]):
-        self.workers, self.known, self.unread = workers, known, 0
+    def __init__(self, workers: int, known: set[str], legacy_hashes: bool):
+        self.workers, self.known, self.legacy_hashes, self.unread = workers, known, legacy_hashes, 0
         self.pool: ProcessPoolExecutor | None = None
 
     def found(self, unit: Unit) -> None:
@@ -361,21 +363,34 @@ class _Readers:
         if self.pool is None and self.workers > 1:
             # spawn, not fork: the parent holds a DuckDB connection and its threads
             self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=get_context("spawn"),
-                                            initializer=_die_with_parent, initargs=(os.getpid(),))
+                                            initializer=_reader_started, initargs=(os.getpid(), self.legacy_hashes))
             for _ in range(self.workers):  # each submit starts a process while none is idle
                 self.pool.submit(int)
 
     def read(self, units: list[Unit], signatures: list[str | None]) -> Iterator[tuple[str | None, UnitResult]]:
         if len(units) < _PARALLEL_MIN_UNITS:
-            return map(read_signed, units, signatures)
+            return self._read_here(units, signatures)
         self._start()
         if self.pool is None:
-            return map(read_signed, units, signatures)
+            return self._read_here(units, signatures)
         return self.pool.map(read_signed, units, signatures, chunksize=32)
+
+    def _read_here(self, units: list[Unit], signatures: list[str | None]) -> Iterator[tuple[str | None, UnitResult]]:
+        before, LegacyHashes.wanted = LegacyHashes.wanted, self.legacy_hashes
+        try:
+            yield from map(read_signed, units, signatures)
+        finally:
+            LegacyHashes.wanted = before
 
     def close(self) -> None:
         if self.pool is not None:
             self.pool.shutdown(cancel_futures=True)
+
+
+def _reader_started(parent: int, legacy_hashes: bool) -> None:
+    """A reader worker's start: it hashes as the store needs, and dies with the ingest."""
+    LegacyHashes.wanted = legacy_hashes
+    _die_with_parent(parent)
 
 
 def _die_with_parent(parent: int) -> None:
@@ -581,7 +596,9 @@ def ingest(store: Store, paths: Iterable[str | os.PathLike], fmt: str = "auto", 
     # pandas, and 50,000 rows come back in 0.05 s rather than 0.7 s with their timestamps
     _, rows = store.query(queries.MANIFEST_UNDER.format(columns="path, signature, trajectories"), [roots, roots])
     known = {path: {"signature": signature, "trajectories": trajectories} for path, signature, trajectories in rows}
-    readers = _Readers(workers if workers is not None else available_cores(), set() if verify or replace else set(known))
+    legacy_hashes = bool(store.query(UNPREFIXED_HASHES_SQL)[1][0][0])
+    readers = _Readers(workers if workers is not None else available_cores(), set() if verify or replace else set(known),
+                       legacy_hashes)
     try:
         with _collector_paused():
             return _ingest(store, paths, fmt, readers, known, progress, replace, verify, identities)

@@ -15,8 +15,9 @@ import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from curriculab.analysis.ingest.common import (
-    StepBuilder, UnitResult, add_trajectory, byte_hash, content_hash, load_json, read_bytes, validation_failure,
+    StepBuilder, UnitResult, add_trajectory, load_json, read_bytes, validation_failure,
 )
+from curriculab.analysis.ingest.hashes import content_hash, legacy_hash
 from curriculab.trajectory.actions import normalise_swe_agent_action
 from curriculab.trajectory.model import Run, Task, Trajectory
 
@@ -129,5 +130,5 @@ def read_traj(path: Path) -> UnitResult:
         run=Run(run_id=run_id, agent="swe-agent", model=model, source_format=FORMAT, source_path=str(run_dir),
                 config={"exit_status": exit_status} if exit_status else {}),
     )
-    add_trajectory(out.batch, traj, content_hash(data), FORMAT, str(path), byte_hash(data), steps=builder)
+    add_trajectory(out.batch, traj, content_hash(data), FORMAT, str(path), legacy_hash(data), steps=builder)
     return out

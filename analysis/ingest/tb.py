@@ -27,9 +27,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from curriculab.analysis.ingest.detect import each_tb_trial_dir
 from curriculab.analysis.ingest.common import (
-    IngestFailure, Issue, StepBuilder, UnitResult, add_trajectory, byte_hash, content_hash, fail, load_json,
-    make_issue, outcome_without_verdict, read_bytes, validation_failure,
+    IngestFailure, Issue, StepBuilder, UnitResult, add_trajectory, fail, load_json, make_issue, outcome_without_verdict,
+    read_bytes, validation_failure,
 )
+from curriculab.analysis.ingest.hashes import content_hash, legacy_hash
 from curriculab.trajectory.actions import NormalisedCall, normalise_shell
 from curriculab.trajectory.model import INT64_MAX, Run, Task, TestResult, Trajectory
 
@@ -193,13 +194,13 @@ def _read_items(run_dir: Path, run_id: str, meta: dict[str, Any], items: dict[st
     return out
 
 
-def _digest(item: Any, commands: bytes) -> tuple[str, str]:
+def _digest(item: Any, commands: bytes) -> tuple[str, str | None]:
     # The trial's content alone: the same trial in a copy of the run, or read from the run-level
     # rather than the trial's own results.json, hashes the same. (And the raw-bytes hash older
-    # stores hold, accepted as the same content.)
+    # stores hold, where the store may hold one, accepted as the same content.)
     record = {k: v for k, v in item.items() if k != "recording_path"} if isinstance(item, dict) else item
     canonical = orjson.dumps(record, option=orjson.OPT_SORT_KEYS)
-    return content_hash(canonical, commands), byte_hash(canonical, commands)
+    return content_hash(canonical, commands), legacy_hash(canonical, commands)
 
 
 def _trajectory(run_dir: Path, run_id: str, meta: dict[str, Any], folder: tuple[str | None, str | None],

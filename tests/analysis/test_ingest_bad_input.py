@@ -148,7 +148,7 @@ def test_reformatting_a_file_is_not_a_change_of_content(store, good):
 
 
 def test_a_store_from_before_canonical_hashes_reads_unchanged_files_as_unchanged(store, good):
-    from curriculab.analysis.ingest.common import HASH_PREFIX
+    from curriculab.analysis.ingest.hashes import HASH_PREFIX
     from curriculab.analysis.ingest.pipeline import discover, read_unit
 
     first = ingest(store, [good], workers=1)
@@ -162,6 +162,27 @@ def test_a_store_from_before_canonical_hashes_reads_unchanged_files_as_unchanged
     assert again.errors == [] and again.inserted == 0 and again.unchanged == first.inserted
     hashes = [h for (h,) in store.query("select content_hash from trajectories")[1]]
     assert all(h.startswith(HASH_PREFIX) for h in hashes)  # upgraded as they were seen again
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_readers_hash_raw_bytes_only_for_a_store_that_holds_such_hashes(store, good, monkeypatch, workers):
+    from curriculab.analysis.ingest import pipeline
+
+    monkeypatch.setattr(pipeline, "_PARALLEL_MIN_UNITS", 2)  # with 2 workers, reader processes read
+    legacy = []
+    real_add = pipeline._Writer.add
+
+    def add(self, result):
+        legacy.extend(result.batch.legacy_hashes.values())
+        real_add(self, result)
+
+    monkeypatch.setattr(pipeline._Writer, "add", add)
+    first = ingest(store, [good], workers=workers)
+    assert first.inserted > 0 and first.errors == [] and legacy == []  # a new store: nothing to compare them with
+    kept = store.query("select trajectory_id from trajectories order by 1 limit 1")[1][0][0]
+    store.run_statements([("update trajectories set content_hash = '0123abcd' where trajectory_id = ?", [kept])])
+    again = ingest(store, [good], workers=workers, verify=True)  # a store holding a raw-bytes hash
+    assert len(legacy) == first.inserted and all(legacy) and again.inserted == 0
 
 
 def test_invalid_utf8(store, good):

@@ -43,7 +43,7 @@ def test_read_bytes_names_what_it_cannot_read(tmp_path):
 def test_a_part_parsed_already_hashes_as_its_bytes_do():
     import orjson
 
-    from curriculab.analysis.ingest.common import ParsedJson, content_hash
+    from curriculab.analysis.ingest.hashes import ParsedJson, content_hash
 
     texts = [b'{"b": [1, 2.5, null], "a": {"z": "\\u00e9", "y": true}}', b'{\r\n  "a": 1\r\n}', b"[]", b'"x"', b"1e400"]
     for text in texts:
