@@ -3,8 +3,11 @@
     python bench/ingest_cores.py [--trajectories 20000] [--cores 1,2,all] [--pairs 3] [--workdir /tmp/ingest-cores]
 
 Both sides are pinned with `taskset` to the first k cores: `curriculab ingest --workers k` and
-`read_json` with `SET threads = k`. In each pair the side that goes first alternates. CPU time is
-the whole process tree's (readers included). The parse floor is orjson parsing every file the
+`read_json` with `SET threads = k`. In each pair the side that goes first alternates. Every file of
+the corpus is read just before each side: this machine's kernel pages out file pages left unused for
+about a minute (DAMON), so a side would otherwise pay for disk reads the other did not (ingest also
+reads `ctrf.json` and the tasks, which `read_json` never warms). CPU time is the whole process
+tree's (readers included). The parse floor is orjson parsing every file the
 ingest reads, in this process, per trajectory: what no reader can go below.
 """
 
@@ -47,7 +50,16 @@ def timed(cmd: list[str]) -> tuple[float, float, str]:
     return wall, children_cpu() - cpu, done.stdout
 
 
+def warm(corpus: Path) -> None:
+    """Read every file under `corpus`, so the side about to run finds them in the page cache."""
+    for folder, _, names in os.walk(corpus):
+        for name in names:
+            with open(os.path.join(folder, name), "rb") as file:
+                file.read()
+
+
 def side(name: str, cores: int, corpus: Path, work: Path) -> tuple[float, float, str]:
+    warm(corpus)
     db = work / f"{name}.duckdb"
     for stale in (db, Path(f"{db}.wal")):
         stale.unlink(missing_ok=True)
@@ -84,7 +96,7 @@ def main() -> None:
         print(f"simulated {simulate(corpus, args.trajectories)}", flush=True)
     files = list(corpus.glob("jobs/*/*/agent/trajectory.json")) + list(corpus.glob("jobs/*/*/result.json"))
     n_trajectories = len(list(corpus.glob("jobs/*/*/agent/trajectory.json")))
-    floor = parse_floor(files, n_trajectories)  # also warms the page cache for both sides
+    floor = parse_floor(files, n_trajectories)
     print(f"{n_trajectories} trajectories, {len(files)} files; parse floor {floor:.3f} ms CPU per trajectory", flush=True)
 
     rows = []
