@@ -7,8 +7,8 @@ Both sides are pinned with `taskset` to the first k cores: `curriculab ingest --
 the corpus is read just before each side: this machine's kernel pages out file pages left unused for
 about a minute (DAMON), so a side would otherwise pay for disk reads the other did not (ingest also
 reads `ctrf.json` and the tasks, which `read_json` never warms). CPU time is the whole process
-tree's (readers included). The parse floor is orjson parsing every file the
-ingest reads, in this process, per trajectory: what no reader can go below.
+tree's (readers included). The parse floor is orjson parsing every file the ingest reads, in this
+process, per trajectory: what no reader can go below.
 """
 
 from __future__ import annotations

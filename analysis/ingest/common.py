@@ -1,5 +1,5 @@
 """Shared pieces of the importers: issues that name file, record and field; JSON loading with
-clear errors; output capping; content hashing; canonical step building."""
+clear errors; output capping; canonical step building (content hashes: `hashes.py`)."""
 
 from __future__ import annotations
 
