@@ -1,4 +1,4 @@
-"""ATIF (Agent Trajectory Interchange Format, v1.4 to v1.6) trajectories.
+"""ATIF (Agent Trajectory Interchange Format, v1.0 to v1.8) trajectories.
 
 Two readings give the same rows. The plain reading walks orjson's values, checking each value's
 type as it reads it; it takes a document only where every value already has its schema type (as
@@ -27,8 +27,10 @@ from curriculab.trajectory.actions import agent_conventions
 from curriculab.trajectory.model import INT32_MAX, INT64_MAX, Run, Task, Trajectory
 
 FORMAT = "atif"
-KNOWN_MINOR = 6
-"""The newest ATIF v1 minor version curriculab has read (v1.6: content-part messages)."""
+KNOWN_MINOR = 8
+"""The newest ATIF v1 minor version curriculab reads. v1.6 added content-part messages; v1.7 a
+per-document `trajectory_id` (with `session_id` optional) and embedded `subagent_trajectories`;
+v1.8 audio content parts (no text, so nothing of them reaches a step)."""
 _VERSION = re.compile(r"ATIF-v(\d+)\.(\d+)(?:\.\d+)?", re.I)
 
 
@@ -42,13 +44,20 @@ class AtifToolCall(_Atif):
     arguments: dict[str, Any] | str | None = None
 
 
+class AtifSubagentRef(_Atif):
+    trajectory_id: str | None = None
+    trajectory_path: str | None = None
+
+
 class AtifResult(_Atif):
     source_call_id: str | None = None
     content: str | list[Any] | None = None
+    subagent_trajectory_ref: list[AtifSubagentRef] | AtifSubagentRef | None = None
 
 
 class AtifObservation(_Atif):
     results: list[AtifResult] = []
+
 
 
 # Counts and costs are bounded where they are read, to what the store holds: a bad value is
@@ -75,6 +84,7 @@ class AtifStep(_Atif):
     observation: AtifObservation | None = None
     metrics: AtifMetrics | None = None
     extra: dict[str, Any] | None = None
+    is_copied_context: bool | None = None
 
 
 class AtifAgent(_Atif):
@@ -93,12 +103,14 @@ class AtifFinalMetrics(_Atif):
 
 class AtifTrajectory(_Atif):
     schema_version: str
-    session_id: str
+    session_id: str | None = None
+    trajectory_id: str | None = None
     agent: AtifAgent
     steps: list[AtifStep]
     notes: str | None = None
     final_metrics: AtifFinalMetrics | None = None
     extra: dict[str, Any] | None = None
+    subagent_trajectories: list[AtifTrajectory] | None = None
 
 
 class Unusual(Exception):
@@ -166,11 +178,23 @@ def read_atif(path: Path | str, data: bytes, record: str | None = None) -> AtifR
         try:
             _check_top(parsed)
             _check_version(parsed["schema_version"], path, record)
-            return _walk(parsed, parsed, path, record or parsed["session_id"])
+            return _walk(parsed, parsed, path, record or _document_id(parsed, path))
         except (Unusual, IngestFailure):
             pass  # the model path decides what is wrong, and says it as it always has
     doc = parse_atif(path, data, record).model_dump()
-    return _walk(doc, parsed, path, record or doc["session_id"])
+    return _walk(doc, parsed, path, record or _document_id(doc, path))
+
+
+def _document_id(doc: dict, path: Path | str) -> str:
+    """The trajectory a standalone document is: its `trajectory_id` (v1.7: one per document), else
+    its `session_id` (a run's, which v1.7 lets documents share), else where it lies."""
+    return doc.get("trajectory_id") or doc.get("session_id") or _unnamed_id(path)
+
+
+def _unnamed_id(path: Path | str) -> str:
+    """The id of a document that names itself neither way: its folder and file name."""
+    path = Path(path)
+    return f"atif:{path.parent.name}/{path.stem}"
 
 
 def _optional(value: Any, kind: type) -> Any:
@@ -219,8 +243,10 @@ def _timestamp(value: Any) -> datetime | None:
 
 def _check_top(doc: dict) -> None:
     """The document's own fields (its steps are checked as they are walked)."""
-    if type(doc.get("schema_version")) is not str or type(doc.get("session_id")) is not str:
+    if type(doc.get("schema_version")) is not str:
         raise Unusual
+    _optional(doc.get("session_id"), str)
+    _optional(doc.get("trajectory_id"), str)
     agent = doc.get("agent")
     if type(agent) is not dict or type(agent.get("name")) is not str:
         raise Unusual
@@ -262,67 +288,10 @@ def _walk(doc: dict, parsed: Any, path: Path, record: str) -> AtifRead:
     """Canonical steps and token/cost totals of an ATIF document, each tool call read by the agent's
     own tool table and output conventions (`curriculab/trajectory/agents.yaml`). Every value read
     is checked against the schema's type on the way (`Unusual` where it is not as it stands)."""
-    agent = agent_conventions(doc["agent"]["name"])
     builder = StepBuilder(path, record, FORMAT)
-    prompt = completion = 0
-    cost = 0.0
-    seen_ids: set[int] = set()
-    for k, step in enumerate(doc["steps"]):
-        if type(step) is not dict:
-            raise Unusual
-        step_id, source = step.get("step_id"), step.get("source")
-        if type(step_id) is not int or not 0 <= step_id <= INT32_MAX or type(source) is not str or source not in _SOURCES:
-            raise Unusual
-        if step_id in seen_ids:
-            raise fail(path, f"step_id {step_id} appears twice", "Number steps uniquely from 1",
-                       record=record, field=f"steps[{k}].step_id", source_format=FORMAT)
-        seen_ids.add(step_id)
-        ts = _timestamp(step.get("timestamp"))
-        _optional(step.get("model_name"), str)
-        _optional(step.get("reasoning_content"), str)
-        _dict(step.get("extra"))
-        metrics = _dict(step.get("metrics"))
-        if metrics:
-            prompt += _count(metrics.get("prompt_tokens")) or 0
-            completion += _count(metrics.get("completion_tokens")) or 0
-            _count(metrics.get("cached_tokens"))
-            cost += _cost(metrics.get("cost_usd")) or 0.0
-        message = _text(step.get("message"))
-        tool_calls = step.get("tool_calls")
-        observation = _dict(step.get("observation"))
-        results = observation.get("results", []) if observation else []
-        if type(results) is not list:
-            raise Unusual
-        by_call, result_of, unlinked = {}, {}, []
-        for result in results:
-            if type(result) is not dict:
-                raise Unusual
-            call_id, content = _optional(result.get("source_call_id"), str), _text(result.get("content"))
-            if call_id:
-                by_call[call_id], result_of[call_id] = content, result
-            else:
-                unlinked.append(content)
-        if tool_calls is not None and type(tool_calls) is not list:
-            raise Unusual
-        if source != "agent" or not tool_calls:
-            builder.message(source, message, ts, action="message" if source == "agent" else None)
-            continue
-        for c, call in enumerate(tool_calls):
-            if type(call) is not dict:
-                raise Unusual
-            name, call_id, arguments = call.get("function_name"), _optional(call.get("tool_call_id"), str), call.get("arguments")
-            if type(name) is not str or (arguments is not None and type(arguments) is not dict and type(arguments) is not str):
-                raise Unusual
-            output = by_call.get(call_id) if call_id else None
-            if output is None and unlinked:
-                # Terminal screens often come back once per turn, without a call id.
-                output = unlinked[c] if len(unlinked) == len(tool_calls) else (unlinked[-1] if c == len(tool_calls) - 1 else None)
-            raw = {"step_id": step_id, "tool_call_id": call_id, "function_name": name, "arguments": arguments}
-            seen = agent.observe(output)
-            failed = _reported_failure(result_of.get(call_id), step)
-            builder.calls(agent.normalise(name, arguments), tool_name=name, raw=raw, output=output,
-                          message=message if c == 0 else None, ts=ts, call_id=f"{step_id}/{call_id or c}",
-                          exit_code=seen.exit_code, tool_failed=failed if failed is not None else seen.failed)
+    summed = [0, 0, 0.0]  # the steps' prompt tokens, completion tokens and cost, subagents' included
+    _walk_document(doc, builder, summed, "")
+    prompt, completion, cost = summed
     fm = doc.get("final_metrics") or {}
     input_tokens = fm.get("total_prompt_tokens")
     output_tokens = fm.get("total_completion_tokens")
@@ -332,14 +301,138 @@ def _walk(doc: dict, parsed: Any, path: Path, record: str) -> AtifRead:
                     total_cost if total_cost is not None else (round(cost, 8) or None))
 
 
+def _objects(value: Any) -> list[dict]:
+    """A list of JSON objects (None: none)."""
+    if value is None:
+        return []
+    if type(value) is not list or any(type(item) is not dict for item in value):
+        raise Unusual
+    return value
+
+
+def _embedded(doc: dict) -> list[tuple[str | None, dict]]:
+    """A document's embedded subagent trajectories (v1.7), each with its `trajectory_id`."""
+    embedded = []
+    for sub in _objects(doc.get("subagent_trajectories")):
+        _check_top(sub)
+        embedded.append((_optional(sub.get("trajectory_id"), str), sub))
+    return embedded
+
+
+def _delegated(result: dict) -> list[str]:
+    """The embedded subagents a tool result names (`subagent_trajectory_ref`: a list, or one ref)."""
+    refs = result.get("subagent_trajectory_ref")
+    ids = []
+    for ref in _objects([refs] if type(refs) is dict else refs):
+        _optional(ref.get("trajectory_path"), str)
+        if (trajectory_id := _optional(ref.get("trajectory_id"), str)) is not None:
+            ids.append(trajectory_id)
+    return ids
+
+
+def _walk_document(doc: dict, builder: StepBuilder, summed: list, prefix: str) -> None:
+    """Add one document's steps to `builder`. An embedded subagent's steps follow the step that
+    delegated to it (those no step names, the document's last), its call ids prefixed with its
+    `trajectory_id`: its work is part of the attempt. Steps copied from an earlier trajectory for
+    context (`is_copied_context`) are that trajectory's and are left out."""
+    path, record = builder.path, builder.record
+    agent = agent_conventions(doc["agent"]["name"])
+    embedded = _embedded(doc)
+    unwalked = dict(enumerate(embedded))
+    seen_ids: set[int] = set()
+    for k, step in enumerate(doc["steps"]):
+        if type(step) is not dict:
+            raise Unusual
+        step_id, source = step.get("step_id"), step.get("source")
+        if type(step_id) is not int or not 0 <= step_id <= INT32_MAX or type(source) is not str or source not in _SOURCES:
+            raise Unusual
+        if step_id in seen_ids:
+            raise fail(path, f"{prefix and f'subagent {prefix[:-1]}: '}step_id {step_id} appears twice",
+                       "Number steps uniquely from 1", record=record, field=f"steps[{k}].step_id", source_format=FORMAT)
+        seen_ids.add(step_id)
+        ts = _timestamp(step.get("timestamp"))
+        _optional(step.get("model_name"), str)
+        _optional(step.get("reasoning_content"), str)
+        _dict(step.get("extra"))
+        copied = _optional(step.get("is_copied_context"), bool)
+        metrics = _dict(step.get("metrics"))
+        message = _text(step.get("message"))
+        tool_calls = step.get("tool_calls")
+        observation = _dict(step.get("observation"))
+        results = observation.get("results", []) if observation else []
+        if type(results) is not list:
+            raise Unusual
+        by_call, result_of, unlinked, delegated = {}, {}, [], []
+        for result in results:
+            if type(result) is not dict:
+                raise Unusual
+            call_id, content = _optional(result.get("source_call_id"), str), _text(result.get("content"))
+            if call_id:
+                by_call[call_id], result_of[call_id] = content, result
+            else:
+                unlinked.append(content)
+            if result.get("subagent_trajectory_ref") is not None:
+                delegated.extend(_delegated(result))
+        if tool_calls is not None and type(tool_calls) is not list:
+            raise Unusual
+        if metrics:
+            prompt, completion = _count(metrics.get("prompt_tokens")), _count(metrics.get("completion_tokens"))
+            _count(metrics.get("cached_tokens"))
+            cost = _cost(metrics.get("cost_usd"))
+            if not copied:
+                summed[0] += prompt or 0
+                summed[1] += completion or 0
+                summed[2] += cost or 0.0
+        if copied:
+            continue
+        if source != "agent" or not tool_calls:
+            builder.message(source, message, ts, action="message" if source == "agent" else None)
+        else:
+            _add_calls(builder, agent, step, step_id, tool_calls, message, ts, by_call, result_of, unlinked, prefix)
+        for trajectory_id in delegated:
+            for index, (sub_id, sub) in list(unwalked.items()):
+                if sub_id == trajectory_id:
+                    del unwalked[index]
+                    _walk_document(sub, builder, summed, f"{prefix}{sub_id}:")
+                    break
+    for sub_id, sub in unwalked.values():
+        _walk_document(sub, builder, summed, f"{prefix}{sub_id or 'subagent'}:")
+
+
+def _add_calls(builder: StepBuilder, agent: Any, step: dict, step_id: int, tool_calls: list, message: str | None,
+               ts: datetime | None, by_call: dict, result_of: dict, unlinked: list, prefix: str) -> None:
+    """The steps of an agent step's tool calls, each with the output that answers it."""
+    for c, call in enumerate(tool_calls):
+        if type(call) is not dict:
+            raise Unusual
+        name, call_id, arguments = call.get("function_name"), _optional(call.get("tool_call_id"), str), call.get("arguments")
+        if type(name) is not str or (arguments is not None and type(arguments) is not dict and type(arguments) is not str):
+            raise Unusual
+        output = by_call.get(call_id) if call_id else None
+        if output is None and unlinked:
+            # Terminal screens often come back once per turn, without a call id.
+            output = unlinked[c] if len(unlinked) == len(tool_calls) else (unlinked[-1] if c == len(tool_calls) - 1 else None)
+        raw = {"step_id": step_id, "tool_call_id": call_id, "function_name": name, "arguments": arguments}
+        seen = agent.observe(output)
+        failed = _reported_failure(result_of.get(call_id), step)
+        builder.calls(agent.normalise(name, arguments), tool_name=name, raw=raw, output=output,
+                      message=message if c == 0 else None, ts=ts, call_id=f"{prefix}{step_id}/{call_id or c}",
+                      exit_code=seen.exit_code, tool_failed=failed if failed is not None else seen.failed)
+
+
 def read_atif_file(path: Path, data: bytes | None = None) -> UnitResult:
     """A standalone ATIF file: one trajectory. Task and verdict come from `extra` when present."""
     out = UnitResult()
     data = read_bytes(path, FORMAT) if data is None else data
     read = read_atif(path, data)
     doc = read.doc
-    record = doc["session_id"]
+    record = read.steps.record
     out.issues.extend(read.steps.issues)
+    if not (doc.get("trajectory_id") or doc.get("session_id")):
+        out.issues.append(make_issue(
+            path, f"no trajectory_id or session_id; stored the trajectory as {record!r}",
+            "Add trajectory_id (ATIF v1.7) so the trajectory keeps its id wherever the file lies", record=record,
+            field="trajectory_id", severity="warning", source_format=FORMAT))
     extra = doc.get("extra") or {}
     task_id = extra.get("task_id") or extra.get("task_name")
     if not task_id:

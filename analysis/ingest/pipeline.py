@@ -106,7 +106,7 @@ def _sniff_json(path: Path, data: bytes) -> str | None:
         return "atif"
     if b'"eval"' in head and (b'"samples"' in data or b'"status"' in head):
         return "inspect"
-    if b'"schema_version"' in data and b'"steps"' in data and b'"session_id"' in data:
+    if b'"schema_version"' in data and b'"steps"' in data and b'"agent"' in data:
         return "atif"
     from curriculab.analysis.ingest import tb
 

@@ -82,6 +82,21 @@ def _metrics(doc: dict, **fields) -> None:
     doc["steps"][1].setdefault("metrics", {}).update(fields)
 
 
+def _result(doc: dict, **fields) -> None:
+    step = next(s for s in doc["steps"] if s.get("observation"))
+    step["observation"]["results"][0].update(fields)
+
+
+def _subagent(trajectory_id: str | None) -> dict:
+    sub = {"schema_version": "ATIF-v1.7", "agent": {"name": "worker"}, "steps": [
+        {"step_id": 1, "source": "user", "message": "inspect"},
+        {"step_id": 2, "source": "agent", "message": "", "tool_calls": [
+            {"tool_call_id": "w1", "function_name": "bash", "arguments": {"command": "ls"}}],
+         "observation": {"results": [{"source_call_id": "w1", "content": "a.py"}]},
+         "metrics": {"prompt_tokens": 5, "completion_tokens": 2}}]}
+    return sub if trajectory_id is None else {**sub, "trajectory_id": trajectory_id}
+
+
 def _call(doc: dict, **fields) -> None:
     step = next(s for s in doc["steps"] if s.get("tool_calls"))
     step["tool_calls"][0].update(fields)
@@ -102,6 +117,19 @@ TAKEN = {
     "metrics null": lambda d: _step(d, metrics=None),
     "counts at the limit": lambda d: _metrics(d, prompt_tokens=2**63 - 1, cost_usd=0.0),
     "no steps": lambda d: d.update(steps=[]),
+    "session_id missing": lambda d: d.pop("session_id"),
+    "v1.7 trajectory_id, no session_id": lambda d: (d.pop("session_id"), d.update(schema_version="ATIF-v1.7",
+                                                                                   trajectory_id="doc-1")),
+    "v1.8 audio part": lambda d: _step(d, message=[{"type": "text", "text": "a"}, {
+        "type": "audio", "source": {"media_type": "audio/wav", "path": "a.wav", "duration_sec": 1.5}}]),
+    "copied context": lambda d: _step(d, is_copied_context=True),
+    "v1.7 step fields": lambda d: _step(d, llm_call_count=2, reasoning_effort="high"),
+    "embedded subagent, named": lambda d: (d.update(subagent_trajectories=[_subagent("sub-1")]),
+                                           _result(d, subagent_trajectory_ref=[{"trajectory_id": "sub-1"}])),
+    "embedded subagent, one ref as an object": lambda d: (d.update(subagent_trajectories=[_subagent("sub-1")]),
+                                                          _result(d, subagent_trajectory_ref={"trajectory_id": "sub-1"})),
+    "embedded subagents, none named": lambda d: d.update(subagent_trajectories=[_subagent("sub-1"), _subagent(None)]),
+    "subagent ref to a file": lambda d: _result(d, subagent_trajectory_ref=[{"trajectory_path": "sub.json"}]),
 }
 LEFT_TO_THE_MODEL = {
     "timestamp with a space": lambda d: _step(d, timestamp="2025-01-15 10:30:00"),
@@ -137,7 +165,13 @@ LEFT_TO_THE_MODEL = {
     "step a list": lambda d: d["steps"].append([]),
     "schema ATIF-v1.9": lambda d: d.update(schema_version="ATIF-v1.9"),
     "schema not ATIF": lambda d: d.update(schema_version="OTHER-1"),
-    "session_id missing": lambda d: d.pop("session_id"),
+    "copied context a string": lambda d: _step(d, is_copied_context="true"),
+    "trajectory_id a number": lambda d: d.update(trajectory_id=7),
+    "subagents an object": lambda d: d.update(subagent_trajectories={"trajectory_id": "s"}),
+    "subagent without steps": lambda d: d.update(subagent_trajectories=[{"schema_version": "ATIF-v1.7",
+                                                                         "agent": {"name": "a"}}]),
+    "subagent ref a string": lambda d: _result(d, subagent_trajectory_ref="sub-1"),
+    "subagent ref id a number": lambda d: _result(d, subagent_trajectory_ref=[{"trajectory_id": 1}]),
 }
 
 
@@ -168,7 +202,7 @@ def test_every_fixture_and_a_simulated_corpus_read_alike_and_plainly(monkeypatch
     from curriculab.analysis.simulate import simulate_corpus
 
     simulate_corpus(tmp_path / "sim", n_tasks=6, attempts=2, seed=3)
-    units = _units(FIXTURES / "atif", FIXTURES / "harbor", FIXTURES / "harbor-agents", FIXTURES / "harbor-result-only",
+    units = _units(FIXTURES / "atif", FIXTURES / "atif-v1.7", FIXTURES / "harbor", FIXTURES / "harbor-agents", FIXTURES / "harbor-result-only",
                    FIXTURES / "tricky", tmp_path / "sim")
     plain, model, left = _both(monkeypatch, units)
     assert plain == model

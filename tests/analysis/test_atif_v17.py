@@ -1,0 +1,117 @@
+"""ATIF v1.7 and v1.8 land with their steps: a per-document `trajectory_id` (with `session_id`
+optional), embedded subagents read where they were delegated to, steps copied from an earlier
+trajectory left to it, v1.8 audio parts. The fixtures follow the shapes public writers produce
+(`tests/fixtures/atif-v1.7/README.md`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from curriculab.analysis.ingest import ingest
+
+V17 = Path(__file__).resolve().parents[1] / "fixtures" / "atif-v1.7"
+
+
+def rows(store, sql):
+    return store.query(sql)[1]
+
+
+def _ingest(store, *paths: Path):
+    report = ingest(store, list(paths), workers=1)
+    return report, [i.reason for i in report.warnings]
+
+
+def test_v17_and_v18_documents_and_a_v17_harbor_trial_land_with_their_steps(store):
+    report, warnings = _ingest(store, V17)
+    assert (report.inserted, report.errors, warnings) == (3, [], [])
+    assert dict(report.by_format) == {"atif": 2, "harbor": 1}
+    assert rows(store, "select trajectory_id, task_id, outcome, input_tokens, output_tokens, n_steps from trajectories "
+                       "order by 1") == [
+        ("fix-parser__Vq7Lm2d", "fix-parser", "failed", 6800, 290, 6),
+        ("terminus-2-fix-parser-cont-1", "fix-parser", "failed", 3100, 100, 5),
+        ("traj-root-7f3c", "fix-date-parsing", "passed", 9700, 290, 10)]
+    # the v1.7 Harbor trial's failing test run is seen, as in any older trial
+    assert rows(store, "select command, error_observed from steps where trajectory_id = 'fix-parser__Vq7Lm2d' "
+                       "and action = 'run' order by step_idx") == [("cd /app", None), ("python -m pytest -q", True)]
+
+
+def test_an_embedded_subagent_is_read_where_it_was_delegated_to(store):
+    _ingest(store, V17 / "claude-code-subagent.json")
+    assert rows(store, "select source, tool_name, action, command, exit_code, error_observed, call_id from steps "
+                       "where trajectory_id = 'traj-root-7f3c' order by step_idx") == [
+        ("user", None, None, None, None, None, None),
+        ("agent", "Task", "other", "Task Run the tests", None, None, "2/toolu_01"),
+        # the subagent's own steps: the task it was given, its failing test run, its report
+        ("user", None, None, None, None, None, None),
+        ("agent", "Bash", "run", "cd /repo", None, None, "traj-task-toolu_01:2/toolu_s1"),
+        ("agent", "Bash", "run", "python -m pytest -q", 1, True, "traj-task-toolu_01:2/toolu_s1"),
+        ("agent", None, "message", None, None, None, None),
+        ("agent", "Edit", "edit", "Edit /repo/dates.py", None, None, "3/toolu_02"),
+        ("agent", "Bash", "run", "cd /repo", None, None, "4/toolu_03"),
+        ("agent", "Bash", "run", "python -m pytest -q", 0, False, "4/toolu_03"),
+        ("agent", None, "message", None, None, None, None)]
+    assert rows(store, "select message from steps where trajectory_id = 'traj-root-7f3c' and step_idx = 2") == [
+        ("Run the test suite in /repo and report which tests fail.",)]
+
+
+def _variant(tmp_path: Path, name: str, change) -> Path:
+    doc = json.loads((V17 / name).read_text())
+    change(doc)
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_without_final_metrics_the_subagents_tokens_count_with_the_parents(store, tmp_path):
+    _ingest(store, _variant(tmp_path, "claude-code-subagent.json", lambda d: d.pop("final_metrics")))
+    # 8600 + 220 in the parent's steps, 1100 + 70 in the subagent's
+    assert rows(store, "select input_tokens, output_tokens from trajectories") == [(9700, 290)]
+
+
+def test_a_subagent_no_step_names_follows_the_parents_steps(store, tmp_path):
+    def unnamed(doc):
+        doc["steps"][1]["observation"]["results"][0].pop("subagent_trajectory_ref")
+
+    _ingest(store, _variant(tmp_path, "claude-code-subagent.json", unnamed))
+    assert rows(store, "select step_idx, command, call_id from steps where call_id like 'traj-task%' "
+                       "order by step_idx") == [(7, "cd /repo", "traj-task-toolu_01:2/toolu_s1"),
+                                               (8, "python -m pytest -q", "traj-task-toolu_01:2/toolu_s1")]
+    assert rows(store, "select count(*) from steps") == [(10,)]
+
+
+def test_copied_context_is_left_to_its_own_trajectory_and_audio_parts_add_no_text(store):
+    _ingest(store, V17 / "terminus-continuation.json")
+    steps = rows(store, "select source, message, command from steps order by step_idx")
+    assert steps[0] == ("user", "Summary so far: parse.py's first() indexes an empty list. Continue from here.", None)
+    assert "cat /app/src/parse.py" not in [command for _, _, command in steps]
+    assert len(steps) == 5
+
+
+def test_a_document_that_names_itself_neither_way_is_kept_under_its_place(store, tmp_path):
+    path = _variant(tmp_path, "terminus-continuation.json", lambda d: d.pop("trajectory_id"))
+    report, warnings = _ingest(store, path)
+    record = f"atif:{tmp_path.name}/terminus-continuation"
+    assert report.inserted == 1 and rows(store, "select trajectory_id from trajectories") == [(record,)]
+    assert warnings == [f"{path}: record {record}: field trajectory_id: no trajectory_id or session_id; stored the "
+                        f"trajectory as {record!r}. Add trajectory_id (ATIF v1.7) so the trajectory keeps its id "
+                        "wherever the file lies"]
+
+
+def test_a_newer_version_is_still_refused_by_name(store, tmp_path):
+    path = _variant(tmp_path, "claude-code-subagent.json", lambda d: d.update(schema_version="ATIF-v1.9"))
+    report, _ = _ingest(store, path)
+    assert report.inserted == 0
+    assert [e.reason for e in report.errors] == [
+        f"{path}: field schema_version: schema_version 'ATIF-v1.9' is not an ATIF version "
+        "curriculab reads (ATIF-v1.0 to ATIF-v1.8). Convert the file to a supported ATIF version, or to curriculab "
+        "JSONL (docs/jsonl.md)"]
+
+
+def test_a_v17_document_is_found_without_a_session_id_and_with_its_version_far_in(store, tmp_path):
+    doc = json.loads((V17 / "terminus-continuation.json").read_text())
+    late = {"agent": doc["agent"], "notes": "n" * 5000, **doc}  # schema_version past the first 4 KiB
+    path = tmp_path / "late.json"
+    path.write_text(json.dumps(late))
+    report, warnings = _ingest(store, path)
+    assert (dict(report.by_format), report.inserted, warnings) == ({"atif": 1}, 1, [])
