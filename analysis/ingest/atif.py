@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -169,20 +169,48 @@ PLAIN_READING = True
 to hold the two readings to each other)."""
 
 
-def read_atif(path: Path | str, data: bytes, record: str | None = None) -> AtifRead:
+def read_atif(path: Path | str, data: bytes, record: str | None = None, builder: StepBuilder | None = None) -> AtifRead:
     """Validate and walk ATIF bytes: the plain reading (orjson's values, each checked as it is read)
     where every value already has its schema type, else the model path (pydantic), whose errors name
-    the field at fault. Both give the same rows: `tests/analysis/test_atif_paths.py` holds them equal."""
+    the field at fault. Both give the same rows: `tests/analysis/test_atif_paths.py` holds them equal.
+    `builder`: the steps read so far, to add this document's to (a continuation's)."""
     parsed = json_or_none(data)
-    if PLAIN_READING and type(parsed) is dict:
-        try:
-            _check_top(parsed)
-            _check_version(parsed["schema_version"], path, record)
-            return _walk(parsed, parsed, path, record or _document_id(parsed, path))
-        except (Unusual, IngestFailure):
-            pass  # the model path decides what is wrong, and says it as it always has
-    doc = parse_atif(path, data, record).model_dump()
-    return _walk(doc, parsed, path, record or _document_id(doc, path))
+    kept = (len(builder.rows), len(builder.issues)) if builder is not None else (0, 0)
+    try:
+        if PLAIN_READING and type(parsed) is dict:
+            try:
+                _check_top(parsed)
+                _check_version(parsed["schema_version"], path, record)
+                return _walk(parsed, parsed, path, record or _document_id(parsed, path), builder)
+            except (Unusual, IngestFailure):
+                if builder is not None:  # a walk that stopped part way left rows behind
+                    del builder.rows[kept[0]:], builder.issues[kept[1]:]
+                # the model path decides what is wrong, and says it as it always has
+        doc = parse_atif(path, data, record).model_dump()
+        return _walk(doc, parsed, path, record or _document_id(doc, path), builder)
+    except IngestFailure:
+        if builder is not None:
+            del builder.rows[kept[0]:], builder.issues[kept[1]:]
+        raise
+
+
+def read_continuation(previous: AtifRead, path: str, data: bytes) -> AtifRead:
+    """The next segment of a trajectory split where its context was compacted
+    (`continued_trajectory_ref`; Terminus-2 writes `trajectory.cont-N.json`): its steps follow the
+    ones read, under the same record, the copied ones left out. Its `final_metrics` count the whole
+    run so far (Terminus-2 writes them so); where it has none, its steps add to the totals before."""
+    builder = previous.steps
+    builder.path = path
+    read = read_atif(path, data, builder.record, builder)
+    declared = read.doc.get("final_metrics") or {}
+
+    def total(name: str, this: Any, before: Any) -> Any:
+        return this if declared.get(name) is not None or before is None else (this or 0) + before
+
+    cost = total("total_cost_usd", read.cost_usd, previous.cost_usd)
+    return replace(read, input_tokens=total("total_prompt_tokens", read.input_tokens, previous.input_tokens),
+                   output_tokens=total("total_completion_tokens", read.output_tokens, previous.output_tokens),
+                   cost_usd=round(cost, 8) if cost is not None else None)
 
 
 def _document_id(doc: dict, path: Path | str) -> str:
@@ -284,11 +312,11 @@ def _reported_failure(result: dict | None, step: dict) -> bool | None:
     return None
 
 
-def _walk(doc: dict, parsed: Any, path: Path, record: str) -> AtifRead:
+def _walk(doc: dict, parsed: Any, path: Path, record: str, builder: StepBuilder | None = None) -> AtifRead:
     """Canonical steps and token/cost totals of an ATIF document, each tool call read by the agent's
     own tool table and output conventions (`curriculab/trajectory/agents.yaml`). Every value read
     is checked against the schema's type on the way (`Unusual` where it is not as it stands)."""
-    builder = StepBuilder(path, record, FORMAT)
+    builder = builder if builder is not None else StepBuilder(path, record, FORMAT)
     summed = [0, 0, 0.0]  # the steps' prompt tokens, completion tokens and cost, subagents' included
     _walk_document(doc, builder, summed, "")
     prompt, completion, cost = summed

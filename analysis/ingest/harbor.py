@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from curriculab.analysis.ingest.atif import AtifRead, read_atif
+from curriculab.analysis.ingest.atif import AtifRead, read_atif, read_continuation
 from curriculab.analysis.ingest.common import (
     IngestFailure, StepBuilder, UnitResult, add_trajectory, fail, json_or_none, load_json, make_issue, milestones,
     outcome_without_verdict, read_bytes, read_if_regular, test_results_from_ctrf, validation_failure,
@@ -163,6 +163,43 @@ def _trial_steps(path: str, data: bytes, record: str, issues: list) -> tuple[Ste
     return read.steps, read, read.parsed
 
 
+def _continued(agent_dir: str, atif: AtifRead, record: str, issues: list, parts: list, hashed: list) -> AtifRead:
+    """The trajectory followed through the segments it continues in (`continued_trajectory_ref`,
+    a file beside it): their steps, totals, bytes and content. A segment that is missing or unread
+    ends the trajectory there, with a warning: the steps before it stay."""
+    names = {"trajectory.json"}
+    ref = atif.doc.get("continued_trajectory_ref")
+    while ref:
+        # Only a file in the trial's own agent folder: the writer's absolute path is elsewhere now.
+        name = os.path.basename(str(ref))
+        path = os.path.join(agent_dir, name)
+        if name in names:
+            issues.append(make_issue(path, f"continued_trajectory_ref leads back to {name}; stored the steps up to it",
+                                     "Fix continued_trajectory_ref", record=record, field="continued_trajectory_ref",
+                                     severity="warning", source_format=FORMAT))
+            break
+        names.add(name)
+        known = len(atif.steps.issues)
+        try:
+            data = read_if_regular(path, FORMAT, record)
+            if data is None:
+                issues.append(make_issue(path, "continued_trajectory_ref names this file, which is not there; stored the "
+                                         "steps before it", "Copy the trial's whole agent/ folder", record=record,
+                                         field="continued_trajectory_ref", severity="warning", source_format=FORMAT))
+                break
+            atif = read_continuation(atif, path, data)
+        except IngestFailure as exc:
+            problem = exc.issue.reason.removeprefix(f"{path}: record {record}: ").rsplit(". ", 1)[0]
+            issues.append(make_issue(path, f"a continuation not read ({problem}); stored the steps before it",
+                                     "Fix or remove the file", record=record, severity="warning", source_format=FORMAT))
+            break
+        issues.extend(atif.steps.issues[known:])
+        parts.append(data)
+        hashed.append(ParsedJson(atif.parsed) if atif.parsed is not None else data)
+        ref = atif.doc.get("continued_trajectory_ref")
+    return atif
+
+
 def _looks_like(doc: Any) -> str:
     if doc is None:
         return "not JSON"
@@ -202,6 +239,7 @@ def read_trial(trial_dir: Path) -> UnitResult:
         steps, atif, parsed = _trial_steps(atif_path, atif_bytes, record, out.issues)
         hashed.append(ParsedJson(parsed) if parsed is not None else atif_bytes)
         if atif is not None:
+            atif = _continued(os.path.join(trial, "agent"), atif, record, out.issues, parts, hashed)
             input_tokens, output_tokens, cost = atif.input_tokens, atif.output_tokens, atif.cost_usd
             model = model or atif.model
     else:

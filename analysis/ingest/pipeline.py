@@ -330,17 +330,19 @@ def read_signed(unit: Unit, signature: str | None) -> tuple[str | None, UnitResu
     """(the unit's signature, what reading it gave). A signature the parent did not take (it stats
     only inputs the manifest knows) is taken here, as the parent would have: a Harbor trial's from
     the reader's own look at its files as it opened them, anything else's before the read."""
-    if signature is not None:
-        return signature, read_unit(unit)
     if unit.kind != "harbor":
-        return unit_signature(unit), read_unit(unit)
+        return signature or unit_signature(unit), read_unit(unit)
     from curriculab.analysis.ingest.common import FilesRead
 
+    # Always the reader's own look: which segments a trajectory continues in is known once it is read.
     with FilesRead.recording() as files:
         result = read_unit(unit)
     trial = str(unit.path)
     seen = [files.get(os.path.join(trial, name), _UNSEEN) for name in HARBOR_TRIAL_FILES]
-    return (None if _UNSEEN in seen else _files_signature(seen)), result
+    agent = os.path.join(trial, "agent", "")
+    continued = sorted((path[len(agent):], info) for path, info in files.items()
+                       if path.startswith(agent) and path != os.path.join(trial, HARBOR_TRIAL_FILES[1]))
+    return (None if _UNSEEN in seen else _trial_signature(seen, continued)), result
 
 
 class _Readers:
@@ -525,8 +527,13 @@ its signature covers, whatever else the trial's folder holds."""
 _UNSEEN = object()
 
 
-def _files_signature(seen: list[tuple[int, int] | None]) -> str:
-    return "h:" + ",".join("-" if info is None else f"{info[0]}:{info[1]}" for info in seen)
+def _trial_signature(seen: list[tuple[int, int] | None], continued: list[tuple[str, tuple[int, int] | None]]) -> str:
+    """A Harbor trial's three files, then each segment its trajectory continues in, by name (so that
+    a no-op re-ingest knows which to look at)."""
+    def look(info: tuple[int, int] | None) -> str:
+        return "-" if info is None else f"{info[0]}:{info[1]}"
+
+    return "h:" + ",".join(map(look, seen)) + "".join(f"|{name}={look(info)}" for name, info in continued)
 
 
 def _regular_file(path: str) -> tuple[int, int] | None:
@@ -538,13 +545,16 @@ def _regular_file(path: str) -> tuple[int, int] | None:
     return (info.st_size, info.st_mtime_ns) if stat.S_ISREG(info.st_mode) else None
 
 
-def unit_signature(unit: Unit) -> str | None:
+def unit_signature(unit: Unit, stored: str | None = None) -> str | None:
     """The sizes and modification times of the files a unit is read from: a file's own; a Harbor
-    trial's three files (absent ones too, so that one appearing is a change); any other directory's,
-    all of them. None when a file cannot be looked at (the unit is then read)."""
+    trial's three files (absent ones too, so that one appearing is a change) and the segments its
+    trajectory continued in when it was read (named in its `stored` signature); any other
+    directory's, all of them. None when a file cannot be looked at (the unit is then read)."""
     try:
         if unit.kind == "harbor":
-            return _files_signature([_regular_file(os.path.join(unit.where, name)) for name in HARBOR_TRIAL_FILES])
+            seen = [_regular_file(os.path.join(unit.where, name)) for name in HARBOR_TRIAL_FILES]
+            names = [part.rsplit("=", 1)[0] for part in stored.split("|")[1:]] if stored else []
+            return _trial_signature(seen, [(name, _regular_file(os.path.join(unit.where, "agent", name))) for name in names])
         info = os.stat(unit.where)
         if stat.S_ISREG(info.st_mode):
             return f"f:{info.st_size}:{info.st_mtime_ns}"
@@ -618,7 +628,7 @@ def _ingest(store: Store, paths: list[Path], fmt: str, readers: _Readers, known:
     to_read, signatures = [], []
     for unit in units:
         seen = known.get(unit.absolute)
-        signature = unit_signature(unit) if seen else None  # an input never read cleanly is read regardless
+        signature = unit_signature(unit, seen["signature"]) if seen else None  # one never read cleanly is read regardless
         if not verify and not replace and signature and seen["signature"] == signature:
             report.skipped += 1
             report.unchanged += seen["trajectories"]
