@@ -382,7 +382,9 @@ def _walk_document(doc: dict, builder: StepBuilder, summed: list, prefix: str) -
         _optional(step.get("model_name"), str)
         _optional(step.get("reasoning_content"), str)
         _dict(step.get("extra"))
-        copied = _optional(step.get("is_copied_context"), bool)
+        copied = step.get("is_copied_context")
+        if copied is not None and type(copied) is not bool:
+            raise Unusual
         metrics = _dict(step.get("metrics"))
         message = _text(step.get("message"))
         tool_calls = step.get("tool_calls")
@@ -416,7 +418,22 @@ def _walk_document(doc: dict, builder: StepBuilder, summed: list, prefix: str) -
         if source != "agent" or not tool_calls:
             builder.message(source, message, ts, action="message" if source == "agent" else None)
         else:
-            _add_calls(builder, agent, step, step_id, tool_calls, message, ts, by_call, result_of, unlinked, prefix)
+            for c, call in enumerate(tool_calls):
+                if type(call) is not dict:
+                    raise Unusual
+                name, call_id, arguments = call.get("function_name"), _optional(call.get("tool_call_id"), str), call.get("arguments")
+                if type(name) is not str or (arguments is not None and type(arguments) is not dict and type(arguments) is not str):
+                    raise Unusual
+                output = by_call.get(call_id) if call_id else None
+                if output is None and unlinked:
+                    # Terminal screens often come back once per turn, without a call id.
+                    output = unlinked[c] if len(unlinked) == len(tool_calls) else (unlinked[-1] if c == len(tool_calls) - 1 else None)
+                raw = {"step_id": step_id, "tool_call_id": call_id, "function_name": name, "arguments": arguments}
+                seen = agent.observe(output)
+                failed = _reported_failure(result_of.get(call_id), step)
+                builder.calls(agent.normalise(name, arguments), tool_name=name, raw=raw, output=output,
+                              message=message if c == 0 else None, ts=ts, call_id=f"{prefix}{step_id}/{call_id or c}",
+                              exit_code=seen.exit_code, tool_failed=failed if failed is not None else seen.failed)
         for trajectory_id in delegated:
             for index, (sub_id, sub) in list(unwalked.items()):
                 if sub_id == trajectory_id:
@@ -425,27 +442,6 @@ def _walk_document(doc: dict, builder: StepBuilder, summed: list, prefix: str) -
                     break
     for sub_id, sub in unwalked.values():
         _walk_document(sub, builder, summed, f"{prefix}{sub_id or 'subagent'}:")
-
-
-def _add_calls(builder: StepBuilder, agent: Any, step: dict, step_id: int, tool_calls: list, message: str | None,
-               ts: datetime | None, by_call: dict, result_of: dict, unlinked: list, prefix: str) -> None:
-    """The steps of an agent step's tool calls, each with the output that answers it."""
-    for c, call in enumerate(tool_calls):
-        if type(call) is not dict:
-            raise Unusual
-        name, call_id, arguments = call.get("function_name"), _optional(call.get("tool_call_id"), str), call.get("arguments")
-        if type(name) is not str or (arguments is not None and type(arguments) is not dict and type(arguments) is not str):
-            raise Unusual
-        output = by_call.get(call_id) if call_id else None
-        if output is None and unlinked:
-            # Terminal screens often come back once per turn, without a call id.
-            output = unlinked[c] if len(unlinked) == len(tool_calls) else (unlinked[-1] if c == len(tool_calls) - 1 else None)
-        raw = {"step_id": step_id, "tool_call_id": call_id, "function_name": name, "arguments": arguments}
-        seen = agent.observe(output)
-        failed = _reported_failure(result_of.get(call_id), step)
-        builder.calls(agent.normalise(name, arguments), tool_name=name, raw=raw, output=output,
-                      message=message if c == 0 else None, ts=ts, call_id=f"{prefix}{step_id}/{call_id or c}",
-                      exit_code=seen.exit_code, tool_failed=failed if failed is not None else seen.failed)
 
 
 def read_atif_file(path: Path, data: bytes | None = None) -> UnitResult:
@@ -477,7 +473,7 @@ def read_atif_file(path: Path, data: bytes | None = None) -> UnitResult:
         outcome = "passed" if reward >= 1 else "failed"
     version = doc["agent"].get("version")
     version = version if version not in (None, "", "unknown") else None
-    steps = doc["steps"]
+    steps = [step for step in doc["steps"] if not step.get("is_copied_context")]  # its own
     traj = Trajectory(
         trajectory_id=record, run_id=run_id, task_id=str(task_id), model=model, outcome=outcome,
         reward=reward, input_tokens=read.input_tokens, output_tokens=read.output_tokens, cost_usd=read.cost_usd,

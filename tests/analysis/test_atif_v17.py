@@ -91,6 +91,9 @@ def test_copied_context_is_left_to_its_own_trajectory_and_audio_parts_add_no_tex
     assert steps[0] == ("user", "Summary so far: parse.py's first() indexes an empty list. Continue from here.", None)
     assert "cat /app/src/parse.py" not in [command for _, _, command in steps]
     assert len(steps) == 5
+    # it started when its own first step did, not when the copied ones had
+    assert rows(store, "select started_at::VARCHAR, ended_at::VARCHAR from trajectories") == [
+        ("2026-11-03 14:05:00+00", "2026-11-03 14:05:15+00")]
 
 
 def test_a_document_that_names_itself_neither_way_is_kept_under_its_place(store, tmp_path):
