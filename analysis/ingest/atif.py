@@ -59,7 +59,6 @@ class AtifObservation(_Atif):
     results: list[AtifResult] = []
 
 
-
 # Counts and costs are bounded where they are read, to what the store holds: a bad value is
 # this file's problem, named by its field, never a failed write that costs other files.
 Count = Annotated[int, Field(ge=0, le=INT64_MAX)]

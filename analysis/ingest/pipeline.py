@@ -327,14 +327,14 @@ def available_cores() -> int:
 
 
 def read_signed(unit: Unit, signature: str | None) -> tuple[str | None, UnitResult]:
-    """(the unit's signature, what reading it gave). A signature the parent did not take (it stats
-    only inputs the manifest knows) is taken here, as the parent would have: a Harbor trial's from
-    the reader's own look at its files as it opened them, anything else's before the read."""
+    """(the unit's signature, what reading it gave). A Harbor trial's is always the reader's own look
+    at its files as it opened them: which segments its trajectory continues in is known only once it
+    is read. Anything else's is the parent's (it stats only inputs the manifest knows), else taken
+    here before the read."""
     if unit.kind != "harbor":
         return signature or unit_signature(unit), read_unit(unit)
     from curriculab.analysis.ingest.common import FilesRead
 
-    # Always the reader's own look: which segments a trajectory continues in is known once it is read.
     with FilesRead.recording() as files:
         result = read_unit(unit)
     trial = str(unit.path)
@@ -523,7 +523,8 @@ def _conflict(trajectory_id: str, new_path: str, old_path: str, fmt: str | None,
 
 HARBOR_TRIAL_FILES = ("result.json", os.path.join("agent", "trajectory.json"), os.path.join("verifier", "ctrf.json"))
 """The files a Harbor trial is read from (`harbor.read_trial`; its task.toml lies outside it): what
-its signature covers, whatever else the trial's folder holds."""
+its signature covers, with the continuation segments its trajectory was read through, whatever else
+the trial's folder holds."""
 _UNSEEN = object()
 
 
