@@ -434,11 +434,9 @@ def _walk_document(doc: dict, builder: StepBuilder, summed: list, prefix: str) -
                               message=message if c == 0 else None, ts=ts, call_id=f"{prefix}{step_id}/{call_id or c}",
                               exit_code=seen.exit_code, tool_failed=failed if failed is not None else seen.failed)
         for trajectory_id in delegated:
-            for index, (sub_id, sub) in list(unwalked.items()):
-                if sub_id == trajectory_id:
-                    del unwalked[index]
-                    _walk_document(sub, builder, summed, f"{prefix}{sub_id}:")
-                    break
+            index = next((i for i, (sub_id, _) in unwalked.items() if sub_id == trajectory_id), None)
+            if index is not None:
+                _walk_document(unwalked.pop(index)[1], builder, summed, f"{prefix}{trajectory_id}:")
     for sub_id, sub in unwalked.values():
         _walk_document(sub, builder, summed, f"{prefix}{sub_id or 'subagent'}:")
 
