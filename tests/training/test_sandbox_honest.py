@@ -49,13 +49,14 @@ def test_honest_code_scores_as_at_home(name):
 
 
 def test_a_refused_hostile_reply_still_fails():
-    # the copy-back reads untrusted data: a forged "mutated" naming an argument never passed is refused
-    code = ("import __main__, struct\ndef sort_it(xs):\n"
-            "    msg = b'{\"id\": 1, \"ok\": true, \"value\": null, \"mutated\": [[5, [1, 2, 3]]]}'\n"
+    # the copy-back reads untrusted data: a forged reply that changes an object never sent is refused
+    code = ("import __main__, json, struct\ndef sort_it(xs):\n"
+            "    msg = json.dumps({'re': 1, 'ok': True, 'value': {'root': None, 'nodes': []},\n"
+            "                      'updates': [[5, ['list', None, [1, 2, 3]]]]}).encode()\n"
             "    __main__.CHANNEL.sendall(struct.pack('>I', len(msg)) + msg)\n"
             "    import time\n    time.sleep(30)\n")
     result = run_tests(code, "sort_it", [("t", "xs = [3, 1, 2]\nsort_it(xs)")], LIMITS)
-    assert (result.outcomes[0].passed, result.outcomes[0].detail) == (False, "the reply was refused: a changed argument that was not passed")
+    assert (result.outcomes[0].passed, result.outcomes[0].detail) == (False, "the reply was refused: a malformed changed argument")
 
 
 @pytest.mark.slow

@@ -27,6 +27,7 @@ import atexit
 import glob
 import hashlib
 import itertools
+import json
 import os
 import queue
 import secrets
@@ -51,6 +52,9 @@ GRACE_S = 1.0
 """How long past a test's own deadline the harness waits for the judge before declaring it stuck."""
 SETTLE_S = 0.1
 """Kept back from a completion's budget for ending it (kill, reap), so the whole stays within the budget."""
+TestSpec = str | dict
+"""A test: Python statements (`assert add(1, 2) == 3`), or a stdin/stdout case
+`{"stdin": ..., "stdout": ..., "tolerance": ...}` judged by `server.output_mismatch`."""
 STATUSES = ("ok", "failed", "timeout", "crashed", "memory", "output_limit", "load_error")
 """Statuses the judge may report; `sandbox_error` is the harness's alone."""
 
@@ -284,7 +288,9 @@ class _Server:
                         f"at most {limits.processes} processes of its own uid"]
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         pass_fds = [theirs.fileno()]
-        limits_cmd = ["prlimit", f"--cpu={limits.cpu_s}", f"--as={limits.memory_bytes}", f"--fsize={limits.file_bytes}",
+        # the judge lives through many completions: it gives each its own CPU seconds (soft limit)
+        cpu = f"{limits.cpu_s}:unlimited" if self.role == "judge" else str(limits.cpu_s)
+        limits_cmd = ["prlimit", f"--cpu={cpu}", f"--as={limits.memory_bytes}", f"--fsize={limits.file_bytes}",
                       f"--nofile={limits.open_files}", f"--nproc={limits.processes}", "--core=0", "--msgqueue=0", "--"]
         python = [PYTHON, "-I", "-S", "-B"]
         own_fds: list[int] = []
@@ -509,11 +515,14 @@ class _Slot:
         self._drop("judge")
         shutil.rmtree(self.workdir, ignore_errors=True)
 
-    def run(self, code: str, entry_point: str, tests: Sequence[tuple[str, str]]) -> RunResult:
+    def run(self, code: str, entry_point: str, tests: Sequence[tuple[str, TestSpec]], prelude: str = "") -> RunResult:
         limits = self.limits
         result = RunResult(backend=self.backend)
         tests = list(tests)
         source = code.encode("utf-8", errors="replace")
+        kind = "stdio" if any(isinstance(spec, dict) for _, spec in tests) else "function"
+        # the completion's process reads a header line (its problem's prelude and kind), then the code
+        payload = json.dumps({"prelude": prelude, "kind": kind}).encode() + b"\n" + source
         if len(source) > limits.max_code_bytes:  # the completion's fault, decided before anything runs
             why = f"too large: {len(source):,} bytes (at most {limits.max_code_bytes:,})"
             result.outcomes = [TestOutcome(t, False, "load_error", why) for t, _ in tests]
@@ -529,7 +538,8 @@ class _Slot:
             zygote, judge = self.zygote, self.judge
             oom_before = zygote.oom_kills()
             job = {"entry_point": entry_point, "tests": tests, "test_timeout_s": limits.test_timeout_s,
-                   "load_timeout_s": limits.load_timeout_s, "completion_timeout_s": limits.budget_s}
+                   "load_timeout_s": limits.load_timeout_s, "completion_timeout_s": limits.budget_s,
+                   "prelude": prelude, "output_cap": limits.file_bytes, "cpu_s": limits.cpu_s}
             if zygote.docker is not None:
                 # A container may be on another machine: no descriptor can be handed over. The code
                 # goes in the message; the judge, told first, listens on a socket named by this
@@ -537,12 +547,12 @@ class _Slot:
                 nonce = secrets.token_hex(16)
                 job.update(nonce=nonce, zygote_uid=zygote.lease.uid, budget_left_s=self._budget_left(started))
                 server.send(judge.control, job)
-                server.send(zygote.control, {"op": "run", "tmp_bytes": limits.tmp_bytes, "code": source.decode(), "nonce": nonce})
+                server.send(zygote.control, {"op": "run", "tmp_bytes": limits.tmp_bytes, "code": payload.decode(), "nonce": nonce})
                 self._forked(zygote)
             else:
                 mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
                 # The code and its output travel in memfds the zygote only passes on: it never holds a completion.
-                code_fd, output_fd = _memfd(source), os.memfd_create("output")
+                code_fd, output_fd = _memfd(payload), os.memfd_create("output")
                 try:
                     try:
                         server.send(zygote.control, {"op": "run", "tmp_bytes": limits.tmp_bytes},
@@ -707,18 +717,18 @@ class _Pool:
                 job = self.jobs.get()
                 if job is None:
                     return
-                future, (code, entry_point, tests) = job
+                future, (code, entry_point, tests, prelude) = job
                 if future.set_running_or_notify_cancel():
                     try:
-                        future.set_result(slot.run(code, entry_point, tests))
+                        future.set_result(slot.run(code, entry_point, tests, prelude))
                     except BaseException as exc:
                         future.set_exception(exc)
         finally:
             slot.close()
 
-    def submit(self, code: str, entry_point: str, tests: Sequence[tuple[str, str]]) -> Future:
+    def submit(self, code: str, entry_point: str, tests: Sequence[tuple[str, TestSpec]], prelude: str = "") -> Future:
         future: Future = Future()
-        self.jobs.put((future, (code, entry_point, list(tests))))
+        self.jobs.put((future, (code, entry_point, list(tests), prelude)))
         return future
 
     def close(self) -> None:
@@ -762,20 +772,22 @@ def default_workers() -> int:
     return max(1, min(8, (os.cpu_count() or 1) * 2))
 
 
-def run_tests(completion_code: str, entry_point: str, tests: Sequence[tuple[str, str]], limits: Limits | None = None,
-              backend: str | None = None) -> RunResult:
-    """Run `tests` ([(test_id, code)]) against `completion_code`; each test's asserts decide its verdict."""
-    return run_many([(completion_code, entry_point, tests)], limits, workers=1, backend=backend)[0]
+def run_tests(completion_code: str, entry_point: str, tests: Sequence[tuple[str, TestSpec]], limits: Limits | None = None,
+              backend: str | None = None, prelude: str = "") -> RunResult:
+    """Run `tests` ([(test_id, spec)]) against `completion_code`; each test's asserts (or, for a
+    stdin/stdout case, its output) decide its verdict. `prelude` runs before the completion and
+    before the tests (classes both sides share, such as ListNode)."""
+    return run_many([(completion_code, entry_point, tests, prelude)], limits, workers=1, backend=backend)[0]
 
 
-def run_many(jobs: Sequence[tuple[str, str, Sequence[tuple[str, str]]]], limits: Limits | None = None,
+def run_many(jobs: Sequence[tuple], limits: Limits | None = None,
              workers: int | None = None, backend: str | None = None) -> list[RunResult]:
-    """Run many (completion, entry_point, tests) jobs in parallel sandboxes, results in order."""
+    """Run many (completion, entry_point, tests[, prelude]) jobs in parallel sandboxes, results in order."""
     limits = limits or Limits()
     backend = backend or detect_backend()
     # A slot costs a sandbox start; a warm one scores a completion in a few ms. A small batch starts
     # only the slots it can keep busy (more join as batches grow; warm ones are always used).
     wanted = min(workers or default_workers(), max(1, -(-len(jobs) // JOBS_PER_NEW_SLOT)))
     pool = _pool(backend, limits, wanted)
-    futures = [pool.submit(code, entry, tests) for code, entry, tests in jobs]
+    futures = [pool.submit(*job) for job in jobs]
     return [f.result() for f in futures]
