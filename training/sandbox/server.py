@@ -273,6 +273,7 @@ class Wire:
         self.limit = MAX_MESSAGE
         self.on_compare = None  # the judge records a refused comparison
         self.program = None  # a stdin/stdout completion's compiled module
+        self.before_reply = None  # the completion keeps its output's tail before each answer
 
     # -- encoding --
 
@@ -827,6 +828,8 @@ class Wire:
             except Exception:
                 error, _ = self.encode(RuntimeError(f"{type(exc).__name__}: {str(exc)[:500]}"))
             reply = {"re": rid, "ok": False, "error": error, "at_call": at_call}
+        if self.before_reply is not None:
+            self.before_reply()
         send(self.sock, reply)
 
     def _target(self, op, ref, name):
@@ -1296,11 +1299,11 @@ def _end_private(child):
 
 
 class _TailRaw(io.RawIOBase):
-    """A completion's sys.stdout and sys.stderr when its tests call functions: the first MiB goes to
-    its output log, then only the last TAIL_BYTES are kept (appended to the log after each request),
+    """A completion's sys.stdout and sys.stderr when its tests call functions: the first 64 KiB go to
+    its output log, then only the last TAIL_BYTES are kept (the log becomes them before each answer),
     so printing any amount behaves as at a terminal, never as a full disk."""
 
-    LOGGED = 1 << 20
+    LOGGED = 64 << 10
 
     def __init__(self):
         super().__init__()
@@ -1330,11 +1333,13 @@ class _TailRaw(io.RawIOBase):
         except Exception:  # the completion replaced or broke its streams: what reached us is kept
             pass
         if self.dropped:
-            try:
-                os.write(1, f"\n[... {self.dropped:,} bytes not kept ...]\n".encode() + bytes(self.ring))
+            try:  # the log becomes the tail alone, so it never nears the file-size cap
+                os.ftruncate(1, 0)
+                os.lseek(1, 0, os.SEEK_SET)
+                os.write(1, f"[... {self.written - len(self.ring):,} bytes not kept ...]\n".encode() + bytes(self.ring))
             except OSError:
                 pass
-            self.ring, self.dropped = bytearray(), 0
+            self.dropped = 0
 
 
 def _tail_streams():
@@ -1434,7 +1439,7 @@ def _completion(fds, scratch):
     del code
     classes = {name: value for name, value in prelude.items() if isinstance(value, type) and value.__module__ == "solution"}
     wire = Wire(channel, "c", trusted=True, classes=classes)
-    wire.program = program
+    wire.program, wire.before_reply = program, tail_stream.flush_tail
     names, modules = {}, {}
     for name, value in list(namespace.items()):
         if name.startswith("__") or prelude.get(name, _NO_VALUE) is value:
@@ -1457,7 +1462,6 @@ def _completion(fds, scratch):
             return
         if "op" in message:
             wire.serve(message)
-            tail_stream.flush_tail()
 
 
 def _wipe(directory):
