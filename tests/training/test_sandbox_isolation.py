@@ -244,7 +244,7 @@ def test_a_completion_too_large_scores_zero_before_anything_runs(backend):
 
 def test_isolation_is_reported(backend):
     result = run_tests("def add(a, b):\n    return a + b\n", "add", TESTS[:1], FAST, backend=backend)
-    expected = ("a fresh /tmp and IPC and pid namespaces per completion" if backend == "bwrap" else
+    expected = ("a fresh /tmp, /dev/shm and IPC, pid and network namespaces per completion" if backend == "bwrap" else
                 "a shared /tmp emptied and IPC objects removed after each completion")
     assert expected in result.isolation
 
@@ -377,11 +377,11 @@ def test_unsandboxed_cleanup_kills_only_the_completions_process_group(public_dir
         assert server.recv(ours, time.monotonic() + 20)["ready"]
         mine, child_end = socket.socketpair()
         code = os.memfd_create("c")
-        os.write(code, b"import os, time\\nif os.fork() == 0:\\n    time.sleep(60)\\ndef add(a, b):\\n    return a + b\\n")
+        os.write(code, b'{"kind": "function"}\\n' b"import os, time\\nif os.fork() == 0:\\n    time.sleep(60)\\ndef add(a, b):\\n    return a + b\\n")
         out = os.memfd_create("o")
         server.send(ours, {"op": "run", "tmp_bytes": 1 << 20}, fds=[child_end.fileno(), code, out])
         forked = server.recv(ours, time.monotonic() + 10)["forked"]
-        assert server.recv(mine, time.monotonic() + 10) == {"ready": True}
+        assert server.recv(mine, time.monotonic() + 10)["ready"] is True
         server.send(ours, {"op": "end"})
         assert server.recv(ours, time.monotonic() + 10)["ended"]
         time.sleep(0.2)

@@ -260,7 +260,7 @@ class _Server:
             raise EOFError("no start handshake")
         self.reported(hello)
         if self.role == "zygote":
-            self.note.append("a fresh /tmp and IPC and pid namespaces per completion" if hello.get("namespaces") else
+            self.note.append("a fresh /tmp, /dev/shm and IPC, pid and network namespaces per completion" if hello.get("namespaces") else
                              "a shared /tmp emptied and IPC objects removed after each completion")
             if not hello.get("filter"):
                 self.note.append("no seccomp filter on this architecture")
@@ -310,7 +310,8 @@ class _Server:
                 own_fds.append(_memfd(program))
                 extra = ["--seccomp", str(own_fds[-1])]
             pass_fds += own_fds
-            caps = ["--cap-drop", "ALL"] + (["--cap-add", "CAP_SYS_ADMIN"] if self.role == "zygote" else [])
+            caps = ["--cap-drop", "ALL"] + (["--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_NET_ADMIN"]
+                                            if self.role == "zygote" else [])
             hide = [arg for path in _hidden_package_dirs() for arg in ("--tmpfs", path, "--remount-ro", path)]
             self.as_pid_1 = _bwrap_works() and _BWRAP_AS_PID_1
             command = limits_cmd + _drop(uid) + ([] if self.as_pid_1 else REAPER) + [

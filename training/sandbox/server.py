@@ -367,6 +367,8 @@ class Wire:
     def _shape(self, o):
         """("leaf", node) or ("container", tag, payload, children)."""
         t = type(o)
+        if t is Remote:  # the other side's object goes back as its own
+            return "leaf", ["ref", ["c" if self.side == "j" else "j", o._ref, o._kind, o._type[0], o._type[1]]]
         if t is AsReference:
             return "leaf", self._reference(o.obj)
         if t is int:
@@ -412,8 +414,8 @@ class Wire:
         if _is_namedtuple_class(t) and t.__module__ != "builtins":
             return "container", "ntuple", [t.__name__, list(t._fields)], list(o)
         if isinstance(o, BaseException):
-            attrs = {k: v for k, v in vars(o).items() if not k.startswith("_")} if hasattr(o, "__dict__") else {}
-            return "container", "exc", str(o)[:100_000], [t, o.args, attrs]
+            attrs = [x for k, v in vars(o).items() if not k.startswith("_") for x in (k, v)] if hasattr(o, "__dict__") else []
+            return "container", "exc", str(o)[:100_000], [t, o.args, *attrs]
         if isinstance(o, type):
             if DATA_TYPES.get((o.__module__, o.__qualname__)) is o or (issubclass(o, BaseException) and _std_exception(o.__module__, o.__qualname__) is o):
                 return "leaf", ["type", [o.__module__, o.__qualname__]]
@@ -675,13 +677,13 @@ class Wire:
             if len(pairs) % 2:
                 raise RefusedReply("a malformed mapping")
             for k, v in self._checked(list(zip(pairs[0::2], pairs[1::2]))):
-                dict.__setitem__(target, k, v)
+                target[k] = v
         elif tag == "ddict":
             if not children or (children[0] is not None and not callable(children[0])) or len(children) % 2 == 0:
                 raise RefusedReply("a malformed defaultdict")
             target.default_factory = children[0]
             for k, v in self._checked(list(zip(children[1::2], children[2::2]))):
-                dict.__setitem__(target, k, v)
+                target[k] = v
         elif tag == "set":
             for item in self._checked(children):
                 target.add(item)
@@ -720,8 +722,11 @@ class Wire:
         return made
 
     def _exception(self, message, children):
-        cls, args, attrs = children
-        if not (isinstance(cls, type) and issubclass(cls, BaseException)) or type(args) is not tuple or type(attrs) is not dict:
+        if len(children) < 2 or len(children) % 2:
+            raise RefusedReply("a malformed exception")
+        cls, args = children[:2]
+        attrs = dict(zip(children[2::2], children[3::2]))
+        if not (isinstance(cls, type) and issubclass(cls, BaseException)) or type(args) is not tuple:
             raise RefusedReply("a malformed exception")
         if cls in self.synthetic.values():
             exc = BaseException.__new__(cls)
@@ -999,8 +1004,8 @@ def send(sock, message, fds=()):
     data = json.dumps(message).encode()
     if len(data) > MAX_MESSAGE:
         text = f"the value is too large to cross (over {MAX_MESSAGE >> 20} MiB as JSON)"
-        error = {"root": [3], "nodes": [["type", ["builtins", "OverflowError"]], ["tuple", None, [text]],
-                                        ["dict", None, []], ["exc", text, [[0], [1], [2]]]]}
+        error = {"root": [2], "nodes": [["type", ["builtins", "OverflowError"]], ["tuple", None, [text]],
+                                        ["exc", text, [[0], [1]]]]}
         data = json.dumps({"re": message.get("re"), "ok": False, "error": error} if "re" in message else
                           {"load_error": f"OverflowError: {text}"}).encode()
     payload = struct.pack(">I", len(data)) + data
@@ -1053,7 +1058,10 @@ def recv(sock, deadline=None, limit=MAX_MESSAGE, with_fds=False):
 
 # --- zygote ---
 
-_CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWPID, _SIGCHLD = 0x00020000, 0x08000000, 0x20000000, 17
+_CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWPID, _CLONE_NEWNET, _SIGCHLD = 0x00020000, 0x08000000, 0x20000000, 0x40000000, 17
+INODES = 16384
+"""Most files and folders a completion's /tmp (and /dev/shm) may hold: each costs kernel memory that
+no memory limit counts, and the teardown of millions held the next completion's budget."""
 _CLONE_SYSCALL = {"x86_64": 56, "aarch64": 220}.get(os.uname().machine)
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
 
@@ -1145,7 +1153,7 @@ def _fork_into_namespaces():
     ulong = ctypes.c_ulong
     ctypes.pythonapi.PyOS_BeforeFork()
     pid = libc_holding_gil.syscall(ctypes.c_long(_CLONE_SYSCALL),
-                                   ulong(_SIGCHLD | _CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWPID),
+                                   ulong(_SIGCHLD | _CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWPID | _CLONE_NEWNET),
                                    ulong(0), ulong(0), ulong(0), ulong(0))
     if pid == 0:
         ctypes.pythonapi.PyOS_AfterFork_Child()
@@ -1163,11 +1171,28 @@ def _mount_private(scratch, tmp_bytes):
     ctypes, libc = _native()[:2]
     flags = ctypes.c_ulong
     ok = libc.mount(None, b"/", None, flags(_MS_REC | _MS_PRIVATE), None) == 0
+    size = f"size={tmp_bytes},nr_inodes={INODES}"
     ok = ok and libc.mount(b"tmpfs", scratch.encode(), b"tmpfs", flags(_MS_NOSUID | _MS_NODEV),
-                           f"size={tmp_bytes},mode=0700".encode()) == 0
+                           f"{size},mode=0700".encode()) == 0
+    # POSIX semaphores and shared memory (multiprocessing's locks and queues) live in /dev/shm
+    ok = ok and (not os.path.isdir("/dev/shm") or libc.mount(
+        b"tmpfs", b"/dev/shm", b"tmpfs", flags(_MS_NOSUID | _MS_NODEV | _MS_NOEXEC), f"{size},mode=1777".encode()) == 0)
     ok = ok and libc.mount(b"proc", b"/proc", b"proc", flags(_MS_NOSUID | _MS_NODEV | _MS_NOEXEC), None) == 0
     if not ok:
         os._exit(70)  # never run a completion in a half-made world
+    _loopback_up()
+
+
+def _loopback_up():
+    """The completion's own network namespace has a loopback, as a machine at home does (and no
+    other device): brought up while the process may still administer it."""
+    import fcntl
+
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+            fcntl.ioctl(sock, 0x8914, struct.pack("16sH14x", b"lo", 0x1 | 0x8 | 0x40))  # SIOCSIFFLAGS: up, loopback, running
+    except OSError:
+        pass
 
 
 class Confinement:
@@ -1420,7 +1445,9 @@ def _completion(fds, scratch):
     except OSError:
         pass
     os.chdir(scratch)
-    namespace = {"__name__": "solution"}
+    module = types.ModuleType("solution")  # importable by its name, as pickle (multiprocessing) needs
+    sys.modules["solution"] = module
+    namespace = module.__dict__
     program = None
     try:
         setup = json.loads(header)
