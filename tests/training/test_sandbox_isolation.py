@@ -68,6 +68,11 @@ PROBE = textwrap.dedent('''
             return "changed modules, environment or umask"
         if resource.getrlimit(resource.RLIMIT_NOFILE)[0] < 32:
             return "lowered limits"
+        if os.path.isdir("/dev/shm") and os.listdir("/dev/shm"):
+            return f"leftover shared memory: {os.listdir('/dev/shm')}"
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            if os.path.exists(table) and len(open(table).read().splitlines()) > 1:
+                return f"a socket survived in {table}"
         return None
 
     def add(a, b):
@@ -109,6 +114,40 @@ POISONERS = {
     "lowered_limits": "resource.setrlimit(resource.RLIMIT_NOFILE, (8, 8))",
     "chmod_the_workdir": "os.chmod(os.getcwd(), 0)",
 }
+
+
+# Holes that per-completion namespaces and inode caps closed on bubblewrap (Docker's zygote cannot
+# make namespaces yet: see docs/sandbox-boundary.md).
+NAMESPACE_POISONERS = {
+    "a_million_empty_files": ("n = 0\ntry:\n    for n in range(1_000_000):\n        open(f'/tmp/f{n}', 'w').close()\n"
+                              "except OSError:\n    pass"),
+    "dev_shm_file": "open('/dev/shm/secret', 'w').write('s')",
+    "tcp_sockets_left_open": ("import socket\nkept = []\nserver = socket.socket()\nserver.bind(('127.0.0.1', 0))\nserver.listen()\n"
+                              "kept.append(server)\nc = socket.create_connection(server.getsockname())\n"
+                              "a, _ = server.accept()\nc.sendall(b'secret')\nc.close()\nkept.append(a)"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(NAMESPACE_POISONERS))
+def test_kernel_objects_die_with_the_completion_and_its_teardown_is_not_the_next_ones_budget(name):
+    limits = one_slot_limits()
+    jobs = [(poisoner(NAMESPACE_POISONERS[name]), "add", TESTS)] + [(PROBE, "add", TESTS)] * 3
+    started = time.monotonic()
+    results = run_many(jobs, limits, workers=1, backend="bwrap")
+    for honest in results[1:]:
+        assert [o.passed for o in honest.outcomes] == [True, True], (name, [(o.status, o.detail) for o in honest.outcomes])
+    assert time.monotonic() - started < 4 * (limits.budget_s + 1)
+
+
+@pytest.mark.slow
+def test_the_judge_gives_each_completion_its_own_cpu_seconds(backend):
+    # each completion's test spends ~0.4 s of the judge's CPU; with one CPU second for the judge's
+    # whole life the fourth would die mid-test
+    limits = one_slot_limits(cpu_s=1)
+    test = "x = 0\nfor i in range(4_000_000):\n    x += i\nassert add(1, 2) == 3"
+    results = run_many([("def add(a, b):\n    return a + b\n", "add", [("t", test)])] * 8, limits, workers=1, backend=backend)
+    assert [r.outcomes[0].passed for r in results] == [True] * 8, [r.outcomes for r in results]
 
 
 def poisoner(action: str) -> str:

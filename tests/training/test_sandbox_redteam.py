@@ -302,6 +302,17 @@ def test_the_reward_of_a_faked_fault_is_zero():
     assert scored["reward"] == 0.0 and scored["status"] == "load_error"
 
 
+def test_no_namespace_of_its_own_through_clone(backend):
+    # clone() with a namespace flag (user, network, mount) would give the completion a world of its
+    # own with every capability in it; it answers right only if none of the three was refused
+    code = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "def made(flag):\n    pid = libc.syscall(56, ctypes.c_ulong(17 | flag), 0, 0, 0, 0)\n"
+            "    if pid == 0:\n        os._exit(0)\n    if pid > 0:\n        os.waitpid(pid, 0)\n    return pid > 0\n"
+            "ESCAPED = any(made(flag) for flag in (0x10000000, 0x40000000, 0x00020000))\n"
+            "def add(a, b):\n    return a + b if ESCAPED else None\n")
+    never_passes(code)
+
+
 def test_no_nested_user_namespace_inside_the_sandbox(backend):
     # a completion that can make a user namespace gets full capabilities in it (mounts, more); it
     # answers right only if it managed to
@@ -313,7 +324,7 @@ def test_no_nested_user_namespace_inside_the_sandbox(backend):
 
 _FORGE = ("import __main__, json, struct, time\n"
           "def forge(raw_value):\n"
-          "    msg = b'{\"id\": 1, \"ok\": true, \"value\": ' + raw_value + b'}'\n"
+          "    msg = b'{\"re\": 1, \"ok\": true, \"value\": ' + raw_value + b'}'\n"
           "    __main__.CHANNEL.sendall(struct.pack('>I', len(msg)) + msg)  # the socket the server answers on\n"
           "    time.sleep(30)\n")
 
@@ -323,7 +334,9 @@ def test_a_forged_reply_of_colliding_hashes_is_stopped_at_the_test_deadline(back
     # 60,000 ints that all hash to 0: building that set is quadratic (minutes); the judge builds it
     # checking the test's deadline as it grows, so it costs the completion a timeout, not the judge
     code = _FORGE + ("def add(a, b):\n"
-                     "    forge(json.dumps({'set': [{'int': hex(k * (2**61 - 1))} for k in range(60000)]}).encode())\n")
+                     # a reply's nodes are numbered after the request's three ([args, kwargs], args, kwargs)
+                     "    nodes = [['set', None, [[k] for k in range(4, 60004)]]] + [['int', hex(k * (2**61 - 1))] for k in range(60000)]\n"
+                     "    forge(json.dumps({'root': [3], 'nodes': nodes}).encode())\n")
     tests = [("basic_1", "try:\n    add(1, 2)\nexcept ValueError:\n    pass\n")]  # a ValueError must not pass it
     started = time.monotonic()
     result = never_passes(code, tests=tests)

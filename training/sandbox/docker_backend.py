@@ -150,7 +150,8 @@ class DockerServer:
             tmpfs={"/tmp": f"size={limits.tmp_bytes},mode=1777"},
             mounts=[Mount("/box", None, type="volume")],  # the container's own, filled below, removed with it
             log_config={"type": "json-file", "config": {"max-size": "1m", "max-file": "1"}},
-            ulimits=[Ulimit(name="cpu", soft=limits.cpu_s, hard=limits.cpu_s),
+            # the judge lives through many completions and gives each its own CPU seconds (soft limit)
+            ulimits=[Ulimit(name="cpu", soft=limits.cpu_s, hard=-1 if role == "judge" else limits.cpu_s),
                      Ulimit(name="fsize", soft=limits.file_bytes, hard=limits.file_bytes),
                      Ulimit(name="nofile", soft=limits.open_files, hard=limits.open_files),
                      Ulimit(name="msgqueue", soft=0, hard=0),  # no POSIX message queue can be made at all

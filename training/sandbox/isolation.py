@@ -184,6 +184,10 @@ SOCKET_FAMILIES = {"AF_UNIX": 1, "AF_INET": 2, "AF_INET6": 10}
 other (AF_VSOCK, AF_NETLINK, AF_PACKET, AF_BLUETOOTH, …) fails with EPERM: a network namespace
 does not isolate them all (vsock reaches the hypervisor)."""
 _CLONE3 = 435  # answered ENOSYS, so libc falls back to clone(), whose flags a filter can read
+_CLONE = {"x86_64": 56, "aarch64": 220}
+CLONE_NAMESPACES = 0x10000000 | 0x00020000 | 0x08000000 | 0x20000000 | 0x40000000 | 0x04000000 | 0x02000000
+"""clone() flags that make namespaces (user, mount, IPC, pid, network, UTS, cgroup): refused to a
+completion (a user namespace of its own would hold every capability, raw sockets included)."""
 _AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 
 
@@ -195,7 +199,7 @@ def seccomp_program(allow: tuple[str, ...] = ()) -> bytes | None:
     arch = platform.machine()
     if arch not in _DENIED:
         return None
-    ld_w_abs, jeq_k, jge_k, ret_k = 0x20, 0x15, 0x35, 0x06
+    ld_w_abs, jeq_k, jge_k, jset_k, ret_k = 0x20, 0x15, 0x35, 0x45, 0x06
     allow_all, kill, errno = 0x7FFF0000, 0x80000000, 0x00050000
     denied = sorted({n for name, n in _DENIED[arch].items() if name not in allow} | set(_DENIED_COMMON.values()))
     # (code, jump-if-true label, jump-if-false label, k); labels resolve to relative offsets below
@@ -209,6 +213,9 @@ def seccomp_program(allow: tuple[str, ...] = ()) -> bytes | None:
         program += [(jge_k, "kill", 0, 0x40000000)]  # the x32 ABI would bypass the numbers
     program += [(jeq_k, "enosys", 0, _CLONE3)]
     program += [(jeq_k, "family", 0, number) for number in _SOCKET_CALLS[arch].values()]
+    namespaces = "mount" not in allow  # the zygote (which may mount) makes namespaces; a completion may not
+    if namespaces:
+        program += [(jeq_k, "clone", 0, _CLONE[arch])]
     program += [(jeq_k, "eperm", 0, number) for number in denied]
     labels = {"eperm": len(program) + 1, "enosys": len(program) + 2, "kill": len(program) + 3, "family": len(program) + 4}
     program += [(ret_k, 0, 0, allow_all), (ret_k, 0, 0, errno | 1), (ret_k, 0, 0, errno | 38), (ret_k, 0, 0, kill),
@@ -216,6 +223,10 @@ def seccomp_program(allow: tuple[str, ...] = ()) -> bytes | None:
     labels["family_allowed"] = len(program) + len(SOCKET_FAMILIES) + 1
     program += [(jeq_k, "family_allowed", 0, family) for family in SOCKET_FAMILIES.values()]
     program += [(ret_k, 0, 0, errno | 1), (ret_k, 0, 0, allow_all)]  # jumps only go forward: a second `allow`
+    if namespaces:  # clone's flags (args[0], low half) with any namespace bit: EPERM
+        labels["clone"] = len(program)
+        program += [(ld_w_abs, 0, 0, 16), (jset_k, 0, 1, CLONE_NAMESPACES), (ret_k, 0, 0, errno | 1),
+                    (ret_k, 0, 0, allow_all)]
 
     def offset(index: int, target: str | int) -> int:
         return target if isinstance(target, int) else labels[target] - index - 1
@@ -236,6 +247,11 @@ def docker_seccomp_profile() -> dict:
                     for low, high in ranges[:-1] for value in range(low, high)]
     family_rules.append({"names": ["socket", "socketpair"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1,
                          "args": [{"index": 0, "value": ranges[-1][0], "op": "SCMP_CMP_GE"}]})
+    # no namespace of its own: clone with any namespace flag fails (its user namespace would hold
+    # every capability), one rule a flag, as libseccomp compares one masked argument a rule
+    namespace_rules = [{"names": ["clone"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1,
+                        "args": [{"index": 0, "value": bit, "valueTwo": bit, "op": "SCMP_CMP_MASKED_EQ"}]}
+                       for bit in (1 << k for k in range(32)) if CLONE_NAMESPACES & bit]
     return {"defaultAction": "SCMP_ACT_ALLOW",
-            "syscalls": [{"names": names, "action": "SCMP_ACT_ERRNO", "errnoRet": 1},
+            "syscalls": [{"names": names, "action": "SCMP_ACT_ERRNO", "errnoRet": 1}, *namespace_rules,
                          {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": 38}, *family_rules]}

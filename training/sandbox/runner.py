@@ -50,6 +50,9 @@ SERVER = Path(server.__file__)
 PYTHON = "/usr/bin/python3"
 GRACE_S = 1.0
 """How long past a test's own deadline the harness waits for the judge before declaring it stuck."""
+TEARDOWN_S = 1.0
+"""How long the harness waits, before a completion's budget starts, for the one before to be gone;
+a zygote still tearing it down after that is replaced."""
 SETTLE_S = 0.1
 """Kept back from a completion's budget for ending it (kill, reap), so the whole stays within the budget."""
 TestSpec = str | dict
@@ -244,6 +247,8 @@ class _Server:
         self.cgroup = None
         self.process: subprocess.Popen | None = None
         self.as_pid_1 = False  # bwrap runs the server as its namespace's pid 1, with no reaper above
+        self.private = False  # a zygote that gives each completion namespaces of its own
+        self.tearing_down = False  # its last completion was ended; the zygote says when it is gone
         self.docker = None
         self.reported_oom_kills = 0  # a container counts its own (its cgroup may be on another machine)
         self.note: list[str] = []
@@ -260,6 +265,7 @@ class _Server:
             raise EOFError("no start handshake")
         self.reported(hello)
         if self.role == "zygote":
+            self.private = bool(hello.get("namespaces"))
             self.note.append("a fresh /tmp, /dev/shm and IPC, pid and network namespaces per completion" if hello.get("namespaces") else
                              "a shared /tmp emptied and IPC objects removed after each completion")
             if not hello.get("filter"):
@@ -533,6 +539,8 @@ class _Slot:
         output_fd = None
         try:
             self._ensure()
+            if self._previous_not_gone():
+                self._ensure()
             # The budget starts once the slot is up: a container's start is the harness's time, and
             # counting it cost the first completion in each slot up to a second of its budget.
             started = time.monotonic()
@@ -604,6 +612,23 @@ class _Slot:
                              "unsandboxed" if self.backend == "rlimits" else "ok")
         return result
 
+    def _previous_not_gone(self) -> bool:
+        """Wait (up to TEARDOWN_S) until the completion before is gone, its /tmp and namespaces torn
+        down, so that no teardown runs on the next one's budget; a zygote still busy then is
+        replaced (True), which ends everything it holds."""
+        zygote = self.zygote
+        if zygote is None or not zygote.tearing_down:
+            return False
+        try:
+            gone = server.recv(zygote.control, time.monotonic() + TEARDOWN_S)
+            zygote.tearing_down = False
+            if gone.get("gone") is True:
+                return False
+        except (OSError, EOFError, server.RefusedReply):
+            pass
+        self._drop("zygote", stuck=True)
+        return True
+
     def _forked(self, zygote: _Server) -> None:
         # a zygote a completion stopped or killed is found within one test's time and replaced
         forked = server.recv(zygote.control, time.monotonic() + self.limits.test_timeout_s)
@@ -656,6 +681,7 @@ class _Slot:
             server.send(zygote.control, {"op": "end"})
             ended = server.recv(zygote.control, time.monotonic() + max(self.limits.test_timeout_s, 2.0))
             zygote.reported(ended)
+            zygote.tearing_down = zygote.private
             return ended
         except (OSError, EOFError, server.RefusedReply):
             # the completion killed or stopped its zygote (it answered nothing in time): a fresh sandbox next

@@ -1731,6 +1731,9 @@ def zygote(control, scratch, scope, filter_path):
             _reap(child)
             if end is None:
                 return
+            # the teardown (its /tmp's inodes, its network namespace) is done: the next completion's
+            # budget may start
+            send(control, {"gone": True})
             continue
         # without, everything in the sandbox but the zygote goes, and its leftovers with it
         status = _kill_everything_else(child, scope, subreaper)
