@@ -18,12 +18,13 @@ def has_code_block(completion: str) -> bool:
 
 
 def extract_code(completion: str, entry_point: str | None = None) -> str:
-    """The code of a model's answer: the last ```python block that defines `entry_point`, else the
+    """The code of a model's answer: the last ```python block that defines `entry_point` (a function,
+    or a class such as LeetCode's `Solution`), else the
     last block, else the whole text. (A correct function followed by a usage-example block is the
     function: taking the last block blindly scored such answers 0.)"""
     blocks = CODE_BLOCK.findall(completion)
     if entry_point:
-        defining = re.compile(rf"^\s*(async\s+)?def\s+{re.escape(entry_point)}\s*\(", re.M)
+        defining = re.compile(rf"^\s*((async\s+)?def\s+{re.escape(entry_point)}\s*\(|class\s+{re.escape(entry_point)}\b)", re.M)
         chosen = [b for b in blocks if defining.search(b)]
         if chosen:
             return chosen[-1]

@@ -1,7 +1,10 @@
 """Tiered problems (pinned format): one per JSONL line (Parquet also read),
-`{problem_id, prompt, entry_point, reference, tests: [{test_id, tier, code}]}`.
+`{problem_id, prompt, entry_point, reference, tests: [{test_id, tier, code}]}`, with optional
+`prelude` (classes both the completion and the tests see), `float_tolerance`, and tests that are
+stdin/stdout cases (`{test_id, tier, stdin, stdout}`, entry point "").
 
-A test's `code` is Python statements that exercise the entry point (`assert add(1, 2) == 3`). A
+A test's `code` is Python statements that exercise the entry point (`assert add(1, 2) == 3`); a
+LeetCode-style problem's entry point is its class (`assert Solution().twoSum([2, 7], 9) == [0, 1]`). A
 problem whose reference fails any of its own tests is rejected with the failing test named, as
 TAROT filters its generated tests.
 """
@@ -70,14 +73,36 @@ class ProblemTest:
     """Unique within the problem."""
     tier: Tier
     """TAROT tier."""
-    code: str
-    """Python statements exercising the entry point; the test passes when they raise nothing."""
+    code: str = ""
+    """Python statements exercising the entry point; the test passes when they raise nothing. Empty
+    for a stdin/stdout test."""
+    stdin: str | None = None
+    """A stdin/stdout test's input: the program runs as `python solution.py < stdin`."""
+    stdout: str | None = None
+    """A stdin/stdout test's expected output, compared token by token (`output_mismatch`)."""
 
     def __post_init__(self) -> None:
         _text(self, "test_id", min_length=1)
         if self.tier not in TIERS:
             raise InvalidField("tier", "Input should be " + ", ".join(f"'{t}'" for t in TIERS[:-1]) + f" or '{TIERS[-1]}'")
-        _text(self, "code", min_length=1)
+        _text(self, "code")
+        if self.stdout is None:
+            if self.stdin is not None:
+                raise InvalidField("stdout", "Field required with stdin (the expected output)")
+            if not self.code:
+                raise InvalidField("code", "Field required (a test is code, or stdin and stdout for a program)")
+            return
+        _text(self, "stdout")
+        if self.stdin is not None and not isinstance(self.stdin, str):
+            raise InvalidField("stdin", "Input should be a valid string")
+        if self.code:
+            raise InvalidField("code", "A stdin/stdout test has no code (give stdin and stdout, or code alone)")
+
+    def spec(self, tolerance: float | None = None) -> "str | dict":
+        """What the sandbox runs: the test's code, or a stdin/stdout case."""
+        if self.stdout is None:
+            return self.code
+        return {"stdin": self.stdin or "", "stdout": self.stdout, "tolerance": tolerance}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,14 +120,24 @@ class Problem:
     tests: list[ProblemTest]
     """Tiered tests."""
     source: str | None = None
-    """Where the problem comes from (`curriculab`, `humaneval`, ...)."""
+    """Where the problem comes from (`curriculab`, `humaneval`, `leetcode`, `codecontests`, ...)."""
+    prelude: str = ""
+    """Code run before the completion and before the tests, on both sides of the sandbox: the
+    classes a problem's signature names (LeetCode's `ListNode`, `TreeNode`) and their imports."""
+    float_tolerance: float | None = None
+    """For stdin/stdout tests: how far a number with a fraction may be from the expected one
+    (absolute, or relative to it); default 1e-6."""
 
     def __post_init__(self) -> None:
         _text(self, "problem_id", min_length=1)
         _text(self, "prompt")
         _text(self, "entry_point")
-        if not _ENTRY_POINT.fullmatch(self.entry_point):
+        _text(self, "prelude")
+        programs = isinstance(self.tests, list) and any(getattr(t, "stdout", None) is not None for t in self.tests)
+        if not (programs and self.entry_point == "") and not _ENTRY_POINT.fullmatch(self.entry_point):
             raise InvalidField("entry_point", f"String should match pattern '{_ENTRY_POINT.pattern}'")
+        if self.float_tolerance is not None and (not isinstance(self.float_tolerance, (int, float)) or self.float_tolerance < 0):
+            raise InvalidField("float_tolerance", "Input should be a non-negative number")
         _text(self, "reference")
         if not isinstance(self.tests, list) or not all(isinstance(t, ProblemTest) for t in self.tests):
             raise InvalidField("tests", "Input should be a list of ProblemTest")
@@ -131,6 +166,18 @@ class Problem:
                 raise InvalidField(exc.field if exc.field.startswith("tests.") else f"tests.{k}.{exc.field}",
                                    exc.message) from None
         return cls(**{**fields, "tests": built})
+
+    @property
+    def kind(self) -> str:
+        """`stdio` (programs judged by their output), `class` (LeetCode's `Solution().method(...)`,
+        the entry point a class) or `function`."""
+        if any(t.stdout is not None for t in self.tests):
+            return "stdio"
+        return "class" if re.search(rf"^class\s+{re.escape(self.entry_point)}\b", self.reference, re.M) else "function"
+
+    def job(self, code: str) -> tuple:
+        """What `run_many` takes to score `code` on this problem's tests."""
+        return (code, self.entry_point, [(t.test_id, t.spec(self.float_tolerance)) for t in self.tests], self.prelude)
 
     def tier_tests(self) -> dict[str, list[ProblemTest]]:
         return {tier: [t for t in self.tests if t.tier == tier] for tier in TIERS}
@@ -185,8 +232,7 @@ def save_problems(problems: Iterable[Problem], path: Path | str) -> Path:
 def verify_references(problems: list[Problem], limits: Limits | None = None,
                       workers: int | None = None) -> tuple[list[Problem], list[str]]:
     """Keep problems whose reference passes every test; say which test failed for the others."""
-    results = run_many([(p.reference, p.entry_point, [(t.test_id, t.code) for t in p.tests]) for p in problems],
-                       limits, workers)
+    results = run_many([p.job(p.reference) for p in problems], limits, workers)
     kept, rejected = [], []
     for problem, result in zip(problems, results):
         failing = [o for o in result.outcomes if not o.passed]

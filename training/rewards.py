@@ -101,8 +101,7 @@ class Scorer:
         for pid, _ in missing:
             if pid not in self.problems:
                 raise KeyError(f"problem_id {pid!r} is not in the problem set. Pass the problems file the completions were made for")
-        jobs = [(extract_code(text, self.problems[pid].entry_point), self.problems[pid].entry_point,
-                 [(t.test_id, t.code) for t in self.problems[pid].tests]) for pid, text in missing]
+        jobs = [self.problems[pid].job(extract_code(text, self.problems[pid].entry_point)) for pid, text in missing]
         for key, result in zip(missing, run_many(jobs, self.limits, self.workers)):
             self._cache[key] = result
             if len(self._cache) > self.cache_size:

@@ -150,7 +150,7 @@ def code_completion(text: str, tests: Sequence[TestEvidence], finish_reason: str
     syntax = load.detail or "" if kind in _SYNTAX_ERRORS else None
     details = [(t, t.detail or "") for t in failed if t.status not in ("load_error", "timeout")]
     missing = [t for t, d in details if d.startswith("missing entry point")]
-    defined_somewhere = bool(entry_point) and bool(re.search(rf"\bdef\s+{re.escape(entry_point)}\s*\(", text))
+    defined_somewhere = bool(entry_point) and bool(re.search(rf"\b(def\s+{re.escape(entry_point)}\s*\(|class\s+{re.escape(entry_point)}\b)", text))
     fences = text.count(FENCE)
     on_prose = syntax is not None and ran_code_broken(text, entry_point, syntax)
     if fences % 2:
