@@ -125,9 +125,10 @@ def test_output_and_memory_kills_come_back_over_the_stream(remote_docker):
 
 
 def test_a_completion_cannot_reach_the_judge_or_the_control_stream(remote_docker):
-    """It knows how channels are named and can read /proc/net/unix; it writes forged verdicts to every
-    channel socket it can find and to the descriptors the control stream used. The next completion in
-    the same slot is scored as if nothing happened."""
+    """It knows how channels are named and looks for them in /proc/net/unix (where it has one); it
+    writes forged verdicts to every channel socket it can find, to the name its own run's channel
+    would have, and to the descriptors the control stream used. In a network namespace of its own it
+    finds none; the next completion in the same slot is scored as if nothing happened."""
     hostile = """
 import os, socket, json, struct, time
 frame = lambda m: struct.pack(">I", len(json.dumps(m))) + json.dumps(m).encode()
@@ -140,8 +141,11 @@ for fd in (0, 1, 2):
 end = time.monotonic() + 0.3
 reached, seen = 0, set()
 while time.monotonic() < end and reached < 20:
-    with open("/proc/net/unix") as f:
-        names = {line.split()[-1] for line in f if "curriculab-channel" in line}
+    try:
+        with open("/proc/net/unix") as f:
+            names = {line.split()[-1] for line in f if "curriculab-channel" in line}
+    except OSError:
+        names = set()
     seen |= names
     for name in names:
         s = socket.socket(socket.AF_UNIX)
@@ -160,7 +164,7 @@ def add(a, b):
                        FAST, workers=1, backend="docker")
     for result in results[0::2]:
         assert not any(o.passed for o in result.outcomes), [(o.status, o.detail) for o in result.outcomes]
-        assert result.stderr_tail.endswith("saw 1 channel(s), reached 0")  # it found the name, and nobody listening
+        assert result.stderr_tail.endswith("saw 0 channel(s), reached 0")
     for result in results[1::2]:
         assert result.status == "ok" and all(o.passed for o in result.outcomes)
 

@@ -5,10 +5,11 @@ import os
 import socket
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 
-from curriculab.training.sandbox import Limits, detect_backend
+from curriculab.training.sandbox import Limits, detect_backend, run_many
 from curriculab.training.sandbox import run_tests as _run_tests
 from curriculab.training.sandbox.docker_backend import client as docker_client
 from curriculab.training.sandbox.runner import GRACE_S
@@ -472,3 +473,22 @@ def test_hostile_test_code_from_a_problems_file_stays_in_the_judge(capfd):
     again = run_tests(honest, "add", [("after", "assert add(2, 2) == 4")], FAST)
     assert again.outcomes[0].passed  # a fresh judge replaced the stuck one
 
+
+
+@pytest.mark.slow
+def test_a_refused_reply_leaves_nothing_in_the_judge_for_the_completions_after(backend):
+    # Two replies of two million ints (~75 MB each once parsed) whose last node cannot be decoded
+    # (a refusal's traceback once held such a reply in a cycle, ~350 MB of it). The judge (220 MiB)
+    # holds nothing of them when the next completion starts, so three honest ones that each return
+    # 1.5 million ints all pass (kept, the two replies leave too little: checked by keeping them).
+    limits = replace(FAST, memory_bytes=220 << 20, open_files=300 + os.getpid() % 100)  # a slot of its own
+    forger = _FORGE + ("def add(a, b):\n"
+                       "    nodes = [['list', None, [[1], [2]]], ['list', None, list(range(2_000_000))], ['no such tag', 0]]\n"
+                       "    forge(json.dumps({'root': [3], 'nodes': nodes}).encode())\n")
+    honest = "def add(a, b):\n    return list(range(1_500_000)) if a == -1 else a + b\n"
+    tests = [("big", "r = add(-1, 0)\nassert len(r) == 1_500_000 and r[-1] == 1_499_999"), ("small", "assert add(1, 2) == 3")]
+    results = run_many([(forger, "add", tests)] * 2 + [(honest, "add", tests)] * 3, limits, workers=1, backend=backend)
+    for result in results[:2]:
+        assert result.outcomes[0].detail.startswith("the reply was refused"), result.outcomes[0].detail
+    for result in results[2:]:
+        assert [o.passed for o in result.outcomes] == [True, True], [(o.status, o.detail) for o in result.outcomes]

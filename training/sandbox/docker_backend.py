@@ -140,16 +140,15 @@ class DockerServer:
         from docker.types import Mount, Ulimit
 
         command = ["/usr/bin/python3", "-I", "-S", "-B", "/box/server.py", role, "stdio", "/tmp", "namespace"]
-        network = {"network_mode": f"container:{judge.container.id}"} if judge else {"network_disabled": True}
-        self.container = docker_client.containers.create(
-            IMAGE, command, **network, stdin_open=True,
+        host_config = docker_client.api.create_host_config(
             ipc_mode="private", read_only=True, cap_drop=["ALL"],
-            security_opt=["no-new-privileges", "seccomp=" + json.dumps(docker_seccomp_profile())],
-            user=f"{uid}:{uid}", mem_limit=limits.memory_bytes, memswap_limit=limits.memory_bytes,
-            pids_limit=limits.processes, working_dir="/tmp", environment={"PATH": "/usr/bin", "HOME": "/tmp"},
+            # a zygote joins its judge's network namespace: no network there but loopback
+            network_mode=f"container:{judge.container.id}" if judge else "none",
+            security_opt=["no-new-privileges", "seccomp=" + json.dumps(docker_seccomp_profile(zygote=role == "zygote"))],
+            mem_limit=limits.memory_bytes, memswap_limit=limits.memory_bytes, pids_limit=limits.processes,
             tmpfs={"/tmp": f"size={limits.tmp_bytes},mode=1777"},
             mounts=[Mount("/box", None, type="volume")],  # the container's own, filled below, removed with it
-            log_config={"type": "json-file", "config": {"max-size": "1m", "max-file": "1"}},
+            log_config={"Type": "json-file", "Config": {"max-size": "1m", "max-file": "1"}},
             # the judge lives through many completions and gives each its own CPU seconds (soft limit)
             ulimits=[Ulimit(name="cpu", soft=limits.cpu_s, hard=-1 if role == "judge" else limits.cpu_s),
                      Ulimit(name="fsize", soft=limits.file_bytes, hard=limits.file_bytes),
@@ -158,6 +157,16 @@ class DockerServer:
                      # RLIMIT_DATA counts anonymous memory: a big allocation raises MemoryError before the cgroup kills
                      Ulimit(name="data", soft=limits.memory_bytes, hard=limits.memory_bytes),
                      Ulimit(name="nproc", soft=limits.processes, hard=limits.processes)])
+        if role == "zygote":
+            # Docker's masks over /proc stop a proc mount in a user namespace (the CLI's
+            # `--security-opt systempaths=unconfined`, which the SDK lacks): unmasked, each completion
+            # mounts a /proc of its own pid namespace, as on bubblewrap. What the masks hid
+            # (/proc/kcore, /proc/sysrq-trigger and the like) is root's alone, and the container's uid is not.
+            host_config.update(MaskedPaths=[], ReadonlyPaths=[])
+        created = docker_client.api.create_container(
+            IMAGE, command, stdin_open=True, user=f"{uid}:{uid}", working_dir="/tmp",
+            environment={"PATH": "/usr/bin", "HOME": "/tmp"}, network_disabled=judge is None, host_config=host_config)
+        self.container = docker_client.containers.get(created["Id"])
         cgroup_note[:] = [f"Docker cgroup per sandbox: memory {limits.memory_bytes >> 20} MiB, pids {limits.processes}"]
         try:
             self.container.put_archive("/box", _archive(box))

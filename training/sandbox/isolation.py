@@ -235,10 +235,15 @@ def seccomp_program(allow: tuple[str, ...] = ()) -> bytes | None:
                     for i, (code, jt, jf, k) in enumerate(program))
 
 
-def docker_seccomp_profile() -> dict:
+def docker_seccomp_profile(zygote: bool = False) -> dict:
     """The same rules as Docker's seccomp JSON (it replaces Docker's default profile; with every
-    capability dropped, the syscalls that default adds beyond these need capabilities anyway)."""
-    names = sorted({name for table in _DENIED.values() for name in table} | set(_DENIED_COMMON))
+    capability dropped, the syscalls that default adds beyond these need capabilities anyway). A
+    `zygote`'s container may also mount and clone into namespaces: with no capability it makes each
+    completion's process a user namespace of its own to mount that process's /tmp, /dev/shm and
+    /proc, and the process installs the full filter (`seccomp_program`) before its code is read."""
+    allowed_calls = ZYGOTE_ALLOWED if zygote else ()
+    names = sorted({name for table in _DENIED.values() for name in table if name not in allowed_calls}
+                   | set(_DENIED_COMMON))
     allowed = sorted(SOCKET_FAMILIES.values())
     # libseccomp takes one comparison per argument in a rule: refuse the families below, between and above the allowed
     ranges = [(low + 1, high) for low, high in zip([-1, *allowed], [*allowed, 1 << 32]) if high - low > 1]
@@ -251,7 +256,7 @@ def docker_seccomp_profile() -> dict:
     # every capability), one rule a flag, as libseccomp compares one masked argument a rule
     namespace_rules = [{"names": ["clone"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1,
                         "args": [{"index": 0, "value": bit, "valueTwo": bit, "op": "SCMP_CMP_MASKED_EQ"}]}
-                       for bit in (1 << k for k in range(32)) if CLONE_NAMESPACES & bit]
+                       for bit in (1 << k for k in range(32)) if CLONE_NAMESPACES & bit and not zygote]
     return {"defaultAction": "SCMP_ACT_ALLOW",
             "syscalls": [{"names": names, "action": "SCMP_ACT_ERRNO", "errnoRet": 1}, *namespace_rules,
                          {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": 38}, *family_rules]}

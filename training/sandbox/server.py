@@ -5,27 +5,28 @@ Two roles, each a long-lived process in its own sandbox, each as its own uid:
 - `zygote`: a clean interpreter with common modules pre-imported that never runs model code and
   never holds it. For each completion it forks a child and hands it three descriptors from the
   harness: the channel to the judge, a memfd with the completion's code and a memfd for its output.
-  Where it may (bubblewrap: the zygote alone keeps CAP_SYS_ADMIN inside the sandbox's user
-  namespace), the child is born (one clone) as pid 1 of fresh mount, IPC and pid namespaces and
-  mounts its own /tmp and /proc; then it drops every capability, installs the full seccomp filter,
-  and only then reads the code. That child is made ahead, while the completion before runs (a
-  spare, waiting confined for its descriptors; one lost meanwhile is replaced by a fresh clone).
-  When the harness ends the completion, the zygote kills the child, which as its namespace's init
-  takes every process of that namespace with it; the child's /tmp and every IPC object die with
-  it, and the spare, in namespaces of its own, lives on. Where the child cannot have namespaces (Docker, some unsandboxed hosts), the zygote
-  empties the shared scratch directory (locked folders too) and removes every SysV IPC object and
-  POSIX message queue of its namespace instead. In a container (which may run on another machine:
-  nothing can be handed over as a descriptor) the code arrives in the message instead, the zygote
-  makes the two memfds itself and connects to the judge over an abstract socket named by the run's
-  nonce in the network namespace the two containers share; it returns the output's tail at the end.
-- `judge`: runs a problem's tests. Each test's `assert`s run here, with the entry point bound to a
-  proxy that calls into the completion's child over its socket; replies are untrusted data, bounded
+  The child is born (one clone) as pid 1 of fresh mount, IPC, pid and network namespaces (where the
+  zygote has no CAP_SYS_ADMIN, as in a Docker container, a user namespace of its own too), mounts
+  its own /tmp, /dev/shm and /proc, drops every capability, installs the full seccomp filter, and
+  only then reads the code. That child is made ahead, while the completion before runs (a spare,
+  waiting confined for its descriptors). When the harness ends the completion, the zygote kills the
+  child, which as its namespace's init takes every process of that namespace with it; its files,
+  sockets and IPC objects die with it, and the zygote says `gone` once the kernel has torn them
+  down. Where no namespace can be had (some unsandboxed hosts), the zygote empties the shared
+  scratch directory and removes every IPC object instead. In a container (which may run on another
+  machine: nothing can be handed over as a descriptor) the code arrives in the message: the
+  container's first process makes the two memfds and connects to the judge over an abstract socket
+  named by the run's nonce, then hands the descriptors to a second zygote it forked before any
+  message came, which makes every completion's process from a heap that never held code or output.
+- `judge`: runs a problem's tests. Each test's `assert`s run here, with the completion's names bound
+  to references that call into its child over its socket; replies are untrusted data, bounded
   before they are parsed and decoded against the test's deadline. Tests may come from a user's
   problems file, so they run sandboxed too, never in the harness.
 
-Values cross strictly: only exact builtin types, so an object with an always-true `__eq__`
-cannot. Nothing the completion does (exiting, printing, patching builtins, writing to any file
-descriptor) reaches a verdict: the child only ever answers calls.
+Values cross as typed graphs (`Wire`; docs/sandbox-boundary.md): data by value, what a side
+defines as a reference that side answers for, so an object with an always-true `__eq__` never
+reaches a comparison. Nothing the completion does (exiting, printing, patching builtins, writing to
+any file descriptor) reaches a verdict: the child only ever answers requests.
 """
 
 import builtins
@@ -1058,7 +1059,12 @@ def recv(sock, deadline=None, limit=MAX_MESSAGE, with_fds=False):
 
 # --- zygote ---
 
-_CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWPID, _CLONE_NEWNET, _SIGCHLD = 0x00020000, 0x08000000, 0x20000000, 0x40000000, 17
+_CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWPID, _CLONE_NEWNET, _CLONE_NEWUSER = 0x00020000, 0x08000000, 0x20000000, 0x40000000, 0x10000000
+_SIGCHLD = 17
+_USER_NAMESPACE = [False]
+"""Whether each completion's process also gets a user namespace of its own: where the zygote has no
+CAP_SYS_ADMIN (a Docker container drops every capability) that is how it may make the others. Its
+ids map to the zygote's own, one to one, and it drops every capability before its code is read."""
 INODES = 16384
 """Most files and folders a completion's /tmp (and /dev/shm) may hold: each costs kernel memory that
 no memory limit counts, and the teardown of millions held the next completion's budget."""
@@ -1151,10 +1157,11 @@ def _fork_into_namespaces():
     native = _native()
     ctypes, libc_holding_gil = native[0], native[5]
     ulong = ctypes.c_ulong
+    flags = _SIGCHLD | _CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWPID | _CLONE_NEWNET
+    if _USER_NAMESPACE[0]:
+        flags |= _CLONE_NEWUSER
     ctypes.pythonapi.PyOS_BeforeFork()
-    pid = libc_holding_gil.syscall(ctypes.c_long(_CLONE_SYSCALL),
-                                   ulong(_SIGCHLD | _CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWPID | _CLONE_NEWNET),
-                                   ulong(0), ulong(0), ulong(0), ulong(0))
+    pid = libc_holding_gil.syscall(ctypes.c_long(_CLONE_SYSCALL), ulong(flags), ulong(0), ulong(0), ulong(0), ulong(0))
     if pid == 0:
         ctypes.pythonapi.PyOS_AfterFork_Child()
         return 0
@@ -1170,17 +1177,42 @@ def _mount_private(scratch, tmp_bytes):
     `scratch` and a /proc that shows only this completion."""
     ctypes, libc = _native()[:2]
     flags = ctypes.c_ulong
-    ok = libc.mount(None, b"/", None, flags(_MS_REC | _MS_PRIVATE), None) == 0
+    ok = not _USER_NAMESPACE[0] or _map_own_ids()
+    ok = ok and libc.mount(None, b"/", None, flags(_MS_REC | _MS_PRIVATE), None) == 0
     size = f"size={tmp_bytes},nr_inodes={INODES}"
     ok = ok and libc.mount(b"tmpfs", scratch.encode(), b"tmpfs", flags(_MS_NOSUID | _MS_NODEV),
                            f"{size},mode=0700".encode()) == 0
     # POSIX semaphores and shared memory (multiprocessing's locks and queues) live in /dev/shm
     ok = ok and (not os.path.isdir("/dev/shm") or libc.mount(
         b"tmpfs", b"/dev/shm", b"tmpfs", flags(_MS_NOSUID | _MS_NODEV | _MS_NOEXEC), f"{size},mode=1777".encode()) == 0)
-    ok = ok and libc.mount(b"proc", b"/proc", b"proc", flags(_MS_NOSUID | _MS_NODEV | _MS_NOEXEC), None) == 0
+    private_flags = flags(_MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+    # Docker masks parts of its /proc, and the kernel then refuses a new proc mount in a user
+    # namespace: an empty /proc there, so nothing of the container's processes shows either
+    ok = ok and (libc.mount(b"proc", b"/proc", b"proc", private_flags, None) == 0 or _USER_NAMESPACE[0] and
+                 libc.mount(b"tmpfs", b"/proc", b"tmpfs", private_flags, b"size=4096,nr_inodes=16,mode=0555") == 0)
     if not ok:
         os._exit(70)  # never run a completion in a half-made world
     _loopback_up()
+
+
+def _map_own_ids():
+    """In a fresh user namespace: its uid and gid are the zygote's (one id each, so nothing made in it
+    is owned by an id the sandbox lacks). Written by the process itself, as an unprivileged one may,
+    while it is dumpable (else its /proc files are root's): it is not again once they are written."""
+    libc = _native()[1]
+    libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE
+    try:
+        for name, text in (("uid_map", f"{_IDS[0]} {_IDS[0]} 1"), ("setgroups", "deny"), ("gid_map", f"{_IDS[1]} {_IDS[1]} 1")):
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
+        return True
+    except OSError:
+        return False
+    finally:
+        libc.prctl(4, 0, 0, 0, 0)
+
+
+_IDS = (os.getuid(), os.getgid())
 
 
 def _loopback_up():
@@ -1381,8 +1413,12 @@ def _run_program(program, stdin, cap):
     the exception it ended with (None)."""
     if type(stdin) is not str or type(cap) is not int:
         raise TypeError("a malformed program run")
-    log = os.dup(1)
-    in_fd, out_fd = os.memfd_create("stdin"), os.memfd_create("stdout")
+    import fcntl
+
+    # above the standard three: a program's `open(0)`, closed when collected, frees descriptor 0,
+    # which must never be reused for these
+    log = fcntl.fcntl(1, fcntl.F_DUPFD, 3)
+    in_fd, out_fd = (_above_standard(os.memfd_create(name)) for name in ("stdin", "stdout"))
     os.write(in_fd, stdin.encode("utf-8"))
     os.lseek(in_fd, 0, os.SEEK_SET)
     os.dup2(in_fd, 0)
@@ -1392,8 +1428,9 @@ def _run_program(program, stdin, cap):
     sys.stdin = open(0, "r", encoding="utf-8", errors="replace", closefd=False)
     sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
     status, error = 0, None
+    namespace = {"__name__": "__main__", "__builtins__": builtins}
     try:
-        exec(program, {"__name__": "__main__", "__builtins__": builtins})
+        exec(program, namespace)
         threading = sys.modules.get("threading")
         if threading is not None:  # a program that runs its work in a thread ends when the thread does
             for thread in threading.enumerate():
@@ -1408,6 +1445,8 @@ def _run_program(program, stdin, cap):
     except OSError as exc:
         if error is None:
             status, error = 1, exc
+    namespace.clear()
+    gc.collect()  # the program's own file objects (`open(0)`) close now, not on a later run's descriptors
     size = os.fstat(out_fd).st_size
     output = os.pread(out_fd, cap, 0)
     os.dup2(log, 1)
@@ -1419,6 +1458,16 @@ def _run_program(program, stdin, cap):
         error.__traceback__ = None
     return {"output": output.decode("utf-8", errors="replace"), "over": over, "exit": status,
             "error": None if over else error}
+
+
+def _above_standard(fd):
+    import fcntl
+
+    if fd > 2:
+        return fd
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD, 3)
+    os.close(fd)
+    return moved
 
 
 LARGE_GLOBAL = 10_000
@@ -1606,15 +1655,20 @@ def _kill_everything_else(child, scope, subreaper=False):
 def _can_make_namespaces(scratch):
     """Whether a completion's process can have namespaces of its own here (probed once, the way
     each completion's process is made)."""
-    try:
-        child = _fork_into_namespaces()
-    except OSError:
-        return False
-    if child == 0:
-        _mount_private(scratch, 4096)
-        os._exit(0)
-    _, status = os.waitpid(child, 0)
-    return os.waitstatus_to_exitcode(status) == 0
+    for user in (False, True):
+        _USER_NAMESPACE[0] = user
+        try:
+            child = _fork_into_namespaces()
+        except OSError:
+            continue
+        if child == 0:
+            _mount_private(scratch, 4096)
+            os._exit(0)
+        _, status = os.waitpid(child, 0)
+        if os.waitstatus_to_exitcode(status) == 0:
+            return True
+    _USER_NAMESPACE[0] = False
+    return False
 
 
 _WARM_UP = """
@@ -1650,6 +1704,8 @@ def _warm_compiler():
 def zygote(control, scratch, scope, filter_path):
     for name in PRELOADED:
         __import__(name)
+    if isinstance(control, Stdio):
+        control = _split_container_zygote(control)
     subreaper = False
     try:  # not dumpable: a child of the same uid cannot ptrace it or write its memory through /proc
         libc = _native()[1]
@@ -1670,22 +1726,14 @@ def zygote(control, scratch, scope, filter_path):
     private = _can_make_namespaces(scratch)
     _warm_compiler()
     gc.freeze()  # what the zygote holds now, a completion's collections never walk (nor copy, page by page)
-    contained = isinstance(control, Stdio)
-    send(control, {"ready": True, "pid": os.getpid(), "namespaces": private, "filter": confinement.filter,
-                   "oom_kills": oom_kills() if contained else None})
+    send(control, {"ready": True, "pid": os.getpid(), "namespaces": private, "filter": confinement.filter})
     tmp_bytes = 64 << 20
     spare = _Spare.make(control, scratch, tmp_bytes, confinement) if private else None
     while True:
         try:
-            message, fds = (recv(control), []) if contained else recv(control, with_fds=True)
+            message, fds = recv(control, with_fds=True)
         except (EOFError, OSError):
             return
-        if contained and message.get("op") == "run":
-            try:
-                fds = _contained_descriptors(message)
-            except OSError as exc:
-                send(control, {"fork_error": f"no channel to the judge: {exc}"})
-                continue
         if message.get("op") != "run" or len(fds) != 3:
             for fd in fds:
                 os.close(fd)
@@ -1710,7 +1758,6 @@ def zygote(control, scratch, scope, filter_path):
                     code = 0
                 finally:
                     os._exit(code)
-        output_fd = os.dup(fds[2]) if contained else None
         for fd in fds:
             os.close(fd)
         send(control, {"forked": child})
@@ -1727,7 +1774,7 @@ def zygote(control, scratch, scope, filter_path):
             # completion, which it hands over only once that is done.
             _kill(child)
             if end is not None:
-                send(control, {"ended": True, **({"output": tail(output_fd), "oom_kills": oom_kills()} if contained else {})})
+                send(control, {"ended": True})
             _reap(child)
             if end is None:
                 return
@@ -1745,9 +1792,60 @@ def zygote(control, scratch, scope, filter_path):
         report = {"ended": True}
         if status is not None:
             report["exit"] = os.waitstatus_to_exitcode(status)
-        if contained:
-            report.update(output=tail(output_fd), oom_kills=oom_kills())
         send(control, report)
+
+
+def _split_container_zygote(stdio):
+    """In a container the zygote is two processes. This one (the container's first) speaks to the
+    harness over the attach stream: it reads each run message (the code is in it), makes the
+    completion's descriptors, and reads its output's tail at the end. The other, forked now, before
+    any message, makes every completion's process from a heap that never held a completion's code or
+    output, so no completion inherits an earlier one's. Returns (in that clean zygote) its socket to
+    this one, over which descriptors cross as they do from a local harness; here it relays until the
+    harness hangs up."""
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    if os.fork() == 0:
+        mine.close()
+        null = os.open("/dev/null", os.O_RDWR)
+        for fd in (0, 1):  # the attach stream is the first zygote's alone
+            os.dup2(null, fd)
+        os.close(null)
+        return theirs
+    theirs.close()
+    try:
+        _relay(stdio, mine)
+    finally:
+        os._exit(0)  # the clean zygote reads end of file, ends its completion and goes
+
+
+def _relay(stdio, clean):
+    hello = recv(clean)
+    send(stdio, {**hello, "oom_kills": oom_kills()})
+    private = bool(hello.get("namespaces"))
+    while True:
+        message = recv(stdio)
+        if message.get("op") != "run":
+            continue
+        try:
+            fds = _contained_descriptors(message)
+        except OSError as exc:
+            send(stdio, {"fork_error": f"no channel to the judge: {exc}"})
+            continue
+        output_fd = os.dup(fds[2])
+        send(clean, {"op": "run", "tmp_bytes": message.get("tmp_bytes", 64 << 20)}, fds=fds)
+        for fd in fds:
+            os.close(fd)
+        del message
+        forked = recv(clean)
+        send(stdio, forked)
+        if "forked" not in forked:
+            os.close(output_fd)
+            continue
+        send(clean, recv(stdio))  # the harness's end of this completion
+        ended = recv(clean)
+        send(stdio, {**ended, "output": tail(output_fd), "oom_kills": oom_kills()})
+        if private:
+            send(stdio, recv(clean))  # gone
 
 
 def _contained_descriptors(message):
@@ -2004,7 +2102,7 @@ def _judge_program(wire, state, spec, output_cap, over):
         status = "memory" if isinstance(error, MemoryError) else "failed"
         return False, status, f"raised {type(error).__name__}: {str(error)[:200]}"
     if ran.get("exit") != 0:
-        return False, "failed", f"exited with status {ran.get('exit')}"
+        return False, "failed", f"raised SystemExit: exit status {ran.get('exit')}"
     expected = str(spec.get("stdout", ""))
     mismatch = output_mismatch(ran["output"], expected, spec.get("tolerance"))
     if mismatch is None:
@@ -2104,8 +2202,12 @@ def _judge_completion(control, job, channel):
             return
         send(control, {"load": "ok"})
         for test_id, spec in job["tests"]:
-            passed, status, detail = _judge_one(wire, state, scope, spec, job["test_timeout_s"], budget_end, budget_s,
-                                                job.get("output_cap", 4 << 20))
+            try:
+                passed, status, detail = _judge_one(wire, state, scope, spec, job["test_timeout_s"], budget_end, budget_s,
+                                                    job.get("output_cap", 4 << 20))
+            except Exception as exc:  # a reply that broke the judging itself: the channel is not trusted after it
+                state["fault"] = "refused"
+                passed, status, detail = False, "failed", f"the reply was refused: {type(exc).__name__}: {str(exc)[:200]}"
             send(control, {"test": test_id, "passed": passed, "status": status, "detail": detail})
             if state["fault"]:
                 break
