@@ -123,9 +123,9 @@ def from_codecontests(record: dict) -> Problem:
 READERS = {"livecodebench": from_livecodebench, "apps": from_apps, "codecontests": from_codecontests}
 
 
-def read_problem_set(path, shape: str) -> list[Problem]:
-    """Every record of a JSONL file in one of the READERS' shapes; the first bad one raises with
-    its line and field."""
+def read_problem_set(path, shape: str, errors: list[str] | None = None) -> list[Problem]:
+    """Every record of a JSONL file in one of the READERS' shapes. A bad record raises with its
+    line and field, or, given an `errors` list, is said there and the rest are still read."""
     if shape not in READERS:
         raise ProblemError(f"unknown problem set shape {shape!r}. Use one of: {', '.join(READERS)}")
     problems = []
@@ -136,5 +136,8 @@ def read_problem_set(path, shape: str) -> list[Problem]:
             try:
                 problems.append(READERS[shape](json.loads(line)))
             except (InvalidField, KeyError, ValueError) as exc:
-                raise ProblemError(f"{path}: line {number}: {exc}. Fix the record") from None
+                error = ProblemError(f"{path}: line {number}: {exc}. Fix the record")
+                if errors is None:
+                    raise error from None
+                errors.append(str(error))
     return problems

@@ -92,6 +92,32 @@ def problems_export(name: str, output: Path) -> None:
         click.echo(f"  rejected: {line}", err=True)
 
 
+@problems.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--shape", required=True, type=click.Choice(["livecodebench", "codecontests", "apps"]),
+              help="The public set whose record shape FILE has.")
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True)
+def problems_import(file: Path, shape: str, output: Path) -> None:
+    """Convert a JSONL file in a public set's shape into tiered-problem JSONL: LeetCode-style
+    `class Solution` problems and stdin/stdout programs (docs/sandbox-boundary.md). A bad record is
+    named and skipped; a problem whose reference fails its own tests is rejected.
+
+    \b
+    Example:
+      curriculab problems import lcb.jsonl --shape livecodebench -o lcb.problems.jsonl
+    """
+    from curriculab.training.problem_formats import read_problem_set
+    from curriculab.training.problems import save_problems, verify_references
+
+    errors: list[str] = []
+    kept, rejected = verify_references(read_problem_set(file, shape, errors))
+    save_problems(kept, output)
+    click.echo(f"Wrote {len(kept)} problems ({sum(len(p.tests) for p in kept)} tests) to {output}; "
+               f"{len(errors)} bad records, {len(rejected)} rejected.")
+    for line in errors + rejected:
+        click.echo(f"  {safe_text(line)}", err=True)
+
+
 @problems.command("check")
 @click.argument("file")
 def problems_check(file: str) -> None:

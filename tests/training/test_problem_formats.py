@@ -70,3 +70,16 @@ def test_a_bad_record_names_its_line_and_field(tmp_path):
     path.write_text(json.dumps({"problem_id": 1, "question": "q", "solutions": "[]", "input_output": "{}"}) + "\n")
     with pytest.raises(ProblemError, match=r"set.jsonl: line 1: field solutions: no solution to use as the reference. Fix the record"):
         read_problem_set(path, "apps")
+
+
+def test_import_keeps_the_good_records_of_a_file_and_names_the_bad_one(cli_run, tmp_path):
+    source = tmp_path / "codecontests.jsonl"
+    good = (SETS / "codecontests.jsonl").read_text().splitlines()[:2]
+    source.write_text("\n".join([good[0], '{"name": "broken"}', good[1]]) + "\n")
+    output = tmp_path / "problems.jsonl"
+    result = cli_run("problems", "import", str(source), "--shape", "codecontests", "-o", str(output))
+    assert result.exit_code == 0, result.output
+    assert "Wrote 2 problems" in result.output and "1 bad records, 0 rejected" in result.output
+    assert f"{source}: line 2: field " in result.output
+    checked = cli_run("problems", "check", str(output))
+    assert checked.exit_code == 0 and checked.output.startswith("2 of 2 problems pass their reference"), checked.output
