@@ -673,7 +673,8 @@ def unknown_models(store: Store, *, model: str | None = None) -> pd.DataFrame:
 
 @SqlRead
 def systems(store: Store, *, model: str | None = None, scope: Scope | None = None) -> pd.DataFrame:
-    """Pass rates per system (agent, agent version, model), the unit a leaderboard compares, best first.
+    """Pass rates per system (agent, agent version, model), the unit a leaderboard compares, in the
+    leaderboard's own order (its figure, `leaderboard_accuracy`, best first; the judged pass rate breaks ties).
 
     Columns: agent, agent_version, model, runs, trials (every attempt), attempts (with a verdict),
     passes, pass_rate (over attempts), ci_low, ci_high (Wilson 95% of pass_rate), errors (no
@@ -694,7 +695,7 @@ def systems(store: Store, *, model: str | None = None, scope: Scope | None = Non
                wilson_high(sum(passes)::bigint, sum(attempts)::bigint) as ci_high, sum(errors)::bigint as errors,
                avg(passes / trials) as leaderboard_accuracy
         from per_run group by all
-        order by pass_rate desc nulls last, leaderboard_accuracy desc, agent, model""", params)
+        order by leaderboard_accuracy desc nulls last, pass_rate desc nulls last, agent, model""", params)
 
 
 @SqlRead
@@ -1057,15 +1058,17 @@ def store_fingerprint(store: Store) -> dict[str, Any]:
 def trajectories_with_code(store: Store, code: str, coder: str = "rules", *, model: str | None = None,
                            taxonomy_version: str | None = None, limit: int = 500, outcome: str | None = None,
                            scope: Scope | None = None) -> pd.DataFrame:
-    """The attempts a coder gave `code`, with its evidence: the drill-down from a failure mode.
+    """The attempts a coder gave `code`, with its evidence: the drill-down from a failure mode. At
+    most `limit` rows; `total` says how many there are in all, so a page never counts the limit.
 
-    Columns: trajectory_id, model, task_id, outcome, confidence, evidence_steps, rationale.
+    Columns: trajectory_id, model, task_id, outcome, confidence, evidence_steps, rationale, total.
     """
     version = taxonomy_version or latest_taxonomy_version(store, coder)
     where, params = _where({"model": "a.model", "outcome": "a.outcome"}, after_where=True, model=model, outcome=outcome)
     clause, scope_params = (scope or EVERYTHING).clause("a")
     return store.frame(f"""
-        select f.trajectory_id, a.model, a.task_id, a.outcome, f.confidence, f.evidence_steps, f.rationale
+        select f.trajectory_id, a.model, a.task_id, a.outcome, f.confidence, f.evidence_steps, f.rationale,
+               count(*) over () as total
         from failure_codes f join v_attempts a using (trajectory_id)
         where f.code = ? and f.coder = ? and f.taxonomy_version = ? and {clause} {where}
         order by a.model, a.task_id, f.trajectory_id limit ?""", [code, coder, version, *scope_params, *params, limit])

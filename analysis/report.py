@@ -77,10 +77,13 @@ class Report:
     rollout_codes: list[dict] = field(default_factory=list)
     """Per GRPO run and verifier code: share of its failed rollouts with the code, 95% CI."""
     systems: list[dict] = field(default_factory=list)
-    """Per system (agent, agent version, model), best first: pass rate over attempts with a verdict,
+    """Per system (agent, agent version, model), in the leaderboard's order: pass rate over attempts with a verdict,
     and the leaderboard's figure (every error a failure, mean over runs)."""
     pooling: list[dict] = field(default_factory=list)
     """Per model row: the agents and runs it pools, and whether the source named the model."""
+    beside: list[dict] = field(default_factory=list)
+    """Every other coder with codes in the store, side by side with `coder` (not merged): per coder
+    its coder, taxonomy_version, coverage, top_failure_modes, bottlenecks, cooccurrence, failures_by_tier."""
     findings: list[str] = field(default_factory=list)
     """The report's sentences."""
 
@@ -119,19 +122,70 @@ def _set_intervals(rows: list[dict[str, Any]], groups: list[tuple[list[int], lis
         row["cluster_low"], row["cluster_high"] = low, high
 
 
-def build_report(store: Store, model: str | None = None, coder: str = "rules", band: tuple[float, float] = (0.2, 0.8),
-                 top: int = 5) -> Report:
-    """Everything the report says. Reads only: works on `Store(path, read_only=True)`."""
-    version = queries.latest_taxonomy_version(store, coder)
+CODERS = ("rules", "verifier", "judge", "classifier")
+"""The coders a report reads by default (`coder="all"`), in this order, those with codes in the store."""
+
+
+def _coder_reads(coder: str, version: str | None, model: str | None) -> dict[str, tuple]:
+    """The reads one coder's failure sections need."""
     coded = {"coder": coder, "model": model, "taxonomy_version": version}
+    return {"reliability": (queries.code_reliability, {"coder": coder, "taxonomy_version": version}),
+            "distribution": (queries.failure_distribution, {**coded, "dimension": ("overall", "tier")}),
+            "share_clusters": (queries.failure_clusters, coded),
+            "coverage": (queries.coder_coverage, coded),
+            "pairs": (queries.failure_code_pairs, coded)}
+
+
+def _coder_view(rows: dict[str, list[dict]], top: int, overview: list[dict] = (),
+                overview_groups: list[tuple[list[int], list[int]]] = ()) -> dict[str, Any]:
+    """One coder's failure sections from its reads (`_coder_reads`); the overview's intervals are
+    drawn from the same resamples when given."""
+    reliability: dict[str, dict] = {}
+    for row in rows["reliability"]:
+        entry = reliability.setdefault(row["code"], {"reliable": True, "in_sample": False})
+        entry["reliable"] = entry["reliable"] and bool(row["reliable"])
+        entry["in_sample"] = entry["in_sample"] or bool(row["in_sample"])
+    by_dimension: dict[str, list[dict]] = {"overall": [], "tier": []}
+    for row in rows["distribution"]:
+        by_dimension[row["dimension"]].append(row)
+    distribution = [r for r in by_dimension["overall"] if r["applied"]]
+    share_clusters = {(r["model"], r["code"]): (r["present"], r["applied"]) for r in rows["share_clusters"]}
+    for row in distribution:
+        rel = reliability.get(row["code"])
+        row["reliable"] = None if rel is None else rel["reliable"]  # None: agreement never measured
+        row["in_sample"] = bool(rel and rel["in_sample"])
+    no_tasks: tuple[list[int], list[int]] = ([], [])
+    _set_intervals(list(overview) + distribution,
+                   list(overview_groups) + [share_clusters.get((r["model"], r["code"]), no_tasks) for r in distribution])
+    by_model: dict[str, list[dict]] = {}
+    for row in distribution:
+        if row["n"]:
+            by_model.setdefault(row["model"], []).append(row)
+    top_modes = {m: ranked[:top] for m, ranked in by_model.items()}
+    return {
+        "coverage": rows["coverage"], "top_failure_modes": top_modes, "bottlenecks": _bottlenecks(top_modes),
+        "failures_by_tier": [{"model": r["model"], "tier": r["value"],
+                              **{k: r[k] for k in ("code", "n", "applied", "failures", "share", "coverage", "ci_low", "ci_high")}}
+                             for r in by_dimension["tier"] if r["n"]],
+        "cooccurrence": [{"codes": [r["code_a"], r["code_b"]], "n": r["n"], "lift": r["lift"]} for r in rows["pairs"]],
+    }
+
+
+def build_report(store: Store, model: str | None = None, coder: str = "all", band: tuple[float, float] = (0.2, 0.8),
+                 top: int = 5) -> Report:
+    """Everything the report says. Reads only: works on `Store(path, read_only=True)`. `coder="all"`
+    reports every coder with codes in the store side by side (the first in `CODERS` order leads;
+    the others are `beside`); a coder's name reports that one alone."""
+    if coder == "all":
+        present = [c for c in CODERS if queries.latest_taxonomy_version(store, c) is not None]
+        coder, others = (present[0], present[1:]) if present else ("rules", [])
+    else:
+        others = []
+    version = queries.latest_taxonomy_version(store, coder)
     rows = queries.records_together(store, {
         "overview": (queries.pass_rates, {"model": model}),
         "task_cells": (queries.task_cells, {"model": model}),
-        "reliability": (queries.code_reliability, {"coder": coder, "taxonomy_version": version}),
-        "distribution": (queries.failure_distribution, {**coded, "dimension": ("overall", "tier")}),
-        "share_clusters": (queries.failure_clusters, coded),
-        "coverage": (queries.coder_coverage, coded),
-        "pairs": (queries.failure_code_pairs, coded),
+        **_coder_reads(coder, version, model),
         "held_out": (queries.stored_held_out, {}),
         "calibration": (queries.tier_calibration, {}),
         "misplaced": (queries.misplaced_tasks, {}),
@@ -155,33 +209,12 @@ def build_report(store: Store, model: str | None = None, coder: str = "rules", b
     overview.sort(key=lambda r: (r["pass_rate"] is None, -(r["pass_rate"] or 0), r["model"]))
     pass_cells = _cells_by(rows["task_cells"], ["model"], "passes", "attempts")
     comparisons = _comparisons(overview, pass_cells)
-
-    reliability: dict[str, dict] = {}
-    for row in rows["reliability"]:
-        entry = reliability.setdefault(row["code"], {"reliable": True, "in_sample": False})
-        entry["reliable"] = entry["reliable"] and bool(row["reliable"])
-        entry["in_sample"] = entry["in_sample"] or bool(row["in_sample"])
-    by_dimension: dict[str, list[dict]] = {"overall": [], "tier": []}
-    for row in rows["distribution"]:
-        by_dimension[row["dimension"]].append(row)
-    distribution = [r for r in by_dimension["overall"] if r["applied"]]
-    share_clusters = {(r["model"], r["code"]): (r["present"], r["applied"]) for r in rows["share_clusters"]}
-    for row in distribution:
-        rel = reliability.get(row["code"])
-        row["reliable"] = None if rel is None else rel["reliable"]  # None: agreement never measured
-        row["in_sample"] = bool(rel and rel["in_sample"])
-    no_tasks: tuple[list[int], list[int]] = ([], [])
-    _set_intervals(overview + distribution,
-                   [_lists(pass_cells.get((r["model"],), {})) for r in overview] +
-                   [share_clusters.get((r["model"], r["code"]), no_tasks) for r in distribution])
-    by_model: dict[str, list[dict]] = {}
-    for row in distribution:
-        if row["n"]:
-            by_model.setdefault(row["model"], []).append(row)
-    top_modes = {m: ranked[:top] for m, ranked in by_model.items()}
-    by_tier = [{"model": r["model"], "tier": r["value"], **{k: r[k] for k in ("code", "n", "applied", "failures", "share",
-                                                                               "coverage", "ci_low", "ci_high")}}
-               for r in by_dimension["tier"] if r["n"]]
+    view = _coder_view(rows, top, overview, [_lists(pass_cells.get((r["model"],), {})) for r in overview])
+    beside = []
+    for other in others:
+        other_version = queries.latest_taxonomy_version(store, other)
+        beside.append({"coder": other, "taxonomy_version": other_version,
+                       **_coder_view(queries.records_together(store, _coder_reads(other, other_version, model)), top)})
 
     fit = queries.fit_staleness(store)
     stored = rows["held_out"] if fit["fitted"] == fit["current"] else []
@@ -193,9 +226,7 @@ def build_report(store: Store, model: str | None = None, coder: str = "rules", b
     report = Report(
         generated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), model=model, coder=coder,
         taxonomy_version=version, coverage_min=COVERAGE_MIN, band=list(band), overview=overview, comparisons=comparisons,
-        top_failure_modes=top_modes, coverage=rows["coverage"], bottlenecks=_bottlenecks(top_modes),
-        failures_by_tier=by_tier,
-        cooccurrence=[{"codes": [r["code_a"], r["code_b"]], "n": r["n"], "lift": r["lift"]} for r in rows["pairs"]],
+        **view,
         difficulty={
             "fit": {**fit, "current_fit": fit["fitted"] == fit["current"] and fit["fitted"] > 0},
             "calibration": calibration,
@@ -214,6 +245,7 @@ def build_report(store: Store, model: str | None = None, coder: str = "rules", b
         rollout_codes=rows["rollout_codes"],
         systems=rows["systems"],
         pooling=rows["pooling"],
+        beside=beside,
     )
     report.findings = _findings(report)
     return report
@@ -295,6 +327,42 @@ def _pass_at_k(pass_cells: dict[tuple, dict[str, tuple[int, int]]]) -> list[dict
     return out
 
 
+def _coder_findings(view: dict[str, Any], rates: list[dict[str, Any]], label: str) -> list[str]:
+    """One coder's sentences: what it could judge, its top failure mode per model, bottlenecks."""
+    found: list[str] = []
+    for cov in view["coverage"]:
+        m = cov["model"]
+        modes = view["top_failure_modes"].get(m) or []
+        if not cov["failures"]:
+            continue
+        if not cov["coded_failures"]:
+            found.append(label + f"{m}: none of its {cov['failures']} failed attempts could be coded by `{view['coder']}` "
+                         f"({cov['why_not_coded']}).")
+            continue
+        if not modes:
+            found.append(label + f"{m}: no failure code found in its {cov['failures']} failed attempts "
+                         f"(the coder could judge {cov['coded_failures']} of them).")
+            continue
+        t = modes[0]
+        problems = _unusable(t)
+        if problems:
+            found.append(label + f"{m}: no top failure mode stated — {t['code']} leads ({t['n']} of {t['applied']} judged failures) "
+                         f"but {'; and '.join(problems)}.")
+        else:
+            found.append(label + f"{m}: the top failure mode is {t['code']}, in {_pct(t['share'])} of the failures the coder could "
+                         f"judge ({t['n']} of {t['applied']}; 95% CI over tasks {_pct(t['cluster_low'])}–{_pct(t['cluster_high'])}; "
+                         f"coverage {_pct(t['coverage'])} of {t['failures']} failures).")
+    for b in view["bottlenecks"]:
+        where = "the top failure mode" if b["within_top"] == 1 else "in the top two failure modes"
+        gap = (rates[0]["pass_rate"] - rates[-1]["pass_rate"]) * 100 if len(rates) > 1 else 0
+        if b["usable"]:
+            found.append(label + f"Bottleneck: {b['code']} is {where} for every model despite a {gap:.0f}-point gap in pass rate.")
+        else:
+            found.append(label + f"{b['code']} is {where} for every model, but not stated as a bottleneck: for some model its "
+                         f"coverage or coder agreement is not enough (see above).")
+    return found
+
+
 def _findings(r: Report) -> list[str]:
     found = []
     fit = r["difficulty"]["fit"]
@@ -318,36 +386,8 @@ def _findings(r: Report) -> list[str]:
             if not c["distinguishable"]:
                 found.append(f"{c['higher']} and {c['lower']} are not distinguishable: the {c['difference'] * 100:+.1f}-point "
                              f"difference has a task-clustered 95% CI of {_signed(c['ci_low'])} to {_signed(c['ci_high'])} points.")
-    for cov in r["coverage"]:
-        m = cov["model"]
-        modes = r["top_failure_modes"].get(m) or []
-        if not cov["failures"]:
-            continue
-        if not cov["coded_failures"]:
-            found.append(f"{m}: none of its {cov['failures']} failed attempts could be coded by `{r['coder']}` "
-                         f"({cov['why_not_coded']}).")
-            continue
-        if not modes:
-            found.append(f"{m}: no failure code found in its {cov['failures']} failed attempts "
-                         f"(the coder could judge {cov['coded_failures']} of them).")
-            continue
-        t = modes[0]
-        problems = _unusable(t)
-        if problems:
-            found.append(f"{m}: no top failure mode stated — {t['code']} leads ({t['n']} of {t['applied']} judged failures) "
-                         f"but {'; and '.join(problems)}.")
-        else:
-            found.append(f"{m}: the top failure mode is {t['code']}, in {_pct(t['share'])} of the failures the coder could "
-                         f"judge ({t['n']} of {t['applied']}; 95% CI over tasks {_pct(t['cluster_low'])}–{_pct(t['cluster_high'])}; "
-                         f"coverage {_pct(t['coverage'])} of {t['failures']} failures).")
-    for b in r["bottlenecks"]:
-        where = "the top failure mode" if b["within_top"] == 1 else "in the top two failure modes"
-        gap = (rates[0]["pass_rate"] - rates[-1]["pass_rate"]) * 100 if len(rates) > 1 else 0
-        if b["usable"]:
-            found.append(f"Bottleneck: {b['code']} is {where} for every model despite a {gap:.0f}-point gap in pass rate.")
-        else:
-            found.append(f"{b['code']} is {where} for every model, but not stated as a bottleneck: for some model its "
-                         f"coverage or coder agreement is not enough (see above).")
+    for view in [{"coder": r["coder"], **{k: r[k] for k in _VIEW_KEYS}}, *r["beside"]]:
+        found += _coder_findings(view, rates, f"`{view['coder']}`: " if r["beside"] else "")
     d = r["difficulty"]
     h = d["held_out"]
     irt_worse = "irt_log_loss" in h and h["irt_log_loss"] > h["baseline_log_loss"]
@@ -419,40 +459,51 @@ def _md_table(rows: list[dict[str, Any]], columns: list[str] | None = None, empt
     return "\n".join(lines) + "\n"
 
 
+_VIEW_KEYS = ("coverage", "top_failure_modes", "bottlenecks", "cooccurrence", "failures_by_tier")
+
+
+def _coder_sections(view: dict[str, Any], coverage_min: float, label: str) -> list[tuple]:
+    """One coder's failure sections (`label` names the coder when several are side by side)."""
+    coded = any(c["coded_failures"] for c in view["coverage"])
+    no_codes = f"no failure codes from `{view['coder']}` (run `curriculab code`)" if not coded else ""
+    sections = [(f"Coder coverage{label}: failed attempts the coder could judge (a share is stated from "
+                 f"{_pct(coverage_min)})", view["coverage"], None, "no failed attempts")]
+    for m, rows in view["top_failure_modes"].items():
+        sections.append((f"Top failure modes{label} — {m} (share of the failures the coder could judge)", rows,
+                         ["code", "n", "applied", "failures", "share", "coverage", "ci_low", "ci_high", "cluster_low",
+                          "cluster_high", "reliable", "in_sample"], ""))
+    if not view["top_failure_modes"]:
+        sections.append((f"Top failure modes{label}", [], None, no_codes or "no failed attempt got a code"))
+    return sections + [
+        (f"Bottlenecks{label}", [{"code": b["code"], "within_top": b["within_top"], "usable": b["usable"], **b["shares"]}
+                                 for b in view["bottlenecks"]], None,
+         no_codes or "no code ranks at the top for every model (or fewer than two models have coded failures)"),
+        (f"Code co-occurrence in failed attempts{label}", [{"codes": " + ".join(c["codes"]), "n": c["n"], "lift": c["lift"]}
+                                                           for c in view["cooccurrence"]], None,
+         no_codes or "no failed attempt has two codes"),
+        (f"Failure modes by tier{label}", view["failures_by_tier"], None, no_codes or "no coded failures on tasks with a tier"),
+    ]
+
+
 def _sections(r: Report) -> list[tuple[str, list[dict[str, Any]], list[str] | None, str]]:
     """(title, rows, columns, why it may be empty) for every table, in order: one list for md and html."""
     held = r["difficulty"]["held_out"]
     irt_worse = "irt_log_loss" in held and held["irt_log_loss"] > held["baseline_log_loss"]
-    coded = any(c["coded_failures"] for c in r["coverage"])
-    no_codes = f"no failure codes from `{r['coder']}` (run `curriculab code`)" if not coded else ""
     sections = [
         ("Pass rates (harness errors apart; intervals: Wilson over attempts, and bootstrap over tasks)", r["overview"],
          ["model", "attempts", "passes", "pass_rate", "ci_low", "ci_high", "cluster_low", "cluster_high",
           "harness_errors", "flagged"], "no attempts"),
         ("Ranking: each model against the next (task-clustered 95% CI of the difference)", r["comparisons"], None,
          "fewer than two models with a pass rate"),
-        ("Systems: agent × model, best first (pass rate over attempts with a verdict; leaderboard accuracy: every "
-         "trial counts, an error is a failure, mean over runs)", r["systems"],
+        ("Systems: agent × model, in the leaderboard's order (leaderboard accuracy: every trial counts, an error is "
+         "a failure, mean over runs; pass rate over attempts with a verdict beside it)", r["systems"],
          ["agent", "agent_version", "model", "runs", "trials", "attempts", "passes", "pass_rate", "errors",
           "leaderboard_accuracy"], "no attempts"),
         ("What each model row pools (agents and runs)", r["pooling"], None, "no attempts"),
-        (f"Coder coverage: failed attempts the coder could judge (a share is stated from {_pct(r['coverage_min'])})",
-         r["coverage"], None, "no failed attempts"),
     ]
-    for m, rows in r["top_failure_modes"].items():
-        sections.append((f"Top failure modes — {m} (share of the failures the coder could judge)", rows,
-                         ["code", "n", "applied", "failures", "share", "coverage", "ci_low", "ci_high", "cluster_low",
-                          "cluster_high", "reliable", "in_sample"], ""))
-    if not r["top_failure_modes"]:
-        sections.append(("Top failure modes", [], None, no_codes or "no failed attempt got a code"))
+    for view in [{"coder": r["coder"], **{k: r[k] for k in _VIEW_KEYS}}, *r["beside"]]:
+        sections += _coder_sections(view, r["coverage_min"], f" — `{view['coder']}`" if r["beside"] else "")
     sections += [
-        ("Bottlenecks", [{"code": b["code"], "within_top": b["within_top"], "usable": b["usable"], **b["shares"]}
-                         for b in r["bottlenecks"]], None,
-         no_codes or "no code ranks at the top for every model (or fewer than two models have coded failures)"),
-        ("Code co-occurrence in failed attempts", [{"codes": " + ".join(c["codes"]), "n": c["n"], "lift": c["lift"]}
-                                                   for c in r["cooccurrence"]], None,
-         no_codes or "no failed attempt has two codes"),
-        ("Failure modes by tier", r["failures_by_tier"], None, no_codes or "no coded failures on tasks with a tier"),
         ("Authored tier × measured tier (tasks)" + (" — not relied on: IRT is worse than the per-task pass rate held out"
                                                     if irt_worse else ""),
          r["difficulty"]["calibration"], None, "no task has an authored tier"),
@@ -474,9 +525,15 @@ def _sections(r: Report) -> list[tuple[str, list[dict[str, Any]], list[str] | No
     return sections
 
 
+def _coders_text(r: Report) -> str:
+    """Whose codes the report shows: `rules` (v1), and beside it `verifier` (v3), ..."""
+    named = [f"`{v['coder']}` ({v['taxonomy_version'] or 'none'})" for v in [r.as_dict(), *r["beside"]]]
+    return named[0] + (", and beside it " + ", ".join(named[1:]) + " (side by side, not merged)" if len(named) > 1 else "")
+
+
 def to_markdown(r: Report) -> str:
     parts = [f"# curriculab report{' — ' + r['model'] if r['model'] else ''}",
-             f"_Generated {r['generated_at']}; failure codes from `{r['coder']}` ({r['taxonomy_version'] or 'none'})._", "",
+             f"_Generated {r['generated_at']}; failure codes from {_coders_text(r)}._", "",
              "## Findings", *[f"- {f}" for f in r["findings"]], ""]
     for title, rows, columns, empty in _sections(r):
         parts += [f"## {title}", _md_table(rows, columns, empty)]
@@ -501,11 +558,11 @@ def to_html(r: Report) -> str:
     systems = [x for x in r["systems"] if x["pass_rate"] is not None][:30]
     if systems:
         names = [f"{x['agent']} · {x['model']}" for x in systems]
-        ranking = go.Figure(layout={"title": "Systems (agent × model), best first", "barmode": "group",
+        ranking = go.Figure(layout={"title": "Systems (agent × model), in the leaderboard's order", "barmode": "group",
                                     "yaxis": {"range": [0, 1], "tickformat": ".0%"}})
-        ranking.add_bar(name="pass rate (attempts with a verdict)", x=names, y=[x["pass_rate"] for x in systems])
         ranking.add_bar(name="leaderboard accuracy (errors count as failures)", x=names,
                         y=[x["leaderboard_accuracy"] for x in systems])
+        ranking.add_bar(name="pass rate (attempts with a verdict)", x=names, y=[x["pass_rate"] for x in systems])
         figures.append(ranking)
     failure = go.Figure(layout={"title": "Top failure modes: share of the failures the coder could judge",
                                 "barmode": "group", "yaxis": {"range": [0, 1]}})
@@ -529,7 +586,7 @@ def to_html(r: Report) -> str:
             f"<style>body{{font-family:sans-serif;max-width:1100px;margin:auto}}table{{border-collapse:collapse}}"
             f"td,th{{border:1px solid #ccc;padding:2px 6px;font-size:13px}}</style></head><body>"
             f"<h1>curriculab report{(' — ' + html.escape(r['model'])) if r['model'] else ''}</h1>"
-            f"<p>Generated {r['generated_at']}; failure codes from <code>{html.escape(r['coder'])}</code>.</p>"
+            f"<p>Generated {r['generated_at']}; failure codes from {html.escape(_coders_text(r))}.</p>"
             f"<h2>Findings</h2><ul>{findings}</ul>{charts}{tables}"
             f"<script type='application/json' id='report-data'>{html.escape(json.dumps(r.as_dict(), default=str))}</script></body></html>")
 

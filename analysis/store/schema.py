@@ -429,6 +429,18 @@ CREATE TABLE irt_checks (
 """),
 )
 
+# An outcome code never sits on a passed attempt: harness_failure (an attempt that *failed* for
+# reasons outside the agent) was once coded wherever a harness error was named, passes included
+# (a Terminal-Bench trial resolved before its agent timed out). Stores coded before are corrected.
+MIGRATIONS += (
+    Migration(12, "no harness_failure on a pass", """
+DELETE FROM failure_codes WHERE code = 'harness_failure'
+    AND trajectory_id IN (SELECT trajectory_id FROM trajectories WHERE outcome = 'passed');
+UPDATE coding_status SET status = 'absent' WHERE code = 'harness_failure' AND status = 'present'
+    AND trajectory_id IN (SELECT trajectory_id FROM trajectories WHERE outcome = 'passed');
+"""),
+)
+
 LATEST_VERSION = MIGRATIONS[-1].version
 
 TABLE_DOCS: dict[str, str] = {

@@ -16,7 +16,8 @@ from curriculab.commands.common import CliError, db_option, emit, open_store, ou
 @click.option("--html", "fmt", flag_value="html", help="A standalone HTML page with charts (written to -o).")
 @click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
               help="Write here (default: stdout; report.html for --html).")
-@click.option("--coder", default="rules", show_default=True, help="Whose failure codes to report.")
+@click.option("--coder", default="all", show_default=True,
+              help="Whose failure codes to report: all (every coder with codes, side by side) or one coder's name.")
 @click.option("--band", nargs=2, type=float, default=(0.2, 0.8), show_default=True,
               help="Predicted pass-rate band that still carries training signal.")
 @click.option("--refit", is_flag=True, help="Refit measured difficulty first (writes); otherwise the report only reads.")

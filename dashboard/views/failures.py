@@ -71,9 +71,11 @@ if store_ready():
             if attempts.empty:
                 st.caption(f"No {'' if outcome == 'both' else outcome + ' '}attempt has this code under the filters.")
             else:
-                view = attempts.assign(evidence_steps=attempts["evidence_steps"].map(
+                view = attempts.drop(columns="total").assign(evidence_steps=attempts["evidence_steps"].map(
                     lambda s: ", ".join(str(x) for x in (s if s is not None else []))))
-                table(view, f"attempts-{code}", f"{len(attempts)} attempts coded {code}", height=260)
+                total = int(attempts["total"].iloc[0])
+                shown = "" if total == len(attempts) else f" (the first {len(attempts):,} shown)"
+                table(view, f"attempts-{code}", f"{total:,} attempts coded {code}{shown}", height=260)
                 chosen = st.selectbox("Trajectory", list(attempts["trajectory_id"]), key="drill_trajectory")
                 st.markdown(f"[:material/open_in_new: Open in the trajectory viewer](trajectory?trajectory={quote(chosen)}"
                             f"&code={quote(code)})")

@@ -1,5 +1,5 @@
 """Overview: runs, systems, attempts and pass rates with intervals; the systems leaderboard (agent ×
-model, best first); harness errors kept apart."""
+model, in the leaderboard's order); harness errors kept apart."""
 
 import streamlit as st
 
@@ -28,13 +28,13 @@ if store_ready():
         system = leaderboard["agent"] + " · " + leaderboard["model"]
         versioned = leaderboard["agent"] + " " + leaderboard["agent_version"] + " · " + leaderboard["model"]
         leaderboard = leaderboard.assign(system=system.where(~system.duplicated(keep=False), versioned))
-        bars(leaderboard, "system", "pass_rate", low="ci_low", high="ci_high",
-             title="Pass rate per system, best first (95% Wilson interval)", x_title="system (agent · model)",
-             y_title="pass rate", key="overview_pass_rates")
+        bars(leaderboard, "system", "leaderboard_accuracy",
+             title="Systems in the leaderboard's order: its accuracy (every trial counts, an error is a failure)",
+             x_title="system (agent · model)", y_title="leaderboard accuracy", key="overview_pass_rates")
         table(leaderboard[["system", "agent", "agent_version", "model", "runs", "trials", "attempts", "passes", "pass_rate",
                            "ci_low", "ci_high", "errors", "leaderboard_accuracy"]], "systems",
-              "Systems leaderboard: pass rate over attempts with a verdict; leaderboard_accuracy counts every trial "
-              "(an error as a failure), as Terminal-Bench publishes")
+              "Systems leaderboard, in the leaderboard's order: leaderboard_accuracy counts every trial (an error as "
+              "a failure), as Terminal-Bench publishes; pass_rate (with its 95% interval) is over attempts with a verdict")
         pooled = read("model_pooling", model=filters().get("model"))
         pooled = pooled[pooled["agents"] > 1]
         if not pooled.empty:

@@ -354,7 +354,7 @@ HARNESS_FAILURE = Rule(
     code="harness_failure",
     sql="""
 select trajectory_id, []::INTEGER[] as evidence, 'harness_error = ' || harness_error as rationale
-from _tt where harness_error is not null
+from _tt where harness_error is not null and outcome <> 'passed'  -- an outcome code never sits on a pass
 """,
     applicable="select trajectory_id from _tt",
     needs_actions=False,

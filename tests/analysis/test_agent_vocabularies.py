@@ -194,7 +194,7 @@ def test_the_report_says_what_was_not_coded_per_model(agents):
     assert {("claude-code", "claude-haiku-4-5-20251001"), ("terminus-2", "claude-haiku-4-5-20251001")} <= by_agent
     systems = {(a["agent"], a["model"]) for a in report["systems"]}
     assert {("claude-code", "claude-haiku-4-5-20251001"), ("terminus-2", "claude-haiku-4-5-20251001")} <= systems
-    assert "## Systems: agent × model, best first" in to_markdown(report)
+    assert "## Systems: agent × model, in the leaderboard's order" in to_markdown(report)
 
 
 def test_importers_name_harness_faults_from_one_vocabulary(store, fixtures):

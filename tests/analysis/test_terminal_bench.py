@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from curriculab.analysis.coding import OPAQUE_REASON, run_rule_coders
+from curriculab.analysis import queries
+from curriculab.analysis.coding import OPAQUE_REASON, run_rule_coders, run_verifier_coder
 from curriculab.analysis.difficulty import fit_store
 from curriculab.analysis.ingest import ingest
 from curriculab.analysis.ingest.tb import typed_commands
@@ -100,8 +101,9 @@ def test_every_behavioural_code_abstains_on_installed_agents(tb):
                                            "reward_hacking"}
     assert _rows(tb, "select count(*) from failure_codes f join trajectories t using (trajectory_id) "
                      "where not t.actions_logged and f.code <> 'harness_failure'") == [(0,)]
-    # harness faults are still coded from the trial's own record
-    assert ("harness_failure", "present", None, 3) in statuses
+    # harness faults are still coded from the trial's own record (of three, one trial passed anyway)
+    assert ("harness_failure", "present", None, 2) in statuses
+    assert _rows(tb, "select count(*) from trajectories where not actions_logged and harness_error is not null") == [(3,)]
 
 
 def test_a_run_without_run_metadata_is_read_with_agent_and_model_from_the_invocation(tb):
@@ -221,3 +223,65 @@ def test_an_installed_agent_set_up_by_the_harness_is_not_logged_even_without_a_k
     run_rule_coders(store)
     statuses = store.query("select distinct status, reason from coding_status where code <> 'harness_failure'")[1]
     assert statuses == [("not_applicable", OPAQUE_REASON)]
+
+
+def test_no_outcome_code_sits_on_a_passed_trial(tb):
+    # the mini run's fix-permissions passed once after an agent timeout (is_resolved true): an
+    # attempt that passed did not fail for any reason, the harness's included
+    run_rule_coders(tb)
+    passed_with_fault = _rows(tb, "select count(*) from trajectories where outcome = 'passed' and harness_error is not null")
+    assert passed_with_fault[0][0] >= 1
+    assert _rows(tb, """select count(*) from failure_codes f join trajectories t using (trajectory_id)
+                        where f.code = 'harness_failure' and t.outcome = 'passed'""") == [(0,)]
+    assert _rows(tb, """select count(*) from failure_codes f join trajectories t using (trajectory_id)
+                        where f.code = 'harness_failure' and t.outcome <> 'passed'""")[0][0] >= 1
+
+
+def test_a_store_coded_before_loses_its_outcome_codes_on_passes_by_migration(tb):
+    run_rule_coders(tb)
+    (passed,) = _rows(tb, "select trajectory_id from trajectories where outcome = 'passed' and harness_error is not null limit 1")
+    # as an older curriculab coded it
+    tb.query("update coding_status set status = 'present' where code = 'harness_failure' and trajectory_id = ?", [passed[0]])
+    tb.query("insert into failure_codes (trajectory_id, code, coder, taxonomy_version, confidence, evidence_steps, rationale) "
+             "values (?, 'harness_failure', 'rules', 'v1', 1.0, [], 'harness_error = agent_timeout')", [passed[0]])
+    tb.query("delete from schema_migrations where version = 12")
+    assert [version for version, _ in tb.migrate()] == [12]
+    assert _rows(tb, "select count(*) from failure_codes where code = 'harness_failure' and trajectory_id = ?", [passed[0]]) == [(0,)]
+    assert _rows(tb, "select status from coding_status where code = 'harness_failure' and trajectory_id = ?", [passed[0]]) == [("absent",)]
+
+
+def test_systems_come_in_the_leaderboards_order(store, fixtures):
+    # openhands (1 of 2, no errors: 0.5) is above cursor-cli (3 of 5 judged but two errors: 0.42 on
+    # the leaderboard), though cursor-cli's pass rate over judged attempts is higher
+    ingest(store, [fixtures / "tb", fixtures / "tb-leaderboard"], workers=1)
+    rows = queries.systems(store)
+    figures = list(rows["leaderboard_accuracy"])
+    assert figures == sorted(figures, reverse=True)
+    agents = list(rows["agent"])
+    assert agents.index("openhands") < agents.index("cursor-cli")
+    assert rows.set_index("agent").loc["cursor-cli", "pass_rate"] > rows.set_index("agent").loc["openhands", "pass_rate"]
+
+
+def test_the_drill_down_counts_every_attempt_not_its_limit(tb):
+    run_rule_coders(tb)
+    everything = queries.trajectories_with_code(tb, "harness_failure")
+    first = queries.trajectories_with_code(tb, "harness_failure", limit=1)
+    assert len(everything) >= 2 and len(first) == 1
+    assert set(first["total"]) == set(everything["total"]) == {len(everything)}
+
+
+def test_the_default_report_shows_the_verifiers_codes_beside_the_rules(tb):
+    # these trials log no agent actions the rules could read, but their tests say how each failed
+    run_rule_coders(tb)
+    run_verifier_coder(tb)
+    report = build_report(tb)
+    assert report["coder"] == "rules" and [v["coder"] for v in report["beside"]] == ["verifier"]
+    verifier = report["beside"][0]
+    judged = lambda view: sum(c["coded_failures"] for c in view["coverage"])
+    assert judged(verifier) > judged(report.as_dict())
+    text = to_markdown(report)
+    assert "failure codes from `rules` (v1), and beside it `verifier` (v3) (side by side, not merged)" in text
+    assert "## Coder coverage — `verifier`" in text and "## Top failure modes — `verifier` — " in text
+    assert any(f.startswith("`verifier`: ") for f in report["findings"])
+    alone = build_report(tb, coder="rules")
+    assert alone["beside"] == [] and "## Coder coverage: failed" in to_markdown(alone)
