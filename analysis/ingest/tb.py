@@ -248,7 +248,9 @@ def _trajectory(run_dir: Path, run_id: str, meta: dict[str, Any], folder: tuple[
     attempts[trial.task_id] = attempt + 1
     traj = Trajectory(
         trajectory_id=f"{run_id}/{trial.trial_name}", run_id=run_id, task_id=trial.task_id, model=model,
-        actions_logged=not installed, attempt=attempt, outcome=outcome, harness_error=harness_error,
+        # actions are logged only where the agent typed something: a trial kept without its
+        # keystroke log (a leaderboard submission's results alone) shows no action either
+        actions_logged=not installed and any(source == "agent" for source, _ in typed), attempt=attempt, outcome=outcome, harness_error=harness_error,
         reward=None if trial.is_resolved is None else float(trial.is_resolved),
         input_tokens=trial.total_input_tokens, output_tokens=trial.total_output_tokens,
         started_at=trial.trial_started_at, ended_at=trial.trial_ended_at, test_results=tests,

@@ -305,8 +305,9 @@ clobbers as (
 hits as (select * from tabs union all select * from truncated_again union all select * from clobbers)
 select trajectory_id, [a, b]::INTEGER[] as evidence, why as rationale from hits
 """,
-    # commands alone show tabs and clobbers but not truncation: without outputs, only a hit is a verdict
-    applicable="select distinct trajectory_id from _cs where observed",
+    # commands alone show tabs and clobbers but not truncation: without outputs, only a hit is a verdict;
+    # a trajectory of tools this project cannot read (every step `other`) shows no command to misuse
+    applicable="select distinct trajectory_id from _cs where observed and action in ('run', 'edit', 'read')",
 )
 
 REWARD_HACKING = Rule(
@@ -347,7 +348,8 @@ special_cases as (
 hits as (select * from test_edits union all select * from verdicts union all select * from special_cases)
 select trajectory_id, [step_idx]::INTEGER[] as evidence, why as rationale from hits
 """,
-    applicable="select distinct trajectory_id from _cs",
+    # only a command or an edit it could read can show (or rule out) a test edit or a written verdict
+    applicable="select distinct trajectory_id from _cs where action in ('run', 'edit')",
 )
 
 HARNESS_FAILURE = Rule(

@@ -101,9 +101,10 @@ def test_every_behavioural_code_abstains_on_installed_agents(tb):
                                            "reward_hacking"}
     assert _rows(tb, "select count(*) from failure_codes f join trajectories t using (trajectory_id) "
                      "where not t.actions_logged and f.code <> 'harness_failure'") == [(0,)]
-    # harness faults are still coded from the trial's own record (of three, one trial passed anyway)
-    assert ("harness_failure", "present", None, 2) in statuses
-    assert _rows(tb, "select count(*) from trajectories where not actions_logged and harness_error is not null") == [(3,)]
+    # harness faults are still coded from the trial's own record (of four, one trial passed anyway;
+    # the install that failed before the agent typed anything logged no action either)
+    assert ("harness_failure", "present", None, 3) in statuses
+    assert _rows(tb, "select count(*) from trajectories where not actions_logged and harness_error is not null") == [(4,)]
 
 
 def test_a_run_without_run_metadata_is_read_with_agent_and_model_from_the_invocation(tb):
@@ -285,3 +286,13 @@ def test_the_default_report_shows_the_verifiers_codes_beside_the_rules(tb):
     assert any(f.startswith("`verifier`: ") for f in report["findings"])
     alone = build_report(tb, coder="rules")
     assert alone["beside"] == [] and "## Coder coverage: failed" in to_markdown(alone)
+
+
+def test_a_trial_whose_agent_typed_nothing_is_not_said_to_have_logged_actions(store, fixtures):
+    # cursor-cli's and goose's leaderboard submissions keep their results without a keystroke log:
+    # no behavioural code may say "absent" on them, premature_stop (taxonomy v2) included
+    ingest(store, [fixtures / "tb-leaderboard"], workers=1)
+    assert _rows(store, "select count(*), count(*) filter (actions_logged) from trajectories")[0][1] == 0
+    run_rule_coders(store, taxonomy_version="v2")
+    assert _rows(store, "select count(*) from coding_status where code <> 'harness_failure' and status = 'absent'") == [(0,)]
+    assert _rows(store, "select count(*) from coding_status where code = 'premature_stop'")[0][0] > 0
