@@ -441,6 +441,19 @@ UPDATE coding_status SET status = 'absent' WHERE code = 'harness_failure' AND st
 """),
 )
 
+# Actions are logged only where the agent has a step: trials stored with none (a leaderboard
+# submission's results without a keystroke log) said `actions_logged`, and the rules said "absent"
+# on them without having seen anything. Such trials are marked, and those verdicts withdrawn.
+MIGRATIONS += (
+    Migration(13, "no actions logged without an agent step", """
+UPDATE trajectories SET actions_logged = false WHERE actions_logged
+    AND trajectory_id NOT IN (SELECT trajectory_id FROM steps WHERE source = 'agent');
+UPDATE coding_status SET status = 'not_applicable', reason = 'installed agent: actions not logged'
+    WHERE coder = 'rules' AND code <> 'harness_failure' AND status = 'absent'
+    AND trajectory_id IN (SELECT trajectory_id FROM trajectories WHERE NOT actions_logged);
+"""),
+)
+
 LATEST_VERSION = MIGRATIONS[-1].version
 
 TABLE_DOCS: dict[str, str] = {
