@@ -177,6 +177,26 @@ def label_and_measure(path: Path | str, *, annotator: str, trajectory_id: str, c
             return []
 
 
+def planner_use(rows: list[dict], mine: dict | None = None) -> tuple[bool, str, str]:
+    """The one reliability rule, read by the planner, the report and the Labelling page: from every
+    `code_reliability` row of one coder's code, (used, method, why). A code is used when a row says
+    it is reliable out of sample: exact by construction (method `verifier`: labels then measure
+    people against it, they do not gate it), or measured against an annotator's labels. `mine`, an
+    annotator's own row, is the one the sentence speaks of where it decides."""
+    usable = [r for r in rows if r.get("reliable") and not r.get("in_sample")]
+    exact = [r for r in usable if r.get("method") == "verifier"]
+    if exact:
+        yours = "" if not mine or mine.get("kappa") is None or mine.get("method") == "verifier" else \
+            f"; your labels agree with it at κ = {mine['kappa']:.2f} on {int(mine['n'])}"
+        return True, "verifier", ("exact by construction (the verifier's codes follow from the tests): the planner "
+                                  f"uses it whatever labels say{yours}")
+    if usable:
+        deciding = mine if mine in usable else usable[0]
+        whose = "" if deciding is mine else f" ({deciding['annotator']}'s labels)"
+        return True, "labels", labels_to_reliable(deciding) + whose
+    return False, "labels", labels_to_reliable(mine)
+
+
 def labels_to_reliable(row: dict | None, threshold: float = DEFAULT_KAPPA_THRESHOLD) -> str:
     """What a `code_reliability` row (None: no labels yet) means for planning, in a sentence."""
     if row is None or not row.get("n"):

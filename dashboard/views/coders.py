@@ -3,6 +3,8 @@
 import plotly.graph_objects as go
 import streamlit as st
 
+from curriculab.analysis.labels import planner_use
+from curriculab.analysis.queries import records
 from curriculab.dashboard.common import filters, ignored_filters, read, store_ready, table
 
 st.title("Coders")
@@ -23,8 +25,11 @@ if store_ready():
         figure.update_layout(title="Cohen's κ per code (coder against annotator)", xaxis_title="code",
                              yaxis_title="κ", barmode="group", height=420)
         st.plotly_chart(figure, width="stretch", key="kappa")
-        unreliable = view[~view["reliable"] | view["in_sample"]]
-        if not unreliable.empty:
-            st.warning(f"{len(unreliable)} code(s) are not reliable or only measured in sample: the planner ignores them.")
+        # the planner's own rule, per coder and code over every annotator (and the verifier's exactness)
+        ignored = sorted(f"{coder}: {code}" for (coder, code), part in reliability.groupby(["coder", "code"])
+                         if not planner_use(records(part))[0])
+        if ignored:
+            st.warning(f"{len(ignored)} code(s) are neither exact nor reliable out of sample: the planner ignores them "
+                       f"({', '.join(ignored[:12])}{', …' if len(ignored) > 12 else ''}).")
         table(view[["coder", "annotator", "code", "taxonomy_version", "n", "kappa", "f1", "threshold", "status", "computed_at"]],
               "code_reliability")

@@ -7,7 +7,7 @@ recomputes the coder's agreement, so `code_reliability` and the next plan follow
 import streamlit as st
 
 from curriculab.analysis import queries
-from curriculab.analysis.labels import MIN_LABELS_RELIABLE, label_and_measure, labels_to_reliable
+from curriculab.analysis.labels import MIN_LABELS_RELIABLE, label_and_measure, planner_use
 from curriculab.dashboard.common import coder_and_version, db_path, read, scope, store_ready, table
 from curriculab.dashboard.viewer import show_trajectory
 from curriculab.taxonomy.taxonomy import load_taxonomy
@@ -42,8 +42,9 @@ if store_ready():
                               help=f"Unsure ones included; {MIN_LABELS_RELIABLE} present/absent labels are needed "
                                    "before agreement can make a code reliable.")
             columns[1].metric(f"κ ({coder} against you)", "–" if row is None or row["kappa"] is None else f"{row['kappa']:.2f}")
-            columns[2].metric("For planning", "used" if row and row["reliable"] else "not used")
-            st.markdown(f"**{code}** from `{coder}`: {labels_to_reliable(row)}.")
+            used, _, why = planner_use(queries.records(reliability[reliability["code"] == code]), row)
+            columns[2].metric("For planning", "used" if used else "not used")
+            st.markdown(f"**{code}** from `{coder}`: {why}.")
             queue = read("labelling_queue", code=code, coder=coder, taxonomy_version=taxonomy.version,
                          annotator=annotator.strip(), scope=scope())
             if queue.empty:
@@ -66,6 +67,8 @@ if store_ready():
                             st.rerun()
                 show_trajectory(item["trajectory_id"], highlight_code=code, key="label")
             if not mine.empty:
-                view = mine.assign(for_planning=[labels_to_reliable(r) for r in queries.records(mine)])
+                every = queries.records(reliability)
+                view = mine.assign(for_planning=[planner_use([x for x in every if x["code"] == r["code"]], r)[2]
+                                                 for r in queries.records(mine)])
                 table(view[["code", "n", "kappa", "f1", "reliable", "for_planning", "computed_at"]], "my_reliability",
                       f"{coder} against {annotator.strip()}, per code: what the planner would now use")

@@ -173,3 +173,21 @@ def test_classifier_without_labels_is_refused(sim):
     assert result.exit_code == 1
     assert result.stderr == ("Error: no v1 labels by 'ghost'. Import some with "
                              "`curriculab labels import FILE.csv --annotator ghost`\n")
+
+
+def test_one_reliability_rule_for_the_planner_and_the_labelling_page():
+    from curriculab.analysis.labels import planner_use
+
+    exact = {"coder": "verifier", "annotator": "verifier", "code": "near_miss", "n": 0, "kappa": None,
+             "reliable": True, "in_sample": False, "method": "verifier"}
+    yours = {"coder": "verifier", "annotator": "ann", "code": "near_miss", "n": 4, "kappa": 0.5,
+             "reliable": False, "in_sample": False, "method": "labels"}
+    # five labels that agree only half the time do not make the page say the planner ignores an exact code
+    used, method, why = planner_use([exact, yours], yours)
+    assert (used, method) == (True, "verifier")
+    assert why == ("exact by construction (the verifier's codes follow from the tests): the planner uses it whatever "
+                   "labels say; your labels agree with it at κ = 0.50 on 4")
+    used, method, why = planner_use([yours], yours)
+    assert (used, method) == (False, "labels") and why.endswith("the planner ignores it")
+    other = {**yours, "annotator": "bea", "n": 20, "kappa": 0.9, "reliable": True}
+    assert planner_use([yours, other], yours) == (True, "labels", "reliable (κ = 0.90 on 20 labels): the planner uses it (bea's labels)")
