@@ -174,6 +174,19 @@ def ignored_filters(uses: Iterable[str], why: str) -> None:
         st.caption(f":material/filter_alt_off: This page ignores the filter(s) {', '.join(ignored)}: {why}")
 
 
+def coders_and_versions() -> list[tuple[str, str | None]]:
+    """The coders a page shows: the one chosen in the sidebar, else every coder with codes in the
+    store, side by side (the report's order: rules, verifier, ...), each with its newest version."""
+    chosen = filters()
+    if "coder" in chosen:
+        return [coder_and_version()]
+    from curriculab.analysis.report import CODERS
+
+    present = set(read("coders"))
+    shown = [c for c in CODERS if c in present] + sorted(present - set(CODERS))
+    return [(c, chosen.get("taxonomy_version") or read("latest_taxonomy_version", coder=c)) for c in shown] or [coder_and_version()]
+
+
 def coder_and_version() -> tuple[str, str | None]:
     chosen = filters()
     coder = chosen.get("coder", "rules")

@@ -6,77 +6,103 @@ from urllib.parse import quote
 import plotly.graph_objects as go
 import streamlit as st
 
-from curriculab.dashboard.common import bars, coder_and_version, read, scope, store_ready, table
+from curriculab.dashboard.common import bars, coders_and_versions, read, scope, store_ready, table
 from curriculab.dashboard.viewer import show_trajectory
 
 st.title("Failure modes")
+
+TITLES = {"rules": "What the behavioural rules found", "verifier": "What the tests say",
+          "judge": "What the LLM judge found", "classifier": "What the classifier found"}
+
+
+def coder_section(coder: str, version: str, suffix: str) -> list[str]:
+    """One coder's failure shares, bottlenecks and co-occurrence; its codes, largest share first.
+    `suffix` keeps the widget keys of each coder's section apart (the first coder's is empty)."""
+    distribution = read("failure_distribution", coder=coder, taxonomy_version=version, scope=scope())
+    harness = distribution[distribution["code"] == "harness_failure"]
+    behaviour = distribution[(distribution["code"] != "harness_failure") & (distribution["applied"] > 0)]
+    found = behaviour[behaviour["n"] > 0]
+    if distribution.empty:
+        st.info("No failed attempts match the filters.")
+    if not harness.empty and harness["n"].sum():
+        st.metric("Failed attempts with a harness fault named (harness_failure)", int(harness["n"].sum()),
+                  help="Failed attempts whose record names a harness error (an agent timeout included). Pass "
+                       "rates count them against the agent; attempts with no verdict at all (infrastructure "
+                       "faults) are the Overview's harness errors, outside pass rates.")
+    if not distribution.empty and found.empty:
+        coverage = read("coder_coverage", coder=coder, taxonomy_version=version, scope=scope())
+        reasons = "; ".join(f"{r.model}: {r.coded_failures} of {r.failures} failures judged"
+                            + (f" ({r.why_not_coded})" if r.why_not_coded else "") for r in coverage.itertuples())
+        why = ("Its rules need the agent's actions (commands, edits, reads); installed agents log only their "
+               "verdicts." if coder == "rules" else "")
+        st.info(f"No failure code to show: coder `{coder}` judged none of these failures, or found nothing. {why} "
+                f"{reasons}", icon=":material/visibility_off:")
+        return []
+    if found.empty:
+        return []
+    order = found.groupby("code")["share"].mean().sort_values(ascending=False).index.tolist()
+    shown = behaviour[behaviour["code"].isin(order)].copy()
+    shown["code"] = shown["code"].astype("category").cat.set_categories(order)
+    shown = shown.sort_values(["code", "system"])
+    st.caption(f"Coder `{coder}`, taxonomy {version}. Share = failures with the code / failures the coder "
+               "could judge; coverage = judged / all failures. Codes found at least once, largest first.")
+    bars(shown.assign(code=shown["code"].astype(str)), "code", "share", low="ci_low", high="ci_high",
+         color="system", title=f"Share of judged failures per code, `{coder}` (95% Wilson interval)",
+         x_title="failure code", y_title="share of judged failures", key=f"failure_shares{suffix}")
+    table(shown.assign(code=shown["code"].astype(str))[["system", "code", "n", "applied", "failures", "share",
+                                                        "ci_low", "ci_high", "coverage"]],
+          f"failure_distribution{suffix}")
+    top = found.sort_values("share", ascending=False).groupby("system").head(3)
+    table(top[["system", "code", "share", "ci_low", "ci_high", "coverage"]], f"bottlenecks{suffix}",
+          "Bottleneck codes: the three largest shares per system")
+    pairs = read("code_cooccurrence", coder=coder, taxonomy_version=version, scope=scope())
+    if not pairs.empty:
+        codes = [c for c in order if c in set(pairs["code_a"]) | set(pairs["code_b"])]
+        grid = [[0] * len(codes) for _ in codes]
+        for row in pairs.itertuples():
+            if row.code_a in codes and row.code_b in codes:
+                i, j = codes.index(row.code_a), codes.index(row.code_b)
+                grid[i][j] = grid[j][i] = row.attempts
+        figure = go.Figure(go.Heatmap(z=grid, x=codes, y=codes, colorscale="Blues", texttemplate="%{z}",
+                                      colorbar=dict(title="attempts")))
+        figure.update_layout(title=f"Codes found on the same failed attempt, `{coder}`", xaxis_title="code",
+                             yaxis_title="code", height=460)
+        st.plotly_chart(figure, width="stretch", key=f"cooccurrence{suffix}")
+    return order
+
+
 if store_ready():
-    coder, version = coder_and_version()
-    if version is None:
-        st.info(f"The coder `{coder}` has not coded this store. Run `curriculab code --coder {coder}`.")
-    else:
-        distribution = read("failure_distribution", coder=coder, taxonomy_version=version, scope=scope())
-        harness = distribution[distribution["code"] == "harness_failure"]
-        behaviour = distribution[(distribution["code"] != "harness_failure") & (distribution["applied"] > 0)]
-        found = behaviour[behaviour["n"] > 0]
-        if distribution.empty:
-            st.info("No failed attempts match the filters.")
-        if not harness.empty and harness["n"].sum():
-            st.metric("Failures the harness caused (harness_failure)", int(harness["n"].sum()),
-                      help="Coded from the harness's own record; not the agent's behaviour.")
-        if not distribution.empty and found.empty:
-            coverage = read("coder_coverage", coder=coder, taxonomy_version=version, scope=scope())
-            reasons = "; ".join(f"{r.model}: {r.coded_failures} of {r.failures} failures judged"
-                                + (f" ({r.why_not_coded})" if r.why_not_coded else "") for r in coverage.itertuples())
-            st.info(f"No behavioural failure code to show: coder `{coder}` judged none of these failures, or found "
-                    f"nothing. Its rules need the agent's actions (commands, edits, reads); installed agents log only "
-                    f"their verdicts. {reasons}", icon=":material/visibility_off:")
-        elif not found.empty:
-            order = found.groupby("code")["share"].mean().sort_values(ascending=False).index.tolist()
-            shown = behaviour[behaviour["code"].isin(order)].copy()
-            shown["code"] = shown["code"].astype("category").cat.set_categories(order)
-            shown = shown.sort_values(["code", "system"])
-            st.caption(f"Coder `{coder}`, taxonomy {version}. Share = failures with the code / failures the coder "
-                       "could judge; coverage = judged / all failures. Codes found at least once, largest first.")
-            bars(shown.assign(code=shown["code"].astype(str)), "code", "share", low="ci_low", high="ci_high",
-                 color="system", title="Share of judged failures per code (95% Wilson interval)", x_title="failure code",
-                 y_title="share of judged failures", key="failure_shares")
-            table(shown.assign(code=shown["code"].astype(str))[["system", "code", "n", "applied", "failures", "share",
-                                                                "ci_low", "ci_high", "coverage"]],
-                  "failure_distribution")
-            st.subheader("Bottleneck codes")
-            top = found.sort_values("share", ascending=False).groupby("system").head(3)
-            table(top[["system", "code", "share", "ci_low", "ci_high", "coverage"]], "bottlenecks",
-                  "The three largest shares per system")
-            pairs = read("code_cooccurrence", coder=coder, taxonomy_version=version, scope=scope())
-            if not pairs.empty:
-                codes = [c for c in order if c in set(pairs["code_a"]) | set(pairs["code_b"])]
-                grid = [[0] * len(codes) for _ in codes]
-                for row in pairs.itertuples():
-                    if row.code_a in codes and row.code_b in codes:
-                        i, j = codes.index(row.code_a), codes.index(row.code_b)
-                        grid[i][j] = grid[j][i] = row.attempts
-                figure = go.Figure(go.Heatmap(z=grid, x=codes, y=codes, colorscale="Blues", texttemplate="%{z}",
-                                              colorbar=dict(title="attempts")))
-                figure.update_layout(title="Codes found on the same failed attempt", xaxis_title="code",
-                                     yaxis_title="code", height=460)
-                st.plotly_chart(figure, width="stretch", key="cooccurrence")
-            st.subheader("Drill down: a code's attempts and their evidence")
-            left, right = st.columns([2, 1])
-            code = left.selectbox("Failure code (largest share first)", order, key="drill_code")
-            outcome = right.radio("Attempts", ["failed", "passed", "both"], horizontal=True, key="drill_outcome",
-                                  help="A code on a passed attempt is behaviour that did not cost the verdict.")
-            attempts = read("trajectories_with_code", code=code, coder=coder, taxonomy_version=version, scope=scope(),
-                            outcome=None if outcome == "both" else outcome)
-            if attempts.empty:
-                st.caption(f"No {'' if outcome == 'both' else outcome + ' '}attempt has this code under the filters.")
-            else:
-                view = attempts.drop(columns="total").assign(evidence_steps=attempts["evidence_steps"].map(
-                    lambda s: ", ".join(str(x) for x in (s if s is not None else []))))
-                total = int(attempts["total"].iloc[0])
-                shown = "" if total == len(attempts) else f" (the first {len(attempts):,} shown)"
-                table(view, f"attempts-{code}", f"{total:,} attempts coded {code}{shown}", height=260)
-                chosen = st.selectbox("Trajectory", list(attempts["trajectory_id"]), key="drill_trajectory")
-                st.markdown(f"[:material/open_in_new: Open in the trajectory viewer](trajectory?trajectory={quote(chosen)}"
-                            f"&code={quote(code)})")
-                show_trajectory(chosen, highlight_code=code, key="drill")
+    shown_coders = coders_and_versions()
+    orders: dict[str, list[str]] = {}
+    for index, (coder, version) in enumerate(shown_coders):
+        if len(shown_coders) > 1:
+            st.subheader(f"{TITLES.get(coder, coder)} (`{coder}`)")
+        if version is None:
+            st.info(f"The coder `{coder}` has not coded this store. Run `curriculab code --coder {coder}`.")
+            continue
+        orders[coder] = coder_section(coder, version, "" if index == 0 else f"_{coder}")
+    if any(orders.values()):
+        st.subheader("Drill down: a code's attempts and their evidence")
+        with_codes = [c for c, order in orders.items() if order]
+        coder = with_codes[0] if len(with_codes) == 1 else st.radio(
+            "Coder", with_codes, horizontal=True, key="drill_coder")
+        version = dict(shown_coders)[coder]
+        order = orders[coder]
+        left, right = st.columns([2, 1])
+        code = left.selectbox("Failure code (largest share first)", order, key="drill_code")
+        outcome = right.radio("Attempts", ["failed", "passed", "both"], horizontal=True, key="drill_outcome",
+                              help="A code on a passed attempt is behaviour that did not cost the verdict.")
+        attempts = read("trajectories_with_code", code=code, coder=coder, taxonomy_version=version, scope=scope(),
+                        outcome=None if outcome == "both" else outcome)
+        if attempts.empty:
+            st.caption(f"No {'' if outcome == 'both' else outcome + ' '}attempt has this code under the filters.")
+        else:
+            view = attempts.drop(columns="total").assign(evidence_steps=attempts["evidence_steps"].map(
+                lambda s: ", ".join(str(x) for x in (s if s is not None else []))))
+            total = int(attempts["total"].iloc[0])
+            shown = "" if total == len(attempts) else f" (the first {len(attempts):,} shown)"
+            table(view, f"attempts-{code}", f"{total:,} attempts coded {code}{shown}", height=260)
+            chosen = st.selectbox("Trajectory", list(attempts["trajectory_id"]), key="drill_trajectory")
+            st.markdown(f"[:material/open_in_new: Open in the trajectory viewer](trajectory?trajectory={quote(chosen)}"
+                        f"&code={quote(code)})")
+            show_trajectory(chosen, highlight_code=code, key="drill")

@@ -179,8 +179,27 @@ def test_failure_modes_explain_why_nothing_is_coded_on_installed_agents(tmp_path
     at = _page(_fresh(path, monkeypatch), "failures")
     assert not at.exception
     notes = " ".join(i.value for i in at.info)
-    assert "No behavioural failure code to show" in notes and "installed agents log only their verdicts" in notes
+    assert "No failure code to show: coder `rules`" in notes and "installed agents log only their verdicts" in notes
     assert not at.get("plotly_chart")  # no empty chart with an unlabelled whisker
+
+
+def test_failure_modes_show_what_the_tests_say_beside_the_rules_by_default(tmp_path, monkeypatch):
+    # the same installed agents: the rules cannot see them, their per-test results can
+    from curriculab.analysis.coding import run_rule_coders, run_verifier_coder
+    from curriculab.analysis.ingest import ingest
+
+    path = tmp_path / "tb.duckdb"
+    with Store(path) as store:
+        ingest(store, [FIXTURES / "tb-leaderboard"], workers=1)
+        run_rule_coders(store)
+        run_verifier_coder(store)
+    at = _page(_fresh(path, monkeypatch), "failures")
+    assert not at.exception
+    headers = [h.value for h in at.subheader]
+    assert "What the behavioural rules found (`rules`)" in headers and "What the tests say (`verifier`)" in headers
+    assert "No failure code to show: coder `rules`" in " ".join(i.value for i in at.info)
+    assert at.get("plotly_chart")  # the verifier's shares
+    assert at.selectbox(key="drill_code").value  # the drill-down opens on the verifier's codes
 
 
 def test_the_failure_drill_down_starts_at_the_largest_code_and_splits_passed_from_failed(demo_store, monkeypatch):
