@@ -222,7 +222,8 @@ def build_report(store: Store, model: str | None = None, coder: str = "all", ban
     fit = queries.fit_staleness(store)
     stored = rows["held_out"] if fit["fitted"] == fit["current"] else []
     try:  # a stale fit's stored check would describe other attempts: check the current ones
-        held = stored[0] if stored else held_out_check(store).__dict__
+        held = {**stored[0], "computed": "with the stored fit"} if stored else \
+            {**held_out_check(store).__dict__, "computed": "now, for this report: no current fit is stored"}
     except ValueError as exc:
         held = {"error": str(exc)}
     calibration = rows["calibration"]
@@ -395,7 +396,7 @@ def _findings(r: Report) -> list[str]:
     h = d["held_out"]
     irt_worse = "irt_log_loss" in h and h["irt_log_loss"] > h["baseline_log_loss"]
     if "irt_log_loss" in h:
-        found.append(f"Held out: IRT predicts unseen attempts with log-loss {h['irt_log_loss']:.3f} and AUC {h['irt_auc']:.3f}, "
+        found.append(f"Held out (computed {h['computed']}): IRT predicts unseen attempts with log-loss {h['irt_log_loss']:.3f} and AUC {h['irt_auc']:.3f}, "
                      f"against {h['baseline_log_loss']:.3f} and {h['baseline_auc']:.3f} for the per-task pass rate "
                      f"({h['held_out']} attempts).")
     if irt_worse:
@@ -511,7 +512,8 @@ def _sections(r: Report) -> list[tuple[str, list[dict[str, Any]], list[str] | No
                                                     if irt_worse else ""),
          r["difficulty"]["calibration"], None, "no task has an authored tier"),
         ("Most misplaced tasks", r["difficulty"]["misplaced"], None, "no task with an authored tier is misplaced"),
-        ("Held-out check", [] if "error" in held else [held], None, held.get("error", "")),
+        ("Held-out check" + (f" (computed {held['computed']})" if "computed" in held else ""),
+         [] if "error" in held else [{k: v for k, v in held.items() if k != "computed"}], None, held.get("error", "")),
         ("Model abilities (IRT)", r["difficulty"]["abilities"], None, "no fit"),
         (f"Signal: informative band {r['band'][0]}–{r['band'][1]}", r["signal"], None, "no fit"),
         ("pass@k (unbiased)", r["pass_at_k"], None, "no attempts with a verdict"),

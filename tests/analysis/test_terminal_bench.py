@@ -308,3 +308,12 @@ def test_a_store_written_before_is_corrected_by_migration(store, fixtures):
     assert [version for version, _ in store.migrate()][0] == 13
     assert _rows(store, "select count(*) filter (actions_logged) from trajectories") == [(0,)]
     assert _rows(store, "select count(*) from coding_status where code <> 'harness_failure' and status = 'absent'") == [(0,)]
+
+
+def test_a_held_out_check_says_it_was_computed_when_no_fit_is_stored(tb):
+    report = build_report(tb)
+    assert report["difficulty"]["fit"]["current_fit"] is False  # nothing fitted: the report says so first
+    assert report["difficulty"]["held_out"]["computed"] == "now, for this report: no current fit is stored"
+    held_out = [f for f in report["findings"] if f.startswith("Held out")]
+    assert held_out and held_out[0].startswith("Held out (computed now, for this report: no current fit is stored): ")
+    assert "## Held-out check (computed now, for this report: no current fit is stored)" in to_markdown(report)
