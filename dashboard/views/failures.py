@@ -47,7 +47,7 @@ def coder_section(coder: str, version: str, suffix: str) -> list[str]:
     st.caption(f"Coder `{coder}`, taxonomy {version}. Share = failures with the code / failures the coder "
                "could judge; coverage = judged / all failures. Codes found at least once, largest first.")
     bars(shown.assign(code=shown["code"].astype(str)), "code", "share", low="ci_low", high="ci_high",
-         color="system", title=f"Share of judged failures per code, `{coder}` (95% Wilson interval)",
+         color="system", title=f"Share of judged failures per code, {coder} (95% Wilson interval)",
          x_title="failure code", y_title="share of judged failures", key=f"failure_shares{suffix}")
     table(shown.assign(code=shown["code"].astype(str))[["system", "code", "n", "applied", "failures", "share",
                                                         "ci_low", "ci_high", "coverage"]],
@@ -65,7 +65,7 @@ def coder_section(coder: str, version: str, suffix: str) -> list[str]:
                 grid[i][j] = grid[j][i] = row.attempts
         figure = go.Figure(go.Heatmap(z=grid, x=codes, y=codes, colorscale="Blues", texttemplate="%{z}",
                                       colorbar=dict(title="attempts")))
-        figure.update_layout(title=f"Codes found on the same failed attempt, `{coder}`", xaxis_title="code",
+        figure.update_layout(title=f"Codes found on the same failed attempt, {coder}", xaxis_title="code",
                              yaxis_title="code", height=460)
         st.plotly_chart(figure, width="stretch", key=f"cooccurrence{suffix}")
     return order

@@ -82,8 +82,9 @@ def browser():
 @pytest.fixture(scope="module")
 def real_store(tmp_path_factory) -> Path:
     """Real runs: Terminal-Bench leaderboard submissions (installed agents: verdicts only) and
-    Harbor trials of eight agents (ATIF trajectories), coded by the rules, difficulty fitted."""
-    from curriculab.analysis.coding import run_rule_coders
+    Harbor trials of eight agents (ATIF trajectories), coded by the rules and the verifier,
+    difficulty fitted."""
+    from curriculab.analysis.coding import run_rule_coders, run_verifier_coder
     from curriculab.analysis.difficulty import fit_store
     from curriculab.analysis.ingest import ingest
 
@@ -91,6 +92,7 @@ def real_store(tmp_path_factory) -> Path:
     with Store(path) as store:
         ingest(store, [FIXTURES / "tb-leaderboard", FIXTURES / "harbor-agents", FIXTURES / "harbor"], workers=1)
         run_rule_coders(store)
+        run_verifier_coder(store)
         fit_store(store)
     return path
 
@@ -160,7 +162,10 @@ def test_every_page_renders_over_real_agent_runs(real_store, browser):
         visit_every_page(page, url, "real", {"Overview": 1, "Difficulty": 2})
         page.goto(f"{url}/failures?agent=cursor-cli")  # an installed agent: verdicts only, nothing to code
         settle(page)
-        page.get_by_text("No behavioural failure code to show").wait_for(timeout=TIMEOUT_MS)
+        # the default view: the rules say why they could not judge, the tests say how the trials failed
+        page.get_by_text("No failure code to show: coder rules").wait_for(timeout=TIMEOUT_MS)
+        page.get_by_role("heading", name="What the tests say (verifier)").wait_for(timeout=TIMEOUT_MS)
+        page.locator(".st-key-failure_shares_verifier").wait_for(timeout=TIMEOUT_MS)
         page.screenshot(path=str(ARTIFACTS / "real-failures-installed-agent.png"), full_page=True)
         page.goto(f"{url}/?agent=cursor-cli")
         settle(page, 1)
