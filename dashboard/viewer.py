@@ -80,15 +80,16 @@ def edit_content(step: dict[str, Any]) -> tuple[str, str] | None:
 
 def _header(summary: dict[str, Any]) -> None:
     st.subheader(f"{summary['task_id']} · attempt `{summary['trajectory_id']}`")
-    columns = st.columns(6)
-    columns[0].metric("System", f"{summary['agent'] or '(unknown)'} · {summary['model']}")
-    columns[1].metric("Outcome", summary["outcome"] or "–")
-    columns[2].metric("Reward", "–" if summary["reward"] is None else f"{summary['reward']:.2f}")
-    columns[3].metric("Tests passed", f"{summary['tests_passed']}/{summary['tests']}" if summary["tests"] else "–")
-    columns[4].metric("Steps", summary["n_steps"] or 0)
-    columns[5].metric("Harness error", summary["harness_error"] or "none",
-                      help=summary["exception_type"] or "Faults outside the agent; an attempt without a verdict is left "
-                                                       "out of pass rates")
+    # long values (a system's name, a harness error) as text, never cut to fit a metric's column
+    st.markdown(f"**System** {summary['agent'] or '(unknown)'} · {summary['model']}")
+    columns = st.columns([1, 1, 1, 1, 2])
+    columns[0].metric("Outcome", summary["outcome"] or "–")
+    columns[1].metric("Reward", "–" if summary["reward"] is None else f"{summary['reward']:.2f}")
+    columns[2].metric("Tests passed", f"{summary['tests_passed']}/{summary['tests']}" if summary["tests"] else "–")
+    columns[3].metric("Steps", summary["n_steps"] or 0)
+    columns[4].markdown(f"**Harness error** `{summary['harness_error'] or 'none'}`",
+                        help=summary["exception_type"] or "Faults outside the agent; an attempt without a verdict is "
+                                                          "left out of pass rates")
     details = [f"run `{summary['run_id']}`", f"authored tier {summary['tier'] or '(none)'}"]
     if summary["input_tokens"] or summary["output_tokens"]:
         details.append(f"{summary['input_tokens'] or 0:,} tokens in / {summary['output_tokens'] or 0:,} out")

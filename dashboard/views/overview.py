@@ -31,8 +31,9 @@ if store_ready():
         bars(leaderboard, "system", "leaderboard_accuracy",
              title="Systems in the leaderboard's order: its accuracy (every trial counts, an error is a failure)",
              x_title="system (agent · model)", y_title="leaderboard accuracy", key="overview_pass_rates")
-        table(leaderboard[["system", "agent", "agent_version", "model", "runs", "trials", "attempts", "passes", "pass_rate",
-                           "ci_low", "ci_high", "errors", "leaderboard_accuracy"]], "systems",
+        # the leaderboard's figure first, where a 1,500 px screen shows it
+        table(leaderboard[["system", "leaderboard_accuracy", "pass_rate", "ci_low", "ci_high", "attempts", "passes",
+                           "errors", "trials", "runs", "agent", "agent_version", "model"]], "systems",
               "Systems leaderboard, in the leaderboard's order: leaderboard_accuracy counts every trial (an error as "
               "a failure), as Terminal-Bench publishes; pass_rate (with its 95% interval) is over attempts with a verdict")
         pooled = read("model_pooling", model=filters().get("model"))
