@@ -47,7 +47,15 @@ if store_ready():
             st.markdown(f"**{code}** from `{coder}`: {why}.")
             queue = read("labelling_queue", code=code, coder=coder, taxonomy_version=taxonomy.version,
                          annotator=annotator.strip(), scope=scope())
-            if queue.empty:
+            if queue.empty and not labelled[labelled["code"] == code].shape[0] and \
+                    not read("coder_coverage", coder=coder, taxonomy_version=taxonomy.version, scope=scope())["coded_failures"].sum():
+                # an empty queue because the coder could judge nothing is not work done: say why, and what would fill it
+                st.info(f"Nothing to label: `{coder}` could judge none of these attempts (its rules need the agent's "
+                        "actions; installed agents log only their verdicts). Labels would measure nothing here. The "
+                        "verifier's codes (Failure modes page) come from the tests, exact, and need no labels; import "
+                        "trajectories with logged actions to label the behavioural codes.",
+                        icon=":material/visibility_off:")
+            elif queue.empty:
                 st.success(f"Nothing left to label for {code} under these filters.")
             else:
                 item = queries.records(queue.head(1))[0]

@@ -305,3 +305,19 @@ def test_systems_that_differ_only_in_agent_version_get_a_bar_each(agents_store, 
     board = next(d.value for d in at.dataframe if "leaderboard_accuracy" in d.value.columns)
     assert board.duplicated(["agent", "model"]).any()  # the store holds two versions of one agent with one model
     assert board["system"].is_unique and (board["pass_rate"].dropna() <= 1).all()
+
+
+def test_an_empty_labelling_queue_says_why_when_the_coder_could_judge_nothing(tmp_path, monkeypatch):
+    from curriculab.analysis.coding import run_rule_coders
+    from curriculab.analysis.ingest import ingest
+
+    path = tmp_path / "tb.duckdb"
+    with Store(path) as store:
+        ingest(store, [FIXTURES / "tb-leaderboard"], workers=1)
+        run_rule_coders(store)
+    at = _page(_fresh(path, monkeypatch), "labelling")
+    at.text_input(key="label_annotator").input("ann").run()
+    assert not at.exception
+    notes = " ".join(i.value for i in at.info)
+    assert "Nothing to label: `rules` could judge none of these attempts" in notes
+    assert not any("Nothing left to label" in s.value for s in at.success)
