@@ -197,6 +197,14 @@ def planner_use(rows: list[dict], mine: dict | None = None) -> tuple[bool, str, 
     return False, "labels", labels_to_reliable(mine)
 
 
+def planner_use_by_code(rows: list[dict]) -> dict[str, tuple[bool, str, str]]:
+    """`planner_use` for each code of `code_reliability` rows (one coder's)."""
+    by_code: dict[str, list[dict]] = {}
+    for row in rows:
+        by_code.setdefault(row["code"], []).append(row)
+    return {code: planner_use(measured) for code, measured in by_code.items()}
+
+
 def labels_to_reliable(row: dict | None, threshold: float = DEFAULT_KAPPA_THRESHOLD) -> str:
     """What a `code_reliability` row (None: no labels yet) means for planning, in a sentence."""
     if row is None or not row.get("n"):

@@ -18,7 +18,7 @@ from typing import Any
 from curriculab.analysis import queries
 from curriculab.analysis.queries import COVERAGE_MIN
 from curriculab.analysis.difficulty import held_out_check
-from curriculab.analysis.labels import planner_use
+from curriculab.analysis.labels import planner_use_by_code
 from curriculab.analysis.stats import cluster_bootstrap_difference, cluster_bootstraps, pass_at_k
 from curriculab.analysis.store import Store
 from curriculab.trajectory.vocabulary import TASK_TIERS
@@ -141,13 +141,10 @@ def _coder_view(rows: dict[str, list[dict]], top: int, overview: list[dict] = ()
                 overview_groups: list[tuple[list[int], list[int]]] = ()) -> dict[str, Any]:
     """One coder's failure sections from its reads (`_coder_reads`); the overview's intervals are
     drawn from the same resamples when given."""
-    by_code: dict[str, list[dict]] = {}
-    for row in rows["reliability"]:
-        by_code.setdefault(row["code"], []).append(row)
-    reliability: dict[str, dict] = {}
-    for code, measured in by_code.items():  # the planner's rule (`planner_use`), so the two never disagree
-        used = planner_use(measured)[0]
-        reliability[code] = {"reliable": used, "in_sample": not used and any(bool(r["in_sample"]) for r in measured)}
+    # the planner's rule (`planner_use`), so the two never disagree
+    in_sample = {r["code"] for r in rows["reliability"] if r["in_sample"]}
+    reliability = {code: {"reliable": used, "in_sample": not used and code in in_sample}
+                   for code, (used, _, _) in planner_use_by_code(rows["reliability"]).items()}
     by_dimension: dict[str, list[dict]] = {"overall": [], "tier": []}
     for row in rows["distribution"]:
         by_dimension[row["dimension"]].append(row)

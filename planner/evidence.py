@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, field
 
 from curriculab.analysis import queries
-from curriculab.analysis.labels import planner_use
+from curriculab.analysis.labels import planner_use_by_code
 from curriculab.analysis.queries import COVERAGE_MIN
 from curriculab.analysis.store import Store
 from curriculab.trajectory.vocabulary import TIERS
@@ -137,12 +137,9 @@ def failure_targets(store: Store, model: str, coder: str = "rules", min_share: f
     taxonomy = load_taxonomy(version)
     distribution = queries.records(queries.failure_distribution(store, coder, model=model, taxonomy_version=version))
     reliability = queries.records(queries.code_reliability(store, coder, taxonomy_version=version))
-    by_code: dict[str, list[dict]] = {}
-    for r in reliability:
-        by_code.setdefault(r["code"], []).append(r)
-    decided = {code: planner_use(rows) for code, rows in by_code.items()}
+    decided = planner_use_by_code(reliability)
     reliable = {code: method for code, (used, method, _) in decided.items() if used}
-    measured = set(by_code)
+    measured = set(decided)
     decisions = []
     for row in distribution:
         code = row["code"]

@@ -3,7 +3,7 @@
 import plotly.graph_objects as go
 import streamlit as st
 
-from curriculab.analysis.labels import planner_use
+from curriculab.analysis.labels import planner_use_by_code
 from curriculab.analysis.queries import records
 from curriculab.dashboard.common import filters, ignored_filters, read, store_ready, table
 
@@ -26,8 +26,8 @@ if store_ready():
                              yaxis_title="κ", barmode="group", height=420)
         st.plotly_chart(figure, width="stretch", key="kappa")
         # the planner's own rule, per coder and code over every annotator (and the verifier's exactness)
-        ignored = sorted(f"{coder}: {code}" for (coder, code), part in reliability.groupby(["coder", "code"])
-                         if not planner_use(records(part))[0])
+        ignored = sorted(f"{coder}: {code}" for coder, part in reliability.groupby("coder")
+                         for code, (used, _, _) in planner_use_by_code(records(part)).items() if not used)
         if ignored:
             st.warning(f"{len(ignored)} code(s) are neither exact nor reliable out of sample: the planner ignores them "
                        f"({', '.join(ignored[:12])}{', …' if len(ignored) > 12 else ''}).")

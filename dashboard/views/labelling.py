@@ -47,7 +47,7 @@ if store_ready():
             st.markdown(f"**{code}** from `{coder}`: {why}.")
             queue = read("labelling_queue", code=code, coder=coder, taxonomy_version=taxonomy.version,
                          annotator=annotator.strip(), scope=scope())
-            if queue.empty and not labelled[labelled["code"] == code].shape[0] and \
+            if queue.empty and done.empty and \
                     not read("coder_coverage", coder=coder, taxonomy_version=taxonomy.version, scope=scope())["coded_failures"].sum():
                 # an empty queue because the coder could judge nothing is not work done: say why, and what would fill it
                 st.info(f"Nothing to label: `{coder}` could judge none of these attempts (its rules need the agent's "

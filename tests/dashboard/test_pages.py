@@ -169,14 +169,21 @@ def agents_store(tmp_path_factory) -> Path:
     return path
 
 
-def test_failure_modes_explain_why_nothing_is_coded_on_installed_agents(tmp_path, monkeypatch):
-    from curriculab.analysis.coding import run_rule_coders
+def _installed_agents_store(tmp_path, *coders) -> Path:
+    """The leaderboard's installed-agent trials (verdicts and per-test results, no actions), coded by `coders`."""
+    from curriculab.analysis import coding
     from curriculab.analysis.ingest import ingest
 
     path = tmp_path / "tb.duckdb"
     with Store(path) as store:
         ingest(store, [FIXTURES / "tb-leaderboard"], workers=1)
-        run_rule_coders(store)
+        for run in coders:
+            getattr(coding, run)(store)
+    return path
+
+
+def test_failure_modes_explain_why_nothing_is_coded_on_installed_agents(tmp_path, monkeypatch):
+    path = _installed_agents_store(tmp_path, "run_rule_coders")
     at = _page(_fresh(path, monkeypatch), "failures")
     assert not at.exception
     notes = " ".join(i.value for i in at.info)
@@ -186,14 +193,7 @@ def test_failure_modes_explain_why_nothing_is_coded_on_installed_agents(tmp_path
 
 def test_failure_modes_show_what_the_tests_say_beside_the_rules_by_default(tmp_path, monkeypatch):
     # the same installed agents: the rules cannot see them, their per-test results can
-    from curriculab.analysis.coding import run_rule_coders, run_verifier_coder
-    from curriculab.analysis.ingest import ingest
-
-    path = tmp_path / "tb.duckdb"
-    with Store(path) as store:
-        ingest(store, [FIXTURES / "tb-leaderboard"], workers=1)
-        run_rule_coders(store)
-        run_verifier_coder(store)
+    path = _installed_agents_store(tmp_path, "run_rule_coders", "run_verifier_coder")
     at = _page(_fresh(path, monkeypatch), "failures")
     assert not at.exception
     headers = [h.value for h in at.subheader]
@@ -308,13 +308,7 @@ def test_systems_that_differ_only_in_agent_version_get_a_bar_each(agents_store, 
 
 
 def test_an_empty_labelling_queue_says_why_when_the_coder_could_judge_nothing(tmp_path, monkeypatch):
-    from curriculab.analysis.coding import run_rule_coders
-    from curriculab.analysis.ingest import ingest
-
-    path = tmp_path / "tb.duckdb"
-    with Store(path) as store:
-        ingest(store, [FIXTURES / "tb-leaderboard"], workers=1)
-        run_rule_coders(store)
+    path = _installed_agents_store(tmp_path, "run_rule_coders")
     at = _page(_fresh(path, monkeypatch), "labelling")
     at.text_input(key="label_annotator").input("ann").run()
     assert not at.exception

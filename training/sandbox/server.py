@@ -1182,10 +1182,10 @@ def _mount_private(scratch, tmp_bytes):
     size = f"size={tmp_bytes},nr_inodes={INODES}"
     ok = ok and libc.mount(b"tmpfs", scratch.encode(), b"tmpfs", flags(_MS_NOSUID | _MS_NODEV),
                            f"{size},mode=0700".encode()) == 0
+    private_flags = flags(_MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
     # POSIX semaphores and shared memory (multiprocessing's locks and queues) live in /dev/shm
     ok = ok and (not os.path.isdir("/dev/shm") or libc.mount(
-        b"tmpfs", b"/dev/shm", b"tmpfs", flags(_MS_NOSUID | _MS_NODEV | _MS_NOEXEC), f"{size},mode=1777".encode()) == 0)
-    private_flags = flags(_MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+        b"tmpfs", b"/dev/shm", b"tmpfs", private_flags, f"{size},mode=1777".encode()) == 0)
     # Docker masks parts of its /proc, and the kernel then refuses a new proc mount in a user
     # namespace: an empty /proc there, so nothing of the container's processes shows either
     ok = ok and (libc.mount(b"proc", b"/proc", b"proc", private_flags, None) == 0 or _USER_NAMESPACE[0] and
