@@ -3,7 +3,8 @@
 - LiveCodeBench (`code_generation_lite`): `question_id`, `question_title`, `question_content`,
   `platform`, `starter_code`, `difficulty`, `public_test_cases` / `private_test_cases` (JSON text:
   `[{"input", "output", "testtype": "functional"|"stdin"}]`; a functional input is one JSON value
-  per line, the method's arguments), `metadata` (JSON text with `func_name`). Functional problems
+  per line, the method's arguments; the published private cases are that text pickled, zlib-compressed
+  and base64-encoded, read here by an unpickler that builds plain values only), `metadata` (JSON text with `func_name`). Functional problems
   are LeetCode's: the entry point is `Solution`, each test `assert Solution().f(*args) == expected`.
 - APPS: `problem_id`, `question`, `solutions` (JSON text: a list of programs), `input_output` (JSON
   text: `{"inputs": [...], "outputs": [...]}`, with `fn_name` for call-based problems),
@@ -19,7 +20,11 @@ Public tests become the basic tier, private ones intermediate, generated ones co
 
 from __future__ import annotations
 
+import base64
+import io
 import json
+import pickle
+import zlib
 from typing import Iterable
 
 from curriculab.training.problems import InvalidField, Problem, ProblemError, ProblemTest
@@ -59,6 +64,28 @@ def _json(value, field):
         raise InvalidField(field, "Input should be JSON text") from None
 
 
+class _TextOnly(pickle.Unpickler):
+    """An unpickler that builds plain values only: any class or function a pickle names is refused,
+    so a hostile dataset cannot run code by being read."""
+
+    def find_class(self, module, name):
+        raise pickle.UnpicklingError(f"the pickle names {module}.{name}; only plain values are read")
+
+
+def _lcb_cases(value, field):
+    """LiveCodeBench's test cases: JSON text, or (the published `private_test_cases` since release
+    v2) JSON text pickled, zlib-compressed and base64-encoded."""
+    if not isinstance(value, str) or value.lstrip().startswith(("[", "{")):
+        return _json(value, field)
+    try:
+        text = _TextOnly(io.BytesIO(zlib.decompress(base64.b64decode(value.encode("ascii"))))).load()
+    except (ValueError, zlib.error, pickle.UnpicklingError, EOFError) as exc:
+        raise InvalidField(field, f"Input should be JSON text, or base64 of zlib of a pickled JSON string ({exc})") from None
+    if not isinstance(text, str):
+        raise InvalidField(field, f"the encoded cases hold a {type(text).__name__}, not JSON text")
+    return _json(text, field)
+
+
 def _stdio_tests(groups: Iterable[tuple[str, list[str], list[str]]]) -> list[ProblemTest]:
     tests = []
     for group, inputs, outputs in groups:
@@ -73,7 +100,7 @@ def from_livecodebench(record: dict) -> Problem:
     """A LiveCodeBench record (its `reference` key holds a solution: the set ships none)."""
     metadata = _json(record.get("metadata") or "{}", "metadata")
     groups = [("public", _json(record.get("public_test_cases") or "[]", "public_test_cases")),
-              ("private", _json(record.get("private_test_cases") or "[]", "private_test_cases"))]
+              ("private", _lcb_cases(record.get("private_test_cases") or "[]", "private_test_cases"))]
     tests = []
     for group, cases in groups:
         for k, case in enumerate(cases, start=1):

@@ -83,3 +83,25 @@ def test_import_keeps_the_good_records_of_a_file_and_names_the_bad_one(cli_run, 
     assert f"{source}: line 2: field " in result.output
     checked = cli_run("problems", "check", str(output))
     assert checked.exit_code == 0 and checked.output.startswith("2 of 2 problems pass their reference"), checked.output
+
+
+def test_livecodebench_private_cases_are_read_as_published_and_a_pickle_that_names_code_is_refused(tmp_path):
+    import base64
+    import os
+    import pickle
+    import zlib
+
+    record = json.loads((SETS / "livecodebench-functional.jsonl").read_text().splitlines()[0])
+    cases = record["private_test_cases"]
+    # the release's own encoding of the private cases: JSON text, pickled, compressed, base64
+    record["private_test_cases"] = base64.b64encode(zlib.compress(pickle.dumps(cases))).decode()
+    path = tmp_path / "lcb.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    (encoded,) = read_problem_set(path, "livecodebench")
+    (plain,) = read_problem_set(SETS / "livecodebench-functional.jsonl", "livecodebench")[:1]
+    assert [t.code for t in encoded.tests] == [t.code for t in plain.tests]
+    # a pickle naming a callable is refused before anything is built (os.getcwd would be harmless; it is never called)
+    record["private_test_cases"] = base64.b64encode(zlib.compress(pickle.dumps(os.getcwd))).decode()
+    path.write_text(json.dumps(record) + "\n")
+    with pytest.raises(ProblemError, match=r"line 1: field private_test_cases: .*the pickle names posix.getcwd; only plain values are read"):
+        read_problem_set(path, "livecodebench")
