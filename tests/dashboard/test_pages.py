@@ -315,3 +315,25 @@ def test_an_empty_labelling_queue_says_why_when_the_coder_could_judge_nothing(tm
     notes = " ".join(i.value for i in at.info)
     assert "Nothing to label: `rules` could judge none of these attempts" in notes
     assert not any("Nothing left to label" in s.value for s in at.success)
+
+
+def test_the_drill_downs_coder_choice_changes_the_codes_and_attempts_offered(agents_store, tmp_path, monkeypatch):
+    from curriculab.analysis.coding import run_verifier_coder
+
+    path = tmp_path / "both.duckdb"
+    shutil.copy(agents_store, path)
+    with Store(path) as store:
+        run_verifier_coder(store)
+        verifier_codes = {c for (c,) in store.query("select distinct code from failure_codes where coder = 'verifier'")[1]}
+    at = _page(_fresh(path, monkeypatch), "failures")
+    assert not at.exception and at.radio(key="drill_coder").value == "rules"
+    rules_offered = set(at.selectbox(key="drill_code").options)
+    assert rules_offered and not rules_offered & verifier_codes
+    at.radio(key="drill_coder").set_value("verifier").run()
+    offered = set(at.selectbox(key="drill_code").options)
+    assert offered and offered <= verifier_codes
+    attempts = next(d.value for d in at.dataframe if "confidence" in d.value.columns)
+    with Store(path, read_only=True) as store:
+        coded = {t for (t,) in store.query("select trajectory_id from failure_codes where coder = 'verifier' and code = ?",
+                                           [at.selectbox(key="drill_code").value])[1]}
+    assert set(attempts["trajectory_id"]) <= coded
