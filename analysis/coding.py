@@ -30,12 +30,12 @@ IN_SAMPLE_PREFIX = "in-sample: trained on labels by"
 """Marks a classifier's statuses on trajectories it was trained on (agreement there is in-sample)."""
 
 
-def run_rule_coders(store: Store, where: str | None = None, taxonomy_version: str = "v1") -> CodingReport:
+def run_rule_coders(store: Store, where: str | None = None, taxonomy_version: str | None = None) -> CodingReport:
     """Run every rule coder of the taxonomy over the trajectories matching `where` (a filter on
     `trajectories`). Replaces earlier rule codes for those trajectories, so re-running is idempotent.
     """
     taxonomy = load_taxonomy(taxonomy_version)
-    rules = [rule for rule in RULES if rule.code in taxonomy.code_names]  # premature_stop: v2 on
+    rules = [rule for rule in RULES if rule.serves(taxonomy)]
     if where:
         check_filter(store, where)
     results = store.run_statements(_rule_statements(rules, where, taxonomy.version))
@@ -158,12 +158,13 @@ def _trajectory_texts(store: Store, selected) -> tuple[list[str], list[str], lis
     return ids, texts, features, step_ids
 
 
-def train_classifier_from_labels(store: Store, annotator: str, taxonomy_version: str = "v1", folds: int = 5):
+def train_classifier_from_labels(store: Store, annotator: str, taxonomy_version: str | None = None, folds: int = 5):
     """Train the learned coder from one annotator's labels; returns a TrainedClassifier with CV agreement."""
     from curriculab.taxonomy.coders.classifier import train_classifier
 
     taxonomy = load_taxonomy(taxonomy_version)
-    labelled = queries.labels(store, annotator=annotator, taxonomy_version=taxonomy.version)
+    labelled = queries.labels_under(store, taxonomy)  # older versions' labels carried through the mapping
+    labelled = labelled[labelled["annotator"] == annotator]
     if labelled.empty:
         raise ValueError(f"no {taxonomy.version} labels by {annotator!r}. Import some with "
                          f"`curriculab labels import FILE.csv --annotator {annotator}`")
@@ -237,7 +238,7 @@ class JudgeReport(CodingReport):
 
 
 def run_judge(store: Store, base_url: str, model: str, where: str | None = None, config=None,
-              taxonomy_version: str = "v1") -> JudgeReport:
+              taxonomy_version: str | None = None) -> JudgeReport:
     """Ask an OpenAI-compatible judge about every trajectory matching `where`."""
     from concurrent.futures import ThreadPoolExecutor
 

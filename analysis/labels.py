@@ -37,7 +37,7 @@ class LabelImport:
     """Rows refused, each naming the line and the field."""
 
 
-def import_labels(store: Store, path: Path | str, annotator: str, taxonomy_version: str = "v1") -> LabelImport:
+def import_labels(store: Store, path: Path | str, annotator: str, taxonomy_version: str | None = None) -> LabelImport:
     """Import `trajectory_id,code,present` rows; bad rows are refused one by one, good ones land.
     `present` "unsure" is stored as NULL: kept, and left out of agreement."""
     path = Path(path)
@@ -80,7 +80,7 @@ def import_labels(store: Store, path: Path | str, annotator: str, taxonomy_versi
 
 
 def export_sample(store: Store, per_cell: int = 10, seed: int = 0, coder: str = "rules",
-                  taxonomy_version: str = "v1") -> str:
+                  taxonomy_version: str | None = None) -> str:
     """A CSV to fill in: for every model × code, up to `per_cell` trajectories, half of them ones
     the coder flagged (so rare codes still get positives), `present` left blank."""
     taxonomy = load_taxonomy(taxonomy_version)
@@ -119,7 +119,7 @@ class CodeAgreement(BinaryAgreement):
 
 
 def agreement(store: Store, coder: str, annotator: str, threshold: float = DEFAULT_KAPPA_THRESHOLD,
-              taxonomy_version: str = "v1", record: bool = True) -> list[CodeAgreement]:
+              taxonomy_version: str | None = None, record: bool = True) -> list[CodeAgreement]:
     """Per code agreement of `coder` with `annotator`; records reliability in `code_reliability`."""
     taxonomy = load_taxonomy(taxonomy_version)
     pairs = list(queries.coder_label_pairs(store, coder, annotator, taxonomy, in_sample_reason=f"{IN_SAMPLE_PREFIX} {annotator}")
@@ -156,7 +156,7 @@ def agreement(store: Store, coder: str, annotator: str, threshold: float = DEFAU
 
 
 def label_and_measure(path: Path | str, *, annotator: str, trajectory_id: str, code: str, present: bool | None,
-                      coder: str, taxonomy_version: str = "v1") -> list[CodeAgreement]:
+                      coder: str, taxonomy_version: str | None = None) -> list[CodeAgreement]:
     """The labelling page's one write: store `annotator`'s label (None: unsure) in a short-lived
     writer, then recompute `coder`'s agreement with `annotator` in the same writer, so that
     `code_reliability` (what the planner reads) follows every label. Returns the new agreement

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from curriculab.analysis.store import QueryResult, Store, check_filter
+from curriculab.taxonomy.taxonomy import load_taxonomy
+from curriculab.trajectory.vocabulary import AGENT_FAULTS
 
 if TYPE_CHECKING:  # every function returns a DataFrame, but DuckDB imports pandas only when one is made:
     import pandas as pd  # ingest's readers import this module and never make one
@@ -644,19 +646,30 @@ def failure_code_pairs(store: Store, coder: str = "rules", *, model: str | None 
 
 @SqlRead
 def harness_errors(store: Store, *, model: str | None = None, scope: Scope | None = None) -> pd.DataFrame:
-    """Attempts that hit a harness fault, by fault and by whether a verdict was still reached.
+    """Attempts whose record names a harness error, by error and by what it means for the attempt:
+    one definition of "harness" everywhere (the README's Outcomes policy, taxonomy v4's
+    `harness_failure`): an infrastructure fault leaves no verdict and is outside pass rates; an
+    agent's own fault (a timeout, a crash) is the agent's failure and counts; any other fault with a
+    verdict keeps the verdict, flagged.
 
-    Columns: model, harness_error, verdict (`none (left out)`, or `passed`/`failed (stands,
-    flagged)`), attempts.
+    Columns: model, harness_error (`unnamed` where a record with no verdict named none), verdict
+    (`none: infrastructure fault (left out)`, `<outcome>
+    (agent's fault, counted)` or `<outcome> (stands, flagged)`), attempts.
     """
     where, params = _where({"model": "model"}, after_where=True, model=model)
     clause, scope_params = (scope or EVERYTHING).clause("t")
     return (f"""
-        select model, harness_error,
-               case when outcome = 'error' then 'none (left out)' else outcome || ' (stands, flagged)' end as verdict,
+        select model, coalesce(harness_error, 'unnamed') as harness_error,
+               case when outcome = 'error' then '{INFRASTRUCTURE_FAULT}'
+                    when list_contains(?, harness_error) then outcome || ' (agent''s fault, counted)'
+                    else outcome || ' (stands, flagged)' end as verdict,
                count(*) as attempts
-        from trajectories t where harness_error is not null and {clause} {where}
-        group by all order by all""", [*scope_params, *params])
+        from trajectories t where (harness_error is not null or outcome = 'error') and {clause} {where}
+        group by all order by all""", [sorted(AGENT_FAULTS), *scope_params, *params])
+
+
+INFRASTRUCTURE_FAULT = "none: infrastructure fault (left out)"
+"""`harness_errors.verdict` of an attempt the infrastructure failed (outcome `error`)."""
 
 
 @SqlRead
@@ -927,23 +940,21 @@ def coded_for_labelling(store: Store, coder: str, taxonomy_version: str) -> pd.D
 
 
 def labels_under(store: Store, taxonomy) -> pd.DataFrame:
-    """Labels as codes of `taxonomy`: its own, plus those of the version it maps from read through
-    the mapping (a code that maps to one new code carries its label over; a split code's label says
-    nothing about which part, so it is left out). An "unsure" label (`present` NULL) is left out:
-    it is no judgement to agree with. Columns: trajectory_id, code, annotator, present."""
-    frame = store.frame("select trajectory_id, code, annotator, present from labels where taxonomy_version = ? "
-                        "and present is not null", [taxonomy.version])
-    carried = {old: new[0] for old, new in taxonomy.mapping.items() if len(new) == 1}
-    if not taxonomy.maps_from or not carried:
-        return frame
-    older = store.frame("select trajectory_id, code, annotator, present from labels where taxonomy_version = ? "
-                        "and present is not null", [taxonomy.maps_from])
-    older = older[older["code"].isin(carried)].assign(code=lambda f: f["code"].map(carried))
-    own = set(zip(frame["trajectory_id"], frame["code"], frame["annotator"]))
-    older = older[[key not in own for key in zip(older["trajectory_id"], older["code"], older["annotator"])]]
+    """Labels as codes of `taxonomy`: its own, plus those of every older version it maps from, read
+    through the mapping chain (`Taxonomy.labels_carried_from`: a code that became exactly one code,
+    never redefined, carries its label; a split or redefined code's label is left out). The newest
+    label of a (trajectory, code, annotator) wins. An "unsure" label (`present` NULL) is left out: it
+    is no judgement to agree with. Columns: trajectory_id, code, annotator, present."""
     import pandas as pd
 
-    return pd.concat([frame, older], ignore_index=True)
+    frames = []
+    for version in [taxonomy.version, *taxonomy.older_versions]:
+        carried = taxonomy.labels_carried_from(version)
+        frame = store.frame("select trajectory_id, code, annotator, present from labels where taxonomy_version = ? "
+                            "and present is not null", [version])
+        frames.append(frame[frame["code"].isin(carried)].assign(code=lambda f: f["code"].map(carried)))
+    every = pd.concat(frames, ignore_index=True)
+    return every.drop_duplicates(["trajectory_id", "code", "annotator"], keep="first").reset_index(drop=True)
 
 
 def coder_label_pairs(store: Store, coder: str, annotator: str, taxonomy, *, in_sample_reason: str) -> pd.DataFrame:
@@ -1124,6 +1135,19 @@ def coders(store: Store) -> list[str]:
     return sorted(store.frame("select distinct coder from coding_status")["coder"])
 
 
+def filter_options(store: Store) -> dict[str, list[str]]:
+    """What the dashboard's filters offer, from one open of the store (a page's first load opened it
+    once per option, ~60 ms each): agent, model, run, task_type, language, tier (of every attempt,
+    training rollouts included), taxonomy_version, coder; each sorted."""
+    def distinct(sql: str) -> list[str]:
+        return sorted(value for (value,) in store.query(sql)[1] if value is not None)
+
+    return {"agent": agents(store), "model": known_models(store),
+            "run": distinct("select run_id from runs"),
+            **{column: distinct(f"select distinct {column} from v_attempts") for column in ("task_type", "language", "tier")},
+            "taxonomy_version": taxonomy_versions(store), "coder": coders(store)}
+
+
 def trajectory_list(store: Store, *, scope: Scope | None = None, search: str | None = None, outcome: str | None = None,
                     code: str | None = None, limit: int = 1000) -> pd.DataFrame:
     """Trajectories to browse, newest run first: what a viewer's list shows.
@@ -1209,8 +1233,8 @@ def labelling_queue(store: Store, code: str, coder: str, taxonomy_version: str, 
                                      and o.coder = c.coder and o.taxonomy_version = c.taxonomy_version
                                      and o.code not in (c.code, 'harness_failure') and o.status = 'present')
                         then 'near miss' else 'coded absent' end as stratum,
-                   exists (select 1 from labels l where l.trajectory_id = c.trajectory_id and l.code = c.code
-                           and l.annotator = ? and l.taxonomy_version = c.taxonomy_version) as labelled
+                   exists (select 1 from labels l where l.trajectory_id = c.trajectory_id and l.annotator = ?
+                           and list_contains(?, l.taxonomy_version || ':' || l.code)) as labelled
             from coding_status c
             where c.code = ? and c.coder = ? and c.taxonomy_version = ? and c.status <> 'not_applicable'),
         done as (select stratum, count(*) as labelled_before from judged where labelled group by 1),
@@ -1226,5 +1250,13 @@ def labelling_queue(store: Store, code: str, coder: str, taxonomy_version: str, 
             where not j.labelled and {clause})
         select * exclude (turn), count(*) over () as queued from ranked
         order by turn, list_position(?, stratum) limit ?""",
-                       [annotator, code, coder, taxonomy_version, str(seed), code, coder, taxonomy_version, *params,
-                        list(STRATA), limit])
+                       [annotator, _labelled_as(code, taxonomy_version), code, coder, taxonomy_version, str(seed),
+                        code, coder, taxonomy_version, *params, list(STRATA), limit])
+
+
+def _labelled_as(code: str, taxonomy_version: str) -> list[str]:
+    """`version:code` of every stored label that judges `code` of `taxonomy_version` (its own, and
+    older versions' carried through the mapping), so a label given under v1 is not asked again."""
+    taxonomy = load_taxonomy(taxonomy_version)
+    return [f"{version}:{old}" for version in [taxonomy.version, *taxonomy.older_versions]
+            for old, new in taxonomy.labels_carried_from(version).items() if new == code]

@@ -21,6 +21,7 @@ from curriculab.analysis.difficulty import held_out_check
 from curriculab.analysis.labels import planner_use_by_code
 from curriculab.analysis.stats import cluster_bootstrap_difference, cluster_bootstraps, pass_at_k
 from curriculab.analysis.store import Store
+from curriculab.taxonomy.versions import NEWEST
 from curriculab.trajectory.vocabulary import TASK_TIERS
 
 
@@ -366,6 +367,11 @@ def _coder_findings(view: dict[str, Any], rates: list[dict[str, Any]], label: st
 
 def _findings(r: Report) -> list[str]:
     found = []
+    for view in [r.as_dict(), *r["beside"]]:
+        if view["taxonomy_version"] and view["taxonomy_version"] != NEWEST:
+            found.append(f"`{view['coder']}` coded this store under taxonomy {view['taxonomy_version']}, not the newest "
+                         f"({NEWEST}); its codes are shown as coded. `curriculab code --coder {view['coder']}` recodes "
+                         f"under {NEWEST}.")
     fit = r["difficulty"]["fit"]
     if not fit["current_fit"]:
         found.append(f"The stored difficulty fit is stale or missing (it used {fit['fitted']} attempts; the store has "
@@ -412,13 +418,17 @@ def _findings(r: Report) -> list[str]:
             found.append(f"{m}: most milestone runs stop at milestone {worst['first_failed_milestone']} of "
                          f"{worst['milestones_total']} ({worst['task_type']}).")
     no_verdict = sum(e["attempts"] for e in r["harness_errors"] if e["verdict"].startswith("none"))
-    flagged = sum(e["attempts"] for e in r["harness_errors"] if not e["verdict"].startswith("none"))
+    agents = sum(e["attempts"] for e in r["harness_errors"] if "agent's fault" in e["verdict"])
+    flagged = sum(e["attempts"] for e in r["harness_errors"] if "flagged" in e["verdict"])
     if no_verdict:
-        found.append(f"{no_verdict} attempts ended in a harness error with no verdict; they are left out of pass rates "
-                     f"and failures.")
+        found.append(f"{no_verdict} attempts hit an infrastructure fault (harness_failure) and have no verdict; they "
+                     f"are left out of pass rates and failures.")
+    if agents:
+        found.append(f"{agents} attempts ended in the agent's own fault (a timeout, a crash); they are the agent's "
+                     f"failures, counted in pass rates (flagged), not harness faults.")
     if flagged:
-        found.append(f"{flagged} attempts hit a harness fault (e.g. an agent timeout) but the tests still gave a verdict; "
-                     f"those verdicts stand and are counted, flagged in `v_pass_rates.flagged`.")
+        found.append(f"{flagged} attempts hit an infrastructure fault but the tests still gave a verdict; those "
+                     f"verdicts stand and are counted, flagged in `v_pass_rates.flagged`.")
     abilities = {a["model"]: a for a in d["abilities"]}
     for e in r["evidence"]:
         if e["without_actions"]:
@@ -515,7 +525,8 @@ def _sections(r: Report) -> list[tuple[str, list[dict[str, Any]], list[str] | No
         (f"Signal: informative band {r['band'][0]}–{r['band'][1]}", r["signal"], None, "no fit"),
         ("pass@k (unbiased)", r["pass_at_k"], None, "no attempts with a verdict"),
         ("Milestones: first failing milestone", r["milestones"], None, "no milestone-graded attempts"),
-        ("Harness errors", r["harness_errors"], None, "no attempt hit a harness fault"),
+        ("Harness errors: infrastructure faults (no verdict) and the agent's own faults (counted)", r["harness_errors"],
+         None, "no attempt hit a harness fault"),
         ("Attempts that name no model", r["unknown_models"], None, "every attempt names its model"),
         ("What the coders could see: attempts without logged actions, per model", r["evidence"], None, "no attempts"),
         ("Quarantined inputs (not in any table above)", r["quarantined"], None, "nothing was quarantined"),

@@ -25,7 +25,7 @@ with Store(db) as store:
     t = time.perf_counter()
     rep = ingest(store, [root])
     print(f"ingest: {rep.inserted} trials in {time.perf_counter() - t:.1f} s; refused {rep.quarantined}")
-    run_rule_coders(store, taxonomy_version="v2")
+    run_rule_coders(store)  # the newest taxonomy, as `curriculab code` codes by default
     run_verifier_coder(store)
     q = lambda sql: store.query(sql)[1]
     print("trials", q("select count(*), count(*) filter (actions_logged) from trajectories"))
@@ -39,6 +39,20 @@ with Store(db) as store:
         where not t.actions_logged and c.coder = 'rules' and c.code <> 'harness_failure' and c.status = 'absent'""")[0][0])
     print("premature_stop absent on trials with zero agent steps:", q("""select count(*) from coding_status c join trajectories t using (trajectory_id)
         where c.code = 'premature_stop' and c.status = 'absent' and t.trajectory_id not in (select trajectory_id from steps where source = 'agent')""")[0][0])
+    errors = q("select count(*) from trajectories where outcome = 'error'")[0][0]
+    coded = q("select count(*) from failure_codes where code = 'harness_failure' and coder = 'rules'")[0][0]
+    faults = queries.records(queries.harness_errors(store))
+    infra = sum(f["attempts"] for f in faults if f["verdict"] == queries.INFRASTRUCTURE_FAULT)
+    timeouts = sum(f["attempts"] for f in faults if f["verdict"] == queries.INFRASTRUCTURE_FAULT and f["harness_error"] == "test_timeout")
+    agents = sum(f["attempts"] for f in faults if "agent's fault" in f["verdict"])
+    print(f"one harness number: outcome error {errors}, harness_failure coded {coded}, infrastructure faults shown {infra} "
+          f"(test_timeout among them: {timeouts}); agent faults counted as failures: {agents}")
+    run_rule_coders(store, taxonomy_version="v3")  # the baseline, in the same run: v3's meaning of harness_failure
+    before = q("select count(*) from failure_codes where code = 'harness_failure' and coder = 'rules' and taxonomy_version = 'v3'")[0][0]
+    print(f"baseline (v3's harness_failure, as before this change): {before} coded, against {errors} attempts with no verdict")
+    store.query("delete from failure_codes where taxonomy_version = 'v3' and coder = 'rules'")
+    store.query("delete from coding_status where taxonomy_version = 'v3' and coder = 'rules'")
+    print("taxonomy versions coded:", q("select coder, list(distinct taxonomy_version) from coding_status group by 1 order by 1"))
     systems = queries.records(queries.systems(store))
     print(f"{'agent':<14} {'model':<32} {'leaderboard':>11} {'pass_rate':>9}")
     for s in systems:

@@ -14,10 +14,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from curriculab.taxonomy.errors import TaxonomyError
+from curriculab.taxonomy.versions import NEWEST, PACKAGE_DIR
 from curriculab.trajectory.vocabulary import TIERS, Tier
 from curriculab.trajectory.validation import first_problem
 
-PACKAGE_DIR = Path(__file__).parent
 V1_CODES: tuple[str, ...] = (
     "skipped_verification", "misread_requirements", "no_plan_revision", "tool_misuse", "redundant_rework",
     "decoy_susceptibility", "contract_inconsistency", "reward_hacking", "harness_failure",
@@ -98,6 +98,9 @@ class Taxonomy(BaseModel):
     """The version this one replaces, if any."""
     mapping: dict[str, list[str]] = Field(default_factory=dict)
     """For each code of `maps_from`, the code(s) of this version it becomes."""
+    redefined: list[str] = Field(default_factory=list)
+    """Codes of `maps_from` whose meaning this version changed: stored codes still map, but a
+    label judged the old meaning, so labels of these codes do not carry over."""
 
     @model_validator(mode="after")
     def _consistent(self) -> "Taxonomy":
@@ -116,6 +119,9 @@ class Taxonomy(BaseModel):
                 raise ValueError(f"mapping.{old}: maps to {unknown}, which this version does not define")
         if self.mapping and not self.maps_from:
             raise ValueError("mapping: given without maps_from; name the version it maps from")
+        unmapped = [c for c in self.redefined if c not in self.mapping]
+        if unmapped:
+            raise ValueError(f"redefined: {unmapped} are not codes of mapping; name codes of {self.maps_from}")
         return self
 
     @property
@@ -129,16 +135,36 @@ class Taxonomy(BaseModel):
         raise KeyError(f"{code!r} is not a {self.version} code; known: {', '.join(self.code_names)}")
 
     def map_code(self, code: str, from_version: str) -> list[str]:
-        """The code(s) of this version that `code` of `from_version` becomes."""
+        """The code(s) of this version that `code` of `from_version` (this one or any older version
+        on its `maps_from` chain) becomes."""
         if from_version == self.version:
             return [self.get(code).code]
-        if from_version != self.maps_from:
-            raise KeyError(f"{self.version} maps from {self.maps_from}, not {from_version}")
-        return self.mapping[code]
+        if not self.maps_from:
+            raise KeyError(f"{self.version} maps from no older version, so not from {from_version}")
+        previous = load_taxonomy(self.maps_from)
+        return list(dict.fromkeys(new for old in previous.map_code(code, from_version) for new in self.mapping[old]))
+
+    def labels_carried_from(self, from_version: str) -> dict[str, str]:
+        """For an older version on the chain, the codes whose labels still judge one code of this
+        version: each maps to exactly one code, at every step, and no step redefined it. A split
+        code's label says nothing about which part; a redefined code's label judged another meaning."""
+        if from_version == self.version:
+            return {c: c for c in self.code_names}
+        if not self.maps_from:
+            return {}
+        previous = load_taxonomy(self.maps_from)
+        step = {old: new[0] for old, new in self.mapping.items() if len(new) == 1 and old not in self.redefined}
+        return {old: step[mid] for old, mid in previous.labels_carried_from(from_version).items() if mid in step}
+
+    @property
+    def older_versions(self) -> list[str]:
+        """The versions this one maps from, newest first (v3, v2, v1 for v4)."""
+        return [self.maps_from, *load_taxonomy(self.maps_from).older_versions] if self.maps_from else []
 
 
-def load_taxonomy(source: str | Path = "v1") -> Taxonomy:
-    """Load a taxonomy by version name (`v1`, from this package) or from a YAML path."""
+def load_taxonomy(source: str | Path | None = None) -> Taxonomy:
+    """Load a taxonomy by version name (`v4`, from this package; None: the newest) or from a YAML path."""
+    source = source or NEWEST
     path = PACKAGE_DIR / f"{source}.yaml" if isinstance(source, str) and not str(source).endswith((".yaml", ".yml")) else Path(source)
     return _load(path.resolve())
 
@@ -148,7 +174,7 @@ def _load(path: Path) -> Taxonomy:
     try:
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise TaxonomyError(f"taxonomy file {path}: not found. Pass a version shipped with curriculab (v1, v2, v3) or an existing YAML file") from None
+        raise TaxonomyError(f"taxonomy file {path}: not found. Pass a version shipped with curriculab (v1 … {NEWEST}) or an existing YAML file") from None
     except yaml.YAMLError as exc:
         raise TaxonomyError(f"taxonomy file {path}: invalid YAML ({str(exc).splitlines()[0]}). Fix the file's syntax") from None
     try:

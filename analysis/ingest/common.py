@@ -20,17 +20,12 @@ from curriculab.analysis.store.rows import RowBatch, StepRow, TestResultRow, Tra
 from curriculab.trajectory.actions import NormalisedCall, error_observed, folded_case, looks_truncated, read_is_full
 from curriculab.trajectory.model import INT32_MAX, TIERS, Step, TestResult, Trajectory
 from curriculab.trajectory.model_names import canonical_model
+from curriculab.trajectory.vocabulary import AGENT_FAULTS
 from curriculab.trajectory.validation import first_problem
 
 MAX_OUTPUT_CHARS = 64 * 1024
 """Outputs longer than this keep their first and last halves; `output_truncated` is set."""
 
-AGENT_FAULTS = frozenset({"agent_timeout", "unknown_agent_error", "agent_crashed", "llm_parse_error",
-                          "context_length_exceeded", "output_length_exceeded"})
-"""Harness errors that are the agent's own doing (it crashed, ran out of time, broke its own
-output): without a verdict the attempt is `failed`, as leaderboards count it, with the harness
-error kept. Any other fault (the environment, the install, the verifier, the reward) leaves no
-verdict: `error`, outside pass rates."""
 
 
 def outcome_without_verdict(harness_error: str | None) -> str:

@@ -7,21 +7,20 @@ from pathlib import Path
 
 import click
 
-from curriculab.commands.common import CliError, db_option, echo_json, emit, open_store, output_options
+from curriculab.commands.common import CliError, db_option, echo_json, emit, open_store, output_options, taxonomy_option
 
 
 @click.command()
 @click.option("--coder", type=click.Choice(["rules", "verifier", "classifier", "judge"]), default="rules", show_default=True,
               help="rules (behaviour, agent trials), verifier (test verdicts: completions and trials with per-test "
-                   "results; taxonomy v3, exact), classifier, judge.")
+                   "results; the newest taxonomy, exact), classifier, judge.")
 @click.option("--where", default=None, metavar="SQL", help="Only trajectories matching this condition on `trajectories`.")
 @click.option("--model", "model_path", type=click.Path(path_type=Path), default=None,
               help="Classifier file from `curriculab classifier train` (with --coder classifier).")
 @click.option("--judge-url", envvar="CURRICULAB_JUDGE_URL", default=None,
               help="OpenAI-compatible base URL, e.g. http://localhost:8000/v1 (with --coder judge).")
 @click.option("--judge-model", envvar="CURRICULAB_JUDGE_MODEL", default=None, help="Model name the endpoint serves.")
-@click.option("--taxonomy", "taxonomy_version", default="v1", show_default=True, metavar="VERSION",
-              help="Taxonomy to code under: v1, or v2 (adds premature_stop).")
+@taxonomy_option("Taxonomy to code under (the rules, the judge; the verifier codes the newest).")
 @click.option("--json", "as_json", is_flag=True, help="Print per-code counts as JSON.")
 @db_option
 def code(coder: str, where: str | None, model_path: Path | None, judge_url: str | None, judge_model: str | None,
@@ -76,8 +75,9 @@ def labels() -> None:
 @labels.command("import")
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--annotator", required=True, help="Who labelled (kept per label).")
+@taxonomy_option("Taxonomy whose codes the CSV names.")
 @db_option
-def labels_import(file: Path, annotator: str) -> None:
+def labels_import(file: Path, annotator: str, taxonomy_version: str) -> None:
     """Import a CSV with columns trajectory_id,code,present (1/0, true/false, yes/no).
 
     Blank `present` cells are skipped; bad rows are refused one by one (exit 1) and good ones land.
@@ -89,7 +89,7 @@ def labels_import(file: Path, annotator: str) -> None:
     from curriculab.analysis.labels import import_labels
 
     with open_store(read_only=False, create=False) as store:
-        result = import_labels(store, file, annotator)
+        result = import_labels(store, file, annotator, taxonomy_version=taxonomy_version)
     click.echo(f"Imported {result.imported} labels by {annotator}; {result.skipped_blank} blank; {len(result.errors)} refused.")
     for issue in result.errors[:20]:
         click.echo(f"  refused: {issue.reason}", err=True)
@@ -102,8 +102,9 @@ def labels_import(file: Path, annotator: str) -> None:
 @click.option("--per-cell", default=10, show_default=True, help="Trajectories per model × code (half of them flagged).")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--coder", default="rules", show_default=True, help="Coder whose flags stratify the sample.")
+@taxonomy_option("Taxonomy whose codes (and the coder's codes under it) the sample asks about.")
 @db_option
-def labels_export(output: Path | None, per_cell: int, seed: int, coder: str) -> None:
+def labels_export(output: Path | None, per_cell: int, seed: int, coder: str, taxonomy_version: str) -> None:
     """Export a stratified sample to label: trajectory_id,code,present(blank),model,task_id,outcome,definition.
 
     \b
@@ -113,7 +114,7 @@ def labels_export(output: Path | None, per_cell: int, seed: int, coder: str) -> 
     from curriculab.analysis.labels import export_sample
 
     with open_store(read_only=True) as store:
-        text = export_sample(store, per_cell=per_cell, seed=seed, coder=coder)
+        text = export_sample(store, per_cell=per_cell, seed=seed, coder=coder, taxonomy_version=taxonomy_version)
     if output:
         output.write_text(text)
         click.echo(f"Wrote {text.count(chr(10)) - 1} rows to {output}")
@@ -130,9 +131,10 @@ def classifier() -> None:
 @click.option("--annotator", required=True, help="Whose labels to learn from.")
 @click.option("-o", "--output", type=click.Path(path_type=Path), default=Path("classifier.joblib"), show_default=True)
 @click.option("--folds", default=5, show_default=True, help="Cross-validation folds for the held-out agreement.")
+@taxonomy_option("Taxonomy whose codes to learn; labels given under older versions are read through its mapping.")
 @output_options()
 @db_option
-def classifier_train(annotator: str, output: Path, folds: int, fmt: str) -> None:
+def classifier_train(annotator: str, output: Path, folds: int, taxonomy_version: str, fmt: str) -> None:
     """Train TF-IDF + structural features → calibrated logistic regression per code; print its
     agreement with the annotator on held-out folds; save it with its taxonomy version.
 
@@ -145,7 +147,7 @@ def classifier_train(annotator: str, output: Path, folds: int, fmt: str) -> None
 
     with open_store(read_only=False, create=False) as store:
         try:
-            model = train_classifier_from_labels(store, annotator, folds=folds)
+            model = train_classifier_from_labels(store, annotator, taxonomy_version=taxonomy_version, folds=folds)
         except ValueError as exc:
             raise CliError(str(exc)) from None
     model.save(output)
@@ -161,8 +163,7 @@ def classifier_train(annotator: str, output: Path, folds: int, fmt: str) -> None
 @click.option("--coder", required=True, help="rules, classifier:<id>, judge:<model>.")
 @click.option("--annotator", required=True)
 @click.option("--threshold", default=0.6, show_default=True, help="Kappa below which a code is marked unreliable.")
-@click.option("--taxonomy", "taxonomy_version", default="v1", show_default=True, metavar="VERSION",
-              help="Taxonomy of the codes compared; labels of the version it maps from are read through its mapping.")
+@taxonomy_option("Taxonomy of the codes compared; labels given under older versions are read through its mapping.")
 @output_options()
 @db_option
 def agreement(coder: str, annotator: str, threshold: float, taxonomy_version: str, fmt: str) -> None:

@@ -43,6 +43,15 @@ def db_option(func: Callable) -> Callable:
     return wrapper
 
 
+def taxonomy_option(help: str) -> Callable:
+    """`--taxonomy VERSION`, the newest shipped version by default, on every command that makes or
+    reads codes or labels (defined once, so they cannot drift apart)."""
+    from curriculab.taxonomy.versions import NEWEST
+
+    return click.option("--taxonomy", "taxonomy_version", default=NEWEST, show_default=True, metavar="VERSION",
+                        help=f"{help} Older versions (v1 …) on request.")
+
+
 def output_options(default: str = "table") -> Callable:
     """`--json / --csv / --table`, defined once for every command that reports rows."""
 

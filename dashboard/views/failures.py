@@ -6,8 +6,10 @@ from urllib.parse import quote
 import plotly.graph_objects as go
 import streamlit as st
 
+from curriculab.analysis.queries import INFRASTRUCTURE_FAULT
 from curriculab.dashboard.common import bars, coders_and_versions, read, scope, store_ready, table
 from curriculab.dashboard.viewer import show_trajectory
+from curriculab.taxonomy.versions import NEWEST
 
 st.title("Failure modes")
 
@@ -19,16 +21,11 @@ def coder_section(coder: str, version: str, suffix: str) -> list[str]:
     """One coder's failure shares, bottlenecks and co-occurrence; its codes, largest share first.
     `suffix` keeps the widget keys of each coder's section apart (the first coder's is empty)."""
     distribution = read("failure_distribution", coder=coder, taxonomy_version=version, scope=scope())
-    harness = distribution[distribution["code"] == "harness_failure"]
+    # infrastructure faults are not failures of the agent: shown once, above the coders (infrastructure_faults)
     behaviour = distribution[(distribution["code"] != "harness_failure") & (distribution["applied"] > 0)]
     found = behaviour[behaviour["n"] > 0]
     if distribution.empty:
         st.info("No failed attempts match the filters.")
-    if not harness.empty and harness["n"].sum():
-        st.metric("Failed attempts with a harness fault named (harness_failure)", int(harness["n"].sum()),
-                  help="Failed attempts whose record names a harness error (an agent timeout included). Pass "
-                       "rates count them against the agent; attempts with no verdict at all (infrastructure "
-                       "faults) are the Overview's harness errors, outside pass rates.")
     if not distribution.empty and found.empty:
         coverage = read("coder_coverage", coder=coder, taxonomy_version=version, scope=scope())
         reasons = "; ".join(f"{r.model}: {r.coded_failures} of {r.failures} failures judged"
@@ -44,7 +41,8 @@ def coder_section(coder: str, version: str, suffix: str) -> list[str]:
     shown = behaviour[behaviour["code"].isin(order)].copy()
     shown["code"] = shown["code"].astype("category").cat.set_categories(order)
     shown = shown.sort_values(["code", "system"])
-    st.caption(f"Coder `{coder}`, taxonomy {version}. Share = failures with the code / failures the coder "
+    older = "" if version == NEWEST else f" (older than {NEWEST}: `curriculab code --coder {coder}` recodes)"
+    st.caption(f"Coder `{coder}`, taxonomy {version}{older}. Share = failures with the code / failures the coder "
                "could judge; coverage = judged / all failures. Codes found at least once, largest first.")
     bars(shown.assign(code=shown["code"].astype(str)), "code", "share", low="ci_low", high="ci_high",
          color="system", title=f"Share of judged failures per code, {coder} (95% Wilson interval)",
@@ -71,7 +69,28 @@ def coder_section(coder: str, version: str, suffix: str) -> list[str]:
     return order
 
 
+def infrastructure_faults() -> None:
+    """The one "harness" number (the README's Outcomes policy, taxonomy v4's harness_failure): attempts
+    the infrastructure failed, with no verdict, outside pass rates; the Overview shows the same count.
+    Agent timeouts and crashes are the agent's failures and sit among the codes below."""
+    errors = read("harness_errors", scope=scope())
+    faults = errors[errors["verdict"] == INFRASTRUCTURE_FAULT]
+    agents = errors[errors["verdict"].str.contains("agent's fault", regex=False)]
+    columns = st.columns(2)
+    columns[0].metric("Harness errors: infrastructure faults", int(faults["attempts"].sum()),
+                      help="Attempts with no verdict because the infrastructure failed (environment, install, test "
+                           "timeout, verifier, reward): outside pass rates and failure shares. The Overview counts the same.")
+    columns[1].metric("Agent faults the harness recorded", int(agents["attempts"].sum()),
+                      help="Agent timeouts, crashes, unparseable replies: the agent's own failures, counted in pass "
+                           "rates and coded below like any failure.")
+    if not faults.empty:
+        by_kind = faults.groupby("harness_error", as_index=False)["attempts"].sum().sort_values("attempts", ascending=False)
+        table(by_kind, "infrastructure_faults", "Infrastructure faults by kind (test timeouts among them): fix the "
+              "harness; no training data addresses them")
+
+
 if store_ready():
+    infrastructure_faults()
     shown_coders = coders_and_versions()
     orders: dict[str, list[str]] = {}
     for index, (coder, version) in enumerate(shown_coders):

@@ -20,7 +20,9 @@ if store_ready():
     columns[3].metric("Attempts", len(attempts))
     columns[4].metric("Pass rate", f"{(judged['outcome'] == 'passed').mean():.1%}" if len(judged) else "–")
     columns[5].metric("Harness errors", int((attempts["outcome"] == "error").sum()),
-                      help="Attempts the harness failed (no verdict): never counted as the agent's failures.")
+                      help="Infrastructure faults (taxonomy v4's harness_failure): attempts with no verdict because "
+                           "the environment, install, tests or verifier failed; outside pass rates. An agent timeout "
+                           "or crash is the agent's failure and counts.")
     if attempts.empty:
         st.info("No attempts match the filters. Clear some in the sidebar.")
     else:
@@ -53,5 +55,6 @@ if store_ready():
         if errors.empty:
             st.caption("None: every attempt reached a verdict without a harness fault.")
         else:
-            table(errors, "harness_errors", "Faults outside the agent: left out of pass rates unless a verdict still "
-                  "stands (flagged)")
+            table(errors, "harness_errors", "Every fault a record names: infrastructure faults have no verdict and are "
+                  "left out of pass rates; the agent's own faults (timeouts, crashes) are its failures and count; "
+                  "an infrastructure fault after which the tests still gave a verdict keeps it (flagged)")

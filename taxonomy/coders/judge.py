@@ -16,10 +16,12 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from curriculab.taxonomy.coders.verifier import COMPLETION_CODES, TRIAL_CODES
 from curriculab.taxonomy.taxonomy import Taxonomy
 
-JUDGED_CODES_EXCLUDE = ("harness_failure",)
-"""Codes the judge is not asked about: harness faults are known from run metadata, not behaviour."""
+JUDGED_CODES_EXCLUDE = ("harness_failure", *COMPLETION_CODES, *TRIAL_CODES)
+"""Codes the judge is not asked about: harness faults are known from run metadata, and the
+verifier-derived codes (v3 on) follow exactly from the tests, not from reading behaviour."""
 
 
 @dataclass

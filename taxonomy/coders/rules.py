@@ -139,6 +139,15 @@ class Rule:
     """Query returning the trajectory_ids the rule can judge; others get `not_applicable`."""
     needs_actions: bool = True
     """Whether the rule judges the agent's actions (so abstains where they were not logged)."""
+    since: int = 1
+    """The first taxonomy version (its number) whose definition of the code this rule implements."""
+    until: int | None = None
+    """The last such version; None: every later version. A redefined code has one rule per meaning."""
+
+    def serves(self, taxonomy) -> bool:
+        """Whether this rule codes `taxonomy`'s meaning of its code."""
+        number = int(taxonomy.version[1:])
+        return self.code in taxonomy.code_names and self.since <= number and (self.until is None or number <= self.until)
 
 
 SKIPPED_VERIFICATION = Rule(
@@ -352,7 +361,7 @@ select trajectory_id, [step_idx]::INTEGER[] as evidence, why as rationale from h
     applicable="select distinct trajectory_id from _cs where action in ('run', 'edit')",
 )
 
-HARNESS_FAILURE = Rule(
+HARNESS_FAILURE_V1 = Rule(
     code="harness_failure",
     sql="""
 select trajectory_id, []::INTEGER[] as evidence, 'harness_error = ' || harness_error as rationale
@@ -360,6 +369,19 @@ from _tt where harness_error is not null and outcome <> 'passed'  -- an outcome 
 """,
     applicable="select trajectory_id from _tt",
     needs_actions=False,
+    until=3,  # v1-v3's text: any harness-named fault, agent timeouts included
+)
+
+HARNESS_FAILURE = Rule(
+    code="harness_failure",
+    sql="""
+select trajectory_id, []::INTEGER[] as evidence,
+       'no verdict: ' || coalesce(harness_error, 'infrastructure fault') || ' (outside pass rates)' as rationale
+from _tt where outcome = 'error'
+""",
+    applicable="select trajectory_id from _tt",
+    needs_actions=False,
+    since=4,  # v4's text: the infrastructure failed and left no verdict
 )
 
 PREMATURE_STOP = Rule(
@@ -385,7 +407,7 @@ where t.outcome = 'failed' and t.harness_error is null and p.actions > 0
 )
 
 RULES: tuple[Rule, ...] = (SKIPPED_VERIFICATION, NO_PLAN_REVISION, REDUNDANT_REWORK, TOOL_MISUSE, REWARD_HACKING,
-                           HARNESS_FAILURE, PREMATURE_STOP)
+                           HARNESS_FAILURE_V1, HARNESS_FAILURE, PREMATURE_STOP)
 """Every rule coder; each runs under the taxonomy versions that define its code (premature_stop
-from v2). Codes without one (misread_requirements, decoy_susceptibility, contract_inconsistency)
+from v2) in the meaning it implements (harness_failure: v1-v3, then v4's infrastructure faults). Codes without one (misread_requirements, decoy_susceptibility, contract_inconsistency)
 need the classifier or the judge."""

@@ -28,10 +28,11 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from curriculab.taxonomy.completion import extract_code, has_code_block
+from curriculab.taxonomy.versions import NEWEST
 
 CODER = "verifier"
 """The coder name in `failure_codes` and `coding_status`."""
-TAXONOMY_VERSION = "v3"
+TAXONOMY_VERSION = NEWEST
 """The first taxonomy with verifier-derived codes."""
 
 COMPLETION_CODES: tuple[str, ...] = (

@@ -13,6 +13,7 @@ from curriculab.analysis.ingest import ingest
 from curriculab.analysis.simulate import simulate_corpus
 from curriculab.analysis.store import Store
 from curriculab.cli import cli
+from curriculab.taxonomy.taxonomy import load_taxonomy
 
 pytestmark = pytest.mark.slow  # a classifier trained on a simulated corpus
 
@@ -60,9 +61,8 @@ def test_import_refuses_bad_rows_and_keeps_good_ones(tmp_path, sim):
     assert result.exit_code == 1
     assert result.stdout == "Imported 2 labels by bob; 1 blank; 3 refused.\n"
     assert result.stderr.splitlines() == [
-        f"  refused: {path}: record line 3: field code: 'sloppiness' is not a v1 code. Use one of: skipped_verification, "
-        "misread_requirements, no_plan_revision, tool_misuse, redundant_rework, decoy_susceptibility, contract_inconsistency, "
-        "reward_hacking, harness_failure",
+        f"  refused: {path}: record line 3: field code: 'sloppiness' is not a v4 code. Use one of: "
+        + ", ".join(load_taxonomy("v4").code_names),
         f"  refused: {path}: record line 4: field trajectory_id: trajectory 'no-such-trajectory' is not in the store. "
         "Ingest it first, or fix the id",
         f"  refused: {path}: record line 5: field present: present is 'maybe'. Write 1 or 0 (or true/false, yes/no), or unsure",
@@ -89,7 +89,7 @@ def test_export_is_stratified_by_model_and_code(sim):
     cells = {(r["model"], r["code"]) for r in rows}
     assert {m for m, _ in cells} == {"atlas-7b-coder", "borealis-32b", "cirrus-large"}
     assert {c for _, c in cells} == {"skipped_verification", "no_plan_revision", "redundant_rework", "tool_misuse",
-                                     "reward_hacking", "harness_failure"}
+                                     "reward_hacking", "harness_failure", "premature_stop"}
     per_cell = {}
     for r in rows:
         per_cell[(r["model"], r["code"])] = per_cell.get((r["model"], r["code"]), 0) + 1
@@ -171,7 +171,7 @@ def test_classifier_without_labels_is_refused(sim):
     _, _, db = sim
     result = run(db, "classifier", "train", "--annotator", "ghost")
     assert result.exit_code == 1
-    assert result.stderr == ("Error: no v1 labels by 'ghost'. Import some with "
+    assert result.stderr == ("Error: no v4 labels by 'ghost'. Import some with "
                              "`curriculab labels import FILE.csv --annotator ghost`\n")
 
 

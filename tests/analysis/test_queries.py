@@ -4,6 +4,8 @@ bound (never pasted into SQL), and a read-only store is enough."""
 import pandas as pd
 import pytest
 
+from curriculab.taxonomy.taxonomy import NEWEST
+
 from curriculab.analysis import queries
 from curriculab.analysis.coding import run_rule_coders
 from curriculab.analysis.difficulty import fit_store
@@ -73,7 +75,7 @@ def test_filters_narrow_and_are_bound_never_pasted(reader):
 
 def test_failure_distribution_defaults_to_the_coders_newest_taxonomy(reader):
     frame = queries.failure_distribution(reader, "rules")
-    assert set(frame["taxonomy_version"]) == {"v1"} and (frame["applied"] <= frame["failures"]).all()
+    assert set(frame["taxonomy_version"]) == {NEWEST} and (frame["applied"] <= frame["failures"]).all()
 
 
 def test_one_trajectory_with_the_codes_citing_each_step(reader):

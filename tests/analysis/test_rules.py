@@ -4,7 +4,6 @@ import csv
 
 import pytest
 
-from curriculab.analysis import queries
 from curriculab.analysis.coding import run_rule_coders
 from curriculab.analysis.ingest import ingest
 from curriculab.analysis.labels import agreement, import_labels
@@ -95,11 +94,14 @@ def test_coders_abstain_where_the_format_lacks_the_evidence(store, fixtures):
     assert store.query("select count(*) from failure_codes where code = 'no_plan_revision'")[1] == [(0,)]
 
 
-def test_coding_under_v2_keeps_v1_codes_and_reads_v1_labels_through_the_mapping(sim_store):
-    v1 = {r.code: (r.n, r.kappa) for r in agreement(sim_store, "rules", "simulator", record=False)}
-    report = run_rule_coders(sim_store, taxonomy_version="v2")
-    assert report.taxonomy_version == "v2" and "premature_stop" in report.counts
-    # the simulator's labels are v1; under v2 they arrive through the mapping, code for code
-    v2 = {r.code: (r.n, r.kappa) for r in agreement(sim_store, "rules", "simulator", taxonomy_version="v2", record=False)}
-    assert v2 == v1
-    sim_store.replace_codes("rules", "v2", list(queries.trajectory_ids(sim_store)), [], [])  # leave v1 alone for the others
+def test_labels_given_under_v1_are_read_at_v4_through_the_mapping_chain(sim_store, tmp_path_factory):
+    v4 = {r.code: (r.n, r.kappa) for r in agreement(sim_store, "rules", "simulator", record=False)}
+    truth = sim_store.query("select trajectory_id, code, present from labels where annotator = 'simulator'")[1]
+    path = tmp_path_factory.mktemp("v1labels") / "v1.csv"
+    path.write_text("trajectory_id,code,present\n" + "".join(f"{t},{c},{int(p)}\n" for t, c, p in truth))
+    assert import_labels(sim_store, path, "simulator-v1", taxonomy_version="v1").errors == []
+    through = {r.code: (r.n, r.kappa) for r in agreement(sim_store, "rules", "simulator-v1", record=False)}
+    # v1 -> v2 -> v3 -> v4 code for code, but v4 redefined harness_failure: a v1 label of it judged another meaning
+    assert through == {code: figures for code, figures in v4.items() if code != "harness_failure"}
+    assert "harness_failure" in v4
+    sim_store.query("delete from labels where annotator = 'simulator-v1'")

@@ -14,6 +14,7 @@ from curriculab.analysis.difficulty import fit_store
 from curriculab.analysis.ingest import ingest
 from curriculab.analysis.ingest.tb import typed_commands
 from curriculab.analysis.report import build_report, to_html, to_markdown
+from curriculab.trajectory.vocabulary import AGENT_FAULTS
 
 
 def _typed(lines: list) -> list[tuple[str, str]]:
@@ -98,13 +99,20 @@ def test_every_behavioural_code_abstains_on_installed_agents(tb):
     behavioural = [s for s in statuses if s[0] != "harness_failure"]
     assert {s[1:3] for s in behavioural} == {("not_applicable", OPAQUE_REASON)}
     assert {s[0] for s in behavioural} == {"skipped_verification", "no_plan_revision", "redundant_rework", "tool_misuse",
-                                           "reward_hacking"}
+                                           "reward_hacking", "premature_stop"}
     assert _rows(tb, "select count(*) from failure_codes f join trajectories t using (trajectory_id) "
                      "where not t.actions_logged and f.code <> 'harness_failure'") == [(0,)]
-    # harness faults are still coded from the trial's own record (of four, one trial passed anyway;
-    # the install that failed before the agent typed anything logged no action either)
-    assert ("harness_failure", "present", None, 3) in statuses
+    # infrastructure faults are still coded from the trial's own record: of four harness errors, the
+    # two without a verdict (the install that failed before the agent typed anything logged no
+    # action either); an agent timeout is the agent's failure (v4), and one trial passed anyway
+    assert ("harness_failure", "present", None, 2) in statuses
     assert _rows(tb, "select count(*) from trajectories where not actions_logged and harness_error is not null") == [(4,)]
+    assert _rows(tb, "select count(*) from trajectories where not actions_logged and outcome = 'error'") == [(2,)]
+    # v3's published meaning stays on request: a harness-named fault on an attempt that did not pass
+    run_rule_coders(tb, taxonomy_version="v3")
+    assert _rows(tb, """select count(*) from failure_codes f join trajectories t using (trajectory_id)
+                        where f.taxonomy_version = 'v3' and f.code = 'harness_failure' and not t.actions_logged""") == [(3,)]
+    tb.replace_codes("rules", "v3", list(queries.trajectory_ids(tb)), [], [])  # the others read v4 alone
 
 
 def test_a_run_without_run_metadata_is_read_with_agent_and_model_from_the_invocation(tb):
@@ -188,9 +196,13 @@ def test_report_sentences_and_tables_follow_one_harness_error_policy(tb):
     no_verdict = _rows(tb, "select count(*) from trajectories where outcome = 'error'")[0][0]
     flagged = _rows(tb, "select count(*) from trajectories where outcome <> 'error' and harness_error is not null")[0][0]
     assert (no_verdict, flagged) == (2, 3)
-    assert (f"{no_verdict} attempts ended in a harness error with no verdict; they are left out of pass rates and failures."
-            in report["findings"])
-    assert any(f.startswith(f"{flagged} attempts hit a harness fault") for f in report["findings"])
+    agents = _rows(tb, f"select count(*) from trajectories where outcome <> 'error' and harness_error in {tuple(AGENT_FAULTS)}")[0][0]
+    assert 0 < agents < flagged
+    assert (f"{no_verdict} attempts hit an infrastructure fault (harness_failure) and have no verdict; they are left out "
+            "of pass rates and failures." in report["findings"])
+    assert any(f.startswith(f"{agents} attempts ended in the agent's own fault") for f in report["findings"])
+    assert any(f.startswith(f"{flagged - agents} attempts hit an infrastructure fault but the tests still gave a verdict")
+               for f in report["findings"])
     overview = {o["model"]: o for o in report["overview"]}
     assert sum(o["attempts"] for o in overview.values()) == _rows(
         tb, "select count(*) from trajectories where outcome <> 'error'")[0][0]
@@ -281,11 +293,20 @@ def test_the_default_report_shows_the_verifiers_codes_beside_the_rules(tb):
     judged = lambda view: sum(c["coded_failures"] for c in view["coverage"])
     assert judged(verifier) > judged(report.as_dict())
     text = to_markdown(report)
-    assert "failure codes from `rules` (v1), and beside it `verifier` (v3) (side by side, not merged)" in text
+    assert "failure codes from `rules` (v4), and beside it `verifier` (v4) (side by side, not merged)" in text
     assert "## Coder coverage — `verifier`" in text and "## Top failure modes — `verifier` — " in text
     assert any(f.startswith("`verifier`: ") for f in report["findings"])
     alone = build_report(tb, coder="rules")
     assert alone["beside"] == [] and "## Coder coverage: failed" in to_markdown(alone)
+
+
+def test_a_report_over_codes_of_an_older_taxonomy_says_so_and_how_to_recode(tb):
+    run_rule_coders(tb, taxonomy_version="v3")
+    stale = ("`rules` coded this store under taxonomy v3, not the newest (v4); its codes are shown as coded. "
+             "`curriculab code --coder rules` recodes under v4.")
+    assert stale in build_report(tb)["findings"]
+    run_rule_coders(tb)
+    assert stale not in build_report(tb)["findings"]
 
 
 def test_a_trial_whose_agent_typed_nothing_is_not_said_to_have_logged_actions(store, fixtures):

@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from curriculab.analysis import queries
 from curriculab.analysis.store import Store
+from curriculab.taxonomy.versions import NEWEST
 from tests.dashboard.test_app import _fresh as fresh_app
 from tests.dashboard.test_app import _metric, _page
 
@@ -205,7 +206,7 @@ def test_failure_modes_show_what_the_tests_say_beside_the_rules_by_default(tmp_p
 
 def test_the_failure_drill_down_starts_at_the_largest_code_and_splits_passed_from_failed(demo_store, monkeypatch):
     at = _page(_fresh(demo_store, monkeypatch), "failures")
-    shares = at.dataframe[0].value
+    shares = next(d.value for d in at.dataframe if "share" in d.value.columns)
     largest = shares.groupby("code")["share"].mean().idxmax()
     assert at.selectbox(key="drill_code").value == largest
     attempts = next(d.value for d in at.dataframe if "confidence" in d.value.columns)
@@ -239,11 +240,15 @@ def test_a_trajectory_past_the_step_limit_says_so_and_pages_through(agents_store
     at.query_params["trajectory"] = "long-1000"
     at = _page(at, "trajectory")
     assert at.selectbox(key="trajectory_pick").value == "long-1000"
+    # it opens where its evidence is (premature_stop at the last step), and pages from there
+    assert any("Showing steps 901–1000 of 1,000; evidence steps: #999" in c.value for c in at.caption)
+    at.selectbox(key="viewer_range").select(0).run()
     assert any(f"Showing steps 1–{STEPS_PER_PAGE} of 1,000" in c.value for c in at.caption)
     at.selectbox(key="viewer_range").select(9).run()
     assert any("Showing steps 901–1000 of 1,000" in c.value for c in at.caption)
     heads = [m.value for m in at.markdown if m.value.startswith("**#")]
-    assert heads[0].startswith("**#901**") and heads[-1].startswith("**#999**")
+    assert heads[0].startswith("**#901**") and heads[-1].startswith("**#997**")
+    assert any(m.value.startswith(":orange-background[**evidence** for rules:premature_stop] **#999**") for m in at.markdown)
     harness = [e.label for e in at.expander if " · env · " in e.label]
     assert harness and all(not e.proto.expanded for e in at.expander if " · env · " in e.label)
 
@@ -285,7 +290,7 @@ def test_an_unsure_label_is_kept_and_left_out_of_agreement(demo_store, tmp_path)
     path = tmp_path / "unsure.duckdb"
     shutil.copy(demo_store, path)
     with Store(path, read_only=True) as store:
-        queue = queries.labelling_queue(store, "tool_misuse", "rules", "v1", "sam")
+        queue = queries.labelling_queue(store, "tool_misuse", "rules", NEWEST, "sam")
     assert set(queue["stratum"]) == set(queries.STRATA)
     first, second = queue["trajectory_id"].iloc[:2]
     label_and_measure(path, annotator="sam", trajectory_id=first, code="tool_misuse", present=None, coder="rules")
@@ -295,7 +300,7 @@ def test_an_unsure_label_is_kept_and_left_out_of_agreement(demo_store, tmp_path)
     with Store(path, read_only=True) as store:
         kept = queries.labels(store, annotator="sam", include_unsure=True)
         assert len(kept) == 2 and kept["present"].isna().sum() == 1
-        assert first not in set(queries.labelling_queue(store, "tool_misuse", "rules", "v1", "sam")["trajectory_id"])
+        assert first not in set(queries.labelling_queue(store, "tool_misuse", "rules", NEWEST, "sam")["trajectory_id"])
     with pytest.raises(ValueError, match="an annotator name is needed"):
         label_and_measure(path, annotator=" ", trajectory_id=first, code="tool_misuse", present=True, coder="rules")
 
@@ -337,3 +342,21 @@ def test_the_drill_downs_coder_choice_changes_the_codes_and_attempts_offered(age
         coded = {t for (t,) in store.query("select trajectory_id from failure_codes where coder = 'verifier' and code = ?",
                                            [at.selectbox(key="drill_code").value])[1]}
     assert set(attempts["trajectory_id"]) <= coded
+
+
+def test_one_harness_number_on_the_overview_and_failure_modes_with_test_timeouts_among_the_faults(tmp_path, monkeypatch):
+    path = _installed_agents_store(tmp_path, "run_rule_coders", "run_verifier_coder")
+    with Store(path, read_only=True) as store:
+        no_verdict, timeouts, agent_faults = store.query(
+            "select count(*) filter (outcome = 'error'), count(*) filter (outcome = 'error' and harness_error = 'test_timeout'), "
+            "count(*) filter (outcome = 'failed' and harness_error is not null) from trajectories")[1][0]
+        coded = store.query("select count(*) from failure_codes where code = 'harness_failure'")[1][0][0]
+    assert no_verdict and timeouts and agent_faults and coded == no_verdict  # v4: harness_failure = no verdict
+    overview = _page(_fresh(path, monkeypatch), "overview")
+    failures = _page(_fresh(path, monkeypatch), "failures")
+    assert not overview.exception and not failures.exception
+    assert _metric(overview, "Harness errors") == str(no_verdict)
+    assert _metric(failures, "Harness errors: infrastructure faults") == str(no_verdict)
+    assert _metric(failures, "Agent faults the harness recorded") == str(agent_faults)
+    faults = next(d.value for d in failures.dataframe if "harness_error" in d.value.columns)
+    assert dict(zip(faults["harness_error"], faults["attempts"]))["test_timeout"] == timeouts

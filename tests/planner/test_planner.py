@@ -16,6 +16,7 @@ from curriculab.planner.config import ConfigError, TrainingConfig
 from curriculab.planner.dynamic import DynamicSettings, DynamicState, next_allocation
 from curriculab.planner.evidence import CodeDecision, PlanError, failure_targets, shift_toward
 from curriculab.planner.portfolio import SCHEDULES, WEIGHTS, Thresholds, TierCurriculum, choose, p_all_same
+from curriculab.taxonomy.taxonomy import NEWEST
 from curriculab.training.problems import builtin_problems
 
 ALL = ("basic", "intermediate", "complex", "edge")
@@ -93,10 +94,10 @@ def test_only_reliable_covered_codes_move_the_weights(store_copy):
     with Store(store_copy) as store:
         decisions, version = failure_targets(store, "atlas-7b-coder")
         used = {d.code for d in decisions if d.used}
-        assert version == "v1" and "skipped_verification" in used
+        assert version == NEWEST and "skipped_verification" in used
         assert next(d for d in decisions if d.code == "reward_hacking").reason.startswith("no curriculum effect")
         # the coder turns out unreliable on skipped_verification: the planner must drop it
-        store.save_reliability("rules", "simulator", "v1", [("skipped_verification", 80, 0.3, 0.5, 0.6, False, False)])
+        store.save_reliability("rules", "simulator", NEWEST, [("skipped_verification", 80, 0.3, 0.5, 0.6, False, False)])
         decisions, _ = failure_targets(store, "atlas-7b-coder")
         dropped = next(d for d in decisions if d.code == "skipped_verification")
         assert not dropped.used and dropped.reason == "ignored: its coder is unreliable on it (kappa under threshold)"
@@ -105,7 +106,7 @@ def test_only_reliable_covered_codes_move_the_weights(store_copy):
 def test_codes_the_coder_could_not_judge_for_most_failures_are_ignored(store_copy):
     with Store(store_copy) as store:
         # recode only a sliver of the failures: coverage falls under the report's threshold
-        store.replace_codes("rules", "v1", sorted(queries.trajectory_ids(store)), [], [])
+        store.replace_codes("rules", NEWEST, sorted(queries.trajectory_ids(store)), [], [])
         run_rule_coders(store, "task_id like '%00006'")
         decisions, _ = failure_targets(store, "atlas-7b-coder")
     covered = [d for d in decisions if d.coverage is not None]

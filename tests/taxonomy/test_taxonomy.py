@@ -71,3 +71,28 @@ def test_v2_adds_premature_stop_and_maps_every_v1_code_to_itself():
     assert all(v2.map_code(code, "v1") == [code] for code in V1_CODES)
     stop = v2.get("premature_stop")
     assert stop.positive_examples and len(stop.negative_examples) >= 2 and stop.tier and stop.stage
+
+
+def test_v4_is_the_default_and_redefines_harness_failure_as_an_infrastructure_fault():
+    from curriculab.taxonomy.taxonomy import NEWEST
+
+    v3, v4 = load_taxonomy("v3"), load_taxonomy()
+    assert NEWEST == v4.version == "v4" and v4.maps_from == "v3" and v4.code_names == v3.code_names
+    assert v4.older_versions == ["v3", "v2", "v1"]
+    assert v4.redefined == ["harness_failure"] and v4.get("harness_failure").definition != v3.get("harness_failure").definition
+    assert "agent timeout" in v4.get("harness_failure").definition and "outcome error" in v4.get("harness_failure").definition
+    # every older code is still readable as a v4 code, through the whole chain
+    assert all(v4.map_code(code, "v1") == [code] for code in V1_CODES)
+    # a label judged a meaning: v1's harness_failure labels do not judge v4's; every other v1 label carries
+    carried = v4.labels_carried_from("v1")
+    assert set(carried) == set(V1_CODES) - {"harness_failure"} and all(k == v for k, v in carried.items())
+    assert v4.labels_carried_from("v4")["harness_failure"] == "harness_failure"
+    assert "premature_stop" in v4.labels_carried_from("v2") and "premature_stop" not in carried
+
+
+def test_a_redefined_code_must_be_one_the_mapping_names(tmp_path):
+    import yaml
+
+    v4 = load_taxonomy("v4").model_dump()
+    with pytest.raises(TaxonomyError, match=r"redefined: \['no_such_code'\] are not codes of mapping"):
+        load_taxonomy(write(tmp_path, yaml.safe_dump(dict(v4, redefined=["no_such_code"])), "v5.yaml"))
