@@ -356,6 +356,13 @@ class AgentConventions:
             if text is None and isinstance(arguments, (str, list)):
                 text = arguments
             return normalise_shell(_shell_text(text)) or [NormalisedCall(None, None, None)]
+        if action == "script":
+            script = _argument(args, spec.get("command"))
+            script = str(script if script is not None else (arguments if isinstance(arguments, str) else ""))
+            calls = [c for tool_name, called in script_calls(script) if tool_name != tool
+                     for c in (self.normalise(tool_name, called) if called else
+                               [NormalisedCall("other", None, f"{tool_name} (its argument computed by the script)")])]
+            return calls or [NormalisedCall("other", None, f"{tool} {script[:200]}".strip())]
         if action == "patch":
             patch = _argument(args, spec.get("command"))
             patch = str(patch if patch is not None else (arguments if isinstance(arguments, str) else ""))
@@ -441,6 +448,62 @@ def _conventions(extra_path: str | None, agent: str | None) -> AgentConventions:
     agents, aliases = _tables(extra_path)
     key = aliases.get(agent.split("@", 1)[0].strip().lower()) if agent else None
     return AgentConventions(key, agents.get(key or "", {}), agents)
+
+
+_SCRIPT_CALL = re.compile(r"\btools\s*(?:\.\s*([A-Za-z_]\w*)|\[\s*['\"]([A-Za-z_]\w*)['\"]\s*\])\s*\(")
+_SCRIPT_KEY = re.compile(r"""(?:["']([A-Za-z_]\w*)["']|\b([A-Za-z_]\w*))\s*:\s*(?=["'`])""")
+_JS_ESCAPE = re.compile(r"\\(u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|\r?\n|.)", re.S)
+_JS_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
+
+
+def script_calls(script: str) -> list[tuple[str, Any]]:
+    """The tool calls a Codex `exec` script makes (`await tools.exec_command({cmd: "..."})`,
+    `tools.apply_patch(patch)`), in order, each with what can be read of its argument without running
+    the script: a string literal (or the literal a `const` assigned to the name passed), or the
+    string-valued keys of an object literal. Anything computed is left out, not guessed."""
+    calls = []
+    found = list(_SCRIPT_CALL.finditer(script))
+    for k, match in enumerate(found):
+        start, end = match.end(), found[k + 1].start() if k + 1 < len(found) else len(script)
+        region = script[start:end]
+        head = region.lstrip()
+        if head[:1] in "\"'`":
+            argument: Any = _js_string(head, 0)
+        elif head[:1] == "{":
+            argument = {(m.group(1) or m.group(2)): _js_string(region, m.end()) for m in _SCRIPT_KEY.finditer(region)}
+            argument = {key: value for key, value in argument.items() if value is not None}
+        else:
+            name = re.match(r"[A-Za-z_$][\w$]*", head)
+            bound = name and re.search(rf"\b(?:const|let|var)\s+{re.escape(name.group(0))}\s*=\s*(?=[\"'`])", script[:match.start()])
+            argument = _js_string(script, bound.end()) if bound else None
+        calls.append((match.group(1) or match.group(2), argument))
+    return calls
+
+
+def _js_string(text: str, at: int) -> str | None:
+    """The JavaScript string literal that opens at `text[at]`, decoded; None where none closes (or a
+    template literal interpolates: its value is computed)."""
+    quote = text[at:at + 1]
+    if quote not in ("\"", "'", "`"):
+        return None
+    k = at + 1
+    while k < len(text) and text[k] != quote:
+        k += 2 if text[k] == "\\" else 1
+    body = text[at + 1:k]
+    if k >= len(text) or (quote == "`" and "${" in body):
+        return None
+
+    def unescape(m: re.Match) -> str:
+        escaped = m.group(1)
+        if escaped.startswith("u{"):
+            return chr(int(escaped[2:-1], 16))
+        if escaped[0] in "ux" and len(escaped) > 1:
+            return chr(int(escaped[1:], 16))
+        if escaped in ("\n", "\r\n"):
+            return ""  # a line continuation
+        return _JS_ESCAPES.get(escaped, escaped)
+
+    return _JS_ESCAPE.sub(unescape, body)
 
 
 def _argument(args: dict[str, Any], keys: list[str] | None) -> Any:
