@@ -100,7 +100,7 @@ def store_ready() -> bool:
                    "`curriculab demo`, then `curriculab dashboard --db demo-output/curriculab.duckdb`.")
         return False
     try:
-        models = read("known_models")
+        models = read("filter_options")["model"]  # the sidebar's read, so a first page opens the store once for both
     except StoreError as exc:
         st.error(str(exc))
         return False
@@ -111,13 +111,7 @@ def store_ready() -> bool:
 
 
 def _options() -> dict[str, list[str]]:
-    attempts = read("attempts", scope=queries.EVERYTHING)
-    return {"kind": list(queries.KINDS), "agent": read("agents"), "model": read("known_models"),
-            "run": sorted(read("runs")["run_id"].dropna()),
-            "task_type": sorted(attempts["task_type"].dropna().unique()),
-            "language": sorted(attempts["language"].dropna().unique()),
-            "tier": sorted(attempts["tier"].dropna().unique()),
-            "taxonomy_version": read("taxonomy_versions"), "coder": read("coders")}
+    return {"kind": list(queries.KINDS), **read("filter_options")}
 
 
 def sidebar_filters() -> dict[str, str]:

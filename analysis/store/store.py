@@ -151,6 +151,10 @@ def _fetch(connection: duckdb.DuckDBPyConnection, sql: str, params: list | None)
     return [d[0] for d in cursor.description], cursor.fetchall()
 
 
+_SCHEMA_SEEN: dict[tuple, int] = {}
+"""Schema versions read by read-only opens, by the file's state (`Store._schema_version`)."""
+
+
 class Store:
     """A curriculab DuckDB file. Writers migrate on open; readers open read-only.
 
@@ -182,7 +186,7 @@ class Store:
         """Whether opening found the file held (a writer was at work: what is read may be partial)."""
         self._connect(announce=read_only)
         if read_only:
-            version = schema_version(self)
+            version = self._schema_version()
             if version < LATEST_VERSION:
                 raise StoreError(
                     f"{self.path} has schema version {version}, this curriculab needs {LATEST_VERSION}. "
@@ -192,6 +196,24 @@ class Store:
             self.migrate()
 
     # -- lifecycle ---------------------------------------------------------------------------
+    def _schema_version(self) -> int:
+        """The schema version, read once per state of the file (its and its WAL's size and mtime):
+        a dashboard opens the store read-only for every read, and the catalog query was a third of
+        each open."""
+        state = [self.path]
+        for candidate in (self.path, f"{self.path}.wal"):
+            try:
+                stat = os.stat(candidate)
+                state.append((stat.st_mtime_ns, stat.st_size))
+            except FileNotFoundError:
+                state.append(None)
+        key = tuple(state)
+        if key not in _SCHEMA_SEEN:
+            if len(_SCHEMA_SEEN) > 64:
+                _SCHEMA_SEEN.clear()
+            _SCHEMA_SEEN[key] = schema_version(self)
+        return _SCHEMA_SEEN[key]
+
     @property
     def _marker(self) -> Path:
         return Path(f"{self.path}.readers-waiting")
