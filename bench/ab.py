@@ -49,9 +49,9 @@ def baseline_site(revision: str, work: Path) -> Iterator[str]:
     try:
         site = work / "baseline-site"
         package = site / "curriculab"
-        shutil.copytree(checkout / "curriculab", package)
+        shutil.copytree(checkout / "curriculab", package)  # a revision with curriculab/<name> symlinks: followed
         for name in PACKAGES:
-            if (checkout / name).is_dir():
+            if (checkout / name).is_dir() and not (package / name).exists():  # older revisions: package-dir remap
                 (package / name).symlink_to(checkout / name)
         source = imported_from(str(site))
         if not source.startswith(str(work)):

@@ -1,7 +1,7 @@
-"""The layering contract (`.importlinter`, DESIGN.md's import direction) holds, and fails on a
-planted upward import. import-linter reads the installed layout, where the root folders sit under
-`curriculab/`; the test builds that layout from pyproject's package-dir map (an editable install's
-finder would hide it)."""
+"""The layering contract (`.importlinter`, DESIGN.md's import direction) holds, read by
+import-linter from the checkout itself (`curriculab/<name>` are symlinks to the top-level folders,
+so static tools resolve `curriculab.*` as Python does), and fails on a planted upward import (in a
+copy of the package). Static tools find every module where it lives."""
 
 from __future__ import annotations
 
@@ -9,26 +9,18 @@ import os
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow  # two import-linter runs over a copy of the tree
+pytestmark = pytest.mark.slow  # two import-linter runs
 
 ROOT = Path(__file__).resolve().parents[1]
-_LINT = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if '__editable__' not in "
-         "str(getattr(f, '__module__', '')) + type(f).__module__]; from importlinter.cli import lint_imports; "
-         "sys.exit(lint_imports(config_filename=sys.argv[1]))")
-
-
-def installed_layout(target: Path) -> Path:
-    """The package tree a wheel installs (`curriculab/analysis`, ...), copied from the checkout."""
-    folders = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
-    for package, folder in sorted(folders.items(), key=lambda item: item[0].count(".")):
-        shutil.copytree(ROOT / folder, target.joinpath(*package.split(".")), dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns("__pycache__"))
-    return target
+FOLDERS = ("analysis", "taxonomy", "planner", "training", "dashboard")
+# no editable-install finder: what a static tool sees is the checkout on sys.path
+_NO_FINDER = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if '__editable__' not in "
+              "str(getattr(f, '__module__', '')) + type(f).__module__]; ")
+_LINT = _NO_FINDER + "from importlinter.cli import lint_imports; sys.exit(lint_imports(config_filename=sys.argv[1]))"
 
 
 def lint(site: Path) -> subprocess.CompletedProcess:
@@ -36,14 +28,27 @@ def lint(site: Path) -> subprocess.CompletedProcess:
                           text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(site)})
 
 
-def test_the_layers_hold(tmp_path):
-    done = lint(installed_layout(tmp_path))
+def test_every_curriculab_module_resolves_to_its_file_in_the_checkout():
+    code = _NO_FINDER + ("import importlib.util; print(*[importlib.util.find_spec(f'curriculab.{n}.' + m).origin "
+                         "for n, m in (('analysis', 'queries'), ('taxonomy', 'taxonomy'), ('planner', 'plan'), "
+                         "('training', 'rewards'), ('dashboard', 'common'))], sep='\\n')")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    found = [Path(line).resolve() for line in done.stdout.split()]
+    assert found == [ROOT / "analysis" / "queries.py", ROOT / "taxonomy" / "taxonomy.py", ROOT / "planner" / "plan.py",
+                     ROOT / "training" / "rewards.py", ROOT / "dashboard" / "common.py"]
+    assert all((ROOT / "curriculab" / name).resolve() == ROOT / name for name in FOLDERS)
+
+
+def test_the_layers_hold():
+    done = lint(ROOT)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "2 kept, 0 broken" in done.stdout
 
 
 def test_an_upward_import_breaks_the_contract(tmp_path):
-    site = installed_layout(tmp_path)
+    site = tmp_path
+    shutil.copytree(ROOT / "curriculab", site / "curriculab", ignore=shutil.ignore_patterns("__pycache__"))  # links followed
     planted = site / "curriculab" / "trajectory" / "vocabulary.py"
     planted.write_text(planted.read_text() + "\n\ndef _planted():\n    from curriculab.training import problems  # noqa\n")
     done = lint(site)
