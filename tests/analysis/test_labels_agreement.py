@@ -123,6 +123,7 @@ def test_krippendorff_alpha_appears_with_three_annotators(tmp_path, sim):
         noisy = noisy_copy(corpus.root / "ground_truth.csv", tmp_path / f"{name}.csv", flip=0.05, seed=seed)
         run(db, "labels", "import", str(noisy), "--annotator", name)
     rows = json.loads(run(db, "agreement", "--coder", "rules", "--annotator", "a1", "--json").stdout)
+    assert {r["code"] for r in rows} >= {"skipped_verification", "tool_misuse", "reward_hacking"}  # not vacuous
     assert all(r["annotators"] >= 3 and r["alpha"] is not None for r in rows)
     # 5% independent flips on rare codes drag alpha well below the kappa of the exact reference
     assert all(-1 <= r["alpha"] <= 1 for r in rows)
@@ -150,7 +151,7 @@ def test_classifier_trains_reports_held_out_agreement_and_codes(tmp_path, sim):
     agreement = json.loads(run(db, "agreement", "--coder", coded["coder"], "--annotator", "sim", "--json").stdout)
     assert {r["code"]: r["f1"] for r in agreement}["skipped_verification"] > 0.8
     # it learned from these very labels: the figures are in-sample, marked so, and make nothing reliable
-    assert all(r["in_sample"] and not r["reliable"] for r in agreement)
+    assert agreement and all(r["in_sample"] and not r["reliable"] for r in agreement)
     table = run(db, "agreement", "--coder", coded["coder"], "--annotator", "sim")
     assert "IN-SAMPLE: the classifier learned from these labels" in " ".join(table.stdout.split())
     with Store(db, read_only=True) as store:

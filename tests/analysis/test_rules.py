@@ -11,9 +11,6 @@ from curriculab.analysis.simulate import simulate_corpus
 from curriculab.analysis.store import Store, row_count
 from curriculab.taxonomy.coders.rules import RULES
 
-pytestmark = pytest.mark.slow  # a simulated corpus with planted truth
-
-
 @pytest.fixture(scope="module")
 def sim_store(tmp_path_factory):
     root = tmp_path_factory.mktemp("rules")
@@ -25,6 +22,7 @@ def sim_store(tmp_path_factory):
         yield store
 
 
+@pytest.mark.slow  # a simulated corpus with planted truth
 def test_rule_coders_reach_f1_09_on_planted_truth(sim_store):
     results = {r.code: r for r in agreement(sim_store, "rules", "simulator")}
     assert set(results) == {rule.code for rule in RULES} - {"premature_stop"}  # a v2 code; the simulator codes v1
@@ -33,6 +31,7 @@ def test_rule_coders_reach_f1_09_on_planted_truth(sim_store):
         assert r.n >= 700  # abstentions aside, nearly every trajectory was judged
 
 
+@pytest.mark.slow  # a simulated corpus with planted truth
 def test_every_finding_has_evidence_steps_that_exist(sim_store):
     rows = sim_store.query("""
         select f.code, f.trajectory_id, e.step from failure_codes f, unnest(f.evidence_steps) as e(step)
@@ -44,6 +43,7 @@ def test_every_finding_has_evidence_steps_that_exist(sim_store):
     assert sim_store.query("select count(*) from failure_codes where rationale is null or rationale = ''")[1] == [(0,)]
 
 
+@pytest.mark.slow  # a simulated corpus with planted truth
 def test_recoding_replaces_rather_than_duplicates(sim_store):
     before = row_count(sim_store, "failure_codes"), row_count(sim_store, "coding_status")
     run_rule_coders(sim_store, where="model = 'atlas-7b-coder'")
@@ -94,6 +94,7 @@ def test_coders_abstain_where_the_format_lacks_the_evidence(store, fixtures):
     assert store.query("select count(*) from failure_codes where code = 'no_plan_revision'")[1] == [(0,)]
 
 
+@pytest.mark.slow  # a simulated corpus with planted truth
 def test_labels_given_under_v1_are_read_at_v4_through_the_mapping_chain(sim_store, tmp_path_factory):
     v4 = {r.code: (r.n, r.kappa) for r in agreement(sim_store, "rules", "simulator", record=False)}
     truth = sim_store.query("select trajectory_id, code, present from labels where annotator = 'simulator'")[1]

@@ -52,18 +52,21 @@ def test_an_honest_completion_passes():
     assert result.status == "ok" and all(o.passed for o in result.outcomes)
 
 
-def never_passes(code, tests=TESTS, limits=FAST, **kwargs):
+def never_passes(code, tests=TESTS, limits=FAST, loads=True, **kwargs):
     """The completion ran in the sandbox under test, and no test passed: a sandbox that never
-    started (`sandbox_error`) or ran unconfined would fail here, not pass."""
+    started (`sandbox_error`) or ran unconfined would fail here, not pass; and, unless `loads` is
+    False, the completion loaded, so its attack ran against the tests (an attack that broke its own
+    import would otherwise pass as a `load_error` without having been tried)."""
     result = run_tests(code, "add", tests, limits, **kwargs)
     assert result.backend == _CURRENT[0] and result.status not in ("sandbox_error", "unsandboxed"), (result.backend, result.status)
+    assert not loads or result.status != "load_error", [(o.test_id, o.status, o.detail) for o in result.outcomes]
     assert len(result.outcomes) == len(tests) and all(o.status != "sandbox_error" for o in result.outcomes)
     assert not any(o.passed for o in result.outcomes), [(o.test_id, o.status, o.detail) for o in result.outcomes]
     return result
 
 
 def test_exit_at_import():
-    assert never_passes("import sys\nsys.exit(0)\n").status == "load_error"
+    assert never_passes("import sys\nsys.exit(0)\n", loads=False).status == "load_error"
 
 
 def test_os_exit_inside_the_call():
@@ -82,9 +85,13 @@ def test_printing_fake_results():
 
 
 def test_patching_builtins_and_assert_helpers():
-    never_passes("import builtins\nbuiltins.AssertionError = type('Never', (Exception,), {})\n"
-                 "builtins.len = lambda x: 3\nbuiltins.isinstance = lambda *a: True\n"
-                 "def add(a, b):\n    return 'wrong'\n")
+    patch = ("import builtins\nbuiltins.AssertionError = type('Never', (Exception,), {})\n"
+             "builtins.len = lambda x: 3\nbuiltins.isinstance = lambda *a: True\n")
+    # at import the patch breaks the completion's own loading: it never passes, and never ran a test
+    never_passes(patch + "def add(a, b):\n    return 'wrong'\n", loads=False)
+    # inside the call, after loading, it runs against every test, and still passes none
+    indented = "".join(f"    {line}\n" for line in patch.splitlines())
+    never_passes("def add(a, b):\n" + indented + "    return 'wrong'\n")
 
 
 def test_objects_that_equal_everything():
@@ -284,7 +291,7 @@ def test_a_hang_at_import_scores_zero_not_none():
 def test_a_completion_cannot_fake_a_sandbox_fault():
     # it prints what a failing launcher prints and dies: the harness saw the sandbox start, so this is a load error
     result = never_passes("import os, sys\nsys.stderr.write('bwrap: Creating new namespace failed\\n')\n"
-                          "sys.stderr.flush()\nos._exit(1)\n")
+                          "sys.stderr.flush()\nos._exit(1)\n", loads=False)
     assert result.status == "load_error"
 
 
