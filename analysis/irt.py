@@ -11,8 +11,8 @@ others held at their estimates), from the Fisher information plus the prior prec
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -91,7 +91,7 @@ def fit_irt(model_idx: Sequence[int] | np.ndarray, task_idx: Sequence[int] | np.
         return a_t, diff, n * p - k, n * p * (1 - p)  # residual = d nll / dz, weight = Fisher info per z
 
     converged, sweep = False, 0
-    for sweep in range(1, max_sweeps + 1):
+    for sweep in range(1, max_sweeps + 1):  # noqa: B007 (how many ran is read after the loop)
         a_t, diff, residual, weight = cells()
         step = (np.bincount(mi, residual * a_t, n_models) + theta / PRIOR_SD_THETA ** 2) / (
             np.bincount(mi, weight * a_t ** 2, n_models) + 1 / PRIOR_SD_THETA ** 2)

@@ -9,9 +9,9 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from curriculab.analysis.issues import Issue, make_issue
-from curriculab.analysis.coding import IN_SAMPLE_PREFIX
 from curriculab.analysis import queries
+from curriculab.analysis.coding import IN_SAMPLE_PREFIX
+from curriculab.analysis.issues import Issue, make_issue
 from curriculab.analysis.store import Store
 from curriculab.taxonomy.agreement import BinaryAgreement, binary_agreement, krippendorff_alpha_nominal
 from curriculab.taxonomy.taxonomy import load_taxonomy
@@ -63,7 +63,7 @@ def import_labels(store: Store, path: Path | str, annotator: str, taxonomy_versi
             result.skipped_blank += 1
             continue
         if row["code"] not in taxonomy.code_names:
-            result.errors.append(make_issue(path, f"{row['code']!r} is not a {taxonomy.version} code", 
+            result.errors.append(make_issue(path, f"{row['code']!r} is not a {taxonomy.version} code",
                                             f"Use one of: {', '.join(taxonomy.code_names)}", record=record, field="code"))
         elif row["trajectory_id"] not in known:
             result.errors.append(make_issue(path, f"trajectory {row['trajectory_id']!r} is not in the store",
@@ -90,7 +90,7 @@ def export_sample(store: Store, per_cell: int = 10, seed: int = 0, coder: str = 
     for row in rows:
         cells.setdefault((row[1] or "", row[4], row[5]), []).append(row)
     chosen = []
-    for (model, code, flagged), members in sorted(cells.items()):
+    for (_model, _code, flagged), members in sorted(cells.items()):
         quota = per_cell // 2 if flagged else per_cell - per_cell // 2
         chosen.extend(rng.sample(members, min(quota, len(members))))
     out = io.StringIO()
@@ -131,11 +131,11 @@ def agreement(store: Store, coder: str, annotator: str, threshold: float = DEFAU
                       .itertuples(index=False, name=None))
     results = []
     for code in taxonomy.code_names:
-        mine = [(c, l) for k, c, l, _ in pairs if k == code]
+        mine = [(coded, labelled) for k, coded, labelled, _ in pairs if k == code]
         if not mine:
             continue
         in_sample = any(inside for k, _, _, inside in pairs if k == code)
-        stats = binary_agreement([c for c, _ in mine], [l for _, l in mine])
+        stats = binary_agreement([coded for coded, _ in mine], [labelled for _, labelled in mine])
         by_unit: dict[str, dict[str, bool]] = {}
         for k, trajectory_id, who, present in all_labels:
             if k == code:

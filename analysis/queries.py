@@ -18,9 +18,10 @@ if TYPE_CHECKING:  # every function returns a DataFrame, but DuckDB imports pand
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from curriculab.analysis.store import QueryResult, Store, check_filter
 from curriculab.taxonomy.taxonomy import load_taxonomy
@@ -952,7 +953,8 @@ def labels_under(store: Store, taxonomy) -> pd.DataFrame:
         carried = taxonomy.labels_carried_from(version)
         frame = store.frame("select trajectory_id, code, annotator, present from labels where taxonomy_version = ? "
                             "and present is not null", [version])
-        frames.append(frame[frame["code"].isin(carried)].assign(code=lambda f: f["code"].map(carried)))
+        kept = frame[frame["code"].isin(carried)]
+        frames.append(kept.assign(code=kept["code"].map(carried)))
     every = pd.concat(frames, ignore_index=True)
     return every.drop_duplicates(["trajectory_id", "code", "annotator"], keep="first").reset_index(drop=True)
 

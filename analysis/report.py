@@ -12,18 +12,17 @@ from __future__ import annotations
 import html
 import json
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from curriculab.analysis import queries
-from curriculab.analysis.queries import COVERAGE_MIN
 from curriculab.analysis.difficulty import held_out_check
 from curriculab.analysis.labels import planner_use_by_code
+from curriculab.analysis.queries import COVERAGE_MIN
 from curriculab.analysis.stats import cluster_bootstrap_difference, cluster_bootstraps, pass_at_k
 from curriculab.analysis.store import Store
 from curriculab.taxonomy.versions import NEWEST
 from curriculab.trajectory.vocabulary import TASK_TIERS
-
 
 
 @dataclass
@@ -226,7 +225,7 @@ def build_report(store: Store, model: str | None = None, coder: str = "all", ban
         held = {"error": str(exc)}
     calibration = rows["calibration"]
     report = Report(
-        generated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), model=model, coder=coder,
+        generated_at=datetime.now(UTC).isoformat(timespec="seconds"), model=model, coder=coder,
         taxonomy_version=version, coverage_min=COVERAGE_MIN, band=list(band), overview=overview, comparisons=comparisons,
         **view,
         difficulty={
@@ -464,7 +463,9 @@ def _md_table(rows: list[dict[str, Any]], columns: list[str] | None = None, empt
     if not rows:
         return f"_none{': ' + empty if empty else ''}_\n"
     columns = columns or list(rows[0])
-    fmt = lambda v: f"{v:.3f}" if isinstance(v, float) else ("" if v is None else str(v))
+    def fmt(v: Any) -> str:
+        return f"{v:.3f}" if isinstance(v, float) else ("" if v is None else str(v))
+
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(fmt(r.get(c)) for c in columns) + " |" for r in rows]
     return "\n".join(lines) + "\n"
@@ -608,7 +609,9 @@ def _html_table(rows: list[dict[str, Any]], columns: list[str] | None = None, em
     if not rows:
         return f"<p><em>none{html.escape(': ' + empty) if empty else ''}</em></p>"
     columns = columns or list(rows[0])
-    fmt = lambda v: f"{v:.3f}" if isinstance(v, float) else ("" if v is None else html.escape(str(v)))
+    def fmt(v: Any) -> str:
+        return f"{v:.3f}" if isinstance(v, float) else ("" if v is None else html.escape(str(v)))
+
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     body = "".join("<tr>" + "".join(f"<td>{fmt(row.get(c))}</td>" for c in columns) + "</tr>" for row in rows)
     return f"<table><tr>{head}</tr>{body}</table>"

@@ -20,7 +20,7 @@ import math
 import random
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import orjson
@@ -400,7 +400,7 @@ def simulate_corpus(out: Path | str, n_tasks: int = 36, attempts: int = 3, seed:
         _write_task(root, task)
     truth_rows: list[tuple[str, str, int]] = []
     n_traj = n_steps = 0
-    t_base = datetime(2026, 10, 1, tzinfo=timezone.utc)
+    t_base = datetime(2026, 10, 1, tzinfo=UTC)
     for model in models:
         job_name = f"sim-{model.name}"
         job = root / "jobs" / job_name

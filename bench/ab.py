@@ -14,9 +14,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("analysis", "taxonomy", "planner", "training", "dashboard")

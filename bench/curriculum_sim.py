@@ -56,7 +56,7 @@ def gradient_weights(strategy: str, step: int, p: list[float], state: DynamicSta
     if strategy == "pass_all":
         # a tier's pass moves the reward only when the others all pass; GRPO normalises advantages per group, so
         # the weights are shares, times the chance that a group's Pass@All rewards differ at all
-        raw = [math.prod(p[k] for k in range(4) if k != l) for l in range(4)]
+        raw = [math.prod(p[k] for k in range(4) if k != tier) for tier in range(4)]
         q = math.prod(p)  # a completion's chance to score 1
         total = sum(raw)
         return [r / total * (1 - q ** G - (1 - q) ** G) if total else 0.0 for r in raw], state
@@ -80,12 +80,12 @@ def run(strategy: str, learner: str, seed: int, max_steps: int, curricula: dict[
         if state is not None:
             state = next_allocation(state, dict(zip(TIERS, observed)))
         g, state = gradient_weights(strategy, step, p, state, curricula)
-        # the share of this step's groups on tier l whose completions differ (the rest carry no gradient)
-        mixed = [sum(0 < sum(rng.random() < p[l] for _ in range(G)) < G for _ in range(GROUPS)) / GROUPS for l in range(4)]
+        # the share of this step's groups on tier tier whose completions differ (the rest carry no gradient)
+        mixed = [sum(0 < sum(rng.random() < p[tier] for _ in range(G)) < G for _ in range(GROUPS)) / GROUPS for tier in range(4)]
         # a tier's skill builds on the tier below it: learning there is scaled by how well that one is mastered
-        gain = [ETA * g[l] * mixed[l] * 4 * (p[l - 1] if l else 1.0) for l in range(4)]
-        for l in range(4):
-            skill[l] += gain[l] + TRANSFER * sum(gain[k] for k in (l - 1, l + 1) if 0 <= k < 4)
+        gain = [ETA * g[tier] * mixed[tier] * 4 * (p[tier - 1] if tier else 1.0) for tier in range(4)]
+        for tier in range(4):
+            skill[tier] += gain[tier] + TRANSFER * sum(gain[k] for k in (tier - 1, tier + 1) if 0 <= k < 4)
     return max_steps
 
 

@@ -9,13 +9,16 @@ trials without logged agent actions), the systems in the order the store gives t
 leaderboard's figure beside the judged pass rate, and how many failures each coder of the default
 report could judge.
 """
-import sys, time, tempfile
+import sys
+import tempfile
+import time
 from pathlib import Path
-from curriculab.analysis.store import Store
-from curriculab.analysis.ingest import ingest
-from curriculab.analysis.coding import run_rule_coders, run_verifier_coder
+
 from curriculab.analysis import queries
-from curriculab.analysis.report import build_report, to_markdown
+from curriculab.analysis.coding import run_rule_coders, run_verifier_coder
+from curriculab.analysis.ingest import ingest
+from curriculab.analysis.report import build_report
+from curriculab.analysis.store import Store
 
 if len(sys.argv) != 2:
     raise SystemExit(__doc__)
@@ -27,7 +30,9 @@ with Store(db) as store:
     print(f"ingest: {rep.inserted} trials in {time.perf_counter() - t:.1f} s; refused {rep.quarantined}")
     run_rule_coders(store)  # the newest taxonomy, as `curriculab code` codes by default
     run_verifier_coder(store)
-    q = lambda sql: store.query(sql)[1]
+    def q(sql):
+        return store.query(sql)[1]
+
     print("trials", q("select count(*), count(*) filter (actions_logged) from trajectories"))
     print("outcome codes on passed attempts:", q("""select count(*) from failure_codes f join trajectories t using (trajectory_id)
         where t.outcome = 'passed' and f.code in ('harness_failure', 'all_tests_fail', 'near_miss', 'partial_pass', 'test_timeout', 'wrong_answer_basic')""")[0][0],

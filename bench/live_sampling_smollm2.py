@@ -68,7 +68,7 @@ def main() -> None:
         started = time.perf_counter()
         run = train(config, "smollm2", max_steps=args.steps, output_dir=args.workdir / arm, db_path=str(db),
                     save_steps=args.steps, live_sampling=live, model_label=f"{base_name}@{arm}",
-                    summary=lambda step, logs: print(f"{arm:6s} " + summary_line(step, logs), flush=True))
+                    summary=lambda step, logs, arm=arm: print(f"{arm:6s} " + summary_line(step, logs), flush=True))
         with Store(db, read_only=True) as store:
             curves = queries.training_curves(store, run_id=run.run_id)
         zero_std = curves[curves["name"] == "frac_reward_zero_std"]["value"].tolist()

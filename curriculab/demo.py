@@ -10,14 +10,15 @@ from rich.console import Console
 
 from curriculab.analysis import queries
 from curriculab.analysis.coding import run_rule_coders
+from curriculab.analysis.difficulty import fit_store
 from curriculab.analysis.ingest import ingest
 from curriculab.analysis.labels import agreement, import_labels
-from curriculab.analysis.difficulty import fit_store
 from curriculab.analysis.report import build_report, to_html, to_markdown
 from curriculab.analysis.simulate import simulate_corpus
 from curriculab.analysis.store import Store
 from curriculab.tables import print_table
 from curriculab.trajectory.model import TIERS
+
 
 def _summaries(store: Store) -> dict[str, Any]:
     """The demo's overview tables, through the read API."""
@@ -55,8 +56,8 @@ _SAMPLES = [
 
 def _verify(console: Console | None) -> list[dict[str, Any]]:
     """Score sample completions in the sandbox with tier-weighted rewards."""
-    from curriculab.training.problems import builtin_problems
     from curriculab.planner.portfolio import TierCurriculum
+    from curriculab.training.problems import builtin_problems
     from curriculab.training.rewards import score_completions
 
     problems = {p.problem_id: p for p in builtin_problems()}

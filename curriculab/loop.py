@@ -12,9 +12,9 @@ plan is stored; its figures and the change from the round before are printed and
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from curriculab.analysis import queries
 from curriculab.analysis.coding import run_rule_coders, run_verifier_coder

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go

@@ -105,7 +105,7 @@ class CurriculumSection(_Section):
     """Live task sampling."""
 
     @model_validator(mode="after")
-    def _valid(self) -> "CurriculumSection":
+    def _valid(self) -> CurriculumSection:
         schedule_phases(self.schedule, self.start_tier)
         unknown = set(self.weights) - set(TIERS)
         if unknown:
@@ -143,7 +143,7 @@ class RewardSection(_Section):
     """One weight per function."""
 
     @model_validator(mode="after")
-    def _valid(self) -> "RewardSection":
+    def _valid(self) -> RewardSection:
         unknown = [f for f in self.functions if f not in REWARD_FUNCTIONS]
         if unknown:
             raise ValueError(f"functions: {unknown} unknown; use {', '.join(REWARD_FUNCTIONS)}")
@@ -173,7 +173,7 @@ class TrainingConfig(_Section):
     """Where the YAML lies (the dataset path is relative to it); not written."""
 
     @model_validator(mode="after")
-    def _grpo_clean(self) -> "TrainingConfig":
+    def _grpo_clean(self) -> TrainingConfig:
         if "reward_weights" in self.grpo:
             raise ValueError("grpo.reward_weights: set the weights in reward.weights (one per reward.functions entry)")
         return self
@@ -183,7 +183,7 @@ class TrainingConfig(_Section):
         return (self.base_dir or Path(".")) / self.dataset.path
 
     @classmethod
-    def load(cls, path: Path | str) -> "TrainingConfig":
+    def load(cls, path: Path | str) -> TrainingConfig:
         """Read and validate a plan.yaml; errors name the file, the key and what to do."""
         path = Path(path)
         try:

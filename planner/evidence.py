@@ -10,8 +10,8 @@ from curriculab.analysis import queries
 from curriculab.analysis.labels import planner_use_by_code
 from curriculab.analysis.queries import COVERAGE_MIN
 from curriculab.analysis.store import Store
-from curriculab.trajectory.vocabulary import TIERS
 from curriculab.taxonomy.taxonomy import load_taxonomy
+from curriculab.trajectory.vocabulary import TIERS
 
 PRIORS = {"weak": 0.35, "strong": 0.85}
 """Capability assumed for a model the store has no evidence on (`--capability weak|strong`)."""

@@ -6,19 +6,33 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from curriculab.analysis import queries
 from curriculab.analysis.store import Store
-from curriculab.planner.config import (CurriculumSection, DatasetSection, DynamicSection, PlanHeader, RewardSection,
-                                       TrainingConfig, round_floats)
+from curriculab.planner.config import (
+    CurriculumSection,
+    DatasetSection,
+    DynamicSection,
+    PlanHeader,
+    RewardSection,
+    TrainingConfig,
+    round_floats,
+)
 from curriculab.planner.dynamic import DynamicSettings
-from curriculab.planner.evidence import (CodeDecision, PlanError, estimate_capability, failure_targets, reward_terms,
-                                         shift_toward)
+from curriculab.planner.evidence import (
+    CodeDecision,
+    PlanError,
+    estimate_capability,
+    failure_targets,
+    reward_terms,
+    shift_toward,
+)
 from curriculab.planner.portfolio import ORDERS, STRATEGIES, WEIGHTS, Thresholds, choose, p_all_same
 from curriculab.trajectory.vocabulary import TIERS
 
@@ -195,9 +209,12 @@ def pooling_warnings(store: Store, model: str) -> list[str]:
 
 
 def build_plan(store: Store, model: str, problems: Sequence, problems_spec: str, *, prior: str | None = None,
-               coders: Sequence[str] = DEFAULT_CODERS, thresholds: Thresholds = Thresholds(),
-               dynamic: DynamicSettings = DynamicSettings(), strategy: str = "tarot", shift_strength: float = 0.5) -> Plan:
-    """Plan a curriculum for `model` from the store (read-only; nothing is written)."""
+               coders: Sequence[str] = DEFAULT_CODERS, thresholds: Thresholds | None = None,
+               dynamic: DynamicSettings | None = None, strategy: str = "tarot", shift_strength: float = 0.5) -> Plan:
+    """Plan a curriculum for `model` from the store (read-only; nothing is written). `thresholds` and
+    `dynamic`: the defaults of `Thresholds()` and `DynamicSettings()` when not given."""
+    thresholds = thresholds if thresholds is not None else Thresholds()
+    dynamic = dynamic if dynamic is not None else DynamicSettings()
     if strategy not in STRATEGIES:
         raise PlanError(f"strategy {strategy!r} is unknown; use {', '.join(STRATEGIES)}")
     capability = estimate_capability(store, model, prior)

@@ -5,9 +5,9 @@ Pure functions over binary judgements (present / absent); missing judgements are
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from itertools import permutations
-from typing import Sequence
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from curriculab.trajectory.actions import error_observed
+
 _ACTIONS = ("read", "edit", "run", "complete", "message")
 _TEST_PATH = re.compile(r"(^|/)(tests?|spec|__tests__)/|(^|/)test_[^/]+\.py$|_test\.(py|go)$|\.(test|spec)\.[jt]sx?$")
 

@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from curriculab.taxonomy.errors import TaxonomyError
 from curriculab.taxonomy.versions import NEWEST, PACKAGE_DIR
-from curriculab.trajectory.vocabulary import TIERS, Tier
 from curriculab.trajectory.validation import first_problem
+from curriculab.trajectory.vocabulary import TIERS, Tier
 
 V1_CODES: tuple[str, ...] = (
     "skipped_verification", "misread_requirements", "no_plan_revision", "tool_misuse", "redundant_rework",
@@ -44,7 +44,7 @@ class RemediationTarget(BaseModel):
     """What the remediation is, in words."""
 
     @model_validator(mode="after")
-    def _filters_known(self) -> "RemediationTarget":
+    def _filters_known(self) -> RemediationTarget:
         for f in self.task_filters:
             kind, _, value = f.partition(":")
             if not ((kind == "has_tier" and value in TIERS) or (kind == "min_tests" and value.isdigit())):
@@ -103,7 +103,7 @@ class Taxonomy(BaseModel):
     label judged the old meaning, so labels of these codes do not carry over."""
 
     @model_validator(mode="after")
-    def _consistent(self) -> "Taxonomy":
+    def _consistent(self) -> Taxonomy:
         seen: set[str] = set()
         for k, code in enumerate(self.codes):
             if code.code in seen:

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -83,7 +82,9 @@ def test_query_on_a_missing_store(cli_run, db_path):
 @pytest.mark.slow
 def test_db_option_env_var_and_subcommand_flag(tmp_path, fixtures):
     env = {**os.environ, "CURRICULAB_DB": str(tmp_path / "env.duckdb")}
-    run = lambda *a: subprocess.run([sys.executable, "-m", "curriculab.cli", *a], cwd=ROOT, env=env, capture_output=True, text=True)
+    def run(*a):
+        return subprocess.run([sys.executable, "-m", "curriculab.cli", *a], cwd=ROOT, env=env, capture_output=True, text=True)
+
     assert run("ingest", str(fixtures / "jsonl")).returncode == 0
     assert json.loads(run("query", "select count(*) as n from trajectories", "--json").stdout) == [{"n": 3}]
     other = tmp_path / "flag.duckdb"

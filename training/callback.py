@@ -7,17 +7,18 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from transformers import TrainerCallback
 
 from curriculab.planner.dynamic import DynamicSettings, DynamicState, next_allocation
 from curriculab.planner.portfolio import LiveAllocation, TierCurriculum
-from curriculab.trajectory.vocabulary import TIERS
 from curriculab.training.rollouts import RolloutWriter, shard_step
 from curriculab.training.sampling import ProblemStats
 from curriculab.training.timing import StepClock
+from curriculab.trajectory.vocabulary import TIERS
 
 
 def summary_line(step: int, logs: dict[str, float]) -> str:

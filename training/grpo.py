@@ -20,8 +20,14 @@ from pathlib import Path
 from curriculab.planner.config import ConfigError, TrainingConfig
 from curriculab.planner.portfolio import LiveAllocation
 from curriculab.training.generation import BACKENDS, CLEAR_WIN, BackendUnavailable, choose_backend
-from curriculab.training.models import (CACHE_DIR, CODE_INSTRUCTION, TINY_COMPLETION_TOKENS, TINY_NOTICE, TrainError,
-                                         resolve_model)
+from curriculab.training.models import (
+    CACHE_DIR,
+    CODE_INSTRUCTION,
+    TINY_COMPLETION_TOKENS,
+    TINY_NOTICE,
+    TrainError,
+    resolve_model,
+)
 from curriculab.training.quiet import LOG_NAME, library_output_to
 from curriculab.training.rollouts import RolloutWriter
 from curriculab.training.timing import StepClock

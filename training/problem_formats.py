@@ -25,7 +25,7 @@ import io
 import json
 import pickle
 import zlib
-from typing import Iterable
+from collections.abc import Iterable
 
 from curriculab.training.problems import InvalidField, Problem, ProblemError, ProblemTest
 

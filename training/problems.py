@@ -17,13 +17,11 @@ import gzip
 import json
 import re
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
-
-from curriculab.trajectory.vocabulary import TIERS, Tier
 from curriculab.training.sandbox import Limits, run_many
-
+from curriculab.trajectory.vocabulary import TIERS, Tier
 
 _ENTRY_POINT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -98,7 +96,7 @@ class ProblemTest:
         if self.code:
             raise InvalidField("code", "A stdin/stdout test has no code (give stdin and stdout, or code alone)")
 
-    def spec(self, tolerance: float | None = None) -> "str | dict":
+    def spec(self, tolerance: float | None = None) -> str | dict:
         """What the sandbox runs: the test's code, or a stdin/stdout case."""
         if self.stdout is None:
             return self.code
@@ -152,7 +150,7 @@ class Problem:
                                "make test ids unique")
 
     @classmethod
-    def from_record(cls, record: object) -> "Problem":
+    def from_record(cls, record: object) -> Problem:
         """A problem from a decoded record (a JSONL line, a Parquet row); InvalidField names the field."""
         fields = dict(_fields(cls, record))
         tests = fields["tests"]

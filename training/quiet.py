@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 LOG_NAME = "libraries.log"
 """The file in the run's output folder that library warnings and log records go to."""

@@ -16,9 +16,10 @@ import ast
 import json
 import warnings
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from curriculab.planner.config import REWARD_FUNCTIONS
 from curriculab.planner.portfolio import LiveAllocation, TierCurriculum

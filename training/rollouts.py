@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from curriculab.analysis.queries import TRAINING_AGENT
 from curriculab.taxonomy.completion import extract_code

@@ -22,8 +22,8 @@ of the same prompt in one batch are still two valid GRPO groups, and better than
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ class timed:
     def __init__(self, clock: StepClock | None, counter: str) -> None:
         self.clock, self.counter = clock, counter
 
-    def __enter__(self) -> "timed":
+    def __enter__(self) -> timed:
         self.started = time.perf_counter()
         return self
 

@@ -7,7 +7,7 @@ TRL has no curriculum sampler; this keeps its `RepeatSampler` group semantics (s
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from trl import GRPOTrainer
 

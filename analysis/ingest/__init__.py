@@ -1,8 +1,8 @@
 """Importers: one adapter per foreign format, and the pipeline that writes them to the store."""
 
-from curriculab.analysis.issues import Issue
 from curriculab.analysis.ingest.attribution import Identity, read_identities
 from curriculab.analysis.ingest.pipeline import FORMATS, IngestReport, Unit, discover, ingest, read_unit
+from curriculab.analysis.issues import Issue
 
 __all__ = ["FORMATS", "Identity", "IngestReport", "Issue", "MAX_OUTPUT_CHARS", "Unit", "discover", "ingest",
            "read_identities", "read_unit"]

@@ -19,7 +19,15 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from curriculab.analysis.ingest.common import (
-    StepBuilder, UnitResult, add_trajectory, fail, json_or_none, make_issue, read_bytes, text_of, validation_failure,
+    StepBuilder,
+    UnitResult,
+    add_trajectory,
+    fail,
+    json_or_none,
+    make_issue,
+    read_bytes,
+    text_of,
+    validation_failure,
 )
 from curriculab.analysis.ingest.hashes import ParsedJson, content_hash, legacy_hash
 from curriculab.analysis.issues import IngestFailure

@@ -7,21 +7,22 @@ import errno
 import io
 import os
 import stat
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import orjson
 from pydantic import ValidationError
 
-from curriculab.analysis.issues import Issue, IngestFailure, fail, make_issue
+from curriculab.analysis.issues import IngestFailure, Issue, fail, make_issue
 from curriculab.analysis.store.rows import RowBatch, StepRow, TestResultRow, TrajectoryRow, as_utc, json_text
 from curriculab.trajectory.actions import NormalisedCall, error_observed, folded_case, looks_truncated, read_is_full
 from curriculab.trajectory.model import INT32_MAX, TIERS, Step, TestResult, Trajectory
 from curriculab.trajectory.model_names import canonical_model
-from curriculab.trajectory.vocabulary import AGENT_FAULTS
 from curriculab.trajectory.validation import first_problem
+from curriculab.trajectory.vocabulary import AGENT_FAULTS
 
 MAX_OUTPUT_CHARS = 64 * 1024
 """Outputs longer than this keep their first and last halves; `output_truncated` is set."""

@@ -4,7 +4,7 @@ folder it walks, and a re-ingest that reads nothing should not import the import
 from __future__ import annotations
 
 import os
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 
 def listing(directory: str, listings: dict[str, list[os.DirEntry]] | None = None) -> list[os.DirEntry]:

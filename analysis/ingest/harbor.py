@@ -16,8 +16,20 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from curriculab.analysis.ingest.atif import AtifRead, read_atif, read_continuation
 from curriculab.analysis.ingest.common import (
-    IngestFailure, StepBuilder, UnitResult, add_trajectory, fail, json_or_none, load_json, make_issue, milestones,
-    outcome_without_verdict, read_bytes, read_if_regular, test_results_from_ctrf, validation_failure,
+    IngestFailure,
+    StepBuilder,
+    UnitResult,
+    add_trajectory,
+    fail,
+    json_or_none,
+    load_json,
+    make_issue,
+    milestones,
+    outcome_without_verdict,
+    read_bytes,
+    read_if_regular,
+    test_results_from_ctrf,
+    validation_failure,
 )
 from curriculab.analysis.ingest.hashes import ParsedJson, content_hash, legacy_hash
 from curriculab.analysis.ingest.tasks import task_from_toml

@@ -10,7 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from curriculab.analysis.ingest.common import (
-    StepBuilder, UnitResult, add_trajectory, fail, make_issue, read_bytes, text_of,
+    StepBuilder,
+    UnitResult,
+    add_trajectory,
+    fail,
+    make_issue,
+    read_bytes,
+    text_of,
 )
 from curriculab.analysis.ingest.hashes import content_hash, legacy_hash
 from curriculab.trajectory.actions import NormalisedCall, normalise_tool_call

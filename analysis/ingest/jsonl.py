@@ -11,8 +11,16 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from curriculab.analysis.ingest.common import (
-    UnitResult, add_trajectory, cap_output, cap_text, json_failure, make_issue, message_capped, output_capped,
-    read_bytes, validation_failure,
+    UnitResult,
+    add_trajectory,
+    cap_output,
+    cap_text,
+    json_failure,
+    make_issue,
+    message_capped,
+    output_capped,
+    read_bytes,
+    validation_failure,
 )
 from curriculab.analysis.ingest.hashes import content_hash, legacy_hash
 from curriculab.trajectory.model import Run, Trajectory

@@ -14,18 +14,19 @@ import hashlib
 import os
 import stat
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from curriculab.analysis import queries
 from curriculab.analysis.ingest import attribution, detect
 from curriculab.analysis.ingest.attribution import Identity
 from curriculab.analysis.ingest.hashes import UNPREFIXED_HASHES_SQL, LegacyHashes
-from curriculab.analysis.issues import Issue, IngestFailure, make_issue
+from curriculab.analysis.issues import IngestFailure, Issue, make_issue
 from curriculab.analysis.store import RecordRejected, Store
 
 if TYPE_CHECKING:
@@ -115,11 +116,11 @@ def _sniff_json(path: Path, data: bytes) -> str | None:
     return None
 
 
-_readers: dict[str, Callable[[Path], "UnitResult"]] = {}
+_readers: dict[str, Callable[[Path], UnitResult]] = {}
 """The importer of each unit kind, filled on the first read: a walk or a no-op re-ingest never loads them."""
 
 
-def _importers() -> dict[str, Callable[[Path], "UnitResult"]]:
+def _importers() -> dict[str, Callable[[Path], UnitResult]]:
     if not _readers:
         from curriculab.analysis.ingest import atif, harbor, inspect_log, jsonl, swe_agent, tasks, tb
 
@@ -244,7 +245,8 @@ def discover(paths: Iterable[str | os.PathLike], fmt: str = "auto",
         # root's, made once, with the same tail (no name is `.` or `..`)
         root_text, root_absolute = str(root), os.path.abspath(root)
 
-        def unit_at(kind: str, path: str) -> None:
+        def unit_at(kind: str, path: str, root_text: str = root_text, root_absolute: str = root_absolute,
+                    found: Callable[[Unit], None] | None = found) -> None:
             unit = Unit(kind, path, root_absolute + path[len(root_text):] if root_text != "/" else path)
             units.append(unit)
             if found:

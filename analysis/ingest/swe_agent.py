@@ -15,7 +15,12 @@ import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from curriculab.analysis.ingest.common import (
-    StepBuilder, UnitResult, add_trajectory, load_json, read_bytes, validation_failure,
+    StepBuilder,
+    UnitResult,
+    add_trajectory,
+    load_json,
+    read_bytes,
+    validation_failure,
 )
 from curriculab.analysis.ingest.hashes import content_hash, legacy_hash
 from curriculab.trajectory.actions import normalise_swe_agent_action

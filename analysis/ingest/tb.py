@@ -25,11 +25,20 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from curriculab.analysis.ingest.detect import each_tb_trial_dir
 from curriculab.analysis.ingest.common import (
-    IngestFailure, Issue, StepBuilder, UnitResult, add_trajectory, fail, load_json, make_issue, outcome_without_verdict,
-    read_bytes, validation_failure,
+    IngestFailure,
+    Issue,
+    StepBuilder,
+    UnitResult,
+    add_trajectory,
+    fail,
+    load_json,
+    make_issue,
+    outcome_without_verdict,
+    read_bytes,
+    validation_failure,
 )
+from curriculab.analysis.ingest.detect import each_tb_trial_dir
 from curriculab.analysis.ingest.hashes import content_hash, legacy_hash
 from curriculab.trajectory.actions import NormalisedCall, normalise_shell
 from curriculab.trajectory.model import INT64_MAX, Run, Task, TestResult, Trajectory

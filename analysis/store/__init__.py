@@ -1,10 +1,26 @@
 """The DuckDB store: schema, migrations, reads and writes. The only code that opens DuckDB."""
 
-from curriculab.analysis.store.catalog import applied_migrations, check_filter, describe_tables, row_count, schema_version
+from curriculab.analysis.store.catalog import (
+    applied_migrations,
+    check_filter,
+    describe_tables,
+    row_count,
+    schema_version,
+)
 from curriculab.analysis.store.schema import LATEST_VERSION, MIGRATIONS, Migration
 from curriculab.analysis.store.store import (
-    DEFAULT_DB, QueryFailed, QueryRejected, QueryResult, RecordRejected, Store, StoreBusy, StoreError, StoreMissing, WriteResult,
-    default_db_path, require_store,
+    DEFAULT_DB,
+    QueryFailed,
+    QueryRejected,
+    QueryResult,
+    RecordRejected,
+    Store,
+    StoreBusy,
+    StoreError,
+    StoreMissing,
+    WriteResult,
+    default_db_path,
+    require_store,
 )
 
 __all__ = ["DEFAULT_DB", "LATEST_VERSION", "MIGRATIONS", "Migration", "QueryFailed", "QueryRejected", "QueryResult", "RecordRejected", "RowBatch", "Store", "StoreBusy", "StoreError",

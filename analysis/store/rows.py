@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import namedtuple
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -84,7 +84,7 @@ def as_utc(value: datetime | None) -> datetime | None:
     """`value` with a time zone: the store holds instants."""
     if value is None or value.tzinfo is not None:
         return value
-    return value.replace(tzinfo=timezone.utc)  # naive times are taken as UTC
+    return value.replace(tzinfo=UTC)  # naive times are taken as UTC
 
 
 def json_text(value: Any) -> str | None:
@@ -124,7 +124,7 @@ class RowBatch:
     def n_steps(self) -> int:
         return len(self.steps)
 
-    def extend(self, other: "RowBatch") -> None:
+    def extend(self, other: RowBatch) -> None:
         """Append another batch's rows, merging tasks and runs by id."""
         for task_id, task in other.tasks.items():
             self.tasks[task_id] = _merge(self.tasks.get(task_id), task)
@@ -141,7 +141,7 @@ class RowBatch:
     def add_run(self, run: Run) -> None:
         self.runs[run.run_id] = _merge(self.runs.get(run.run_id), run.model_dump())
 
-    def per_trajectory(self) -> list["RowBatch"]:
+    def per_trajectory(self) -> list[RowBatch]:
         """One batch per trajectory (with its steps, test results, task and run), then one with the
         tasks and runs no trajectory here names: to find the record a failed write cannot hold."""
         parts: dict[str, RowBatch] = {}

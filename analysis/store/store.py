@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import duckdb
 
@@ -281,7 +282,7 @@ class Store:
             self._con.close()
             self._con = None
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -67,6 +67,11 @@ def code(coder: str, where: str | None, model_path: Path | None, judge_url: str 
                        f"Check --judge-url and --judge-model (is the server up and serving that model?)")
 
 
+def rounded(value: object) -> object:
+    """A float to three places for a table; anything else as it is."""
+    return round(value, 3) if isinstance(value, float) else value
+
+
 @click.group()
 def labels() -> None:
     """Import and export human labels."""
@@ -151,7 +156,6 @@ def classifier_train(annotator: str, output: Path, folds: int, taxonomy_version:
         except ValueError as exc:
             raise CliError(str(exc)) from None
     model.save(output)
-    rounded = lambda v: round(v, 3) if isinstance(v, float) else v
     rows = [(code, m["n"], m["folds"], rounded(m["kappa"]), rounded(m["precision"]), rounded(m["recall"]), rounded(m["f1"]))
             for code, m in model.cv.items()]
     rows += [(code, None, None, None, None, None, f"not learned: {why}") for code, why in model.skipped.items()]
@@ -182,7 +186,6 @@ def agreement(coder: str, annotator: str, threshold: float, taxonomy_version: st
         except ValueError as exc:
             raise CliError(str(exc)) from None
     columns = ["code", "n", "prevalence", "kappa", "precision", "recall", "f1", "alpha", "annotators", "in_sample", "reliable"]
-    rounded = lambda v: round(v, 3) if isinstance(v, float) else v
     caveat = (" — IN-SAMPLE: the classifier learned from these labels; its held-out figures are those "
               "`classifier train` printed, and in-sample codes are not marked reliable") if any(r.in_sample for r in results) else ""
     emit(columns, [tuple(rounded(getattr(r, c)) for c in columns) for r in results], fmt,

@@ -8,7 +8,13 @@ from pathlib import Path
 import click
 
 from curriculab.commands.common import (
-    CliError, db_option, echo_json, emit, load_problem_set, open_store, output_options,
+    CliError,
+    db_option,
+    echo_json,
+    emit,
+    load_problem_set,
+    open_store,
+    output_options,
 )
 from curriculab.tables import safe_text
 from curriculab.trajectory.vocabulary import TIERS

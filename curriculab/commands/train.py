@@ -47,7 +47,8 @@ def train(config_path: Path, model: str, max_steps: int | None, output_dir: Path
     from tqdm.auto import tqdm
 
     from curriculab.training.callback import summary_line
-    from curriculab.training.grpo import TrainError, train as run_training
+    from curriculab.training.grpo import TrainError
+    from curriculab.training.grpo import train as run_training
 
     db = existing_store()  # rollouts land in it
     try:
@@ -86,8 +87,8 @@ def loop(target: str, rounds: int, steps_per_round: int, train_model: str, probl
     Example:
       curriculab loop --model atlas-7b-coder --rounds 2 --steps-per-round 4
     """
-    from curriculab.training.models import TrainError
     from curriculab.loop import run_loop
+    from curriculab.training.models import TrainError
 
     db = existing_store()
     problems = load_problem_set(problems_path)

@@ -11,12 +11,23 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from curriculab.trajectory.vocabulary import (  # noqa: F401 (re-exported: the model's own names)
+    ACTIONS,
+    HARNESS_ERRORS,
+    INT32_MAX,
+    INT64_MAX,
+    OUTCOMES,
+    STEP_SOURCES,
+    TASK_TIERS,
+    TIERS,
+    Action,
+    Outcome,
+    StepSource,
+    Tier,
+)
+
 FORMAT_VERSION = "1.0"
 """Version of the canonical model and of the JSONL format built on it."""
-
-from curriculab.trajectory.vocabulary import (  # noqa: F401 (re-exported: the model's own names)
-    ACTIONS, HARNESS_ERRORS, INT32_MAX, INT64_MAX, OUTCOMES, STEP_SOURCES, TASK_TIERS, TIERS, Action, Outcome, StepSource, Tier,
-)
 
 
 class _Model(BaseModel):

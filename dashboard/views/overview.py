@@ -3,8 +3,18 @@ model, in the leaderboard's order); harness errors kept apart."""
 
 import streamlit as st
 
-from curriculab.dashboard.common import (KIND_LABELS, SCOPE_FILTERS, bars, filtered_attempts, filters, ignored_filters,
-                                         read, scope, store_ready, table)
+from curriculab.dashboard.common import (
+    KIND_LABELS,
+    SCOPE_FILTERS,
+    bars,
+    filtered_attempts,
+    filters,
+    ignored_filters,
+    read,
+    scope,
+    store_ready,
+    table,
+)
 
 st.title("Overview")
 if store_ready():

@@ -8,10 +8,11 @@ taxonomy version, so it is never applied to codes of another version.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -119,7 +120,7 @@ def train_classifier(trajectory_ids: Sequence[str], texts: Sequence[str], featur
     x_all = _matrix(vectorizer, scaler, texts, features)
     result = TrainedClassifier(classifier_id=digest.hexdigest(), taxonomy_version=taxonomy_version, codes=[],
                                vectorizer=vectorizer, scaler=scaler, models={},
-                               trained_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                               trained_at=datetime.now(UTC).isoformat(timespec="seconds"),
                                n_trajectories=len({t for per in labels.values() for t in per}),
                                annotator=annotator, trained_on=sorted({t for per in labels.values() for t in per}))
     for code, per in sorted(labels.items()):

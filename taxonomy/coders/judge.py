@@ -13,8 +13,9 @@ import re
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from curriculab.taxonomy.coders.verifier import COMPLETION_CODES, TRIAL_CODES
 from curriculab.taxonomy.taxonomy import Taxonomy

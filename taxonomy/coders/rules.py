@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
 CODER = "rules"
 
 # Runs that neither check a result nor change anything: looking around, moving around.

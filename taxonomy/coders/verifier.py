@@ -24,8 +24,8 @@ value (a wrong answer).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from curriculab.taxonomy.completion import extract_code, has_code_block
 from curriculab.taxonomy.versions import NEWEST

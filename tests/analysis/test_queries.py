@@ -4,13 +4,12 @@ bound (never pasted into SQL), and a read-only store is enough."""
 import pandas as pd
 import pytest
 
-from curriculab.taxonomy.taxonomy import NEWEST
-
 from curriculab.analysis import queries
 from curriculab.analysis.coding import run_rule_coders
 from curriculab.analysis.difficulty import fit_store
 from curriculab.analysis.ingest import ingest
 from curriculab.analysis.store import Store
+from curriculab.taxonomy.taxonomy import NEWEST
 
 PINNED = {
     "attempts": ["trajectory_id", "run_id", "agent", "model", "model_raw", "task_id", "attempt", "outcome", "harness_error",

@@ -130,7 +130,9 @@ def test_bottleneck_is_the_code_every_model_ranks_first(store):
 
 def test_report_cli_in_three_formats_and_errors(sim, tmp_path):
     _, _, db, _ = sim
-    run = lambda *a: CliRunner().invoke(cli, ["--db", str(db), *a], catch_exceptions=False)
+    def run(*a):
+        return CliRunner().invoke(cli, ["--db", str(db), *a], catch_exceptions=False)
+
     md = run("report", "--model", "borealis-32b")
     assert md.exit_code == 0 and md.stdout.startswith("# curriculab report — borealis-32b")
     assert "| no_plan_revision |" in md.stdout
@@ -151,7 +153,9 @@ def test_report_cli_in_three_formats_and_errors(sim, tmp_path):
 
 def test_difficulty_cli_exports_the_pinned_fields(sim):
     _, _, db, _ = sim
-    run = lambda *a: CliRunner().invoke(cli, ["--db", str(db), *a], catch_exceptions=False)
+    def run(*a):
+        return CliRunner().invoke(cli, ["--db", str(db), *a], catch_exceptions=False)
+
     tasks = json.loads(run("difficulty", "--json").stdout)
     assert len(tasks) == 72
     assert {"task_id", "difficulty", "discrimination", "difficulty_se", "n_attempts", "pass_rate"} <= set(tasks[0])

@@ -11,6 +11,7 @@ from curriculab.analysis.simulate import simulate_corpus
 from curriculab.analysis.store import Store, row_count
 from curriculab.taxonomy.coders.rules import RULES
 
+
 @pytest.fixture(scope="module")
 def sim_store(tmp_path_factory):
     root = tmp_path_factory.mktemp("rules")

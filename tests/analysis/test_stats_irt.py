@@ -129,7 +129,10 @@ def test_cluster_bootstrap_intervals_equal_a_fresh_uncached_draw():
     import numpy as np
 
     from curriculab.analysis.stats import (
-        _cluster_weights, cluster_bootstrap, cluster_bootstrap_difference, cluster_bootstraps,
+        _cluster_weights,
+        cluster_bootstrap,
+        cluster_bootstrap_difference,
+        cluster_bootstraps,
     )
 
     def reference(k, n, reps=2000, seed=0):

@@ -1,7 +1,7 @@
 """The step builder's rows are what the store would make of the same steps read whole as canonical
 `Step` models (curriculab JSONL's path), though built without a model object per step."""
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from curriculab.analysis.ingest.common import MAX_OUTPUT_CHARS, StepBuilder, step_row
@@ -9,7 +9,7 @@ from curriculab.analysis.store.rows import SCHEMAS, StepRow
 from curriculab.trajectory.actions import NormalisedCall
 from curriculab.trajectory.model import Step
 
-TS = datetime(2025, 1, 15, 10, 30, tzinfo=timezone.utc)
+TS = datetime(2025, 1, 15, 10, 30, tzinfo=UTC)
 
 
 def _built() -> StepBuilder:

@@ -8,7 +8,13 @@ import pytest
 
 from curriculab.analysis.ingest.common import add_trajectory
 from curriculab.analysis.store import (
-    LATEST_VERSION, RowBatch, Store, StoreError, StoreMissing, describe_tables, row_count,
+    LATEST_VERSION,
+    RowBatch,
+    Store,
+    StoreError,
+    StoreMissing,
+    describe_tables,
+    row_count,
 )
 from curriculab.trajectory.model import Step, Trajectory
 

@@ -290,7 +290,9 @@ def test_the_default_report_shows_the_verifiers_codes_beside_the_rules(tb):
     report = build_report(tb)
     assert report["coder"] == "rules" and [v["coder"] for v in report["beside"]] == ["verifier"]
     verifier = report["beside"][0]
-    judged = lambda view: sum(c["coded_failures"] for c in view["coverage"])
+    def judged(view):
+        return sum(c["coded_failures"] for c in view["coverage"])
+
     assert judged(verifier) > judged(report.as_dict())
     text = to_markdown(report)
     assert "failure codes from `rules` (v4), and beside it `verifier` (v4) (side by side, not merged)" in text

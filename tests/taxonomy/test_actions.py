@@ -3,7 +3,11 @@
 import pytest
 
 from curriculab.trajectory.actions import (
-    classify_command, looks_truncated, normalise_shell, normalise_swe_agent_action, normalise_tool_call,
+    classify_command,
+    looks_truncated,
+    normalise_shell,
+    normalise_swe_agent_action,
+    normalise_tool_call,
     split_commands,
 )
 
@@ -206,5 +210,5 @@ def test_required_literals_are_in_every_match_and_the_prefiltered_search_agrees(
               "[The command completed with exit code ", "[Command finished with exit code ", ".]", "x"]
     for pattern in patterns:
         searcher = _Searcher(pattern)
-        found = _agreement(lambda text: searcher.search(text) is not None, searcher.pattern, pieces, seed=11, lengths=(0, 7))
+        found = _agreement(lambda text, searcher=searcher: searcher.search(text) is not None, searcher.pattern, pieces, seed=11, lengths=(0, 7))
         assert found > 5, pattern  # the generator does produce matches of every pattern

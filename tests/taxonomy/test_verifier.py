@@ -8,8 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from curriculab.taxonomy.coders.verifier import (COMPLETION_CODES, TRIAL_CODES, TestEvidence, code_completion, code_trial,
-                                                 has_code, is_prose_line)
+from curriculab.taxonomy.coders.verifier import (
+    COMPLETION_CODES,
+    TRIAL_CODES,
+    TestEvidence,
+    code_completion,
+    code_trial,
+    has_code,
+    is_prose_line,
+)
 from curriculab.taxonomy.completion import extract_code
 from curriculab.taxonomy.taxonomy import load_taxonomy
 

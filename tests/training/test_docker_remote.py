@@ -58,7 +58,7 @@ def _forward(unix_path: str) -> tuple[str, threading.Event]:
         while not stop.is_set():
             try:
                 client, _ = listener.accept()
-            except (socket.timeout, OSError):
+            except (TimeoutError, OSError):
                 continue
             daemon = socket.socket(socket.AF_UNIX)
             daemon.connect(unix_path)

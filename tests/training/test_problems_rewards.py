@@ -10,11 +10,17 @@ import pytest
 from click.testing import CliRunner
 
 from curriculab.cli import cli
+from curriculab.planner.portfolio import TierCurriculum
 from curriculab.taxonomy.completion import extract_code
 from curriculab.training.problems import (
-    ProblemError, builtin_problems, humaneval_problems, load_problems, retier, save_problems, verify_references,
+    ProblemError,
+    builtin_problems,
+    humaneval_problems,
+    load_problems,
+    retier,
+    save_problems,
+    verify_references,
 )
-from curriculab.planner.portfolio import TierCurriculum
 from curriculab.training.rewards import make_reward_functions, score_completions
 from curriculab.training.sandbox import Limits
 

@@ -296,8 +296,8 @@ def test_a_completion_cannot_fake_a_sandbox_fault():
 
 
 def test_the_reward_of_a_faked_fault_is_zero():
-    from curriculab.training.problems import Problem, ProblemTest
     from curriculab.planner.portfolio import TierCurriculum
+    from curriculab.training.problems import Problem, ProblemTest
     from curriculab.training.rewards import score_completions
 
     problem = Problem(problem_id="p/add", prompt="def add(a, b):\n", entry_point="add",
@@ -408,10 +408,10 @@ def test_memory_is_capped_per_sandbox_not_per_process(backend):
 
 @pytest.mark.slow
 def test_no_process_is_left_behind_after_200_completions():
+    import psutil
+
     from curriculab.training.sandbox import run_many
     from curriculab.training.sandbox.runner import close_pools
-
-    import psutil
 
     def zombies():
         # containerd-shim double-forks by design and leaves its parent to pid 1: Docker's, not ours

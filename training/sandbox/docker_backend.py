@@ -136,7 +136,7 @@ class DockerServer:
     an abstract socket the judge listens on for the completion's channel."""
 
     def __init__(self, docker_client, role: str, uid: int, box: Path, limits, cgroup_note: list[str],
-                 judge: "DockerServer | None" = None):
+                 judge: DockerServer | None = None):
         from docker.types import Mount, Ulimit
 
         command = ["/usr/bin/python3", "-I", "-S", "-B", "/box/server.py", role, "stdio", "/tmp", "namespace"]

@@ -64,11 +64,11 @@ class Cgroup:
         self.paths, self.version = paths, version
 
     @classmethod
-    def create(cls, name: str, memory_bytes: int, processes: int) -> "Cgroup | None":
+    def create(cls, name: str, memory_bytes: int, processes: int) -> Cgroup | None:
         return cls._v2(name, memory_bytes, processes) or cls._v1(name, memory_bytes, processes)
 
     @classmethod
-    def _v2(cls, name: str, memory_bytes: int, processes: int) -> "Cgroup | None":
+    def _v2(cls, name: str, memory_bytes: int, processes: int) -> Cgroup | None:
         root = Path("/sys/fs/cgroup")
         if not (root / "cgroup.controllers").exists():
             return None
@@ -93,7 +93,7 @@ class Cgroup:
             return None
 
     @classmethod
-    def _v1(cls, name: str, memory_bytes: int, processes: int) -> "Cgroup | None":
+    def _v1(cls, name: str, memory_bytes: int, processes: int) -> Cgroup | None:
         memory, pids = Path("/sys/fs/cgroup/memory") / name, Path("/sys/fs/cgroup/pids") / name
         made = []
         try:
@@ -114,7 +114,7 @@ class Cgroup:
             return None
 
     @classmethod
-    def of_process(cls, pid: int) -> "Cgroup | None":
+    def of_process(cls, pid: int) -> Cgroup | None:
         """The memory cgroup another tool (Docker) put `pid` in, to read its OOM kills."""
         try:
             lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()

@@ -38,10 +38,10 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 from curriculab.training.sandbox import server
 from curriculab.training.sandbox.isolation import ZYGOTE_ALLOWED, Cgroup, UidLease, seccomp_program
@@ -241,7 +241,7 @@ class _Server:
     handshake, so several can start at once."""
 
     def __init__(self, role: str, backend: str, limits: Limits, box: Path, workdir: Path,
-                 judge: "_Server | None" = None):
+                 judge: _Server | None = None):
         self.role, self.backend, self.limits = role, backend, limits
         self.lease = UidLease()
         self.cgroup = None
@@ -276,7 +276,7 @@ class _Server:
         if type(message.get("oom_kills")) is int:
             self.reported_oom_kills = message["oom_kills"]
 
-    def _start(self, box: Path, workdir: Path, limits: Limits, judge: "_Server | None") -> None:
+    def _start(self, box: Path, workdir: Path, limits: Limits, judge: _Server | None) -> None:
         uid = self.lease.uid
         if self.backend == "docker":
             from curriculab.training.sandbox import docker_backend

@@ -263,6 +263,9 @@ class Wire:
 
     def __init__(self, sock, side, trusted, classes=None):
         self.sock, self.side, self.trusted = sock, side, trusted
+        # the completion's side (trusted) answers whatever its code raised, exits included; the judge's
+        # side lets SystemExit and KeyboardInterrupt end it
+        self._catchable: type[BaseException] = BaseException if trusted else Exception
         self.exported = []  # index -> object handed to the other side as a reference
         self.export_ids = {}  # id(object) -> index
         self.proxies = {}  # the other side's reference -> Remote
@@ -826,7 +829,7 @@ class Wire:
             reply = {"re": rid, "ok": True, "value": graph, "updates": updates}
         except RefusedReply:
             raise
-        except (Exception if not self.trusted else BaseException) as exc:
+        except self._catchable as exc:
             at_call = op == "call" and isinstance(exc, TypeError) and _raised_binding(exc)
             exc.__traceback__ = None
             try:
@@ -1031,7 +1034,7 @@ def _recv_exact(sock, n, deadline, fds, max_fds=3):
                 fds.extend(received)
             else:
                 chunk = sock.recv(n - len(chunks))
-        except socket.timeout:
+        except TimeoutError:
             raise TimeoutError from None
         if not chunk:
             raise EOFError
@@ -1087,7 +1090,7 @@ class Stdio:
 
     def recv(self, size):
         if self.timeout is not None and not select.select([0], [], [], self.timeout)[0]:
-            raise socket.timeout
+            raise TimeoutError
         return os.read(0, size)
 
     def sendall(self, data):
@@ -1425,7 +1428,7 @@ def _run_program(program, stdin, cap):
     os.dup2(out_fd, 1)
     os.close(in_fd)
     saved = sys.stdin, sys.stdout
-    sys.stdin = open(0, "r", encoding="utf-8", errors="replace", closefd=False)
+    sys.stdin = open(0, encoding="utf-8", errors="replace", closefd=False)
     sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
     status, error = 0, None
     namespace = {"__name__": "__main__", "__builtins__": builtins}
@@ -2058,7 +2061,7 @@ def _judge_one(wire, state, scope, spec, test_timeout, budget_end, budget_s, out
     try:
         exec(_compiled_test(spec), dict(scope))
         error = None
-    except BaseException as exc:  # noqa: anything a test raises is its verdict
+    except BaseException as exc:  # anything a test raises is its verdict
         error = exc
     if state["fault"]:  # decided by what the wire saw, whatever the test code caught
         status = state["fault"]
@@ -2230,7 +2233,7 @@ def _accept_channel(nonce, zygote_uid, deadline):
             listener.settimeout(remaining)
             try:
                 connection, _ = listener.accept()
-            except (socket.timeout, OSError):
+            except (TimeoutError, OSError):
                 return []
             _, uid, _ = struct.unpack("3i", connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
                                                                   struct.calcsize("3i")))
