@@ -54,24 +54,40 @@ def _rule_statements(rules: list, where: str | None, taxonomy_version: str) -> l
     for rule in rules:
         # a trajectory's sightings become one finding (all their steps, the first reason);
         # behaviour cannot be judged where the actions were not logged
-        judgeable = "where trajectory_id in (select trajectory_id from _tt where actions_logged)" if rule.needs_actions else ""
-        hits.append(f"select trajectory_id, '{rule.code}' as code, list_sort(list_distinct(flatten(list(evidence)))) "
-                    f"as evidence, min(rationale) as rationale from ({rule.sql}) {judgeable} group by trajectory_id")
+        judgeable = (
+            "where trajectory_id in (select trajectory_id from _tt where actions_logged)" if rule.needs_actions else ""
+        )
+        hits.append(
+            f"select trajectory_id, '{rule.code}' as code, list_sort(list_distinct(flatten(list(evidence)))) "
+            f"as evidence, min(rationale) as rationale from ({rule.sql}) {judgeable} group by trajectory_id"
+        )
         applicable.append(f"select trajectory_id, '{rule.code}' as code from ({rule.applicable}) {judgeable}")
     codes = ", ".join(f"('{r.code}', {str(r.needs_actions).lower()})" for r in rules)
     mine = [CODER, taxonomy_version]
     return [
-        (f"""create or replace temp table _tt as
+        (
+            f"""create or replace temp table _tt as
              select trajectory_id, task_id, outcome, harness_error, coalesce(actions_logged, true) as actions_logged
-             from trajectories where trajectory_id in (select trajectory_id from trajectories where ({where or 'true'}))""", []),
+             from trajectories where trajectory_id in (select trajectory_id from trajectories where ({where or "true"}))""",
+            [],
+        ),
         (CODER_STEPS_SQL, []),
         ("create or replace temp table _hits as " + " union all ".join(hits), []),
         ("create or replace temp table _applicable as " + " union all ".join(applicable), []),
-        *((f"delete from {table} where coder = ? and taxonomy_version = ? and trajectory_id in (select trajectory_id from _tt)",
-           mine) for table in ("failure_codes", "coding_status")),
-        ("insert into failure_codes (trajectory_id, code, taxonomy_version, coder, confidence, evidence_steps, rationale) "
-         "select trajectory_id, code, ?, ?, 1.0, evidence, rationale from _hits", [taxonomy_version, CODER]),
-        (f"""insert into coding_status (trajectory_id, code, coder, taxonomy_version, status, reason)
+        *(
+            (
+                f"delete from {table} where coder = ? and taxonomy_version = ? and trajectory_id in (select trajectory_id from _tt)",
+                mine,
+            )
+            for table in ("failure_codes", "coding_status")
+        ),
+        (
+            "insert into failure_codes (trajectory_id, code, taxonomy_version, coder, confidence, evidence_steps, rationale) "
+            "select trajectory_id, code, ?, ?, 1.0, evidence, rationale from _hits",
+            [taxonomy_version, CODER],
+        ),
+        (
+            f"""insert into coding_status (trajectory_id, code, coder, taxonomy_version, status, reason)
              select t.trajectory_id, c.code, ?, ?,
                     case when h.trajectory_id is not null then 'present'
                          when a.trajectory_id is not null then 'absent' else 'not_applicable' end,
@@ -80,10 +96,15 @@ def _rule_statements(rules: list, where: str | None, taxonomy_version: str) -> l
                                    else 'the trajectory lacks the evidence this rule reads' end end
              from _tt t cross join (values {codes}) c(code, needs_actions)
              left join _hits h on h.trajectory_id = t.trajectory_id and h.code = c.code
-             left join _applicable a on a.trajectory_id = t.trajectory_id and a.code = c.code""", [*mine, OPAQUE_REASON]),
+             left join _applicable a on a.trajectory_id = t.trajectory_id and a.code = c.code""",
+            [*mine, OPAQUE_REASON],
+        ),
         *((f"drop table if exists {table}", []) for table in ("_cs", "_hits", "_applicable")),
-        ("select code, status, count(*) from coding_status where coder = ? and taxonomy_version = ? "
-         "and trajectory_id in (select trajectory_id from _tt) group by all", mine),
+        (
+            "select code, status, count(*) from coding_status where coder = ? and taxonomy_version = ? "
+            "and trajectory_id in (select trajectory_id from _tt) group by all",
+            mine,
+        ),
         ("select count(*) from _tt", []),
         ("drop table if exists _tt", []),
     ]
@@ -96,8 +117,9 @@ TRIAL_ONLY = "a single-turn completion: its completion codes say why it failed"
 NO_TESTS = "no per-test results to read"
 
 
-def run_verifier_coder(store: Store, where: str | None = None, *, run_id: str | None = None,
-                       uncoded_only: bool = False) -> CodingReport:
+def run_verifier_coder(
+    store: Store, where: str | None = None, *, run_id: str | None = None, uncoded_only: bool = False
+) -> CodingReport:
     """Code every trajectory matching `where` (and `run_id`) with the v3 verifier-derived codes.
 
     A single-turn completion (a rollout: its agent step carries `raw.completion`) gets every
@@ -110,12 +132,14 @@ def run_verifier_coder(store: Store, where: str | None = None, *, run_id: str | 
     from curriculab.taxonomy.coders import verifier
 
     taxonomy = load_taxonomy(verifier.TAXONOMY_VERSION)
-    chosen, tests = queries.verifier_evidence(store, where, run_id=run_id,
-                                              uncoded_by=verifier.CODER if uncoded_only else None)
+    chosen, tests = queries.verifier_evidence(
+        store, where, run_id=run_id, uncoded_by=verifier.CODER if uncoded_only else None
+    )
     by_trajectory: dict[str, list] = {}
     for row in queries.records(tests):
-        by_trajectory.setdefault(row["trajectory_id"], []).append(verifier.TestEvidence(
-            row["test_id"], row["tier"], bool(row["passed"]), row["status"], row["detail"]))
+        by_trajectory.setdefault(row["trajectory_id"], []).append(
+            verifier.TestEvidence(row["test_id"], row["tier"], bool(row["passed"]), row["status"], row["detail"])
+        )
     present, judged = [], []
     for row in queries.records(chosen):
         tid, results = row["trajectory_id"], by_trajectory.get(row["trajectory_id"], [])
@@ -128,7 +152,9 @@ def run_verifier_coder(store: Store, where: str | None = None, *, run_id: str | 
             judged += [(tid, c, "not_applicable", COMPLETION_ONLY) for c in verifier.COMPLETION_CODES]
             evidence = []
         else:
-            judged += [(tid, c, "not_applicable", NO_TESTS) for c in (*verifier.COMPLETION_CODES, *verifier.TRIAL_CODES)]
+            judged += [
+                (tid, c, "not_applicable", NO_TESTS) for c in (*verifier.COMPLETION_CODES, *verifier.TRIAL_CODES)
+            ]
             continue
         for code, finding in found.items():
             judged.append((tid, code, "present" if finding.present else "absent", None))
@@ -136,11 +162,19 @@ def run_verifier_coder(store: Store, where: str | None = None, *, run_id: str | 
                 failing = f" (failing: {', '.join(finding.tests)})" if finding.tests else ""
                 present.append((tid, code, 1.0, evidence, finding.rationale + failing))
     store.replace_codes(verifier.CODER, taxonomy.version, list(chosen["trajectory_id"]), present, judged)
-    store.save_reliability(verifier.CODER, VERIFIER_ANNOTATOR, taxonomy.version,
-                           [(c, 0, None, None, 1.0, True, False) for c in (*verifier.COMPLETION_CODES, *verifier.TRIAL_CODES)],
-                           method="verifier")
-    return CodingReport(coder=verifier.CODER, taxonomy_version=taxonomy.version, trajectories=len(chosen),
-                        counts=_counts([(t, c, s) for t, c, s, _ in judged]))
+    store.save_reliability(
+        verifier.CODER,
+        VERIFIER_ANNOTATOR,
+        taxonomy.version,
+        [(c, 0, None, None, 1.0, True, False) for c in (*verifier.COMPLETION_CODES, *verifier.TRIAL_CODES)],
+        method="verifier",
+    )
+    return CodingReport(
+        coder=verifier.CODER,
+        taxonomy_version=taxonomy.version,
+        trajectories=len(chosen),
+        counts=_counts([(t, c, s) for t, c, s, _ in judged]),
+    )
 
 
 def _trajectory_texts(store: Store, selected) -> tuple[list[str], list[str], list[list[float]], dict[str, list[int]]]:
@@ -166,8 +200,10 @@ def train_classifier_from_labels(store: Store, annotator: str, taxonomy_version:
     labelled = queries.labels_under(store, taxonomy)  # older versions' labels carried through the mapping
     labelled = labelled[labelled["annotator"] == annotator]
     if labelled.empty:
-        raise ValueError(f"no {taxonomy.version} labels by {annotator!r}. Import some with "
-                         f"`curriculab labels import FILE.csv --annotator {annotator}`")
+        raise ValueError(
+            f"no {taxonomy.version} labels by {annotator!r}. Import some with "
+            f"`curriculab labels import FILE.csv --annotator {annotator}`"
+        )
     labels: dict[str, dict[str, bool]] = {}
     for trajectory_id, code, present in zip(labelled["trajectory_id"], labelled["code"], labelled["present"]):
         labels.setdefault(code, {})[trajectory_id] = bool(present)
@@ -177,16 +213,28 @@ def train_classifier_from_labels(store: Store, annotator: str, taxonomy_version:
     return train_classifier(ids, texts, features, labels, taxonomy.version, folds=folds, annotator=annotator)
 
 
-def _record(store: Store, coder: str, version: str, selected, present: list[tuple], judged: list[tuple],
-            in_sample: tuple[str, set[str]] | None = None) -> None:
+def _record(
+    store: Store,
+    coder: str,
+    version: str,
+    selected,
+    present: list[tuple],
+    judged: list[tuple],
+    in_sample: tuple[str, set[str]] | None = None,
+) -> None:
     """Write findings (trajectory_id, code, confidence, evidence, rationale) and statuses
     (trajectory_id, code, status) for `coder`, replacing its earlier ones on the `selected` trajectories.
     `in_sample` = (annotator, trajectories a classifier was trained on): their statuses say so."""
     opaque = set(selected.loc[~selected["actions_logged"].astype(bool), "trajectory_id"])
     present = [p for p in present if p[0] not in opaque or p[1] == "harness_failure"]
     judged = [(t, c, "not_applicable" if t in opaque and c != "harness_failure" else s) for t, c, s in judged]
-    store.replace_codes(coder, version, list(selected["trajectory_id"]), present,
-                        [(t, c, s, _reason(t, s, opaque, in_sample)) for t, c, s in judged])
+    store.replace_codes(
+        coder,
+        version,
+        list(selected["trajectory_id"]),
+        present,
+        [(t, c, s, _reason(t, s, opaque, in_sample)) for t, c, s in judged],
+    )
 
 
 def _reason(trajectory_id: str, status: str, opaque: set[str], in_sample: tuple[str, set[str]] | None) -> str | None:
@@ -221,8 +269,15 @@ def run_classifier(store: Store, model_path, where: str | None = None, threshold
             judged.append((trajectory_id, code, "present" if hit else "absent"))
             if hit:
                 present.append((trajectory_id, code, float(prob), [], f"classifier probability {prob:.2f}"))
-    _record(store, model.coder, taxonomy.version, selected, present, judged,
-            in_sample=(model.annotator, set(model.trained_on)) if model.annotator else None)
+    _record(
+        store,
+        model.coder,
+        taxonomy.version,
+        selected,
+        present,
+        judged,
+        in_sample=(model.annotator, set(model.trained_on)) if model.annotator else None,
+    )
     report.trajectories, report.counts = len(ids), _counts(judged)
     return report
 
@@ -237,8 +292,9 @@ class JudgeReport(CodingReport):
     """Trajectories with no usable answer after retries."""
 
 
-def run_judge(store: Store, base_url: str, model: str, where: str | None = None, config=None,
-              taxonomy_version: str | None = None) -> JudgeReport:
+def run_judge(
+    store: Store, base_url: str, model: str, where: str | None = None, config=None, taxonomy_version: str | None = None
+) -> JudgeReport:
     """Ask an OpenAI-compatible judge about every trajectory matching `where`."""
     from concurrent.futures import ThreadPoolExecutor
 
@@ -251,7 +307,9 @@ def run_judge(store: Store, base_url: str, model: str, where: str | None = None,
     selected = queries.selected_trajectories(store, where)
     ids, texts, _, step_ids = _trajectory_texts(store, selected)
     with ThreadPoolExecutor(max_workers=config.concurrency) as pool:
-        verdicts = list(pool.map(lambda k: judge(config, taxonomy, ids[k], texts[k], step_ids[ids[k]]), range(len(ids))))
+        verdicts = list(
+            pool.map(lambda k: judge(config, taxonomy, ids[k], texts[k], step_ids[ids[k]]), range(len(ids)))
+        )
     present, judged = [], []
     for trajectory_id, verdict in zip(ids, verdicts):
         if verdict.error:
@@ -261,7 +319,13 @@ def run_judge(store: Store, base_url: str, model: str, where: str | None = None,
         for finding in verdict.present:
             present.append((trajectory_id, finding.code, finding.confidence, finding.evidence_steps, finding.rationale))
         for code in judged_codes(taxonomy):
-            status = "present" if code in {f.code for f in verdict.present} else "absent" if code in answered else "not_applicable"
+            status = (
+                "present"
+                if code in {f.code for f in verdict.present}
+                else "absent"
+                if code in answered
+                else "not_applicable"
+            )
             judged.append((trajectory_id, code, status))
     _record(store, coder, taxonomy.version, selected, present, judged)
     report.trajectories, report.counts = len(ids), _counts(judged)

@@ -42,16 +42,37 @@ def fit_store(store: Store, kind: str = "2pl") -> IrtFit:
     model_n, model_k = np.bincount(mi, n, len(models)), np.bincount(mi, k, len(models))
     try:  # stored with the fit, so a report reads it instead of fitting again
         held = held_out_check(store, kind=kind)
-        check: tuple | None = (kind, held.held_out, held.irt_log_loss, held.baseline_log_loss, held.irt_auc,
-                               held.baseline_auc)
+        check: tuple | None = (
+            kind,
+            held.held_out,
+            held.irt_log_loss,
+            held.baseline_log_loss,
+            held.irt_auc,
+            held.baseline_auc,
+        )
     except ValueError:  # no model tried a task twice
         check = None
     store.save_irt_fit(
-        [(t, float(fit.difficulty[j]), float(fit.difficulty_se[j]), float(fit.discrimination[j]),
-          float(fit.discrimination_se[j]), int(task_n[j]), float(task_k[j] / task_n[j]), tiers[j], kind)
-         for j, t in enumerate(tasks)],
-        [(m, float(fit.ability[i]), float(fit.ability_se[i]), int(model_n[i]), float(model_k[i] / model_n[i]), kind)
-         for i, m in enumerate(models)], check)
+        [
+            (
+                t,
+                float(fit.difficulty[j]),
+                float(fit.difficulty_se[j]),
+                float(fit.discrimination[j]),
+                float(fit.discrimination_se[j]),
+                int(task_n[j]),
+                float(task_k[j] / task_n[j]),
+                tiers[j],
+                kind,
+            )
+            for j, t in enumerate(tasks)
+        ],
+        [
+            (m, float(fit.ability[i]), float(fit.ability_se[i]), int(model_n[i]), float(model_k[i] / model_n[i]), kind)
+            for i, m in enumerate(models)
+        ],
+        check,
+    )
     return fit
 
 
@@ -73,6 +94,7 @@ class HeldOutCheck:
 
 # Both in numpy: importing scikit-learn's metrics (and scipy with them) took 2.5 s of a 4 s report.
 # tests/analysis/test_stats_irt.py holds them to sklearn's log_loss and roc_auc_score.
+
 
 def _log_loss(y: np.ndarray, p: np.ndarray) -> float:
     """Mean negative log-likelihood of outcomes `y` (0/1) under probabilities `p`, clipped to [1e-6, 1 − 1e-6]."""
@@ -113,5 +135,10 @@ def held_out_check(store: Store, kind: str = "2pl") -> HeldOutCheck:
     irt = fit.predict(test_m, test_t)
     # the baseline: the task's pass rate over the training attempts, Laplace-smoothed
     baseline = ((np.bincount(ti, k, len(tasks)) + 1) / (np.bincount(ti, n, len(tasks)) + 2))[test_t]
-    return HeldOutCheck(held_out=len(test), irt_log_loss=_log_loss(y, irt), baseline_log_loss=_log_loss(y, baseline),
-                        irt_auc=_auc(y, irt), baseline_auc=_auc(y, baseline))
+    return HeldOutCheck(
+        held_out=len(test),
+        irt_log_loss=_log_loss(y, irt),
+        baseline_log_loss=_log_loss(y, baseline),
+        irt_auc=_auc(y, irt),
+        baseline_auc=_auc(y, baseline),
+    )

@@ -60,9 +60,17 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * z))  # stable for large |z|
 
 
-def fit_irt(model_idx: Sequence[int] | np.ndarray, task_idx: Sequence[int] | np.ndarray,
-            attempts: Sequence[int] | np.ndarray, passes: Sequence[int] | np.ndarray,
-            models: list[str], tasks: list[str], kind: str = "2pl", max_sweeps: int = 200, tol: float = 1e-4) -> IrtFit:
+def fit_irt(
+    model_idx: Sequence[int] | np.ndarray,
+    task_idx: Sequence[int] | np.ndarray,
+    attempts: Sequence[int] | np.ndarray,
+    passes: Sequence[int] | np.ndarray,
+    models: list[str],
+    tasks: list[str],
+    kind: str = "2pl",
+    max_sweeps: int = 200,
+    tol: float = 1e-4,
+) -> IrtFit:
     """Fit on cells: `attempts[c]` tries of model `model_idx[c]` at task `task_idx[c]`, `passes[c]` passed."""
     if kind not in ("2pl", "rasch"):
         raise ValueError(f"kind {kind!r} is not supported. Use '2pl' or 'rasch'")
@@ -93,34 +101,38 @@ def fit_irt(model_idx: Sequence[int] | np.ndarray, task_idx: Sequence[int] | np.
     converged, sweep = False, 0
     for sweep in range(1, max_sweeps + 1):  # noqa: B007 (how many ran is read after the loop)
         a_t, diff, residual, weight = cells()
-        step = (np.bincount(mi, residual * a_t, n_models) + theta / PRIOR_SD_THETA ** 2) / (
-            np.bincount(mi, weight * a_t ** 2, n_models) + 1 / PRIOR_SD_THETA ** 2)
+        step = (np.bincount(mi, residual * a_t, n_models) + theta / PRIOR_SD_THETA**2) / (
+            np.bincount(mi, weight * a_t**2, n_models) + 1 / PRIOR_SD_THETA**2
+        )
         theta -= np.clip(step, -1, 1)
         moved = np.abs(step).max()
         a_t, diff, residual, weight = cells()
-        step = (-np.bincount(ti, residual * a_t, n_tasks) + b / PRIOR_SD_B ** 2) / (
-            np.bincount(ti, weight * a_t ** 2, n_tasks) + 1 / PRIOR_SD_B ** 2)
+        step = (-np.bincount(ti, residual * a_t, n_tasks) + b / PRIOR_SD_B**2) / (
+            np.bincount(ti, weight * a_t**2, n_tasks) + 1 / PRIOR_SD_B**2
+        )
         b -= np.clip(step, -1, 1)
         moved = max(moved, np.abs(step).max())
         if two_pl:
             a_t, diff, residual, weight = cells()
             z = a_t * diff  # dz/d(log a) = z
-            step = (np.bincount(ti, residual * z, n_tasks) + log_a / PRIOR_SD_LOG_A ** 2) / (
-                np.bincount(ti, weight * z ** 2, n_tasks) + 1 / PRIOR_SD_LOG_A ** 2)
+            step = (np.bincount(ti, residual * z, n_tasks) + log_a / PRIOR_SD_LOG_A**2) / (
+                np.bincount(ti, weight * z**2, n_tasks) + 1 / PRIOR_SD_LOG_A**2
+            )
             log_a -= np.clip(step, -0.5, 0.5)
             moved = max(moved, np.abs(step).max())
         # The likelihood is unchanged by θ+c, b+c (and, for 2PL, by θ·s, b·s, a/s): only the priors
         # fix c and s, and block steps crawl along those directions. Solve for them directly.
-        shift = -(theta.sum() / PRIOR_SD_THETA ** 2 + b.sum() / PRIOR_SD_B ** 2) / (
-            n_models / PRIOR_SD_THETA ** 2 + n_tasks / PRIOR_SD_B ** 2)
+        shift = -(theta.sum() / PRIOR_SD_THETA**2 + b.sum() / PRIOR_SD_B**2) / (
+            n_models / PRIOR_SD_THETA**2 + n_tasks / PRIOR_SD_B**2
+        )
         theta += shift
         b += shift
         if two_pl:
-            spread = (theta ** 2).sum() / PRIOR_SD_THETA ** 2 + (b ** 2).sum() / PRIOR_SD_B ** 2
+            spread = (theta**2).sum() / PRIOR_SD_THETA**2 + (b**2).sum() / PRIOR_SD_B**2
             v = 0.0  # log of the scale
             for _ in range(5):
-                gradient = 2 * spread * np.exp(2 * v) - 2 * (log_a - v).sum() / PRIOR_SD_LOG_A ** 2
-                v -= gradient / (4 * spread * np.exp(2 * v) + 2 * n_tasks / PRIOR_SD_LOG_A ** 2)
+                gradient = 2 * spread * np.exp(2 * v) - 2 * (log_a - v).sum() / PRIOR_SD_LOG_A**2
+                v -= gradient / (4 * spread * np.exp(2 * v) + 2 * n_tasks / PRIOR_SD_LOG_A**2)
             theta *= np.exp(v)
             b *= np.exp(v)
             log_a -= v
@@ -129,16 +141,26 @@ def fit_irt(model_idx: Sequence[int] | np.ndarray, task_idx: Sequence[int] | np.
             break
     a = np.exp(log_a)
     a_t, diff, _, weight = cells()
-    info_theta = np.bincount(mi, weight * a_t ** 2, n_models) + 1 / PRIOR_SD_THETA ** 2
-    info_b = np.bincount(ti, weight * a_t ** 2, n_tasks) + 1 / PRIOR_SD_B ** 2
+    info_theta = np.bincount(mi, weight * a_t**2, n_models) + 1 / PRIOR_SD_THETA**2
+    info_b = np.bincount(ti, weight * a_t**2, n_tasks) + 1 / PRIOR_SD_B**2
     if two_pl:
-        info_log_a = np.bincount(ti, weight * (a_t * diff) ** 2, n_tasks) + 1 / PRIOR_SD_LOG_A ** 2
+        info_log_a = np.bincount(ti, weight * (a_t * diff) ** 2, n_tasks) + 1 / PRIOR_SD_LOG_A**2
         a_se = a / np.sqrt(info_log_a)  # delta method from log a to a
     else:
         a_se = np.zeros(n_tasks)
-    return IrtFit(models=list(models), tasks=list(tasks), ability=theta, ability_se=1 / np.sqrt(info_theta),
-                  difficulty=b, difficulty_se=1 / np.sqrt(info_b), discrimination=a, discrimination_se=a_se,
-                  kind=kind, converged=converged, iterations=sweep)
+    return IrtFit(
+        models=list(models),
+        tasks=list(tasks),
+        ability=theta,
+        ability_se=1 / np.sqrt(info_theta),
+        difficulty=b,
+        difficulty_se=1 / np.sqrt(info_b),
+        discrimination=a,
+        discrimination_se=a_se,
+        kind=kind,
+        converged=converged,
+        iterations=sweep,
+    )
 
 
 def measured_tiers(difficulty: np.ndarray, authored_shares: dict[str, float] | None = None) -> list[str]:

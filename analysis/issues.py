@@ -40,19 +40,31 @@ class IngestFailure(Exception):
         self.issue = issue
 
 
-def make_issue(path: Path | str, problem: str, fix: str, *, record: str | None = None, field: str | None = None,
-               severity: str = "error", source_format: str | None = None) -> Issue:
+def make_issue(
+    path: Path | str,
+    problem: str,
+    fix: str,
+    *,
+    record: str | None = None,
+    field: str | None = None,
+    severity: str = "error",
+    source_format: str | None = None,
+) -> Issue:
     """An issue whose reason reads `<path>: record <r>: field <f>: <problem>. <fix>`."""
     where = str(path)
     if record is not None:
         where += f": record {record}"
     if field is not None:
         where += f": field {field}"
-    return Issue(path=str(path), reason=f"{where}: {problem}. {fix}", record=record, field=field,
-                 severity=severity, source_format=source_format)
+    return Issue(
+        path=str(path),
+        reason=f"{where}: {problem}. {fix}",
+        record=record,
+        field=field,
+        severity=severity,
+        source_format=source_format,
+    )
 
 
 def fail(path: Path | str, problem: str, fix: str, **kwargs: Any) -> IngestFailure:
     return IngestFailure(make_issue(path, problem, fix, **kwargs))
-
-

@@ -51,8 +51,11 @@ def import_labels(store: Store, path: Path | str, annotator: str, taxonomy_versi
     reader = csv.DictReader(io.StringIO(text))
     missing = {"trajectory_id", "code", "present"} - set(reader.fieldnames or [])
     if missing:
-        result.errors.append(make_issue(path, f"missing column(s) {sorted(missing)}",
-                                        "The header must include trajectory_id,code,present"))
+        result.errors.append(
+            make_issue(
+                path, f"missing column(s) {sorted(missing)}", "The header must include trajectory_id,code,present"
+            )
+        )
         return result
     known = queries.trajectory_ids(store)
     rows: dict[tuple[str, str], bool] = {}
@@ -63,15 +66,35 @@ def import_labels(store: Store, path: Path | str, annotator: str, taxonomy_versi
             result.skipped_blank += 1
             continue
         if row["code"] not in taxonomy.code_names:
-            result.errors.append(make_issue(path, f"{row['code']!r} is not a {taxonomy.version} code",
-                                            f"Use one of: {', '.join(taxonomy.code_names)}", record=record, field="code"))
+            result.errors.append(
+                make_issue(
+                    path,
+                    f"{row['code']!r} is not a {taxonomy.version} code",
+                    f"Use one of: {', '.join(taxonomy.code_names)}",
+                    record=record,
+                    field="code",
+                )
+            )
         elif row["trajectory_id"] not in known:
-            result.errors.append(make_issue(path, f"trajectory {row['trajectory_id']!r} is not in the store",
-                                            "Ingest it first, or fix the id", record=record, field="trajectory_id"))
+            result.errors.append(
+                make_issue(
+                    path,
+                    f"trajectory {row['trajectory_id']!r} is not in the store",
+                    "Ingest it first, or fix the id",
+                    record=record,
+                    field="trajectory_id",
+                )
+            )
         elif value not in _TRUE | _FALSE | _UNSURE:
-            result.errors.append(make_issue(path, f"present is {row['present']!r}",
-                                            "Write 1 or 0 (or true/false, yes/no), or unsure", record=record,
-                                            field="present"))
+            result.errors.append(
+                make_issue(
+                    path,
+                    f"present is {row['present']!r}",
+                    "Write 1 or 0 (or true/false, yes/no), or unsure",
+                    record=record,
+                    field="present",
+                )
+            )
         else:
             rows[(row["trajectory_id"], row["code"])] = None if value in _UNSURE else value in _TRUE
     store.save_labels(annotator, taxonomy.version, rows)
@@ -79,8 +102,9 @@ def import_labels(store: Store, path: Path | str, annotator: str, taxonomy_versi
     return result
 
 
-def export_sample(store: Store, per_cell: int = 10, seed: int = 0, coder: str = "rules",
-                  taxonomy_version: str | None = None) -> str:
+def export_sample(
+    store: Store, per_cell: int = 10, seed: int = 0, coder: str = "rules", taxonomy_version: str | None = None
+) -> str:
     """A CSV to fill in: for every model × code, up to `per_cell` trajectories, half of them ones
     the coder flagged (so rare codes still get positives), `present` left blank."""
     taxonomy = load_taxonomy(taxonomy_version)
@@ -118,17 +142,31 @@ class CodeAgreement(BinaryAgreement):
     planner may use this code from this coder."""
 
 
-def agreement(store: Store, coder: str, annotator: str, threshold: float = DEFAULT_KAPPA_THRESHOLD,
-              taxonomy_version: str | None = None, record: bool = True) -> list[CodeAgreement]:
+def agreement(
+    store: Store,
+    coder: str,
+    annotator: str,
+    threshold: float = DEFAULT_KAPPA_THRESHOLD,
+    taxonomy_version: str | None = None,
+    record: bool = True,
+) -> list[CodeAgreement]:
     """Per code agreement of `coder` with `annotator`; records reliability in `code_reliability`."""
     taxonomy = load_taxonomy(taxonomy_version)
-    pairs = list(queries.coder_label_pairs(store, coder, annotator, taxonomy, in_sample_reason=f"{IN_SAMPLE_PREFIX} {annotator}")
-                 .itertuples(index=False, name=None))
+    pairs = list(
+        queries.coder_label_pairs(
+            store, coder, annotator, taxonomy, in_sample_reason=f"{IN_SAMPLE_PREFIX} {annotator}"
+        ).itertuples(index=False, name=None)
+    )
     if not pairs:
-        raise ValueError(f"no trajectory is both coded by {coder!r} and labelled by {annotator!r}. "
-                         f"Run `curriculab code --coder ...` and `curriculab labels import ... --annotator {annotator}` first")
-    all_labels = list(queries.labels_under(store, taxonomy)[["code", "trajectory_id", "annotator", "present"]]
-                      .itertuples(index=False, name=None))
+        raise ValueError(
+            f"no trajectory is both coded by {coder!r} and labelled by {annotator!r}. "
+            f"Run `curriculab code --coder ...` and `curriculab labels import ... --annotator {annotator}` first"
+        )
+    all_labels = list(
+        queries.labels_under(store, taxonomy)[["code", "trajectory_id", "annotator", "present"]].itertuples(
+            index=False, name=None
+        )
+    )
     results = []
     for code in taxonomy.code_names:
         mine = [(coded, labelled) for k, coded, labelled, _ in pairs if k == code]
@@ -145,18 +183,39 @@ def agreement(store: Store, coder: str, annotator: str, threshold: float = DEFAU
         if len(annotators) >= 3:
             alpha = krippendorff_alpha_nominal([[unit.get(a) for a in annotators] for unit in by_unit.values()])
         # agreement with the labels a classifier learned from proves nothing about new trajectories
-        results.append(CodeAgreement(**stats.as_dict(), code=code, alpha=alpha, annotators=len(annotators),
-                                     in_sample=in_sample,
-                                     reliable=stats.kappa is not None and stats.kappa >= threshold and not in_sample
-                                     and stats.n >= MIN_LABELS_RELIABLE))
+        results.append(
+            CodeAgreement(
+                **stats.as_dict(),
+                code=code,
+                alpha=alpha,
+                annotators=len(annotators),
+                in_sample=in_sample,
+                reliable=stats.kappa is not None
+                and stats.kappa >= threshold
+                and not in_sample
+                and stats.n >= MIN_LABELS_RELIABLE,
+            )
+        )
     if record:
-        store.save_reliability(coder, annotator, taxonomy.version,
-                               [(r.code, r.n, r.kappa, r.f1, threshold, r.reliable, r.in_sample) for r in results])
+        store.save_reliability(
+            coder,
+            annotator,
+            taxonomy.version,
+            [(r.code, r.n, r.kappa, r.f1, threshold, r.reliable, r.in_sample) for r in results],
+        )
     return results
 
 
-def label_and_measure(path: Path | str, *, annotator: str, trajectory_id: str, code: str, present: bool | None,
-                      coder: str, taxonomy_version: str | None = None) -> list[CodeAgreement]:
+def label_and_measure(
+    path: Path | str,
+    *,
+    annotator: str,
+    trajectory_id: str,
+    code: str,
+    present: bool | None,
+    coder: str,
+    taxonomy_version: str | None = None,
+) -> list[CodeAgreement]:
     """The labelling page's one write: store `annotator`'s label (None: unsure) in a short-lived
     writer, then recompute `coder`'s agreement with `annotator` in the same writer, so that
     `code_reliability` (what the planner reads) follows every label. Returns the new agreement
@@ -186,10 +245,19 @@ def planner_use(rows: list[dict], mine: dict | None = None) -> tuple[bool, str, 
     usable = [r for r in rows if r.get("reliable") and not r.get("in_sample")]
     exact = [r for r in usable if r.get("method") == "verifier"]
     if exact:
-        yours = "" if not mine or mine.get("kappa") is None or mine.get("method") == "verifier" else \
-            f"; your labels agree with it at κ = {mine['kappa']:.2f} on {int(mine['n'])}"
-        return True, "verifier", ("exact by construction (the verifier's codes follow from the tests): the planner "
-                                  f"uses it whatever labels say{yours}")
+        yours = (
+            ""
+            if not mine or mine.get("kappa") is None or mine.get("method") == "verifier"
+            else f"; your labels agree with it at κ = {mine['kappa']:.2f} on {int(mine['n'])}"
+        )
+        return (
+            True,
+            "verifier",
+            (
+                "exact by construction (the verifier's codes follow from the tests): the planner "
+                f"uses it whatever labels say{yours}"
+            ),
+        )
     if usable:
         deciding = mine if mine in usable else usable[0]
         whose = "" if deciding is mine else f" ({deciding['annotator']}'s labels)"
@@ -215,9 +283,13 @@ def labels_to_reliable(row: dict | None, threshold: float = DEFAULT_KAPPA_THRESH
     if row.get("in_sample"):
         return "measured in sample (the classifier learned from these labels): the planner ignores it"
     if kappa is None or kappa != kappa:
-        return (f"κ undefined on {n} labels (coder and labels never differ in kind yet): label some where the coder "
-                "found the code and some where it did not")
+        return (
+            f"κ undefined on {n} labels (coder and labels never differ in kind yet): label some where the coder "
+            "found the code and some where it did not"
+        )
     if kappa < threshold:
         return f"unreliable (κ = {kappa:.2f} < {threshold:.2f} on {n} labels): the planner ignores it"
-    return (f"becomes reliable after {MIN_LABELS_RELIABLE - n} more labels if they agree as these do "
-            f"(κ = {kappa:.2f} on {n})")
+    return (
+        f"becomes reliable after {MIN_LABELS_RELIABLE - n} more labels if they agree as these do "
+        f"(κ = {kappa:.2f} on {n})"
+    )

@@ -70,17 +70,24 @@ class Scope:
 
     def active(self) -> dict[str, str]:
         """The filters set, by field name (`kind` when it is not `all`)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)
-                if getattr(self, f.name) is not None and not (f.name == "kind" and self.kind == "all")}
+        return {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if getattr(self, f.name) is not None and not (f.name == "kind" and self.kind == "all")
+        }
 
     def clause(self, alias: str) -> tuple[str, list[Any]]:
         """`(<alias>.trajectory_id in (...))` selecting the scope's attempts, and its parameters;
         `true` when the scope covers everything."""
         conditions, params = [], []
-        for name, column in (("agent", "sr.agent"), ("model", "st.model"), ("run_id", "st.run_id"),
-                             ("task_type", "coalesce(sk.task_type, '(none)')"),
-                             ("language", "coalesce(sk.language, '(none)')"),
-                             ("tier", "coalesce(sk.tier_authored, '(none)')")):
+        for name, column in (
+            ("agent", "sr.agent"),
+            ("model", "st.model"),
+            ("run_id", "st.run_id"),
+            ("task_type", "coalesce(sk.task_type, '(none)')"),
+            ("language", "coalesce(sk.language, '(none)')"),
+            ("tier", "coalesce(sk.tier_authored, '(none)')"),
+        ):
             value = getattr(self, name)
             if value is not None:
                 conditions.append(f"{column} = ?")
@@ -90,16 +97,20 @@ class Scope:
             params.append(TRAINING_AGENT)
         if not conditions:
             return "true", []
-        return (f"({alias}.trajectory_id in (select st.trajectory_id from trajectories st "
-                f"left join runs sr on sr.run_id = st.run_id left join tasks sk on sk.task_id = st.task_id "
-                f"where {' and '.join(conditions)}))"), params
+        return (
+            f"({alias}.trajectory_id in (select st.trajectory_id from trajectories st "
+            f"left join runs sr on sr.run_id = st.run_id left join tasks sk on sk.task_id = st.task_id "
+            f"where {' and '.join(conditions)}))"
+        ), params
 
 
 EVERYTHING = Scope(kind="all")
 """A scope with no filter."""
 
 
-def read_from(path: str | Path, read: Callable[..., Any], *, wait_s: float | None = None, **kwargs: Any) -> tuple[Any, bool]:
+def read_from(
+    path: str | Path, read: Callable[..., Any], *, wait_s: float | None = None, **kwargs: Any
+) -> tuple[Any, bool]:
     """Open the store at `path` read-only for one read: `read(store, **kwargs)` (a function of this
     module, or another read such as `difficulty.held_out_check`), and whether opening had to wait for
     a writer (what was read may then be partial). A missing store is StoreMissing, a held one
@@ -108,8 +119,14 @@ def read_from(path: str | Path, read: Callable[..., Any], *, wait_s: float | Non
         return read(store, **kwargs), store.waited_for_writer
 
 
-def select_from(path: str | Path, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None,
-                wait_s: float | None = None) -> QueryResult:
+def select_from(
+    path: str | Path,
+    sql: str,
+    *,
+    max_rows: int | None = None,
+    timeout_s: float | None = None,
+    wait_s: float | None = None,
+) -> QueryResult:
     """One SELECT from outside (an analyst's console) on a sealed, read-only open of `path`: no
     files, network, extensions or settings; anything else is QueryRejected."""
     with Store(path, read_only=True, create=False, sealed=True, wait_s=wait_s) as store:
@@ -196,13 +213,29 @@ _SYSTEM = "coalesce(r.agent, '(unknown)') || ' · ' || {model}"
 """A system's display name: agent · model (the unit a leaderboard compares)."""
 
 
-_ATTEMPT_FILTERS = {"model": "a.model", "run_id": "t.run_id", "task_id": "a.task_id", "task_type": "a.task_type",
-                    "language": "a.language", "tier": "a.tier", "outcome": "a.outcome"}
+_ATTEMPT_FILTERS = {
+    "model": "a.model",
+    "run_id": "t.run_id",
+    "task_id": "a.task_id",
+    "task_type": "a.task_type",
+    "language": "a.language",
+    "tier": "a.tier",
+    "outcome": "a.outcome",
+}
 
 
-def attempts(store: Store, *, model: str | None = None, run_id: str | None = None, task_id: str | None = None,
-             task_type: str | None = None, language: str | None = None, tier: str | None = None,
-             outcome: str | None = None, scope: Scope | None = None) -> pd.DataFrame:
+def attempts(
+    store: Store,
+    *,
+    model: str | None = None,
+    run_id: str | None = None,
+    task_id: str | None = None,
+    task_type: str | None = None,
+    language: str | None = None,
+    tier: str | None = None,
+    outcome: str | None = None,
+    scope: Scope | None = None,
+) -> pd.DataFrame:
     """One row per attempt with a verdict.
 
     Columns: trajectory_id, run_id, agent, model, model_raw, task_id, attempt, outcome (passed /
@@ -210,15 +243,26 @@ def attempts(store: Store, *, model: str | None = None, run_id: str | None = Non
     task_type, language, n_steps, actions_logged, input_tokens, output_tokens, cost_usd, system
     (agent · model).
     """
-    where, params = _where(_ATTEMPT_FILTERS, model=model, run_id=run_id, task_id=task_id, task_type=task_type,
-                           language=language, tier=tier, outcome=outcome)
+    where, params = _where(
+        _ATTEMPT_FILTERS,
+        model=model,
+        run_id=run_id,
+        task_id=task_id,
+        task_type=task_type,
+        language=language,
+        tier=tier,
+        outcome=outcome,
+    )
     where, params = _and_scope(where, params, scope, "a")
-    return store.frame(f"""
+    return store.frame(
+        f"""
         select a.trajectory_id, t.run_id, r.agent, a.model, t.model_raw, a.task_id, a.attempt, a.outcome,
                a.harness_error, a.flagged, a.tier, a.task_type, a.language, t.n_steps, t.actions_logged,
                t.input_tokens, t.output_tokens, t.cost_usd, {_SYSTEM.format(model="a.model")} as system
         from v_attempts a join trajectories t using (trajectory_id) left join runs r on r.run_id = t.run_id
-        {where} order by a.model, a.task_id, a.attempt, a.trajectory_id""", params)
+        {where} order by a.model, a.task_id, a.attempt, a.trajectory_id""",
+        params,
+    )
 
 
 @SqlRead
@@ -242,13 +286,16 @@ def authored_tier_pass_rates(store: Store, *, scope: Scope | None = None) -> pd.
     ci_low, ci_high (Wilson 95%), harness_errors (no verdict, not in attempts).
     """
     where, params = _and_scope("", [], scope, "a")
-    return store.frame(f"""
+    return store.frame(
+        f"""
         select tier, count(*) filter (outcome <> 'error') as attempts, count(*) filter (outcome = 'passed') as passes,
                count(*) filter (outcome = 'passed') / nullif(count(*) filter (outcome <> 'error'), 0) as pass_rate,
                wilson_low(count(*) filter (outcome = 'passed'), count(*) filter (outcome <> 'error')) as ci_low,
                wilson_high(count(*) filter (outcome = 'passed'), count(*) filter (outcome <> 'error')) as ci_high,
                count(*) filter (outcome = 'error') as harness_errors
-        from v_attempts a{where} group by tier order by pass_rate desc nulls last, tier""", params)
+        from v_attempts a{where} group by tier order by pass_rate desc nulls last, tier""",
+        params,
+    )
 
 
 @SqlRead
@@ -258,15 +305,24 @@ def task_cells(store: Store, *, model: str | None = None) -> pd.DataFrame:
     Columns: model, task_id, passes, attempts.
     """
     where, params = _where({"model": "model"}, model=model)
-    return (f"""select model, task_id, count(*) filter (outcome = 'passed') as passes,
+    return (
+        f"""select model, task_id, count(*) filter (outcome = 'passed') as passes,
                        count(*) filter (outcome <> 'error') as attempts
-                from v_attempts{where} group by all order by all""", params)
+                from v_attempts{where} group by all order by all""",
+        params,
+    )
 
 
 @SqlRead
-def failure_distribution(store: Store, coder: str = "rules", *, model: str | None = None,
-                         dimension: str | tuple[str, ...] = "overall", taxonomy_version: str | None = None,
-                         scope: Scope | None = None) -> pd.DataFrame:
+def failure_distribution(
+    store: Store,
+    coder: str = "rules",
+    *,
+    model: str | None = None,
+    dimension: str | tuple[str, ...] = "overall",
+    taxonomy_version: str | None = None,
+    scope: Scope | None = None,
+) -> pd.DataFrame:
     """How each model's failures split across codes, over the failures the coder could judge.
 
     Columns: coder, taxonomy_version, model, code, dimension, value, n (failures with the code),
@@ -281,10 +337,13 @@ def failure_distribution(store: Store, coder: str = "rules", *, model: str | Non
     version = taxonomy_version or latest_taxonomy_version(store, coder)
     if scope is not None:
         if dimension != "overall":
-            raise ValueError("a scoped failure distribution is overall only; narrow the scope by tier or task type instead")
+            raise ValueError(
+                "a scoped failure distribution is overall only; narrow the scope by tier or task type instead"
+            )
         clause, scope_params = scope.clause("a")
         where, params = _where({"model": "a.model"}, after_where=True, model=model)
-        return (f"""
+        return (
+            f"""
             with failed as (
                 select a.trajectory_id, a.model, coalesce(r.agent, '(unknown)') as agent,
                        {_SYSTEM.format(model="a.model")} as system
@@ -301,49 +360,73 @@ def failure_distribution(store: Store, coder: str = "rules", *, model: str | Non
                    failures, n / nullif(applied, 0) as share, applied / failures as coverage,
                    case when applied > 0 then wilson_low(n, applied) end as ci_low,
                    case when applied > 0 then wilson_high(n, applied) end as ci_high
-            from counted order by system, share desc nulls last, code""", [*scope_params, *params, coder, version])
+            from counted order by system, share desc nulls last, code""",
+            [*scope_params, *params, coder, version],
+        )
     dimensions = [dimension] if isinstance(dimension, str) else list(dimension)
-    where, params = _where({"coder": "coder", "version": "taxonomy_version", "model": "model"},
-                           coder=coder, version=version, model=model)
+    where, params = _where(
+        {"coder": "coder", "version": "taxonomy_version", "model": "model"}, coder=coder, version=version, model=model
+    )
     where += f"{' and' if where else ' where'} list_contains(?, dimension)"
-    return (f"select * from v_failure_distribution{where} order by model, share desc nulls last, code, dimension, value",
-            [*params, dimensions])
+    return (
+        f"select * from v_failure_distribution{where} order by model, share desc nulls last, code, dimension, value",
+        [*params, dimensions],
+    )
 
 
 @SqlRead
-def failure_cells(store: Store, coder: str = "rules", *, model: str | None = None,
-                  taxonomy_version: str | None = None) -> pd.DataFrame:
+def failure_cells(
+    store: Store, coder: str = "rules", *, model: str | None = None, taxonomy_version: str | None = None
+) -> pd.DataFrame:
     """Per model, code and task: failures with the code (present) and failures judged (applied).
 
     Columns: model, code, task_id, present, applied.
     """
     version = taxonomy_version or latest_taxonomy_version(store, coder)
-    where, params = _where({"coder": "c.coder", "version": "c.taxonomy_version", "model": "t.model"},
-                           after_where=True, coder=coder, version=version, model=model)
-    return (f"""
+    where, params = _where(
+        {"coder": "c.coder", "version": "c.taxonomy_version", "model": "t.model"},
+        after_where=True,
+        coder=coder,
+        version=version,
+        model=model,
+    )
+    return (
+        f"""
         select t.model, c.code, t.task_id, count(*) filter (c.status = 'present') as present,
                count(*) filter (c.status <> 'not_applicable') as applied
         from coding_status c join v_attempts t using (trajectory_id)
         where t.outcome = 'failed' and c.code <> 'harness_failure' {where}
-        group by all order by all""", params)
+        group by all order by all""",
+        params,
+    )
 
 
 @SqlRead
-def failure_clusters(store: Store, coder: str = "rules", *, model: str | None = None,
-                     taxonomy_version: str | None = None) -> pd.DataFrame:
+def failure_clusters(
+    store: Store, coder: str = "rules", *, model: str | None = None, taxonomy_version: str | None = None
+) -> pd.DataFrame:
     """`failure_cells` as one row per model and code: its tasks' counts as lists in task order (the
     clusters a bootstrap resamples), a row per interval rather than per task.
 
     Columns: model, code, present (list), applied (list).
     """
     cells, params = failure_cells.statement(store, coder, model=model, taxonomy_version=taxonomy_version)
-    return (f"""select model, code, list(present order by task_id) as present, list(applied order by task_id) as applied
-                from ({cells}) group by all order by all""", params)
+    return (
+        f"""select model, code, list(present order by task_id) as present, list(applied order by task_id) as applied
+                from ({cells}) group by all order by all""",
+        params,
+    )
 
 
 @SqlRead
-def coder_coverage(store: Store, coder: str = "rules", *, model: str | None = None,
-                   taxonomy_version: str | None = None, scope: Scope | None = None) -> pd.DataFrame:
+def coder_coverage(
+    store: Store,
+    coder: str = "rules",
+    *,
+    model: str | None = None,
+    taxonomy_version: str | None = None,
+    scope: Scope | None = None,
+) -> pd.DataFrame:
     """Per model: failed attempts, how many the coder could judge, and the commonest reason it could not.
 
     Columns: model, failures, coded_failures, why_not_coded.
@@ -351,7 +434,8 @@ def coder_coverage(store: Store, coder: str = "rules", *, model: str | None = No
     version = taxonomy_version or latest_taxonomy_version(store, coder)
     where, params = _where({"model": "model"}, model=model)
     clause, scope_params = (scope or EVERYTHING).clause("a")
-    return (f"""
+    return (
+        f"""
         with failed as (select trajectory_id, model from v_attempts a where outcome = 'failed' and {clause}),
         judged as (select trajectory_id, bool_or(status <> 'not_applicable') as judged,
                           mode(reason) filter (status = 'not_applicable') as why_not
@@ -360,7 +444,8 @@ def coder_coverage(store: Store, coder: str = "rules", *, model: str | None = No
             select f.model, count(*) as failures, count(*) filter (j.judged) as coded_failures,
                    mode(coalesce(j.why_not, 'not coded')) filter (not coalesce(j.judged, false)) as why_not_coded
             from failed f left join judged j using (trajectory_id) group by 1){where} order by 1""",
-                       [*scope_params, coder, version, *params])
+        [*scope_params, coder, version, *params],
+    )
 
 
 def latest_taxonomy_version(store: Store, coder: str) -> str | None:
@@ -369,8 +454,9 @@ def latest_taxonomy_version(store: Store, coder: str) -> str | None:
     return None if rows[0][0] is None else str(rows[0][0])
 
 
-def task_difficulty(store: Store, *, task_type: str | None = None, measured_tier: str | None = None,
-                    scope: Scope | None = None) -> pd.DataFrame:
+def task_difficulty(
+    store: Store, *, task_type: str | None = None, measured_tier: str | None = None, scope: Scope | None = None
+) -> pd.DataFrame:
     """Measured difficulty per task from the last IRT fit, beside the authored tier.
 
     Columns: task_id, task_type, language, tier_authored, difficulty_authored, measured_tier,
@@ -378,8 +464,9 @@ def task_difficulty(store: Store, *, task_type: str | None = None, measured_tier
     n_attempts, pass_rate, misplaced (authored tier differs from measured). A `scope` keeps the
     tasks its attempts tried (the fit itself is over every attempt).
     """
-    where, params = _where({"task_type": "task_type", "measured_tier": "measured_tier"},
-                           task_type=task_type, measured_tier=measured_tier)
+    where, params = _where(
+        {"task_type": "task_type", "measured_tier": "measured_tier"}, task_type=task_type, measured_tier=measured_tier
+    )
     if scope is not None and scope.active():
         clause, scope_params = scope.clause("a")
         where = f"{where} and " if where else " where "
@@ -404,12 +491,15 @@ def model_abilities(store: Store, *, model: str | None = None, scope: Scope | No
     Columns: model, ability (θ), ability_se, n_attempts, pass_rate, kind.
     """
     where, params = _models_in(scope, *_where({"model": "model"}, model=model))
-    return (f"select model, ability, ability_se, n_attempts, pass_rate, kind from irt_models{where} "
-            "order by ability desc", params)
+    return (
+        f"select model, ability, ability_se, n_attempts, pass_rate, kind from irt_models{where} order by ability desc",
+        params,
+    )
 
 
-def informative_tasks(store: Store, model: str | None = None, band: tuple[float, float] = (0.2, 0.8), *,
-                      scope: Scope | None = None) -> pd.DataFrame:
+def informative_tasks(
+    store: Store, model: str | None = None, band: tuple[float, float] = (0.2, 0.8), *, scope: Scope | None = None
+) -> pd.DataFrame:
     """Which tasks still carry training signal for which model.
 
     Columns: model, task_id, attempts, passes, observed_pass_rate, predicted_pass_rate, signal
@@ -455,8 +545,9 @@ def coder_agreement(store: Store, coder: str | None = None, *, annotator: str | 
 
 
 @SqlRead
-def milestone_funnel(store: Store, *, model: str | None = None, task_type: str | None = None,
-                     scope: Scope | None = None) -> pd.DataFrame:
+def milestone_funnel(
+    store: Store, *, model: str | None = None, task_type: str | None = None, scope: Scope | None = None
+) -> pd.DataFrame:
     """Where milestone-graded attempts stop.
 
     Columns: model, task_type, milestones_total, first_failed_milestone (1-based; NULL when every
@@ -464,17 +555,23 @@ def milestone_funnel(store: Store, *, model: str | None = None, task_type: str |
     """
     where, params = _where({"model": "model", "task_type": "task_type"}, model=model, task_type=task_type)
     if scope is None:
-        return (f"select * from v_milestone_funnel{where} order by model, task_type, milestones_total, "
-                "first_failed_milestone nulls last", params)
+        return (
+            f"select * from v_milestone_funnel{where} order by model, task_type, milestones_total, "
+            "first_failed_milestone nulls last",
+            params,
+        )
     clause, scope_params = scope.clause("t")
-    return (f"""
+    return (
+        f"""
         select * from (
             select t.model, coalesce(k.task_type, '(none)') as task_type, t.milestones_total,
                    case when t.milestones_passed < t.milestones_total then t.milestones_passed + 1 end as first_failed_milestone,
                    count(*) as attempts
             from trajectories t left join tasks k using (task_id)
             where t.milestones_total > 0 and t.outcome <> 'error' and {clause} group by all){where}
-        order by model, task_type, milestones_total, first_failed_milestone nulls last""", [*scope_params, *params])
+        order by model, task_type, milestones_total, first_failed_milestone nulls last""",
+        [*scope_params, *params],
+    )
 
 
 def milestone_stages(funnel: pd.DataFrame) -> pd.DataFrame:
@@ -494,9 +591,16 @@ def milestone_stages(funnel: pd.DataFrame) -> pd.DataFrame:
             reached = int(eligible[failed_at.isna() | (failed_at >= k)]["attempts"].sum())
             passed = int(eligible[failed_at.isna() | (failed_at > k)]["attempts"].sum())
             first = reached if first is None else first
-            rows.append({"model": model, "milestone": k, "reached": reached, "passed": passed,
-                         "share_of_reached": passed / reached if reached else None,
-                         "share_of_first": passed / first if first else None})
+            rows.append(
+                {
+                    "model": model,
+                    "milestone": k,
+                    "reached": reached,
+                    "passed": passed,
+                    "share_of_reached": passed / reached if reached else None,
+                    "share_of_first": passed / first if first else None,
+                }
+            )
     import pandas as pd
 
     return pd.DataFrame(rows, columns=["model", "milestone", "reached", "passed", "share_of_reached", "share_of_first"])
@@ -508,11 +612,14 @@ def test_failure_rates(store: Store, *, model: str | None = None, tier: str | No
     Columns: task_id, tier, tests, results, failures, failure_rate.
     """
     where, params = _where({"model": "t.model", "tier": "r.tier"}, model=model, tier=tier)
-    return store.frame(f"""
+    return store.frame(
+        f"""
         select t.task_id, r.tier, count(distinct r.test_id) as tests, count(*) as results,
                count(*) filter (not r.passed) as failures, count(*) filter (not r.passed) / count(*) as failure_rate
         from test_results r join trajectories t using (trajectory_id){where}
-        group by all order by t.task_id, r.tier nulls last""", params)
+        group by all order by t.task_id, r.tier nulls last""",
+        params,
+    )
 
 
 test_failure_rates.__test__ = False  # a query, not a pytest test
@@ -525,17 +632,25 @@ def trajectory(store: Store, trajectory_id: str) -> pd.DataFrame:
     error_observed, output_truncated, edit_raw (an edit step's source record as JSON, where its
     content or old/new strings live), codes (list of `coder:code` citing this step).
     """
-    frame = store.frame("""
+    frame = store.frame(
+        """
         select s.step_idx, s.source, s.action, s.tool_name, s.path, s.command, s.message, s.output, s.exit_code,
                s.error_observed, s.output_truncated, case when s.action = 'edit' then s.raw::varchar end as edit_raw,
                coalesce((select list(f.coder || ':' || f.code order by f.coder, f.code) from failure_codes f
                          where f.trajectory_id = s.trajectory_id and list_contains(f.evidence_steps, s.step_idx)),
                         []) as codes
-        from steps s where s.trajectory_id = ? order by s.step_idx""", [trajectory_id])
-    if frame.empty and store.frame("select count(*) as n from trajectories where trajectory_id = ?",
-                                   [trajectory_id])["n"].iloc[0] == 0:
-        raise ValueError(f"no trajectory {trajectory_id!r} in the store. "
-                       "List them with `curriculab query \"select trajectory_id from trajectories\"`")
+        from steps s where s.trajectory_id = ? order by s.step_idx""",
+        [trajectory_id],
+    )
+    if (
+        frame.empty
+        and store.frame("select count(*) as n from trajectories where trajectory_id = ?", [trajectory_id])["n"].iloc[0]
+        == 0
+    ):
+        raise ValueError(
+            f"no trajectory {trajectory_id!r} in the store. "
+            'List them with `curriculab query "select trajectory_id from trajectories"`'
+        )
     return frame
 
 
@@ -555,7 +670,9 @@ def training_curves(store: Store, *, run_id: str | None = None, name: str | None
     Columns: run_id, step, name, value. Empty until a training run has logged.
     """
     where, params = _where({"run_id": "run_id", "name": "name"}, run_id=run_id, name=name)
-    return store.frame(f"select run_id, step, name, value from training_metrics{where} order by run_id, name, step", params)
+    return store.frame(
+        f"select run_id, step, name, value from training_metrics{where} order by run_id, name, step", params
+    )
 
 
 @SqlRead
@@ -568,7 +685,8 @@ def training_runs(store: Store, *, run_id: str | None = None) -> pd.DataFrame:
     final_reward (the last logged step's mean reward).
     """
     where, params = _where({"run_id": "r.run_id"}, after_where=True, run_id=run_id)
-    return (f"""
+    return (
+        f"""
         with rollouts as (
             select t.run_id, string_agg(distinct t.model, ', ' order by t.model) as rollout_models, count(*) as rollouts,
                    count(*) filter (t.outcome = 'failed') as failed, count(*) filter (t.outcome = 'passed') as passed,
@@ -584,7 +702,9 @@ def training_runs(store: Store, *, run_id: str | None = None) -> pd.DataFrame:
                m.final_reward
         from runs r join rollouts o using (run_id) left join metrics m using (run_id)
         where r.agent = ? {where}
-        order by r.started_at nulls last, r.run_id""", [TRAINING_AGENT, *params])
+        order by r.started_at nulls last, r.run_id""",
+        [TRAINING_AGENT, *params],
+    )
 
 
 @SqlRead
@@ -595,34 +715,42 @@ def rollout_codes(store: Store, *, run_id: str | None = None) -> pd.DataFrame:
     share, ci_low, ci_high (Wilson 95%). Codes present at least once, largest share first.
     """
     where, params = _where({"run_id": "t.run_id"}, after_where=True, run_id=run_id)
-    return (f"""
+    return (
+        f"""
         select t.run_id, c.code, count(*) filter (c.status = 'present') as n,
                count(*) filter (c.status <> 'not_applicable') as failures,
                n / nullif(failures, 0) as share, wilson_low(n, failures) as ci_low, wilson_high(n, failures) as ci_high
         from coding_status c join trajectories t using (trajectory_id) join runs r on r.run_id = t.run_id
         where c.coder = 'verifier' and t.outcome = 'failed' and r.agent = ? {where}
-        group by all having n > 0 order by t.run_id, share desc, c.code""", [TRAINING_AGENT, *params])
+        group by all having n > 0 order by t.run_id, share desc, c.code""",
+        [TRAINING_AGENT, *params],
+    )
 
 
 @SqlRead
-def failed_code_sets(store: Store, coder: str = "rules", *, model: str | None = None,
-                     taxonomy_version: str | None = None) -> pd.DataFrame:
+def failed_code_sets(
+    store: Store, coder: str = "rules", *, model: str | None = None, taxonomy_version: str | None = None
+) -> pd.DataFrame:
     """Per failed attempt the coder found anything in: the set of its codes (harness_failure aside).
 
     Columns: trajectory_id, model, codes (list).
     """
     version = taxonomy_version or latest_taxonomy_version(store, coder)
     where, params = _where({"model": "t.model"}, after_where=True, model=model)
-    return (f"""
+    return (
+        f"""
         select f.trajectory_id, any_value(t.model) as model, list(distinct f.code order by f.code) as codes
         from failure_codes f join trajectories t using (trajectory_id)
         where f.coder = ? and f.taxonomy_version = ? and t.outcome = 'failed' and f.code <> 'harness_failure'
-        {where} group by 1 order by 1""", [coder, version, *params])
+        {where} group by 1 order by 1""",
+        [coder, version, *params],
+    )
 
 
 @SqlRead
-def failure_code_pairs(store: Store, coder: str = "rules", *, model: str | None = None,
-                       taxonomy_version: str | None = None, top: int = 10) -> pd.DataFrame:
+def failure_code_pairs(
+    store: Store, coder: str = "rules", *, model: str | None = None, taxonomy_version: str | None = None, top: int = 10
+) -> pd.DataFrame:
     """The `top` pairs of codes found together on the failed attempts of `failed_code_sets`, most
     frequent first (ties: the pair met first in trajectory order, then by name).
 
@@ -631,7 +759,8 @@ def failure_code_pairs(store: Store, coder: str = "rules", *, model: str | None 
     """
     version = taxonomy_version or latest_taxonomy_version(store, coder)
     where, params = _where({"model": "t.model"}, after_where=True, model=model)
-    return (f"""
+    return (
+        f"""
         with found as (
             select distinct f.trajectory_id, f.code from failure_codes f join trajectories t using (trajectory_id)
             where f.coder = ? and f.taxonomy_version = ? and t.outcome = 'failed' and f.code <> 'harness_failure' {where}),
@@ -642,7 +771,9 @@ def failure_code_pairs(store: Store, coder: str = "rules", *, model: str | None 
         select p.code_a, p.code_b, p.n,
                (p.n * (select count(distinct trajectory_id) from found))::double / (a.n * b.n)::double as lift
         from pairs p join single a on a.code = p.code_a join single b on b.code = p.code_b
-        order by p.n desc, p.first_seen, p.code_a, p.code_b limit ?""", [coder, version, *params, top])
+        order by p.n desc, p.first_seen, p.code_a, p.code_b limit ?""",
+        [coder, version, *params, top],
+    )
 
 
 @SqlRead
@@ -659,14 +790,17 @@ def harness_errors(store: Store, *, model: str | None = None, scope: Scope | Non
     """
     where, params = _where({"model": "model"}, after_where=True, model=model)
     clause, scope_params = (scope or EVERYTHING).clause("t")
-    return (f"""
+    return (
+        f"""
         select model, coalesce(harness_error, 'unnamed') as harness_error,
                case when outcome = 'error' then '{INFRASTRUCTURE_FAULT}'
                     when list_contains(?, harness_error) then outcome || ' (agent''s fault, counted)'
                     else outcome || ' (stands, flagged)' end as verdict,
                count(*) as attempts
         from trajectories t where (harness_error is not null or outcome = 'error') and {clause} {where}
-        group by all order by all""", [sorted(AGENT_FAULTS), *scope_params, *params])
+        group by all order by all""",
+        [sorted(AGENT_FAULTS), *scope_params, *params],
+    )
 
 
 INFRASTRUCTURE_FAULT = "none: infrastructure fault (left out)"
@@ -680,9 +814,12 @@ def unknown_models(store: Store, *, model: str | None = None) -> pd.DataFrame:
     Columns: attributed_to, attempts, runs.
     """
     where, params = _where({"model": "model"}, after_where=True, model=model)
-    return (f"""select model as attributed_to, count(*) as attempts, count(distinct run_id) as runs
+    return (
+        f"""select model as attributed_to, count(*) as attempts, count(distinct run_id) as runs
                            from trajectories where model_raw is null {where}
-                           group by 1 order by 1""", params)
+                           group by 1 order by 1""",
+        params,
+    )
 
 
 @SqlRead
@@ -697,7 +834,8 @@ def systems(store: Store, *, model: str | None = None, scope: Scope | None = Non
     """
     where, params = _where({"model": "t.model"}, model=model)
     where, params = _and_scope(where, params, scope, "t")
-    return (f"""
+    return (
+        f"""
         with per_run as (
             select coalesce(r.agent, '(unknown)') as agent, coalesce(r.agent_version, '') as agent_version, t.model,
                    t.run_id, count(*) as trials, count(*) filter (t.outcome <> 'error') as attempts,
@@ -709,7 +847,9 @@ def systems(store: Store, *, model: str | None = None, scope: Scope | None = Non
                wilson_high(sum(passes)::bigint, sum(attempts)::bigint) as ci_high, sum(errors)::bigint as errors,
                avg(passes / trials) as leaderboard_accuracy
         from per_run group by all
-        order by leaderboard_accuracy desc nulls last, pass_rate desc nulls last, agent, model""", params)
+        order by leaderboard_accuracy desc nulls last, pass_rate desc nulls last, agent, model""",
+        params,
+    )
 
 
 @SqlRead
@@ -720,13 +860,16 @@ def model_pooling(store: Store, *, model: str | None = None) -> pd.DataFrame:
     five, comma-separated), unknown_model (whether the source named no model for it).
     """
     where, params = _where({"model": "t.model"}, model=model)
-    return (f"""
+    return (
+        f"""
         select t.model, count(distinct coalesce(r.agent, '(unknown)')) as agents,
                string_agg(distinct coalesce(r.agent, '(unknown)'), ', ' order by coalesce(r.agent, '(unknown)')) as agent_names,
                count(distinct t.run_id) as runs,
                array_to_string(list_slice(list(distinct t.run_id order by t.run_id), 1, 5), ', ') as run_ids,
                bool_or(t.model_raw is null) as unknown_model
-        from trajectories t left join runs r on r.run_id = t.run_id{where} group by all order by 1""", params)
+        from trajectories t left join runs r on r.run_id = t.run_id{where} group by all order by 1""",
+        params,
+    )
 
 
 def pooling_concern(row: dict[str, Any]) -> tuple[str, str] | None:
@@ -748,7 +891,8 @@ def attempt_evidence(store: Store, *, model: str | None = None) -> pd.DataFrame:
     tasks, attempts_per_task.
     """
     where, params = _where({"model": "t.model"}, model=model)
-    return (f"""
+    return (
+        f"""
         select t.model, count(*) as attempts,
                count(*) filter (not a.acted) as without_actions,
                count(*) filter (not a.acted and t.outcome = 'failed') as failures_without_actions,
@@ -761,21 +905,29 @@ def attempt_evidence(store: Store, *, model: str | None = None) -> pd.DataFrame:
                   as acted from trajectories) a using (trajectory_id)
         left join (select distinct record as trajectory_id from ingest_errors where severity = 'warning'
                    and reason like '%without steps%') w using (trajectory_id)
-        {where} group by 1 order by 1""", params)
+        {where} group by 1 order by 1""",
+        params,
+    )
 
 
 @SqlRead
 def quarantined_inputs(store: Store) -> pd.DataFrame:
     """Inputs refused at ingest, per source format. Columns: source_format, inputs."""
-    return ("""select coalesce(source_format, '(unknown)') as source_format, count(*) as inputs
-                          from ingest_errors where severity = 'error' group by 1 order by 1""", [])
+    return (
+        """select coalesce(source_format, '(unknown)') as source_format, count(*) as inputs
+                          from ingest_errors where severity = 'error' group by 1 order by 1""",
+        [],
+    )
 
 
 @SqlRead
 def tier_calibration(store: Store) -> pd.DataFrame:
     """Authored tier × measured tier, in tasks. Columns: tier_authored, measured_tier, tasks."""
-    return ("""select tier_authored, measured_tier, count(*) as tasks from v_task_difficulty
-                          where tier_authored is not null group by all order by all""", [])
+    return (
+        """select tier_authored, measured_tier, count(*) as tasks from v_task_difficulty
+                          where tier_authored is not null group by all order by all""",
+        [],
+    )
 
 
 @SqlRead
@@ -784,13 +936,18 @@ def misplaced_tasks(store: Store, limit: int = 15) -> pd.DataFrame:
 
     Columns: task_id, tier_authored, measured_tier, difficulty, difficulty_se, pass_rate, n_attempts.
     """
-    return ("""select task_id, tier_authored, measured_tier, difficulty, difficulty_se, pass_rate, n_attempts
+    return (
+        """select task_id, tier_authored, measured_tier, difficulty, difficulty_se, pass_rate, n_attempts
                           from v_task_difficulty where misplaced
-                          order by abs(difficulty - (select median(difficulty) from irt_tasks)) desc limit ?""", [limit])
+                          order by abs(difficulty - (select median(difficulty) from irt_tasks)) desc limit ?""",
+        [limit],
+    )
 
 
 @SqlRead
-def signal_efficiency(store: Store, band: tuple[float, float] = (0.2, 0.8), *, model: str | None = None) -> pd.DataFrame:
+def signal_efficiency(
+    store: Store, band: tuple[float, float] = (0.2, 0.8), *, model: str | None = None
+) -> pd.DataFrame:
     """Per model: tasks attempted, share with mixed outcomes (0 < p < 1), mean expected p(1 − p),
     and how many tasks fall in the band of predicted pass rate that still carries signal.
 
@@ -798,10 +955,13 @@ def signal_efficiency(store: Store, band: tuple[float, float] = (0.2, 0.8), *, m
     """
     lo, hi = band
     where, params = _where({"model": "model"}, model=model)
-    return (f"""
+    return (
+        f"""
         select model, count(*) as tasks, avg((observed_pass_rate > 0 and observed_pass_rate < 1)::int) as share_mixed,
                avg(signal) as mean_signal, count(*) filter (in_band) as in_band, avg(in_band::int) as share_in_band
-        from informative_tasks(?, ?){where} group by 1 order by 1""", [lo, hi, *params])
+        from informative_tasks(?, ?){where} group by 1 order by 1""",
+        [lo, hi, *params],
+    )
 
 
 @SqlRead
@@ -811,8 +971,11 @@ def attempt_cells(store: Store, *, train_only: bool = False) -> pd.DataFrame:
 
     Columns: model, task_id, n, k.
     """
-    return (f"""select model, task_id, count(*) as n, count(*) filter (passed) as k from ({_ATTEMPTS_SQL})
-                           {'where not held_out' if train_only else ''} group by 1, 2 order by 1, 2""", [])
+    return (
+        f"""select model, task_id, count(*) as n, count(*) filter (passed) as k from ({_ATTEMPTS_SQL})
+                           {"where not held_out" if train_only else ""} group by 1, 2 order by 1, 2""",
+        [],
+    )
 
 
 @SqlRead
@@ -850,21 +1013,24 @@ def selected_trajectories(store: Store, where: str | None = None) -> pd.DataFram
     if where:
         check_filter(store, where)
     return store.frame(f"""select trajectory_id, task_id, outcome, harness_error, coalesce(actions_logged, true) as actions_logged
-                           from trajectories where trajectory_id in (select trajectory_id from trajectories where ({where or 'true'}))
+                           from trajectories where trajectory_id in (select trajectory_id from trajectories where ({where or "true"}))
                            order by trajectory_id""")
 
 
 def steps_of(store: Store, trajectory_ids: list[str]) -> pd.DataFrame:
     """The steps of the given trajectories, in order. Columns: trajectory_id, step_idx, source,
     action, tool_name, path, command, message, output, output_truncated, exit_code."""
-    return store.frame("""select trajectory_id, step_idx, source, action, tool_name, path, command, message, output,
+    return store.frame(
+        """select trajectory_id, step_idx, source, action, tool_name, path, command, message, output,
                                  output_truncated, exit_code
                           from steps where list_contains(?, trajectory_id) order by trajectory_id, step_idx""",
-                       [list(trajectory_ids)])
+        [list(trajectory_ids)],
+    )
 
 
-def verifier_evidence(store: Store, where: str | None = None, *, run_id: str | None = None, uncoded_by: str | None = None
-                      ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def verifier_evidence(
+    store: Store, where: str | None = None, *, run_id: str | None = None, uncoded_by: str | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """What the verifier coder reads, for the trajectories matching `where` (a filter on
     `trajectories`), of one run, and/or not yet coded by `uncoded_by`.
 
@@ -878,20 +1044,27 @@ def verifier_evidence(store: Store, where: str | None = None, *, run_id: str | N
     if run_id is not None:
         narrower, params = narrower + " and t.run_id = ?", params + [run_id]
     if uncoded_by is not None:
-        narrower += " and not exists (select 1 from coding_status c where c.trajectory_id = t.trajectory_id and c.coder = ?)"
+        narrower += (
+            " and not exists (select 1 from coding_status c where c.trajectory_id = t.trajectory_id and c.coder = ?)"
+        )
         params.append(uncoded_by)
-    chosen = store.frame(f"""
+    chosen = store.frame(
+        f"""
         select t.trajectory_id, t.outcome, t.harness_error, s.step_idx as completion_step, s.message as completion,
                json_extract_string(s.raw, '$.completion.finish_reason') as finish_reason,
                json_extract_string(s.raw, '$.completion.entry_point') as entry_point
         from trajectories t
         left join steps s on s.trajectory_id = t.trajectory_id and s.source = 'agent'
              and json_exists(s.raw, '$.completion')
-        where t.trajectory_id in (select trajectory_id from trajectories where ({where or 'true'})){narrower}
-        order by t.trajectory_id""", params)
-    tests = store.frame("""select trajectory_id, test_id, tier, passed, status, detail from test_results
+        where t.trajectory_id in (select trajectory_id from trajectories where ({where or "true"})){narrower}
+        order by t.trajectory_id""",
+        params,
+    )
+    tests = store.frame(
+        """select trajectory_id, test_id, tier, passed, status, detail from test_results
                            where list_contains(?, trajectory_id) order by trajectory_id, test_id""",
-                        [list(chosen["trajectory_id"])])
+        [list(chosen["trajectory_id"])],
+    )
     return chosen, tests
 
 
@@ -910,18 +1083,23 @@ MANIFEST_UNDER = """select {columns} from ingest_manifest m
 want plain rows of a few columns (a timestamp per row costs more to fetch than the rest)."""
 
 
-def labels(store: Store, *, annotator: str | None = None, taxonomy_version: str | None = None,
-           include_unsure: bool = False) -> pd.DataFrame:
+def labels(
+    store: Store, *, annotator: str | None = None, taxonomy_version: str | None = None, include_unsure: bool = False
+) -> pd.DataFrame:
     """Human labels (an "unsure" label, `present` NULL, only with `include_unsure`).
 
     Columns: trajectory_id, code, annotator, present, taxonomy_version.
     """
-    where, params = _where({"annotator": "annotator", "version": "taxonomy_version"}, annotator=annotator,
-                           version=taxonomy_version)
+    where, params = _where(
+        {"annotator": "annotator", "version": "taxonomy_version"}, annotator=annotator, version=taxonomy_version
+    )
     if not include_unsure:
         where += (" and " if where else " where ") + "present is not null"
-    return store.frame(f"select trajectory_id, code, annotator, present, taxonomy_version from labels{where} "
-                       "order by trajectory_id, code, annotator", params)
+    return store.frame(
+        f"select trajectory_id, code, annotator, present, taxonomy_version from labels{where} "
+        "order by trajectory_id, code, annotator",
+        params,
+    )
 
 
 def trajectory_ids(store: Store) -> set[str]:
@@ -934,10 +1112,13 @@ def coded_for_labelling(store: Store, coder: str, taxonomy_version: str) -> pd.D
 
     Columns: trajectory_id, model, task_id, outcome, code, flagged (the coder found the code).
     """
-    return store.frame("""select t.trajectory_id, t.model, t.task_id, t.outcome, c.code, c.status = 'present' as flagged
+    return store.frame(
+        """select t.trajectory_id, t.model, t.task_id, t.outcome, c.code, c.status = 'present' as flagged
                           from trajectories t join coding_status c using (trajectory_id)
                           where c.coder = ? and c.taxonomy_version = ? and c.status <> 'not_applicable'
-                          order by t.trajectory_id, c.code""", [coder, taxonomy_version])
+                          order by t.trajectory_id, c.code""",
+        [coder, taxonomy_version],
+    )
 
 
 def labels_under(store: Store, taxonomy) -> pd.DataFrame:
@@ -951,8 +1132,11 @@ def labels_under(store: Store, taxonomy) -> pd.DataFrame:
     frames = []
     for version in [taxonomy.version, *taxonomy.older_versions]:
         carried = taxonomy.labels_carried_from(version)
-        frame = store.frame("select trajectory_id, code, annotator, present from labels where taxonomy_version = ? "
-                            "and present is not null", [version])
+        frame = store.frame(
+            "select trajectory_id, code, annotator, present from labels where taxonomy_version = ? "
+            "and present is not null",
+            [version],
+        )
         kept = frame[frame["code"].isin(carried)]
         frames.append(kept.assign(code=kept["code"].map(carried)))
     every = pd.concat(frames, ignore_index=True)
@@ -965,9 +1149,11 @@ def coder_label_pairs(store: Store, coder: str, annotator: str, taxonomy, *, in_
     Columns: code, coded (the coder found it), labelled (the annotator did), in_sample (the
     coder's status says it learned from this label).
     """
-    coded = store.frame("""select trajectory_id, code, status = 'present' as coded, coalesce(reason = ?, false) as in_sample
+    coded = store.frame(
+        """select trajectory_id, code, status = 'present' as coded, coalesce(reason = ?, false) as in_sample
                            from coding_status where coder = ? and taxonomy_version = ? and status <> 'not_applicable'""",
-                        [in_sample_reason, coder, taxonomy.version])
+        [in_sample_reason, coder, taxonomy.version],
+    )
     mine = labels_under(store, taxonomy)
     mine = mine[mine["annotator"] == annotator].rename(columns={"present": "labelled"})
     pairs = coded.merge(mine, on=["trajectory_id", "code"])
@@ -1017,10 +1203,13 @@ def authored_tier_summary(store: Store) -> pd.DataFrame:
 
 def top_code_by_model(store: Store, coder: str = "rules") -> pd.DataFrame:
     """Each model's most frequent code among its failed attempts. Columns: model, code, n."""
-    return store.frame("""
+    return store.frame(
+        """
         select t.model, f.code, count(*) as n from failure_codes f join trajectories t using (trajectory_id)
         where f.coder = ? and t.outcome = 'failed' group by t.model, f.code
-        qualify row_number() over (partition by t.model order by count(*) desc, f.code) = 1 order by t.model""", [coder])
+        qualify row_number() over (partition by t.model order by count(*) desc, f.code) = 1 order by t.model""",
+        [coder],
+    )
 
 
 def tier_pass_rates(store: Store, *, model: str | None = None) -> pd.DataFrame:
@@ -1030,7 +1219,8 @@ def tier_pass_rates(store: Store, *, model: str | None = None) -> pd.DataFrame:
     Columns: model, tier, trajectories, results, passes, pass_rate, se.
     """
     where, params = _where({"model": "model"}, model=model)
-    return store.frame(f"""
+    return store.frame(
+        f"""
         with per_attempt as (
             select t.model, r.tier, r.trajectory_id, count(*) as results, count(*) filter (r.passed) as passes
             from test_results r join trajectories t using (trajectory_id)
@@ -1039,7 +1229,9 @@ def tier_pass_rates(store: Store, *, model: str | None = None) -> pd.DataFrame:
             select model, tier, count(*) as trajectories, sum(results)::bigint as results, sum(passes)::bigint as passes,
                    sum(passes) / sum(results) as pass_rate,
                    coalesce(stddev_samp(passes / results) / sqrt(count(*)), 0) as se
-            from per_attempt group by all){where} order by model, tier""", params)
+            from per_attempt group by all){where} order by model, tier""",
+        params,
+    )
 
 
 def known_models(store: Store) -> list[str]:
@@ -1052,9 +1244,12 @@ def task_pass_rates(store: Store, *, model: str) -> pd.DataFrame:
 
     Columns: task_id, attempts, passes.
     """
-    return store.frame("""select task_id, count(*) filter (outcome <> 'error') as attempts,
+    return store.frame(
+        """select task_id, count(*) filter (outcome <> 'error') as attempts,
                                  count(*) filter (outcome = 'passed') as passes
-                          from v_attempts where model = ? group by 1 order by 1""", [model])
+                          from v_attempts where model = ? group by 1 order by 1""",
+        [model],
+    )
 
 
 def store_fingerprint(store: Store) -> dict[str, Any]:
@@ -1068,9 +1263,17 @@ def store_fingerprint(store: Store) -> dict[str, Any]:
     return records(frame)[0]
 
 
-def trajectories_with_code(store: Store, code: str, coder: str = "rules", *, model: str | None = None,
-                           taxonomy_version: str | None = None, limit: int = 500, outcome: str | None = None,
-                           scope: Scope | None = None) -> pd.DataFrame:
+def trajectories_with_code(
+    store: Store,
+    code: str,
+    coder: str = "rules",
+    *,
+    model: str | None = None,
+    taxonomy_version: str | None = None,
+    limit: int = 500,
+    outcome: str | None = None,
+    scope: Scope | None = None,
+) -> pd.DataFrame:
     """The attempts a coder gave `code`, with its evidence: the drill-down from a failure mode. At
     most `limit` rows; `total` says how many there are in all, so a page never counts the limit.
 
@@ -1079,12 +1282,15 @@ def trajectories_with_code(store: Store, code: str, coder: str = "rules", *, mod
     version = taxonomy_version or latest_taxonomy_version(store, coder)
     where, params = _where({"model": "a.model", "outcome": "a.outcome"}, after_where=True, model=model, outcome=outcome)
     clause, scope_params = (scope or EVERYTHING).clause("a")
-    return store.frame(f"""
+    return store.frame(
+        f"""
         select f.trajectory_id, a.model, a.task_id, a.outcome, f.confidence, f.evidence_steps, f.rationale,
                count(*) over () as total
         from failure_codes f join v_attempts a using (trajectory_id)
         where f.code = ? and f.coder = ? and f.taxonomy_version = ? and {clause} {where}
-        order by a.model, a.task_id, f.trajectory_id limit ?""", [code, coder, version, *scope_params, *params, limit])
+        order by a.model, a.task_id, f.trajectory_id limit ?""",
+        [code, coder, version, *scope_params, *params, limit],
+    )
 
 
 def trajectory_codes(store: Store, trajectory_id: str) -> pd.DataFrame:
@@ -1092,14 +1298,20 @@ def trajectory_codes(store: Store, trajectory_id: str) -> pd.DataFrame:
 
     Columns: coder, code, taxonomy_version, confidence, evidence_steps, rationale.
     """
-    return store.frame("""select coder, code, taxonomy_version, confidence, evidence_steps, rationale from failure_codes
-                          where trajectory_id = ? order by coder, code""", [trajectory_id])
+    return store.frame(
+        """select coder, code, taxonomy_version, confidence, evidence_steps, rationale from failure_codes
+                          where trajectory_id = ? order by coder, code""",
+        [trajectory_id],
+    )
 
 
 def trajectory_labels(store: Store, trajectory_id: str) -> pd.DataFrame:
     """Human labels on one trajectory. Columns: annotator, code, present, taxonomy_version."""
-    return store.frame("""select annotator, code, present, taxonomy_version from labels where trajectory_id = ?
-                          order by annotator, code""", [trajectory_id])
+    return store.frame(
+        """select annotator, code, present, taxonomy_version from labels where trajectory_id = ?
+                          order by annotator, code""",
+        [trajectory_id],
+    )
 
 
 def runs(store: Store) -> pd.DataFrame:
@@ -1109,8 +1321,14 @@ def runs(store: Store) -> pd.DataFrame:
                           from runs r left join trajectories t using (run_id) group by all order by r.run_id""")
 
 
-def code_cooccurrence(store: Store, coder: str = "rules", *, model: str | None = None,
-                      taxonomy_version: str | None = None, scope: Scope | None = None) -> pd.DataFrame:
+def code_cooccurrence(
+    store: Store,
+    coder: str = "rules",
+    *,
+    model: str | None = None,
+    taxonomy_version: str | None = None,
+    scope: Scope | None = None,
+) -> pd.DataFrame:
     """How often two codes are found on the same failed attempt.
 
     Columns: code_a, code_b, attempts (code_a < code_b).
@@ -1118,13 +1336,16 @@ def code_cooccurrence(store: Store, coder: str = "rules", *, model: str | None =
     version = taxonomy_version or latest_taxonomy_version(store, coder)
     where, params = _where({"model": "a.model"}, after_where=True, model=model)
     clause, scope_params = (scope or EVERYTHING).clause("a")
-    return store.frame(f"""
+    return store.frame(
+        f"""
         with found as (select distinct f.trajectory_id, f.code from failure_codes f join v_attempts a using (trajectory_id)
                        where f.coder = ? and f.taxonomy_version = ? and a.outcome = 'failed' and f.code <> 'harness_failure'
                        and {clause} {where})
         select x.code as code_a, y.code as code_b, count(*) as attempts
         from found x join found y on x.trajectory_id = y.trajectory_id and x.code < y.code
-        group by all order by attempts desc, code_a, code_b""", [coder, version, *scope_params, *params])
+        group by all order by attempts desc, code_a, code_b""",
+        [coder, version, *scope_params, *params],
+    )
 
 
 def taxonomy_versions(store: Store) -> list[str]:
@@ -1141,17 +1362,32 @@ def filter_options(store: Store) -> dict[str, list[str]]:
     """What the dashboard's filters offer, from one open of the store (a page's first load opened it
     once per option, ~60 ms each): agent, model, run, task_type, language, tier (of every attempt,
     training rollouts included), taxonomy_version, coder; each sorted."""
+
     def distinct(sql: str) -> list[str]:
         return sorted(value for (value,) in store.query(sql)[1] if value is not None)
 
-    return {"agent": agents(store), "model": known_models(store),
-            "run": distinct("select run_id from runs"),
-            **{column: distinct(f"select distinct {column} from v_attempts") for column in ("task_type", "language", "tier")},
-            "taxonomy_version": taxonomy_versions(store), "coder": coders(store)}
+    return {
+        "agent": agents(store),
+        "model": known_models(store),
+        "run": distinct("select run_id from runs"),
+        **{
+            column: distinct(f"select distinct {column} from v_attempts")
+            for column in ("task_type", "language", "tier")
+        },
+        "taxonomy_version": taxonomy_versions(store),
+        "coder": coders(store),
+    }
 
 
-def trajectory_list(store: Store, *, scope: Scope | None = None, search: str | None = None, outcome: str | None = None,
-                    code: str | None = None, limit: int = 1000) -> pd.DataFrame:
+def trajectory_list(
+    store: Store,
+    *,
+    scope: Scope | None = None,
+    search: str | None = None,
+    outcome: str | None = None,
+    code: str | None = None,
+    limit: int = 1000,
+) -> pd.DataFrame:
     """Trajectories to browse, newest run first: what a viewer's list shows.
 
     `search` matches (case-insensitively) the trajectory id, task, model or agent; `code` keeps
@@ -1161,13 +1397,15 @@ def trajectory_list(store: Store, *, scope: Scope | None = None, search: str | N
     clause, params = (scope or EVERYTHING).clause("t")
     where, extra = _where({"outcome": "t.outcome"}, after_where=True, outcome=outcome)
     if search:
-        where += (" and (t.trajectory_id ilike ? or t.task_id ilike ? or t.model ilike ? "
-                  "or coalesce(r.agent, '') ilike ?)")
+        where += (
+            " and (t.trajectory_id ilike ? or t.task_id ilike ? or t.model ilike ? or coalesce(r.agent, '') ilike ?)"
+        )
         extra += [f"%{search}%"] * 4
     if code:
         where += " and exists (select 1 from failure_codes f where f.trajectory_id = t.trajectory_id and f.code = ?)"
         extra.append(code)
-    return store.frame(f"""
+    return store.frame(
+        f"""
         select t.trajectory_id, {_SYSTEM.format(model="t.model")} as system, t.task_id, t.outcome, t.reward, t.n_steps,
                t.harness_error,
                (select string_agg(distinct f.code, ', ' order by f.code) from failure_codes f
@@ -1175,7 +1413,8 @@ def trajectory_list(store: Store, *, scope: Scope | None = None, search: str | N
         from trajectories t left join runs r on r.run_id = t.run_id
         where {clause} {where}
         order by r.started_at desc nulls last, t.run_id, t.task_id, t.attempt, t.trajectory_id limit ?""",
-                       [*params, *extra, limit])
+        [*params, *extra, limit],
+    )
 
 
 def trajectory_summary(store: Store, trajectory_id: str) -> dict[str, Any]:
@@ -1185,25 +1424,32 @@ def trajectory_summary(store: Store, trajectory_id: str) -> dict[str, Any]:
     exception_type, n_steps, input_tokens, output_tokens, cost_usd, tier (authored), source_path,
     tests_passed, tests. Raises ValueError naming the fix when the id is not in the store.
     """
-    frame = store.frame("""
+    frame = store.frame(
+        """
         select t.trajectory_id, t.run_id, t.task_id, r.agent, t.model, t.outcome, t.reward, t.harness_error,
                t.exception_type, t.n_steps, t.input_tokens, t.output_tokens, t.cost_usd, k.tier_authored as tier,
                t.source_path,
                (select count(*) filter (x.passed) from test_results x where x.trajectory_id = t.trajectory_id) as tests_passed,
                (select count(*) from test_results x where x.trajectory_id = t.trajectory_id) as tests
         from trajectories t left join runs r on r.run_id = t.run_id left join tasks k on k.task_id = t.task_id
-        where t.trajectory_id = ?""", [trajectory_id])
+        where t.trajectory_id = ?""",
+        [trajectory_id],
+    )
     if frame.empty:
-        raise ValueError(f"no trajectory {trajectory_id!r} in the store. Pick one from the list, or "
-                         "`curriculab query \"select trajectory_id from trajectories\"`")
+        raise ValueError(
+            f"no trajectory {trajectory_id!r} in the store. Pick one from the list, or "
+            '`curriculab query "select trajectory_id from trajectories"`'
+        )
     return records(frame)[0]
 
 
 def trajectory_tests(store: Store, trajectory_id: str) -> pd.DataFrame:
     """One trajectory's test verdicts. Columns: test_id, tier, milestone_idx, passed, status, detail."""
-    return store.frame("""select test_id, tier, milestone_idx, passed, status, detail from test_results
+    return store.frame(
+        """select test_id, tier, milestone_idx, passed, status, detail from test_results
                           where trajectory_id = ? order by milestone_idx nulls last, tier nulls last, test_id""",
-                       [trajectory_id])
+        [trajectory_id],
+    )
 
 
 def agents(store: Store) -> list[str]:
@@ -1217,8 +1463,17 @@ free of it, and near misses (judged free of it, but with another code found: fai
 coder saw and did not call this)."""
 
 
-def labelling_queue(store: Store, code: str, coder: str, taxonomy_version: str, annotator: str, *,
-                    scope: Scope | None = None, seed: int = 0, limit: int = 60) -> pd.DataFrame:
+def labelling_queue(
+    store: Store,
+    code: str,
+    coder: str,
+    taxonomy_version: str,
+    annotator: str,
+    *,
+    scope: Scope | None = None,
+    seed: int = 0,
+    limit: int = 60,
+) -> pd.DataFrame:
     """Trajectories to label for `code`, stratified (see `STRATA`): in a stable random order within
     each stratum, the strata taking turns so that each gets labels as evenly as it can (the strata
     `annotator` labelled least come first); those already labelled for the code are left out.
@@ -1227,7 +1482,8 @@ def labelling_queue(store: Store, code: str, coder: str, taxonomy_version: str, 
     confidence, queued (how many wait in all, past `limit` too).
     """
     clause, params = (scope or EVERYTHING).clause("t")
-    return store.frame(f"""
+    return store.frame(
+        f"""
         with judged as (
             select c.trajectory_id, c.status,
                    case when c.status = 'present' then 'coded present'
@@ -1252,13 +1508,30 @@ def labelling_queue(store: Store, code: str, coder: str, taxonomy_version: str, 
             where not j.labelled and {clause})
         select * exclude (turn), count(*) over () as queued from ranked
         order by turn, list_position(?, stratum) limit ?""",
-                       [annotator, _labelled_as(code, taxonomy_version), code, coder, taxonomy_version, str(seed),
-                        code, coder, taxonomy_version, *params, list(STRATA), limit])
+        [
+            annotator,
+            _labelled_as(code, taxonomy_version),
+            code,
+            coder,
+            taxonomy_version,
+            str(seed),
+            code,
+            coder,
+            taxonomy_version,
+            *params,
+            list(STRATA),
+            limit,
+        ],
+    )
 
 
 def _labelled_as(code: str, taxonomy_version: str) -> list[str]:
     """`version:code` of every stored label that judges `code` of `taxonomy_version` (its own, and
     older versions' carried through the mapping), so a label given under v1 is not asked again."""
     taxonomy = load_taxonomy(taxonomy_version)
-    return [f"{version}:{old}" for version in [taxonomy.version, *taxonomy.older_versions]
-            for old, new in taxonomy.labels_carried_from(version).items() if new == code]
+    return [
+        f"{version}:{old}"
+        for version in [taxonomy.version, *taxonomy.older_versions]
+        for old, new in taxonomy.labels_carried_from(version).items()
+        if new == code
+    ]

@@ -130,21 +130,29 @@ CODERS = ("rules", "verifier", "judge", "classifier")
 def _coder_reads(coder: str, version: str | None, model: str | None) -> dict[str, tuple]:
     """The reads one coder's failure sections need."""
     coded = {"coder": coder, "model": model, "taxonomy_version": version}
-    return {"reliability": (queries.code_reliability, {"coder": coder, "taxonomy_version": version}),
-            "distribution": (queries.failure_distribution, {**coded, "dimension": ("overall", "tier")}),
-            "share_clusters": (queries.failure_clusters, coded),
-            "coverage": (queries.coder_coverage, coded),
-            "pairs": (queries.failure_code_pairs, coded)}
+    return {
+        "reliability": (queries.code_reliability, {"coder": coder, "taxonomy_version": version}),
+        "distribution": (queries.failure_distribution, {**coded, "dimension": ("overall", "tier")}),
+        "share_clusters": (queries.failure_clusters, coded),
+        "coverage": (queries.coder_coverage, coded),
+        "pairs": (queries.failure_code_pairs, coded),
+    }
 
 
-def _coder_view(rows: dict[str, list[dict]], top: int, overview: list[dict] = (),
-                overview_groups: list[tuple[list[int], list[int]]] = ()) -> dict[str, Any]:
+def _coder_view(
+    rows: dict[str, list[dict]],
+    top: int,
+    overview: list[dict] = (),
+    overview_groups: list[tuple[list[int], list[int]]] = (),
+) -> dict[str, Any]:
     """One coder's failure sections from its reads (`_coder_reads`); the overview's intervals are
     drawn from the same resamples when given."""
     # the planner's rule (`planner_use`), so the two never disagree
     in_sample = {r["code"] for r in rows["reliability"] if r["in_sample"]}
-    reliability = {code: {"reliable": used, "in_sample": not used and code in in_sample}
-                   for code, (used, _, _) in planner_use_by_code(rows["reliability"]).items()}
+    reliability = {
+        code: {"reliable": used, "in_sample": not used and code in in_sample}
+        for code, (used, _, _) in planner_use_by_code(rows["reliability"]).items()
+    }
     by_dimension: dict[str, list[dict]] = {"overall": [], "tier": []}
     for row in rows["distribution"]:
         by_dimension[row["dimension"]].append(row)
@@ -155,24 +163,35 @@ def _coder_view(rows: dict[str, list[dict]], top: int, overview: list[dict] = ()
         row["reliable"] = None if rel is None else rel["reliable"]  # None: agreement never measured
         row["in_sample"] = bool(rel and rel["in_sample"])
     no_tasks: tuple[list[int], list[int]] = ([], [])
-    _set_intervals(list(overview) + distribution,
-                   list(overview_groups) + [share_clusters.get((r["model"], r["code"]), no_tasks) for r in distribution])
+    _set_intervals(
+        list(overview) + distribution,
+        list(overview_groups) + [share_clusters.get((r["model"], r["code"]), no_tasks) for r in distribution],
+    )
     by_model: dict[str, list[dict]] = {}
     for row in distribution:
         if row["n"]:
             by_model.setdefault(row["model"], []).append(row)
     top_modes = {m: ranked[:top] for m, ranked in by_model.items()}
     return {
-        "coverage": rows["coverage"], "top_failure_modes": top_modes, "bottlenecks": _bottlenecks(top_modes),
-        "failures_by_tier": [{"model": r["model"], "tier": r["value"],
-                              **{k: r[k] for k in ("code", "n", "applied", "failures", "share", "coverage", "ci_low", "ci_high")}}
-                             for r in by_dimension["tier"] if r["n"]],
+        "coverage": rows["coverage"],
+        "top_failure_modes": top_modes,
+        "bottlenecks": _bottlenecks(top_modes),
+        "failures_by_tier": [
+            {
+                "model": r["model"],
+                "tier": r["value"],
+                **{k: r[k] for k in ("code", "n", "applied", "failures", "share", "coverage", "ci_low", "ci_high")},
+            }
+            for r in by_dimension["tier"]
+            if r["n"]
+        ],
         "cooccurrence": [{"codes": [r["code_a"], r["code_b"]], "n": r["n"], "lift": r["lift"]} for r in rows["pairs"]],
     }
 
 
-def build_report(store: Store, model: str | None = None, coder: str = "all", band: tuple[float, float] = (0.2, 0.8),
-                 top: int = 5) -> Report:
+def build_report(
+    store: Store, model: str | None = None, coder: str = "all", band: tuple[float, float] = (0.2, 0.8), top: int = 5
+) -> Report:
     """Everything the report says. Reads only: works on `Store(path, read_only=True)`. `coder="all"`
     reports every coder with codes in the store side by side (the first in `CODERS` order leads;
     the others are `beside`); a coder's name reports that one alone."""
@@ -182,30 +201,35 @@ def build_report(store: Store, model: str | None = None, coder: str = "all", ban
     else:
         others = []
     version = queries.latest_taxonomy_version(store, coder)
-    rows = queries.records_together(store, {
-        "overview": (queries.pass_rates, {"model": model}),
-        "task_cells": (queries.task_cells, {"model": model}),
-        **_coder_reads(coder, version, model),
-        "held_out": (queries.stored_held_out, {}),
-        "calibration": (queries.tier_calibration, {}),
-        "misplaced": (queries.misplaced_tasks, {}),
-        "abilities": (queries.model_abilities, {"model": model}),
-        "signal": (queries.signal_efficiency, {"band": band, "model": model}),
-        "milestones": (queries.milestone_funnel, {"model": model}),
-        "harness_errors": (queries.harness_errors, {"model": model}),
-        "unknown_models": (queries.unknown_models, {"model": model}),
-        "evidence": (queries.attempt_evidence, {"model": model}),
-        "quarantined": (queries.quarantined_inputs, {}),
-        "training_runs": (queries.training_runs, {}),
-        "rollout_codes": (queries.rollout_codes, {}),
-        "systems": (queries.systems, {"model": model}),
-        "pooling": (queries.model_pooling, {"model": model}),
-    })
+    rows = queries.records_together(
+        store,
+        {
+            "overview": (queries.pass_rates, {"model": model}),
+            "task_cells": (queries.task_cells, {"model": model}),
+            **_coder_reads(coder, version, model),
+            "held_out": (queries.stored_held_out, {}),
+            "calibration": (queries.tier_calibration, {}),
+            "misplaced": (queries.misplaced_tasks, {}),
+            "abilities": (queries.model_abilities, {"model": model}),
+            "signal": (queries.signal_efficiency, {"band": band, "model": model}),
+            "milestones": (queries.milestone_funnel, {"model": model}),
+            "harness_errors": (queries.harness_errors, {"model": model}),
+            "unknown_models": (queries.unknown_models, {"model": model}),
+            "evidence": (queries.attempt_evidence, {"model": model}),
+            "quarantined": (queries.quarantined_inputs, {}),
+            "training_runs": (queries.training_runs, {}),
+            "rollout_codes": (queries.rollout_codes, {}),
+            "systems": (queries.systems, {"model": model}),
+            "pooling": (queries.model_pooling, {"model": model}),
+        },
+    )
     overview = rows["overview"]
     if not overview:
-        raise ValueError(f"no attempts{' for model ' + repr(model) if model else ''} in the store. "
-                         "Ingest trajectories first, or check the model name with "
-                         "`curriculab query \"select distinct model from trajectories\"`")
+        raise ValueError(
+            f"no attempts{' for model ' + repr(model) if model else ''} in the store. "
+            "Ingest trajectories first, or check the model name with "
+            '`curriculab query "select distinct model from trajectories"`'
+        )
     overview.sort(key=lambda r: (r["pass_rate"] is None, -(r["pass_rate"] or 0), r["model"]))
     pass_cells = _cells_by(rows["task_cells"], ["model"], "passes", "attempts")
     comparisons = _comparisons(overview, pass_cells)
@@ -213,27 +237,48 @@ def build_report(store: Store, model: str | None = None, coder: str = "all", ban
     beside = []
     for other in others:
         other_version = queries.latest_taxonomy_version(store, other)
-        beside.append({"coder": other, "taxonomy_version": other_version,
-                       **_coder_view(queries.records_together(store, _coder_reads(other, other_version, model)), top)})
+        beside.append(
+            {
+                "coder": other,
+                "taxonomy_version": other_version,
+                **_coder_view(queries.records_together(store, _coder_reads(other, other_version, model)), top),
+            }
+        )
 
     fit = queries.fit_staleness(store)
     stored = rows["held_out"] if fit["fitted"] == fit["current"] else []
     try:  # a stale fit's stored check would describe other attempts: check the current ones
-        held = {**stored[0], "computed": "with the stored fit"} if stored else \
-            {**held_out_check(store).__dict__, "computed": "now, for this report: no current fit is stored"}
+        held = (
+            {**stored[0], "computed": "with the stored fit"}
+            if stored
+            else {**held_out_check(store).__dict__, "computed": "now, for this report: no current fit is stored"}
+        )
     except ValueError as exc:
         held = {"error": str(exc)}
     calibration = rows["calibration"]
     report = Report(
-        generated_at=datetime.now(UTC).isoformat(timespec="seconds"), model=model, coder=coder,
-        taxonomy_version=version, coverage_min=COVERAGE_MIN, band=list(band), overview=overview, comparisons=comparisons,
+        generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        model=model,
+        coder=coder,
+        taxonomy_version=version,
+        coverage_min=COVERAGE_MIN,
+        band=list(band),
+        overview=overview,
+        comparisons=comparisons,
         **view,
         difficulty={
             "fit": {**fit, "current_fit": fit["fitted"] == fit["current"] and fit["fitted"] > 0},
             "calibration": calibration,
-            "authored_matches_measured": (sum(c["tasks"] for c in calibration if c["tier_authored"] == c["measured_tier"])
-                                          / sum(c["tasks"] for c in calibration)) if calibration else None,
-            "misplaced": rows["misplaced"], "held_out": held, "abilities": rows["abilities"]},
+            "authored_matches_measured": (
+                sum(c["tasks"] for c in calibration if c["tier_authored"] == c["measured_tier"])
+                / sum(c["tasks"] for c in calibration)
+            )
+            if calibration
+            else None,
+            "misplaced": rows["misplaced"],
+            "held_out": held,
+            "abilities": rows["abilities"],
+        },
         signal=rows["signal"],
         pass_at_k=_pass_at_k(pass_cells),
         milestones=rows["milestones"],
@@ -259,22 +304,37 @@ def _by_agent(systems: list[dict[str, Any]]) -> list[dict[str, Any]]:
         sums = totals.setdefault((row["agent"], row["model"]), [0, 0])
         sums[0] += row["attempts"]
         sums[1] += row["passes"]
-    return [{"agent": agent, "model": model, "attempts": n, "passes": k, "pass_rate": k / n if n else None}
-            for (agent, model), (n, k) in sorted(totals.items())]
+    return [
+        {"agent": agent, "model": model, "attempts": n, "passes": k, "pass_rate": k / n if n else None}
+        for (agent, model), (n, k) in sorted(totals.items())
+    ]
 
 
-def _comparisons(overview: list[dict[str, Any]], cells: dict[tuple, dict[str, tuple[int, int]]]) -> list[dict[str, Any]]:
+def _comparisons(
+    overview: list[dict[str, Any]], cells: dict[tuple, dict[str, tuple[int, int]]]
+) -> list[dict[str, Any]]:
     """Each model against the next one down the ranking: the task-clustered interval of the difference."""
     ranked = [r for r in overview if r["pass_rate"] is not None]
     out = []
     for a, b in zip(ranked, ranked[1:]):
         tasks = sorted(set(cells.get((a["model"],), {})) | set(cells.get((b["model"],), {})))
         ca, cb = cells.get((a["model"],), {}), cells.get((b["model"],), {})
-        low, high = cluster_bootstrap_difference([ca.get(t, (0, 0))[0] for t in tasks], [ca.get(t, (0, 0))[1] for t in tasks],
-                                                 [cb.get(t, (0, 0))[0] for t in tasks], [cb.get(t, (0, 0))[1] for t in tasks])
-        out.append({"higher": a["model"], "lower": b["model"], "difference": a["pass_rate"] - b["pass_rate"],
-                    "ci_low": low, "ci_high": high,
-                    "distinguishable": low is not None and (low > 0 or high < 0)})
+        low, high = cluster_bootstrap_difference(
+            [ca.get(t, (0, 0))[0] for t in tasks],
+            [ca.get(t, (0, 0))[1] for t in tasks],
+            [cb.get(t, (0, 0))[0] for t in tasks],
+            [cb.get(t, (0, 0))[1] for t in tasks],
+        )
+        out.append(
+            {
+                "higher": a["model"],
+                "lower": b["model"],
+                "difference": a["pass_rate"] - b["pass_rate"],
+                "ci_low": low,
+                "ci_high": high,
+                "distinguishable": low is not None and (low > 0 or high < 0),
+            }
+        )
     return out
 
 
@@ -286,10 +346,15 @@ def _bottlenecks(top_modes: dict[str, list[dict]]) -> list[dict[str, Any]]:
     for depth in (1, 2):
         common = set.intersection(*({r["code"] for r in top_modes[m][:depth]} for m in models))
         if common:
-            return [{"code": c, "within_top": depth,
-                     "shares": {m: next(r["share"] for r in top_modes[m] if r["code"] == c) for m in models},
-                     "usable": all(_unusable(next(r for r in top_modes[m] if r["code"] == c)) == [] for m in models)}
-                    for c in sorted(common)]
+            return [
+                {
+                    "code": c,
+                    "within_top": depth,
+                    "shares": {m: next(r["share"] for r in top_modes[m] if r["code"] == c) for m in models},
+                    "usable": all(_unusable(next(r for r in top_modes[m] if r["code"] == c)) == [] for m in models),
+                }
+                for c in sorted(common)
+            ]
     return []
 
 
@@ -297,8 +362,10 @@ def _unusable(row: dict[str, Any]) -> list[str]:
     """Why a failure share may not be stated as a finding (empty when it may)."""
     problems = []
     if row["coverage"] < COVERAGE_MIN:
-        problems.append(f"the coder could judge only {row['applied']} of {row['failures']} failures "
-                        f"({_pct(row['coverage'])}; {_pct(COVERAGE_MIN)} needed)")
+        problems.append(
+            f"the coder could judge only {row['applied']} of {row['failures']} failures "
+            f"({_pct(row['coverage'])}; {_pct(COVERAGE_MIN)} needed)"
+        )
     if row["in_sample"]:
         problems.append("its agreement with people was measured in-sample (a classifier on its own training labels)")
     elif row["reliable"] is None:
@@ -337,30 +404,45 @@ def _coder_findings(view: dict[str, Any], rates: list[dict[str, Any]], label: st
         if not cov["failures"]:
             continue
         if not cov["coded_failures"]:
-            found.append(label + f"{m}: none of its {cov['failures']} failed attempts could be coded by `{view['coder']}` "
-                         f"({cov['why_not_coded']}).")
+            found.append(
+                label + f"{m}: none of its {cov['failures']} failed attempts could be coded by `{view['coder']}` "
+                f"({cov['why_not_coded']})."
+            )
             continue
         if not modes:
-            found.append(label + f"{m}: no failure code found in its {cov['failures']} failed attempts "
-                         f"(the coder could judge {cov['coded_failures']} of them).")
+            found.append(
+                label + f"{m}: no failure code found in its {cov['failures']} failed attempts "
+                f"(the coder could judge {cov['coded_failures']} of them)."
+            )
             continue
         t = modes[0]
         problems = _unusable(t)
         if problems:
-            found.append(label + f"{m}: no top failure mode stated — {t['code']} leads ({t['n']} of {t['applied']} judged failures) "
-                         f"but {'; and '.join(problems)}.")
+            found.append(
+                label
+                + f"{m}: no top failure mode stated — {t['code']} leads ({t['n']} of {t['applied']} judged failures) "
+                f"but {'; and '.join(problems)}."
+            )
         else:
-            found.append(label + f"{m}: the top failure mode is {t['code']}, in {_pct(t['share'])} of the failures the coder could "
-                         f"judge ({t['n']} of {t['applied']}; 95% CI over tasks {_pct(t['cluster_low'])}–{_pct(t['cluster_high'])}; "
-                         f"coverage {_pct(t['coverage'])} of {t['failures']} failures).")
+            found.append(
+                label
+                + f"{m}: the top failure mode is {t['code']}, in {_pct(t['share'])} of the failures the coder could "
+                f"judge ({t['n']} of {t['applied']}; 95% CI over tasks {_pct(t['cluster_low'])}–{_pct(t['cluster_high'])}; "
+                f"coverage {_pct(t['coverage'])} of {t['failures']} failures)."
+            )
     for b in view["bottlenecks"]:
         where = "the top failure mode" if b["within_top"] == 1 else "in the top two failure modes"
         gap = (rates[0]["pass_rate"] - rates[-1]["pass_rate"]) * 100 if len(rates) > 1 else 0
         if b["usable"]:
-            found.append(label + f"Bottleneck: {b['code']} is {where} for every model despite a {gap:.0f}-point gap in pass rate.")
+            found.append(
+                label
+                + f"Bottleneck: {b['code']} is {where} for every model despite a {gap:.0f}-point gap in pass rate."
+            )
         else:
-            found.append(label + f"{b['code']} is {where} for every model, but not stated as a bottleneck: for some model its "
-                         f"coverage or coder agreement is not enough (see above).")
+            found.append(
+                label + f"{b['code']} is {where} for every model, but not stated as a bottleneck: for some model its "
+                f"coverage or coder agreement is not enough (see above)."
+            )
     return found
 
 
@@ -368,84 +450,120 @@ def _findings(r: Report) -> list[str]:
     found = []
     for view in [r.as_dict(), *r["beside"]]:
         if view["taxonomy_version"] and view["taxonomy_version"] != NEWEST:
-            found.append(f"`{view['coder']}` coded this store under taxonomy {view['taxonomy_version']}, not the newest "
-                         f"({NEWEST}); its codes are shown as coded. `curriculab code --coder {view['coder']}` recodes "
-                         f"under {NEWEST}.")
+            found.append(
+                f"`{view['coder']}` coded this store under taxonomy {view['taxonomy_version']}, not the newest "
+                f"({NEWEST}); its codes are shown as coded. `curriculab code --coder {view['coder']}` recodes "
+                f"under {NEWEST}."
+            )
     fit = r["difficulty"]["fit"]
     if not fit["current_fit"]:
-        found.append(f"The stored difficulty fit is stale or missing (it used {fit['fitted']} attempts; the store has "
-                     f"{fit['current']}): difficulty, tiers and signal below are from it. Refit with `curriculab "
-                     f"difficulty` or `curriculab report --refit`.")
+        found.append(
+            f"The stored difficulty fit is stale or missing (it used {fit['fitted']} attempts; the store has "
+            f"{fit['current']}): difficulty, tiers and signal below are from it. Refit with `curriculab "
+            f"difficulty` or `curriculab report --refit`."
+        )
     for concern in filter(None, map(queries.pooling_concern, r["pooling"])):
         pooled, kind = concern
-        found.append(f"{pooled}: its row mixes systems; compare them under Systems (agent × model)." if kind == "agents"
-                     else f"{pooled}: they may be different models. Name them (`curriculab ingest --model`, `--identities`).")
+        found.append(
+            f"{pooled}: its row mixes systems; compare them under Systems (agent × model)."
+            if kind == "agents"
+            else f"{pooled}: they may be different models. Name them (`curriculab ingest --model`, `--identities`)."
+        )
     rates = [o for o in r["overview"] if o["pass_rate"] is not None]
     for o in r["overview"]:
         if o["pass_rate"] is None:
-            found.append(f"{o['model']}: every attempt ({o['harness_errors']}) ended in a harness error; it has no pass rate.")
+            found.append(
+                f"{o['model']}: every attempt ({o['harness_errors']}) ended in a harness error; it has no pass rate."
+            )
     if len(rates) > 1:
         best, worst = rates[0], rates[-1]
-        found.append(f"{best['model']} passes {_pct(best['pass_rate'])} of attempts ({_interval_text(best)}); "
-                     f"{worst['model']} passes {_pct(worst['pass_rate'])} ({_interval_text(worst)}).")
+        found.append(
+            f"{best['model']} passes {_pct(best['pass_rate'])} of attempts ({_interval_text(best)}); "
+            f"{worst['model']} passes {_pct(worst['pass_rate'])} ({_interval_text(worst)})."
+        )
         for c in r["comparisons"]:
             if not c["distinguishable"]:
-                found.append(f"{c['higher']} and {c['lower']} are not distinguishable: the {c['difference'] * 100:+.1f}-point "
-                             f"difference has a task-clustered 95% CI of {_signed(c['ci_low'])} to {_signed(c['ci_high'])} points.")
+                found.append(
+                    f"{c['higher']} and {c['lower']} are not distinguishable: the {c['difference'] * 100:+.1f}-point "
+                    f"difference has a task-clustered 95% CI of {_signed(c['ci_low'])} to {_signed(c['ci_high'])} points."
+                )
     for view in [{"coder": r["coder"], **{k: r[k] for k in _VIEW_KEYS}}, *r["beside"]]:
         found += _coder_findings(view, rates, f"`{view['coder']}`: " if r["beside"] else "")
     d = r["difficulty"]
     h = d["held_out"]
     irt_worse = "irt_log_loss" in h and h["irt_log_loss"] > h["baseline_log_loss"]
     if "irt_log_loss" in h:
-        found.append(f"Held out (computed {h['computed']}): IRT predicts unseen attempts with log-loss {h['irt_log_loss']:.3f} and AUC {h['irt_auc']:.3f}, "
-                     f"against {h['baseline_log_loss']:.3f} and {h['baseline_auc']:.3f} for the per-task pass rate "
-                     f"({h['held_out']} attempts).")
+        found.append(
+            f"Held out (computed {h['computed']}): IRT predicts unseen attempts with log-loss {h['irt_log_loss']:.3f} and AUC {h['irt_auc']:.3f}, "
+            f"against {h['baseline_log_loss']:.3f} and {h['baseline_auc']:.3f} for the per-task pass rate "
+            f"({h['held_out']} attempts)."
+        )
     if irt_worse:
-        found.append("IRT predicts held-out attempts worse (log-loss) than the per-task pass rate here, so measured tiers and "
-                     "misplaced-task lists are not relied on; rank tasks by their pass rate instead.")
+        found.append(
+            "IRT predicts held-out attempts worse (log-loss) than the per-task pass rate here, so measured tiers and "
+            "misplaced-task lists are not relied on; rank tasks by their pass rate instead."
+        )
     elif d["authored_matches_measured"] is not None:
-        found.append(f"Authored tiers match measured difficulty for {_pct(d['authored_matches_measured'])} of tasks; "
-                     f"{len(d['misplaced'])} most misplaced are listed.")
+        found.append(
+            f"Authored tiers match measured difficulty for {_pct(d['authored_matches_measured'])} of tasks; "
+            f"{len(d['misplaced'])} most misplaced are listed."
+        )
     for s in r["signal"]:
-        found.append(f"{s['model']}: {_pct(s['share_in_band'])} of its tasks are in the {r['band'][0]:.1f}–{r['band'][1]:.1f} "
-                     f"band of predicted pass rate; {_pct(s['share_mixed'])} have mixed outcomes (0 < p < 1).")
+        found.append(
+            f"{s['model']}: {_pct(s['share_in_band'])} of its tasks are in the {r['band'][0]:.1f}–{r['band'][1]:.1f} "
+            f"band of predicted pass rate; {_pct(s['share_mixed'])} have mixed outcomes (0 < p < 1)."
+        )
     for m in sorted({x["model"] for x in r["milestones"]}):
         stops = [x for x in r["milestones"] if x["model"] == m and x["first_failed_milestone"] is not None]
         if stops:
             worst = max(stops, key=lambda x: x["attempts"])
-            found.append(f"{m}: most milestone runs stop at milestone {worst['first_failed_milestone']} of "
-                         f"{worst['milestones_total']} ({worst['task_type']}).")
+            found.append(
+                f"{m}: most milestone runs stop at milestone {worst['first_failed_milestone']} of "
+                f"{worst['milestones_total']} ({worst['task_type']})."
+            )
     no_verdict = sum(e["attempts"] for e in r["harness_errors"] if e["verdict"].startswith("none"))
     agents = sum(e["attempts"] for e in r["harness_errors"] if "agent's fault" in e["verdict"])
     flagged = sum(e["attempts"] for e in r["harness_errors"] if "flagged" in e["verdict"])
     if no_verdict:
-        found.append(f"{no_verdict} attempts hit an infrastructure fault (harness_failure) and have no verdict; they "
-                     f"are left out of pass rates and failures.")
+        found.append(
+            f"{no_verdict} attempts hit an infrastructure fault (harness_failure) and have no verdict; they "
+            f"are left out of pass rates and failures."
+        )
     if agents:
-        found.append(f"{agents} attempts ended in the agent's own fault (a timeout, a crash); they are the agent's "
-                     f"failures, counted in pass rates (flagged), not harness faults.")
+        found.append(
+            f"{agents} attempts ended in the agent's own fault (a timeout, a crash); they are the agent's "
+            f"failures, counted in pass rates (flagged), not harness faults."
+        )
     if flagged:
-        found.append(f"{flagged} attempts hit an infrastructure fault but the tests still gave a verdict; those "
-                     f"verdicts stand and are counted, flagged in `v_pass_rates.flagged`.")
+        found.append(
+            f"{flagged} attempts hit an infrastructure fault but the tests still gave a verdict; those "
+            f"verdicts stand and are counted, flagged in `v_pass_rates.flagged`."
+        )
     abilities = {a["model"]: a for a in d["abilities"]}
     for e in r["evidence"]:
         if e["without_actions"]:
-            found.append(f"{e['model']}: {e['without_actions']} of its {e['attempts']} attempts have no logged actions "
-                         f"({e['failures_without_actions']} of them failures; {e['installed_agent']} from installed agents, "
-                         f"{e['steps_lost_on_ingest']} whose trajectory was missing or unreadable): coders could not judge them.")
+            found.append(
+                f"{e['model']}: {e['without_actions']} of its {e['attempts']} attempts have no logged actions "
+                f"({e['failures_without_actions']} of them failures; {e['installed_agent']} from installed agents, "
+                f"{e['steps_lost_on_ingest']} whose trajectory was missing or unreadable): coders could not judge them."
+            )
         a = abilities.get(e["model"])
         if e["attempts_per_task"] <= 1 and a is not None:
-            found.append(f"{e['model']}: one attempt per task ({e['tasks']} tasks), so its ability is known only to "
-                         f"±{1.96 * a['ability_se']:.2f} (95%, θ = {a['ability']:.2f}); its per-task results and rankings "
-                         f"carry that uncertainty.")
+            found.append(
+                f"{e['model']}: one attempt per task ({e['tasks']} tasks), so its ability is known only to "
+                f"±{1.96 * a['ability_se']:.2f} (95%, θ = {a['ability']:.2f}); its per-task results and rankings "
+                f"carry that uncertainty."
+            )
     quarantined = sum(q["inputs"] for q in r["quarantined"])
     if quarantined:
-        found.append(f"{quarantined} inputs were quarantined at ingest and are in no table here "
-                     f"(`select * from ingest_errors where severity = 'error'`).")
+        found.append(
+            f"{quarantined} inputs were quarantined at ingest and are in no table here "
+            f"(`select * from ingest_errors where severity = 'error'`)."
+        )
     for u in r["unknown_models"]:
-        found.append(f"{u['attempts']} attempts ({u['runs']} run(s)) name no model; they are reported as "
-                     f"'{u['attributed_to']}'.")
+        found.append(
+            f"{u['attempts']} attempts ({u['runs']} run(s)) name no model; they are reported as '{u['attributed_to']}'."
+        )
     return found
 
 
@@ -463,6 +581,7 @@ def _md_table(rows: list[dict[str, Any]], columns: list[str] | None = None, empt
     if not rows:
         return f"_none{': ' + empty if empty else ''}_\n"
     columns = columns or list(rows[0])
+
     def fmt(v: Any) -> str:
         return f"{v:.3f}" if isinstance(v, float) else ("" if v is None else str(v))
 
@@ -478,22 +597,61 @@ def _coder_sections(view: dict[str, Any], coverage_min: float, label: str) -> li
     """One coder's failure sections (`label` names the coder when several are side by side)."""
     coded = any(c["coded_failures"] for c in view["coverage"])
     no_codes = f"no failure codes from `{view['coder']}` (run `curriculab code`)" if not coded else ""
-    sections = [(f"Coder coverage{label}: failed attempts the coder could judge (a share is stated from "
-                 f"{_pct(coverage_min)})", view["coverage"], None, "no failed attempts")]
+    sections = [
+        (
+            f"Coder coverage{label}: failed attempts the coder could judge (a share is stated from "
+            f"{_pct(coverage_min)})",
+            view["coverage"],
+            None,
+            "no failed attempts",
+        )
+    ]
     for m, rows in view["top_failure_modes"].items():
-        sections.append((f"Top failure modes{label} — {m} (share of the failures the coder could judge)", rows,
-                         ["code", "n", "applied", "failures", "share", "coverage", "ci_low", "ci_high", "cluster_low",
-                          "cluster_high", "reliable", "in_sample"], ""))
+        sections.append(
+            (
+                f"Top failure modes{label} — {m} (share of the failures the coder could judge)",
+                rows,
+                [
+                    "code",
+                    "n",
+                    "applied",
+                    "failures",
+                    "share",
+                    "coverage",
+                    "ci_low",
+                    "ci_high",
+                    "cluster_low",
+                    "cluster_high",
+                    "reliable",
+                    "in_sample",
+                ],
+                "",
+            )
+        )
     if not view["top_failure_modes"]:
         sections.append((f"Top failure modes{label}", [], None, no_codes or "no failed attempt got a code"))
     return sections + [
-        (f"Bottlenecks{label}", [{"code": b["code"], "within_top": b["within_top"], "usable": b["usable"], **b["shares"]}
-                                 for b in view["bottlenecks"]], None,
-         no_codes or "no code ranks at the top for every model (or fewer than two models have coded failures)"),
-        (f"Code co-occurrence in failed attempts{label}", [{"codes": " + ".join(c["codes"]), "n": c["n"], "lift": c["lift"]}
-                                                           for c in view["cooccurrence"]], None,
-         no_codes or "no failed attempt has two codes"),
-        (f"Failure modes by tier{label}", view["failures_by_tier"], None, no_codes or "no coded failures on tasks with a tier"),
+        (
+            f"Bottlenecks{label}",
+            [
+                {"code": b["code"], "within_top": b["within_top"], "usable": b["usable"], **b["shares"]}
+                for b in view["bottlenecks"]
+            ],
+            None,
+            no_codes or "no code ranks at the top for every model (or fewer than two models have coded failures)",
+        ),
+        (
+            f"Code co-occurrence in failed attempts{label}",
+            [{"codes": " + ".join(c["codes"]), "n": c["n"], "lift": c["lift"]} for c in view["cooccurrence"]],
+            None,
+            no_codes or "no failed attempt has two codes",
+        ),
+        (
+            f"Failure modes by tier{label}",
+            view["failures_by_tier"],
+            None,
+            no_codes or "no coded failures on tasks with a tier",
+        ),
     ]
 
 
@@ -502,39 +660,91 @@ def _sections(r: Report) -> list[tuple[str, list[dict[str, Any]], list[str] | No
     held = r["difficulty"]["held_out"]
     irt_worse = "irt_log_loss" in held and held["irt_log_loss"] > held["baseline_log_loss"]
     sections = [
-        ("Pass rates (harness errors apart; intervals: Wilson over attempts, and bootstrap over tasks)", r["overview"],
-         ["model", "attempts", "passes", "pass_rate", "ci_low", "ci_high", "cluster_low", "cluster_high",
-          "harness_errors", "flagged"], "no attempts"),
-        ("Ranking: each model against the next (task-clustered 95% CI of the difference)", r["comparisons"], None,
-         "fewer than two models with a pass rate"),
-        ("Systems: agent × model, in the leaderboard's order (leaderboard accuracy: every trial counts, an error is "
-         "a failure, mean over runs; pass rate over attempts with a verdict beside it)", r["systems"],
-         ["agent", "agent_version", "model", "runs", "trials", "attempts", "passes", "pass_rate", "errors",
-          "leaderboard_accuracy"], "no attempts"),
+        (
+            "Pass rates (harness errors apart; intervals: Wilson over attempts, and bootstrap over tasks)",
+            r["overview"],
+            [
+                "model",
+                "attempts",
+                "passes",
+                "pass_rate",
+                "ci_low",
+                "ci_high",
+                "cluster_low",
+                "cluster_high",
+                "harness_errors",
+                "flagged",
+            ],
+            "no attempts",
+        ),
+        (
+            "Ranking: each model against the next (task-clustered 95% CI of the difference)",
+            r["comparisons"],
+            None,
+            "fewer than two models with a pass rate",
+        ),
+        (
+            "Systems: agent × model, in the leaderboard's order (leaderboard accuracy: every trial counts, an error is "
+            "a failure, mean over runs; pass rate over attempts with a verdict beside it)",
+            r["systems"],
+            [
+                "agent",
+                "agent_version",
+                "model",
+                "runs",
+                "trials",
+                "attempts",
+                "passes",
+                "pass_rate",
+                "errors",
+                "leaderboard_accuracy",
+            ],
+            "no attempts",
+        ),
         ("What each model row pools (agents and runs)", r["pooling"], None, "no attempts"),
     ]
     for view in [{"coder": r["coder"], **{k: r[k] for k in _VIEW_KEYS}}, *r["beside"]]:
         sections += _coder_sections(view, r["coverage_min"], f" — `{view['coder']}`" if r["beside"] else "")
     sections += [
-        ("Authored tier × measured tier (tasks)" + (" — not relied on: IRT is worse than the per-task pass rate held out"
-                                                    if irt_worse else ""),
-         r["difficulty"]["calibration"], None, "no task has an authored tier"),
+        (
+            "Authored tier × measured tier (tasks)"
+            + (" — not relied on: IRT is worse than the per-task pass rate held out" if irt_worse else ""),
+            r["difficulty"]["calibration"],
+            None,
+            "no task has an authored tier",
+        ),
         ("Most misplaced tasks", r["difficulty"]["misplaced"], None, "no task with an authored tier is misplaced"),
-        ("Held-out check" + (f" (computed {held['computed']})" if "computed" in held else ""),
-         [] if "error" in held else [{k: v for k, v in held.items() if k != "computed"}], None, held.get("error", "")),
+        (
+            "Held-out check" + (f" (computed {held['computed']})" if "computed" in held else ""),
+            [] if "error" in held else [{k: v for k, v in held.items() if k != "computed"}],
+            None,
+            held.get("error", ""),
+        ),
         ("Model abilities (IRT)", r["difficulty"]["abilities"], None, "no fit"),
         (f"Signal: informative band {r['band'][0]}–{r['band'][1]}", r["signal"], None, "no fit"),
         ("pass@k (unbiased)", r["pass_at_k"], None, "no attempts with a verdict"),
         ("Milestones: first failing milestone", r["milestones"], None, "no milestone-graded attempts"),
-        ("Harness errors: infrastructure faults (no verdict) and the agent's own faults (counted)", r["harness_errors"],
-         None, "no attempt hit a harness fault"),
+        (
+            "Harness errors: infrastructure faults (no verdict) and the agent's own faults (counted)",
+            r["harness_errors"],
+            None,
+            "no attempt hit a harness fault",
+        ),
         ("Attempts that name no model", r["unknown_models"], None, "every attempt names its model"),
         ("What the coders could see: attempts without logged actions, per model", r["evidence"], None, "no attempts"),
         ("Quarantined inputs (not in any table above)", r["quarantined"], None, "nothing was quarantined"),
-        ("Training runs (GRPO): rollouts, pass rate, groups with no gradient", r["training_runs"], None,
-         "no training run has landed (curriculab train / loop)"),
-        ("Rollout failure codes by training run (verifier; share of failed rollouts, 95% CI)", r["rollout_codes"], None,
-         "no coded rollouts (they are coded as they land; `curriculab code --coder verifier` codes older ones)"),
+        (
+            "Training runs (GRPO): rollouts, pass rate, groups with no gradient",
+            r["training_runs"],
+            None,
+            "no training run has landed (curriculab train / loop)",
+        ),
+        (
+            "Rollout failure codes by training run (verifier; share of failed rollouts, 95% CI)",
+            r["rollout_codes"],
+            None,
+            "no coded rollouts (they are coded as they land; `curriculab code --coder verifier` codes older ones)",
+        ),
     ]
     return sections
 
@@ -542,22 +752,32 @@ def _sections(r: Report) -> list[tuple[str, list[dict[str, Any]], list[str] | No
 def _coders_text(r: Report) -> str:
     """Whose codes the report shows: `rules` (v1), and beside it `verifier` (v3), ..."""
     named = [f"`{v['coder']}` ({v['taxonomy_version'] or 'none'})" for v in [r.as_dict(), *r["beside"]]]
-    return named[0] + (", and beside it " + ", ".join(named[1:]) + " (side by side, not merged)" if len(named) > 1 else "")
+    return named[0] + (
+        ", and beside it " + ", ".join(named[1:]) + " (side by side, not merged)" if len(named) > 1 else ""
+    )
 
 
 def to_markdown(r: Report) -> str:
-    parts = [f"# curriculab report{' — ' + r['model'] if r['model'] else ''}",
-             f"_Generated {r['generated_at']}; failure codes from {_coders_text(r)}._", "",
-             "## Findings", *[f"- {f}" for f in r["findings"]], ""]
+    parts = [
+        f"# curriculab report{' — ' + r['model'] if r['model'] else ''}",
+        f"_Generated {r['generated_at']}; failure codes from {_coders_text(r)}._",
+        "",
+        "## Findings",
+        *[f"- {f}" for f in r["findings"]],
+        "",
+    ]
     for title, rows, columns, empty in _sections(r):
         parts += [f"## {title}", _md_table(rows, columns, empty)]
     return "\n".join(parts)
 
 
 def _bar_errors(values: list[float | None], lows: list[float | None], highs: list[float | None]) -> dict[str, Any]:
-    return {"type": "data", "symmetric": False,
-            "array": [(h - v) if None not in (h, v) else 0 for v, h in zip(values, highs)],
-            "arrayminus": [(v - lo) if None not in (lo, v) else 0 for v, lo in zip(values, lows)]}
+    return {
+        "type": "data",
+        "symmetric": False,
+        "array": [(h - v) if None not in (h, v) else 0 for v, h in zip(values, highs)],
+        "arrayminus": [(v - lo) if None not in (lo, v) else 0 for v, lo in zip(values, lows)],
+    }
 
 
 def to_html(r: Report) -> str:
@@ -566,49 +786,106 @@ def to_html(r: Report) -> str:
 
     figures = []
     ov = [o for o in r["overview"] if o["pass_rate"] is not None]
-    figures.append(go.Figure(go.Bar(x=[o["model"] for o in ov], y=[o["pass_rate"] for o in ov], error_y=_bar_errors(
-        [o["pass_rate"] for o in ov], [o["cluster_low"] for o in ov], [o["cluster_high"] for o in ov])),
-        layout={"title": "Pass rate (95% CI, bootstrap over tasks)", "yaxis": {"range": [0, 1]}}))
+    figures.append(
+        go.Figure(
+            go.Bar(
+                x=[o["model"] for o in ov],
+                y=[o["pass_rate"] for o in ov],
+                error_y=_bar_errors(
+                    [o["pass_rate"] for o in ov], [o["cluster_low"] for o in ov], [o["cluster_high"] for o in ov]
+                ),
+            ),
+            layout={"title": "Pass rate (95% CI, bootstrap over tasks)", "yaxis": {"range": [0, 1]}},
+        )
+    )
     systems = [x for x in r["systems"] if x["pass_rate"] is not None][:30]
     if systems:
         names = [f"{x['agent']} · {x['model']}" for x in systems]
-        ranking = go.Figure(layout={"title": "Systems (agent × model), in the leaderboard's order", "barmode": "group",
-                                    "yaxis": {"range": [0, 1], "tickformat": ".0%"}})
-        ranking.add_bar(name="leaderboard accuracy (errors count as failures)", x=names,
-                        y=[x["leaderboard_accuracy"] for x in systems])
+        ranking = go.Figure(
+            layout={
+                "title": "Systems (agent × model), in the leaderboard's order",
+                "barmode": "group",
+                "yaxis": {"range": [0, 1], "tickformat": ".0%"},
+            }
+        )
+        ranking.add_bar(
+            name="leaderboard accuracy (errors count as failures)",
+            x=names,
+            y=[x["leaderboard_accuracy"] for x in systems],
+        )
         ranking.add_bar(name="pass rate (attempts with a verdict)", x=names, y=[x["pass_rate"] for x in systems])
         figures.append(ranking)
-    failure = go.Figure(layout={"title": "Top failure modes: share of the failures the coder could judge",
-                                "barmode": "group", "yaxis": {"range": [0, 1]}})
+    failure = go.Figure(
+        layout={
+            "title": "Top failure modes: share of the failures the coder could judge",
+            "barmode": "group",
+            "yaxis": {"range": [0, 1]},
+        }
+    )
     for m, rows in r["top_failure_modes"].items():
-        failure.add_bar(name=m, x=[x["code"] for x in rows], y=[x["share"] for x in rows], error_y=_bar_errors(
-            [x["share"] for x in rows], [x["cluster_low"] for x in rows], [x["cluster_high"] for x in rows]))
+        failure.add_bar(
+            name=m,
+            x=[x["code"] for x in rows],
+            y=[x["share"] for x in rows],
+            error_y=_bar_errors(
+                [x["share"] for x in rows], [x["cluster_low"] for x in rows], [x["cluster_high"] for x in rows]
+            ),
+        )
     figures.append(failure)
     cal = r["difficulty"]["calibration"]
     tiers = list(TASK_TIERS)
-    z = [[next((c["tasks"] for c in cal if c["tier_authored"] == a and c["measured_tier"] == m), 0) for m in tiers] for a in tiers]
-    figures.append(go.Figure(go.Heatmap(z=z, x=[f"measured {t}" for t in tiers], y=[f"authored {t}" for t in tiers], text=z,
-                                        texttemplate="%{text}", colorscale="Blues"), layout={"title": "Authored vs measured tier (tasks)"}))
+    z = [
+        [next((c["tasks"] for c in cal if c["tier_authored"] == a and c["measured_tier"] == m), 0) for m in tiers]
+        for a in tiers
+    ]
+    figures.append(
+        go.Figure(
+            go.Heatmap(
+                z=z,
+                x=[f"measured {t}" for t in tiers],
+                y=[f"authored {t}" for t in tiers],
+                text=z,
+                texttemplate="%{text}",
+                colorscale="Blues",
+            ),
+            layout={"title": "Authored vs measured tier (tasks)"},
+        )
+    )
     sig = r["signal"]
-    figures.append(go.Figure(go.Bar(x=[s["model"] for s in sig], y=[s["share_in_band"] for s in sig]),
-                             layout={"title": f"Share of tasks in the {r['band'][0]}–{r['band'][1]} predicted-pass band", "yaxis": {"range": [0, 1]}}))
-    charts = "".join(f'<div class="chart">{f.to_html(full_html=False, include_plotlyjs=(i == 0))}</div>' for i, f in enumerate(figures))
+    figures.append(
+        go.Figure(
+            go.Bar(x=[s["model"] for s in sig], y=[s["share_in_band"] for s in sig]),
+            layout={
+                "title": f"Share of tasks in the {r['band'][0]}–{r['band'][1]} predicted-pass band",
+                "yaxis": {"range": [0, 1]},
+            },
+        )
+    )
+    charts = "".join(
+        f'<div class="chart">{f.to_html(full_html=False, include_plotlyjs=(i == 0))}</div>'
+        for i, f in enumerate(figures)
+    )
     findings = "".join(f"<li>{html.escape(f)}</li>" for f in r["findings"])
-    tables = "".join(f"<h2>{html.escape(title)}</h2>{_html_table(rows, columns, empty)}"
-                     for title, rows, columns, empty in _sections(r))
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>curriculab report</title>"
-            f"<style>body{{font-family:sans-serif;max-width:1100px;margin:auto}}table{{border-collapse:collapse}}"
-            f"td,th{{border:1px solid #ccc;padding:2px 6px;font-size:13px}}</style></head><body>"
-            f"<h1>curriculab report{(' — ' + html.escape(r['model'])) if r['model'] else ''}</h1>"
-            f"<p>Generated {r['generated_at']}; failure codes from {html.escape(_coders_text(r))}.</p>"
-            f"<h2>Findings</h2><ul>{findings}</ul>{charts}{tables}"
-            f"<script type='application/json' id='report-data'>{html.escape(json.dumps(r.as_dict(), default=str))}</script></body></html>")
+    tables = "".join(
+        f"<h2>{html.escape(title)}</h2>{_html_table(rows, columns, empty)}"
+        for title, rows, columns, empty in _sections(r)
+    )
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>curriculab report</title>"
+        f"<style>body{{font-family:sans-serif;max-width:1100px;margin:auto}}table{{border-collapse:collapse}}"
+        f"td,th{{border:1px solid #ccc;padding:2px 6px;font-size:13px}}</style></head><body>"
+        f"<h1>curriculab report{(' — ' + html.escape(r['model'])) if r['model'] else ''}</h1>"
+        f"<p>Generated {r['generated_at']}; failure codes from {html.escape(_coders_text(r))}.</p>"
+        f"<h2>Findings</h2><ul>{findings}</ul>{charts}{tables}"
+        f"<script type='application/json' id='report-data'>{html.escape(json.dumps(r.as_dict(), default=str))}</script></body></html>"
+    )
 
 
 def _html_table(rows: list[dict[str, Any]], columns: list[str] | None = None, empty: str = "") -> str:
     if not rows:
         return f"<p><em>none{html.escape(': ' + empty) if empty else ''}</em></p>"
     columns = columns or list(rows[0])
+
     def fmt(v: Any) -> str:
         return f"{v:.3f}" if isinstance(v, float) else ("" if v is None else html.escape(str(v)))
 

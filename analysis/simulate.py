@@ -44,7 +44,17 @@ PLANTED_CODES = [
     "harness_failure",
 ]
 
-_EXT = {"python": "py", "javascript": "js", "typescript": "ts", "go": "go", "rust": "rs", "java": "java", "c": "c", "cpp": "cpp", "ruby": "rb"}
+_EXT = {
+    "python": "py",
+    "javascript": "js",
+    "typescript": "ts",
+    "go": "go",
+    "rust": "rs",
+    "java": "java",
+    "c": "c",
+    "cpp": "cpp",
+    "ruby": "rb",
+}
 _TEST_CMD = {
     "python": "python -m pytest tests -q",
     "javascript": "npm test",
@@ -95,15 +105,45 @@ class ModelProfile:
 
 
 DEFAULT_MODELS: tuple[ModelProfile, ...] = (
-    ModelProfile("atlas-7b-coder", "terminus-2", -0.6, {
-        "skipped_verification": 0.42, "no_plan_revision": 0.18, "redundant_rework": 0.12,
-        "tool_misuse": 0.10, "reward_hacking": 0.03, "harness_failure": 0.03}),
-    ModelProfile("borealis-32b", "claude-code", 0.4, {
-        "skipped_verification": 0.12, "no_plan_revision": 0.34, "redundant_rework": 0.14,
-        "tool_misuse": 0.08, "reward_hacking": 0.05, "harness_failure": 0.04}),
-    ModelProfile("cirrus-large", "terminus-2", 1.3, {
-        "skipped_verification": 0.08, "no_plan_revision": 0.10, "redundant_rework": 0.30,
-        "tool_misuse": 0.05, "reward_hacking": 0.02, "harness_failure": 0.03}),
+    ModelProfile(
+        "atlas-7b-coder",
+        "terminus-2",
+        -0.6,
+        {
+            "skipped_verification": 0.42,
+            "no_plan_revision": 0.18,
+            "redundant_rework": 0.12,
+            "tool_misuse": 0.10,
+            "reward_hacking": 0.03,
+            "harness_failure": 0.03,
+        },
+    ),
+    ModelProfile(
+        "borealis-32b",
+        "claude-code",
+        0.4,
+        {
+            "skipped_verification": 0.12,
+            "no_plan_revision": 0.34,
+            "redundant_rework": 0.14,
+            "tool_misuse": 0.08,
+            "reward_hacking": 0.05,
+            "harness_failure": 0.04,
+        },
+    ),
+    ModelProfile(
+        "cirrus-large",
+        "terminus-2",
+        1.3,
+        {
+            "skipped_verification": 0.08,
+            "no_plan_revision": 0.10,
+            "redundant_rework": 0.30,
+            "tool_misuse": 0.05,
+            "reward_hacking": 0.02,
+            "harness_failure": 0.03,
+        },
+    ),
 )
 
 _TIER_RATE_MULTIPLIER = {"basic": 0.8, "intermediate": 1.0, "complex": 1.3}
@@ -165,11 +205,25 @@ def make_tasks(n_tasks: int, rng: random.Random, miscalibrated_share: float = 0.
             test_tier = TEST_TIERS[t % 4]
             milestone = t * n_milestones // n_tests if n_milestones else None
             tests.append((f"test_{test_tier}_{t}", test_tier, milestone))
-        files = [f"src/{name}.{ext}" for name in rng.sample(["main", "parser", "config", "utils", "models", "cli", "io", "report"], 4)]
-        tasks.append(SimTask(
-            task_id=f"{task_type}-{language}-{i:05d}", task_type=task_type, language=language, scale=scale,
-            codebase_files=rng.randint(lo, hi), tier=tier, difficulty_true=b, n_milestones=n_milestones,
-            tests=tests, files=files, test_file=f"tests/test_main.{ext}"))
+        files = [
+            f"src/{name}.{ext}"
+            for name in rng.sample(["main", "parser", "config", "utils", "models", "cli", "io", "report"], 4)
+        ]
+        tasks.append(
+            SimTask(
+                task_id=f"{task_type}-{language}-{i:05d}",
+                task_type=task_type,
+                language=language,
+                scale=scale,
+                codebase_files=rng.randint(lo, hi),
+                tier=tier,
+                difficulty_true=b,
+                n_milestones=n_milestones,
+                tests=tests,
+                files=files,
+                test_file=f"tests/test_main.{ext}",
+            )
+        )
     return tasks
 
 
@@ -179,8 +233,12 @@ class _Script:
     def __init__(self, model: ModelProfile, rng: random.Random, t0: datetime):
         self.model, self.rng, self.t = model, rng, t0
         self.steps: list[dict] = [
-            {"step_id": 1, "timestamp": self._ts(), "source": "system",
-             "message": "You are an AI assistant tasked with solving command-line tasks in a Linux environment."},
+            {
+                "step_id": 1,
+                "timestamp": self._ts(),
+                "source": "system",
+                "message": "You are an AI assistant tasked with solving command-line tasks in a Linux environment.",
+            },
         ]
         self.n_calls = 0
         self.prompt_tokens = 0
@@ -205,12 +263,23 @@ class _Script:
         self.prompt_tokens += prompt
         self.completion_tokens += completion
         self.n_calls += len(calls)
-        self.steps.append({
-            "step_id": step_id, "timestamp": self._ts(), "source": "agent", "model_name": self.model.name,
-            "message": message, "tool_calls": tool_calls, "observation": {"results": results},
-            "metrics": {"prompt_tokens": prompt, "completion_tokens": completion, "cached_tokens": prompt // 2,
-                        "cost_usd": round((prompt * 0.5 + completion * 2) / 1e6, 6)},
-        })
+        self.steps.append(
+            {
+                "step_id": step_id,
+                "timestamp": self._ts(),
+                "source": "agent",
+                "model_name": self.model.name,
+                "message": message,
+                "tool_calls": tool_calls,
+                "observation": {"results": results},
+                "metrics": {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": completion,
+                    "cached_tokens": prompt // 2,
+                    "cost_usd": round((prompt * 0.5 + completion * 2) / 1e6, 6),
+                },
+            }
+        )
 
     # Agent-specific renderings of the same intent -------------------------------------------
     def shell(self, message: str, commands: list[tuple[str, str]]) -> None:
@@ -218,11 +287,28 @@ class _Script:
         if self.model.agent == "terminus-2":
             if len(commands) > 1 and self.rng.random() < 0.5:
                 keys = "".join(c + "\n" for c, _ in commands)
-                self.act(message, [("bash_command", {"keystrokes": keys, "duration": 1.0}, "\n".join(
-                    f"root@sandbox:/app# {c.splitlines()[0]}\n{o}" for c, o in commands))])
+                self.act(
+                    message,
+                    [
+                        (
+                            "bash_command",
+                            {"keystrokes": keys, "duration": 1.0},
+                            "\n".join(f"root@sandbox:/app# {c.splitlines()[0]}\n{o}" for c, o in commands),
+                        )
+                    ],
+                )
             else:
-                self.act(message, [("bash_command", {"keystrokes": c + "\n", "duration": 1.0},
-                                    f"root@sandbox:/app# {c.splitlines()[0]}\n{o}") for c, o in commands])
+                self.act(
+                    message,
+                    [
+                        (
+                            "bash_command",
+                            {"keystrokes": c + "\n", "duration": 1.0},
+                            f"root@sandbox:/app# {c.splitlines()[0]}\n{o}",
+                        )
+                        for c, o in commands
+                    ],
+                )
         else:
             self.act(message, [("Bash", {"command": c, "description": message}, o) for c, o in commands])
 
@@ -237,14 +323,25 @@ class _Script:
             body = body.replace("    ", "\t")
             self.shell(f"Writing {path}.", [(f"cat > {path} << 'EOF'\n{body}\nEOF", "")])
         elif self.model.agent == "claude-code":
-            self.act(f"Writing {path}.", [("Write", {"file_path": path, "content": body}, f"File created successfully at: {path}")])
+            self.act(
+                f"Writing {path}.",
+                [("Write", {"file_path": path, "content": body}, f"File created successfully at: {path}")],
+            )
         else:
             self.shell(f"Writing {path}.", [(f"cat > {path} << 'EOF'\n{body}\nEOF", "")])
 
     def patch(self, path: str, old: str, new: str) -> None:
         if self.model.agent == "claude-code":
-            self.act(f"Fixing {path}.", [("Edit", {"file_path": path, "old_string": old, "new_string": new},
-                                          f"The file {path} has been updated.")])
+            self.act(
+                f"Fixing {path}.",
+                [
+                    (
+                        "Edit",
+                        {"file_path": path, "old_string": old, "new_string": new},
+                        f"The file {path} has been updated.",
+                    )
+                ],
+            )
         else:
             self.shell(f"Fixing {path}.", [(f"sed -i 's/{old}/{new}/' {path}", "")])
 
@@ -252,8 +349,15 @@ class _Script:
         if self.model.agent == "terminus-2":
             self.act("The task is complete.", [("mark_task_complete", {}, "")])
         else:
-            self.steps.append({"step_id": len(self.steps) + 1, "timestamp": self._ts(), "source": "agent",
-                               "model_name": self.model.name, "message": "I've implemented the change; the task is done."})
+            self.steps.append(
+                {
+                    "step_id": len(self.steps) + 1,
+                    "timestamp": self._ts(),
+                    "source": "agent",
+                    "model_name": self.model.name,
+                    "message": "I've implemented the change; the task is done.",
+                }
+            )
 
 
 def _file_body(task: SimTask, path: str, rng: random.Random) -> str:
@@ -268,25 +372,38 @@ def _test_output(task: SimTask, passing: int, total: int) -> str:
             return f"{'.' * total}\n{total} passed in 0.{passing}4s"
         return f"{'.' * passing}{'F' * (total - passing)}\nFAILED tests/test_main.py::test_case - AssertionError: expected 3, got 2\n{total - passing} failed, {passing} passed in 0.31s"
     if lang == "go":
-        return "ok  \tapp\t0.012s" if passing == total else "--- FAIL: TestParse (0.00s)\n    main_test.go:14: got 2, want 3\nFAIL\tapp\t0.011s"
+        return (
+            "ok  \tapp\t0.012s"
+            if passing == total
+            else "--- FAIL: TestParse (0.00s)\n    main_test.go:14: got 2, want 3\nFAIL\tapp\t0.011s"
+        )
     if lang == "rust":
-        return f"test result: ok. {total} passed; 0 failed" if passing == total else f"test result: FAILED. {passing} passed; {total - passing} failed"
+        return (
+            f"test result: ok. {total} passed; 0 failed"
+            if passing == total
+            else f"test result: FAILED. {passing} passed; {total - passing} failed"
+        )
     if passing == total:
         return f"Tests: {total} passed, {total} total"
     return f"Tests: {total - passing} failed, {passing} passed, {total} total\nError: expected 3 but received 2"
 
 
-def _simulate_trial(task: SimTask, model: ModelProfile, attempt: int, rng: random.Random, t0: datetime
-                    ) -> tuple[list[dict], dict[str, bool], str, float, dict[str, bool], dict]:
+def _simulate_trial(
+    task: SimTask, model: ModelProfile, attempt: int, rng: random.Random, t0: datetime
+) -> tuple[list[dict], dict[str, bool], str, float, dict[str, bool], dict]:
     """Return ATIF steps, planted codes, outcome, reward, per-test results and token metrics."""
     mult = _TIER_RATE_MULTIPLIER[task.tier]
     planted = {code: rng.random() < min(0.95, rate * mult) for code, rate in model.rates.items()}
     if planted["harness_failure"]:
         planted = {code: code == "harness_failure" for code in planted}
     s = _Script(model, rng, t0)
-    s.user(f"[{task.task_type}] In this {task.language} repository, make `{task.test_file}` pass "
-           f"without changing it. Start from {task.files[0]}.")
-    listing = "\n".join(f"-rw-r--r-- 1 root root {rng.randint(200, 9000):5d} {p}" for p in task.files + [task.test_file])
+    s.user(
+        f"[{task.task_type}] In this {task.language} repository, make `{task.test_file}` pass "
+        f"without changing it. Start from {task.files[0]}."
+    )
+    listing = "\n".join(
+        f"-rw-r--r-- 1 root root {rng.randint(200, 9000):5d} {p}" for p in task.files + [task.test_file]
+    )
     s.shell("Let me explore the repository.", [("ls -la src tests", listing)])
     n_reads = {"small": 1, "medium": 2, "large": 3}[task.scale] + rng.randint(0, 1)
     target = task.files[0]
@@ -299,14 +416,17 @@ def _simulate_trial(task: SimTask, model: ModelProfile, attempt: int, rng: rando
     exploration = [
         ("git status --short", " M " + target if rng.random() < 0.2 else ""),
         (f"find src -name '*.{ext}' | head -50", "\n".join(task.files)),
-        ("grep -rn \"TODO\\|FIXME\" src | head -20", f"{target}:{rng.randint(3, 90)}: # TODO handle empty input"),
+        ('grep -rn "TODO\\|FIXME" src | head -20', f"{target}:{rng.randint(3, 90)}: # TODO handle empty input"),
         (f"cat {task.test_file}", _file_body(task, task.test_file, rng)),
         ("git log --oneline -5", "\n".join(f"{rng.getrandbits(28):07x} commit {k}" for k in range(5))),
-        (f"grep -n \"def \\|func \\|fn \" {target}", "\n".join(f"{k * 7}: def helper_{k}(x):" for k in range(1, 6))),
+        (f'grep -n "def \\|func \\|fn " {target}', "\n".join(f"{k * 7}: def helper_{k}(x):" for k in range(1, 6))),
         (f"wc -l src/*.{ext}", "\n".join(f"  {rng.randint(20, 400)} {p}" for p in task.files)),
         (f"sed -n '1,80p' {others[-1]}", contents[others[-1]]),
         ("cat README.md", f"# {task.task_id}\n\nBuild with the usual tooling; tests live in tests/."),
-        ("ls -la", "total 48\ndrwxr-xr-x 6 root root 4096 .\n-rw-r--r-- 1 root root  812 README.md\ndrwxr-xr-x 2 root root 4096 src\ndrwxr-xr-x 2 root root 4096 tests"),
+        (
+            "ls -la",
+            "total 48\ndrwxr-xr-x 6 root root 4096 .\n-rw-r--r-- 1 root root  812 README.md\ndrwxr-xr-x 2 root root 4096 src\ndrwxr-xr-x 2 root root 4096 tests",
+        ),
     ]
     n_explore = {"small": 7, "medium": 9, "large": 10}[task.scale] + rng.randint(-1, 0)
     for command, output in exploration[:n_explore]:
@@ -369,9 +489,14 @@ def _simulate_trial(task: SimTask, model: ModelProfile, attempt: int, rng: rando
 
 
 def _metrics(s: _Script) -> dict:
-    return {"total_prompt_tokens": s.prompt_tokens, "total_completion_tokens": s.completion_tokens,
-            "total_cached_tokens": s.prompt_tokens // 2, "total_cost_usd": round((s.prompt_tokens * 0.5 + s.completion_tokens * 2) / 1e6, 6),
-            "total_steps": len(s.steps), "_calls": s.n_calls}
+    return {
+        "total_prompt_tokens": s.prompt_tokens,
+        "total_completion_tokens": s.completion_tokens,
+        "total_cached_tokens": s.prompt_tokens // 2,
+        "total_cost_usd": round((s.prompt_tokens * 0.5 + s.completion_tokens * 2) / 1e6, 6),
+        "total_steps": len(s.steps),
+        "_calls": s.n_calls,
+    }
 
 
 def _write_task(root: Path, task: SimTask) -> None:
@@ -381,14 +506,22 @@ def _write_task(root: Path, task: SimTask) -> None:
     (d / "task.toml").write_text(
         f'version = "1.0"\n\n[metadata]\ndifficulty = "{AUTHORED_LABEL[task.tier]}"\ncategory = "{task.task_type}"\n'
         f'tags = [{tags}]\nlanguage = "{task.language}"\ntier = "{task.tier}"\ncodebase_files = {task.codebase_files}\n'
-        f'n_milestones = {task.n_milestones}\n\n[verifier]\ntimeout_sec = 300.0\n\n[agent]\ntimeout_sec = 900.0\n')
+        f"n_milestones = {task.n_milestones}\n\n[verifier]\ntimeout_sec = 300.0\n\n[agent]\ntimeout_sec = 900.0\n"
+    )
     (d / "instruction.md").write_text(
         f"[{task.task_type}] In this {task.language} repository, make `{task.test_file}` pass without changing it. "
-        f"Start from {task.files[0]}.\n")
+        f"Start from {task.files[0]}.\n"
+    )
 
 
-def simulate_corpus(out: Path | str, n_tasks: int = 36, attempts: int = 3, seed: int = 0,
-                    models: tuple[ModelProfile, ...] = DEFAULT_MODELS, progress=None) -> SimulationSummary:
+def simulate_corpus(
+    out: Path | str,
+    n_tasks: int = 36,
+    attempts: int = 3,
+    seed: int = 0,
+    models: tuple[ModelProfile, ...] = DEFAULT_MODELS,
+    progress=None,
+) -> SimulationSummary:
     """Write a Harbor job directory per model over `n_tasks` tasks, `attempts` trials each.
 
     `progress`, when given, is called with the number of trials written since the last call.
@@ -406,15 +539,25 @@ def simulate_corpus(out: Path | str, n_tasks: int = 36, attempts: int = 3, seed:
         job = root / "jobs" / job_name
         job.mkdir(parents=True, exist_ok=True)
         job_id = str(uuid.UUID(int=rng.getrandbits(128)))
-        (job / "config.json").write_bytes(orjson.dumps({
-            "job_name": job_name, "jobs_dir": "jobs", "n_attempts": attempts,
-            "agents": [{"name": model.agent, "model_name": model.name}],
-            "datasets": [{"path": "tasks"}]}, option=orjson.OPT_INDENT_2))
+        (job / "config.json").write_bytes(
+            orjson.dumps(
+                {
+                    "job_name": job_name,
+                    "jobs_dir": "jobs",
+                    "n_attempts": attempts,
+                    "agents": [{"name": model.agent, "model_name": model.name}],
+                    "datasets": [{"path": "tasks"}],
+                },
+                option=orjson.OPT_INDENT_2,
+            )
+        )
         for task in tasks:
             for attempt in range(attempts):
                 trial_rng = random.Random(f"{seed}/{model.name}/{task.task_id}/{attempt}")
                 started = t_base + timedelta(minutes=n_traj)
-                steps, planted, outcome, reward, test_passed, metrics = _simulate_trial(task, model, attempt, trial_rng, started)
+                steps, planted, outcome, reward, test_passed, metrics = _simulate_trial(
+                    task, model, attempt, trial_rng, started
+                )
                 suffix = "".join(trial_rng.choices("ABCDEFGHJKLMNPQRSTUVWXYZ23456789", k=7))
                 trial_name = f"{task.task_id[:32].rstrip('_-')}__{suffix}"
                 session_id = str(uuid.UUID(int=trial_rng.getrandbits(128)))
@@ -422,39 +565,94 @@ def simulate_corpus(out: Path | str, n_tasks: int = 36, attempts: int = 3, seed:
                 (trial / "agent").mkdir(parents=True, exist_ok=True)
                 calls = metrics.pop("_calls")
                 n_steps += calls
-                (trial / "agent" / "trajectory.json").write_bytes(orjson.dumps({
-                    "schema_version": "ATIF-v1.4", "session_id": session_id,
-                    "agent": {"name": model.agent, "version": "2.0.0", "model_name": model.name},
-                    "steps": steps, "final_metrics": metrics}))
+                (trial / "agent" / "trajectory.json").write_bytes(
+                    orjson.dumps(
+                        {
+                            "schema_version": "ATIF-v1.4",
+                            "session_id": session_id,
+                            "agent": {"name": model.agent, "version": "2.0.0", "model_name": model.name},
+                            "steps": steps,
+                            "final_metrics": metrics,
+                        }
+                    )
+                )
                 finished = datetime.fromisoformat(steps[-1]["timestamp"]) + timedelta(seconds=30)
                 exception = None
                 if outcome == "error":
                     # planted harness failures are the infrastructure's (an agent's timeout is a failed attempt)
-                    kind = trial_rng.choice(["DockerComposeError", "VerifierTimeoutError", "EnvironmentStartTimeoutError"])
-                    exception = {"exception_type": kind, "exception_message": f"{kind}: exceeded the limit",
-                                 "exception_traceback": f"Traceback (most recent call last):\n  ...\n{kind}", "occurred_at": finished.isoformat()}
+                    kind = trial_rng.choice(
+                        ["DockerComposeError", "VerifierTimeoutError", "EnvironmentStartTimeoutError"]
+                    )
+                    exception = {
+                        "exception_type": kind,
+                        "exception_message": f"{kind}: exceeded the limit",
+                        "exception_traceback": f"Traceback (most recent call last):\n  ...\n{kind}",
+                        "occurred_at": finished.isoformat(),
+                    }
                 else:
                     (trial / "verifier").mkdir(exist_ok=True)
-                    (trial / "verifier" / "ctrf.json").write_bytes(orjson.dumps({"results": {
-                        "tool": {"name": "pytest"},
-                        "summary": {"tests": len(test_passed), "passed": sum(test_passed.values()), "failed": len(test_passed) - sum(test_passed.values())},
-                        "tests": [{"name": t, "status": "passed" if test_passed[t] else "failed", "duration": 0.01,
-                                   "extra": {"tier": tier, **({"milestone": m} if m is not None else {})}}
-                                  for t, tier, m in task.tests]}}))
-                (trial / "result.json").write_bytes(orjson.dumps({
-                    "id": str(uuid.UUID(int=trial_rng.getrandbits(128))), "task_name": task.task_id, "trial_name": trial_name,
-                    "trial_uri": f"file://{trial.resolve()}", "task_id": {"path": f"tasks/{task.task_id}"},
-                    "source": "sim", "task_checksum": f"{abs(hash(task.task_id)) % 16**12:012x}",
-                    "config": {"task": {"path": f"tasks/{task.task_id}", "source": "sim"}, "trial_name": trial_name,
-                               "agent": {"name": model.agent, "model_name": model.name}, "job_id": job_id},
-                    "agent_info": {"name": model.agent, "version": "2.0.0", "model_info": {"name": model.name, "provider": "sim"}},
-                    "agent_result": {"n_input_tokens": metrics["total_prompt_tokens"], "n_cache_tokens": metrics["total_cached_tokens"],
-                                     "n_output_tokens": metrics["total_completion_tokens"], "cost_usd": metrics["total_cost_usd"]},
-                    "verifier_result": None if exception else {"rewards": {"reward": reward}},
-                    "exception_info": exception,
-                    "started_at": started.isoformat(), "finished_at": finished.isoformat(),
-                    "agent_execution": {"started_at": steps[0]["timestamp"], "finished_at": steps[-1]["timestamp"]},
-                }, option=orjson.OPT_INDENT_2))
+                    (trial / "verifier" / "ctrf.json").write_bytes(
+                        orjson.dumps(
+                            {
+                                "results": {
+                                    "tool": {"name": "pytest"},
+                                    "summary": {
+                                        "tests": len(test_passed),
+                                        "passed": sum(test_passed.values()),
+                                        "failed": len(test_passed) - sum(test_passed.values()),
+                                    },
+                                    "tests": [
+                                        {
+                                            "name": t,
+                                            "status": "passed" if test_passed[t] else "failed",
+                                            "duration": 0.01,
+                                            "extra": {"tier": tier, **({"milestone": m} if m is not None else {})},
+                                        }
+                                        for t, tier, m in task.tests
+                                    ],
+                                }
+                            }
+                        )
+                    )
+                (trial / "result.json").write_bytes(
+                    orjson.dumps(
+                        {
+                            "id": str(uuid.UUID(int=trial_rng.getrandbits(128))),
+                            "task_name": task.task_id,
+                            "trial_name": trial_name,
+                            "trial_uri": f"file://{trial.resolve()}",
+                            "task_id": {"path": f"tasks/{task.task_id}"},
+                            "source": "sim",
+                            "task_checksum": f"{abs(hash(task.task_id)) % 16**12:012x}",
+                            "config": {
+                                "task": {"path": f"tasks/{task.task_id}", "source": "sim"},
+                                "trial_name": trial_name,
+                                "agent": {"name": model.agent, "model_name": model.name},
+                                "job_id": job_id,
+                            },
+                            "agent_info": {
+                                "name": model.agent,
+                                "version": "2.0.0",
+                                "model_info": {"name": model.name, "provider": "sim"},
+                            },
+                            "agent_result": {
+                                "n_input_tokens": metrics["total_prompt_tokens"],
+                                "n_cache_tokens": metrics["total_cached_tokens"],
+                                "n_output_tokens": metrics["total_completion_tokens"],
+                                "cost_usd": metrics["total_cost_usd"],
+                            },
+                            "verifier_result": None if exception else {"rewards": {"reward": reward}},
+                            "exception_info": exception,
+                            "started_at": started.isoformat(),
+                            "finished_at": finished.isoformat(),
+                            "agent_execution": {
+                                "started_at": steps[0]["timestamp"],
+                                "finished_at": steps[-1]["timestamp"],
+                            },
+                        },
+                        option=orjson.OPT_INDENT_2,
+                    )
+                )
                 for code in PLANTED_CODES:
                     truth_rows.append((trial_name, code, int(planted.get(code, False))))
                 n_traj += 1
@@ -472,4 +670,6 @@ def simulate_corpus(out: Path | str, n_tasks: int = 36, attempts: int = 3, seed:
         writer = csv.writer(f)
         writer.writerow(["model", "ability_true"])
         writer.writerows((m.name, m.ability) for m in models)
-    return SimulationSummary(root=root, n_trajectories=n_traj, n_steps=n_steps, n_tasks=len(tasks), models=[m.name for m in models])
+    return SimulationSummary(
+        root=root, n_trajectories=n_traj, n_steps=n_steps, n_tasks=len(tasks), models=[m.name for m in models]
+    )

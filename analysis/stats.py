@@ -37,8 +37,9 @@ BOOTSTRAP_REPS = 2000
 """Resamples for task-clustered intervals (seeded: the same store gives the same interval)."""
 
 
-def cluster_bootstrap(successes, trials, reps: int = BOOTSTRAP_REPS, seed: int = 0,
-                      level: float = 0.95) -> tuple[float, float] | tuple[None, None]:
+def cluster_bootstrap(
+    successes, trials, reps: int = BOOTSTRAP_REPS, seed: int = 0, level: float = 0.95
+) -> tuple[float, float] | tuple[None, None]:
     """Percentile interval of Σk/Σn when whole clusters (tasks) are resampled with replacement.
 
     Attempts at one task are not independent, so a binomial (Wilson) interval over attempts is
@@ -48,8 +49,9 @@ def cluster_bootstrap(successes, trials, reps: int = BOOTSTRAP_REPS, seed: int =
     return cluster_bootstraps([(successes, trials)], reps, seed, level)[0]
 
 
-def cluster_bootstraps(groups, reps: int = BOOTSTRAP_REPS, seed: int = 0,
-                       level: float = 0.95) -> list[tuple[float, float] | tuple[None, None]]:
+def cluster_bootstraps(
+    groups, reps: int = BOOTSTRAP_REPS, seed: int = 0, level: float = 0.95
+) -> list[tuple[float, float] | tuple[None, None]]:
     """`cluster_bootstrap` of each (successes, trials) group, from the same resamples: groups over
     the same number of clusters share one weight matrix and are computed together, in two matrix
     products and one quantile call per cluster count rather than per interval."""
@@ -75,8 +77,9 @@ def cluster_bootstraps(groups, reps: int = BOOTSTRAP_REPS, seed: int = 0,
     return out
 
 
-def cluster_bootstrap_difference(k_a, n_a, k_b, n_b, reps: int = BOOTSTRAP_REPS, seed: int = 0,
-                                 level: float = 0.95) -> tuple[float, float] | tuple[None, None]:
+def cluster_bootstrap_difference(
+    k_a, n_a, k_b, n_b, reps: int = BOOTSTRAP_REPS, seed: int = 0, level: float = 0.95
+) -> tuple[float, float] | tuple[None, None]:
     """Percentile interval of rate(a) − rate(b), resampling the clusters (tasks) both share an index over."""
     import numpy as np
 
@@ -97,7 +100,7 @@ def _resampled_sums(weights, counts):
     largest count), so the result equals float64's to the bit at half the memory traffic."""
     import numpy as np
 
-    if counts.size and weights.shape[1] * float(np.max(counts, initial=0)) < 2 ** 24:
+    if counts.size and weights.shape[1] * float(np.max(counts, initial=0)) < 2**24:
         return (weights @ counts.astype(np.float32)).astype(float)
     return weights.astype(float) @ counts
 
@@ -121,7 +124,7 @@ def _cluster_weights(clusters: int, reps: int, seed: int):
     if counts is None:
         counts = np.random.default_rng(seed).multinomial(clusters, np.full(clusters, 1 / clusters), size=reps)
         _store_weights(path, counts)
-    weights = counts.astype(np.float32 if clusters < 2 ** 24 else float)
+    weights = counts.astype(np.float32 if clusters < 2**24 else float)
     weights.flags.writeable = False
     return weights
 

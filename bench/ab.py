@@ -21,17 +21,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("analysis", "taxonomy", "planner", "training", "dashboard")
 
-BASELINE_IMPORTS = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if '__editable__' not in "
-                    "str(getattr(f, '__module__', '')) + type(f).__module__]")
+BASELINE_IMPORTS = (
+    "import sys; sys.meta_path[:] = [f for f in sys.meta_path if '__editable__' not in "
+    "str(getattr(f, '__module__', '')) + type(f).__module__]"
+)
 """Python a baseline side runs first: it drops the editable install's import finder, which would
 otherwise win over PYTHONPATH and import this checkout."""
-_BASELINE_BOOT = (BASELINE_IMPORTS + "; import runpy; sys.argv[0] = 'curriculab'; "
-                  "runpy.run_module('curriculab.cli', run_name='__main__')")
+_BASELINE_BOOT = (
+    BASELINE_IMPORTS + "; import runpy; sys.argv[0] = 'curriculab'; "
+    "runpy.run_module('curriculab.cli', run_name='__main__')"
+)
 
 
 def _remove_worktree(work: Path) -> None:
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(work / "baseline-src")],
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(work / "baseline-src")], capture_output=True
+    )
 
 
 @contextmanager
@@ -44,8 +49,11 @@ def baseline_site(revision: str, work: Path) -> Iterator[str]:
         shutil.rmtree(work)
     work.mkdir(parents=True)
     checkout = work / "baseline-src"
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--force", str(checkout), revision],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "add", "--detach", "--force", str(checkout), revision],
+        check=True,
+        capture_output=True,
+    )
     try:
         site = work / "baseline-site"
         package = site / "curriculab"
@@ -65,8 +73,14 @@ def baseline_site(revision: str, work: Path) -> Iterator[str]:
 def imported_from(site: str) -> str:
     """Where the baseline side imports the ingest code from."""
     code = BASELINE_IMPORTS + "; import curriculab.analysis.ingest.common as c; print(c.__file__)"
-    return subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": site},
-                          capture_output=True, text=True, check=True, cwd=Path(site).parent).stdout.strip()
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "PYTHONPATH": site},
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(site).parent,
+    ).stdout.strip()
 
 
 def run_curriculab(args: list[str], site: str | None, cwd: Path, ok: tuple[int, ...] = (0,)) -> float:
@@ -87,11 +101,19 @@ def alternate(pairs: int, run: Callable[[str | None], float], site: str, report:
     current, baseline = [], []
     for k in range(pairs):
         order = [(current, None), (baseline, site)]
-        for times, side in (order if k % 2 == 0 else order[::-1]):
+        for times, side in order if k % 2 == 0 else order[::-1]:
             times.append(run(side))
         print(f"pair {k + 1}: current {current[-1]:.2f} s, baseline {baseline[-1]:.2f} s", flush=True)
     ratios = [c / b for c, b in zip(current, baseline)]
-    print(json.dumps({**report, "pairs": [{"current": c, "baseline": b} for c, b in zip(current, baseline)],
-                      "current_s": round(statistics.median(current), 3), "baseline_s": round(statistics.median(baseline), 3),
-                      "ratio_median": round(statistics.median(ratios), 3),
-                      "ratio_range": [round(min(ratios), 3), round(max(ratios), 3)]}))
+    print(
+        json.dumps(
+            {
+                **report,
+                "pairs": [{"current": c, "baseline": b} for c, b in zip(current, baseline)],
+                "current_s": round(statistics.median(current), 3),
+                "baseline_s": round(statistics.median(baseline), 3),
+                "ratio_median": round(statistics.median(ratios), 3),
+                "ratio_range": [round(min(ratios), 3), round(max(ratios), 3)],
+            }
+        )
+    )

@@ -35,16 +35,29 @@ def main() -> None:
     parser.add_argument("--load", type=int, default=os.cpu_count() or 2, help="busy processes (default: one per core)")
     args = parser.parse_args()
 
-    burners = [multiprocessing.Process(target=_burn, args=(time.time() + 24 * 3600,), daemon=True) for _ in range(args.load)]
+    burners = [
+        multiprocessing.Process(target=_burn, args=(time.time() + 24 * 3600,), daemon=True) for _ in range(args.load)
+    ]
     for burner in burners:
         burner.start()
     outcomes, seconds = [], []
     try:
         for run in range(1, args.runs + 1):
             started = time.perf_counter()
-            result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                                     f"tests/dashboard/test_browser.py::{args.test}"], cwd=ROOT, capture_output=True,
-                                    text=True)
+            result = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pytest",
+                    "-q",
+                    "-p",
+                    "no:cacheprovider",
+                    f"tests/dashboard/test_browser.py::{args.test}",
+                ],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+            )
             seconds.append(time.perf_counter() - started)
             outcomes.append(result.returncode == 0)
             tail = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else result.stderr[-200:]
@@ -52,9 +65,20 @@ def main() -> None:
     finally:
         for burner in burners:
             burner.terminate()
-    print(json.dumps({"test": args.test, "load_processes": args.load, "cores": os.cpu_count(), "runs": len(outcomes),
-                      "passed": sum(outcomes), "failed": len(outcomes) - sum(outcomes),
-                      "median_s_per_run": round(statistics.median(seconds), 1)}, indent=2))
+    print(
+        json.dumps(
+            {
+                "test": args.test,
+                "load_processes": args.load,
+                "cores": os.cpu_count(),
+                "runs": len(outcomes),
+                "passed": sum(outcomes),
+                "failed": len(outcomes) - sum(outcomes),
+                "median_s_per_run": round(statistics.median(seconds), 1),
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -52,25 +52,51 @@ def main() -> None:
         for stale in (db, Path(f"{db}.wal")):
             stale.unlink(missing_ok=True)
         started = time.perf_counter()
-        subprocess.run(["taskset", "-c", "0", sys.executable, "-m", "curriculab.cli", "ingest", "--json", "--workers", "1",
-                        "--db", str(db), str(ROOT / "tests" / "fixtures" / "harbor")],
-                       cwd=ROOT, check=True, capture_output=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+        subprocess.run(
+            [
+                "taskset",
+                "-c",
+                "0",
+                sys.executable,
+                "-m",
+                "curriculab.cli",
+                "ingest",
+                "--json",
+                "--workers",
+                "1",
+                "--db",
+                str(db),
+                str(ROOT / "tests" / "fixtures" / "harbor"),
+            ],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        )
         return time.perf_counter() - started
 
     times: dict[bool, list[float]] = {True: [], False: []}
     with tempfile.TemporaryDirectory() as work:
         try:
             for pair in range(args.pairs):
-                for present in ((True, False) if pair % 2 == 0 else (False, True)):
+                for present in (True, False) if pair % 2 == 0 else (False, True):
                     bytecode(present)
                     times[present].append(ingest(Path(work)))
                 print(f"pair {pair + 1}: with {times[True][-1]:.2f} s, without {times[False][-1]:.2f} s", flush=True)
         finally:
             bytecode(True)
     ratios = [w / wo for w, wo in zip(times[True], times[False])]
-    print(json.dumps({"with_s": round(statistics.median(times[True]), 3), "without_s": round(statistics.median(times[False]), 3),
-                      "ratio_median": round(statistics.median(ratios), 3),
-                      "ratio_range": [round(min(ratios), 3), round(max(ratios), 3)], "folders": len(folders)}))
+    print(
+        json.dumps(
+            {
+                "with_s": round(statistics.median(times[True]), 3),
+                "without_s": round(statistics.median(times[False]), 3),
+                "ratio_median": round(statistics.median(ratios), 3),
+                "ratio_range": [round(min(ratios), 3), round(max(ratios), 3)],
+                "folders": len(folders),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -34,7 +34,9 @@ def main() -> None:
     from curriculab.analysis.store import Store
 
     with baseline_site(args.baseline, args.workdir) as site:
-        corpus = simulate_corpus(args.workdir / "corpus", n_tasks=max(8, args.trajectories // 9), attempts=3, seed=0).root
+        corpus = simulate_corpus(
+            args.workdir / "corpus", n_tasks=max(8, args.trajectories // 9), attempts=3, seed=0
+        ).root
         store = args.workdir / "ingested.duckdb"
         with Store(store) as writer:
             ingest(writer, [corpus])

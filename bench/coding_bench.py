@@ -21,7 +21,9 @@ sys.path.insert(0, str(ROOT))
 SCAN = "select count(*) from steps where command like '%pytest%' or output like '%Error%'"
 # A second reference: the cheapest ordered pass over steps, which any "A, then B, with no C in
 # between" rule needs and a filter scan does not.
-ORDERED = "select max(rn) from (select row_number() over (partition by trajectory_id order by step_idx) as rn from steps)"
+ORDERED = (
+    "select max(rn) from (select row_number() over (partition by trajectory_id order by step_idx) as rn from steps)"
+)
 
 
 def main() -> None:
@@ -47,12 +49,22 @@ def main() -> None:
         report = run_rule_coders(store)
         coding = time.perf_counter() - t
     scan, one_ordered_pass = min(scans), min(ordered)
-    print(json.dumps({
-        "trajectories": n_traj, "steps": n_steps, "scan_s": round(scan, 3), "ordered_pass_s": round(one_ordered_pass, 3),
-        "rule_coders_s": round(coding, 3), "ratio_coders_over_scan": round(coding / scan, 2),
-        "ratio_coders_over_ordered_pass": round(coding / one_ordered_pass, 2), "goal": "ratio over scan <= 3.0",
-        "present": {code: c["present"] for code, c in sorted(report.counts.items())},
-    }, indent=2))
+    print(
+        json.dumps(
+            {
+                "trajectories": n_traj,
+                "steps": n_steps,
+                "scan_s": round(scan, 3),
+                "ordered_pass_s": round(one_ordered_pass, 3),
+                "rule_coders_s": round(coding, 3),
+                "ratio_coders_over_scan": round(coding / scan, 2),
+                "ratio_coders_over_ordered_pass": round(coding / one_ordered_pass, 2),
+                "goal": "ratio over scan <= 3.0",
+                "present": {code: c["present"] for code, c in sorted(report.counts.items())},
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

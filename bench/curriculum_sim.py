@@ -49,8 +49,9 @@ def pass_rates(skill: list[float]) -> list[float]:
     return [1 / (1 + math.exp(-(s - d))) for s, d in zip(skill, DIFFICULTY)]
 
 
-def gradient_weights(strategy: str, step: int, p: list[float], state: DynamicState | None,
-                     curricula: dict[str, TierCurriculum]) -> tuple[list[float], DynamicState | None]:
+def gradient_weights(
+    strategy: str, step: int, p: list[float], state: DynamicState | None, curricula: dict[str, TierCurriculum]
+) -> tuple[list[float], DynamicState | None]:
     if strategy == "avg_reward":
         return [0.25] * 4, state
     if strategy == "pass_all":
@@ -59,7 +60,7 @@ def gradient_weights(strategy: str, step: int, p: list[float], state: DynamicSta
         raw = [math.prod(p[k] for k in range(4) if k != tier) for tier in range(4)]
         q = math.prod(p)  # a completion's chance to score 1
         total = sum(raw)
-        return [r / total * (1 - q ** G - (1 - q) ** G) if total else 0.0 for r in raw], state
+        return [r / total * (1 - q**G - (1 - q) ** G) if total else 0.0 for r in raw], state
     if strategy == "dynamic":
         alpha = state.allocation()
         return [alpha[t] * 0.25 * 4 for t in TIERS], state  # uniform w; α sums to 1
@@ -81,7 +82,10 @@ def run(strategy: str, learner: str, seed: int, max_steps: int, curricula: dict[
             state = next_allocation(state, dict(zip(TIERS, observed)))
         g, state = gradient_weights(strategy, step, p, state, curricula)
         # the share of this step's groups on tier tier whose completions differ (the rest carry no gradient)
-        mixed = [sum(0 < sum(rng.random() < p[tier] for _ in range(G)) < G for _ in range(GROUPS)) / GROUPS for tier in range(4)]
+        mixed = [
+            sum(0 < sum(rng.random() < p[tier] for _ in range(G)) < G for _ in range(GROUPS)) / GROUPS
+            for tier in range(4)
+        ]
         # a tier's skill builds on the tier below it: learning there is scaled by how well that one is mastered
         gain = [ETA * g[tier] * mixed[tier] * 4 * (p[tier - 1] if tier else 1.0) for tier in range(4)]
         for tier in range(4):
@@ -108,23 +112,40 @@ def main() -> None:
             steps = [run(strategy, learner, seed, args.max_steps, curricula) for seed in range(args.seeds)]
             mean = statistics.mean(steps)
             half = 1.96 * statistics.stdev(steps) / math.sqrt(len(steps)) if len(steps) > 1 else 0.0
-            results.setdefault(learner, {})[strategy] = {"mean_steps": round(mean, 1), "ci95": [round(mean - half, 1),
-                                                         round(mean + half, 1)], "capped": sum(s >= args.max_steps for s in steps)}
+            results.setdefault(learner, {})[strategy] = {
+                "mean_steps": round(mean, 1),
+                "ci95": [round(mean - half, 1), round(mean + half, 1)],
+                "capped": sum(s >= args.max_steps for s in steps),
+            }
             print(f"{learner:6} {strategy:28} {mean:8.1f} ± {half:6.1f}", flush=True)
     fixed = [s for s in strategies if s != "dynamic"]
     summary = {}
     for learner, table in results.items():
         best = min(fixed, key=lambda s: table[s]["mean_steps"])
-        summary[learner] = {"best_fixed": best, "best_fixed_steps": table[best]["mean_steps"],
-                            "dynamic_steps": table["dynamic"]["mean_steps"],
-                            "dynamic_over_best_fixed": round(table["dynamic"]["mean_steps"] / table[best]["mean_steps"], 3)}
+        summary[learner] = {
+            "best_fixed": best,
+            "best_fixed_steps": table[best]["mean_steps"],
+            "dynamic_steps": table["dynamic"]["mean_steps"],
+            "dynamic_over_best_fixed": round(table["dynamic"]["mean_steps"] / table[best]["mean_steps"], 3),
+        }
     weak, strong = results["weak"], results["strong"]
-    print(json.dumps({"seeds": args.seeds, "max_steps": args.max_steps, "results": results, "summary": summary,
-                      "tarot_finding_reproduced": {
-                          "weak_forward_beats_reversed": weak["forward/basic-intermediate"]["mean_steps"]
-                          < weak["reversed/complex-edge"]["mean_steps"],
-                          "strong_reversed_beats_forward": strong["reversed/complex-edge"]["mean_steps"]
-                          < strong["forward/basic-intermediate"]["mean_steps"]}}, indent=2))
+    print(
+        json.dumps(
+            {
+                "seeds": args.seeds,
+                "max_steps": args.max_steps,
+                "results": results,
+                "summary": summary,
+                "tarot_finding_reproduced": {
+                    "weak_forward_beats_reversed": weak["forward/basic-intermediate"]["mean_steps"]
+                    < weak["reversed/complex-edge"]["mean_steps"],
+                    "strong_reversed_beats_forward": strong["reversed/complex-edge"]["mean_steps"]
+                    < strong["forward/basic-intermediate"]["mean_steps"],
+                },
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

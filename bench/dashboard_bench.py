@@ -23,8 +23,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-PAGES = ["overview", "failures", "trajectory", "trajectory-1000", "difficulty", "milestones", "coders", "curriculum",
-         "training", "labelling", "sql"]
+PAGES = [
+    "overview",
+    "failures",
+    "trajectory",
+    "trajectory-1000",
+    "difficulty",
+    "milestones",
+    "coders",
+    "curriculum",
+    "training",
+    "labelling",
+    "sql",
+]
 LONG_ID = "bench-long-1000"
 
 
@@ -44,11 +55,28 @@ def main() -> None:
             from curriculab.analysis.ingest import ingest
 
             long = args.db.parent / f"{LONG_ID}.jsonl"
-            long.write_text(json.dumps({
-                "trajectory_id": LONG_ID, "run_id": "bench-long", "task_id": "bench-long-task", "model": "bench-long",
-                "outcome": "failed", "steps": [{"step_idx": i, "source": "agent" if i % 2 else "env",
-                                                "action": "run" if i % 2 else None, "command": f"make test-{i}" if i % 2 else None,
-                                                "output": f"line {i}\n" * 40} for i in range(1000)]}) + "\n")
+            long.write_text(
+                json.dumps(
+                    {
+                        "trajectory_id": LONG_ID,
+                        "run_id": "bench-long",
+                        "task_id": "bench-long-task",
+                        "model": "bench-long",
+                        "outcome": "failed",
+                        "steps": [
+                            {
+                                "step_idx": i,
+                                "source": "agent" if i % 2 else "env",
+                                "action": "run" if i % 2 else None,
+                                "command": f"make test-{i}" if i % 2 else None,
+                                "output": f"line {i}\n" * 40,
+                            }
+                            for i in range(1000)
+                        ],
+                    }
+                )
+                + "\n"
+            )
             ingest(store, [long], workers=1)
         trajectories = int(queries.store_fingerprint(store)["trajectories"])
         steps = int(store.frame("select count(*) as n from steps")["n"].iloc[0])
@@ -67,7 +95,9 @@ def main() -> None:
     from curriculab.dashboard import common
 
     with Store(args.db, read_only=True) as store:
-        example = store.frame("select trajectory_id from failure_codes order by trajectory_id limit 1")["trajectory_id"].iloc[0]
+        example = store.frame("select trajectory_id from failure_codes order by trajectory_id limit 1")[
+            "trajectory_id"
+        ].iloc[0]
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
     at.run()
     results = {}
@@ -92,11 +122,25 @@ def main() -> None:
             started = time.perf_counter()
             at.button(key="sql_run").click().run() if page == "sql" else at.run()
             warm.append(time.perf_counter() - started)
-        results[page] = {"cold_s": round(cold, 3), "queries_alone_s": round(floor, 3), "warm_s": round(statistics.median(warm), 3),
-                         "warm_over_queries": round(statistics.median(warm) / floor, 3) if floor > 0.001 else None}
+        results[page] = {
+            "cold_s": round(cold, 3),
+            "queries_alone_s": round(floor, 3),
+            "warm_s": round(statistics.median(warm), 3),
+            "warm_over_queries": round(statistics.median(warm) / floor, 3) if floor > 0.001 else None,
+        }
         print(page, results[page], flush=True)
-    print(json.dumps({"trajectories": trajectories, "steps": steps, "repeat": args.repeat, "pages": results,
-                      "goal_warm_le_1s": all(r["warm_s"] <= 1.0 for r in results.values())}, indent=2))
+    print(
+        json.dumps(
+            {
+                "trajectories": trajectories,
+                "steps": steps,
+                "repeat": args.repeat,
+                "pages": results,
+                "goal_warm_le_1s": all(r["warm_s"] <= 1.0 for r in results.values()),
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

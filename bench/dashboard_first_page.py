@@ -63,8 +63,13 @@ def timed_visit(page, url: str) -> float:
 def round_trip(db: Path, context, browser, port: int, repeat: int) -> tuple[float, list[float], float]:
     from curriculab.dashboard import streamlit_command
 
-    server = subprocess.Popen(streamlit_command(port), cwd=ROOT, env={**os.environ, "CURRICULAB_DB": str(db)},
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        streamlit_command(port),
+        cwd=ROOT,
+        env={**os.environ, "CURRICULAB_DB": str(db)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(200):

@@ -19,7 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-TESTS = [("t1", "assert add(1, 2) == 3"), ("t2", "assert add(-4, 4) == 0"), ("t3", "assert add(10**20, 1) == 10**20 + 1")]
+TESTS = [
+    ("t1", "assert add(1, 2) == 3"),
+    ("t2", "assert add(-4, 4) == 0"),
+    ("t3", "assert add(10**20, 1) == 10**20 + 1"),
+]
 
 
 def main() -> None:
@@ -34,10 +38,15 @@ def main() -> None:
     from curriculab.training.sandbox.runner import Limits, close_pools, run_many
 
     limits = Limits()
-    jobs = [("def add(a, b):\n    return a + b\n" if i % 2 else "def add(a, b):\n    return a - b\n", "add", TESTS)
-            for i in range(args.completions)]
-    sides = {"bwrap": ("bwrap", None), "docker unix socket": ("docker", "unix:///var/run/docker.sock"),
-             "docker over TCP": ("docker", args.tcp)}
+    jobs = [
+        ("def add(a, b):\n    return a + b\n" if i % 2 else "def add(a, b):\n    return a - b\n", "add", TESTS)
+        for i in range(args.completions)
+    ]
+    sides = {
+        "bwrap": ("bwrap", None),
+        "docker unix socket": ("docker", "unix:///var/run/docker.sock"),
+        "docker over TCP": ("docker", args.tcp),
+    }
 
     def use(host: str | None) -> None:
         close_pools()  # each side's slots belong to its own engine address
@@ -56,7 +65,7 @@ def main() -> None:
     per_completion: dict[str, list[float]] = {name: [] for name in sides}
     names = list(sides)
     for pair in range(args.pairs):
-        order = names[pair % len(names):] + names[:pair % len(names)]
+        order = names[pair % len(names) :] + names[: pair % len(names)]
         for name in order:
             backend, host = sides[name]
             use(host)

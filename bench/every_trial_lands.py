@@ -33,9 +33,10 @@ def main() -> None:
                 print(f"  refused: {issue.reason[:160]}")
             print(f"{'agent':<12} {'model':<28} {'trials':>6} {'passed':>6} {'errors':>6}")
             for agent, model, trials, passed, errors in store.query(
-                    "select coalesce(r.agent, '(unknown)'), t.model, count(*), count(*) filter (where outcome = 'passed'), "
-                    "count(*) filter (where outcome = 'error') from trajectories t left join runs r using (run_id) "
-                    "group by all order by all")[1]:
+                "select coalesce(r.agent, '(unknown)'), t.model, count(*), count(*) filter (where outcome = 'passed'), "
+                "count(*) filter (where outcome = 'error') from trajectories t left join runs r using (run_id) "
+                "group by all order by all"
+            )[1]:
                 print(f"{agent:<12} {model:<28} {trials:>6} {passed:>6} {errors:>6}")
     finally:
         shutil.rmtree(work, ignore_errors=True)

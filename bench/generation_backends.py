@@ -47,10 +47,19 @@ def main() -> None:
     model = AutoModelForCausalLM.from_pretrained(path, **kwargs, **({"dtype": torch.bfloat16} if cuda else {}))
     model.to("cuda" if cuda else "cpu").eval()
     chat = bool(getattr(tokenizer, "chat_template", None))
-    prompts = [_prompt_text([{"role": "user", "content": CODE_INSTRUCTION + p.prompt}] if chat else p.prompt, tokenizer)
-               for p in builtin_problems()[:args.prompts]]
-    out = {"model": name, "device": torch.cuda.get_device_name(0) if cuda else "cpu", "torch": torch.__version__,
-           "prompts": len(prompts), "new_tokens": args.new_tokens, "pairs": args.pairs, "backends": {}}
+    prompts = [
+        _prompt_text([{"role": "user", "content": CODE_INSTRUCTION + p.prompt}] if chat else p.prompt, tokenizer)
+        for p in builtin_problems()[: args.prompts]
+    ]
+    out = {
+        "model": name,
+        "device": torch.cuda.get_device_name(0) if cuda else "cpu",
+        "torch": torch.__version__,
+        "prompts": len(prompts),
+        "new_tokens": args.new_tokens,
+        "pairs": args.pairs,
+        "backends": {},
+    }
     for backend in args.backends:
         reason = unavailable_reason(backend, cuda)
         if reason:
@@ -62,13 +71,18 @@ def main() -> None:
             order = ["generate", backend] if pair % 2 == 0 else [backend, "generate"]
             for side in order:
                 rates[side].append(probe(model, tokenizer, prompts, side, args.new_tokens, repeats=1).tokens_per_s)
-            print(f"{backend} pair {pair + 1} ({order[0]} first): generate {rates['generate'][-1]:,.0f} tok/s, "
-                  f"{backend} {rates[backend][-1]:,.0f} tok/s", flush=True)
+            print(
+                f"{backend} pair {pair + 1} ({order[0]} first): generate {rates['generate'][-1]:,.0f} tok/s, "
+                f"{backend} {rates[backend][-1]:,.0f} tok/s",
+                flush=True,
+            )
         ratios = [b / g for b, g in zip(rates[backend], rates["generate"])]
-        out["backends"][backend] = {"generate_tokens_per_s": round(statistics.median(rates["generate"]), 1),
-                                    "tokens_per_s": round(statistics.median(rates[backend]), 1),
-                                    "ratio_median": round(statistics.median(ratios), 3),
-                                    "ratio_range": [round(min(ratios), 3), round(max(ratios), 3)]}
+        out["backends"][backend] = {
+            "generate_tokens_per_s": round(statistics.median(rates["generate"]), 1),
+            "tokens_per_s": round(statistics.median(rates[backend]), 1),
+            "ratio_median": round(statistics.median(ratios), 3),
+            "ratio_range": [round(min(ratios), 3), round(max(ratios), 3)],
+        }
     print(json.dumps(out, indent=2))
 
 

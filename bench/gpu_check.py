@@ -34,8 +34,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-BREAKDOWN = ("time/generation_s", "time/reward_s", "time/train_s", "time/store_s", "generated_tokens_per_s",
-             "gpu/utilization_pct", "gpu/memory_peak_gib")
+BREAKDOWN = (
+    "time/generation_s",
+    "time/reward_s",
+    "time/train_s",
+    "time/store_s",
+    "generated_tokens_per_s",
+    "gpu/utilization_pct",
+    "gpu/memory_peak_gib",
+)
 
 
 def main() -> None:
@@ -44,11 +51,19 @@ def main() -> None:
     parser.add_argument("--model", default="tiny", help="tiny, smollm2, a local .gguf file or a model directory.")
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--vllm", action="store_true", help="Also generate with vLLM colocated (CUDA and vllm only).")
-    parser.add_argument("--backends", default=None,
-                        help="Comma-separated generation backends (default: what `auto` measures here, plus vllm-colocate with --vllm).")
-    parser.add_argument("--allow-unsandboxed", action="store_true",
-                        help="Score without bubblewrap (rlimits and namespaces only); flagged in the output.")
-    parser.add_argument("--max-seconds", type=float, default=None, help="Stop training after the step that passes this.")
+    parser.add_argument(
+        "--backends",
+        default=None,
+        help="Comma-separated generation backends (default: what `auto` measures here, plus vllm-colocate with --vllm).",
+    )
+    parser.add_argument(
+        "--allow-unsandboxed",
+        action="store_true",
+        help="Score without bubblewrap (rlimits and namespaces only); flagged in the output.",
+    )
+    parser.add_argument(
+        "--max-seconds", type=float, default=None, help="Stop training after the step that passes this."
+    )
     args = parser.parse_args()
     check_started = time.perf_counter()
 
@@ -66,8 +81,10 @@ def main() -> None:
         raise SystemExit("--vllm needs a CUDA GPU")
     sandbox = detect_backend()
     if sandbox == "rlimits" and not args.allow_unsandboxed:
-        raise SystemExit("no sandbox works here (bubblewrap is missing or cannot start). Install bubblewrap, or pass "
-                         "--allow-unsandboxed to score under rlimits and namespaces only")
+        raise SystemExit(
+            "no sandbox works here (bubblewrap is missing or cannot start). Install bubblewrap, or pass "
+            "--allow-unsandboxed to score under rlimits and namespaces only"
+        )
     backends = args.backends.split(",") if args.backends else [*probed(cuda), *(["vllm-colocate"] if args.vllm else [])]
     work = Path(tempfile.mkdtemp(prefix="curriculab-gpu-check-"))
     problems = builtin_problems()
@@ -83,8 +100,12 @@ def main() -> None:
         if args.max_seconds is not None:  # what is left, shared by this backend and those after it, less a
             # tenth for what follows training (reading the figures back) and a loaded machine's jitter
             budget = 0.9 * (args.max_seconds - (time.perf_counter() - check_started)) / (len(backends) - index)
-        print(json.dumps(_check(args, backend, budget, cuda, sandbox, plan, work / backend, check_started, train, Store, torch)),
-              flush=True)
+        print(
+            json.dumps(
+                _check(args, backend, budget, cuda, sandbox, plan, work / backend, check_started, train, Store, torch)
+            ),
+            flush=True,
+        )
 
 
 def _check(args, backend, budget, cuda, sandbox, plan, work, check_started, train, Store, torch) -> dict:
@@ -94,31 +115,55 @@ def _check(args, backend, budget, cuda, sandbox, plan, work, check_started, trai
     db = work.parent / "store.duckdb"
     # under a time budget, checkpoints (and the store's ingest behind them) come every few steps, so
     # little is left to store when the budget ends training
-    result = train(plan, args.model, max_steps=args.steps, output_dir=work / "out", db_path=str(db),
-                   save_steps=args.steps if budget is None else min(args.steps, 5), force_cpu=not cuda,
-                   generation_backend=backend, allow_unsandboxed=args.allow_unsandboxed,
-                   stop_after_s=None if budget is None else budget - (time.perf_counter() - started))
+    result = train(
+        plan,
+        args.model,
+        max_steps=args.steps,
+        output_dir=work / "out",
+        db_path=str(db),
+        save_steps=args.steps if budget is None else min(args.steps, 5),
+        force_cpu=not cuda,
+        generation_backend=backend,
+        allow_unsandboxed=args.allow_unsandboxed,
+        stop_after_s=None if budget is None else budget - (time.perf_counter() - started),
+    )
     wall = time.perf_counter() - check_started
     with Store(db, read_only=True) as store:
-        rows = store.query("select step, name, value from training_metrics where run_id = ? and step > 1 and "
-                           f"name in ('step_time', {', '.join(repr(n) for n in BREAKDOWN)})", [result.run_id])[1]
-        tokens = store.query("select max(value) from training_metrics where run_id = ? and name = 'num_tokens'",
-                             [result.run_id])[1][0][0]
+        rows = store.query(
+            "select step, name, value from training_metrics where run_id = ? and step > 1 and "
+            f"name in ('step_time', {', '.join(repr(n) for n in BREAKDOWN)})",
+            [result.run_id],
+        )[1]
+        tokens = store.query(
+            "select max(value) from training_metrics where run_id = ? and name = 'num_tokens'", [result.run_id]
+        )[1][0][0]
     by_name: dict[str, list[float]] = {}
     for _, name, value in rows:
         by_name.setdefault(name, []).append(value)
-    peak = torch.cuda.max_memory_allocated() / 2**30 if cuda else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    peak = (
+        torch.cuda.max_memory_allocated() / 2**30
+        if cuda
+        else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    )
     return {
-        "device": torch.cuda.get_device_name(0) if cuda else "cpu", "dtype": "bf16" if cuda else "fp32",
-        "backend": "vllm" if backend.startswith("vllm") else "transformers", "generation_backend": backend,
-        "model": args.model, "sandbox": "unsandboxed (rlimits and namespaces)" if sandbox == "rlimits" else sandbox,
-        "steps": result.steps, "steps_asked": args.steps, "stopped_by_max_seconds": result.steps < args.steps,
-        "wall_s": round(wall, 2), "rollouts": result.rollouts,
+        "device": torch.cuda.get_device_name(0) if cuda else "cpu",
+        "dtype": "bf16" if cuda else "fp32",
+        "backend": "vllm" if backend.startswith("vllm") else "transformers",
+        "generation_backend": backend,
+        "model": args.model,
+        "sandbox": "unsandboxed (rlimits and namespaces)" if sandbox == "rlimits" else sandbox,
+        "steps": result.steps,
+        "steps_asked": args.steps,
+        "stopped_by_max_seconds": result.steps < args.steps,
+        "wall_s": round(wall, 2),
+        "rollouts": result.rollouts,
         "tokens_per_s": round(tokens / result.seconds, 1) if tokens else None,
         "mean_step_s": round(statistics.mean(by_name["step_time"]), 3) if by_name.get("step_time") else None,
-        "breakdown_mean_after_step_1": {name: round(statistics.mean(values), 3) for name, values in by_name.items()
-                                        if name != "step_time"},
-        "peak_memory_gib": round(peak, 3), "peak_memory_kind": "GPU allocated" if cuda else "process RSS (the check's peak so far)",
+        "breakdown_mean_after_step_1": {
+            name: round(statistics.mean(values), 3) for name, values in by_name.items() if name != "step_time"
+        },
+        "peak_memory_gib": round(peak, 3),
+        "peak_memory_kind": "GPU allocated" if cuda else "process RSS (the check's peak so far)",
     }
 
 

@@ -30,7 +30,9 @@ def main() -> None:
     from curriculab.analysis.simulate import simulate_corpus
 
     with baseline_site(args.baseline, args.workdir) as site:
-        corpus = simulate_corpus(args.workdir / "corpus", n_tasks=max(8, args.trajectories // 9), attempts=3, seed=0).root
+        corpus = simulate_corpus(
+            args.workdir / "corpus", n_tasks=max(8, args.trajectories // 9), attempts=3, seed=0
+        ).root
 
         def ingest(side: str | None, name: str = "") -> float:
             db = args.workdir / f"{name or ('baseline' if side else 'current')}.duckdb"

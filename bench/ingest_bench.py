@@ -61,8 +61,13 @@ def measure(cmd: list[str]) -> dict:
     elapsed = time.perf_counter() - started
     done.set()
     sampler.join()
-    return {"seconds": round(elapsed, 2), "peak_rss_gib": round(peak / 2**30, 3), "rc": proc.returncode,
-            "stdout": out, "stderr_tail": err[-2000:]}
+    return {
+        "seconds": round(elapsed, 2),
+        "peak_rss_gib": round(peak / 2**30, 3),
+        "rc": proc.returncode,
+        "stdout": out,
+        "stderr_tail": err[-2000:],
+    }
 
 
 READ_JSON = """
@@ -108,13 +113,24 @@ def main() -> None:
             sys.exit(1)
     summary = json.loads(results["curriculab_ingest"]["stdout"])
     ratio = results["curriculab_ingest"]["seconds"] / results["read_json"]["seconds"]
-    print(json.dumps({
-        "trajectories": args.trajectories, "files": len(files), "mib": round(size / 2**20),
-        "trajectories_ingested": summary["inserted"], "steps_ingested": summary["steps"],
-        "read_json_s": results["read_json"]["seconds"], "read_json_peak_gib": results["read_json"]["peak_rss_gib"],
-        "ingest_s": results["curriculab_ingest"]["seconds"], "ingest_peak_gib": results["curriculab_ingest"]["peak_rss_gib"],
-        "ratio_ingest_over_read_json": round(ratio, 3), "goal": "ratio <= 2.0, ingest peak < 4 GiB",
-    }, indent=2))
+    print(
+        json.dumps(
+            {
+                "trajectories": args.trajectories,
+                "files": len(files),
+                "mib": round(size / 2**20),
+                "trajectories_ingested": summary["inserted"],
+                "steps_ingested": summary["steps"],
+                "read_json_s": results["read_json"]["seconds"],
+                "read_json_peak_gib": results["read_json"]["peak_rss_gib"],
+                "ingest_s": results["curriculab_ingest"]["seconds"],
+                "ingest_peak_gib": results["curriculab_ingest"]["peak_rss_gib"],
+                "ratio_ingest_over_read_json": round(ratio, 3),
+                "goal": "ratio <= 2.0, ingest peak < 4 GiB",
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -30,8 +30,8 @@ _CLI = "import sys; from curriculab.cli import cli; cli(sys.argv[1:])"
 BOUNDS = {
     "ingest": _CLI,
     "steps_unwritten": "import curriculab.analysis.ingest.atif as a; walk = a._walk\n"
-                       "def walked(*args):\n    read = walk(*args); read.steps.rows.clear(); return read\n"
-                       "a._walk = walked\n" + _CLI,
+    "def walked(*args):\n    read = walk(*args); read.steps.rows.clear(); return read\n"
+    "a._walk = walked\n" + _CLI,
     "no_walk": "import curriculab.analysis.ingest.atif as a; a._walk_document = lambda *args: None\n" + _CLI,
 }
 
@@ -45,8 +45,10 @@ def run(name: str, corpus: Path, work: Path) -> float:
     if name == "read_json":
         wall, _, _ = timed(pin + [sys.executable, "-c", READ_JSON_THREADS, str(db), str(corpus), "1"])
     else:
-        wall, _, out = timed(pin + [sys.executable, "-c", BOUNDS[name], "ingest", "--json", "--workers", "1",
-                                    "--db", str(db), str(corpus)])
+        wall, _, out = timed(
+            pin
+            + [sys.executable, "-c", BOUNDS[name], "ingest", "--json", "--workers", "1", "--db", str(db), str(corpus)]
+        )
         if json.loads(out)["errors"]:
             sys.exit(f"{name}: ingest refused inputs")
     return wall
@@ -66,14 +68,24 @@ def main() -> None:
     sides = [*BOUNDS, "read_json"]
     ratios: dict[str, list[float]] = {name: [] for name in BOUNDS}
     for round_ in range(args.rounds):
-        order = sides[round_ % len(sides):] + sides[:round_ % len(sides)]
+        order = sides[round_ % len(sides) :] + sides[: round_ % len(sides)]
         walls = {name: run(name, corpus, work) for name in order}
         for name in BOUNDS:
             ratios[name].append(walls[name] / walls["read_json"])
         print(f"round {round_ + 1}: " + ", ".join(f"{name} {walls[name]:.2f} s" for name in order), flush=True)
-    print(json.dumps({"trajectories": args.trajectories, "rounds": args.rounds, "over_read_json": {
-        name: {"median": round(statistics.median(r), 3), "spread": [round(min(r), 3), round(max(r), 3)]}
-        for name, r in ratios.items()}}, indent=2))
+    print(
+        json.dumps(
+            {
+                "trajectories": args.trajectories,
+                "rounds": args.rounds,
+                "over_read_json": {
+                    name: {"median": round(statistics.median(r), 3), "spread": [round(min(r), 3), round(max(r), 3)]}
+                    for name, r in ratios.items()
+                },
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -37,11 +37,14 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from ingest_bench import READ_JSON, simulate  # noqa: E402
 
-READ_JSON_THREADS = READ_JSON.replace("con = duckdb.connect(sys.argv[1])",
-                                      "con = duckdb.connect(sys.argv[1]); con.execute(f'set threads = {sys.argv[3]}')")
-READ_JSON_UNORDERED = READ_JSON_THREADS.replace("con.execute(f'set threads = {sys.argv[3]}')",
-                                                "con.execute(f'set threads = {sys.argv[3]}'); "
-                                                "con.execute('set preserve_insertion_order = false')")
+READ_JSON_THREADS = READ_JSON.replace(
+    "con = duckdb.connect(sys.argv[1])",
+    "con = duckdb.connect(sys.argv[1]); con.execute(f'set threads = {sys.argv[3]}')",
+)
+READ_JSON_UNORDERED = READ_JSON_THREADS.replace(
+    "con.execute(f'set threads = {sys.argv[3]}')",
+    "con.execute(f'set threads = {sys.argv[3]}'); con.execute('set preserve_insertion_order = false')",
+)
 
 
 def children_cpu() -> float:
@@ -76,8 +79,21 @@ def side(name: str, cores: int, corpus: Path, work: Path) -> tuple[float, float,
     if name.startswith("read_json"):
         script = READ_JSON_UNORDERED if name == "read_json_unordered" else READ_JSON_THREADS
         return timed(pin + [sys.executable, "-c", script, str(db), str(corpus), str(cores)])
-    return timed(pin + [sys.executable, "-m", "curriculab.cli", "ingest", "--json", "--workers", str(cores),
-                        "--db", str(db), str(corpus)])
+    return timed(
+        pin
+        + [
+            sys.executable,
+            "-m",
+            "curriculab.cli",
+            "ingest",
+            "--json",
+            "--workers",
+            str(cores),
+            "--db",
+            str(db),
+            str(corpus),
+        ]
+    )
 
 
 def parse_floor(files: list[Path], trajectories: int) -> float:
@@ -94,8 +110,11 @@ def main() -> None:
     parser.add_argument("--cores", default="1,2,all", help="Comma-separated core counts; `all` = every core here.")
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/ingest-cores"))
-    parser.add_argument("--unordered", action="store_true",
-                        help="Also time read_json with preserve_insertion_order = false, in the same pairs.")
+    parser.add_argument(
+        "--unordered",
+        action="store_true",
+        help="Also time read_json with preserve_insertion_order = false, in the same pairs.",
+    )
     args = parser.parse_args()
     machine = len(os.sched_getaffinity(0))
     counts = sorted({machine if c == "all" else int(c) for c in args.cores.split(",")})
@@ -109,7 +128,9 @@ def main() -> None:
     files = list(corpus.glob("jobs/*/*/agent/trajectory.json")) + list(corpus.glob("jobs/*/*/result.json"))
     n_trajectories = len(list(corpus.glob("jobs/*/*/agent/trajectory.json")))
     floor = parse_floor(files, n_trajectories)
-    print(f"{n_trajectories} trajectories, {len(files)} files; parse floor {floor:.3f} ms CPU per trajectory", flush=True)
+    print(
+        f"{n_trajectories} trajectories, {len(files)} files; parse floor {floor:.3f} ms CPU per trajectory", flush=True
+    )
 
     rows = []
     for cores in counts:
@@ -126,23 +147,48 @@ def main() -> None:
             ratios.append(ingest_wall / json_wall)
             cpu_ratios.append(cpu / json_cpu)
             ingest_cpu.append(cpu * 1000 / n_trajectories)
-            line = (f"cores={cores} pair {pair + 1} ({order[0]} first): ingest {ingest_wall:.2f} s ({cpu:.1f} s CPU), "
-                    f"read_json {json_wall:.2f} s ({json_cpu:.1f} s CPU), ratio {ratios[-1]:.3f}")
+            line = (
+                f"cores={cores} pair {pair + 1} ({order[0]} first): ingest {ingest_wall:.2f} s ({cpu:.1f} s CPU), "
+                f"read_json {json_wall:.2f} s ({json_cpu:.1f} s CPU), ratio {ratios[-1]:.3f}"
+            )
             if args.unordered:
                 unordered_wall = measured["read_json_unordered"][0]
                 unordered_ratios.append(ingest_wall / unordered_wall)
                 line += f"; unordered read_json {unordered_wall:.2f} s, ratio {unordered_ratios[-1]:.3f}"
             print(line, flush=True)
-        unordered = ({"wall_ratio_over_unordered_read_json_median": round(statistics.median(unordered_ratios), 3),
-                      "wall_ratio_over_unordered_read_json_spread": [round(min(unordered_ratios), 3),
-                                                                     round(max(unordered_ratios), 3)]}
-                     if unordered_ratios else {})
-        rows.append({"cores": cores, "wall_ratio_median": round(statistics.median(ratios), 3),
-                     "wall_ratio_spread": [round(min(ratios), 3), round(max(ratios), 3)],
-                     "cpu_ratio_median": round(statistics.median(cpu_ratios), 3),
-                     "ingest_cpu_ms_per_trajectory": round(statistics.median(ingest_cpu), 3), **unordered})
-    print(json.dumps({"trajectories": n_trajectories, "pairs": args.pairs, "parse_floor_cpu_ms_per_trajectory":
-                      round(floor, 3), "by_cores": rows, "goal": "wall ratio <= 1.0 at every core count"}, indent=2))
+        unordered = (
+            {
+                "wall_ratio_over_unordered_read_json_median": round(statistics.median(unordered_ratios), 3),
+                "wall_ratio_over_unordered_read_json_spread": [
+                    round(min(unordered_ratios), 3),
+                    round(max(unordered_ratios), 3),
+                ],
+            }
+            if unordered_ratios
+            else {}
+        )
+        rows.append(
+            {
+                "cores": cores,
+                "wall_ratio_median": round(statistics.median(ratios), 3),
+                "wall_ratio_spread": [round(min(ratios), 3), round(max(ratios), 3)],
+                "cpu_ratio_median": round(statistics.median(cpu_ratios), 3),
+                "ingest_cpu_ms_per_trajectory": round(statistics.median(ingest_cpu), 3),
+                **unordered,
+            }
+        )
+    print(
+        json.dumps(
+            {
+                "trajectories": n_trajectories,
+                "pairs": args.pairs,
+                "parse_floor_cpu_ms_per_trajectory": round(floor, 3),
+                "by_cores": rows,
+                "goal": "wall ratio <= 1.0 at every core count",
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

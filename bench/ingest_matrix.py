@@ -34,9 +34,15 @@ FIXTURES = ROOT / "tests" / "fixtures"
 GOOD = ("atif", "harbor", "jsonl", "swe-agent", "tb")
 
 
-def run(db: Path, *paths: Path, extra: tuple[str, ...] = (), prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    return subprocess.run([*prefix, sys.executable, "-m", "curriculab.cli", "ingest", "--db", str(db), *extra, *map(str, paths)],
-                          capture_output=True, text=True, timeout=300)
+def run(
+    db: Path, *paths: Path, extra: tuple[str, ...] = (), prefix: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "curriculab.cli", "ingest", "--db", str(db), *extra, *map(str, paths)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def count(db: Path, sql: str) -> int:
@@ -57,23 +63,33 @@ def value_cases() -> dict[str, Callable[[Path], Path]]:
     """name → a function that writes one damaged input under the good tree and returns it."""
     jsonl_line = {"trajectory_id": "bad-1", "run_id": "r", "task_id": "k", "outcome": "failed"}
     jsonl_values = {
-        "attempt=2**31": {"attempt": 2**31}, "attempt=-1": {"attempt": -1}, "input_tokens=10**30": {"input_tokens": 10**30},
-        "output_tokens=-5": {"output_tokens": -5}, "reward=NaN": {"reward": float("nan")},
-        "reward=Infinity": {"reward": float("inf")}, "reward='1.0'": {"reward": "1.0"}, "cost_usd=-1": {"cost_usd": -1},
-        "cost_usd=Infinity": {"cost_usd": float("inf")}, "milestones_total=2**40": {"milestones_total": 2**40},
-        "outcome='won'": {"outcome": "won"}, "step exit_code=2**31": {"steps": [{"step_idx": 0, "source": "agent", "exit_code": 2**31}]},
+        "attempt=2**31": {"attempt": 2**31},
+        "attempt=-1": {"attempt": -1},
+        "input_tokens=10**30": {"input_tokens": 10**30},
+        "output_tokens=-5": {"output_tokens": -5},
+        "reward=NaN": {"reward": float("nan")},
+        "reward=Infinity": {"reward": float("inf")},
+        "reward='1.0'": {"reward": "1.0"},
+        "cost_usd=-1": {"cost_usd": -1},
+        "cost_usd=Infinity": {"cost_usd": float("inf")},
+        "milestones_total=2**40": {"milestones_total": 2**40},
+        "outcome='won'": {"outcome": "won"},
+        "step exit_code=2**31": {"steps": [{"step_idx": 0, "source": "agent", "exit_code": 2**31}]},
         "step_idx gap": {"steps": [{"step_idx": 1, "source": "agent"}]},
         "step message 300 KB": {"steps": [{"step_idx": 0, "source": "agent", "message": "m" * 300_000}]},
         "test milestone_idx=2**31": {"test_results": [{"test_id": "t", "passed": True, "milestone_idx": 2**31}]},
         "test tier 'expert'": {"test_results": [{"test_id": "t", "passed": True, "tier": "expert"}]},
-        "unknown key": {"rewrd": 1.0}, "format_version 9.0": {"format_version": "9.0"},
+        "unknown key": {"rewrd": 1.0},
+        "format_version 9.0": {"format_version": "9.0"},
     }
     cases: dict[str, Callable[[Path], Path]] = {}
     for name, fields in jsonl_values.items():
+
         def write(good: Path, fields=fields) -> Path:
             path = good / "jsonl" / "zz-bad.jsonl"
             path.write_text(json.dumps({**jsonl_line, **fields}) + "\n")
             return path
+
         cases[f"jsonl {name}"] = write
     atif_changes: dict[str, Callable[[dict], None]] = {
         "prompt_tokens=10**30": lambda d: d["steps"][1].setdefault("metrics", {}).update(prompt_tokens=10**30),
@@ -88,6 +104,7 @@ def value_cases() -> dict[str, Callable[[Path], Path]]:
         "extra.reward='x'": lambda d: d.setdefault("extra", {}).update(reward="x"),
     }
     for name, change in atif_changes.items():
+
         def write(good: Path, change=change) -> Path:
             path = good / "atif" / "zz-bad.json"
             doc = json.loads((FIXTURES / "atif" / "session-42.json").read_text())
@@ -95,6 +112,7 @@ def value_cases() -> dict[str, Callable[[Path], Path]]:
             change(doc)
             path.write_text(json.dumps(doc))
             return path
+
         cases[f"atif {name}"] = write
     tb_changes: dict[str, Callable[[dict], None]] = {
         "total_input_tokens=10**30": lambda r: r.update(total_input_tokens=10**30),
@@ -105,12 +123,14 @@ def value_cases() -> dict[str, Callable[[Path], Path]]:
         "trial_started_at 'yesterday'": lambda r: r.update(trial_started_at="yesterday"),
     }
     for name, change in tb_changes.items():
+
         def write(good: Path, change=change) -> Path:
             path = good / "tb" / "2025-08-20__12-00-00" / "results.json"
             doc = json.loads(path.read_text())
             change(doc["results"][0])
             path.write_text(json.dumps(doc))
             return path
+
         cases[f"tb {name}"] = write
     harbor_changes: dict[str, Callable[[dict], None]] = {
         "reward=NaN": lambda r: r.setdefault("verifier_result", {}).update(rewards={"reward": float("nan")}),
@@ -119,14 +139,17 @@ def value_cases() -> dict[str, Callable[[Path], Path]]:
         "started_at 'soon'": lambda r: r.update(started_at="soon"),
     }
     for name, change in harbor_changes.items():
+
         def write(good: Path, change=change) -> Path:
             path = sorted(good.glob("harbor/jobs/*/*/result.json"))[0]  # a trial's, not the job's
             doc = json.loads(path.read_text())
             change(doc)
             path.write_text(json.dumps(doc))
             return path
+
         cases[f"harbor {name}"] = write
     for fmt, relative in (("jsonl", "jsonl/rollouts.jsonl"), ("atif", "atif/session-42.json")):
+
         def truncated(good: Path, relative=relative) -> Path:
             path = good / relative
             path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
@@ -146,11 +169,16 @@ def value_cases() -> dict[str, Callable[[Path], Path]]:
             path = good / relative
             path.write_bytes(b"")
             return path
-        cases.update({f"{fmt} truncated": truncated, f"{fmt} not UTF-8": not_utf8, f"{fmt} BOM": bom, f"{fmt} empty": empty})
+
+        cases.update(
+            {f"{fmt} truncated": truncated, f"{fmt} not UTF-8": not_utf8, f"{fmt} BOM": bom, f"{fmt} empty": empty}
+        )
     return cases
 
 
-def check(work: Path, name: str, damage: Callable[[Path], Path], expected: int, prefix: tuple[str, ...] = ()) -> list[str]:
+def check(
+    work: Path, name: str, damage: Callable[[Path], Path], expected: int, prefix: tuple[str, ...] = ()
+) -> list[str]:
     case = work / name.replace(" ", "_").replace("/", "_").replace("*", "")[:60]
     good = good_copy(case)
     damaged = damage(good)
@@ -202,9 +230,14 @@ def path_cases(work: Path, expected: int) -> dict[str, list[str]]:
     shutil.copy(FIXTURES / "atif" / "session-42.json", locked_dir / "x.json")
     locked_dir.chmod(0)
     drop_root = ("setpriv", "--bounding-set", "-dac_override,-dac_read_search")
-    for name, paths, prefix in (("missing path", [missing], ()), ("a FIFO", [fifo], ()), ("a symlink loop", [loop], ()),
-                                ("an empty directory", [empty], ()), ("an unreadable file", [locked], drop_root),
-                                ("an unreadable directory", [locked_dir], drop_root)):
+    for name, paths, prefix in (
+        ("missing path", [missing], ()),
+        ("a FIFO", [fifo], ()),
+        ("a symlink loop", [loop], ()),
+        ("an empty directory", [empty], ()),
+        ("an unreadable file", [locked], drop_root),
+        ("an unreadable directory", [locked_dir], drop_root),
+    ):
         db = base / f"{name.replace(' ', '_')}.duckdb"
         done = run(db, good, *paths, prefix=prefix)
         problems = []
@@ -224,8 +257,11 @@ def kill_cases(work: Path, expected: int) -> dict[str, list[str]]:
         case = work / f"kill-{delay}"
         good = good_copy(case)
         db = case / "store.duckdb"
-        process = subprocess.Popen([sys.executable, "-m", "curriculab.cli", "ingest", "--db", str(db), str(good)],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "curriculab.cli", "ingest", "--db", str(db), str(good)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(delay)
         process.send_signal(signal.SIGKILL)
         process.wait()
@@ -235,10 +271,15 @@ def kill_cases(work: Path, expected: int) -> dict[str, list[str]]:
             problems.append(f"re-ingest aborted (exit {done.returncode})")
         stored = count(db, "select count(*) from trajectories")
         distinct = count(db, "select count(distinct trajectory_id) from trajectories")
-        orphans = count(db, "select count(*) from steps s where not exists (select 1 from trajectories t "
-                            "where t.trajectory_id = s.trajectory_id)")
+        orphans = count(
+            db,
+            "select count(*) from steps s where not exists (select 1 from trajectories t "
+            "where t.trajectory_id = s.trajectory_id)",
+        )
         if stored != expected or distinct != stored or orphans:
-            problems.append(f"after re-ingest: {stored} stored ({distinct} distinct, {orphans} orphan steps), expected {expected}")
+            problems.append(
+                f"after re-ingest: {stored} stored ({distinct} distinct, {orphans} orphan steps), expected {expected}"
+            )
         out[f"kill -9 after {delay} s"] = problems
     return out
 
@@ -260,7 +301,11 @@ def stale_marker_case(work: Path, expected: int) -> dict[str, list[str]]:
     started = time.perf_counter()
     run(fresh, good)
     poisoned = time.perf_counter() - started
-    problems = [] if poisoned < 3 * clean + 1 else [f"ingest with a dead reader's marker took {poisoned:.1f} s vs {clean:.1f} s"]
+    problems = (
+        []
+        if poisoned < 3 * clean + 1
+        else [f"ingest with a dead reader's marker took {poisoned:.1f} s vs {clean:.1f} s"]
+    )
     return {"a dead reader's marker": problems}
 
 
@@ -283,10 +328,18 @@ def main() -> None:
         if problems:
             print(f"FAIL {name}: {'; '.join(problems)}")
     failed = [n for n, p in results.items() if p]
-    print(json.dumps({"cases": len(results), "good_trajectories": expected, "failed": len(failed),
-                      "aborted": sum(any(p.startswith("aborted") for p in ps) for ps in results.values()),
-                      "valid_records_lost": sum(any("lost" in p for p in ps) for ps in results.values()),
-                      "internal_bug_messages": sum(any("internal-bug" in p for p in ps) for ps in results.values())}))
+    print(
+        json.dumps(
+            {
+                "cases": len(results),
+                "good_trajectories": expected,
+                "failed": len(failed),
+                "aborted": sum(any(p.startswith("aborted") for p in ps) for ps in results.values()),
+                "valid_records_lost": sum(any("lost" in p for p in ps) for ps in results.values()),
+                "internal_bug_messages": sum(any("internal-bug" in p for p in ps) for ps in results.values()),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -52,25 +52,47 @@ def main() -> None:
     fit_s = time.perf_counter() - started
     from curriculab.analysis.difficulty import _auc, _log_loss
 
-    train = fit_irt(mi, ti, np.full_like(k, args.attempts - 1), train_k, [f"m{i}" for i in range(args.models)],
-                    [f"t{j}" for j in range(args.tasks)])
+    train = fit_irt(
+        mi,
+        ti,
+        np.full_like(k, args.attempts - 1),
+        train_k,
+        [f"m{i}" for i in range(args.models)],
+        [f"t{j}" for j in range(args.tasks)],
+    )
     irt_p = train.predict(mi, ti)
-    base_p = ((np.bincount(ti, train_k, args.tasks) + 1) / (np.bincount(ti, np.full_like(k, args.attempts - 1), args.tasks) + 2))[ti]
+    base_p = (
+        (np.bincount(ti, train_k, args.tasks) + 1)
+        / (np.bincount(ti, np.full_like(k, args.attempts - 1), args.tasks) + 2)
+    )[ti]
     y = held_out.astype(float)
-    print(json.dumps({
-        "models": args.models, "tasks": args.tasks, "attempts": args.attempts, "cells": int(len(k)),
-        "fit_s": round(fit_s, 2), "sweeps": fit.iterations, "converged": fit.converged,
-        "pass_rate_s": round(baseline_s, 4), "ratio_fit_over_pass_rate": round(fit_s / baseline_s, 1),
-        "spearman_difficulty": round(float(spearmanr(fit.difficulty, b).statistic), 4),
-        "spearman_ability": round(float(spearmanr(fit.ability, theta).statistic), 4),
-        "spearman_discrimination": round(float(spearmanr(fit.discrimination, a).statistic), 4),
-        "spearman_pass_rate_vs_difficulty": round(float(spearmanr(-rate, b).statistic), 4),
-        "mean_difficulty_se": round(float(fit.difficulty_se.mean()), 4),
-        "held_out_attempts": int(len(y)),
-        "held_out_irt_log_loss": round(_log_loss(y, irt_p), 4), "held_out_pass_rate_log_loss": round(_log_loss(y, base_p), 4),
-        "held_out_irt_auc": round(_auc(y, irt_p), 4), "held_out_pass_rate_auc": round(_auc(y, base_p), 4),
-        "goal": "spearman_difficulty >= 0.95 and fit_s <= 60",
-    }, indent=2))
+    print(
+        json.dumps(
+            {
+                "models": args.models,
+                "tasks": args.tasks,
+                "attempts": args.attempts,
+                "cells": int(len(k)),
+                "fit_s": round(fit_s, 2),
+                "sweeps": fit.iterations,
+                "converged": fit.converged,
+                "pass_rate_s": round(baseline_s, 4),
+                "ratio_fit_over_pass_rate": round(fit_s / baseline_s, 1),
+                "spearman_difficulty": round(float(spearmanr(fit.difficulty, b).statistic), 4),
+                "spearman_ability": round(float(spearmanr(fit.ability, theta).statistic), 4),
+                "spearman_discrimination": round(float(spearmanr(fit.discrimination, a).statistic), 4),
+                "spearman_pass_rate_vs_difficulty": round(float(spearmanr(-rate, b).statistic), 4),
+                "mean_difficulty_se": round(float(fit.difficulty_se.mean()), 4),
+                "held_out_attempts": int(len(y)),
+                "held_out_irt_log_loss": round(_log_loss(y, irt_p), 4),
+                "held_out_pass_rate_log_loss": round(_log_loss(y, base_p), 4),
+                "held_out_irt_auc": round(_auc(y, irt_p), 4),
+                "held_out_pass_rate_auc": round(_auc(y, base_p), 4),
+                "goal": "spearman_difficulty >= 0.95 and fit_s <= 60",
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

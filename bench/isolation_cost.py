@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-INSIDE = r'''
+INSIDE = r"""
 import json, os, statistics, sys, time
 sys.path.insert(0, "/box")
 import server
@@ -72,7 +72,7 @@ for _ in range(ROUNDS):
             once(step)
         times[step].append((time.perf_counter() - started) / ITERATIONS * 1000)
 print(json.dumps({step: statistics.median(v) for step, v in times.items()}))
-'''
+"""
 
 STEPS = ["fork", "namespaces", "mounts", "confine", "code_memfd"]
 BEFORE = "unshare_mounts"
@@ -88,15 +88,59 @@ def main() -> None:
     from curriculab.training.sandbox.isolation import ZYGOTE_ALLOWED, seccomp_program
     from curriculab.training.sandbox.runner import PYTHON, _drop, _memfd
 
-    fds = [_memfd(Path(server.__file__).read_bytes()), _memfd(seccomp_program() or b""), _memfd(INSIDE.encode()),
-           _memfd(seccomp_program(ZYGOTE_ALLOWED + ("unshare",)) or b"")]  # unshare: the "before" step only
+    fds = [
+        _memfd(Path(server.__file__).read_bytes()),
+        _memfd(seccomp_program() or b""),
+        _memfd(INSIDE.encode()),
+        _memfd(seccomp_program(ZYGOTE_ALLOWED + ("unshare",)) or b""),
+    ]  # unshare: the "before" step only
     command = _drop(61999) + [
-        "bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--cap-add", "CAP_SYS_ADMIN",
-        "--die-with-parent", "--seccomp", str(fds[3]), "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib",
-        "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin", "--proc", "/proc", "--dev", "/dev",
-        "--tmpfs", "/tmp", "--ro-bind-data", str(fds[0]), "/box/server.py", "--ro-bind-data", str(fds[1]), "/box/child.bpf",
-        "--ro-bind-data", str(fds[2]), "/box/bench.py", PYTHON, "-I", "-S", "-B", "/box/bench.py",
-        str(args.iterations), str(args.rounds)]
+        "bwrap",
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--cap-drop",
+        "ALL",
+        "--cap-add",
+        "CAP_SYS_ADMIN",
+        "--die-with-parent",
+        "--seccomp",
+        str(fds[3]),
+        "--ro-bind",
+        "/usr",
+        "/usr",
+        "--symlink",
+        "usr/lib",
+        "/lib",
+        "--symlink",
+        "usr/lib64",
+        "/lib64",
+        "--symlink",
+        "usr/bin",
+        "/bin",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
+        "--ro-bind-data",
+        str(fds[0]),
+        "/box/server.py",
+        "--ro-bind-data",
+        str(fds[1]),
+        "/box/child.bpf",
+        "--ro-bind-data",
+        str(fds[2]),
+        "/box/bench.py",
+        PYTHON,
+        "-I",
+        "-S",
+        "-B",
+        "/box/bench.py",
+        str(args.iterations),
+        str(args.rounds),
+    ]
     done = subprocess.run(command, pass_fds=fds, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         raise SystemExit(f"the sandboxed measurement failed: {done.stderr[-2000:]}")
@@ -104,18 +148,34 @@ def main() -> None:
     rows = []
     previous = None
     for step in STEPS:
-        rows.append({"step": step, "ms_per_completion": round(medians[step], 3),
-                     "added_ms": round(medians[step] - previous, 3) if previous is not None else None})
+        rows.append(
+            {
+                "step": step,
+                "ms_per_completion": round(medians[step], 3),
+                "added_ms": round(medians[step] - previous, 3) if previous is not None else None,
+            }
+        )
         previous = medians[step]
     print(f"{'step':<12} {'ms/completion':>14} {'added ms':>9}")
     for row in rows:
         added = "" if row["added_ms"] is None else f"{row['added_ms']:+.3f}"
         print(f"{row['step']:<12} {row['ms_per_completion']:>14.3f} {added:>9}")
-    print(f"{BEFORE} (before, in place of namespaces + mounts): {medians[BEFORE]:.3f} ms; "
-          f"one clone saves {medians[BEFORE] - medians['mounts']:.3f} ms per completion")
-    print(json.dumps({"iterations": args.iterations, "rounds": args.rounds, "steps": rows,
-                      "isolation_over_fork_ms": round(medians["code_memfd"] - medians["fork"], 3),
-                      BEFORE + "_ms": round(medians[BEFORE], 3)}, indent=2))
+    print(
+        f"{BEFORE} (before, in place of namespaces + mounts): {medians[BEFORE]:.3f} ms; "
+        f"one clone saves {medians[BEFORE] - medians['mounts']:.3f} ms per completion"
+    )
+    print(
+        json.dumps(
+            {
+                "iterations": args.iterations,
+                "rounds": args.rounds,
+                "steps": rows,
+                "isolation_over_fork_ms": round(medians["code_memfd"] - medians["fork"], 3),
+                BEFORE + "_ms": round(medians[BEFORE], 3),
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

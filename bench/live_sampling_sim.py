@@ -42,8 +42,10 @@ def sigmoid(x: float) -> float:
 
 def difficulties(rng: random.Random, n: int) -> list[float]:
     # a mix: half far out of reach at the start, a third in reach, the rest nearly solved
-    return [rng.gauss(4.0, 1.0) if k % 2 == 0 else rng.gauss(0.0, 1.0) if k % 6 in (1, 3) else rng.gauss(-3.0, 0.7)
-            for k in range(n)]
+    return [
+        rng.gauss(4.0, 1.0) if k % 2 == 0 else rng.gauss(0.0, 1.0) if k % 6 in (1, 3) else rng.gauss(-3.0, 0.7)
+        for k in range(n)
+    ]
 
 
 def run(seed: int, arm: str, steps: int) -> dict:
@@ -66,12 +68,12 @@ def run(seed: int, arm: str, steps: int) -> dict:
                     yield [next(order) for _ in range(PROMPTS)]
             elif arm == "oracle":
                 p = [sigmoid(theta + local[i] - train_d[i]) for i in range(PROBLEMS)]
-                yield draw_rng.choices(range(PROBLEMS), weights=[1 - q ** G - (1 - q) ** G + 1e-12 for q in p], k=PROMPTS)
+                yield draw_rng.choices(range(PROBLEMS), weights=[1 - q**G - (1 - q) ** G + 1e-12 for q in p], k=PROMPTS)
             else:
                 order = list(range(PROBLEMS))
                 draw_rng.shuffle(order)
                 for k in range(0, PROBLEMS - PROMPTS + 1, PROMPTS):
-                    yield order[k:k + PROMPTS]
+                    yield order[k : k + PROMPTS]
 
     source = chunks()
     for step in range(1, steps + 1):
@@ -102,15 +104,31 @@ def main() -> None:
     arms = {}
     for name in ("static", "live", "oracle"):
         results = [run(seed, name, args.steps) for seed in range(args.seeds)]
-        arms[name] = {"all_same_share": round(statistics.mean(r["all_same"] for r in results), 3),
-                      "median_steps_to_target": statistics.median(r["steps"] for r in results),
-                      "held_out_start": round(statistics.mean(r["start"] for r in results), 3)}
-    print(json.dumps({"seeds": args.seeds, "max_steps": args.steps, "gain_target": GAIN, "arms": arms,
-                      "all_same_ratio_live_over_static": round(arms["live"]["all_same_share"] / arms["static"]["all_same_share"], 3),
-                      "all_same_ratio_oracle_over_static": round(arms["oracle"]["all_same_share"]
-                                                                 / arms["static"]["all_same_share"], 3),
-                      "steps_ratio_live_over_static": round(arms["live"]["median_steps_to_target"]
-                                                            / arms["static"]["median_steps_to_target"], 3)}, indent=2))
+        arms[name] = {
+            "all_same_share": round(statistics.mean(r["all_same"] for r in results), 3),
+            "median_steps_to_target": statistics.median(r["steps"] for r in results),
+            "held_out_start": round(statistics.mean(r["start"] for r in results), 3),
+        }
+    print(
+        json.dumps(
+            {
+                "seeds": args.seeds,
+                "max_steps": args.steps,
+                "gain_target": GAIN,
+                "arms": arms,
+                "all_same_ratio_live_over_static": round(
+                    arms["live"]["all_same_share"] / arms["static"]["all_same_share"], 3
+                ),
+                "all_same_ratio_oracle_over_static": round(
+                    arms["oracle"]["all_same_share"] / arms["static"]["all_same_share"], 3
+                ),
+                "steps_ratio_live_over_static": round(
+                    arms["live"]["median_steps_to_target"] / arms["static"]["median_steps_to_target"], 3
+                ),
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

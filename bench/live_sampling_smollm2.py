@@ -34,7 +34,9 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, required=True)
     parser.add_argument("--steps", type=int, default=15)
     parser.add_argument("--generations", type=int, default=8)
-    parser.add_argument("--prompts", type=int, default=2, help="Prompts per step (each with --generations completions).")
+    parser.add_argument(
+        "--prompts", type=int, default=2, help="Prompts per step (each with --generations completions)."
+    )
     args = parser.parse_args()
 
     from curriculab.analysis import queries
@@ -58,30 +60,53 @@ def main() -> None:
     with Store(db, read_only=True) as store:
         made = planning.build_plan(store, base_name, train_set, str(problems_file), prior="weak")
     path = planning.export(made, args.workdir / "plan.yaml", train_set)
-    result = {"model": base_name, "steps": args.steps, "generations": args.generations, "prompts_per_step": args.prompts,
-              "train_problems": len(train_set), "arms": {}}
+    result = {
+        "model": base_name,
+        "steps": args.steps,
+        "generations": args.generations,
+        "prompts_per_step": args.prompts,
+        "train_problems": len(train_set),
+        "arms": {},
+    }
     for arm, live in (("static", False), ("live", True)):
         config = planning.training_config(made, path.name)
         config.base_dir = path.parent
-        config.grpo.update(num_generations=args.generations, per_device_train_batch_size=args.generations * args.prompts,
-                           max_completion_length=160, learning_rate=5e-6, seed=0, temperature=1.0)
+        config.grpo.update(
+            num_generations=args.generations,
+            per_device_train_batch_size=args.generations * args.prompts,
+            max_completion_length=160,
+            learning_rate=5e-6,
+            seed=0,
+            temperature=1.0,
+        )
         started = time.perf_counter()
-        run = train(config, "smollm2", max_steps=args.steps, output_dir=args.workdir / arm, db_path=str(db),
-                    save_steps=args.steps, live_sampling=live, model_label=f"{base_name}@{arm}",
-                    summary=lambda step, logs, arm=arm: print(f"{arm:6s} " + summary_line(step, logs), flush=True))
+        run = train(
+            config,
+            "smollm2",
+            max_steps=args.steps,
+            output_dir=args.workdir / arm,
+            db_path=str(db),
+            save_steps=args.steps,
+            live_sampling=live,
+            model_label=f"{base_name}@{arm}",
+            summary=lambda step, logs, arm=arm: print(f"{arm:6s} " + summary_line(step, logs), flush=True),
+        )
         with Store(db, read_only=True) as store:
             curves = queries.training_curves(store, run_id=run.run_id)
         zero_std = curves[curves["name"] == "frac_reward_zero_std"]["value"].tolist()
         rates = curves[curves["name"].str.startswith("pass_rate/")].groupby("step")["value"].mean().tolist()
-        result["arms"][arm] = {"frac_reward_zero_std_mean": round(statistics.mean(zero_std), 3),
-                               "all_same_share_counted": round(run.all_same_share, 3),
-                               "pass_rate_first_half": round(statistics.mean(rates[:len(rates) // 2]), 3),
-                               "pass_rate_second_half": round(statistics.mean(rates[len(rates) // 2:]), 3),
-                               "wall_s": round(time.perf_counter() - started, 1)}
+        result["arms"][arm] = {
+            "frac_reward_zero_std_mean": round(statistics.mean(zero_std), 3),
+            "all_same_share_counted": round(run.all_same_share, 3),
+            "pass_rate_first_half": round(statistics.mean(rates[: len(rates) // 2]), 3),
+            "pass_rate_second_half": round(statistics.mean(rates[len(rates) // 2 :]), 3),
+            "wall_s": round(time.perf_counter() - started, 1),
+        }
         print(arm, result["arms"][arm], flush=True)
     static, live = result["arms"]["static"], result["arms"]["live"]
-    result["zero_std_ratio_live_over_static"] = round(live["frac_reward_zero_std_mean"]
-                                                      / max(static["frac_reward_zero_std_mean"], 1e-9), 3)
+    result["zero_std_ratio_live_over_static"] = round(
+        live["frac_reward_zero_std_mean"] / max(static["frac_reward_zero_std_mean"], 1e-9), 3
+    )
     print(json.dumps(result, indent=2))
 
 

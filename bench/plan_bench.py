@@ -57,9 +57,20 @@ def main() -> None:
             plan_s.append((time.perf_counter() - started) / len(models))
             print(f"report {report_s[-1]:.2f} s, plan {plan_s[-1]:.2f} s per model", flush=True)
     report, plan = statistics.median(report_s), statistics.median(plan_s)
-    print(json.dumps({"trajectories": trajectories, "models": len(models), "repeat": args.repeat,
-                      "report_s": round(report, 3), "plan_s_per_model": round(plan, 3),
-                      "ratio_plan_over_report": round(plan / report, 3), "goal_plan_under_10s": plan < 10}, indent=2))
+    print(
+        json.dumps(
+            {
+                "trajectories": trajectories,
+                "models": len(models),
+                "repeat": args.repeat,
+                "report_s": round(report, 3),
+                "plan_s_per_model": round(plan, 3),
+                "ratio_plan_over_report": round(plan / report, 3),
+                "goal_plan_under_10s": plan < 10,
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -47,8 +47,14 @@ class _Side:
     def __init__(self, site: str | None, corpus: Path, n: int, cwd: Path):
         boot = BASELINE_IMPORTS + "\n" if site else ""
         env = {**os.environ, **({"PYTHONPATH": site} if site else {})}
-        self.process = subprocess.Popen([sys.executable, "-c", boot + _READ, str(corpus), str(n)], env=env, cwd=cwd,
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", boot + _READ, str(corpus), str(n)],
+            env=env,
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
 
     def answer(self) -> dict:
         line = self.process.stdout.readline()
@@ -78,9 +84,13 @@ def main() -> None:
     from curriculab.analysis.simulate import simulate_corpus
 
     with baseline_site(args.baseline, args.workdir) as site:
-        corpus = simulate_corpus(args.workdir / "corpus", n_tasks=max(8, args.trajectories // 3 + 1), attempts=3, seed=0).root
-        sides = {"baseline": _Side(site, corpus, args.trajectories, args.workdir),
-                 "current": _Side(None, corpus, args.trajectories, args.workdir)}
+        corpus = simulate_corpus(
+            args.workdir / "corpus", n_tasks=max(8, args.trajectories // 3 + 1), attempts=3, seed=0
+        ).root
+        sides = {
+            "baseline": _Side(site, corpus, args.trajectories, args.workdir),
+            "current": _Side(None, corpus, args.trajectories, args.workdir),
+        }
         seen = {name: side.answer()["ready"] for name, side in sides.items()}
         if seen["baseline"] != seen["current"]:
             raise SystemExit(f"the sides read different step counts: {seen}")
@@ -94,13 +104,26 @@ def main() -> None:
                     cpu[name] += sides[name].read(start, start + args.chunk)
             ratios.append(cpu["current"] / cpu["baseline"])
             n = args.trajectories
-            print(f"pass {pass_ + 1}: baseline {cpu['baseline'] * 1000 / n:.3f} ms, current {cpu['current'] * 1000 / n:.3f} ms "
-                  f"per trajectory ({ratios[-1]:.3f}×)", flush=True)
+            print(
+                f"pass {pass_ + 1}: baseline {cpu['baseline'] * 1000 / n:.3f} ms, current {cpu['current'] * 1000 / n:.3f} ms "
+                f"per trajectory ({ratios[-1]:.3f}×)",
+                flush=True,
+            )
         for side in sides.values():
             side.close()
-        print(json.dumps({"baseline": args.baseline, "trajectories": args.trajectories, "pairs": args.pairs,
-                          "chunk": args.chunk, "median_ratio": round(statistics.median(ratios), 3),
-                          "spread": [round(min(ratios), 3), round(max(ratios), 3)], "steps": seen["current"]}))
+        print(
+            json.dumps(
+                {
+                    "baseline": args.baseline,
+                    "trajectories": args.trajectories,
+                    "pairs": args.pairs,
+                    "chunk": args.chunk,
+                    "median_ratio": round(statistics.median(ratios), 3),
+                    "spread": [round(min(ratios), 3), round(max(ratios), 3)],
+                    "steps": seen["current"],
+                }
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -38,7 +38,9 @@ def main() -> None:
     parser.add_argument("--trajectories", type=int, default=10_000)
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/reingest-bench"))
-    parser.add_argument("--reuse-corpus", action="store_true", help="Keep the corpus an earlier run left in the workdir.")
+    parser.add_argument(
+        "--reuse-corpus", action="store_true", help="Keep the corpus an earlier run left in the workdir."
+    )
     parser.add_argument("--no-verify", action="store_true", help="Leave out the --verify pass.")
     args = parser.parse_args()
 
@@ -60,8 +62,11 @@ def main() -> None:
         if not args.no_verify:
             runs[-1]["verify"] = round(timed("--db", str(db), "--verify", str(corpus)), 2)
         print(f"pair {k + 1}: {runs[-1]}", flush=True)
-    summary = {"trajectories": args.trajectories, "runs": runs,
-               "no_op_over_first_median": round(statistics.median(r["no_op"] / r["first"] for r in runs), 3)}
+    summary = {
+        "trajectories": args.trajectories,
+        "runs": runs,
+        "no_op_over_first_median": round(statistics.median(r["no_op"] / r["first"] for r in runs), 3),
+    }
     if not args.no_verify:
         summary["verify_over_first_median"] = round(statistics.median(r["verify"] / r["first"] for r in runs), 3)
     print(json.dumps(summary))

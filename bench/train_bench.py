@@ -46,12 +46,19 @@ def main() -> None:
     config = yaml.safe_load(path.read_text())
     config["grpo"].update(num_generations=8, per_device_train_batch_size=args.batch)
     path.write_text(yaml.safe_dump(config, sort_keys=False))
+
     def run(name: str, store: bool):
         db = work / f"{name}.duckdb"
         if store:
             shutil.copy(work / "store.duckdb", db)
-        return train(path, "tiny", max_steps=args.steps, output_dir=work / name, db_path=str(db) if store else None,
-                     save_steps=args.save_steps)
+        return train(
+            path,
+            "tiny",
+            max_steps=args.steps,
+            output_dir=work / name,
+            db_path=str(db) if store else None,
+            save_steps=args.save_steps,
+        )
 
     run("warmup", True)  # imports and the tiny model, once
     with_store, without = [], []
@@ -63,13 +70,24 @@ def main() -> None:
     store_s = median([r.seconds for r in with_store])
     reward_share = median([r.reward_seconds / r.seconds for r in with_store])
     blocking = median([r.store_seconds / r.seconds for r in with_store])
-    print(json.dumps({"steps": args.steps, "save_steps": args.save_steps, "completions_per_step": args.batch,
-                      "rounds": args.rounds, "rollouts_per_run": with_store[0].rollouts,
-                      "train_s_without_store": round(plain_s, 2), "train_s_with_store": round(store_s, 2),
-                      "store_overhead_ratio": round(store_s / plain_s - 1, 3),
-                      "store_blocking_share": round(blocking, 3), "reward_share_of_step": round(reward_share, 3),
-                      "goals": {"reward_under_25pct": reward_share < 0.25, "store_under_5pct": store_s / plain_s - 1 < 0.05}},
-                     indent=2))
+    print(
+        json.dumps(
+            {
+                "steps": args.steps,
+                "save_steps": args.save_steps,
+                "completions_per_step": args.batch,
+                "rounds": args.rounds,
+                "rollouts_per_run": with_store[0].rollouts,
+                "train_s_without_store": round(plain_s, 2),
+                "train_s_with_store": round(store_s, 2),
+                "store_overhead_ratio": round(store_s / plain_s - 1, 3),
+                "store_blocking_share": round(blocking, 3),
+                "reward_share_of_step": round(reward_share, 3),
+                "goals": {"reward_under_25pct": reward_share < 0.25, "store_under_5pct": store_s / plain_s - 1 < 0.05},
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -23,14 +23,26 @@ FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "rollouts
 
 
 def scores(records: list[dict]) -> dict[str, dict]:
-    coded = [code_completion(r["completion"], [TestEvidence(t["test_id"], t["tier"], t["passed"], t["status"], t["detail"])
-                                               for t in r["tests"]], r["finish_reason"], r["entry_point"]) for r in records]
+    coded = [
+        code_completion(
+            r["completion"],
+            [TestEvidence(t["test_id"], t["tier"], t["passed"], t["status"], t["detail"]) for t in r["tests"]],
+            r["finish_reason"],
+            r["entry_point"],
+        )
+        for r in records
+    ]
     out = {}
     for code in COMPLETION_CODES:
         a = binary_agreement([c[code].present for c in coded], [r["labels"][code] for r in records])
-        out[code] = {"positives": a.tp + a.fn, "tp": a.tp, "fp": a.fp, "fn": a.fn,
-                     "precision": None if a.precision is None else round(a.precision, 3),
-                     "recall": None if a.recall is None else round(a.recall, 3)}
+        out[code] = {
+            "positives": a.tp + a.fn,
+            "tp": a.tp,
+            "fp": a.fp,
+            "fn": a.fn,
+            "precision": None if a.precision is None else round(a.precision, 3),
+            "recall": None if a.recall is None else round(a.recall, 3),
+        }
     return out
 
 
@@ -40,15 +52,21 @@ def main() -> None:
     args = parser.parse_args()
     records = [json.loads(line) for line in args.fixture.read_text().splitlines() if line.strip()]
     splits = sorted({r["split"] for r in records})
-    result = {"completions": len(records), "by_split": {s: sum(r["split"] == s for r in records) for s in splits},
-              "all": scores(records), **{s: scores([r for r in records if r["split"] == s]) for s in splits}}
+    result = {
+        "completions": len(records),
+        "by_split": {s: sum(r["split"] == s for r in records) for s in splits},
+        "all": scores(records),
+        **{s: scores([r for r in records if r["split"] == s]) for s in splits},
+    }
     for part in ("all", *splits):
         print(f"\n{part} ({len(records) if part == 'all' else result['by_split'][part]} completions)")
         print(f"{'code':28s} {'pos':>4s} {'tp':>4s} {'fp':>4s} {'fn':>4s} {'precision':>9s} {'recall':>7s}")
         for code, row in result[part].items():
-            print(f"{code:28s} {row['positives']:4d} {row['tp']:4d} {row['fp']:4d} {row['fn']:4d} "
-                  f"{row['precision'] if row['precision'] is not None else '-':>9} "
-                  f"{row['recall'] if row['recall'] is not None else '-':>7}")
+            print(
+                f"{code:28s} {row['positives']:4d} {row['tp']:4d} {row['fp']:4d} {row['fn']:4d} "
+                f"{row['precision'] if row['precision'] is not None else '-':>9} "
+                f"{row['recall'] if row['recall'] is not None else '-':>7}"
+            )
     print(json.dumps({"completions": result["completions"], "by_split": result["by_split"], "all": result["all"]}))
 
 

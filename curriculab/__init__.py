@@ -9,11 +9,17 @@ importing one subpackage (the taxonomy, say) does not load the others.
 import importlib
 
 _PUBLIC = {
-    "IngestReport": "curriculab.analysis.ingest", "Issue": "curriculab.analysis.ingest", "Identity": "curriculab.analysis.ingest",
-    "ingest": "curriculab.analysis.ingest", "simulate_corpus": "curriculab.analysis.simulate",
-    "Store": "curriculab.analysis.store", "StoreError": "curriculab.analysis.store",
-    **{name: "curriculab.trajectory.model"
-       for name in ("FORMAT_VERSION", "FailureCode", "Run", "Step", "Task", "TestResult", "Trajectory")},
+    "IngestReport": "curriculab.analysis.ingest",
+    "Issue": "curriculab.analysis.ingest",
+    "Identity": "curriculab.analysis.ingest",
+    "ingest": "curriculab.analysis.ingest",
+    "simulate_corpus": "curriculab.analysis.simulate",
+    "Store": "curriculab.analysis.store",
+    "StoreError": "curriculab.analysis.store",
+    **{
+        name: "curriculab.trajectory.model"
+        for name in ("FORMAT_VERSION", "FailureCode", "Run", "Step", "Task", "TestResult", "Trajectory")
+    },
 }
 
 
@@ -29,5 +35,21 @@ def __getattr__(name: str):
             return "0.0.0+source"
     raise AttributeError(f"module 'curriculab' has no attribute {name!r}")
 
-__all__ = ["FORMAT_VERSION", "FailureCode", "Identity", "IngestReport", "Issue", "Run", "Step", "Store", "StoreError", "Task",
-           "TestResult", "Trajectory", "__version__", "ingest", "simulate_corpus"]
+
+__all__ = [
+    "FORMAT_VERSION",
+    "FailureCode",
+    "Identity",
+    "IngestReport",
+    "Issue",
+    "Run",
+    "Step",
+    "Store",
+    "StoreError",
+    "Task",
+    "TestResult",
+    "Trajectory",
+    "__version__",
+    "ingest",
+    "simulate_corpus",
+]

@@ -33,11 +33,15 @@ class _Group(click.Group):
         except Exception as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
-            raise CliError(f"unexpected {type(exc).__name__}: {exc}. Re-run with --debug for the traceback and report it") from None
+            raise CliError(
+                f"unexpected {type(exc).__name__}: {exc}. Re-run with --debug for the traceback and report it"
+            ) from None
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         # `--debug` is accepted after the command name too (`curriculab report --debug`)
-        head, sep, tail = (args[: args.index("--")], ["--"], args[args.index("--") + 1:]) if "--" in args else (args, [], [])
+        head, sep, tail = (
+            (args[: args.index("--")], ["--"], args[args.index("--") + 1 :]) if "--" in args else (args, [], [])
+        )
         if "--debug" in head[1:]:
             head = ["--debug"] + [a for a in head if a != "--debug"]
         return super().parse_args(ctx, head + sep + tail)
@@ -50,8 +54,13 @@ def _silence_stdout() -> None:
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.option("--db", default=None, envvar="CURRICULAB_DB", metavar="PATH",
-              help=f"DuckDB file (default: $CURRICULAB_DB or ./{DEFAULT_DB}).")
+@click.option(
+    "--db",
+    default=None,
+    envvar="CURRICULAB_DB",
+    metavar="PATH",
+    help=f"DuckDB file (default: $CURRICULAB_DB or ./{DEFAULT_DB}).",
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
 @click.version_option(package_name="curriculab", prog_name="curriculab")
 @click.pass_context

@@ -22,10 +22,15 @@ from curriculab.trajectory.model import TIERS
 
 def _summaries(store: Store) -> dict[str, Any]:
     """The demo's overview tables, through the read API."""
-    return {"by_model": queries.model_summary(store), "by_action": queries.action_mix(store),
-            "by_tier": queries.authored_tier_summary(store),
-            "harness_errors": queries.harness_errors(store).groupby("harness_error", as_index=False)["attempts"].sum()
-                              .sort_values("attempts", ascending=False)}
+    return {
+        "by_model": queries.model_summary(store),
+        "by_action": queries.action_mix(store),
+        "by_tier": queries.authored_tier_summary(store),
+        "harness_errors": queries.harness_errors(store)
+        .groupby("harness_error", as_index=False)["attempts"]
+        .sum()
+        .sort_values("attempts", ascending=False),
+    }
 
 
 def _r(value: float | None) -> float | None:
@@ -42,14 +47,20 @@ def _table(console: Console, title: str, columns: list[str], rows: list[tuple]) 
 # Completions a model might write: references, and three kinds of wrong (one hostile).
 _SAMPLES = [
     ("curriculab/roman", "reference", None),
-    ("curriculab/roman", "no subtractive forms",
-     "def to_roman(n):\n    out = ''\n    for v, l in [(1000, 'M'), (500, 'D'), (100, 'C'), (50, 'L'), (10, 'X'), (5, 'V'), (1, 'I')]:\n"
-     "        while n >= v:\n            out += l\n            n -= v\n    return out\n"),
+    (
+        "curriculab/roman",
+        "no subtractive forms",
+        "def to_roman(n):\n    out = ''\n    for v, l in [(1000, 'M'), (500, 'D'), (100, 'C'), (50, 'L'), (10, 'X'), (5, 'V'), (1, 'I')]:\n"
+        "        while n >= v:\n            out += l\n            n -= v\n    return out\n",
+    ),
     ("curriculab/maximum", "reference", None),
     ("curriculab/maximum", "forgets the empty list", "def maximum(xs):\n    return max(xs)\n"),
-    ("curriculab/is_even", "games the checker",
-     "class Yes(int):\n    def __eq__(self, other):\n        return True\n    __hash__ = int.__hash__\n"
-     "def is_even(n):\n    return Yes(1)\n"),
+    (
+        "curriculab/is_even",
+        "games the checker",
+        "class Yes(int):\n    def __eq__(self, other):\n        return True\n    __hash__ = int.__hash__\n"
+        "def is_even(n):\n    return Yes(1)\n",
+    ),
     ("curriculab/palindrome", "exits before the tests", "import sys\nsys.exit(0)\n"),
 ]
 
@@ -61,16 +72,33 @@ def _verify(console: Console | None) -> list[dict[str, Any]]:
     from curriculab.training.rewards import score_completions
 
     problems = {p.problem_id: p for p in builtin_problems()}
-    completions = [{"problem_id": pid, "completion_id": label, "completion": code or problems[pid].reference}
-                   for pid, label, code in _SAMPLES]
+    completions = [
+        {"problem_id": pid, "completion_id": label, "completion": code or problems[pid].reference}
+        for pid, label, code in _SAMPLES
+    ]
     # the demo's own samples, not a model's: they may run where no sandbox works (marked `unsandboxed`)
-    scored = score_completions(list(problems.values()), completions, TierCurriculum(weights="basic-intermediate"),
-                               allow_unsandboxed=True)
+    scored = score_completions(
+        list(problems.values()), completions, TierCurriculum(weights="basic-intermediate"), allow_unsandboxed=True
+    )
     if console:
-        console.print("[bold]7. Verify[/]    sample completions in the sandbox, TAROT reward (weights .35/.35/.15/.15):")
-        _table(console, "Tier-weighted rewards", ["problem", "completion", "reward", *TIERS, "status"],
-               [(r["problem_id"].split("/")[1], r["completion_id"], _r(r["reward"]),
-                 *(_r(r["pass_rate"][t]) for t in TIERS), r["status"]) for r in scored])
+        console.print(
+            "[bold]7. Verify[/]    sample completions in the sandbox, TAROT reward (weights .35/.35/.15/.15):"
+        )
+        _table(
+            console,
+            "Tier-weighted rewards",
+            ["problem", "completion", "reward", *TIERS, "status"],
+            [
+                (
+                    r["problem_id"].split("/")[1],
+                    r["completion_id"],
+                    _r(r["reward"]),
+                    *(_r(r["pass_rate"][t]) for t in TIERS),
+                    r["status"],
+                )
+                for r in scored
+            ],
+        )
     return scored
 
 
@@ -87,13 +115,24 @@ def _plan(store: Store, out: Path, console: Console | None) -> list[dict[str, An
         made = planning.build_plan(store, model, problems, "builtin")
         planning.save(store, made)
         path = planning.export(made, out / "plans" / f"{model}.yaml", problems)
-        plans.append({"plan_id": made.plan_id, "model": model, "schedule": made.schedule, "start_tier": made.start_tier,
-                      "weights": made.weights, "path": str(path), "reasons": made.reasons})
+        plans.append(
+            {
+                "plan_id": made.plan_id,
+                "model": model,
+                "schedule": made.schedule,
+                "start_tier": made.start_tier,
+                "weights": made.weights,
+                "path": str(path),
+                "reasons": made.reasons,
+            }
+        )
         if console:
             lines = planning.explain(made)
             console.print(f"  [bold]{lines[0]}[/] -> {path}", highlight=False, markup=True)
             for line in lines[1:]:
-                console.print(f"    - {line if len(line) <= 220 else line[:217] + '...'}", highlight=False, markup=False)
+                console.print(
+                    f"    - {line if len(line) <= 220 else line[:217] + '...'}", highlight=False, markup=False
+                )
     return plans
 
 
@@ -104,25 +143,39 @@ def _train(db_path: Path, out: Path, plan: dict[str, Any], console: Console | No
     from curriculab.training.grpo import train
 
     say = console.print if console else (lambda *a, **k: None)
-    say(f"[bold]8. Train[/]     4 GRPO steps of the tiny model on {Path(plan['path']).name} (TRL, CPU); "
-        "rollouts into the store:")
+    say(
+        f"[bold]8. Train[/]     4 GRPO steps of the tiny model on {Path(plan['path']).name} (TRL, CPU); "
+        "rollouts into the store:"
+    )
     output = out / "grpo"
     if output.exists():
         import shutil
 
         shutil.rmtree(output)
-    result = train(plan["path"], "tiny", max_steps=4, output_dir=output, db_path=str(db_path), save_steps=4,
-                   summary=lambda step, logs: say("  " + summary_line(step, logs), highlight=False, markup=False))
+    result = train(
+        plan["path"],
+        "tiny",
+        max_steps=4,
+        output_dir=output,
+        db_path=str(db_path),
+        save_steps=4,
+        summary=lambda step, logs: say("  " + summary_line(step, logs), highlight=False, markup=False),
+    )
     with Store(db_path, read_only=True) as store:
         report = build_report(store)
     (out / "report.md").write_text(to_markdown(report))
     say(f"  run {result.run_id}: {result.rollouts} rollouts ingested; report re-run with them -> {out / 'report.md'}")
-    return {"run_id": result.run_id, "steps": result.steps, "rollouts": result.rollouts,
-            "reward": result.last_logs.get("reward")}
+    return {
+        "run_id": result.run_id,
+        "steps": result.steps,
+        "rollouts": result.rollouts,
+        "reward": result.last_logs.get("reward"),
+    }
 
 
-def run_demo(out: Path | str, n_tasks: int = 36, attempts: int = 3, seed: int = 0,
-             console: Console | None = None) -> dict[str, Any]:
+def run_demo(
+    out: Path | str, n_tasks: int = 36, attempts: int = 3, seed: int = 0, console: Console | None = None
+) -> dict[str, Any]:
     """Simulate a corpus under `out`, ingest it into `out/curriculab.duckdb`, summarise it."""
     out = Path(out)
     say = console.print if console else (lambda *a, **k: None)
@@ -132,32 +185,58 @@ def run_demo(out: Path | str, n_tasks: int = 36, attempts: int = 3, seed: int = 
 
     started = time.perf_counter()
     corpus = simulate_corpus(out / "corpus", n_tasks=n_tasks, attempts=attempts, seed=seed)
-    say(f"[bold]1. Simulate[/]  {corpus.n_trajectories} Harbor trials (ATIF trajectories) by "
-        f"{len(corpus.models)} models over {corpus.n_tasks} tasks -> {corpus.root}")
+    say(
+        f"[bold]1. Simulate[/]  {corpus.n_trajectories} Harbor trials (ATIF trajectories) by "
+        f"{len(corpus.models)} models over {corpus.n_tasks} tasks -> {corpus.root}"
+    )
 
     with Store(db_path) as store:
         report = ingest(store, [corpus.root])
-        say(f"[bold]2. Ingest[/]    {report.inserted} trajectories, {report.steps} steps, {report.tasks} task "
-            f"descriptions, {report.quarantined} quarantined -> {db_path}")
-        result: dict[str, Any] = {"corpus": str(corpus.root), "db": str(db_path), "trajectories": report.inserted,
-                                  "steps": report.steps, "quarantined": report.quarantined}
+        say(
+            f"[bold]2. Ingest[/]    {report.inserted} trajectories, {report.steps} steps, {report.tasks} task "
+            f"descriptions, {report.quarantined} quarantined -> {db_path}"
+        )
+        result: dict[str, Any] = {
+            "corpus": str(corpus.root),
+            "db": str(db_path),
+            "trajectories": report.inserted,
+            "steps": report.steps,
+            "quarantined": report.quarantined,
+        }
         for name, frame in _summaries(store).items():
             result[name] = queries.records(frame)
             if console:
-                _table(console, name.replace("_", " ").capitalize(), list(frame.columns),
-                       [tuple(r.values()) for r in result[name]])
+                _table(
+                    console,
+                    name.replace("_", " ").capitalize(),
+                    list(frame.columns),
+                    [tuple(r.values()) for r in result[name]],
+                )
         coded = run_rule_coders(store)
         present = sum(c["present"] for c in coded.counts.values())
-        say(f"[bold]3. Code[/]      rule coders over {coded.trajectories} trajectories: {present} failure codes with evidence")
+        say(
+            f"[bold]3. Code[/]      rule coders over {coded.trajectories} trajectories: {present} failure codes with evidence"
+        )
         labelled = import_labels(store, corpus.root / "ground_truth.csv", annotator="simulator")
-        say(f"[bold]4. Check[/]     {labelled.imported} planted-truth labels imported as annotator 'simulator'; "
-            "agreement of the rule coders per code:")
+        say(
+            f"[bold]4. Check[/]     {labelled.imported} planted-truth labels imported as annotator 'simulator'; "
+            "agreement of the rule coders per code:"
+        )
         rows = agreement(store, "rules", "simulator")
-        result["agreement"] = [{"code": r.code, "n": r.n, "prevalence": r.prevalence, "kappa": r.kappa, "f1": r.f1,
-                                "reliable": r.reliable} for r in rows]
+        result["agreement"] = [
+            {"code": r.code, "n": r.n, "prevalence": r.prevalence, "kappa": r.kappa, "f1": r.f1, "reliable": r.reliable}
+            for r in rows
+        ]
         if console:
-            _table(console, "Rule coders vs planted truth", ["code", "n", "prevalence", "kappa", "precision", "recall", "f1", "reliable"],
-                   [(r.code, r.n, _r(r.prevalence), _r(r.kappa), _r(r.precision), _r(r.recall), _r(r.f1), r.reliable) for r in rows])
+            _table(
+                console,
+                "Rule coders vs planted truth",
+                ["code", "n", "prevalence", "kappa", "precision", "recall", "f1", "reliable"],
+                [
+                    (r.code, r.n, _r(r.prevalence), _r(r.kappa), _r(r.precision), _r(r.recall), _r(r.f1), r.reliable)
+                    for r in rows
+                ],
+            )
         top_frame = queries.top_code_by_model(store)
         result["top_failure_by_model"] = queries.records(top_frame)
         columns, top = list(top_frame.columns), [tuple(r.values()) for r in result["top_failure_by_model"]]
@@ -175,6 +254,8 @@ def run_demo(out: Path | str, n_tasks: int = 36, attempts: int = 3, seed: int = 
     result["verification"] = _verify(console)
     result["training"] = _train(db_path, out, result["plans"][0], console)
     result["seconds"] = round(time.perf_counter() - started, 2)
-    say(f"Done in {result['seconds']} s. Explore with: curriculab query --db {db_path} "
-        f"\"select model, outcome, count(*) from trajectories group by all\"")
+    say(
+        f"Done in {result['seconds']} s. Explore with: curriculab query --db {db_path} "
+        f'"select model, outcome, count(*) from trajectories group by all"'
+    )
     return result

@@ -62,21 +62,37 @@ def _describe(previous: Round, current: Round, diff_rows) -> list[str]:
         a, b = previous.tier_pass_rates.get(tier), current.tier_pass_rates.get(tier)
         if a is not None and b is not None and round(a, 2) != round(b, 2):
             words.append(f"{tier} pass rate {a:.2f} → {b:.2f}")
-    words += [f"{what} {a} → {b}" for what, a, b in diff_rows
-              if what in ("schedule", "start_tier", "band", "reward", "codes used", "task mix") or what.startswith("weights.")]
+    words += [
+        f"{what} {a} → {b}"
+        for what, a, b in diff_rows
+        if what in ("schedule", "start_tier", "band", "reward", "codes used", "task mix") or what.startswith("weights.")
+    ]
     return words or ["no change"]
 
 
 def describe_distribution(rows: list[dict], limit: int = 6) -> str:
     if not rows:
         return "no failed rollouts"
-    return ", ".join(f"{r['code']} {r['share']:.0%} [{r['ci_low']:.0%}–{r['ci_high']:.0%}]" for r in rows[:limit]) + \
-        f" of {rows[0]['failures']} failed rollouts"
+    return (
+        ", ".join(f"{r['code']} {r['share']:.0%} [{r['ci_low']:.0%}–{r['ci_high']:.0%}]" for r in rows[:limit])
+        + f" of {rows[0]['failures']} failed rollouts"
+    )
 
 
-def run_loop(db_path: str, model: str, rounds: int, steps_per_round: int, out: Path, problems, problems_spec: str, *,
-             train_model: str = "tiny", prior: str | None = "weak", say: Callable[[str], None] = print,
-             grpo_overrides: dict | None = None) -> list[Round]:
+def run_loop(
+    db_path: str,
+    model: str,
+    rounds: int,
+    steps_per_round: int,
+    out: Path,
+    problems,
+    problems_spec: str,
+    *,
+    train_model: str = "tiny",
+    prior: str | None = "weak",
+    say: Callable[[str], None] = print,
+    grpo_overrides: dict | None = None,
+) -> list[Round]:
     """Run `rounds` rounds of analyse → plan → train → ingest; `grpo_overrides` change the plans'
     `grpo` sections before training (e.g. a shorter max_completion_length on a CPU)."""
     from curriculab.training.callback import summary_line
@@ -94,8 +110,13 @@ def run_loop(db_path: str, model: str, rounds: int, steps_per_round: int, out: P
             if queries.known_models(store):  # an empty store (a model trained from scratch) has nothing to fit yet
                 fit_store(store)
         with Store(db_path, read_only=True) as store:
-            made = planning.build_plan(store, planned_for, problems, problems_spec,
-                                       prior=prior if planned_for not in queries.known_models(store) else None)
+            made = planning.build_plan(
+                store,
+                planned_for,
+                problems,
+                problems_spec,
+                prior=prior if planned_for not in queries.known_models(store) else None,
+            )
         with Store(db_path) as store:
             planning.save(store, made)
         path = planning.export(made, out / f"round{number}" / "plan.yaml", problems)
@@ -103,34 +124,56 @@ def run_loop(db_path: str, model: str, rounds: int, steps_per_round: int, out: P
         config.base_dir = path.parent
         config.curriculum.planned_steps = steps_per_round  # the schedule spans the round
         config.grpo.update(grpo_overrides or {})
-        current = Round(number, planned_for, made.plan_id,
-                        made.schedule + (f" from {made.start_tier}" if made.start_tier else ""), made.weights,
-                        dict(made.capability.get("per_tier") or {}))
-        current.code_effects = [r for r in made.reasons if r.startswith("reward: ")
-                                or (r.startswith("failure-driven shift") and "(verifier)" in r)]
+        current = Round(
+            number,
+            planned_for,
+            made.plan_id,
+            made.schedule + (f" from {made.start_tier}" if made.start_tier else ""),
+            made.weights,
+            dict(made.capability.get("per_tier") or {}),
+        )
+        current.code_effects = [
+            r
+            for r in made.reasons
+            if r.startswith("reward: ") or (r.startswith("failure-driven shift") and "(verifier)" in r)
+        ]
         ignored = [c["code"] for c in made.codes if c["coder"] == "verifier" and not c["used"] and c["share"]]
         if ignored:
-            current.code_effects.append(f"rollout codes present but not acted on (share's lower bound under 5%, or no "
-                                        f"curriculum effect): {', '.join(ignored)}")
+            current.code_effects.append(
+                f"rollout codes present but not acted on (share's lower bound under 5%, or no "
+                f"curriculum effect): {', '.join(ignored)}"
+            )
         if history:
             current.changes = _describe(history[-1], current, planning.diff(previous_plan, made))
-        say(f"round {number}: plan {made.plan_id} for {planned_for}: {current.schedule}, "
+        say(
+            f"round {number}: plan {made.plan_id} for {planned_for}: {current.schedule}, "
             f"w {', '.join(f'{t} {made.weights[t]:.2f}' for t in TIERS)}, reward "
             + " + ".join(f"{w:g}·{f}" for f, w in zip(made.reward_functions, made.reward_weights) if w)
-            + (f"; {'; '.join(current.changes)}" if current.changes else ""))
+            + (f"; {'; '.join(current.changes)}" if current.changes else "")
+        )
         for effect in current.code_effects:
             say(f"  from round {number - 1}'s rollout codes: {effect}")
         label = f"{model}@round{number}"
         output = out / f"round{number}" / "run"
-        result = train(config, checkpoint, max_steps=steps_per_round, output_dir=output, db_path=db_path,
-                       save_steps=steps_per_round, model_label=label, summary=lambda s, logs: say("  " + summary_line(s, logs)))
+        result = train(
+            config,
+            checkpoint,
+            max_steps=steps_per_round,
+            output_dir=output,
+            db_path=db_path,
+            save_steps=steps_per_round,
+            model_label=label,
+            summary=lambda s, logs: say("  " + summary_line(s, logs)),
+        )
         current.run_id, current.rollouts = result.run_id, result.rollouts
         current.all_same_share, current.schedule_progress = result.all_same_share, result.schedule_progress
         with Store(db_path, read_only=True) as store:
             current.rollout_codes = queries.records(queries.rollout_codes(store, run_id=result.run_id))
-        say(f"  round {number} rollouts ({result.rollouts}): {describe_distribution(current.rollout_codes)}"
+        say(
+            f"  round {number} rollouts ({result.rollouts}): {describe_distribution(current.rollout_codes)}"
             + (f"; all-same groups {result.all_same_share:.0%}" if result.all_same_share is not None else "")
-            + (f"; schedule reached {result.schedule_progress:.0%} of its plan" if result.schedule_progress < 1 else ""))
+            + (f"; schedule reached {result.schedule_progress:.0%} of its plan" if result.schedule_progress < 1 else "")
+        )
         history.append(current)
         previous_plan = made
         checkpoint = str(output / f"checkpoint-{steps_per_round}")

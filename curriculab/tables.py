@@ -23,8 +23,14 @@ def safe_text(value: Any) -> str:
     return str(value).translate(_CONTROL)
 
 
-def print_table(console: Console, title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]],
-                render: Callable[[Any], Any] = lambda v: v, right: Callable[[str], bool] = lambda column: False) -> None:
+def print_table(
+    console: Console,
+    title: str | None,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    render: Callable[[Any], Any] = lambda v: v,
+    right: Callable[[str], bool] = lambda column: False,
+) -> None:
     """Print `rows` under `columns`; `render` turns a value into what is shown, `right` picks the
     columns to right-align (numbers). Missing values print as blanks."""
     table = Table(title=title, title_justify="left")
@@ -36,8 +42,10 @@ def print_table(console: Console, title: str | None, columns: Sequence[str], row
         console.print(table)
         return
     # piped: sized to the content (rich would fold every column to 80), up to PIPED_MAX_WIDTH
-    width, console.width = console.width, min(Measurement.get(console, console.options.update_width(PIPED_MAX_WIDTH), table).maximum,
-                                              PIPED_MAX_WIDTH)
+    width, console.width = (
+        console.width,
+        min(Measurement.get(console, console.options.update_width(PIPED_MAX_WIDTH), table).maximum, PIPED_MAX_WIDTH),
+    )
     try:
         console.print(table)
     finally:

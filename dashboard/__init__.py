@@ -13,6 +13,18 @@ APP = PAGES_DIR.parent / "app.py"
 def streamlit_command(port: int, headless: bool = True) -> list[str]:
     """The command that serves the dashboard (Streamlit's `run`, its imports made while it starts:
     `serve.py`): no usage statistics, no Deploy button."""
-    return [sys.executable, "-m", "curriculab.dashboard.serve", "run", str(APP), "--server.port", str(port),
-            "--server.headless", str(headless).lower(), "--browser.gatherUsageStats", "false",
-            "--client.toolbarMode", "minimal"]
+    return [
+        sys.executable,
+        "-m",
+        "curriculab.dashboard.serve",
+        "run",
+        str(APP),
+        "--server.port",
+        str(port),
+        "--server.headless",
+        str(headless).lower(),
+        "--browser.gatherUsageStats",
+        "false",
+        "--client.toolbarMode",
+        "minimal",
+    ]

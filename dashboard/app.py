@@ -7,18 +7,33 @@ from curriculab.dashboard import PAGES_DIR
 from curriculab.dashboard.common import sidebar_filters
 
 PAGES = {
-    "Analysis": [("overview.py", "Overview", ":material/dashboard:"), ("failures.py", "Failure modes", ":material/bug_report:"),
-                 ("trajectory.py", "Trajectory", ":material/timeline:"), ("difficulty.py", "Difficulty", ":material/stairs:"),
-                 ("milestones.py", "Milestones", ":material/flag:"), ("coders.py", "Coders", ":material/fact_check:")],
-    "Training": [("curriculum.py", "Curriculum", ":material/route:"), ("training.py", "Training", ":material/monitoring:")],
+    "Analysis": [
+        ("overview.py", "Overview", ":material/dashboard:"),
+        ("failures.py", "Failure modes", ":material/bug_report:"),
+        ("trajectory.py", "Trajectory", ":material/timeline:"),
+        ("difficulty.py", "Difficulty", ":material/stairs:"),
+        ("milestones.py", "Milestones", ":material/flag:"),
+        ("coders.py", "Coders", ":material/fact_check:"),
+    ],
+    "Training": [
+        ("curriculum.py", "Curriculum", ":material/route:"),
+        ("training.py", "Training", ":material/monitoring:"),
+    ],
     "Tools": [("labelling.py", "Labelling", ":material/label:"), ("sql.py", "SQL", ":material/terminal:")],
 }  # page script, title and icon, by section (a comment: Streamlit would draw a bare string)
 
 
 def main() -> None:
     st.set_page_config(page_title="curriculab", page_icon=":material/school:", layout="wide")
-    navigation = st.navigation({section: [st.Page(PAGES_DIR / name, title=title, icon=icon, default=name == "overview.py")
-                                          for name, title, icon in pages] for section, pages in PAGES.items()})
+    navigation = st.navigation(
+        {
+            section: [
+                st.Page(PAGES_DIR / name, title=title, icon=icon, default=name == "overview.py")
+                for name, title, icon in pages
+            ]
+            for section, pages in PAGES.items()
+        }
+    )
     sidebar_filters()
     try:
         navigation.run()

@@ -17,8 +17,17 @@ import streamlit as st
 from curriculab.analysis import queries
 from curriculab.analysis.store import StoreBusy, StoreError
 
-FILTERS = {"kind": "Attempts", "agent": "Agent", "model": "Model", "run": "Run", "task_type": "Task type",
-           "language": "Language", "tier": "Tier", "taxonomy_version": "Taxonomy version", "coder": "Coder"}
+FILTERS = {
+    "kind": "Attempts",
+    "agent": "Agent",
+    "model": "Model",
+    "run": "Run",
+    "task_type": "Task type",
+    "language": "Language",
+    "tier": "Tier",
+    "taxonomy_version": "Taxonomy version",
+    "coder": "Coder",
+}
 """Filter keys (as they appear in the URL) and their labels."""
 SCOPE_FILTERS = ("kind", "agent", "model", "run", "task_type", "language", "tier")
 """The filters that choose attempts (a `queries.Scope`); the other two choose whose codes are shown."""
@@ -28,8 +37,20 @@ READ_WAIT_S = 3.0
 """How long a read waits for a writer (an ingest, a training run) to step aside."""
 TIER_COLOURS = {"basic": "#4c78a8", "intermediate": "#f58518", "complex": "#54a24b", "edge": "#e45756"}
 """One colour per training tier, the same on the curriculum and training pages."""
-PERCENT_COLUMNS = ("pass_rate", "share", "ci_low", "ci_high", "coverage", "leaderboard_accuracy", "zero_std_share",
-                   "share_of_reached", "share_of_first", "share_in_band", "observed_pass_rate", "predicted_pass_rate")
+PERCENT_COLUMNS = (
+    "pass_rate",
+    "share",
+    "ci_low",
+    "ci_high",
+    "coverage",
+    "leaderboard_accuracy",
+    "zero_std_share",
+    "share_of_reached",
+    "share_of_first",
+    "share_in_band",
+    "observed_pass_rate",
+    "predicted_pass_rate",
+)
 """Table columns that hold a proportion: shown as percentages."""
 
 
@@ -70,17 +91,25 @@ def read(name: str, **kwargs: Any) -> Any:
         value, waited = _cached(name, str(path), store_version(path), key[2])
     except StoreError as exc:
         if key in _LAST_GOOD:
-            _notice_once("busy", "The store is being written (an ingest or a training run): showing what was last read. "
-                         "Reload when it is done.")
+            _notice_once(
+                "busy",
+                "The store is being written (an ingest or a training run): showing what was last read. "
+                "Reload when it is done.",
+            )
             return _LAST_GOOD[key]
         if isinstance(exc, StoreBusy):
-            st.warning("The store is being written (an ingest or a training run) and this view has not been read "
-                       "before. Reload when the writer is done.", icon=":material/hourglass_top:")
+            st.warning(
+                "The store is being written (an ingest or a training run) and this view has not been read "
+                "before. Reload when the writer is done.",
+                icon=":material/hourglass_top:",
+            )
             st.stop()
         raise
     if waited:
-        _notice_once("partial", "An ingest or a training run is writing to the store: these numbers are partial "
-                     "and grow as it goes.")
+        _notice_once(
+            "partial",
+            "An ingest or a training run is writing to the store: these numbers are partial and grow as it goes.",
+        )
     _LAST_GOOD[key] = value
     return value
 
@@ -97,8 +126,10 @@ def store_ready() -> bool:
     """False, with guidance on the page, when there is no store or nothing in it yet."""
     path = db_path()
     if not path.exists():
-        st.warning(f"No store at `{path}`. Create one with `curriculab ingest PATH --db {path}` or try "
-                   "`curriculab demo`, then `curriculab dashboard --db demo-output/curriculab.duckdb`.")
+        st.warning(
+            f"No store at `{path}`. Create one with `curriculab ingest PATH --db {path}` or try "
+            "`curriculab demo`, then `curriculab dashboard --db demo-output/curriculab.duckdb`."
+        )
         return False
     try:
         models = read("filter_options")["model"]  # the sidebar's read, so a first page opens the store once for both
@@ -137,8 +168,9 @@ def sidebar_filters() -> dict[str, str]:
             values = options[key] if key == "kind" else [ALL, *options[key]]
             if st.session_state.get(f"filter_{key}") not in values:
                 st.session_state[f"filter_{key}"] = values[0]
-            value = st.selectbox(label, values, key=f"filter_{key}",
-                                 format_func=KIND_LABELS.get if key == "kind" else str)
+            value = st.selectbox(
+                label, values, key=f"filter_{key}", format_func=KIND_LABELS.get if key == "kind" else str
+            )
             if value != ALL and not (key == "kind" and value == "evaluation"):
                 chosen[key] = value
     for key in FILTERS:  # the URL says what is filtered, so a view can be shared
@@ -157,9 +189,15 @@ def filters() -> dict[str, str]:
 def scope() -> queries.Scope:
     """The attempts the filters choose (evaluation runs unless `Attempts` says otherwise)."""
     chosen = filters()
-    return queries.Scope(agent=chosen.get("agent"), model=chosen.get("model"), run_id=chosen.get("run"),
-                         task_type=chosen.get("task_type"), language=chosen.get("language"), tier=chosen.get("tier"),
-                         kind=chosen.get("kind", "evaluation"))
+    return queries.Scope(
+        agent=chosen.get("agent"),
+        model=chosen.get("model"),
+        run_id=chosen.get("run"),
+        task_type=chosen.get("task_type"),
+        language=chosen.get("language"),
+        tier=chosen.get("tier"),
+        kind=chosen.get("kind", "evaluation"),
+    )
 
 
 def ignored_filters(uses: Iterable[str], why: str) -> None:
@@ -179,7 +217,9 @@ def coders_and_versions() -> list[tuple[str, str | None]]:
 
     present = set(read("coders"))
     shown = [c for c in CODERS if c in present] + sorted(present - set(CODERS))
-    return [(c, chosen.get("taxonomy_version") or read("latest_taxonomy_version", coder=c)) for c in shown] or [coder_and_version()]
+    return [(c, chosen.get("taxonomy_version") or read("latest_taxonomy_version", coder=c)) for c in shown] or [
+        coder_and_version()
+    ]
 
 
 def coder_and_version() -> tuple[str, str | None]:
@@ -208,23 +248,52 @@ def table(frame: pd.DataFrame, name: str, caption: str | None = None, height: in
     if height:
         options["height"] = height
     st.dataframe(frame, **options)
-    st.download_button(f"Download {name}.csv", frame.to_csv(index=False).encode(), file_name=f"{name}.csv",
-                       mime="text/csv", key=f"csv_{name}", icon=":material/download:")
+    st.download_button(
+        f"Download {name}.csv",
+        frame.to_csv(index=False).encode(),
+        file_name=f"{name}.csv",
+        mime="text/csv",
+        key=f"csv_{name}",
+        icon=":material/download:",
+    )
 
 
-def bars(frame: pd.DataFrame, x: str, y: str, *, low: str | None = None, high: str | None = None, color: str | None = None,
-         title: str, x_title: str, y_title: str, percent: bool = True, key: str | None = None) -> None:
+def bars(
+    frame: pd.DataFrame,
+    x: str,
+    y: str,
+    *,
+    low: str | None = None,
+    high: str | None = None,
+    color: str | None = None,
+    title: str,
+    x_title: str,
+    y_title: str,
+    percent: bool = True,
+    key: str | None = None,
+) -> None:
     """Bars with 95% intervals as error bars, axis titles and units, in the frame's order."""
     figure = go.Figure()
     groups = frame.groupby(color, sort=False) if color else [(None, frame)]
     for name, part in groups:
         error = None
         if low and high:
-            error = dict(type="data", symmetric=False, array=(part[high] - part[y]).clip(lower=0),
-                         arrayminus=(part[y] - part[low]).clip(lower=0))
+            error = dict(
+                type="data",
+                symmetric=False,
+                array=(part[high] - part[y]).clip(lower=0),
+                arrayminus=(part[y] - part[low]).clip(lower=0),
+            )
         figure.add_bar(x=part[x], y=part[y], name=str(name) if name is not None else y_title, error_y=error)
-    figure.update_layout(title=title, barmode="group", xaxis_title=x_title, yaxis_title=y_title, height=440,
-                         margin=dict(t=60, b=40), legend_title_text=color or "")
+    figure.update_layout(
+        title=title,
+        barmode="group",
+        xaxis_title=x_title,
+        yaxis_title=y_title,
+        height=440,
+        margin=dict(t=60, b=40),
+        legend_title_text=color or "",
+    )
     figure.update_xaxes(categoryorder="array", categoryarray=list(dict.fromkeys(frame[x])), automargin=True)
     if percent:
         figure.update_yaxes(tickformat=".0%", rangemode="tozero")

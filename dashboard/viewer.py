@@ -87,9 +87,11 @@ def _header(summary: dict[str, Any]) -> None:
     columns[1].metric("Reward", "–" if summary["reward"] is None else f"{summary['reward']:.2f}")
     columns[2].metric("Tests passed", f"{summary['tests_passed']}/{summary['tests']}" if summary["tests"] else "–")
     columns[3].metric("Steps", summary["n_steps"] or 0)
-    columns[4].markdown(f"**Harness error** `{summary['harness_error'] or 'none'}`",
-                        help=summary["exception_type"] or "Faults outside the agent; an attempt without a verdict is "
-                                                          "left out of pass rates")
+    columns[4].markdown(
+        f"**Harness error** `{summary['harness_error'] or 'none'}`",
+        help=summary["exception_type"]
+        or "Faults outside the agent; an attempt without a verdict is left out of pass rates",
+    )
     details = [f"run `{summary['run_id']}`", f"authored tier {summary['tier'] or '(none)'}"]
     if summary["input_tokens"] or summary["output_tokens"]:
         details.append(f"{summary['input_tokens'] or 0:,} tokens in / {summary['output_tokens'] or 0:,} out")
@@ -115,12 +117,17 @@ def _evidence(trajectory_id: str, codes: pd.DataFrame, highlight_code: str | Non
         links = ", ".join(f"[#{s}](#step-{s})" for s in steps) or "no step cited"
         mark = "**" if row["code"] == highlight_code else ""
         st.markdown(f"- {mark}`{row['coder']}:{row['code']}`{mark} — evidence {links}. {row['rationale'] or ''}")
-    human = labels.pivot_table(index="code", columns="annotator", values="present", aggfunc="first") \
-        if not labels.empty else pd.DataFrame()
+    human = (
+        labels.pivot_table(index="code", columns="annotator", values="present", aggfunc="first")
+        if not labels.empty
+        else pd.DataFrame()
+    )
     view = codes.copy()
     for annotator in human.columns:
         view[f"label: {annotator}"] = view["code"].map(human[annotator]).map({True: "present", False: "absent"})
-    view["evidence_steps"] = view["evidence_steps"].map(lambda s: ", ".join(str(x) for x in (s if s is not None else [])))
+    view["evidence_steps"] = view["evidence_steps"].map(
+        lambda s: ", ".join(str(x) for x in (s if s is not None else []))
+    )
     with st.expander("Codes beside human labels", expanded=False):
         table(view, f"codes-{trajectory_id}")
     return evidence
@@ -178,12 +185,18 @@ def show_trajectory(trajectory_id: str, highlight_code: str | None = None, key: 
         ranges = [(start, min(start + STEPS_PER_PAGE, len(steps))) for start in range(0, len(steps), STEPS_PER_PAGE)]
         position = int((steps["step_idx"] < first).sum())
         default = next(i for i, (a, b) in enumerate(ranges) if a <= position < b)
-        chosen = st.selectbox(f"{len(steps):,} steps: {STEPS_PER_PAGE} are drawn at a time", range(len(ranges)),
-                              index=default, key=f"{key}_range",
-                              format_func=lambda i: f"steps {ranges[i][0] + 1}–{ranges[i][1]}")
-        st.caption(f"Showing steps {ranges[chosen][0] + 1}–{ranges[chosen][1]} of {len(steps):,}; evidence steps: "
-                   + (", ".join(f"#{s}" for s in sorted(evidence)) or "none"))
-        shown = steps.iloc[ranges[chosen][0]:ranges[chosen][1]]
+        chosen = st.selectbox(
+            f"{len(steps):,} steps: {STEPS_PER_PAGE} are drawn at a time",
+            range(len(ranges)),
+            index=default,
+            key=f"{key}_range",
+            format_func=lambda i: f"steps {ranges[i][0] + 1}–{ranges[i][1]}",
+        )
+        st.caption(
+            f"Showing steps {ranges[chosen][0] + 1}–{ranges[chosen][1]} of {len(steps):,}; evidence steps: "
+            + (", ".join(f"#{s}" for s in sorted(evidence)) or "none")
+        )
+        shown = steps.iloc[ranges[chosen][0] : ranges[chosen][1]]
     else:
         st.caption(f"{len(steps)} steps; evidence steps are highlighted; harness steps and outputs are collapsed.")
     for row in queries.records(shown):

@@ -116,7 +116,9 @@ class CurriculumSection(_Section):
 
     def tier_curriculum(self) -> TierCurriculum:
         """The schedule and weights the reward uses (the trainer and the dashboard build it here)."""
-        return TierCurriculum(self.schedule, dict(self.weights), start_tier=self.start_tier, alpha_bias=dict(self.alpha_bias))
+        return TierCurriculum(
+            self.schedule, dict(self.weights), start_tier=self.start_tier, alpha_bias=dict(self.alpha_bias)
+        )
 
 
 class DatasetSection(_Section):
@@ -148,7 +150,9 @@ class RewardSection(_Section):
         if unknown:
             raise ValueError(f"functions: {unknown} unknown; use {', '.join(REWARD_FUNCTIONS)}")
         if len(self.weights) != len(self.functions):
-            raise ValueError(f"weights: {len(self.weights)} given for {len(self.functions)} functions; give one per function")
+            raise ValueError(
+                f"weights: {len(self.weights)} given for {len(self.functions)} functions; give one per function"
+            )
         if len(set(self.functions)) != len(self.functions):
             raise ValueError("functions: a function is named twice; name each once")
         return self
@@ -189,10 +193,14 @@ class TrainingConfig(_Section):
         try:
             doc = yaml.safe_load(path.read_text())
         except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"{path}: cannot read the plan ({exc}). Make one: curriculab plan --model M -o plan.yaml") from None
+            raise ConfigError(
+                f"{path}: cannot read the plan ({exc}). Make one: curriculab plan --model M -o plan.yaml"
+            ) from None
         if not isinstance(doc, dict):
-            raise ConfigError(f"{path}: not a plan (a YAML mapping with grpo, curriculum, dataset, reward). "
-                              "Export one with `curriculab plan -o`")
+            raise ConfigError(
+                f"{path}: not a plan (a YAML mapping with grpo, curriculum, dataset, reward). "
+                "Export one with `curriculab plan -o`"
+            )
         for section in ("grpo", "curriculum", "dataset", "reward"):
             if section not in doc:
                 raise ConfigError(f"{path}: section {section!r} is missing; export the plan with `curriculab plan -o`")
@@ -204,7 +212,9 @@ class TrainingConfig(_Section):
             named = re.match(r"([a-z_]+): (.*)", message, re.S)  # a section's own check names its key first
             if named:
                 where, message = ".".join(p for p in (where, named[1]) if p), named[2]
-            raise ConfigError(f"{path}: {where or '(root)'}: {message}. Fix that key or export the plan again") from None
+            raise ConfigError(
+                f"{path}: {where or '(root)'}: {message}. Fix that key or export the plan again"
+            ) from None
 
     def to_yaml(self) -> str:
         """plan.yaml's text: sections in the pinned order, stable float rounding."""

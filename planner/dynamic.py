@@ -102,6 +102,12 @@ def next_allocation(state: DynamicState, observed_pass_rates: dict[str, float | 
         total = sum(alpha.values())
         alpha = {t: a / total for t, a in alpha.items()}
     ordered = tuple(t for t in TIERS if t in active)
-    return replace(state, members=tuple(t for t in TIERS if t in members), active=ordered, smoothed=tuple((t, round(smoothed[t], 6)) for t in TIERS if t in smoothed),
-                   dwell=tuple((t, dwell[t]) for t in TIERS), switches=switches,
-                   alpha=tuple((t, round(alpha.get(t, 0.0), 6)) for t in TIERS))
+    return replace(
+        state,
+        members=tuple(t for t in TIERS if t in members),
+        active=ordered,
+        smoothed=tuple((t, round(smoothed[t], 6)) for t in TIERS if t in smoothed),
+        dwell=tuple((t, dwell[t]) for t in TIERS),
+        switches=switches,
+        alpha=tuple((t, round(alpha.get(t, 0.0), 6)) for t in TIERS),
+    )

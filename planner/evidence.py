@@ -49,8 +49,10 @@ def estimate_capability(store: Store, model: str, prior: str | None = None) -> C
     if model not in known:
         if prior is None:
             listed = ", ".join(known) if known else "none (the store is empty)"
-            raise PlanError(f"model {model!r} has no attempts in the store. Known models: {listed}. "
-                            "Plan for one of them, or give a prior: --capability weak|strong")
+            raise PlanError(
+                f"model {model!r} has no attempts in the store. Known models: {listed}. "
+                "Plan for one of them, or give a prior: --capability weak|strong"
+            )
         return _prior(prior, f"no rollouts of {model} in the store")
     rates = queries.tier_pass_rates(store, model=model)
     if not rates.empty:
@@ -62,8 +64,14 @@ def estimate_capability(store: Store, model: str, prior: str | None = None) -> C
         value = sum(per_tier[t] for t in measured) / len(measured)
         se = math.sqrt(sum(per_se[t] ** 2 for t in measured)) / len(measured)
         words = ", ".join(f"{t} {per_tier[t]:.2f} ± {per_se[t]:.2f}" for t in measured)
-        return Capability(value, se, "tier_pass_rates", per_tier, per_se,
-                          f"per-tier pass rates of {model} ({int(rates['trajectories'].sum())} tier-attempts): {words}")
+        return Capability(
+            value,
+            se,
+            "tier_pass_rates",
+            per_tier,
+            per_se,
+            f"per-tier pass rates of {model} ({int(rates['trajectories'].sum())} tier-attempts): {words}",
+        )
     abilities = queries.model_abilities(store, model=model)
     difficulty = queries.task_difficulty(store)
     if not abilities.empty and not difficulty.empty:
@@ -73,27 +81,47 @@ def estimate_capability(store: Store, model: str, prior: str | None = None) -> C
         median_task = 1 / (1 + math.exp(-a * (theta - b)))
         # The thresholds are for a mean pass rate: average the prediction over the tasks the model was
         # measured on (the median task's prediction is not the mean of a skewed set), and say which.
-        attempted = {row[0] for row in store.query("select distinct task_id from trajectories where model = ? "
-                                                   "and outcome <> 'error'", [model])[1]}
+        attempted = {
+            row[0]
+            for row in store.query(
+                "select distinct task_id from trajectories where model = ? and outcome <> 'error'", [model]
+            )[1]
+        }
         measured = difficulty[difficulty["task_id"].isin(attempted)] if attempted else difficulty
-        predictions = [1 / (1 + math.exp(-float(row.discrimination) * (theta - float(row.difficulty))))
-                       for row in measured.itertuples()]
+        predictions = [
+            1 / (1 + math.exp(-float(row.discrimination) * (theta - float(row.difficulty))))
+            for row in measured.itertuples()
+        ]
         value = sum(predictions) / len(predictions)
         slopes = [float(row.discrimination) * p * (1 - p) for row, p in zip(measured.itertuples(), predictions)]
         se = sum(slopes) / len(slopes) * theta_se  # delta method
-        return Capability(value, se, "irt", {t: None for t in TIERS}, {t: None for t in TIERS},
-                          f"IRT ability θ = {theta:.2f} ± {theta_se:.2f}: predicted pass rate {value:.2f} averaged over the "
-                          f"{len(predictions)} tasks {model} was measured on (on the median task, b = {b:.2f}, a = {a:.2f}, "
-                          f"it would be {median_task:.2f})")
+        return Capability(
+            value,
+            se,
+            "irt",
+            {t: None for t in TIERS},
+            {t: None for t in TIERS},
+            f"IRT ability θ = {theta:.2f} ± {theta_se:.2f}: predicted pass rate {value:.2f} averaged over the "
+            f"{len(predictions)} tasks {model} was measured on (on the median task, b = {b:.2f}, a = {a:.2f}, "
+            f"it would be {median_task:.2f})",
+        )
     if prior is None:
-        raise PlanError(f"model {model!r} has no tiered test results and no IRT fit. Run `curriculab difficulty` "
-                        "to fit abilities, or give a prior: --capability weak|strong")
+        raise PlanError(
+            f"model {model!r} has no tiered test results and no IRT fit. Run `curriculab difficulty` "
+            "to fit abilities, or give a prior: --capability weak|strong"
+        )
     return _prior(prior, f"no measured capability for {model}")
 
 
 def _prior(prior: str, why: str) -> Capability:
-    return Capability(PRIORS[prior], None, f"prior:{prior}", {t: None for t in TIERS}, {t: None for t in TIERS},
-                      f"{why}: assumed {prior} (capability {PRIORS[prior]:.2f})")
+    return Capability(
+        PRIORS[prior],
+        None,
+        f"prior:{prior}",
+        {t: None for t in TIERS},
+        {t: None for t in TIERS},
+        f"{why}: assumed {prior} (capability {PRIORS[prior]:.2f})",
+    )
 
 
 @dataclass
@@ -126,7 +154,9 @@ class CodeDecision:
     """How its reliability is known: labels (agreement with people) or verifier (exact by construction)."""
 
 
-def failure_targets(store: Store, model: str, coder: str = "rules", min_share: float = 0.05) -> tuple[list[CodeDecision], str | None]:
+def failure_targets(
+    store: Store, model: str, coder: str = "rules", min_share: float = 0.05
+) -> tuple[list[CodeDecision], str | None]:
     """The model's failure codes from one coder with their remediation targets: only codes whose
     reliability is known — measured out of sample against people's labels, or exact by
     construction (verifier-derived codes, `method: verifier`) — and whose coverage clears the
@@ -148,30 +178,59 @@ def failure_targets(store: Store, model: str, coder: str = "rules", min_share: f
         except KeyError:
             target = None
         share, coverage = row["share"], row["coverage"]
-        common = dict(code=code, share=share, ci_low=row["ci_low"], ci_high=row["ci_high"], coverage=coverage,
-                      tiers=list(target.tiers) if target else [], task_filters=list(target.task_filters) if target else [],
-                      coder=coder, reward_term=target.reward_term if target else None, method=reliable.get(code, "labels"))
+        common = dict(
+            code=code,
+            share=share,
+            ci_low=row["ci_low"],
+            ci_high=row["ci_high"],
+            coverage=coverage,
+            tiers=list(target.tiers) if target else [],
+            task_filters=list(target.task_filters) if target else [],
+            coder=coder,
+            reward_term=target.reward_term if target else None,
+            method=reliable.get(code, "labels"),
+        )
         if target is None:
             decisions.append(CodeDecision(**common, used=False, reason=f"no remediation target in taxonomy {version}"))
         elif not target.curriculum_effect:
             decisions.append(CodeDecision(**common, used=False, reason=f"no curriculum effect: {target.note}"))
         elif code not in reliable:
-            why = ("not measured against labels (label some: `curriculab labels export`, then `labels import` and "
-                   "`agreement`)" if code not in measured else "its coder is unreliable on it (kappa under threshold)")
+            why = (
+                "not measured against labels (label some: `curriculab labels export`, then `labels import` and "
+                "`agreement`)"
+                if code not in measured
+                else "its coder is unreliable on it (kappa under threshold)"
+            )
             decisions.append(CodeDecision(**common, used=False, reason=f"ignored: {why}"))
         elif coverage is None or coverage < COVERAGE_MIN:
-            decisions.append(CodeDecision(**common, used=False,
-                                          reason=f"ignored: coverage {0 if coverage is None else coverage:.0%} under {COVERAGE_MIN:.0%}"))
+            decisions.append(
+                CodeDecision(
+                    **common,
+                    used=False,
+                    reason=f"ignored: coverage {0 if coverage is None else coverage:.0%} under {COVERAGE_MIN:.0%}",
+                )
+            )
         elif (row["ci_low"] or 0) < min_share:
-            decisions.append(CodeDecision(**common, used=False,
-                                          reason=f"ignored: share could be under {min_share:.0%} (95% CI from {row['ci_low']:.1%})"))
+            decisions.append(
+                CodeDecision(
+                    **common,
+                    used=False,
+                    reason=f"ignored: share could be under {min_share:.0%} (95% CI from {row['ci_low']:.1%})",
+                )
+            )
         else:
             effect = (", ".join(target.tiers) if target.tiers else "") + (
-                f"{' and ' if target.tiers else ''}a {target.reward_term} reward term" if target.reward_term else "")
+                f"{' and ' if target.tiers else ''}a {target.reward_term} reward term" if target.reward_term else ""
+            )
             how = "exact (verifier)" if reliable[code] == "verifier" else "reliable against labels"
-            decisions.append(CodeDecision(**common, used=True,
-                                          reason=f"{share:.1%} of {n_judged(row)} judged failures (95% CI {row['ci_low']:.1%}–"
-                                                 f"{row['ci_high']:.1%}, coverage {coverage:.0%}, {how}) → {effect}: {target.note}"))
+            decisions.append(
+                CodeDecision(
+                    **common,
+                    used=True,
+                    reason=f"{share:.1%} of {n_judged(row)} judged failures (95% CI {row['ci_low']:.1%}–"
+                    f"{row['ci_high']:.1%}, coverage {coverage:.0%}, {how}) → {effect}: {target.note}",
+                )
+            )
     return decisions, version
 
 
@@ -191,8 +250,9 @@ def reward_terms(decisions: list[CodeDecision], cap: float = 0.5) -> dict[str, t
     return terms
 
 
-def shift_toward(weights: dict[str, float], decisions: list[CodeDecision], strength: float = 0.5
-                 ) -> tuple[dict[str, float], dict[str, float]]:
+def shift_toward(
+    weights: dict[str, float], decisions: list[CodeDecision], strength: float = 0.5
+) -> tuple[dict[str, float], dict[str, float]]:
     """Weights and α bias moved toward the tiers the used codes target. Each code adds
     `strength × ci_low` (the share's conservative end, not its point estimate), split over its
     tiers; weights are renormalised to sum 1, and α bias is 1 + the same amount."""

@@ -135,9 +135,16 @@ def _matches(problem, task_filter: str) -> bool:
     return len(problem.tests) >= int(value)
 
 
-def select_tasks(store: Store, model: str, problems: Sequence, decisions: list[CodeDecision],
-                 band: tuple[float, float] = (0.2, 0.8), source_floor: float = 0.1, max_copies: int = 4,
-                 target_bonus: float = 0.5) -> tuple[list[MixEntry], dict[str, int], list[str]]:
+def select_tasks(
+    store: Store,
+    model: str,
+    problems: Sequence,
+    decisions: list[CodeDecision],
+    band: tuple[float, float] = (0.2, 0.8),
+    source_floor: float = 0.1,
+    max_copies: int = 4,
+    target_bonus: float = 0.5,
+) -> tuple[list[MixEntry], dict[str, int], list[str]]:
     """The task mix: problems in the model's informative band (pass rate from its rollouts,
     smoothed), always- and never-solved ones left out and counted, each source kept at
     `source_floor` of the mix at least, problems that target used codes weighted up."""
@@ -151,39 +158,57 @@ def select_tasks(store: Store, model: str, problems: Sequence, decisions: list[C
         predicted = None if row is None else (row["passes"] + 1) / (row["attempts"] + 2)  # Beta(1, 1) smoothing
         signal = 0.25 if predicted is None else predicted * (1 - predicted)
         bonus = 1 + target_bonus * sum(_matches(problem, f) for f in filters) / max(len(filters), 1)
-        entry = MixEntry(problem_id=problem.problem_id, source=problem.source or "file",
-                         predicted_pass_rate=None if predicted is None else round(predicted, 4),
-                         weight=round(signal * bonus, 6), copies=1, tier_mix=_tier_mix(problem))
+        entry = MixEntry(
+            problem_id=problem.problem_id,
+            source=problem.source or "file",
+            predicted_pass_rate=None if predicted is None else round(predicted, 4),
+            weight=round(signal * bonus, 6),
+            copies=1,
+            tier_mix=_tier_mix(problem),
+        )
         if predicted is not None and not lo <= predicted <= hi:
             left_out.append((entry, "always_solved" if predicted > hi else "never_solved"))
         else:
             entries.append(entry)
-    excluded = {"always_solved": sum(k == "always_solved" for _, k in left_out),
-                "never_solved": sum(k == "never_solved" for _, k in left_out), "restored_for_diversity": 0}
+    excluded = {
+        "always_solved": sum(k == "always_solved" for _, k in left_out),
+        "never_solved": sum(k == "never_solved" for _, k in left_out),
+        "restored_for_diversity": 0,
+    }
     if not observed or all(p.problem_id not in observed for p in problems):
-        reasons.append(f"task mix: no rollouts of {model} on these {len(problems)} problems yet (round 1): "
-                       "the whole set, with authored tiers")
+        reasons.append(
+            f"task mix: no rollouts of {model} on these {len(problems)} problems yet (round 1): "
+            "the whole set, with authored tiers"
+        )
     else:
-        reasons.append(f"task mix: {len(entries)} of {len(problems)} problems in the band {lo:.2f}–{hi:.2f} "
-                       f"(smoothed pass rate from {model}'s rollouts); left out {excluded['always_solved']} always solved, "
-                       f"{excluded['never_solved']} never solved")
+        reasons.append(
+            f"task mix: {len(entries)} of {len(problems)} problems in the band {lo:.2f}–{hi:.2f} "
+            f"(smoothed pass rate from {model}'s rollouts); left out {excluded['always_solved']} always solved, "
+            f"{excluded['never_solved']} never solved"
+        )
     sources = sorted({e.source for e, _ in left_out} | {e.source for e in entries})
     for source in sources:
         need = math.ceil(source_floor * max(len(entries), 1))
         have = sum(e.source == source for e in entries)
-        spare = sorted((e for e, _ in left_out if e.source == source),
-                       key=lambda e: min(abs(e.predicted_pass_rate - lo), abs(e.predicted_pass_rate - hi)))
-        restored = spare[:max(0, need - have)]
+        spare = sorted(
+            (e for e, _ in left_out if e.source == source),
+            key=lambda e: min(abs(e.predicted_pass_rate - lo), abs(e.predicted_pass_rate - hi)),
+        )
+        restored = spare[: max(0, need - have)]
         for e in restored:
             entries.append(e)
             left_out = [(x, k) for x, k in left_out if x is not e]
         if restored:
             excluded["restored_for_diversity"] += len(restored)
-            reasons.append(f"task mix: restored {len(restored)} {source} problem(s) nearest the band to keep each source "
-                           f"at {source_floor:.0%} of the mix at least")
+            reasons.append(
+                f"task mix: restored {len(restored)} {source} problem(s) nearest the band to keep each source "
+                f"at {source_floor:.0%} of the mix at least"
+            )
     if filters:
-        reasons.append(f"task mix: problems matching {', '.join(filters)} weighted up to ×{1 + target_bonus:g} "
-                       "(they address the codes acted on)")
+        reasons.append(
+            f"task mix: problems matching {', '.join(filters)} weighted up to ×{1 + target_bonus:g} "
+            "(they address the codes acted on)"
+        )
     top = max((e.weight for e in entries), default=1.0) or 1.0
     for e in entries:
         e.copies = max(1, round(e.weight / top * max_copies))
@@ -202,15 +227,30 @@ def pooling_warnings(store: Store, model: str) -> list[str]:
     if concern is None:
         return []
     pooled, kind = concern
-    return [f"{POOLING_WARNING}{pooled}: " + (
-        "its capability and pass rates mix systems. Plan for one system's runs (ingest them under their own model "
-        "name with `curriculab ingest --model`/`--identities`)" if kind == "agents" else
-        "they may be different models. Name them with `curriculab ingest --model` or `--identities`")]
+    return [
+        f"{POOLING_WARNING}{pooled}: "
+        + (
+            "its capability and pass rates mix systems. Plan for one system's runs (ingest them under their own model "
+            "name with `curriculab ingest --model`/`--identities`)"
+            if kind == "agents"
+            else "they may be different models. Name them with `curriculab ingest --model` or `--identities`"
+        )
+    ]
 
 
-def build_plan(store: Store, model: str, problems: Sequence, problems_spec: str, *, prior: str | None = None,
-               coders: Sequence[str] = DEFAULT_CODERS, thresholds: Thresholds | None = None,
-               dynamic: DynamicSettings | None = None, strategy: str = "tarot", shift_strength: float = 0.5) -> Plan:
+def build_plan(
+    store: Store,
+    model: str,
+    problems: Sequence,
+    problems_spec: str,
+    *,
+    prior: str | None = None,
+    coders: Sequence[str] = DEFAULT_CODERS,
+    thresholds: Thresholds | None = None,
+    dynamic: DynamicSettings | None = None,
+    strategy: str = "tarot",
+    shift_strength: float = 0.5,
+) -> Plan:
     """Plan a curriculum for `model` from the store (read-only; nothing is written). `thresholds` and
     `dynamic`: the defaults of `Thresholds()` and `DynamicSettings()` when not given."""
     thresholds = thresholds if thresholds is not None else Thresholds()
@@ -219,19 +259,26 @@ def build_plan(store: Store, model: str, problems: Sequence, problems_spec: str,
         raise PlanError(f"strategy {strategy!r} is unknown; use {', '.join(STRATEGIES)}")
     capability = estimate_capability(store, model, prior)
     reasons = pooling_warnings(store, model)
-    reasons.append(f"capability {capability.value:.2f}" + (f" ± {capability.se:.2f}" if capability.se is not None else "")
-                   + f" from {capability.source}: {capability.evidence}")
+    reasons.append(
+        f"capability {capability.value:.2f}"
+        + (f" ± {capability.se:.2f}" if capability.se is not None else "")
+        + f" from {capability.source}: {capability.evidence}"
+    )
     band, schedule, preset = choose(capability.value, thresholds)
-    reasons.append(f"{band} (capability {capability.value:.2f}; weak below {thresholds.weak_below}, strong from "
-                   f"{thresholds.strong_from}) → {schedule} schedule, {preset} weights, as TAROT found for {band} models"
-                   if band != "middle" else
-                   f"between the thresholds ({thresholds.weak_below}–{thresholds.strong_from}) → forward schedule, uniform weights")
+    reasons.append(
+        f"{band} (capability {capability.value:.2f}; weak below {thresholds.weak_below}, strong from "
+        f"{thresholds.strong_from}) → {schedule} schedule, {preset} weights, as TAROT found for {band} models"
+        if band != "middle"
+        else f"between the thresholds ({thresholds.weak_below}–{thresholds.strong_from}) → forward schedule, uniform weights"
+    )
     start_tier = None
     if schedule in ORDERS:
         order = ORDERS[schedule]
         measured = capability.per_tier
         if all(measured.get(t) is None for t in order):
-            reasons.append("zero-variance guard: no measured per-tier pass rates, so the start tier is the schedule's own")
+            reasons.append(
+                "zero-variance guard: no measured per-tier pass rates, so the start tier is the schedule's own"
+            )
         else:
             g, limit = thresholds.group_size, thresholds.max_same_share
             same = {t: p_all_same(measured[t], g) for t in order if measured.get(t) is not None}
@@ -240,13 +287,20 @@ def build_plan(store: Store, model: str, problems: Sequence, problems_spec: str,
             if chosen != order[0]:
                 start_tier = chosen
                 first = order[0]
-                why = (f"{first} pass rate {measured[first]:.2f} makes {same[first]:.0%} of groups of {g} all-same"
-                       if first in same else f"{first} has no measured pass rate")
-                reasons.append(f"zero-variance guard: {why} (limit {limit:.0%}) → starts on {chosen} "
-                               f"({measured[chosen]:.2f}, {same[chosen]:.0%} all-same)")
+                why = (
+                    f"{first} pass rate {measured[first]:.2f} makes {same[first]:.0%} of groups of {g} all-same"
+                    if first in same
+                    else f"{first} has no measured pass rate"
+                )
+                reasons.append(
+                    f"zero-variance guard: {why} (limit {limit:.0%}) → starts on {chosen} "
+                    f"({measured[chosen]:.2f}, {same[chosen]:.0%} all-same)"
+                )
             else:
-                reasons.append(f"zero-variance guard: {chosen} pass rate {measured[chosen]:.2f} → {same[chosen]:.0%} of "
-                               f"groups of {g} all-same (limit {limit:.0%}): start there")
+                reasons.append(
+                    f"zero-variance guard: {chosen} pass rate {measured[chosen]:.2f} → {same[chosen]:.0%} of "
+                    f"groups of {g} all-same (limit {limit:.0%}): start there"
+                )
     decisions: list[CodeDecision] = []
     versions = []
     if model in queries.known_models(store):
@@ -258,23 +312,30 @@ def build_plan(store: Store, model: str, problems: Sequence, problems_spec: str,
     weights, alpha_bias = shift_toward(WEIGHTS[preset], decisions, shift_strength)
     shifting = [d for d in decisions if d.used and d.tiers]
     if shifting:
-        reasons.append("failure-driven shift (each code adds strength × its share's lower 95% bound to its tiers): "
-                       + "; ".join(f"{d.code} ({d.coder}) {d.reason}" for d in shifting)
-                       + f" → w {', '.join(f'{t} {weights[t]:.3f}' for t in TIERS)}")
+        reasons.append(
+            "failure-driven shift (each code adds strength × its share's lower 95% bound to its tiers): "
+            + "; ".join(f"{d.code} ({d.coder}) {d.reason}" for d in shifting)
+            + f" → w {', '.join(f'{t} {weights[t]:.3f}' for t in TIERS)}"
+        )
     elif any(d.used for d in decisions):
         reasons.append("no used failure code targets tiers: weights stay the preset's")
     elif decisions:
         reasons.append("no failure code is reliable, covered and large enough to act on: weights stay the preset's")
     else:
         reasons.append(f"no coded failures of {model} in the store: weights stay the preset's")
-    functions, reward_weights = list(PASS_REWARDS), [1.0 if f == STRATEGY_REWARD[strategy] else 0.0 for f in PASS_REWARDS]
+    functions, reward_weights = (
+        list(PASS_REWARDS),
+        [1.0 if f == STRATEGY_REWARD[strategy] else 0.0 for f in PASS_REWARDS],
+    )
     for term, (weight, codes) in reward_terms(decisions).items():
         functions.append(f"{term}_reward")
         reward_weights.append(weight)
         used_codes = [d for d in decisions if d.used and d.code in codes]
-        reasons.append(f"reward: {term}_reward added with weight {weight:.3f} beside the pass reward (the largest lower "
-                       f"95% bound among {', '.join(codes)}; they overlap, so not summed): "
-                       + "; ".join(f"{d.code} {d.reason}" for d in used_codes))
+        reasons.append(
+            f"reward: {term}_reward added with weight {weight:.3f} beside the pass reward (the largest lower "
+            f"95% bound among {', '.join(codes)}; they overlap, so not summed): "
+            + "; ".join(f"{d.code} {d.reason}" for d in used_codes)
+        )
     for d in decisions:
         if not d.used:
             reasons.append(f"{d.code} ({d.coder}): {d.reason}")
@@ -282,17 +343,42 @@ def build_plan(store: Store, model: str, problems: Sequence, problems_spec: str,
     mix, excluded, mix_reasons = select_tasks(store, model, problems, decisions, dynamic.band)
     reasons += mix_reasons
     if strategy != "tarot":
-        reasons.append(f"strategy {strategy}: the baseline reward replaces the tier-weighted one (schedule and weights "
-                       "kept for reference)")
-    plan = Plan(target_model=model, strategy=strategy, band=band, schedule=schedule, start_tier=start_tier,
-                capability={k: v for k, v in asdict(capability).items()},
-                weights=weights, alpha_bias=alpha_bias, thresholds=asdict(thresholds), dynamic=asdict(dynamic),
-                codes=[asdict(d) for d in decisions], taxonomy_version=", ".join(versions) or None, coder="+".join(coders),
-                problems=problems_spec, task_mix=mix, excluded=excluded, reasons=reasons,
-                reward_functions=functions, reward_weights=reward_weights,
-                provenance={"store": queries.store_fingerprint(store),
-                            "inputs": {"model": model, "prior": prior, "coders": list(coders), "strategy": strategy,
-                                       "shift_strength": shift_strength, "problems": problems_spec}})
+        reasons.append(
+            f"strategy {strategy}: the baseline reward replaces the tier-weighted one (schedule and weights "
+            "kept for reference)"
+        )
+    plan = Plan(
+        target_model=model,
+        strategy=strategy,
+        band=band,
+        schedule=schedule,
+        start_tier=start_tier,
+        capability={k: v for k, v in asdict(capability).items()},
+        weights=weights,
+        alpha_bias=alpha_bias,
+        thresholds=asdict(thresholds),
+        dynamic=asdict(dynamic),
+        codes=[asdict(d) for d in decisions],
+        taxonomy_version=", ".join(versions) or None,
+        coder="+".join(coders),
+        problems=problems_spec,
+        task_mix=mix,
+        excluded=excluded,
+        reasons=reasons,
+        reward_functions=functions,
+        reward_weights=reward_weights,
+        provenance={
+            "store": queries.store_fingerprint(store),
+            "inputs": {
+                "model": model,
+                "prior": prior,
+                "coders": list(coders),
+                "strategy": strategy,
+                "shift_strength": shift_strength,
+                "problems": problems_spec,
+            },
+        },
+    )
     plan.plan_id = plan.content_id()
     return plan
 
@@ -301,10 +387,21 @@ def grpo_section(plan: Plan, output_dir: str = "runs/grpo") -> dict[str, Any]:
     """Only `trl.GRPOConfig` fields, with GRPO defaults sized for one GPU (reward weights live in
     the reward section, beside the functions they weigh)."""
     group = int(plan.thresholds["group_size"])
-    return {"output_dir": output_dir, "num_generations": group, "per_device_train_batch_size": group,
-            "gradient_accumulation_steps": 1, "max_completion_length": 512, "learning_rate": 1.0e-6, "beta": 0.0,
-            "temperature": 1.0, "num_train_epochs": 1, "logging_steps": 1, "seed": 0, "report_to": "none",
-            "log_completions": False}
+    return {
+        "output_dir": output_dir,
+        "num_generations": group,
+        "per_device_train_batch_size": group,
+        "gradient_accumulation_steps": 1,
+        "max_completion_length": 512,
+        "learning_rate": 1.0e-6,
+        "beta": 0.0,
+        "temperature": 1.0,
+        "num_train_epochs": 1,
+        "logging_steps": 1,
+        "seed": 0,
+        "report_to": "none",
+        "log_completions": False,
+    }
 
 
 def export(plan: Plan, path: Path | str, problems: Sequence) -> Path:
@@ -319,11 +416,18 @@ def export(plan: Plan, path: Path | str, problems: Sequence) -> Path:
     by_id = {p.problem_id: p for p in problems}
     missing = [e.problem_id for e in plan.task_mix if e.problem_id not in by_id]
     if missing:
-        raise PlanError(f"the problems given lack {len(missing)} of the plan's problems (first: {missing[0]}). "
-                        f"Pass the set the plan was made over: {plan.problems}")
-    rows = [(by_id[e.problem_id].prompt, e.problem_id, json.dumps(e.tier_mix, sort_keys=True))
-            for e in plan.task_mix for _ in range(e.copies)]
-    table = pa.table({"prompt": [r[0] for r in rows], "problem_id": [r[1] for r in rows], "tier_mix": [r[2] for r in rows]})
+        raise PlanError(
+            f"the problems given lack {len(missing)} of the plan's problems (first: {missing[0]}). "
+            f"Pass the set the plan was made over: {plan.problems}"
+        )
+    rows = [
+        (by_id[e.problem_id].prompt, e.problem_id, json.dumps(e.tier_mix, sort_keys=True))
+        for e in plan.task_mix
+        for _ in range(e.copies)
+    ]
+    table = pa.table(
+        {"prompt": [r[0] for r in rows], "problem_id": [r[1] for r in rows], "tier_mix": [r[2] for r in rows]}
+    )
     pq.write_table(table, dataset_path, compression="zstd")
     path.write_text(render_config(plan, path.name, len(rows)))
     return path
@@ -334,29 +438,55 @@ def training_config(plan: Plan, yaml_name: str = "plan.yaml", rows: int | None =
     rows = sum(e.copies for e in plan.task_mix) if rows is None else rows
     launch_model = '"$MODEL"'  # a shell variable: the commands paste as they are once MODEL names the weights
     return TrainingConfig(
-        plan=PlanHeader(plan_id=plan.plan_id, planner_version=plan.planner_version, target_model=plan.target_model,
-                        provenance=plan.provenance, reasons=plan.reasons),
+        plan=PlanHeader(
+            plan_id=plan.plan_id,
+            planner_version=plan.planner_version,
+            target_model=plan.target_model,
+            provenance=plan.provenance,
+            reasons=plan.reasons,
+        ),
         grpo=grpo_section(plan),
-        curriculum=CurriculumSection(strategy=plan.strategy, schedule=plan.schedule, start_tier=plan.start_tier,
-                                     weights=plan.weights, alpha_bias=plan.alpha_bias, thresholds=plan.thresholds,
-                                     dynamic=DynamicSection(enabled=False, **plan.dynamic)),
+        curriculum=CurriculumSection(
+            strategy=plan.strategy,
+            schedule=plan.schedule,
+            start_tier=plan.start_tier,
+            weights=plan.weights,
+            alpha_bias=plan.alpha_bias,
+            thresholds=plan.thresholds,
+            dynamic=DynamicSection(enabled=False, **plan.dynamic),
+        ),
         dataset=DatasetSection(path=Path(yaml_name).with_suffix(".parquet").name, rows=rows, problems=plan.problems),
         reward=RewardSection(functions=plan.reward_functions, weights=plan.reward_weights),
         scale={
-            "accelerate": {"compute_environment": "LOCAL_MACHINE", "distributed_type": "DEEPSPEED", "num_processes": 8,
-                           "mixed_precision": "bf16",
-                           "deepspeed_config": {"zero_stage": 2, "offload_optimizer_device": "none",
-                                                "offload_param_device": "none", "zero3_init_flag": False}},
+            "accelerate": {
+                "compute_environment": "LOCAL_MACHINE",
+                "distributed_type": "DEEPSPEED",
+                "num_processes": 8,
+                "mixed_precision": "bf16",
+                "deepspeed_config": {
+                    "zero_stage": 2,
+                    "offload_optimizer_device": "none",
+                    "offload_param_device": "none",
+                    "zero3_init_flag": False,
+                },
+            },
             "deepspeed": "ZeRO-2 for models that fit one GPU's memory with optimizer state sharded; ZeRO-3 (set zero_stage: 3, "
-                         "zero3_init_flag: true) when the weights themselves must be sharded",
-            "vllm": {"mode": "colocate", "modes": {
-                "server": "a separate GPU runs `trl vllm-serve`; training GPUs call it (use_vllm: true, vllm_mode: server)",
-                "colocate": "vLLM shares the training GPUs (use_vllm: true, vllm_mode: colocate); no extra process"}},
+            "zero3_init_flag: true) when the weights themselves must be sharded",
+            "vllm": {
+                "mode": "colocate",
+                "modes": {
+                    "server": "a separate GPU runs `trl vllm-serve`; training GPUs call it (use_vllm: true, vllm_mode: server)",
+                    "colocate": "vLLM shares the training GPUs (use_vllm: true, vllm_mode: colocate); no extra process",
+                },
+            },
             "commands": {
                 "one_gpu": f"curriculab train --config {yaml_name} --model {launch_model} --use-vllm colocate",
                 "vllm_server": f"CUDA_VISIBLE_DEVICES=0 trl vllm-serve --model {launch_model}",
                 "multi_gpu": f"CUDA_VISIBLE_DEVICES=1,2,3,4,5,6,7 accelerate launch --config_file accelerate.yaml "
-                             f"-m curriculab.cli train --config {yaml_name} --model {launch_model} --use-vllm server"}})
+                f"-m curriculab.cli train --config {yaml_name} --model {launch_model} --use-vllm server",
+            },
+        },
+    )
 
 
 def render_config(plan: Plan, yaml_name: str = "plan.yaml", rows: int | None = None) -> str:
@@ -367,10 +497,17 @@ def render_config(plan: Plan, yaml_name: str = "plan.yaml", rows: int | None = N
 def save(store: Store, plan: Plan) -> bool:
     """Store the plan in `plans` with its plan.yaml text (a plan id is its content: the same plan
     is stored once)."""
-    return store.save_plan(plan.plan_id, plan.target_model, plan.strategy,
-                           json.dumps({"schedule": plan.schedule, "start_tier": plan.start_tier, "alpha_bias": plan.alpha_bias}),
-                           json.dumps(plan.weights), json.dumps([e.model_dump() for e in plan.task_mix]),
-                           json.dumps(plan.reasons), render_config(plan), plan.model_dump_json())
+    return store.save_plan(
+        plan.plan_id,
+        plan.target_model,
+        plan.strategy,
+        json.dumps({"schedule": plan.schedule, "start_tier": plan.start_tier, "alpha_bias": plan.alpha_bias}),
+        json.dumps(plan.weights),
+        json.dumps([e.model_dump() for e in plan.task_mix]),
+        json.dumps(plan.reasons),
+        render_config(plan),
+        plan.model_dump_json(),
+    )
 
 
 def load(store: Store, plan_id: str | None = None) -> Plan:
@@ -387,10 +524,12 @@ def load(store: Store, plan_id: str | None = None) -> Plan:
 
 def explain(plan: Plan) -> list[str]:
     """The plan in words: one line per decision."""
-    head = (f"plan {plan.plan_id} for {plan.target_model}: {plan.strategy}, {plan.schedule}"
-            + (f" starting on {plan.start_tier}" if plan.start_tier else "")
-            + f", w {', '.join(f'{t} {plan.weights[t]:.3f}' for t in TIERS)}, {len(plan.task_mix)} problems "
-              f"({sum(e.copies for e in plan.task_mix)} rows)")
+    head = (
+        f"plan {plan.plan_id} for {plan.target_model}: {plan.strategy}, {plan.schedule}"
+        + (f" starting on {plan.start_tier}" if plan.start_tier else "")
+        + f", w {', '.join(f'{t} {plan.weights[t]:.3f}' for t in TIERS)}, {len(plan.task_mix)} problems "
+        f"({sum(e.copies for e in plan.task_mix)} rows)"
+    )
     return [head, *plan.reasons]
 
 
@@ -418,8 +557,13 @@ def diff(a: Plan, b: Plan) -> list[tuple[str, str, str]]:
     mix_a = {e.problem_id: e.copies for e in a.task_mix}
     mix_b = {e.problem_id: e.copies for e in b.task_mix}
     if set(mix_a) != set(mix_b):
-        changes.append(("task mix", f"{len(mix_a)} problems", f"{len(mix_b)} problems (+{len(set(mix_b) - set(mix_a))} "
-                                                               f"−{len(set(mix_a) - set(mix_b))})"))
+        changes.append(
+            (
+                "task mix",
+                f"{len(mix_a)} problems",
+                f"{len(mix_b)} problems (+{len(set(mix_b) - set(mix_a))} −{len(set(mix_a) - set(mix_b))})",
+            )
+        )
     changed_copies = sum(mix_a[p] != mix_b[p] for p in set(mix_a) & set(mix_b))
     if changed_copies:
         changes.append(("task mix copies", "", f"{changed_copies} problems practised more or less often"))

@@ -19,7 +19,7 @@ ORDERS: dict[str, tuple[str, ...]] = {
 
 
 def _staged(order: tuple[str, ...]) -> list[tuple[float, tuple[str, ...]]]:
-    return [(start, order[:k + 1]) if k < 3 else (start, TIERS) for k, start in enumerate(PHASE_STARTS)]
+    return [(start, order[: k + 1]) if k < 3 else (start, TIERS) for k, start in enumerate(PHASE_STARTS)]
 
 
 SCHEDULES: dict[str, list[tuple[float, tuple[str, ...]]]] = {
@@ -74,8 +74,10 @@ def parse_weights(text: str | None) -> dict[str, float] | str:
         try:
             weights[tier.strip()] = float(value)
         except ValueError:
-            raise ValueError(f"--weights part {part!r} is not tier=number. Write e.g. "
-                             "basic=0.35,intermediate=0.35,complex=0.15,edge=0.15") from None
+            raise ValueError(
+                f"--weights part {part!r} is not tier=number. Write e.g. "
+                "basic=0.35,intermediate=0.35,complex=0.15,edge=0.15"
+            ) from None
     return weights
 
 
@@ -120,8 +122,9 @@ class TierCurriculum:
                 current = tiers
         return current
 
-    def allocation(self, progress: float, tiers_with_tests: tuple[str, ...] = TIERS,
-                   live: LiveAllocation | None = None) -> dict[str, float]:
+    def allocation(
+        self, progress: float, tiers_with_tests: tuple[str, ...] = TIERS, live: LiveAllocation | None = None
+    ) -> dict[str, float]:
         """α per tier: 0 for inactive tiers; active tiers share it (by `alpha_bias`, or by `live`
         once the dynamic schedule has set it) so that Σ α_l w_l = 1, i.e. a completion passing every
         active test scores 1."""
@@ -134,7 +137,7 @@ class TierCurriculum:
 def p_all_same(p: float, group_size: int) -> float:
     """Chance that a GRPO group of `group_size` completions all pass or all fail at pass rate p
     (such a group has zero reward variance: no gradient)."""
-    return p ** group_size + (1 - p) ** group_size
+    return p**group_size + (1 - p) ** group_size
 
 
 @dataclass(frozen=True)
@@ -152,7 +155,9 @@ class Thresholds:
 
     def __post_init__(self) -> None:
         if not 0 < self.weak_below <= self.strong_from < 1:
-            raise ValueError(f"thresholds need 0 < weak_below ({self.weak_below}) <= strong_from ({self.strong_from}) < 1")
+            raise ValueError(
+                f"thresholds need 0 < weak_below ({self.weak_below}) <= strong_from ({self.strong_from}) < 1"
+            )
         if not 0 < self.max_same_share < 1:
             raise ValueError(f"max_same_share is {self.max_same_share}; give a share between 0 and 1, like 0.5")
         if self.group_size < 2:

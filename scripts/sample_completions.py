@@ -22,13 +22,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="smollm2")
-    parser.add_argument("--problems", default="builtin,humaneval:40", help="comma-separated: builtin, humaneval[:N] or humaneval:A-B")
+    parser.add_argument(
+        "--problems", default="builtin,humaneval:40", help="comma-separated: builtin, humaneval[:N] or humaneval:A-B"
+    )
     parser.add_argument("--ids", default=None, help="Only these problem ids (comma-separated).")
     parser.add_argument("--samples", type=int, default=3)
     parser.add_argument("--max-new-tokens", type=int, default=192)
     parser.add_argument("--temperature", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--rescore", type=Path, default=None, help="Score this file's completions again instead of sampling.")
+    parser.add_argument(
+        "--rescore", type=Path, default=None, help="Score this file's completions again instead of sampling."
+    )
     parser.add_argument("-o", "--output", type=Path, required=True)
     args = parser.parse_args()
     if args.rescore is not None:
@@ -57,20 +61,35 @@ def main() -> None:
     records = []
     for problem in tqdm(problems, desc="sampling", unit="problem"):
         if getattr(tokenizer, "chat_template", None):
-            text = tokenizer.apply_chat_template([{"role": "user", "content": CODE_INSTRUCTION + problem.prompt}],
-                                                 tokenize=False, add_generation_prompt=True)
+            text = tokenizer.apply_chat_template(
+                [{"role": "user", "content": CODE_INSTRUCTION + problem.prompt}],
+                tokenize=False,
+                add_generation_prompt=True,
+            )
         else:
             text = problem.prompt
         batch = tokenizer([text], return_tensors="pt")
         with torch.no_grad():
-            out = network.generate(**batch, do_sample=True, temperature=args.temperature, max_new_tokens=args.max_new_tokens,
-                                   num_return_sequences=args.samples, pad_token_id=tokenizer.pad_token_id)
-        for k, ids in enumerate(out[:, batch["input_ids"].shape[1]:].tolist()):
+            out = network.generate(
+                **batch,
+                do_sample=True,
+                temperature=args.temperature,
+                max_new_tokens=args.max_new_tokens,
+                num_return_sequences=args.samples,
+                pad_token_id=tokenizer.pad_token_id,
+            )
+        for k, ids in enumerate(out[:, batch["input_ids"].shape[1] :].tolist()):
             ended = tokenizer.eos_token_id in ids
-            ids = ids[:ids.index(tokenizer.eos_token_id)] if ended else ids
-            records.append({"completion_id": f"{problem.problem_id}#{k}", "problem_id": problem.problem_id,
-                            "completion": tokenizer.decode(ids, skip_special_tokens=True),
-                            "finish_reason": "stop" if ended else "length", "completion_tokens": len(ids)})
+            ids = ids[: ids.index(tokenizer.eos_token_id)] if ended else ids
+            records.append(
+                {
+                    "completion_id": f"{problem.problem_id}#{k}",
+                    "problem_id": problem.problem_id,
+                    "completion": tokenizer.decode(ids, skip_special_tokens=True),
+                    "finish_reason": "stop" if ended else "length",
+                    "completion_tokens": len(ids),
+                }
+            )
     for record in records:
         record["model"] = short
     write_scored(records, problems, args.output)
@@ -85,7 +104,7 @@ def _problems(spec: str) -> list:
         name, _, span = part.partition(":")
         first, _, last = span.rpartition("-") if "-" in span else ("0", "", span)
         chosen = builtin_problems() if name == "builtin" else humaneval_problems(int(last) if last else None)
-        problems += chosen[int(first or 0):]
+        problems += chosen[int(first or 0) :]
     return problems
 
 
@@ -99,8 +118,16 @@ def write_scored(records: list[dict], problems: list, output: Path) -> None:
     with open(output, "w") as sink:
         for record, result in zip(records, results):
             record["status"] = result.status
-            record["tests"] = [{"test_id": o.test_id, "tier": tiers[record["problem_id"]].get(o.test_id), "passed": o.passed,
-                                "status": o.status, "detail": o.detail} for o in result.outcomes]
+            record["tests"] = [
+                {
+                    "test_id": o.test_id,
+                    "tier": tiers[record["problem_id"]].get(o.test_id),
+                    "passed": o.passed,
+                    "status": o.status,
+                    "detail": o.detail,
+                }
+                for o in result.outcomes
+            ]
             sink.write(json.dumps(record) + "\n")
 
 

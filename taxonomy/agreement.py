@@ -51,14 +51,23 @@ def binary_agreement(coder: Sequence[bool], reference: Sequence[bool]) -> Binary
     tn = len(coder) - tp - fp - fn
     n = len(coder)
     if n == 0:
-        return BinaryAgreement(n=0, prevalence=0.0, kappa=None, precision=None, recall=None, f1=None, tp=0, fp=0, fn=0, tn=0)
+        return BinaryAgreement(
+            n=0, prevalence=0.0, kappa=None, precision=None, recall=None, f1=None, tp=0, fp=0, fn=0, tn=0
+        )
     from sklearn.metrics import f1_score, precision_score, recall_score
 
     return BinaryAgreement(
-        n=n, prevalence=(tp + fn) / n, kappa=cohen_kappa(coder, reference),
+        n=n,
+        prevalence=(tp + fn) / n,
+        kappa=cohen_kappa(coder, reference),
         precision=float(precision_score(reference, coder)) if tp + fp else None,
         recall=float(recall_score(reference, coder)) if tp + fn else None,
-        f1=float(f1_score(reference, coder)) if tp + fp + fn else None, tp=tp, fp=fp, fn=fn, tn=tn)
+        f1=float(f1_score(reference, coder)) if tp + fp + fn else None,
+        tp=tp,
+        fp=fp,
+        fn=fn,
+        tn=tn,
+    )
 
 
 def cohen_kappa(coder: Sequence[bool], reference: Sequence[bool]) -> float | None:

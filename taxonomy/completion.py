@@ -24,7 +24,9 @@ def extract_code(completion: str, entry_point: str | None = None) -> str:
     function: taking the last block blindly scored such answers 0.)"""
     blocks = CODE_BLOCK.findall(completion)
     if entry_point:
-        defining = re.compile(rf"^\s*((async\s+)?def\s+{re.escape(entry_point)}\s*\(|class\s+{re.escape(entry_point)}\b)", re.M)
+        defining = re.compile(
+            rf"^\s*((async\s+)?def\s+{re.escape(entry_point)}\s*\(|class\s+{re.escape(entry_point)}\b)", re.M
+        )
         chosen = [b for b in blocks if defining.search(b)]
         if chosen:
             return chosen[-1]

@@ -19,8 +19,15 @@ from curriculab.trajectory.validation import first_problem
 from curriculab.trajectory.vocabulary import TIERS, Tier
 
 V1_CODES: tuple[str, ...] = (
-    "skipped_verification", "misread_requirements", "no_plan_revision", "tool_misuse", "redundant_rework",
-    "decoy_susceptibility", "contract_inconsistency", "reward_hacking", "harness_failure",
+    "skipped_verification",
+    "misread_requirements",
+    "no_plan_revision",
+    "tool_misuse",
+    "redundant_rework",
+    "decoy_susceptibility",
+    "contract_inconsistency",
+    "reward_hacking",
+    "harness_failure",
 )
 """The pinned v1 codes, in DESIGN.md's order."""
 
@@ -165,7 +172,11 @@ class Taxonomy(BaseModel):
 def load_taxonomy(source: str | Path | None = None) -> Taxonomy:
     """Load a taxonomy by version name (`v4`, from this package; None: the newest) or from a YAML path."""
     source = source or NEWEST
-    path = PACKAGE_DIR / f"{source}.yaml" if isinstance(source, str) and not str(source).endswith((".yaml", ".yml")) else Path(source)
+    path = (
+        PACKAGE_DIR / f"{source}.yaml"
+        if isinstance(source, str) and not str(source).endswith((".yaml", ".yml"))
+        else Path(source)
+    )
     return _load(path.resolve())
 
 
@@ -174,20 +185,30 @@ def _load(path: Path) -> Taxonomy:
     try:
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise TaxonomyError(f"taxonomy file {path}: not found. Pass a version shipped with curriculab (v1 … {NEWEST}) or an existing YAML file") from None
+        raise TaxonomyError(
+            f"taxonomy file {path}: not found. Pass a version shipped with curriculab (v1 … {NEWEST}) or an existing YAML file"
+        ) from None
     except yaml.YAMLError as exc:
-        raise TaxonomyError(f"taxonomy file {path}: invalid YAML ({str(exc).splitlines()[0]}). Fix the file's syntax") from None
+        raise TaxonomyError(
+            f"taxonomy file {path}: invalid YAML ({str(exc).splitlines()[0]}). Fix the file's syntax"
+        ) from None
     try:
         taxonomy = Taxonomy.model_validate(doc)
     except ValidationError as exc:
         first = first_problem(exc)
-        raise TaxonomyError(f"taxonomy file {path}: {first.where or '(root)'}: {first.message}. Fix that entry") from None
+        raise TaxonomyError(
+            f"taxonomy file {path}: {first.where or '(root)'}: {first.message}. Fix that entry"
+        ) from None
     if taxonomy.maps_from:
         previous = load_taxonomy(taxonomy.maps_from) if taxonomy.maps_from != taxonomy.version else None
         if previous is None:
-            raise TaxonomyError(f"taxonomy file {path}: maps_from: a version cannot map from itself. Name the previous version")
+            raise TaxonomyError(
+                f"taxonomy file {path}: maps_from: a version cannot map from itself. Name the previous version"
+            )
         missing = [c for c in previous.code_names if c not in taxonomy.mapping]
         if missing:
-            raise TaxonomyError(f"taxonomy file {path}: mapping: no mapping for {previous.version} code(s) {missing}. "
-                                f"Map every {previous.version} code to at least one {taxonomy.version} code")
+            raise TaxonomyError(
+                f"taxonomy file {path}: mapping: no mapping for {previous.version} code(s) {missing}. "
+                f"Map every {previous.version} code to at least one {taxonomy.version} code"
+            )
     return taxonomy

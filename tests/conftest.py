@@ -112,7 +112,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if "demo_store" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
         callspec = getattr(item, "callspec", None)
-        if (callspec is not None and callspec.params.get("backend") == "docker") or item.path.name == "test_docker_remote.py":
+        if (
+            callspec is not None and callspec.params.get("backend") == "docker"
+        ) or item.path.name == "test_docker_remote.py":
             item.add_marker(pytest.mark.docker)
             item.add_marker(pytest.mark.slow)
 
@@ -122,8 +124,11 @@ def _require_docker(reachable: bool) -> None:
         return
     if os.environ.get("CURRICULAB_SKIP_DOCKER") == "1":
         pytest.skip("CURRICULAB_SKIP_DOCKER=1: the Docker backend's tests are left out")
-    pytest.fail("no Docker daemon reachable: run ./scripts/setup.sh as root (it starts dockerd), or set "
-                "CURRICULAB_SKIP_DOCKER=1 to leave the Docker backend's tests out", pytrace=False)
+    pytest.fail(
+        "no Docker daemon reachable: run ./scripts/setup.sh as root (it starts dockerd), or set "
+        "CURRICULAB_SKIP_DOCKER=1 to leave the Docker backend's tests out",
+        pytrace=False,
+    )
 
 
 @pytest.fixture

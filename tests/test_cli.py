@@ -34,10 +34,17 @@ def ingested(cli_run, db_path, ingested_store):
 
 
 def test_query_json_is_an_array_of_objects_keyed_by_column(ingested):
-    result = ingested("query", "select model, count(*) as n from trajectories where source_format = 'harbor' group by 1 order by 1", "--json")
+    result = ingested(
+        "query",
+        "select model, count(*) as n from trajectories where source_format = 'harbor' group by 1 order by 1",
+        "--json",
+    )
     assert result.exit_code == 0
-    assert json.loads(result.stdout) == [{"model": "claude-sonnet-4-5-20250929", "n": 2}, {"model": "gpt-5-codex", "n": 1},
-                                         {"model": "gpt-5-mini", "n": 2}]
+    assert json.loads(result.stdout) == [
+        {"model": "claude-sonnet-4-5-20250929", "n": 2},
+        {"model": "gpt-5-codex", "n": 1},
+        {"model": "gpt-5-mini", "n": 2},
+    ]
 
 
 def test_query_answers_the_readme_question(ingested):
@@ -48,7 +55,10 @@ def test_query_answers_the_readme_question(ingested):
 
 def test_query_csv_and_table_and_stdin(ingested):
     result = ingested("query", "select task_id, tags from tasks where task_id = 'hello-world'", "--csv")
-    assert list(csv.reader(io.StringIO(result.stdout))) == [["task_id", "tags"], ["hello-world", '["file-operations", "beginner"]']]
+    assert list(csv.reader(io.StringIO(result.stdout))) == [
+        ["task_id", "tags"],
+        ["hello-world", '["file-operations", "beginner"]'],
+    ]
     result = ingested("query", "-", input="select count(*) as n from runs")
     assert result.exit_code == 0 and "9" in result.stdout and "┃ n" in result.stdout
 
@@ -56,7 +66,9 @@ def test_query_csv_and_table_and_stdin(ingested):
 def test_a_piped_table_is_sized_to_its_content_and_rounds_figures_for_people(ingested, monkeypatch):
     monkeypatch.delenv("COLUMNS", raising=False)
     wide = "x" * 150
-    sql = f"select '{wide}' as long_text, 2/3 as ratio, 123456.789 as big, 1e-7 as tiny, 'a' as c1, 'b' as c2, 'c' as c3"
+    sql = (
+        f"select '{wide}' as long_text, 2/3 as ratio, 123456.789 as big, 1e-7 as tiny, 'a' as c1, 'b' as c2, 'c' as c3"
+    )
     table = ingested("query", sql).stdout
     assert wide in table  # one line, not folded at 80 columns
     row = next(line for line in table.splitlines() if wide in line)
@@ -67,7 +79,7 @@ def test_a_piped_table_is_sized_to_its_content_and_rounds_figures_for_people(ing
 def test_bad_sql_is_one_error_line_with_a_fix(ingested):
     result = ingested("query", "select nope from trajectories")
     assert result.exit_code == 1
-    assert result.stderr.startswith("Error: query failed: Binder Error: Referenced column \"nope\" not found")
+    assert result.stderr.startswith('Error: query failed: Binder Error: Referenced column "nope" not found')
     assert result.stderr.rstrip().endswith("Check the SQL; `curriculab db schema` lists tables and columns")
     assert "Traceback" not in result.stderr
 
@@ -75,28 +87,36 @@ def test_bad_sql_is_one_error_line_with_a_fix(ingested):
 def test_query_on_a_missing_store(cli_run, db_path):
     result = cli_run("query", "select 1")
     assert result.exit_code == 1
-    assert result.stderr == (f"Error: no store at {db_path}. Run `curriculab ingest PATH` to create one, or pass --db / "
-                             "set CURRICULAB_DB\n")
+    assert result.stderr == (
+        f"Error: no store at {db_path}. Run `curriculab ingest PATH` to create one, or pass --db / set CURRICULAB_DB\n"
+    )
 
 
 @pytest.mark.slow
 def test_db_option_env_var_and_subcommand_flag(tmp_path, fixtures):
     env = {**os.environ, "CURRICULAB_DB": str(tmp_path / "env.duckdb")}
+
     def run(*a):
-        return subprocess.run([sys.executable, "-m", "curriculab.cli", *a], cwd=ROOT, env=env, capture_output=True, text=True)
+        return subprocess.run(
+            [sys.executable, "-m", "curriculab.cli", *a], cwd=ROOT, env=env, capture_output=True, text=True
+        )
 
     assert run("ingest", str(fixtures / "jsonl")).returncode == 0
     assert json.loads(run("query", "select count(*) as n from trajectories", "--json").stdout) == [{"n": 3}]
     other = tmp_path / "flag.duckdb"
     assert run("ingest", "--db", str(other), str(fixtures / "atif")).returncode == 0
-    assert json.loads(run("query", "--db", str(other), "select count(*) as n from trajectories", "--json").stdout) == [{"n": 1}]
+    assert json.loads(run("query", "--db", str(other), "select count(*) as n from trajectories", "--json").stdout) == [
+        {"n": 1}
+    ]
 
 
 @pytest.mark.slow
 def test_debug_shows_the_traceback_and_default_hides_it(tmp_path):
     base = [sys.executable, "-m", "curriculab.cli", "--db", str(tmp_path / "x.duckdb")]
     quiet = subprocess.run(base + ["query", "select 1"], cwd=ROOT, capture_output=True, text=True)
-    loud = subprocess.run(base[:2] + ["cli", "--debug"] + base[3:] + ["query", "select 1"], cwd=ROOT, capture_output=True, text=True)
+    loud = subprocess.run(
+        base[:2] + ["cli", "--debug"] + base[3:] + ["query", "select 1"], cwd=ROOT, capture_output=True, text=True
+    )
     assert quiet.returncode == 1 and "Traceback" not in quiet.stderr and quiet.stderr.startswith("Error: no store at")
     assert loud.returncode == 1 and "Traceback (most recent call last)" in loud.stderr and "StoreMissing" in loud.stderr
 
@@ -105,10 +125,25 @@ def test_db_schema_and_migrate(cli_run):
     from curriculab.analysis.store import LATEST_VERSION
 
     result = cli_run("db", "migrate")
-    assert result.exit_code == 0 and f"schema version {LATEST_VERSION} ({LATEST_VERSION} migrations applied)" in result.stdout
+    assert (
+        result.exit_code == 0
+        and f"schema version {LATEST_VERSION} ({LATEST_VERSION} migrations applied)" in result.stdout
+    )
     tables = {t["table"] for t in json.loads(cli_run("db", "schema", "--json").stdout)}
-    assert {"tasks", "runs", "trajectories", "steps", "test_results", "failure_codes", "labels", "plans",
-            "ingest_errors", "schema_migrations", "coding_status", "code_reliability"} <= tables
+    assert {
+        "tasks",
+        "runs",
+        "trajectories",
+        "steps",
+        "test_results",
+        "failure_codes",
+        "labels",
+        "plans",
+        "ingest_errors",
+        "schema_migrations",
+        "coding_status",
+        "code_reliability",
+    } <= tables
 
 
 def test_version_and_help_examples(cli_run):
@@ -127,8 +162,25 @@ def test_unknown_format_option_is_refused(cli_run, formats):
 
 @pytest.mark.slow
 def test_demo_runs_the_loop_on_embedded_data(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "curriculab.cli", "demo", "--out", str(tmp_path / "demo"), "--tasks", "18",
-                           "--attempts", "2", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "curriculab.cli",
+            "demo",
+            "--out",
+            str(tmp_path / "demo"),
+            "--tasks",
+            "18",
+            "--attempts",
+            "2",
+            "--json",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["trajectories"] == 18 * 2 * 3 and result["quarantined"] == 0
@@ -139,8 +191,10 @@ def test_demo_runs_the_loop_on_embedded_data(tmp_path):
 MISSING_STORE = "Run `curriculab ingest PATH` to create one, or pass --db / set CURRICULAB_DB\n"
 
 
-@pytest.mark.parametrize("command", [["report"], ["difficulty"], ["code"], ["labels", "export"],
-                                     ["agreement", "--coder", "rules", "--annotator", "a"]])
+@pytest.mark.parametrize(
+    "command",
+    [["report"], ["difficulty"], ["code"], ["labels", "export"], ["agreement", "--coder", "rules", "--annotator", "a"]],
+)
 def test_commands_that_read_refuse_a_mistyped_store_and_create_nothing(cli_run, db_path, command):
     result = cli_run(*command)
     assert result.exit_code == 1 and result.stderr == f"Error: no store at {db_path}. {MISSING_STORE}"
@@ -150,14 +204,22 @@ def test_commands_that_read_refuse_a_mistyped_store_and_create_nothing(cli_run, 
 def test_code_where_is_a_filter_on_trajectories_never_a_statement(ingested, db_path):
     typo = ingested("code", "--where", "modle = 1")
     assert typo.exit_code == 1
-    assert typo.stderr.startswith("Error: --where 'modle = 1' is not a filter on trajectories: Binder Error: Referenced "
-                                  "column \"modle\" not found")
+    assert typo.stderr.startswith(
+        "Error: --where 'modle = 1' is not a filter on trajectories: Binder Error: Referenced "
+        'column "modle" not found'
+    )
     assert typo.stderr.rstrip().endswith("Use trajectories's columns (`curriculab db schema` lists them)")
-    for hostile in ["1=1); drop table steps; select (1", "true) union all select 1; delete from trajectories where (true"]:
+    for hostile in [
+        "1=1); drop table steps; select (1",
+        "true) union all select 1; delete from trajectories where (true",
+    ]:
         refused = ingested("code", "--where", hostile)
         assert refused.exit_code == 1 and refused.stderr.startswith(f"Error: --where {hostile!r} is not a")
-    counts = json.loads(ingested("query", "select (select count(*) from steps) as s, (select count(*) from trajectories) as t",
-                                 "--json").stdout)
+    counts = json.loads(
+        ingested(
+            "query", "select (select count(*) from steps) as s, (select count(*) from trajectories) as t", "--json"
+        ).stdout
+    )
     assert counts[0]["s"] > 0 and counts[0]["t"] == 21
     fine = ingested("code", "--where", "outcome = 'failed' and source_format = 'tb'", "--json")
     assert fine.exit_code == 0 and json.loads(fine.stdout)["trajectories"] == 4
@@ -171,7 +233,7 @@ def test_debug_is_accepted_after_the_command_name(tmp_path):
 
 @pytest.mark.slow
 def test_piping_into_head_exits_quietly(ingested, db_path):
-    shell = (f"{sys.executable} -m curriculab.cli --db {db_path} query 'select * from steps, range(20)' --csv | head -1")
+    shell = f"{sys.executable} -m curriculab.cli --db {db_path} query 'select * from steps, range(20)' --csv | head -1"
     done = subprocess.run(["bash", "-o", "pipefail", "-c", shell], cwd=ROOT, capture_output=True, text=True)
     assert done.stdout.startswith("trajectory_id,") and done.stderr == "" and done.returncode == 0
 
@@ -187,7 +249,9 @@ def test_ingesting_only_bad_input_into_a_full_store_records_it_once(ingested, tm
         assert result.exit_code == 1 and "unexpected" not in result.output
     (tmp_path / "empty").mkdir()
     assert ingested("ingest", str(tmp_path / "empty")).exit_code == 1
-    rows = json.loads(ingested("query", "select path, count(*) as n from ingest_errors group by 1 order by 1", "--json").stdout)
+    rows = json.loads(
+        ingested("query", "select path, count(*) as n from ingest_errors group by 1 order by 1", "--json").stdout
+    )
     # one row per distinct problem: missing twice (once), then empty (a different problem)
     assert rows == [{"path": str(tmp_path / "empty"), "n": 2}, {"path": "/typo-curriculab", "n": 1}]
 
@@ -197,22 +261,31 @@ def test_an_unreachable_judge_says_so_and_fails(cli_run, fixtures):
     assert cli_run("ingest", str(fixtures / "atif")).exit_code == 0
     result = cli_run("code", "--coder", "judge", "--judge-url", "http://127.0.0.1:9/v1", "--judge-model", "m")
     assert result.exit_code == 1
-    assert result.stderr.startswith("1 of 1 trajectories got no usable answer from the judge; they are left not_applicable. "
-                                    "First: atif-standalone-42: ")
-    assert result.stderr.rstrip().endswith("Error: the judge answered none of the 1 trajectories. Check --judge-url and "
-                                           "--judge-model (is the server up and serving that model?)")
+    assert result.stderr.startswith(
+        "1 of 1 trajectories got no usable answer from the judge; they are left not_applicable. "
+        "First: atif-standalone-42: "
+    )
+    assert result.stderr.rstrip().endswith(
+        "Error: the judge answered none of the 1 trajectories. Check --judge-url and "
+        "--judge-model (is the server up and serving that model?)"
+    )
 
 
-@pytest.mark.parametrize("sql, refusal", [
-    ("copy (select 1) to '{out}'", "query is a COPY statement; `curriculab query` only reads (one SELECT)."),
-    ("export database '{outdir}'", "query is a EXPORT statement; `curriculab query` only reads (one SELECT)."),
-    ("install httpfs", "`curriculab query` only reads (one SELECT)."),
-    ("select 1; delete from trajectories", "query holds 2 statements; `curriculab query` runs exactly one."),
-    ("delete from trajectories", "query is a DELETE statement"),
-    ("select * from read_csv('/etc/passwd')", "file system operations are disabled by configuration. "
-                                              "`curriculab query` reads the store only"),
-    ("select * from glob('/root/*')", "file system operations are disabled by configuration."),
-])
+@pytest.mark.parametrize(
+    "sql, refusal",
+    [
+        ("copy (select 1) to '{out}'", "query is a COPY statement; `curriculab query` only reads (one SELECT)."),
+        ("export database '{outdir}'", "query is a EXPORT statement; `curriculab query` only reads (one SELECT)."),
+        ("install httpfs", "`curriculab query` only reads (one SELECT)."),
+        ("select 1; delete from trajectories", "query holds 2 statements; `curriculab query` runs exactly one."),
+        ("delete from trajectories", "query is a DELETE statement"),
+        (
+            "select * from read_csv('/etc/passwd')",
+            "file system operations are disabled by configuration. `curriculab query` reads the store only",
+        ),
+        ("select * from glob('/root/*')", "file system operations are disabled by configuration."),
+    ],
+)
 def test_query_reads_the_store_and_nothing_else(ingested, db_path, tmp_path, sql, refusal):
     out = tmp_path / "leak.csv"
     result = ingested("query", sql.format(out=out, outdir=tmp_path / "dump", db=db_path))
@@ -224,8 +297,13 @@ def test_query_reads_the_store_and_nothing_else(ingested, db_path, tmp_path, sql
 def test_reward_refuses_bad_completion_lines_one_by_one_and_scores_the_rest(cli_run, tmp_path):
     path = tmp_path / "completions.jsonl"
     good = {"problem_id": "curriculab/roman", "completion_id": "ok", "completion": "def to_roman(n):\n    return ''\n"}
-    lines = [json.dumps(good).encode(), b"[1, 2]", b"null", b'{"problem_id": "curriculab/roman", "completion_id": "bad\xff"}',
-             json.dumps(good).encode()]
+    lines = [
+        json.dumps(good).encode(),
+        b"[1, 2]",
+        b"null",
+        b'{"problem_id": "curriculab/roman", "completion_id": "bad\xff"}',
+        json.dumps(good).encode(),
+    ]
     path.write_bytes(b"\n".join(lines) + b"\n")
     result = cli_run("reward", "--problems", "builtin", "--completions", str(path), "--json", db=False)
     assert result.exit_code == 1 and [r["completion_id"] for r in json.loads(result.stdout)] == ["ok"]
@@ -234,7 +312,8 @@ def test_reward_refuses_bad_completion_lines_one_by_one_and_scores_the_rest(cli_
         f"  refused: {path}: line 2: expected a JSON object {{problem_id, completion_id, completion}}, got list. Fix the line",
         f"  refused: {path}: line 3: expected a JSON object {{problem_id, completion_id, completion}}, got null. Fix the line",
         f"  refused: {path}: line 4: not valid UTF-8 (byte {bad_byte}). Re-encode the file as UTF-8",
-        f"  refused: {path}: line 5: completion_id 'ok' is already on line 1. Give each completion its own id"]
+        f"  refused: {path}: line 5: completion_id 'ok' is already on line 1. Give each completion its own id",
+    ]
 
 
 def test_escape_sequences_in_stored_text_never_reach_the_terminal_raw(cli_run, tmp_path):
@@ -255,7 +334,10 @@ def test_code_with_the_verifier_codes_trials_with_per_test_results(cli_run, fixt
     assert report["coder"] == "verifier" and report["taxonomy_version"] == "v4" and report["trajectories"] > 0
     counts = report["counts"]
     assert sum(counts["all_tests_fail"].get(k, 0) for k in ("present", "absent")) > 0  # trials with tests were judged
-    assert counts["broken_code_block"]["present"] == 0 and counts["broken_code_block"]["not_applicable"] == report["trajectories"]
+    assert (
+        counts["broken_code_block"]["present"] == 0
+        and counts["broken_code_block"]["not_applicable"] == report["trajectories"]
+    )
 
 
 @pytest.mark.slow
@@ -271,8 +353,12 @@ def test_the_dashboard_refuses_a_taken_port_before_printing_its_url(tmp_path):
         taken.bind(("", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        result = subprocess.run([sys.executable, "-m", "curriculab.cli", "--db", str(db), "dashboard", "--port", str(port)],
-                                capture_output=True, text=True, timeout=60)
+        result = subprocess.run(
+            [sys.executable, "-m", "curriculab.cli", "--db", str(db), "dashboard", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert result.returncode != 0 and "http://" not in result.stdout
     assert f"port {port} is taken (another dashboard?). Pass a free one: --port {port + 1}" in result.stderr
 
@@ -292,8 +378,12 @@ def test_stopping_the_dashboard_stops_the_server(tmp_path):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    process = subprocess.Popen([sys.executable, "-m", "curriculab.cli", "--db", str(db), "dashboard", "--port", str(port)],
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "curriculab.cli", "--db", str(db), "dashboard", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     health = f"http://127.0.0.1:{port}/_stcore/health"
     try:
         assert process.stdout.readline().startswith(f"curriculab dashboard on http://localhost:{port}")
@@ -349,8 +439,9 @@ def test_command_modules_are_thin():
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, ast.Call):
                 name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
-                assert name not in ("open", "loads", "read_text", "read_bytes"), \
+                assert name not in ("open", "loads", "read_text", "read_bytes"), (
                     f"{source.name}:{node.lineno} reads a file itself ({name}): move the reading into the library"
+                )
     assert (ROOT / "curriculab" / "cli.py").read_text().count("\n") <= 300
 
 

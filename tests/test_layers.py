@@ -18,25 +18,46 @@ pytestmark = pytest.mark.slow  # two import-linter runs
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("analysis", "taxonomy", "planner", "training", "dashboard")
 # no editable-install finder: what a static tool sees is the checkout on sys.path
-_NO_FINDER = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if '__editable__' not in "
-              "str(getattr(f, '__module__', '')) + type(f).__module__]; ")
+_NO_FINDER = (
+    "import sys; sys.meta_path[:] = [f for f in sys.meta_path if '__editable__' not in "
+    "str(getattr(f, '__module__', '')) + type(f).__module__]; "
+)
 _LINT = _NO_FINDER + "from importlinter.cli import lint_imports; sys.exit(lint_imports(config_filename=sys.argv[1]))"
 
 
 def lint(site: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", _LINT, str(ROOT / ".importlinter")], cwd=site, capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(site)})
+    return subprocess.run(
+        [sys.executable, "-c", _LINT, str(ROOT / ".importlinter")],
+        cwd=site,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(site)},
+    )
 
 
 def test_every_curriculab_module_resolves_to_its_file_in_the_checkout():
-    code = _NO_FINDER + ("import importlib.util; print(*[importlib.util.find_spec(f'curriculab.{n}.' + m).origin "
-                         "for n, m in (('analysis', 'queries'), ('taxonomy', 'taxonomy'), ('planner', 'plan'), "
-                         "('training', 'rewards'), ('dashboard', 'common'))], sep='\\n')")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    code = _NO_FINDER + (
+        "import importlib.util; print(*[importlib.util.find_spec(f'curriculab.{n}.' + m).origin "
+        "for n, m in (('analysis', 'queries'), ('taxonomy', 'taxonomy'), ('planner', 'plan'), "
+        "('training', 'rewards'), ('dashboard', 'common'))], sep='\\n')"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     found = [Path(line).resolve() for line in done.stdout.split()]
-    assert found == [ROOT / "analysis" / "queries.py", ROOT / "taxonomy" / "taxonomy.py", ROOT / "planner" / "plan.py",
-                     ROOT / "training" / "rewards.py", ROOT / "dashboard" / "common.py"]
+    assert found == [
+        ROOT / "analysis" / "queries.py",
+        ROOT / "taxonomy" / "taxonomy.py",
+        ROOT / "planner" / "plan.py",
+        ROOT / "training" / "rewards.py",
+        ROOT / "dashboard" / "common.py",
+    ]
     assert all((ROOT / "curriculab" / name).resolve() == ROOT / name for name in FOLDERS)
 
 
@@ -48,9 +69,13 @@ def test_the_layers_hold():
 
 def test_an_upward_import_breaks_the_contract(tmp_path):
     site = tmp_path
-    shutil.copytree(ROOT / "curriculab", site / "curriculab", ignore=shutil.ignore_patterns("__pycache__"))  # links followed
+    shutil.copytree(
+        ROOT / "curriculab", site / "curriculab", ignore=shutil.ignore_patterns("__pycache__")
+    )  # links followed
     planted = site / "curriculab" / "trajectory" / "vocabulary.py"
-    planted.write_text(planted.read_text() + "\n\ndef _planted():\n    from curriculab.training import problems  # noqa\n")
+    planted.write_text(
+        planted.read_text() + "\n\ndef _planted():\n    from curriculab.training import problems  # noqa\n"
+    )
     done = lint(site)
     assert done.returncode == 1
     assert "curriculab.trajectory is not allowed to import curriculab.training" in done.stdout

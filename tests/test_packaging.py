@@ -19,19 +19,34 @@ def test_the_wheel_installs_one_top_level_name_and_imports_outside_the_repo(tmp_
     import shutil
 
     source = tmp_path / "source"  # build from a copy: setuptools leaves build/ beside the sources
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".venv", ".git", "build", "*.egg-info", "__pycache__",
-                                                                 "*.duckdb", "bench", "tests"))
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path / "dist"), str(source)],
-                           capture_output=True, text=True, timeout=300)
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".venv", ".git", "build", "*.egg-info", "__pycache__", "*.duckdb", "bench", "tests"
+        ),
+    )
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path / "dist"), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert built.returncode == 0, built.stderr[-2000:]
     (wheel,) = (tmp_path / "dist").glob("curriculab-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    assert {n.split("/")[0] for n in names} == {"curriculab", wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1]
-                                                 + ".dist-info"}
+    assert {n.split("/")[0] for n in names} == {
+        "curriculab",
+        wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1] + ".dist-info",
+    }
     assert "curriculab/taxonomy/v1.yaml" in names and "curriculab/trajectory/agents.yaml" in names
     target = tmp_path / "site"
-    installed = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
-                               capture_output=True, text=True, timeout=300)
+    installed = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert installed.returncode == 0, installed.stderr[-2000:]
     # bin/ holds the `curriculab` console script; the only importable name is curriculab
     assert sorted(p.name for p in target.iterdir() if not p.name.endswith(".dist-info")) == ["bin", "curriculab"]
@@ -40,13 +55,17 @@ def test_the_wheel_installs_one_top_level_name_and_imports_outside_the_repo(tmp_
     for folder in ("analysis", "training"):
         (project / folder).mkdir(parents=True)
         (project / folder / "__init__.py").write_text("MINE = True\n")
-    script = ("import analysis, training, curriculab.analysis.store, curriculab.training.rewards, curriculab.cli;"
-              "from curriculab.taxonomy.taxonomy import load_taxonomy;"
-              "assert analysis.MINE and training.MINE;"
-              "assert curriculab.analysis.store.__file__.startswith(" + repr(str(target)) + ");"
-              "print(load_taxonomy('v2').version)")
+    script = (
+        "import analysis, training, curriculab.analysis.store, curriculab.training.rewards, curriculab.cli;"
+        "from curriculab.taxonomy.taxonomy import load_taxonomy;"
+        "assert analysis.MINE and training.MINE;"
+        "assert curriculab.analysis.store.__file__.startswith(" + repr(str(target)) + ");"
+        "print(load_taxonomy('v2').version)"
+    )
     env = {**os.environ, "PYTHONPATH": str(target)}
     done = subprocess.run([sys.executable, "-c", script], cwd=project, env=env, capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.strip() == "v2", done.stderr[-2000:]
-    bare = subprocess.run([sys.executable, "-c", "import analysis"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    bare = subprocess.run(
+        [sys.executable, "-c", "import analysis"], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
     assert bare.returncode == 1 and "No module named 'analysis'" in bare.stderr

@@ -18,8 +18,14 @@ DOCKER_CASE = "tests/training/test_sandbox_redteam.py::test_exit_at_import[docke
 
 
 def _pytest(*args: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300, env={**os.environ, **env})
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **env},
+    )
 
 
 def test_the_fast_tier_leaves_out_slow_demo_store_and_docker_tests():
@@ -29,7 +35,9 @@ def test_the_fast_tier_leaves_out_slow_demo_store_and_docker_tests():
     assert not [i for i in ids if i.startswith(("tests/dashboard/test_browser.py", "tests/training/test_grpo.py"))]
     assert not [i for i in ids if "[docker" in i or "test_docker_remote.py" in i]
     assert "tests/test_cli.py::test_demo_runs_the_loop_on_embedded_data" not in ids
-    assert not [i for i in ids if i.startswith("tests/planner/test_planner.py::test_the_exported_yaml")]  # the demo store's
+    assert not [
+        i for i in ids if i.startswith("tests/planner/test_planner.py::test_the_exported_yaml")
+    ]  # the demo store's
     assert "tests/training/test_sandbox_redteam.py::test_exit_at_import[bwrap]" in ids  # the sandbox is still in it
 
 

@@ -24,14 +24,20 @@ from curriculab.trajectory.vocabulary import TIERS
 def summary_line(step: int, logs: dict[str, float]) -> str:
     """One line per logging step: reward, per-tier pass rate and α, KL, zero-variance share, step time
     and where it went (generation, reward, train, store; generated tokens/s)."""
-    tiers = " ".join(f"{t[:5]} {logs.get(f'pass_rate/{t}', float('nan')):.2f}/α{logs.get(f'alpha/{t}', 0.0):.2f}"
-                     for t in TIERS)
-    parts = " ".join(f"{name} {logs[f'time/{name}_s']:.2f}" for name in ("generation", "reward", "train", "store")
-                     if f"time/{name}_s" in logs)
+    tiers = " ".join(
+        f"{t[:5]} {logs.get(f'pass_rate/{t}', float('nan')):.2f}/α{logs.get(f'alpha/{t}', 0.0):.2f}" for t in TIERS
+    )
+    parts = " ".join(
+        f"{name} {logs[f'time/{name}_s']:.2f}"
+        for name in ("generation", "reward", "train", "store")
+        if f"time/{name}_s" in logs
+    )
     speed = f" {logs['generated_tokens_per_s']:.0f} tok/s" if "generated_tokens_per_s" in logs else ""
-    return (f"step {step:>4}  reward {logs.get('reward', float('nan')):.3f}  {tiers}  kl {logs.get('kl', 0.0):.4f}  "
-            f"zero-std {logs.get('frac_reward_zero_std', float('nan')):.2f}  {logs.get('step_time', 0.0):.2f}s"
-            + (f" ({parts}{speed})" if parts else ""))
+    return (
+        f"step {step:>4}  reward {logs.get('reward', float('nan')):.3f}  {tiers}  kl {logs.get('kl', 0.0):.4f}  "
+        f"zero-std {logs.get('frac_reward_zero_std', float('nan')):.2f}  {logs.get('step_time', 0.0):.2f}s"
+        + (f" ({parts}{speed})" if parts else "")
+    )
 
 
 def read_metrics(path: Path) -> list[dict[str, Any]]:
@@ -42,7 +48,9 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
     for line in path.read_text().splitlines():
         if line.strip():
             entry = json.loads(line)
-            by_step.setdefault(entry["step"], {"step": entry["step"], "metrics": {}})["metrics"].update(entry["metrics"])
+            by_step.setdefault(entry["step"], {"step": entry["step"], "metrics": {}})["metrics"].update(
+                entry["metrics"]
+            )
     return [by_step[k] for k in sorted(by_step)]
 
 
@@ -57,11 +65,23 @@ class CurriculumCallback(TrainerCallback):
     """See the module's docstring. `stats`, when live sampling is on, adds the run's all-same share
     of groups to the logged metrics."""
 
-    def __init__(self, curriculum: TierCurriculum, writer: RolloutWriter, db_path: str | None, run_id: str,
-                 metrics_path: Path, dynamic: DynamicSettings | None = None,
-                 summary: Callable[[int, dict[str, float]], None] | None = None, stats: ProblemStats | None = None,
-                 clock: StepClock | None = None, stop_after_s: float | None = None, started: float | None = None,
-                 main_process: bool = True, setup_started: float | None = None, live: LiveAllocation | None = None) -> None:
+    def __init__(
+        self,
+        curriculum: TierCurriculum,
+        writer: RolloutWriter,
+        db_path: str | None,
+        run_id: str,
+        metrics_path: Path,
+        dynamic: DynamicSettings | None = None,
+        summary: Callable[[int, dict[str, float]], None] | None = None,
+        stats: ProblemStats | None = None,
+        clock: StepClock | None = None,
+        stop_after_s: float | None = None,
+        started: float | None = None,
+        main_process: bool = True,
+        setup_started: float | None = None,
+        live: LiveAllocation | None = None,
+    ) -> None:
         self.curriculum, self.writer, self.db_path, self.run_id = curriculum, writer, db_path, run_id
         self.live = live if live is not None else LiveAllocation()
         # in a multi-process run every rank follows the schedule (its rewards need the same α), and
@@ -85,8 +105,14 @@ class CurriculumCallback(TrainerCallback):
     def on_train_begin(self, args, state, control, **kwargs):
         from tqdm.auto import tqdm
 
-        self.bar = tqdm(total=state.max_steps, initial=state.global_step, desc="GRPO", unit="step", dynamic_ncols=True,
-                        disable=not self.main_process)
+        self.bar = tqdm(
+            total=state.max_steps,
+            initial=state.global_step,
+            desc="GRPO",
+            unit="step",
+            dynamic_ncols=True,
+            disable=not self.main_process,
+        )
         self.reserve_s = time.perf_counter() - self.setup_started
         self.step_ended = time.perf_counter()
 
@@ -96,7 +122,9 @@ class CurriculumCallback(TrainerCallback):
         step_s, self.step_ended = now - (self.step_ended or now), now
         end_s = max(self.reserve_s, 2 * self.flush_s)  # a warm process starts fast, yet its end still ingests and saves
         if self.stop_after_s is not None and now + step_s - self.started > self.stop_after_s - end_s:
-            control.should_training_stop = True  # one more step would spend the budget: this step's log and save still run
+            control.should_training_stop = (
+                True  # one more step would spend the budget: this step's log and save still run
+            )
             control.should_log = control.should_save = True
 
     def on_log(self, args, state, control, logs=None, **kwargs):
@@ -133,8 +161,9 @@ class CurriculumCallback(TrainerCallback):
         # shards of the steps before this one: every rank has finished them, while the next step's
         # (this process's or another rank's) may be being written
         self.wait()
-        self.pending = threading.Thread(target=self._timed_flush, args=(int(state.global_step),), name="curriculab-ingest",
-                                        daemon=True)
+        self.pending = threading.Thread(
+            target=self._timed_flush, args=(int(state.global_step),), name="curriculab-ingest", daemon=True
+        )
         self.pending.start()
 
     def on_train_end(self, args, state, control, **kwargs):
@@ -171,10 +200,16 @@ class CurriculumCallback(TrainerCallback):
         from curriculab.analysis.ingest import ingest
         from curriculab.analysis.store import Store
 
-        rows = [(self.run_id, entry["step"], name, value) for entry in read_metrics(self.metrics_path)
-                for name, value in sorted(entry["metrics"].items())]
-        shards = sorted(str(p) for p in self.writer.directory.glob("step-*.jsonl") if str(p) not in self.ingested
-                        and (before_step is None or shard_step(p) < before_step))
+        rows = [
+            (self.run_id, entry["step"], name, value)
+            for entry in read_metrics(self.metrics_path)
+            for name, value in sorted(entry["metrics"].items())
+        ]
+        shards = sorted(
+            str(p)
+            for p in self.writer.directory.glob("step-*.jsonl")
+            if str(p) not in self.ingested and (before_step is None or shard_step(p) < before_step)
+        )
         with Store(self.db_path) as store:
             if shards:  # only what is new since the last checkpoint (ingest would skip the rest, after reading it)
                 ingest(store, shards, fmt="jsonl", workers=1)

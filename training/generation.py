@@ -79,9 +79,13 @@ def _generate(model, tokenizer, prompts: list[str], backend: str, max_new_tokens
     import torch
     from transformers import GenerationConfig
 
-    config = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=True, pad_token_id=tokenizer.pad_token_id,
-                              eos_token_id=tokenizer.eos_token_id,
-                              cache_implementation=BACKENDS[backend].get("cache_implementation"))
+    config = GenerationConfig(
+        max_new_tokens=max_new_tokens,
+        do_sample=True,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        cache_implementation=BACKENDS[backend].get("cache_implementation"),
+    )
     if backend == "continuous-batching":
         ids = [tokenizer(p)["input_ids"] for p in prompts]
         outputs = model.generate_batch(inputs=ids, generation_config=config, progress_bar=False)
@@ -89,12 +93,19 @@ def _generate(model, tokenizer, prompts: list[str], backend: str, max_new_tokens
     batch = tokenizer(prompts, return_tensors="pt", padding=True).to(model.device)
     with torch.no_grad():
         out = model.generate(**batch, generation_config=config)
-    completions = out[:, batch["input_ids"].shape[1]:]
+    completions = out[:, batch["input_ids"].shape[1] :]
     return int((completions != tokenizer.pad_token_id).sum())
 
 
-def probe(model, tokenizer, prompts: list[str], backend: str, max_new_tokens: int, repeats: int = 2,
-          give_up_after_s: float | None = None) -> Probe:
+def probe(
+    model,
+    tokenizer,
+    prompts: list[str],
+    backend: str,
+    max_new_tokens: int,
+    repeats: int = 2,
+    give_up_after_s: float | None = None,
+) -> Probe:
     """Time `backend`: one warm-up run (compilation, cache allocation), then `repeats` timed runs.
     A warm-up slower than `give_up_after_s` is the measurement (the backend has lost already)."""
     started = time.perf_counter()
@@ -110,8 +121,9 @@ def probe(model, tokenizer, prompts: list[str], backend: str, max_new_tokens: in
     return Probe(backend, tokens, statistics.median(times) * repeats)
 
 
-def choose_backend(requested: str, cuda: bool, model=None, tokenizer=None, prompts: list[str] = (),
-                   max_new_tokens: int = 32) -> tuple[str, list[Probe]]:
+def choose_backend(
+    requested: str, cuda: bool, model=None, tokenizer=None, prompts: list[str] = (), max_new_tokens: int = 32
+) -> tuple[str, list[Probe]]:
     """The backend to train with and, for `auto`, what was measured to choose it.
 
     A named backend is checked (BackendUnavailable says what it needs); `auto` probes each
@@ -128,8 +140,16 @@ def choose_backend(requested: str, cuda: bool, model=None, tokenizer=None, promp
         if unavailable_reason(name, cuda) is None:
             # a backend whose warm-up takes 5x the best timed run is not worth timing further
             best_run_s = min((p.seconds / 2 for p in probes), default=None)
-            probes.append(probe(model, tokenizer, list(prompts), name, max_new_tokens,
-                                give_up_after_s=5 * best_run_s if best_run_s else None))
+            probes.append(
+                probe(
+                    model,
+                    tokenizer,
+                    list(prompts),
+                    name,
+                    max_new_tokens,
+                    give_up_after_s=5 * best_run_s if best_run_s else None,
+                )
+            )
     best = max(probes, key=lambda p: p.tokens_per_s)
     baseline = next(p for p in probes if p.backend == "generate")
     if best.tokens_per_s < CLEAR_WIN * baseline.tokens_per_s:  # within the noise of a few runs: keep the default

@@ -74,7 +74,9 @@ def last_complete_checkpoint(output: Path) -> Path | None:
     newer ones, cut short by a kill, are removed."""
     import shutil
 
-    found = sorted((int(p.name.split("-")[-1]), p) for p in output.glob("checkpoint-*") if p.name.split("-")[-1].isdigit())
+    found = sorted(
+        (int(p.name.split("-")[-1]), p) for p in output.glob("checkpoint-*") if p.name.split("-")[-1].isdigit()
+    )
     complete = [p for _, p in found if (p / "trainer_state.json").exists()]
     if not complete:
         return None
@@ -91,12 +93,27 @@ def run_id_for(plan_id: str, seed: int, output_dir: Path) -> str:
     return f"grpo-{plan_id}-s{seed}-{digest}"
 
 
-def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps: int | None = None,
-          output_dir: Path | str | None = None, resume: bool = False, use_vllm: str | None = None,
-          db_path: str | None = None, dynamic: bool | None = None, live_sampling: bool | None = None,
-          allow_unsandboxed: bool = False, save_steps: int | None = None, summary=None, cache_dir: Path = CACHE_DIR,
-          model_label: str | None = None, force_cpu: bool = False, stop_after_s: float | None = None,
-          generation_backend: str = "auto", announce=None) -> TrainResult:
+def train(
+    config: TrainingConfig | Path | str,
+    model: str = "tiny",
+    *,
+    max_steps: int | None = None,
+    output_dir: Path | str | None = None,
+    resume: bool = False,
+    use_vllm: str | None = None,
+    db_path: str | None = None,
+    dynamic: bool | None = None,
+    live_sampling: bool | None = None,
+    allow_unsandboxed: bool = False,
+    save_steps: int | None = None,
+    summary=None,
+    cache_dir: Path = CACHE_DIR,
+    model_label: str | None = None,
+    force_cpu: bool = False,
+    stop_after_s: float | None = None,
+    generation_backend: str = "auto",
+    announce=None,
+) -> TrainResult:
     """Train `model` with GRPO on a plan (a `TrainingConfig`, or the path of its plan.yaml);
     rollouts and metrics go to `db_path`. `stop_after_s` is a time budget for the call: training
     stops early enough that setup, the steps and the run's end (checkpoint, rollouts and metrics
@@ -131,23 +148,51 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
         seed, plan_id = int(grpo.get("seed", 0)), config.plan.plan_id
         run_id = run_id_for(plan_id, seed, output)
         stop_ids = tuple(i for i in {tokenizer.eos_token_id, tokenizer.pad_token_id} if i is not None)
-        writer = RolloutWriter(output / "rollouts", run_id, base_name, {p.problem_id: p for p in problems},
-                               {"plan_id": plan_id, "seed": seed, "model": model, "live_sampling": live_on,
-                                "reward_functions": config.reward.functions, "reward_weights": config.reward.weights},
-                               model_label, stop_ids, rank=rank)
+        writer = RolloutWriter(
+            output / "rollouts",
+            run_id,
+            base_name,
+            {p.problem_id: p for p in problems},
+            {
+                "plan_id": plan_id,
+                "seed": seed,
+                "model": model,
+                "live_sampling": live_on,
+                "reward_functions": config.reward.functions,
+                "reward_weights": config.reward.weights,
+            },
+            model_label,
+            stop_ids,
+            rank=rank,
+        )
         checkpoint = _resume_from(output, resume, writer, rank)
         cuda = torch.cuda.is_available() and not force_cpu
-        grpo.update(output_dir=str(output), logging_steps=1, save_strategy="steps", report_to="none",
-                    save_steps=save_steps or max(1, (max_steps or 10) // 2), use_cpu=not cuda, bf16=cuda,
-                    reward_weights=list(config.reward.weights))
+        grpo.update(
+            output_dir=str(output),
+            logging_steps=1,
+            save_strategy="steps",
+            report_to="none",
+            save_steps=save_steps or max(1, (max_steps or 10) // 2),
+            use_cpu=not cuda,
+            bf16=cuda,
+            reward_weights=list(config.reward.weights),
+        )
         if max_steps is not None:
             grpo["max_steps"] = max_steps
         if model == "tiny":
             grpo["max_completion_length"] = min(int(grpo.get("max_completion_length", 512)), TINY_COMPLETION_TOKENS)
         network = AutoModelForCausalLM.from_pretrained(path, **load_kwargs)
-        backend, why = pick_backend(f"vllm-{use_vllm}" if use_vllm else generation_backend, cuda, network, tokenizer,
-                                    dataset, int(grpo.get("num_generations", 8)), int(grpo.get("max_completion_length", 256)),
-                                    f"{base_name}:{path}", cache_dir)
+        backend, why = pick_backend(
+            f"vllm-{use_vllm}" if use_vllm else generation_backend,
+            cuda,
+            network,
+            tokenizer,
+            dataset,
+            int(grpo.get("num_generations", 8)),
+            int(grpo.get("max_completion_length", 256)),
+            f"{base_name}:{path}",
+            cache_dir,
+        )
         if announce:
             announce(why)
             if model == "tiny":
@@ -159,21 +204,50 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
         except (TypeError, ValueError) as exc:
             raise TrainError(f"grpo section rejected by trl.GRPOConfig: {exc}") from None
         sampling = section.live_sampling
-        stats = ProblemStats(args.num_generations,
-                             LiveSamplingSettings(True, sampling.decay, sampling.sharpness, sampling.floor))
+        stats = ProblemStats(
+            args.num_generations, LiveSamplingSettings(True, sampling.decay, sampling.sharpness, sampling.floor)
+        )
         curriculum = section.tier_curriculum()
         live = LiveAllocation()  # the dynamic schedule's α: the callback writes it, the rewards read it
         clock = StepClock()
         reward_funcs = make_reward_functions(
-            problems, curriculum, Limits(), allow_unsandboxed=allow_unsandboxed, on_scored=writer,
-            names=config.reward.functions, planned_steps=section.planned_steps, stats=stats, live=live)
-        callback = CurriculumCallback(curriculum, writer, db_path, run_id, output / "metrics.jsonl",
-                                      section.dynamic.settings() if dynamic_on else None, summary, stats, clock,
-                                      stop_after_s, entered, main_process=rank == 0, setup_started=imported, live=live)
-        trainer = CurriculumGRPOTrainer(model=network, reward_funcs=reward_funcs, args=args, train_dataset=dataset,
-                                        processing_class=tokenizer, callbacks=[callback],
-                                        live_stats=stats if live_on else None,
-                                        clock=clock, written_s=lambda: writer.seconds)
+            problems,
+            curriculum,
+            Limits(),
+            allow_unsandboxed=allow_unsandboxed,
+            on_scored=writer,
+            names=config.reward.functions,
+            planned_steps=section.planned_steps,
+            stats=stats,
+            live=live,
+        )
+        callback = CurriculumCallback(
+            curriculum,
+            writer,
+            db_path,
+            run_id,
+            output / "metrics.jsonl",
+            section.dynamic.settings() if dynamic_on else None,
+            summary,
+            stats,
+            clock,
+            stop_after_s,
+            entered,
+            main_process=rank == 0,
+            setup_started=imported,
+            live=live,
+        )
+        trainer = CurriculumGRPOTrainer(
+            model=network,
+            reward_funcs=reward_funcs,
+            args=args,
+            train_dataset=dataset,
+            processing_class=tokenizer,
+            callbacks=[callback],
+            live_stats=stats if live_on else None,
+            clock=clock,
+            written_s=lambda: writer.seconds,
+        )
         from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
         for noisy in (ProgressCallback, PrinterCallback):  # our bar and one summary line per step replace the raw dicts
@@ -183,10 +257,20 @@ def train(config: TrainingConfig | Path | str, model: str = "tiny", *, max_steps
         seconds = time.perf_counter() - started
         rollouts = sum(1 for shard in writer.directory.glob("step-*.jsonl") for _ in shard.open())
         logs = next((h for h in reversed(trainer.state.log_history) if "reward" in h), {})
-        return TrainResult(run_id, str(output), int(trainer.state.global_step), rollouts, seconds,
-                           writer.seconds + callback.store_seconds, trainer.reward_seconds,
-                           {k: v for k, v in logs.items() if isinstance(v, (int, float))}, section.planned_steps,
-                           stats.all_same / stats.groups if stats.groups else None, backend, rank == 0)
+        return TrainResult(
+            run_id,
+            str(output),
+            int(trainer.state.global_step),
+            rollouts,
+            seconds,
+            writer.seconds + callback.store_seconds,
+            trainer.reward_seconds,
+            {k: v for k, v in logs.items() if isinstance(v, (int, float))},
+            section.planned_steps,
+            stats.all_same / stats.groups if stats.groups else None,
+            backend,
+            rank == 0,
+        )
 
 
 def _checked_plan(config: TrainingConfig | Path | str):
@@ -203,7 +287,9 @@ def _checked_plan(config: TrainingConfig | Path | str):
     except ProblemError as exc:
         raise TrainError(f"dataset.problems: {exc}") from None
     if not config.dataset_path.exists():
-        raise TrainError(f"dataset.path: {config.dataset_path} does not exist. Export the plan with `curriculab plan -o`")
+        raise TrainError(
+            f"dataset.path: {config.dataset_path} does not exist. Export the plan with `curriculab plan -o`"
+        )
     return config, problems
 
 
@@ -228,11 +314,15 @@ def _rank(live_sampling: bool, stop_after_s: float | None) -> int:
     completions), refusing what cannot hold across several processes."""
     rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
     if world > 1 and live_sampling:
-        raise TrainError("live sampling keeps its statistics per process, so ranks would sample different problems. "
-                         "Pass --static-sampling to train on several processes")
+        raise TrainError(
+            "live sampling keeps its statistics per process, so ranks would sample different problems. "
+            "Pass --static-sampling to train on several processes"
+        )
     if world > 1 and stop_after_s is not None:
-        raise TrainError("a time budget is kept per process, so ranks could stop at different steps. "
-                         "Use --max-steps to train on several processes")
+        raise TrainError(
+            "a time budget is kept per process, so ranks could stop at different steps. "
+            "Use --max-steps to train on several processes"
+        )
     return rank
 
 
@@ -243,8 +333,9 @@ def _resume_from(output: Path, resume: bool, writer: RolloutWriter, rank: int) -
 
     if not resume:
         if output.exists() and any(output.glob("checkpoint-*")):
-            raise TrainError(f"{output} holds checkpoints of an earlier run. "
-                             "Pass --resume to continue it, or another --output-dir")
+            raise TrainError(
+                f"{output} holds checkpoints of an earlier run. Pass --resume to continue it, or another --output-dir"
+            )
         return None
     checkpoint = last_complete_checkpoint(output)
     if checkpoint is None:
@@ -256,8 +347,17 @@ def _resume_from(output: Path, resume: bool, writer: RolloutWriter, rank: int) -
     return checkpoint
 
 
-def pick_backend(requested: str, cuda: bool, network, tokenizer, dataset, n_prompts: int, completion_tokens: int,
-                 model_key: str, cache_dir: Path) -> tuple[str, str]:
+def pick_backend(
+    requested: str,
+    cuda: bool,
+    network,
+    tokenizer,
+    dataset,
+    n_prompts: int,
+    completion_tokens: int,
+    model_key: str,
+    cache_dir: Path,
+) -> tuple[str, str]:
     """(backend, a line saying which and why). `auto` reuses a measurement made on this machine for
     the same model, device, library versions and batch shape, and otherwise measures now."""
     import json
@@ -279,7 +379,9 @@ def pick_backend(requested: str, cuda: bool, network, tokenizer, dataset, n_prom
     except (OSError, ValueError):
         known = {}
     if key not in known:
-        prompts = [_prompt_text(row, tokenizer) for row in dataset.select(range(min(n_prompts, len(dataset))))["prompt"]]
+        prompts = [
+            _prompt_text(row, tokenizer) for row in dataset.select(range(min(n_prompts, len(dataset))))["prompt"]
+        ]
         if cuda:
             network.to("cuda")
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=cuda):

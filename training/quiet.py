@@ -31,8 +31,17 @@ def library_output_to(log: Path) -> Iterator[None]:
     shown = warnings.showwarning
 
     def to_log(message, category, filename, lineno, file=None, line=None):
-        handler.emit(logging.LogRecord("py.warnings", logging.WARNING, filename, lineno,
-                                       warnings.formatwarning(message, category, filename, lineno, line).rstrip(), None, None))
+        handler.emit(
+            logging.LogRecord(
+                "py.warnings",
+                logging.WARNING,
+                filename,
+                lineno,
+                warnings.formatwarning(message, category, filename, lineno, line).rstrip(),
+                None,
+                None,
+            )
+        )
 
     hf_logging.disable_progress_bar()
     datasets.disable_progress_bars()

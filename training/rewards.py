@@ -42,11 +42,17 @@ def pass_rates(problem: Problem, result: RunResult) -> dict[str, float | None]:
     return rates
 
 
-def tarot_score(rates: dict[str, float | None], curriculum: TierCurriculum, progress: float = 1.0,
-                live: LiveAllocation | None = None) -> float:
+def tarot_score(
+    rates: dict[str, float | None],
+    curriculum: TierCurriculum,
+    progress: float = 1.0,
+    live: LiveAllocation | None = None,
+) -> float:
     """Σ α_l w_l pass_rate_l over active tiers that have tests (α renormalised over those)."""
     alpha = curriculum.allocation(progress, tuple(t for t, r in rates.items() if r is not None), live)
-    return sum(alpha[t] * curriculum.weights.get(t, 0.0) * rates[t] for t in alpha if alpha[t] and rates.get(t) is not None)
+    return sum(
+        alpha[t] * curriculum.weights.get(t, 0.0) * rates[t] for t in alpha if alpha[t] and rates.get(t) is not None
+    )
 
 
 def avg_score(result: RunResult) -> float:
@@ -89,19 +95,24 @@ class Scorer:
                 raise ValueError(
                     "no sandbox works here (bubblewrap is missing or cannot start), so model code would run under rlimits "
                     "only and could read the tests and the answer key. Install bubblewrap (apt-get install bubblewrap), "
-                    "or accept the risk explicitly (allow_unsandboxed=True; `--allow-unsandboxed` on the command line)")
+                    "or accept the risk explicitly (allow_unsandboxed=True; `--allow-unsandboxed` on the command line)"
+                )
             warnings.warn(
                 "scoring WITHOUT a sandbox (rlimits only): model code runs as you, so your files (the problems file "
                 "and its answer key included) are readable and writable by it, and where this host allows no user "
                 "namespace, the network, your other processes and IPC are reachable too; rewards can be gamed. "
-                "Results are marked `unsandboxed`", stacklevel=3)
+                "Results are marked `unsandboxed`",
+                stacklevel=3,
+            )
 
     def run(self, problem_ids: Sequence[str], texts: Sequence[str]) -> list[RunResult]:
         keys = list(zip(problem_ids, texts))
         missing = [k for k in dict.fromkeys(keys) if k not in self._cache]
         for pid, _ in missing:
             if pid not in self.problems:
-                raise KeyError(f"problem_id {pid!r} is not in the problem set. Pass the problems file the completions were made for")
+                raise KeyError(
+                    f"problem_id {pid!r} is not in the problem set. Pass the problems file the completions were made for"
+                )
         jobs = [self.problems[pid].job(extract_code(text, self.problems[pid].entry_point)) for pid, text in missing]
         for key, result in zip(missing, run_many(jobs, self.limits, self.workers)):
             self._cache[key] = result
@@ -171,7 +182,9 @@ class RewardContext:
         total = self.planned_steps or (getattr(trainer_state, "max_steps", 0) if trainer_state is not None else 0)
         return min(1.0, trainer_state.global_step / total) if trainer_state is not None and total else 1.0
 
-    def score(self, name: str, prompts, completions, completion_ids, problem_id, trainer_state, log_metric) -> list[float | None]:
+    def score(
+        self, name: str, prompts, completions, completion_ids, problem_id, trainer_state, log_metric
+    ) -> list[float | None]:
         texts = [_text(c) for c in completions]
         results = self.scorer.run(list(problem_id), texts)
         progress = self.progress(trainer_state)
@@ -185,12 +198,24 @@ class RewardContext:
             for tier, rate in rates.items():
                 if rate is not None:
                     tier_totals[tier].append(rate)
-            rewards.append(tarot_score(rates, self.curriculum, progress, self.live) if name == "tarot_reward"
-                           else avg_score(result) if name == "avg_reward" else pass_all_score(result))
+            rewards.append(
+                tarot_score(rates, self.curriculum, progress, self.live)
+                if name == "tarot_reward"
+                else avg_score(result)
+                if name == "avg_reward"
+                else pass_all_score(result)
+            )
         if name == self.primary:
             if self.on_scored is not None:
-                self.on_scored(trainer_state, list(prompts or [None] * len(completions)), texts, list(problem_id), results,
-                               rewards, completion_ids)
+                self.on_scored(
+                    trainer_state,
+                    list(prompts or [None] * len(completions)),
+                    texts,
+                    list(problem_id),
+                    results,
+                    rewards,
+                    completion_ids,
+                )
             if self.stats is not None:
                 self.stats.observe(*gathered(list(problem_id), rewards))
             if log_metric is not None:
@@ -211,9 +236,20 @@ class PassReward:
         self.__name__ = name
         self.context = context
 
-    def __call__(self, prompts=None, completions=(), completion_ids=None, *, problem_id, trainer_state=None,
-                 log_metric=None, **kwargs) -> list[float | None]:
-        return self.context.score(self.__name__, prompts, completions, completion_ids, problem_id, trainer_state, log_metric)
+    def __call__(
+        self,
+        prompts=None,
+        completions=(),
+        completion_ids=None,
+        *,
+        problem_id,
+        trainer_state=None,
+        log_metric=None,
+        **kwargs,
+    ) -> list[float | None]:
+        return self.context.score(
+            self.__name__, prompts, completions, completion_ids, problem_id, trainer_state, log_metric
+        )
 
 
 class FormatReward:
@@ -228,12 +264,18 @@ class FormatReward:
         return [format_score(_text(c), self.problems[pid]) for c, pid in zip(completions, problem_id)]
 
 
-def make_reward_functions(problems: Sequence[Problem], curriculum: TierCurriculum | None = None,
-                          limits: Limits | None = None, workers: int | None = None,
-                          allow_unsandboxed: bool = False, on_scored: Callable[..., None] | None = None,
-                          names: Sequence[str] = ("tarot_reward", "avg_reward", "pass_all_reward"),
-                          planned_steps: int | None = None, stats: ProblemStats | None = None,
-                          live: LiveAllocation | None = None) -> list[PassReward | FormatReward]:
+def make_reward_functions(
+    problems: Sequence[Problem],
+    curriculum: TierCurriculum | None = None,
+    limits: Limits | None = None,
+    workers: int | None = None,
+    allow_unsandboxed: bool = False,
+    on_scored: Callable[..., None] | None = None,
+    names: Sequence[str] = ("tarot_reward", "avg_reward", "pass_all_reward"),
+    planned_steps: int | None = None,
+    stats: ProblemStats | None = None,
+    live: LiveAllocation | None = None,
+) -> list[PassReward | FormatReward]:
     """The reward functions `names` (from tarot_reward, avg_reward, pass_all_reward, format_reward)
     for `GRPOTrainer(reward_funcs=...)`, in that order; they pickle (with a picklable `on_scored`).
 
@@ -251,13 +293,21 @@ def make_reward_functions(problems: Sequence[Problem], curriculum: TierCurriculu
     by_id = {p.problem_id: p for p in problems}
     needs_sandbox = any(n != "format_reward" for n in names)
     context = RewardContext(
-        by_id, curriculum or TierCurriculum(),
+        by_id,
+        curriculum or TierCurriculum(),
         Scorer(by_id, limits or Limits(), workers, allow_unsandboxed=allow_unsandboxed) if needs_sandbox else None,
-        next((n for n in names if n != "format_reward"), None), planned_steps, on_scored, stats, live)
+        next((n for n in names if n != "format_reward"), None),
+        planned_steps,
+        on_scored,
+        stats,
+        live,
+    )
     return [FormatReward(by_id) if n == "format_reward" else PassReward(n, context) for n in names]
 
 
-def read_completions(path: Path, problems: Sequence[Problem], problems_label: str) -> tuple[list[dict[str, str]], list[str]]:
+def read_completions(
+    path: Path, problems: Sequence[Problem], problems_label: str
+) -> tuple[list[dict[str, str]], list[str]]:
     """A JSONL file of `{problem_id, completion_id, completion}`: the completions to score, and one
     line per refused record naming the file, the line and the fix (the others are still scored)."""
     known = {p.problem_id for p in problems}
@@ -276,37 +326,57 @@ def read_completions(path: Path, problems: Sequence[Problem], problems_label: st
             refused.append(f"{where}: invalid JSON ({exc.msg}). Fix the line")
             continue
         if not isinstance(record, dict):
-            refused.append(f"{where}: expected a JSON object {{problem_id, completion_id, completion}}, got "
-                           f"{type(record).__name__ if record is not None else 'null'}. Fix the line")
+            refused.append(
+                f"{where}: expected a JSON object {{problem_id, completion_id, completion}}, got "
+                f"{type(record).__name__ if record is not None else 'null'}. Fix the line"
+            )
             continue
         missing = [k for k in ("problem_id", "completion_id", "completion") if not isinstance(record.get(k), str)]
         if missing:
             refused.append(f"{where}: field {missing[0]} is missing or not a string. Add it")
         elif record["completion_id"] in first_line:
-            refused.append(f"{where}: completion_id {record['completion_id']!r} is already on line "
-                           f"{first_line[record['completion_id']]}. Give each completion its own id")
+            refused.append(
+                f"{where}: completion_id {record['completion_id']!r} is already on line "
+                f"{first_line[record['completion_id']]}. Give each completion its own id"
+            )
         elif record["problem_id"] not in known:
-            refused.append(f"{where}: field problem_id: {record['problem_id']!r} is not in {problems_label}. "
-                           "Pass the problems the completions were made for")
+            refused.append(
+                f"{where}: field problem_id: {record['problem_id']!r} is not in {problems_label}. "
+                "Pass the problems the completions were made for"
+            )
         else:
             first_line[record["completion_id"]] = number
             completions.append(record)
     return completions, refused
 
 
-def score_completions(problems: Sequence[Problem], completions: Sequence[dict[str, Any]],
-                      curriculum: TierCurriculum | None = None, limits: Limits | None = None,
-                      workers: int | None = None, allow_unsandboxed: bool = False) -> list[dict[str, Any]]:
+def score_completions(
+    problems: Sequence[Problem],
+    completions: Sequence[dict[str, Any]],
+    curriculum: TierCurriculum | None = None,
+    limits: Limits | None = None,
+    workers: int | None = None,
+    allow_unsandboxed: bool = False,
+) -> list[dict[str, Any]]:
     """`curriculab reward`: one `{completion_id, problem_id, reward, pass_rate: {tier: x}, status}` per completion."""
     curriculum = curriculum or TierCurriculum()
-    scorer = Scorer({p.problem_id: p for p in problems}, limits or Limits(), workers, allow_unsandboxed=allow_unsandboxed)
+    scorer = Scorer(
+        {p.problem_id: p for p in problems}, limits or Limits(), workers, allow_unsandboxed=allow_unsandboxed
+    )
     results = scorer.run([c["problem_id"] for c in completions], [c["completion"] for c in completions])
     out = []
     for completion, result in zip(completions, results):
         problem = scorer.problems[completion["problem_id"]]
         rates = pass_rates(problem, result)
         reward = None if result.status in SANDBOX_FAULTS else tarot_score(rates, curriculum)
-        out.append({"completion_id": completion["completion_id"], "problem_id": completion["problem_id"], "reward": reward,
-                    "pass_rate": rates, "status": result.status,
-                    "failed_tests": [f"{o.test_id}: {o.status}" for o in result.outcomes if not o.passed][:10]})
+        out.append(
+            {
+                "completion_id": completion["completion_id"],
+                "problem_id": completion["problem_id"],
+                "reward": reward,
+                "pass_rate": rates,
+                "status": result.status,
+                "failed_tests": [f"{o.test_id}: {o.status}" for o in result.outcomes if not o.passed][:10],
+            }
+        )
     return out

@@ -32,24 +32,62 @@ def finish_reason(ids: Sequence[int] | None, stop_ids: Sequence[int]) -> str | N
     return "stop" if not ids or ids[-1] in set(stop_ids) else "length"
 
 
-def completion_record(*, trajectory_id: str, run: dict[str, Any], model: str, problem: Problem, attempt: int,
-                      prompt: str, completion: str, result, reward: float | None,
-                      finish: str | None = None, completion_tokens: int | None = None) -> dict[str, Any]:
+def completion_record(
+    *,
+    trajectory_id: str,
+    run: dict[str, Any],
+    model: str,
+    problem: Problem,
+    attempt: int,
+    prompt: str,
+    completion: str,
+    result,
+    reward: float | None,
+    finish: str | None = None,
+    completion_tokens: int | None = None,
+) -> dict[str, Any]:
     """One scored completion as a canonical trajectory (curriculab JSONL)."""
     tiers = {t.test_id: t.tier for t in problem.tests}
     fault = result.status == "sandbox_error"
     passed = bool(result.outcomes) and all(o.passed for o in result.outcomes)
     return {
-        "trajectory_id": trajectory_id, "run_id": run["run_id"], "task_id": problem.problem_id, "model": model,
-        "attempt": attempt, "outcome": "error" if fault else "passed" if passed else "failed",
-        "reward": reward, "harness_error": "sandbox_error" if fault else None, "output_tokens": completion_tokens,
-        "steps": [{"step_idx": 0, "source": "user", "action": "message", "message": prompt},
-                  {"step_idx": 1, "source": "agent", "action": "edit", "path": "solution.py", "message": completion,
-                   "output": extract_code(completion, problem.entry_point)[:4000],
-                   "raw": {COMPLETION_KEY: {"entry_point": problem.entry_point, "finish_reason": finish,
-                                            "completion_tokens": completion_tokens}}}],
-        "test_results": [{"test_id": o.test_id, "tier": tiers.get(o.test_id), "passed": o.passed,
-                          "status": o.status, "detail": (o.detail or None) and o.detail[:2000]} for o in result.outcomes],
+        "trajectory_id": trajectory_id,
+        "run_id": run["run_id"],
+        "task_id": problem.problem_id,
+        "model": model,
+        "attempt": attempt,
+        "outcome": "error" if fault else "passed" if passed else "failed",
+        "reward": reward,
+        "harness_error": "sandbox_error" if fault else None,
+        "output_tokens": completion_tokens,
+        "steps": [
+            {"step_idx": 0, "source": "user", "action": "message", "message": prompt},
+            {
+                "step_idx": 1,
+                "source": "agent",
+                "action": "edit",
+                "path": "solution.py",
+                "message": completion,
+                "output": extract_code(completion, problem.entry_point)[:4000],
+                "raw": {
+                    COMPLETION_KEY: {
+                        "entry_point": problem.entry_point,
+                        "finish_reason": finish,
+                        "completion_tokens": completion_tokens,
+                    }
+                },
+            },
+        ],
+        "test_results": [
+            {
+                "test_id": o.test_id,
+                "tier": tiers.get(o.test_id),
+                "passed": o.passed,
+                "status": o.status,
+                "detail": (o.detail or None) and o.detail[:2000],
+            }
+            for o in result.outcomes
+        ],
         "run": run,
     }
 
@@ -85,20 +123,34 @@ class RolloutWriter:
     def __call__(self, trainer_state, prompts, completions, problem_ids, results, rewards, completion_ids=None) -> None:
         started = time.perf_counter()
         step = int(getattr(trainer_state, "global_step", 0) or 0)
-        run = {"run_id": self.run_id, "agent": TRAINING_AGENT, "model": self.base_model, "dataset": "grpo-rollouts",
-               "source_format": "jsonl", "config": self.run_config}
+        run = {
+            "run_id": self.run_id,
+            "agent": TRAINING_AGENT,
+            "model": self.base_model,
+            "dataset": "grpo-rollouts",
+            "source_format": "jsonl",
+            "config": self.run_config,
+        }
         ids_of = list(completion_ids) if completion_ids is not None else [None] * len(completions)
         lines = []
-        for prompt, completion, problem_id, result, reward, ids in zip(prompts, completions, problem_ids, results, rewards,
-                                                                      ids_of):
+        for prompt, completion, problem_id, result, reward, ids in zip(
+            prompts, completions, problem_ids, results, rewards, ids_of
+        ):
             index = self._counts.get(step, 0)
             self._counts[step] = index + 1
             record = completion_record(
-                trajectory_id=f"{self.run_id}/step{step:06d}/{self._id_tag}{index:04d}", run=run,
-                model=self.model_label or f"{self.base_model}@step{step}", problem=self.problems[problem_id],
-                attempt=index, prompt=prompt_text(prompt), completion=completion, result=result, reward=reward,
+                trajectory_id=f"{self.run_id}/step{step:06d}/{self._id_tag}{index:04d}",
+                run=run,
+                model=self.model_label or f"{self.base_model}@step{step}",
+                problem=self.problems[problem_id],
+                attempt=index,
+                prompt=prompt_text(prompt),
+                completion=completion,
+                result=result,
+                reward=reward,
                 finish=finish_reason(ids, self.stop_ids) if self.stop_ids else None,
-                completion_tokens=None if ids is None else len(ids))
+                completion_tokens=None if ids is None else len(ids),
+            )
             lines.append(json.dumps(record))
         with open(self.directory / f"step-{step:06d}{self._shard_tag}.jsonl", "a") as shard:
             shard.write("\n".join(lines) + "\n")

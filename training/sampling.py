@@ -83,7 +83,12 @@ class ProblemStats:
             above = sum(v > 1e-9 for v in values)
             full = sum(v >= max_reward - 1e-9 for v in values)
             old = [c * self.settings.decay for c in self.counts.get(pid, [0.0, 0.0, 0.0, 0.0])]
-            self.counts[pid] = [old[0] + above, old[1] + len(values) - above, old[2] + full, old[3] + len(values) - full]
+            self.counts[pid] = [
+                old[0] + above,
+                old[1] + len(values) - above,
+                old[2] + full,
+                old[3] + len(values) - full,
+            ]
 
     def weight(self, problem_id: str) -> float:
         """The expected chance that a group of this problem is informative, sharpened and floored."""
@@ -96,11 +101,20 @@ class ProblemStats:
 class LiveRepeatSampler:
     """TRL's RepeatSampler order, with each chunk's prompts drawn by `ProblemStats` weights."""
 
-    def __init__(self, problem_ids: Sequence[str], stats: ProblemStats, mini_repeat_count: int, batch_size: int = 1,
-                 repeat_count: int = 1, seed: int = 0) -> None:
+    def __init__(
+        self,
+        problem_ids: Sequence[str],
+        stats: ProblemStats,
+        mini_repeat_count: int,
+        batch_size: int = 1,
+        repeat_count: int = 1,
+        seed: int = 0,
+    ) -> None:
         if batch_size > len(problem_ids):
-            raise ValueError(f"a generation batch of {batch_size} prompts needs at least as many dataset rows; "
-                             f"the dataset has {len(problem_ids)}")
+            raise ValueError(
+                f"a generation batch of {batch_size} prompts needs at least as many dataset rows; "
+                f"the dataset has {len(problem_ids)}"
+            )
         self.problem_ids = list(problem_ids)
         self.stats = stats
         self.mini_repeat_count = mini_repeat_count

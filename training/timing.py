@@ -38,9 +38,13 @@ class StepClock:
             generation, reward, store, tokens = self.generation_s, self.reward_s, self.store_s, self.generated_tokens
             self.generation_s = self.reward_s = self.store_s = 0.0
             self.generated_tokens = 0
-        numbers = {"time/generation_s": generation, "time/reward_s": reward, "time/store_s": store,
-                   "time/train_s": max(0.0, step_time_s - generation - reward - store),
-                   "generated_tokens": float(tokens)}
+        numbers = {
+            "time/generation_s": generation,
+            "time/reward_s": reward,
+            "time/store_s": store,
+            "time/train_s": max(0.0, step_time_s - generation - reward - store),
+            "generated_tokens": float(tokens),
+        }
         if generation > 0:
             numbers["generated_tokens_per_s"] = tokens / generation
         numbers.update(gpu_reading())
@@ -71,7 +75,7 @@ def gpu_reading() -> dict[str, float]:
         return {}
     if not torch.cuda.is_available():
         return {}
-    numbers = {"gpu/memory_peak_gib": torch.cuda.max_memory_allocated() / 2 ** 30}
+    numbers = {"gpu/memory_peak_gib": torch.cuda.max_memory_allocated() / 2**30}
     torch.cuda.reset_peak_memory_stats()
     try:
         import pynvml

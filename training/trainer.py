@@ -21,8 +21,14 @@ class CurriculumGRPOTrainer(GRPOTrainer):
     completion tokens, rewards split into scoring and the rollout writes the rewards make
     (`written_s()`: seconds written so far)."""
 
-    def __init__(self, *args, live_stats: ProblemStats | None = None, clock: StepClock | None = None,
-                 written_s: Callable[[], float] = lambda: 0.0, **kwargs) -> None:
+    def __init__(
+        self,
+        *args,
+        live_stats: ProblemStats | None = None,
+        clock: StepClock | None = None,
+        written_s: Callable[[], float] = lambda: 0.0,
+        **kwargs,
+    ) -> None:
         self.live_stats, self.clock, self.written_s = live_stats, clock, written_s
         self.reward_seconds = 0.0
         """Wall time in the reward functions over the run (the sandbox, and the rollout writes they make)."""
@@ -50,6 +56,10 @@ class CurriculumGRPOTrainer(GRPOTrainer):
             return super()._get_train_sampler(dataset)
         dataset = self.train_dataset if dataset is None else dataset
         return LiveRepeatSampler(
-            dataset["problem_id"], self.live_stats, mini_repeat_count=self.num_generations,
+            dataset["problem_id"],
+            self.live_stats,
+            mini_repeat_count=self.num_generations,
             batch_size=self.args.generation_batch_size // self.num_generations,
-            repeat_count=self.num_iterations * self.args.steps_per_generation, seed=self.args.seed)
+            repeat_count=self.num_iterations * self.args.steps_per_generation,
+            seed=self.args.seed,
+        )

@@ -4,8 +4,18 @@ from curriculab.analysis.ingest.attribution import Identity, read_identities
 from curriculab.analysis.ingest.pipeline import FORMATS, IngestReport, Unit, discover, ingest, read_unit
 from curriculab.analysis.issues import Issue
 
-__all__ = ["FORMATS", "Identity", "IngestReport", "Issue", "MAX_OUTPUT_CHARS", "Unit", "discover", "ingest",
-           "read_identities", "read_unit"]
+__all__ = [
+    "FORMATS",
+    "Identity",
+    "IngestReport",
+    "Issue",
+    "MAX_OUTPUT_CHARS",
+    "Unit",
+    "discover",
+    "ingest",
+    "read_identities",
+    "read_unit",
+]
 
 
 def __getattr__(name: str):

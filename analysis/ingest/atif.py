@@ -137,13 +137,25 @@ def parse_atif(path: Path, data: bytes, record: str | None = None) -> AtifTrajec
 
 def _check_version(schema_version: str, path: Path, record: str | None) -> None:
     if not schema_version.upper().startswith("ATIF"):
-        raise fail(path, f"schema_version is {schema_version!r}, not ATIF", "Pass the right --format for this file",
-                   record=record, field="schema_version", source_format=FORMAT)
+        raise fail(
+            path,
+            f"schema_version is {schema_version!r}, not ATIF",
+            "Pass the right --format for this file",
+            record=record,
+            field="schema_version",
+            source_format=FORMAT,
+        )
     version = _VERSION.fullmatch(schema_version)
     if version is None or version.group(1) != "1" or int(version.group(2)) > KNOWN_MINOR:
-        raise fail(path, f"schema_version {schema_version!r} is not an ATIF version curriculab reads (ATIF-v1.0 to "
-                   f"ATIF-v1.{KNOWN_MINOR})", "Convert the file to a supported ATIF version, or to curriculab JSONL "
-                   "(docs/jsonl.md)", record=record, field="schema_version", source_format=FORMAT)
+        raise fail(
+            path,
+            f"schema_version {schema_version!r} is not an ATIF version curriculab reads (ATIF-v1.0 to "
+            f"ATIF-v1.{KNOWN_MINOR})",
+            "Convert the file to a supported ATIF version, or to curriculab JSONL (docs/jsonl.md)",
+            record=record,
+            field="schema_version",
+            source_format=FORMAT,
+        )
 
 
 @dataclass
@@ -191,13 +203,13 @@ def read_atif(path: Path | str, data: bytes, record: str | None = None, builder:
                 return _walk(parsed, parsed, path, record or _document_id(parsed, path), builder)
             except (Unusual, IngestFailure):
                 if builder is not None:  # a walk that stopped part way left rows behind
-                    del builder.rows[kept[0]:], builder.issues[kept[1]:]
+                    del builder.rows[kept[0] :], builder.issues[kept[1] :]
                 # the model path decides what is wrong, and says it as it always has
         doc = parse_atif(path, data, record).model_dump()
         return _walk(doc, parsed, path, record or _document_id(doc, path), builder)
     except IngestFailure:
         if builder is not None:
-            del builder.rows[kept[0]:], builder.issues[kept[1]:]
+            del builder.rows[kept[0] :], builder.issues[kept[1] :]
         raise
 
 
@@ -215,9 +227,12 @@ def read_continuation(previous: AtifRead, path: str, data: bytes) -> AtifRead:
         return this if declared.get(name) is not None or before is None else (this or 0) + before
 
     cost = total("total_cost_usd", read.cost_usd, previous.cost_usd)
-    return replace(read, input_tokens=total("total_prompt_tokens", read.input_tokens, previous.input_tokens),
-                   output_tokens=total("total_completion_tokens", read.output_tokens, previous.output_tokens),
-                   cost_usd=round(cost, 8) if cost is not None else None)
+    return replace(
+        read,
+        input_tokens=total("total_prompt_tokens", read.input_tokens, previous.input_tokens),
+        output_tokens=total("total_completion_tokens", read.output_tokens, previous.output_tokens),
+        cost_usd=round(cost, 8) if cost is not None else None,
+    )
 
 
 def _document_id(doc: dict, path: Path | str) -> str:
@@ -331,9 +346,14 @@ def _walk(doc: dict, parsed: Any, path: Path, record: str, builder: StepBuilder 
     input_tokens = fm.get("total_prompt_tokens")
     output_tokens = fm.get("total_completion_tokens")
     total_cost = fm.get("total_cost_usd")
-    return AtifRead(doc, parsed, builder, input_tokens if input_tokens is not None else (prompt or None),
-                    output_tokens if output_tokens is not None else (completion or None),
-                    total_cost if total_cost is not None else (round(cost, 8) or None))
+    return AtifRead(
+        doc,
+        parsed,
+        builder,
+        input_tokens if input_tokens is not None else (prompt or None),
+        output_tokens if output_tokens is not None else (completion or None),
+        total_cost if total_cost is not None else (round(cost, 8) or None),
+    )
 
 
 def _objects(value: Any) -> list[dict]:
@@ -379,11 +399,22 @@ def _walk_document(doc: dict, builder: StepBuilder, summed: list, prefix: str) -
         if type(step) is not dict:
             raise Unusual
         step_id, source = step.get("step_id"), step.get("source")
-        if type(step_id) is not int or not 0 <= step_id <= INT32_MAX or type(source) is not str or source not in _SOURCES:
+        if (
+            type(step_id) is not int
+            or not 0 <= step_id <= INT32_MAX
+            or type(source) is not str
+            or source not in _SOURCES
+        ):
             raise Unusual
         if step_id in seen_ids:
-            raise fail(path, f"{prefix and f'subagent {prefix[:-1]}: '}step_id {step_id} appears twice",
-                       "Number steps uniquely from 1", record=record, field=f"steps[{k}].step_id", source_format=FORMAT)
+            raise fail(
+                path,
+                f"{prefix and f'subagent {prefix[:-1]}: '}step_id {step_id} appears twice",
+                "Number steps uniquely from 1",
+                record=record,
+                field=f"steps[{k}].step_id",
+                source_format=FORMAT,
+            )
         seen_ids.add(step_id)
         ts = _timestamp(step.get("timestamp"))
         _optional(step.get("model_name"), str)
@@ -428,19 +459,37 @@ def _walk_document(doc: dict, builder: StepBuilder, summed: list, prefix: str) -
             for c, call in enumerate(tool_calls):
                 if type(call) is not dict:
                     raise Unusual
-                name, call_id, arguments = call.get("function_name"), _optional(call.get("tool_call_id"), str), call.get("arguments")
-                if type(name) is not str or (arguments is not None and type(arguments) is not dict and type(arguments) is not str):
+                name, call_id, arguments = (
+                    call.get("function_name"),
+                    _optional(call.get("tool_call_id"), str),
+                    call.get("arguments"),
+                )
+                if type(name) is not str or (
+                    arguments is not None and type(arguments) is not dict and type(arguments) is not str
+                ):
                     raise Unusual
                 output = by_call.get(call_id) if call_id else None
                 if output is None and unlinked:
                     # Terminal screens often come back once per turn, without a call id.
-                    output = unlinked[c] if len(unlinked) == len(tool_calls) else (unlinked[-1] if c == len(tool_calls) - 1 else None)
+                    output = (
+                        unlinked[c]
+                        if len(unlinked) == len(tool_calls)
+                        else (unlinked[-1] if c == len(tool_calls) - 1 else None)
+                    )
                 raw = {"step_id": step_id, "tool_call_id": call_id, "function_name": name, "arguments": arguments}
                 seen = agent.observe(output)
                 failed = _reported_failure(result_of.get(call_id), step)
-                builder.calls(agent.normalise(name, arguments), tool_name=name, raw=raw, output=output,
-                              message=message if c == 0 else None, ts=ts, call_id=f"{prefix}{step_id}/{call_id or c}",
-                              exit_code=seen.exit_code, tool_failed=failed if failed is not None else seen.failed)
+                builder.calls(
+                    agent.normalise(name, arguments),
+                    tool_name=name,
+                    raw=raw,
+                    output=output,
+                    message=message if c == 0 else None,
+                    ts=ts,
+                    call_id=f"{prefix}{step_id}/{call_id or c}",
+                    exit_code=seen.exit_code,
+                    tool_failed=failed if failed is not None else seen.failed,
+                )
         for trajectory_id in delegated:
             index = next((i for i, (sub_id, _) in unwalked.items() if sub_id == trajectory_id), None)
             if index is not None:
@@ -458,18 +507,32 @@ def read_atif_file(path: Path, data: bytes | None = None) -> UnitResult:
     record = read.steps.record
     out.issues.extend(read.steps.issues)
     if not (doc.get("trajectory_id") or doc.get("session_id")):
-        out.issues.append(make_issue(
-            path, f"no trajectory_id or session_id; stored the trajectory as {record!r}",
-            "Add trajectory_id (ATIF v1.7) so the trajectory keeps its id wherever the file lies", record=record,
-            field="trajectory_id", severity="warning", source_format=FORMAT))
+        out.issues.append(
+            make_issue(
+                path,
+                f"no trajectory_id or session_id; stored the trajectory as {record!r}",
+                "Add trajectory_id (ATIF v1.7) so the trajectory keeps its id wherever the file lies",
+                record=record,
+                field="trajectory_id",
+                severity="warning",
+                source_format=FORMAT,
+            )
+        )
     extra = doc.get("extra") or {}
     task_id = extra.get("task_id") or extra.get("task_name")
     if not task_id:
         task_id = f"atif/{path.stem}"
-        out.issues.append(make_issue(
-            path, f"no task id in extra.task_id; stored the trajectory under task {task_id!r}",
-            "Ingest the Harbor job directory instead, or add extra.task_id", record=record, field="extra.task_id",
-            severity="warning", source_format=FORMAT))
+        out.issues.append(
+            make_issue(
+                path,
+                f"no task id in extra.task_id; stored the trajectory under task {task_id!r}",
+                "Ingest the Harbor job directory instead, or add extra.task_id",
+                record=record,
+                field="extra.task_id",
+                severity="warning",
+                source_format=FORMAT,
+            )
+        )
     model = read.model
     run_id = str(extra.get("run_id") or f"atif:{path.parent.name}")
     reward = extra.get("reward")
@@ -480,13 +543,26 @@ def read_atif_file(path: Path, data: bytes | None = None) -> UnitResult:
     version = version if version not in (None, "", "unknown") else None
     steps = [step for step in doc["steps"] if not step.get("is_copied_context")]  # its own
     traj = Trajectory(
-        trajectory_id=record, run_id=run_id, task_id=str(task_id), model=model, outcome=outcome,
-        reward=reward, input_tokens=read.input_tokens, output_tokens=read.output_tokens, cost_usd=read.cost_usd,
+        trajectory_id=record,
+        run_id=run_id,
+        task_id=str(task_id),
+        model=model,
+        outcome=outcome,
+        reward=reward,
+        input_tokens=read.input_tokens,
+        output_tokens=read.output_tokens,
+        cost_usd=read.cost_usd,
         started_at=_timestamp(steps[0].get("timestamp")) if steps else None,
         ended_at=_timestamp(steps[-1].get("timestamp")) if steps else None,
         task=Task(task_id=str(task_id)),
-        run=Run(run_id=run_id, agent=doc["agent"]["name"], agent_version=version, model=model, source_format=FORMAT,
-                source_path=str(path.parent)),
+        run=Run(
+            run_id=run_id,
+            agent=doc["agent"]["name"],
+            agent_version=version,
+            model=model,
+            source_format=FORMAT,
+            source_path=str(path.parent),
+        ),
     )
     digest = content_hash(ParsedJson(read.parsed) if read.parsed is not None else data)
     add_trajectory(out.batch, traj, digest, FORMAT, str(path), legacy_hash(data), steps=read.steps)

@@ -28,13 +28,12 @@ MAX_OUTPUT_CHARS = 64 * 1024
 """Outputs longer than this keep their first and last halves; `output_truncated` is set."""
 
 
-
 def outcome_without_verdict(harness_error: str | None) -> str:
     """`failed` for an agent's own fault, `error` for the infrastructure's."""
     return "failed" if harness_error in AGENT_FAULTS else "error"
 
 
-MAX_INPUT_BYTES = 2 * 1024 ** 3
+MAX_INPUT_BYTES = 2 * 1024**3
 """Largest input file read; anything bigger is refused rather than read into memory."""
 
 
@@ -74,13 +73,23 @@ _ABSENT_ERRORS = frozenset({errno.ENOENT, errno.ENOTDIR, errno.ELOOP})
 
 def _read_regular(path: Path | str, source_format: str, record: str | None, only_if_regular: bool) -> bytes | None:
     def cannot(exc: OSError) -> IngestFailure:
-        return fail(path, f"cannot read file ({exc.strerror})", "Check that it exists and is readable", record=record,
-                    source_format=source_format)
+        return fail(
+            path,
+            f"cannot read file ({exc.strerror})",
+            "Check that it exists and is readable",
+            record=record,
+            source_format=source_format,
+        )
 
     def not_regular() -> None:
         if not only_if_regular:
-            raise fail(path, "not a regular file (a FIFO, a device or a socket)", "Point at the file itself",
-                       record=record, source_format=source_format)
+            raise fail(
+                path,
+                "not a regular file (a FIFO, a device or a socket)",
+                "Point at the file itself",
+                record=record,
+                source_format=source_format,
+            )
 
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO is refused, never waited on
@@ -101,8 +110,13 @@ def _read_regular(path: Path | str, source_format: str, record: str | None, only
         if FilesRead.current is not None:
             FilesRead.current[str(path)] = (info.st_size, info.st_mtime_ns)
         if info.st_size > MAX_INPUT_BYTES:
-            raise fail(path, f"{info.st_size:,} bytes, over the {MAX_INPUT_BYTES:,}-byte input limit",
-                       "Split the file", record=record, source_format=source_format)
+            raise fail(
+                path,
+                f"{info.st_size:,} bytes, over the {MAX_INPUT_BYTES:,}-byte input limit",
+                "Split the file",
+                record=record,
+                source_format=source_format,
+            )
         # one read of the size fstat gave; only a file that is short of it or grew reads on to its end
         data = os.read(fd, info.st_size + 1)
         if len(data) != info.st_size:
@@ -134,32 +148,59 @@ def load_json(path: Path, data: bytes, source_format: str, record: str | None = 
 BOM = b"\xef\xbb\xbf"
 
 
-def json_failure(path: Path, data: bytes, exc: Exception, source_format: str, record: str | None = None) -> IngestFailure:
+def json_failure(
+    path: Path, data: bytes, exc: Exception, source_format: str, record: str | None = None
+) -> IngestFailure:
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as bad:
-        return fail(path, f"not valid UTF-8 (byte {bad.start}: {data[bad.start:bad.start + 1]!r})",
-                    "Re-encode the file as UTF-8", record=record, source_format=source_format)
+        return fail(
+            path,
+            f"not valid UTF-8 (byte {bad.start}: {data[bad.start : bad.start + 1]!r})",
+            "Re-encode the file as UTF-8",
+            record=record,
+            source_format=source_format,
+        )
     if not data.strip():
         return fail(path, "file is empty", "Remove it or re-export it", record=record, source_format=source_format)
     if data.startswith(BOM):
-        return fail(path, "starts with a UTF-8 byte-order mark (BOM), which JSON does not allow",
-                    "Save the file as UTF-8 without a BOM", record=record, source_format=source_format)
-    message = str(exc).split(":")[0] if isinstance(exc, orjson.JSONDecodeError) else str(exc).removeprefix("Invalid JSON: ")
+        return fail(
+            path,
+            "starts with a UTF-8 byte-order mark (BOM), which JSON does not allow",
+            "Save the file as UTF-8 without a BOM",
+            record=record,
+            source_format=source_format,
+        )
+    message = (
+        str(exc).split(":")[0] if isinstance(exc, orjson.JSONDecodeError) else str(exc).removeprefix("Invalid JSON: ")
+    )
     line = getattr(exc, "lineno", None)
     col = getattr(exc, "colno", None)
     at = f" at line {line} column {col}" if line else ""
-    ends_early = getattr(exc, "pos", -1) >= len(data.rstrip()) - 1 or "EOF while parsing" in message or "end of data" in message
+    ends_early = (
+        getattr(exc, "pos", -1) >= len(data.rstrip()) - 1 or "EOF while parsing" in message or "end of data" in message
+    )
     truncated = " (the file looks truncated)" if ends_early else ""
-    return fail(path, f"invalid JSON{at}: {message}{truncated}",
-                "Re-export the file or fix it by hand", record=record, source_format=source_format)
+    return fail(
+        path,
+        f"invalid JSON{at}: {message}{truncated}",
+        "Re-export the file or fix it by hand",
+        record=record,
+        source_format=source_format,
+    )
 
 
 _RANGE_ERRORS = ("less_than_equal", "greater_than_equal", "finite_number", "less_than", "greater_than")
 
 
-def validation_failure(path: Path | str, exc: ValidationError, source_format: str, record: str | None = None,
-                       prefix: str = "", data: bytes | None = None) -> IngestFailure:
+def validation_failure(
+    path: Path | str,
+    exc: ValidationError,
+    source_format: str,
+    record: str | None = None,
+    prefix: str = "",
+    data: bytes | None = None,
+) -> IngestFailure:
     """Turn a pydantic error into an issue naming the first bad field and what it should be (or,
     validating `data` as JSON text, where the text stops being JSON)."""
     first = first_problem(exc)
@@ -167,12 +208,22 @@ def validation_failure(path: Path | str, exc: ValidationError, source_format: st
         return json_failure(Path(path), data, ValueError(first.message), source_format, record)
     shown = "" if first.kind == "missing" else f" (got {_short(first.value)})"
     extra = f"; {first.more} more problem(s) in this record" if first.more else ""
-    fix = ("Add the field" if first.kind == "missing" else
-           "The store cannot hold that value: fix it at its source (counts are whole numbers within 64 bits, steps and "
-           "attempts within 32 bits, rewards and costs finite numbers)" if first.kind in _RANGE_ERRORS else
-           "Fix the value to match the format's schema")
-    return fail(path, f"{first.message}{shown}{extra}", fix, record=record, field=(prefix + first.where) or None,
-                source_format=source_format)
+    fix = (
+        "Add the field"
+        if first.kind == "missing"
+        else "The store cannot hold that value: fix it at its source (counts are whole numbers within 64 bits, steps and "
+        "attempts within 32 bits, rewards and costs finite numbers)"
+        if first.kind in _RANGE_ERRORS
+        else "Fix the value to match the format's schema"
+    )
+    return fail(
+        path,
+        f"{first.message}{shown}{extra}",
+        fix,
+        record=record,
+        field=(prefix + first.where) or None,
+        source_format=source_format,
+    )
 
 
 def _short(value: Any) -> str:
@@ -240,12 +291,44 @@ class StepBuilder:
             text = self._capped_message(text, step_idx)
         if ts is not None and ts.tzinfo is None:
             ts = as_utc(ts)
-        self.rows.append(_step_row(StepRow, (self.trajectory_id, step_idx, source, text, None, action, None, None, None,
-                                             None, False, None, ts, None, None, None)))
+        self.rows.append(
+            _step_row(
+                StepRow,
+                (
+                    self.trajectory_id,
+                    step_idx,
+                    source,
+                    text,
+                    None,
+                    action,
+                    None,
+                    None,
+                    None,
+                    None,
+                    False,
+                    None,
+                    ts,
+                    None,
+                    None,
+                    None,
+                ),
+            )
+        )
 
-    def calls(self, calls: list[NormalisedCall], *, tool_name: str | None, raw: dict[str, Any] | None,
-              output: str | None, message: str | None = None, ts: Any = None, exit_code: int | None = None,
-              source: str = "agent", call_id: str | None = None, tool_failed: bool | None = None) -> None:
+    def calls(
+        self,
+        calls: list[NormalisedCall],
+        *,
+        tool_name: str | None,
+        raw: dict[str, Any] | None,
+        output: str | None,
+        message: str | None = None,
+        ts: Any = None,
+        exit_code: int | None = None,
+        source: str = "agent",
+        call_id: str | None = None,
+        tool_failed: bool | None = None,
+    ) -> None:
         """Add the steps of one tool call; the call's output goes on its last step."""
         rows = self.rows
         first = len(rows)
@@ -255,7 +338,9 @@ class StepBuilder:
         if output:
             if len(output) > MAX_OUTPUT_CHARS:
                 capped, dropped = cap_text(output)
-                self.issues.append(output_capped(self.path, self.record, first + last, dropped, self.source_format, "output"))
+                self.issues.append(
+                    output_capped(self.path, self.record, first + last, dropped, self.source_format, "output")
+                )
                 output, truncated = capped, True
                 folded = folded_case(capped)
             else:
@@ -273,21 +358,44 @@ class StepBuilder:
         for k, (action, path, command) in enumerate(calls):
             part_raw = None if raw is None else json_text(raw if last == 0 else {**raw, "part": k})
             ends = k == last  # the call's output, exit status and what they show go on its last step
-            rows.append(_step_row(StepRow, (
-                tid, first + k, source, message if k == 0 else None, tool_name, action, path, command,
-                output if ends else None, exit_code if ends else None, truncated if ends else False, part_raw, ts, call_id,
-                error_observed(action, command, output, exit_code, tool_failed, folded) if ends and action == "run" else None,
-                read_is_full(action, tool_name, command, arguments) if action == "read" else None)))
+            rows.append(
+                _step_row(
+                    StepRow,
+                    (
+                        tid,
+                        first + k,
+                        source,
+                        message if k == 0 else None,
+                        tool_name,
+                        action,
+                        path,
+                        command,
+                        output if ends else None,
+                        exit_code if ends else None,
+                        truncated if ends else False,
+                        part_raw,
+                        ts,
+                        call_id,
+                        error_observed(action, command, output, exit_code, tool_failed, folded)
+                        if ends and action == "run"
+                        else None,
+                        read_is_full(action, tool_name, command, arguments) if action == "read" else None,
+                    ),
+                )
+            )
 
-    def set_output(self, index: int, output: str | None, tool_failed: bool | None = None,
-                   raw: dict[str, Any] | None = None) -> None:
+    def set_output(
+        self, index: int, output: str | None, tool_failed: bool | None = None, raw: dict[str, Any] | None = None
+    ) -> None:
         """Give step `index` an output that arrived after its call (Inspect's tool message, a
         terminal screen shown with the next prompt), with the `error_observed` it decides; `raw`
         replaces the step's source record (a failed tool's error added to it)."""
         row = self.rows[index]
         self.rows[index] = row._replace(
-            output=output, raw=row.raw if raw is None else json_text(raw),
-            error_observed=error_observed(row.action, row.command, output, row.exit_code, tool_failed))
+            output=output,
+            raw=row.raw if raw is None else json_text(raw),
+            error_observed=error_observed(row.action, row.command, output, row.exit_code, tool_failed),
+        )
 
     def output_of(self, index: int) -> str | None:
         return self.rows[index].output
@@ -306,24 +414,52 @@ def step_row(trajectory_id: str, step: Step) -> StepRow:
     """A canonical `Step` (read whole from curriculab JSONL) as the store's row, as `StepBuilder` makes it."""
     observed = error_observed(step.action, step.command, step.output, step.exit_code, step.tool_failed)
     full = read_is_full(step.action, step.tool_name, step.command, (step.raw or {}).get("arguments"))
-    return StepRow(trajectory_id, step.step_idx, step.source, step.message, step.tool_name, step.action, step.path,
-                   step.command, step.output, step.exit_code, step.output_truncated, json_text(step.raw), as_utc(step.ts),
-                   step.call_id, observed, full)
+    return StepRow(
+        trajectory_id,
+        step.step_idx,
+        step.source,
+        step.message,
+        step.tool_name,
+        step.action,
+        step.path,
+        step.command,
+        step.output,
+        step.exit_code,
+        step.output_truncated,
+        json_text(step.raw),
+        as_utc(step.ts),
+        step.call_id,
+        observed,
+        full,
+    )
 
 
 def output_capped(path: Path | str, record: str, step_idx: int, dropped: int, source_format: str, field: str) -> Issue:
     """The warning for a step output cut to its first and last halves."""
-    return make_issue(path, f"step {step_idx} output has {dropped + MAX_OUTPUT_CHARS:,} characters; stored its first and "
-                      f"last {MAX_OUTPUT_CHARS // 2:,} (output_truncated = true)",
-                      "Nothing to do unless the middle of that output matters", record=record, field=field,
-                      severity="warning", source_format=source_format)
+    return make_issue(
+        path,
+        f"step {step_idx} output has {dropped + MAX_OUTPUT_CHARS:,} characters; stored its first and "
+        f"last {MAX_OUTPUT_CHARS // 2:,} (output_truncated = true)",
+        "Nothing to do unless the middle of that output matters",
+        record=record,
+        field=field,
+        severity="warning",
+        source_format=source_format,
+    )
 
 
 def message_capped(path: Path | str, record: str, step_idx: int, dropped: int, source_format: str) -> Issue:
     """The warning for a step message cut to its first and last halves."""
-    return make_issue(path, f"step {step_idx} message has {dropped + MAX_OUTPUT_CHARS:,} characters; stored its first and "
-                      f"last {MAX_OUTPUT_CHARS // 2:,}", "Nothing to do unless the middle of that message matters",
-                      record=record, field=f"steps[{step_idx}].message", severity="warning", source_format=source_format)
+    return make_issue(
+        path,
+        f"step {step_idx} message has {dropped + MAX_OUTPUT_CHARS:,} characters; stored its first and "
+        f"last {MAX_OUTPUT_CHARS // 2:,}",
+        "Nothing to do unless the middle of that message matters",
+        record=record,
+        field=f"steps[{step_idx}].message",
+        severity="warning",
+        source_format=source_format,
+    )
 
 
 def _message(message: Any, limit: int = 2000) -> str | None:
@@ -338,11 +474,16 @@ def test_results_from_ctrf(doc: Any) -> list[TestResult]:
         extra = test.get("extra") or {}
         tier = extra.get("tier")
         milestone = extra.get("milestone")
-        results.append(TestResult(
-            test_id=str(test["name"]), tier=tier if tier in TIERS else None,
-            milestone_idx=milestone if isinstance(milestone, int) else None, passed=test.get("status") == "passed",
-            status=str(test.get("status"))[:64] if test.get("status") is not None else None,
-            detail=_message(test.get("message"))))
+        results.append(
+            TestResult(
+                test_id=str(test["name"]),
+                tier=tier if tier in TIERS else None,
+                milestone_idx=milestone if isinstance(milestone, int) else None,
+                passed=test.get("status") == "passed",
+                status=str(test.get("status"))[:64] if test.get("status") is not None else None,
+                detail=_message(test.get("message")),
+            )
+        )
     return results
 
 
@@ -361,8 +502,15 @@ def milestones(results: list[TestResult], declared: int | None = None) -> tuple[
     return passed, total
 
 
-def add_trajectory(batch: RowBatch, t: Trajectory, content_hash: str, source_format: str, source_path: str,
-                   legacy_hash: str | None = None, steps: StepBuilder | None = None) -> None:
+def add_trajectory(
+    batch: RowBatch,
+    t: Trajectory,
+    content_hash: str,
+    source_format: str,
+    source_path: str,
+    legacy_hash: str | None = None,
+    steps: StepBuilder | None = None,
+) -> None:
     """Add a trajectory's rows to `batch`, normalised as the store holds them: the model's canonical
     name (the name read kept as `model_raw`) and each step's `error_observed` and `read_full`.
     `steps`: the builder that read its steps (else `t.steps`, canonical steps read whole).
@@ -377,16 +525,45 @@ def add_trajectory(batch: RowBatch, t: Trajectory, content_hash: str, source_for
     if steps is not None and steps.trajectory_id != tid:
         raise ValueError(f"steps built for {steps.trajectory_id!r} added to trajectory {tid!r}")
     rows = steps.rows if steps is not None else [step_row(tid, s) for s in t.steps]
-    batch.trajectories.append(TrajectoryRow(
-        trajectory_id=tid, run_id=t.run_id, task_id=t.task_id, model=canonical_model(t.model), attempt=t.attempt,
-        outcome=t.outcome, reward=t.reward, harness_error=t.harness_error, n_steps=len(rows),
-        milestones_passed=t.milestones_passed, milestones_total=t.milestones_total, input_tokens=t.input_tokens,
-        output_tokens=t.output_tokens, cost_usd=t.cost_usd, started_at=as_utc(t.started_at), ended_at=as_utc(t.ended_at),
-        content_hash=content_hash, source_format=source_format, source_path=source_path, model_raw=t.model,
-        actions_logged=t.actions_logged, exception_type=t.exception_type))
+    batch.trajectories.append(
+        TrajectoryRow(
+            trajectory_id=tid,
+            run_id=t.run_id,
+            task_id=t.task_id,
+            model=canonical_model(t.model),
+            attempt=t.attempt,
+            outcome=t.outcome,
+            reward=t.reward,
+            harness_error=t.harness_error,
+            n_steps=len(rows),
+            milestones_passed=t.milestones_passed,
+            milestones_total=t.milestones_total,
+            input_tokens=t.input_tokens,
+            output_tokens=t.output_tokens,
+            cost_usd=t.cost_usd,
+            started_at=as_utc(t.started_at),
+            ended_at=as_utc(t.ended_at),
+            content_hash=content_hash,
+            source_format=source_format,
+            source_path=source_path,
+            model_raw=t.model,
+            actions_logged=t.actions_logged,
+            exception_type=t.exception_type,
+        )
+    )
     batch.steps.extend(rows)
-    batch.test_results.extend(TestResultRow(trajectory_id=tid, test_id=r.test_id, tier=r.tier, milestone_idx=r.milestone_idx,
-                                            passed=r.passed, status=r.status, detail=r.detail) for r in t.test_results)
+    batch.test_results.extend(
+        TestResultRow(
+            trajectory_id=tid,
+            test_id=r.test_id,
+            tier=r.tier,
+            milestone_idx=r.milestone_idx,
+            passed=r.passed,
+            status=r.status,
+            detail=r.detail,
+        )
+        for r in t.test_results
+    )
 
 
 @dataclass

@@ -31,7 +31,10 @@ def each_tb_trial_dir(run_dir: str, listings: dict[str, list[os.DirEntry]] | Non
             continue
         for trial in (e.path for e in entries if e.is_dir()):
             # from its listing, which the walk takes next (a stat of its results.json was one more call)
-            if any(e.name == "results.json" and (not e.is_symlink() or os.path.exists(e.path)) for e in listing(trial, listings)):
+            if any(
+                e.name == "results.json" and (not e.is_symlink() or os.path.exists(e.path))
+                for e in listing(trial, listings)
+            ):
                 yield trial
 
 
@@ -39,8 +42,9 @@ def _subdirs(directory: str, listings: dict[str, list[os.DirEntry]] | None = Non
     return [entry.path for entry in listing(directory, listings) if entry.is_dir()]
 
 
-def is_tb_run_dir(path: str | os.PathLike, names: Iterable[str] | None = None,
-                  listings: dict[str, list[os.DirEntry]] | None = None) -> bool:
+def is_tb_run_dir(
+    path: str | os.PathLike, names: Iterable[str] | None = None, listings: dict[str, list[os.DirEntry]] | None = None
+) -> bool:
     """A `tb run` directory: run-level files, or trials that each hold their own results.json (a
     trial's folder is named `<task>.<n>-of-<m>.<time>` inside its task's folder; some published
     runs keep nothing else, no keystroke log and no run metadata). `listings`: see `listing`."""
@@ -49,9 +53,12 @@ def is_tb_run_dir(path: str | os.PathLike, names: Iterable[str] | None = None,
         return True
     if "result.json" in names or "task.yaml" in names:  # a Harbor job or trial, a task directory
         return False
-    return any(os.path.basename(trial).startswith(os.path.basename(os.path.dirname(trial)) + ".")
-               or os.path.isfile(os.path.join(trial, "commands.txt")) or os.path.isdir(os.path.join(trial, "panes"))
-               for trial in each_tb_trial_dir(str(path), listings))
+    return any(
+        os.path.basename(trial).startswith(os.path.basename(os.path.dirname(trial)) + ".")
+        or os.path.isfile(os.path.join(trial, "commands.txt"))
+        or os.path.isdir(os.path.join(trial, "panes"))
+        for trial in each_tb_trial_dir(str(path), listings)
+    )
 
 
 def is_harbor_trial_dir(path: str | os.PathLike, entries: dict[str, os.DirEntry] | None = None) -> bool:

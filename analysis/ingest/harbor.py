@@ -54,8 +54,14 @@ HARNESS_ERROR_OF_EXCEPTION = {
 }
 # Generic exception types (RuntimeError, TimeoutError, ...) named by what their message says.
 HARNESS_ERROR_OF_MESSAGE: tuple[tuple[re.Pattern, str], ...] = (
-    (re.compile(r"docker compose command failed|dockerfile parse error|failed to solve|image build|"
-                r"environment .*(start|build)|no space left on device", re.I), "environment_error"),
+    (
+        re.compile(
+            r"docker compose command failed|dockerfile parse error|failed to solve|image build|"
+            r"environment .*(start|build)|no space left on device",
+            re.I,
+        ),
+        "environment_error",
+    ),
     (re.compile(r"agent.*(setup|install)|install(ation)? (script )?failed", re.I), "install_failed"),
     (re.compile(r"verifier.*time(d)? ?out|test.*time(d)? ?out", re.I), "test_timeout"),
     (re.compile(r"agent.*time(d)? ?out|timed out after", re.I), "agent_timeout"),
@@ -161,15 +167,29 @@ def _trial_steps(path: str, data: bytes, record: str, issues: list) -> tuple[Ste
         loaded = json_or_none(data)
         if is_terminus_episodes(loaded):
             steps, turns = terminus_episode_steps(loaded, path, record, issues)
-            issues.append(make_issue(path, f"an older Terminus episode list ({turns} episodes), not ATIF: read its "
-                                     "commands as steps", "Nothing to do", record=record, severity="warning",
-                                     source_format=FORMAT))
+            issues.append(
+                make_issue(
+                    path,
+                    f"an older Terminus episode list ({turns} episodes), not ATIF: read its commands as steps",
+                    "Nothing to do",
+                    record=record,
+                    severity="warning",
+                    source_format=FORMAT,
+                )
+            )
             return steps, None, loaded
         problem = exc.issue.reason.removeprefix(f"{path}: record {record}: ").rsplit(". ", 1)[0]
-        issues.append(make_issue(path, f"not ATIF: {_looks_like(loaded)} ({problem}); "
-                                 "stored the trial's verdict, tokens and tests without steps",
-                                 "Convert the trajectory to ATIF if its steps matter", record=record,
-                                 severity="warning", source_format=FORMAT))
+        issues.append(
+            make_issue(
+                path,
+                f"not ATIF: {_looks_like(loaded)} ({problem}); "
+                "stored the trial's verdict, tokens and tests without steps",
+                "Convert the trajectory to ATIF if its steps matter",
+                record=record,
+                severity="warning",
+                source_format=FORMAT,
+            )
+        )
         return None, None, loaded
     issues.extend(read.steps.issues)
     return read.steps, read, read.parsed
@@ -186,24 +206,48 @@ def _continued(agent_dir: str, atif: AtifRead, record: str, issues: list, parts:
         name = os.path.basename(str(ref))
         path = os.path.join(agent_dir, name)
         if name in names:
-            issues.append(make_issue(path, f"continued_trajectory_ref leads back to {name}; stored the steps up to it",
-                                     "Fix continued_trajectory_ref", record=record, field="continued_trajectory_ref",
-                                     severity="warning", source_format=FORMAT))
+            issues.append(
+                make_issue(
+                    path,
+                    f"continued_trajectory_ref leads back to {name}; stored the steps up to it",
+                    "Fix continued_trajectory_ref",
+                    record=record,
+                    field="continued_trajectory_ref",
+                    severity="warning",
+                    source_format=FORMAT,
+                )
+            )
             break
         names.add(name)
         known = len(atif.steps.issues)
         try:
             data = read_if_regular(path, FORMAT, record)
             if data is None:
-                issues.append(make_issue(path, "continued_trajectory_ref names this file, which is not there; stored the "
-                                         "steps before it", "Copy the trial's whole agent/ folder", record=record,
-                                         field="continued_trajectory_ref", severity="warning", source_format=FORMAT))
+                issues.append(
+                    make_issue(
+                        path,
+                        "continued_trajectory_ref names this file, which is not there; stored the steps before it",
+                        "Copy the trial's whole agent/ folder",
+                        record=record,
+                        field="continued_trajectory_ref",
+                        severity="warning",
+                        source_format=FORMAT,
+                    )
+                )
                 break
             atif = read_continuation(atif, path, data)
         except IngestFailure as exc:
             problem = exc.issue.reason.removeprefix(f"{path}: record {record}: ").rsplit(". ", 1)[0]
-            issues.append(make_issue(path, f"a continuation not read ({problem}); stored the steps before it",
-                                     "Fix or remove the file", record=record, severity="warning", source_format=FORMAT))
+            issues.append(
+                make_issue(
+                    path,
+                    f"a continuation not read ({problem}); stored the steps before it",
+                    "Fix or remove the file",
+                    record=record,
+                    severity="warning",
+                    source_format=FORMAT,
+                )
+            )
             break
         issues.extend(atif.steps.issues[known:])
         parts.append(data)
@@ -255,10 +299,17 @@ def read_trial(trial_dir: Path) -> UnitResult:
             input_tokens, output_tokens, cost = atif.input_tokens, atif.output_tokens, atif.cost_usd
             model = model or atif.model
     else:
-        out.issues.append(make_issue(
-            trial_dir, "no agent/trajectory.json; stored the trial's verdict and tokens without steps",
-            "Re-run with an agent that writes ATIF if steps matter", record=record, field="agent/trajectory.json",
-            severity="warning", source_format=FORMAT))
+        out.issues.append(
+            make_issue(
+                trial_dir,
+                "no agent/trajectory.json; stored the trial's verdict and tokens without steps",
+                "Re-run with an agent that writes ATIF if steps matter",
+                record=record,
+                field="agent/trajectory.json",
+                severity="warning",
+                source_format=FORMAT,
+            )
+        )
 
     test_results = []
     ctrf_path = os.path.join(trial, "verifier", "ctrf.json")
@@ -270,8 +321,14 @@ def read_trial(trial_dir: Path) -> UnitResult:
         try:
             test_results = test_results_from_ctrf(ctrf)
         except (KeyError, TypeError, AttributeError, ValidationError) as exc:
-            raise fail(ctrf_path, f"not a CTRF report ({type(exc).__name__}: {exc})",
-                       "Fix or remove verifier/ctrf.json", record=record, field="results.tests", source_format=FORMAT) from None
+            raise fail(
+                ctrf_path,
+                f"not a CTRF report ({type(exc).__name__}: {exc})",
+                "Fix or remove verifier/ctrf.json",
+                record=record,
+                field="results.tests",
+                source_format=FORMAT,
+            ) from None
 
     reward = _reward(result)
     harness_error = None
@@ -285,8 +342,12 @@ def read_trial(trial_dir: Path) -> UnitResult:
         harness_error = "parse_error"  # the verifier produced no reward at all
 
     if result.agent_result:
-        input_tokens = result.agent_result.n_input_tokens if result.agent_result.n_input_tokens is not None else input_tokens
-        output_tokens = result.agent_result.n_output_tokens if result.agent_result.n_output_tokens is not None else output_tokens
+        input_tokens = (
+            result.agent_result.n_input_tokens if result.agent_result.n_input_tokens is not None else input_tokens
+        )
+        output_tokens = (
+            result.agent_result.n_output_tokens if result.agent_result.n_output_tokens is not None else output_tokens
+        )
         cost = result.agent_result.cost_usd if result.agent_result.cost_usd is not None else cost
 
     task_cfg = result.config.get("task") or {}
@@ -305,16 +366,36 @@ def read_trial(trial_dir: Path) -> UnitResult:
 
     run_id = job_dir.name
     version = result.agent_info.version if result.agent_info.version not in (None, "", "unknown") else None
-    run = Run(run_id=run_id, agent=result.agent_info.name, agent_version=version, model=model, dataset=source,
-              source_format=FORMAT,
-              source_path=str(job_dir), started_at=result.started_at,
-              config={"job_id": result.config.get("job_id")} if result.config.get("job_id") else {})
+    run = Run(
+        run_id=run_id,
+        agent=result.agent_info.name,
+        agent_version=version,
+        model=model,
+        dataset=source,
+        source_format=FORMAT,
+        source_path=str(job_dir),
+        started_at=result.started_at,
+        config={"job_id": result.config.get("job_id")} if result.config.get("job_id") else {},
+    )
     traj = Trajectory(
-        trajectory_id=result.trial_name, run_id=run_id, task_id=result.task_name, model=model, outcome=outcome,
-        reward=reward, harness_error=harness_error, milestones_passed=m_passed,
-        exception_type=result.exception_info.exception_type if result.exception_info else None, milestones_total=m_total,
-        input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost, started_at=result.started_at,
-        ended_at=result.finished_at, test_results=test_results, task=task, run=run,
+        trajectory_id=result.trial_name,
+        run_id=run_id,
+        task_id=result.task_name,
+        model=model,
+        outcome=outcome,
+        reward=reward,
+        harness_error=harness_error,
+        milestones_passed=m_passed,
+        exception_type=result.exception_info.exception_type if result.exception_info else None,
+        milestones_total=m_total,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cost_usd=cost,
+        started_at=result.started_at,
+        ended_at=result.finished_at,
+        test_results=test_results,
+        task=task,
+        run=run,
     )
     add_trajectory(out.batch, traj, content_hash(*hashed), FORMAT, trial, legacy_hash(*parts), steps=steps)
     return out

@@ -12,7 +12,9 @@ import orjson
 HASH_PREFIX = "c1:"
 """Marks a hash of parsed content; stores written before it hold hashes of raw bytes (no prefix)."""
 
-UNPREFIXED_HASHES_SQL = f"select exists (select 1 from trajectories where not starts_with(content_hash, '{HASH_PREFIX}'))"
+UNPREFIXED_HASHES_SQL = (
+    f"select exists (select 1 from trajectories where not starts_with(content_hash, '{HASH_PREFIX}'))"
+)
 """Whether a store holds raw-bytes hashes: only then do its readers need `legacy_hash`."""
 
 
@@ -56,5 +58,9 @@ class ParsedJson(NamedTuple):
 
 def content_hash(*parts: bytes | ParsedJson) -> str:
     """The identity of a trajectory's content: a hash of its parsed parts."""
-    return HASH_PREFIX + byte_hash(*(orjson.dumps(part.value, option=orjson.OPT_SORT_KEYS) if type(part) is ParsedJson
-                                     else canonical_bytes(part) for part in parts))
+    return HASH_PREFIX + byte_hash(
+        *(
+            orjson.dumps(part.value, option=orjson.OPT_SORT_KEYS) if type(part) is ParsedJson else canonical_bytes(part)
+            for part in parts
+        )
+    )

@@ -31,33 +31,63 @@ def read_eval(path: Path) -> UnitResult:
         from inspect_ai.log import read_eval_log
         from inspect_ai.scorer import value_to_float
     except ImportError:
-        raise fail(path, "reading Inspect AI logs needs the inspect-ai package, which is not installed", EXTRA_HINT,
-                   source_format=FORMAT) from None
+        raise fail(
+            path,
+            "reading Inspect AI logs needs the inspect-ai package, which is not installed",
+            EXTRA_HINT,
+            source_format=FORMAT,
+        ) from None
     data = read_bytes(path, FORMAT)
     try:
         log = read_eval_log(str(path))
     except Exception as exc:  # inspect raises many kinds; any of them means an unreadable log
-        raise fail(path, f"inspect_ai could not read this log ({type(exc).__name__}: {str(exc)[:200]})",
-                   "Check it with `inspect log dump`, or re-run the eval", source_format=FORMAT) from None
+        raise fail(
+            path,
+            f"inspect_ai could not read this log ({type(exc).__name__}: {str(exc)[:200]})",
+            "Check it with `inspect log dump`, or re-run the eval",
+            source_format=FORMAT,
+        ) from None
     out = UnitResult()
     ev = log.eval
     run_id = ev.run_id or ev.eval_id
     to_float = value_to_float()
-    run = Run(run_id=run_id, agent=f"inspect:{ev.task}", model=ev.model, dataset=getattr(ev.dataset, "name", None),
-              source_format=FORMAT, source_path=str(path), started_at=ev.created,
-              config={"task": ev.task, "task_id": ev.task_id, "status": log.status})
+    run = Run(
+        run_id=run_id,
+        agent=f"inspect:{ev.task}",
+        model=ev.model,
+        dataset=getattr(ev.dataset, "name", None),
+        source_format=FORMAT,
+        source_path=str(path),
+        started_at=ev.created,
+        config={"task": ev.task, "task_id": ev.task_id, "status": log.status},
+    )
     out.batch.add_run(run)
     if not log.samples:
         # a header-only or cancelled log is not an error, but it must not pass silently as "0 ingested"
-        why = (f"the eval ended with status {log.status!r} before any sample was logged" if log.status != "success"
-               else "the log holds a header only (no samples; written with --no-log-samples, or read header-only)")
-        out.issues.append(make_issue(path, f"no samples to ingest: {why}",
-                                     "Re-run the eval with samples logged, or ignore this file", severity="warning",
-                                     source_format=FORMAT))
+        why = (
+            f"the eval ended with status {log.status!r} before any sample was logged"
+            if log.status != "success"
+            else "the log holds a header only (no samples; written with --no-log-samples, or read header-only)"
+        )
+        out.issues.append(
+            make_issue(
+                path,
+                f"no samples to ingest: {why}",
+                "Re-run the eval with samples logged, or ignore this file",
+                severity="warning",
+                source_format=FORMAT,
+            )
+        )
     elif log.status != "success":
-        out.issues.append(make_issue(path, f"the eval ended with status {log.status!r}; its {len(log.samples)} logged "
-                                     f"samples are ingested", "Nothing to do unless the missing samples matter",
-                                     severity="warning", source_format=FORMAT))
+        out.issues.append(
+            make_issue(
+                path,
+                f"the eval ended with status {log.status!r}; its {len(log.samples)} logged samples are ingested",
+                "Nothing to do unless the missing samples matter",
+                severity="warning",
+                source_format=FORMAT,
+            )
+        )
     for sample in log.samples or []:
         record = f"{sample.id}/epoch {sample.epoch}"
         builder = StepBuilder(path, record, FORMAT, trajectory_id=f"{run_id}/{sample.id}/{sample.epoch}")
@@ -67,31 +97,55 @@ def read_eval(path: Path) -> UnitResult:
             if role == "tool":
                 index, raw = pending.pop(getattr(message, "tool_call_id", None) or "", (None, None))
                 error = getattr(message, "error", None)
-                output = f"{message.text}\n{getattr(error, 'message', error)}".strip() if error is not None else message.text
-                failure = {"error": {"type": getattr(error, "type", None), "message": getattr(error, "message", None)}} \
-                    if error is not None else {}
+                output = (
+                    f"{message.text}\n{getattr(error, 'message', error)}".strip() if error is not None else message.text
+                )
+                failure = (
+                    {"error": {"type": getattr(error, "type", None), "message": getattr(error, "message", None)}}
+                    if error is not None
+                    else {}
+                )
                 if index is not None:  # a failed tool (timeout, permission, ...): an error was observed
-                    builder.set_output(index, output, tool_failed=True if error is not None else None,
-                                       raw={**raw, **failure} if error is not None else None)
+                    builder.set_output(
+                        index,
+                        output,
+                        tool_failed=True if error is not None else None,
+                        raw={**raw, **failure} if error is not None else None,
+                    )
                 elif getattr(message, "function", None):
                     # a tool result whose call is not in the log: still the tool's step, with its error
                     calls = normalise_tool_call(message.function, {}, "inspect")
                     if calls[0].action is None:  # a shell tool whose command was not logged
                         calls = [NormalisedCall("run", None, None)]
-                    builder.calls(calls, tool_name=message.function, output=output, call_id=message.tool_call_id,
-                                  raw={"function": message.function, **failure}, tool_failed=True if error is not None else None)
+                    builder.calls(
+                        calls,
+                        tool_name=message.function,
+                        output=output,
+                        call_id=message.tool_call_id,
+                        raw={"function": message.function, **failure},
+                        tool_failed=True if error is not None else None,
+                    )
                 else:
                     builder.message("env", message.text)
                 continue
             calls = getattr(message, "tool_calls", None) or []
             if role != "assistant" or not calls:
-                builder.message("agent" if role == "assistant" else role, text_of(message.text),
-                                action="message" if role == "assistant" else None)
+                builder.message(
+                    "agent" if role == "assistant" else role,
+                    text_of(message.text),
+                    action="message" if role == "assistant" else None,
+                )
                 continue
             for c, call in enumerate(calls):
                 raw = {"id": call.id, "function": call.function, "arguments": call.arguments}
-                builder.calls(normalise_tool_call(call.function, call.arguments, "inspect"), tool_name=call.function,
-                              raw=raw, output=None, message=message.text if c == 0 else None, call_id=call.id)
+                builder.calls(
+                    normalise_tool_call(call.function, call.arguments, "inspect"),
+                    tool_name=call.function,
+                    raw=raw,
+                    output=None,
+                    message=message.text if c == 0 else None,
+                    call_id=call.id,
+                )
                 pending[call.id] = (len(builder.rows) - 1, raw)
         out.issues.extend(builder.issues)
         score = next(iter(sample.scores.values()), None) if sample.scores else None
@@ -102,15 +156,26 @@ def read_eval(path: Path) -> UnitResult:
         output_tokens = sum(u.output_tokens or 0 for u in usage) if usage else None
         task_id = f"{ev.task}/{sample.id}"
         traj = Trajectory(
-            trajectory_id=f"{run_id}/{sample.id}/{sample.epoch}", run_id=run_id, task_id=task_id, model=ev.model,
-            attempt=sample.epoch - 1, outcome="error" if error else (None if reward is None else ("passed" if reward >= 1 else "failed")),
-            reward=None if error else reward, harness_error="unknown_error" if error else None,
-            input_tokens=input_tokens, output_tokens=output_tokens, started_at=getattr(sample, "started_at", None),
+            trajectory_id=f"{run_id}/{sample.id}/{sample.epoch}",
+            run_id=run_id,
+            task_id=task_id,
+            model=ev.model,
+            attempt=sample.epoch - 1,
+            outcome="error" if error else (None if reward is None else ("passed" if reward >= 1 else "failed")),
+            reward=None if error else reward,
+            harness_error="unknown_error" if error else None,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            started_at=getattr(sample, "started_at", None),
             ended_at=getattr(sample, "completed_at", None),
-            task=Task(task_id=task_id, source=ev.task, instruction=sample.input if isinstance(sample.input, str) else None),
+            task=Task(
+                task_id=task_id, source=ev.task, instruction=sample.input if isinstance(sample.input, str) else None
+            ),
         )
         identity = (data, str(sample.id).encode(), str(sample.epoch).encode())
-        add_trajectory(out.batch, traj, content_hash(*identity), FORMAT, str(path), legacy_hash(*identity), steps=builder)
+        add_trajectory(
+            out.batch, traj, content_hash(*identity), FORMAT, str(path), legacy_hash(*identity), steps=builder
+        )
     return out
 
 

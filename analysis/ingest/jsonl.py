@@ -45,9 +45,16 @@ def read_jsonl(path: Path) -> UnitResult:
         order = [s.step_idx for s in traj.steps]
         if order != list(range(len(order))):
             bad = next(k for k, idx in enumerate(order) if idx != k)
-            out.issues.append(make_issue(
-                path, f"steps[{bad}].step_idx is {order[bad]}, expected {bad}", "Number steps 0, 1, 2, ... in order",
-                record=record, field=f"steps[{bad}].step_idx", source_format=FORMAT))
+            out.issues.append(
+                make_issue(
+                    path,
+                    f"steps[{bad}].step_idx is {order[bad]}, expected {bad}",
+                    "Number steps 0, 1, 2, ... in order",
+                    record=record,
+                    field=f"steps[{bad}].step_idx",
+                    source_format=FORMAT,
+                )
+            )
             continue
         for step in traj.steps:  # the same caps as every other format
             message, dropped = cap_text(step.message)
@@ -56,7 +63,9 @@ def read_jsonl(path: Path) -> UnitResult:
                 step.message = message
             output, truncated, dropped = cap_output(step.output)
             if dropped:
-                out.issues.append(output_capped(path, record, step.step_idx, dropped, FORMAT, f"steps[{step.step_idx}].output"))
+                out.issues.append(
+                    output_capped(path, record, step.step_idx, dropped, FORMAT, f"steps[{step.step_idx}].output")
+                )
                 step.output, step.output_truncated = output, True
         if traj.run is None:
             traj.run = Run(run_id=traj.run_id, model=traj.model, source_format=FORMAT, source_path=str(path))

@@ -34,8 +34,19 @@ if TYPE_CHECKING:
     from curriculab.analysis.store.rows import RowBatch
 
 FORMATS = ("auto", "atif", "harbor", "tb", "swe-agent", "inspect", "jsonl")
-_JOB_FILES = {"config.json", "result.json", "results.json", "run_metadata.json", "lock.json", "metrics.json",
-              "args.json", "report.json", "ctrf.json", "package.json", "tsconfig.json"}
+_JOB_FILES = {
+    "config.json",
+    "result.json",
+    "results.json",
+    "run_metadata.json",
+    "lock.json",
+    "metrics.json",
+    "args.json",
+    "report.json",
+    "ctrf.json",
+    "package.json",
+    "tsconfig.json",
+}
 _VERDICT_FILES = {"result.json", "results.json"}
 _BATCH_TRAJECTORIES = 2000
 _BATCH_STEPS = 100_000
@@ -124,12 +135,20 @@ def _importers() -> dict[str, Callable[[Path], UnitResult]]:
     if not _readers:
         from curriculab.analysis.ingest import atif, harbor, inspect_log, jsonl, swe_agent, tasks, tb
 
-        _readers.update({
-            "atif": atif.read_atif_file, "harbor": harbor.read_trial, "tb": tb.read_run, "tb-results": tb.read_results_file,
-            "swe-agent": swe_agent.read_traj, "inspect": inspect_log.read_eval, "jsonl": jsonl.read_jsonl,
-            "harbor-task": functools.partial(tasks.read_task_dir, kind="harbor-task"),
-            "tb-task": functools.partial(tasks.read_task_dir, kind="tb-task"), "json": _read_sniffed,
-        })
+        _readers.update(
+            {
+                "atif": atif.read_atif_file,
+                "harbor": harbor.read_trial,
+                "tb": tb.read_run,
+                "tb-results": tb.read_results_file,
+                "swe-agent": swe_agent.read_traj,
+                "inspect": inspect_log.read_eval,
+                "jsonl": jsonl.read_jsonl,
+                "harbor-task": functools.partial(tasks.read_task_dir, kind="harbor-task"),
+                "tb-task": functools.partial(tasks.read_task_dir, kind="tb-task"),
+                "json": _read_sniffed,
+            }
+        )
     return _readers
 
 
@@ -151,12 +170,25 @@ def _unreadable(unit: Unit, exc: Exception) -> UnitResult:
     if isinstance(exc, ValidationError):  # a value the format allows but the store cannot hold (a 10**30 token count)
         return UnitResult(issues=[validation_failure(unit.path, exc, unit.kind).issue])
     if isinstance(exc, MemoryError):
-        return UnitResult(issues=[make_issue(unit.path, "ran out of memory reading this input",
-                                             "Split the file, or ingest it on a machine with more memory")])
+        return UnitResult(
+            issues=[
+                make_issue(
+                    unit.path,
+                    "ran out of memory reading this input",
+                    "Split the file, or ingest it on a machine with more memory",
+                )
+            ]
+        )
     # an importer bug must not cost the other files of the batch
-    return UnitResult(issues=[make_issue(
-        unit.path, f"unexpected {type(exc).__name__} while reading as {unit.kind}: {exc}",
-        "Report this with the file attached; re-run with --debug for the traceback")])
+    return UnitResult(
+        issues=[
+            make_issue(
+                unit.path,
+                f"unexpected {type(exc).__name__} while reading as {unit.kind}: {exc}",
+                "Report this with the file attached; re-run with --debug for the traceback",
+            )
+        ]
+    )
 
 
 def _read_sniffed(path: Path) -> UnitResult:
@@ -175,10 +207,14 @@ def _read_sniffed(path: Path) -> UnitResult:
             orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             raise json_failure(path, data, exc, "auto") from None
-        raise IngestFailure(make_issue(
-            path, "not a recognised trajectory format (looked for ATIF `schema_version` and `steps`, an "
-            "Inspect log's `eval` and `samples`, or a Terminal-Bench `results` list of trials)",
-            "Pass --format to force a reader, or convert the file to curriculab JSONL (docs/jsonl.md)"))
+        raise IngestFailure(
+            make_issue(
+                path,
+                "not a recognised trajectory format (looked for ATIF `schema_version` and `steps`, an "
+                "Inspect log's `eval` and `samples`, or a Terminal-Bench `results` list of trials)",
+                "Pass --format to force a reader, or convert the file to curriculab JSONL (docs/jsonl.md)",
+            )
+        )
     return _importers()[kind](path)
 
 
@@ -193,7 +229,9 @@ def _file_kind(path: str, fmt: str) -> str | None:
     return {".traj": "swe-agent", ".eval": "inspect", ".jsonl": "jsonl", ".json": "json"}.get(suffix)
 
 
-def _dir_kind(path: str, entries: dict[str, os.DirEntry], fmt: str, listings: dict[str, list[os.DirEntry]]) -> str | None:
+def _dir_kind(
+    path: str, entries: dict[str, os.DirEntry], fmt: str, listings: dict[str, list[os.DirEntry]]
+) -> str | None:
     names = entries.keys()
     if fmt in ("auto", "tb") and detect.is_tb_run_dir(path, names, listings):
         return "tb"
@@ -207,13 +245,19 @@ def _dir_kind(path: str, entries: dict[str, os.DirEntry], fmt: str, listings: di
 
 
 _WALK_SUFFIXES = {
-    "auto": {".json", ".traj", ".eval", ".jsonl"}, "atif": {".json"}, "swe-agent": {".traj"},
-    "inspect": {".eval", ".json"}, "jsonl": {".jsonl"}, "harbor": set(), "tb": {".json"},
+    "auto": {".json", ".traj", ".eval", ".jsonl"},
+    "atif": {".json"},
+    "swe-agent": {".traj"},
+    "inspect": {".eval", ".json"},
+    "jsonl": {".jsonl"},
+    "harbor": set(),
+    "tb": {".json"},
 }
 
 
-def discover(paths: Iterable[str | os.PathLike], fmt: str = "auto",
-             found: Callable[[Unit], None] | None = None) -> tuple[list[Unit], list[Issue]]:
+def discover(
+    paths: Iterable[str | os.PathLike], fmt: str = "auto", found: Callable[[Unit], None] | None = None
+) -> tuple[list[Unit], list[Issue]]:
     """Units to read under `paths`, and issues for paths that hold nothing readable. `found(unit)`
     is told of each unit a directory walk finds, as it is found."""
     if fmt not in FORMATS:
@@ -228,14 +272,20 @@ def discover(paths: Iterable[str | os.PathLike], fmt: str = "auto",
         if root.is_file():
             kind = _file_kind(str(root), fmt)
             if kind is None:
-                issues.append(make_issue(
-                    root, f"unknown file type {root.suffix or '(no extension)'!r} for format {fmt}",
-                    "Pass --format with one of atif, swe-agent, inspect, jsonl, or give a Harbor job / tb run directory"))
+                issues.append(
+                    make_issue(
+                        root,
+                        f"unknown file type {root.suffix or '(no extension)'!r} for format {fmt}",
+                        "Pass --format with one of atif, swe-agent, inspect, jsonl, or give a Harbor job / tb run directory",
+                    )
+                )
             else:
                 units.append(Unit(kind, root))
             continue
         if not root.is_dir():
-            issues.append(make_issue(root, "not a regular file (a FIFO, a device or a socket)", "Point at the file itself"))
+            issues.append(
+                make_issue(root, "not a regular file (a FIFO, a device or a socket)", "Point at the file itself")
+            )
             continue
         before = len(units)
         # Paths stay strings while walking (pathlib's parsing was most of a big walk's time), and a
@@ -245,28 +295,47 @@ def discover(paths: Iterable[str | os.PathLike], fmt: str = "auto",
         # root's, made once, with the same tail (no name is `.` or `..`)
         root_text, root_absolute = str(root), os.path.abspath(root)
 
-        def unit_at(kind: str, path: str, root_text: str = root_text, root_absolute: str = root_absolute,
-                    found: Callable[[Unit], None] | None = found) -> None:
-            unit = Unit(kind, path, root_absolute + path[len(root_text):] if root_text != "/" else path)
+        def unit_at(
+            kind: str,
+            path: str,
+            root_text: str = root_text,
+            root_absolute: str = root_absolute,
+            found: Callable[[Unit], None] | None = found,
+        ) -> None:
+            unit = Unit(kind, path, root_absolute + path[len(root_text) :] if root_text != "/" else path)
             units.append(unit)
             if found:
                 found(unit)
 
         listings: dict[str, list[os.DirEntry]] = {}
-        walked: dict[tuple[int, int], str] = {}  # (device, inode) -> the path it was walked as: a symlink loop is walked once
+        walked: dict[
+            tuple[int, int], str
+        ] = {}  # (device, inode) -> the path it was walked as: a symlink loop is walked once
         holding_results: list[Path] = []  # folders with a verdict file that are not units themselves
         while stack:
             directory = stack.pop()
             try:
                 info = os.stat(directory)
-                entries = listings.pop(directory) if directory in listings else sorted(os.scandir(directory), key=lambda e: e.name)
+                entries = (
+                    listings.pop(directory)
+                    if directory in listings
+                    else sorted(os.scandir(directory), key=lambda e: e.name)
+                )
             except OSError as exc:
-                issues.append(make_issue(Path(directory), f"cannot list directory ({exc.strerror})", "Check its permissions"))
+                issues.append(
+                    make_issue(Path(directory), f"cannot list directory ({exc.strerror})", "Check its permissions")
+                )
                 continue
             identity = (info.st_dev, info.st_ino)
             if identity in walked:
-                issues.append(make_issue(Path(directory), f"a symlink back to {walked[identity]}, which is already being "
-                                         "walked; skipped", "Nothing to do, or remove the link", severity="warning"))
+                issues.append(
+                    make_issue(
+                        Path(directory),
+                        f"a symlink back to {walked[identity]}, which is already being walked; skipped",
+                        "Nothing to do, or remove the link",
+                        severity="warning",
+                    )
+                )
                 continue
             walked[identity] = directory
             by_name = {e.name: e for e in entries}
@@ -282,27 +351,39 @@ def discover(paths: Iterable[str | os.PathLike], fmt: str = "auto",
                     continue
                 if entry.is_dir():
                     subdirs.append(entry.path)
-                elif (os.path.splitext(entry.name)[1].lower() in _WALK_SUFFIXES[fmt] and entry.name not in _JOB_FILES
-                      and (fmt != "tb" or entry.name.endswith("results.json"))  # tb's own: `<time>_results.json`
-                      and entry.is_file()):  # regular files only: a FIFO or a device named *.json is never opened
+                elif (
+                    os.path.splitext(entry.name)[1].lower() in _WALK_SUFFIXES[fmt]
+                    and entry.name not in _JOB_FILES
+                    and (fmt != "tb" or entry.name.endswith("results.json"))  # tb's own: `<time>_results.json`
+                    and entry.is_file()
+                ):  # regular files only: a FIFO or a device named *.json is never opened
                     kind = _file_kind(entry.name, fmt)
                     if kind:
                         unit_at(kind, entry.path)
             stack.extend(reversed(subdirs))
         if len(units) == before:
-            issues.append(make_issue(
-                root, f"directory holds no input curriculab can read as {fmt}",
-                "Point at a Harbor job, a `tb run` directory, task directories, or .json/.traj/.eval/.jsonl files"))
+            issues.append(
+                make_issue(
+                    root,
+                    f"directory holds no input curriculab can read as {fmt}",
+                    "Point at a Harbor job, a `tb run` directory, task directories, or .json/.traj/.eval/.jsonl files",
+                )
+            )
             continue
         # A verdict file no unit covers is a trial lost without a word: say so.
         covered = _with_ancestors(os.path.normpath(unit.where) for unit in units[before:]) if holding_results else set()
         for directory in holding_results:
             if os.path.normpath(directory) not in covered:
                 found = sorted(names for names in _VERDICT_FILES if (directory / names).is_file())
-                issues.append(make_issue(
-                    directory, f"holds {', '.join(found)} but no trial could be read from it (not a Harbor trial or "
-                    "job, not a `tb run` directory)", "Point at the run or job directory itself, or pass --format "
-                    "tb / --format harbor; if this is another harness's output, convert it to JSONL (docs/jsonl.md)"))
+                issues.append(
+                    make_issue(
+                        directory,
+                        f"holds {', '.join(found)} but no trial could be read from it (not a Harbor trial or "
+                        "job, not a `tb run` directory)",
+                        "Point at the run or job directory itself, or pass --format "
+                        "tb / --format harbor; if this is another harness's output, convert it to JSONL (docs/jsonl.md)",
+                    )
+                )
     return units, issues
 
 
@@ -342,8 +423,11 @@ def read_signed(unit: Unit, signature: str | None) -> tuple[str | None, UnitResu
     trial = str(unit.path)
     seen = [files.get(os.path.join(trial, name), _UNSEEN) for name in HARBOR_TRIAL_FILES]
     agent = os.path.join(trial, "agent", "")
-    continued = sorted((path[len(agent):], info) for path, info in files.items()
-                       if path.startswith(agent) and path != os.path.join(trial, HARBOR_TRIAL_FILES[1]))
+    continued = sorted(
+        (path[len(agent) :], info)
+        for path, info in files.items()
+        if path.startswith(agent) and path != os.path.join(trial, HARBOR_TRIAL_FILES[1])
+    )
     return (None if _UNSEEN in seen else _trial_signature(seen, continued)), result
 
 
@@ -366,8 +450,12 @@ class _Readers:
     def _start(self) -> None:
         if self.pool is None and self.workers > 1:
             # spawn, not fork: the parent holds a DuckDB connection and its threads
-            self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=get_context("spawn"),
-                                            initializer=_reader_started, initargs=(os.getpid(), self.legacy_hashes))
+            self.pool = ProcessPoolExecutor(
+                max_workers=self.workers,
+                mp_context=get_context("spawn"),
+                initializer=_reader_started,
+                initargs=(os.getpid(), self.legacy_hashes),
+            )
             for _ in range(self.workers):  # each submit starts a process while none is idle
                 self.pool.submit(int)
 
@@ -479,10 +567,15 @@ class _Writer:
                     self._count(self.store.write_batch(part, self.replace, then=attribution.UNKNOWN_MODELS))
                 except RecordRejected as exc:
                     row = part.trajectories[0] if part.trajectories else None
-                    self.issue(make_issue(
-                        row.source_path if row else "(task and run descriptions)", str(exc),
-                        "Fix the value at its source and ingest the file again", record=row.trajectory_id if row else None,
-                        source_format=row.source_format if row else None))
+                    self.issue(
+                        make_issue(
+                            row.source_path if row else "(task and run descriptions)",
+                            str(exc),
+                            "Fix the value at its source and ingest the file again",
+                            record=row.trajectory_id if row else None,
+                            source_format=row.source_format if row else None,
+                        )
+                    )
 
     def _count(self, result) -> None:
         self.report.inserted += result.inserted
@@ -515,12 +608,25 @@ def _collector_paused() -> Iterator[None]:
 
 
 def _conflict(trajectory_id: str, new_path: str, old_path: str, fmt: str | None, in_call: bool = False) -> Issue:
-    kept = f"the copy read from {old_path} earlier in this call is kept" if in_call else f"the stored copy came from {old_path}"
-    fix = ("Give one of the two attempts its own id" if in_call else
-           "If this copy is the one to keep, ingest it again with --replace (the stored trajectory, its steps, tests and "
-           "codes are replaced); otherwise give this attempt its own id")
-    return make_issue(new_path, f"trajectory_id {trajectory_id!r} is already known with different content: {kept}", fix,
-                      record=trajectory_id, field="trajectory_id", source_format=fmt)
+    kept = (
+        f"the copy read from {old_path} earlier in this call is kept"
+        if in_call
+        else f"the stored copy came from {old_path}"
+    )
+    fix = (
+        "Give one of the two attempts its own id"
+        if in_call
+        else "If this copy is the one to keep, ingest it again with --replace (the stored trajectory, its steps, tests and "
+        "codes are replaced); otherwise give this attempt its own id"
+    )
+    return make_issue(
+        new_path,
+        f"trajectory_id {trajectory_id!r} is already known with different content: {kept}",
+        fix,
+        record=trajectory_id,
+        field="trajectory_id",
+        source_format=fmt,
+    )
 
 
 HARBOR_TRIAL_FILES = ("result.json", os.path.join("agent", "trajectory.json"), os.path.join("verifier", "ctrf.json"))
@@ -533,6 +639,7 @@ _UNSEEN = object()
 def _trial_signature(seen: list[tuple[int, int] | None], continued: list[tuple[str, tuple[int, int] | None]]) -> str:
     """A Harbor trial's three files, then each segment its trajectory continues in, by name (so that
     a no-op re-ingest knows which to look at)."""
+
     def look(info: tuple[int, int] | None) -> str:
         return "-" if info is None else f"{info[0]}:{info[1]}"
 
@@ -557,7 +664,9 @@ def unit_signature(unit: Unit, stored: str | None = None) -> str | None:
         if unit.kind == "harbor":
             seen = [_regular_file(os.path.join(unit.where, name)) for name in HARBOR_TRIAL_FILES]
             names = [part.rsplit("=", 1)[0] for part in stored.split("|")[1:]] if stored else []
-            return _trial_signature(seen, [(name, _regular_file(os.path.join(unit.where, "agent", name))) for name in names])
+            return _trial_signature(
+                seen, [(name, _regular_file(os.path.join(unit.where, "agent", name))) for name in names]
+            )
         info = os.stat(unit.where)
         if stat.S_ISREG(info.st_mode):
             return f"f:{info.st_size}:{info.st_mtime_ns}"
@@ -589,9 +698,17 @@ def _sign_tree(directory: str, prefix: str, digest) -> None:
         _sign_tree(entry.path, f"{prefix}{entry.name}/", digest)
 
 
-def ingest(store: Store, paths: Iterable[str | os.PathLike], fmt: str = "auto", *, workers: int | None = None,
-           progress: Callable[[int, int], None] | None = None, replace: bool = False, verify: bool = False,
-           identities: Iterable[Identity] = ()) -> IngestReport:
+def ingest(
+    store: Store,
+    paths: Iterable[str | os.PathLike],
+    fmt: str = "auto",
+    *,
+    workers: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    replace: bool = False,
+    verify: bool = False,
+    identities: Iterable[Identity] = (),
+) -> IngestReport:
     """Ingest `paths` into `store`. Bad inputs are quarantined in `ingest_errors`; good ones land.
 
     `progress(done, total)` is called as units are read. `replace`: a trajectory stored with other
@@ -610,8 +727,9 @@ def ingest(store: Store, paths: Iterable[str | os.PathLike], fmt: str = "auto", 
     _, rows = store.query(queries.MANIFEST_UNDER.format(columns="path, signature, trajectories"), [roots, roots])
     known = {path: {"signature": signature, "trajectories": trajectories} for path, signature, trajectories in rows}
     legacy_hashes = bool(store.query(UNPREFIXED_HASHES_SQL)[1][0][0])
-    readers = _Readers(workers if workers is not None else available_cores(), set() if verify or replace else set(known),
-                       legacy_hashes)
+    readers = _Readers(
+        workers if workers is not None else available_cores(), set() if verify or replace else set(known), legacy_hashes
+    )
     try:
         with _collector_paused():
             return _ingest(store, paths, fmt, readers, known, progress, replace, verify, identities)
@@ -619,9 +737,17 @@ def ingest(store: Store, paths: Iterable[str | os.PathLike], fmt: str = "auto", 
         readers.close()
 
 
-def _ingest(store: Store, paths: list[Path], fmt: str, readers: _Readers, known: dict[str, dict],
-            progress: Callable[[int, int], None] | None, replace: bool, verify: bool,
-            identities: list[Identity]) -> IngestReport:
+def _ingest(
+    store: Store,
+    paths: list[Path],
+    fmt: str,
+    readers: _Readers,
+    known: dict[str, dict],
+    progress: Callable[[int, int], None] | None,
+    replace: bool,
+    verify: bool,
+    identities: list[Identity],
+) -> IngestReport:
     units, issues = discover(paths, fmt, found=readers.found)
     report = IngestReport(units=len(units))
     writer = _Writer(store, report, replace)
@@ -631,7 +757,9 @@ def _ingest(store: Store, paths: list[Path], fmt: str, readers: _Readers, known:
     to_read, signatures = [], []
     for unit in units:
         seen = known.get(unit.absolute)
-        signature = unit_signature(unit, seen["signature"]) if seen else None  # one never read cleanly is read regardless
+        signature = (
+            unit_signature(unit, seen["signature"]) if seen else None
+        )  # one never read cleanly is read regardless
         if not verify and not replace and signature and seen["signature"] == signature:
             report.skipped += 1
             report.unchanged += seen["trajectories"]

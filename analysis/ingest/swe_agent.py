@@ -29,8 +29,11 @@ from curriculab.trajectory.model import Run, Task, Trajectory
 FORMAT = "swe-agent"
 
 # exit statuses that mean the harness, not the agent, ended the attempt
-_HARNESS_EXITS = {"exit_error": "unknown_agent_error", "exit_environment_error": "environment_error",
-                  "early_exit": "unknown_agent_error"}
+_HARNESS_EXITS = {
+    "exit_error": "unknown_agent_error",
+    "exit_environment_error": "environment_error",
+    "early_exit": "unknown_agent_error",
+}
 
 
 class SweStep(BaseModel):
@@ -115,8 +118,13 @@ def read_traj(path: Path) -> UnitResult:
     open_file = None
     for k, step in enumerate(doc.trajectory):
         calls = normalise_swe_agent_action(step.action, open_file)
-        builder.calls(calls, tool_name="swe-agent", raw={"index": k, "action": step.action}, output=step.observation,
-                      message=step.thought or step.response)
+        builder.calls(
+            calls,
+            tool_name="swe-agent",
+            raw={"index": k, "action": step.action},
+            output=step.observation,
+            message=step.thought or step.response,
+        )
         open_file = _open_file(step.state) or open_file
     out.issues.extend(builder.issues)
     stats = doc.info.get("model_stats") or {}
@@ -129,11 +137,24 @@ def read_traj(path: Path) -> UnitResult:
         outcome = "passed" if instance_id in report[0] else "failed"
     model = _model(doc) or run_id
     traj = Trajectory(
-        trajectory_id=f"{run_id}/{instance_id}", run_id=run_id, task_id=instance_id, model=model, outcome=outcome,
-        harness_error=harness_error, input_tokens=stats.get("tokens_sent"), output_tokens=stats.get("tokens_received"),
-        cost_usd=stats.get("instance_cost"), task=Task(task_id=instance_id, source="swe-bench", instruction=instruction),
-        run=Run(run_id=run_id, agent="swe-agent", model=model, source_format=FORMAT, source_path=str(run_dir),
-                config={"exit_status": exit_status} if exit_status else {}),
+        trajectory_id=f"{run_id}/{instance_id}",
+        run_id=run_id,
+        task_id=instance_id,
+        model=model,
+        outcome=outcome,
+        harness_error=harness_error,
+        input_tokens=stats.get("tokens_sent"),
+        output_tokens=stats.get("tokens_received"),
+        cost_usd=stats.get("instance_cost"),
+        task=Task(task_id=instance_id, source="swe-bench", instruction=instruction),
+        run=Run(
+            run_id=run_id,
+            agent="swe-agent",
+            model=model,
+            source_format=FORMAT,
+            source_path=str(run_dir),
+            config={"exit_status": exit_status} if exit_status else {},
+        ),
     )
     add_trajectory(out.batch, traj, content_hash(data), FORMAT, str(path), legacy_hash(data), steps=builder)
     return out

@@ -39,11 +39,15 @@ def task_from_toml(task_dir: Path, source: str | None = None) -> Task:
             metadata[f"{section}_timeout_sec"] = doc[section]["timeout_sec"]
     try:
         return Task(
-            task_id=task_dir.name, source=source, instruction=instruction,
-            task_type=meta.get("task_type") or meta.get("category"), language=meta.get("language"),
+            task_id=task_dir.name,
+            source=source,
+            instruction=instruction,
+            task_type=meta.get("task_type") or meta.get("category"),
+            language=meta.get("language"),
             tier_authored=meta.get("tier") or _TIER_OF_DIFFICULTY.get(str(difficulty)),
             difficulty_authored=str(difficulty) if difficulty is not None else None,
-            codebase_files=_int(meta.get("codebase_files")), n_milestones=_int(meta.get("n_milestones")),
+            codebase_files=_int(meta.get("codebase_files")),
+            n_milestones=_int(meta.get("n_milestones")),
             tags=[str(t) for t in tags] if isinstance(tags, list) else [str(tags)],
             metadata={**metadata, "category": meta.get("category")},
         )
@@ -58,7 +62,9 @@ def task_from_yaml(task_dir: Path, source: str | None = None) -> Task:
     try:
         doc = yaml.safe_load(data.decode("utf-8")) or {}
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise fail(path, f"invalid YAML: {str(exc).splitlines()[0]}", "Fix the file's syntax", source_format="tb") from None
+        raise fail(
+            path, f"invalid YAML: {str(exc).splitlines()[0]}", "Fix the file's syntax", source_format="tb"
+        ) from None
     if not isinstance(doc, dict):
         raise fail(path, "task.yaml is not a mapping", "Write it as `key: value` lines", source_format="tb")
     instruction = doc.get("instruction")
@@ -66,14 +72,28 @@ def task_from_yaml(task_dir: Path, source: str | None = None) -> Task:
         instruction = doc["descriptions"][0].get("description")
     difficulty = doc.get("difficulty")
     tags = doc.get("tags") or []
-    metadata = {k: doc[k] for k in ("category", "author_email", "max_agent_timeout_sec", "max_test_timeout_sec",
-                                      "parser_name", "run_tests_in_same_shell") if k in doc}
+    metadata = {
+        k: doc[k]
+        for k in (
+            "category",
+            "author_email",
+            "max_agent_timeout_sec",
+            "max_test_timeout_sec",
+            "parser_name",
+            "run_tests_in_same_shell",
+        )
+        if k in doc
+    }
     try:
         return Task(
-            task_id=task_dir.name, source=source, instruction=instruction, task_type=doc.get("category"),
+            task_id=task_dir.name,
+            source=source,
+            instruction=instruction,
+            task_type=doc.get("category"),
             tier_authored=_TIER_OF_DIFFICULTY.get(str(difficulty)),
             difficulty_authored=str(difficulty) if difficulty is not None else None,
-            tags=[str(t) for t in tags] if isinstance(tags, list) else [str(tags)], metadata=metadata,
+            tags=[str(t) for t in tags] if isinstance(tags, list) else [str(tags)],
+            metadata=metadata,
         )
     except ValidationError as exc:
         raise validation_failure(path, exc, "tb") from None

@@ -58,9 +58,18 @@ HARNESS_ERROR_OF_FAILURE_MODE = {
 
 # Programs that run a whole agent from one command line: the log shows only their invocation.
 INSTALLED_AGENTS = {
-    "openhands": "openhands", "mini": "mini-swe-agent", "mini-swe-agent": "mini-swe-agent", "goose": "goose",
-    "claude": "claude-code", "codex": "codex", "cursor-agent": "cursor-agent", "gemini": "gemini-cli",
-    "aider": "aider", "opencode": "opencode", "qwen": "qwen-code", "amp": "amp",
+    "openhands": "openhands",
+    "mini": "mini-swe-agent",
+    "mini-swe-agent": "mini-swe-agent",
+    "goose": "goose",
+    "claude": "claude-code",
+    "codex": "codex",
+    "cursor-agent": "cursor-agent",
+    "gemini": "gemini-cli",
+    "aider": "aider",
+    "opencode": "opencode",
+    "qwen": "qwen-code",
+    "amp": "amp",
 }
 _MODEL_FLAGS = ("-m", "--model", "--model-name")
 
@@ -112,19 +121,35 @@ def read_results_file(path: Path) -> UnitResult:
     Its run id is the document's `id`, else the file's name without `_results.json`."""
     doc = _results_doc(path)
     run_id = str(doc.get("id") or re.sub(r"_+results$", "", path.stem))
-    items = {str((item.get("trial_name") if isinstance(item, dict) else None) or f"results[{k}]"):
-             (path, item, f"results[{k}].") for k, item in enumerate(doc["results"])}
+    items = {
+        str((item.get("trial_name") if isinstance(item, dict) else None) or f"results[{k}]"): (
+            path,
+            item,
+            f"results[{k}].",
+        )
+        for k, item in enumerate(doc["results"])
+    }
     if not items:
-        raise fail(path, "an empty `results` list: no trial to store", "Point at a results file of a finished run",
-                   field="results", source_format=FORMAT)
+        raise fail(
+            path,
+            "an empty `results` list: no trial to store",
+            "Point at a results file of a finished run",
+            field="results",
+            source_format=FORMAT,
+        )
     return _read_items(path.parent, run_id, {}, items, UnitResult(), path)
 
 
 def _results_doc(path: Path) -> dict[str, Any]:
     doc = load_json(path, read_bytes(path, FORMAT), FORMAT)
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
-        raise fail(path, "no `results` list", "Point at a `tb run` output directory or its results.json",
-                   field="results", source_format=FORMAT)
+        raise fail(
+            path,
+            "no `results` list",
+            "Point at a `tb run` output directory or its results.json",
+            field="results",
+            source_format=FORMAT,
+        )
     return doc
 
 
@@ -147,13 +172,21 @@ def read_run(run_dir: Path) -> UnitResult:
     for trial_dir in _trial_dirs(run_dir):
         path = trial_dir / "results.json"
         try:
-            items[trial_dir.name] = (path, load_json(path, read_bytes(path, FORMAT, trial_dir.name), FORMAT, trial_dir.name), "")
+            items[trial_dir.name] = (
+                path,
+                load_json(path, read_bytes(path, FORMAT, trial_dir.name), FORMAT, trial_dir.name),
+                "",
+            )
         except IngestFailure as exc:
             items.pop(trial_dir.name, None)
             out.issues.append(exc.issue)
     if not items:
-        raise fail(run_dir, "no trials (no results.json with a `results` list, no <task>/<trial>/results.json)",
-                   "Point at a `tb run` output directory", source_format=FORMAT)
+        raise fail(
+            run_dir,
+            "no trials (no results.json with a `results` list, no <task>/<trial>/results.json)",
+            "Point at a `tb run` output directory",
+            source_format=FORMAT,
+        )
     run_id = str(meta.get("run_id") or run_doc.get("id") or run_dir.name)
     return _read_items(run_dir, run_id, meta, items, out, run_dir)
 
@@ -171,8 +204,14 @@ def folder_identity(source: Path) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _read_items(run_dir: Path, run_id: str, meta: dict[str, Any], items: dict[str, tuple[Path, Any, str]],
-                out: UnitResult, source: Path) -> UnitResult:
+def _read_items(
+    run_dir: Path,
+    run_id: str,
+    meta: dict[str, Any],
+    items: dict[str, tuple[Path, Any, str]],
+    out: UnitResult,
+    source: Path,
+) -> UnitResult:
     # What the run's metadata leaves null, the submission's folder name fills (after the invocation's own -m).
     folder_agent, folder_model = folder = folder_identity(source)
     dataset = meta.get("dataset_name")
@@ -186,20 +225,34 @@ def _read_items(run_dir: Path, run_id: str, meta: dict[str, Any], items: dict[st
             agents.update([agent] if agent else [])
             models.update([traj.model] if traj.model else [])
             digest, legacy = _digest(item, commands)
-            add_trajectory(out.batch, traj, digest, FORMAT, str(run_dir / trial.task_id / trial.trial_name), legacy,
-                           steps=steps)
+            add_trajectory(
+                out.batch, traj, digest, FORMAT, str(run_dir / trial.task_id / trial.trial_name), legacy, steps=steps
+            )
         except ValidationError as exc:
             out.issues.append(validation_failure(path, exc, FORMAT, record=name, prefix=prefix).issue)
         except IngestFailure as exc:
             out.issues.append(exc.issue)
     identity_from = {"agent": "folder name"} if not meta.get("agent_name") and folder_agent in agents else {}
     identity_from |= {"model": "folder name"} if not meta.get("model_name") and folder_model in models else {}
-    out.batch.add_run(Run(
-        run_id=run_id, agent=meta.get("agent_name") or (next(iter(agents)) if len(agents) == 1 else None),
-        model=meta.get("model_name") or (next(iter(models)) if len(models) == 1 else None), dataset=dataset, source_format=FORMAT, source_path=str(source),
-        started_at=meta.get("start_time"),
-        config={**{k: meta[k] for k in ("n_attempts", "dataset_version", "n_concurrent_trials", "commit_hash") if k in meta},
-                **({"identity_from": identity_from} if identity_from else {})}))
+    out.batch.add_run(
+        Run(
+            run_id=run_id,
+            agent=meta.get("agent_name") or (next(iter(agents)) if len(agents) == 1 else None),
+            model=meta.get("model_name") or (next(iter(models)) if len(models) == 1 else None),
+            dataset=dataset,
+            source_format=FORMAT,
+            source_path=str(source),
+            started_at=meta.get("start_time"),
+            config={
+                **{
+                    k: meta[k]
+                    for k in ("n_attempts", "dataset_version", "n_concurrent_trials", "commit_hash")
+                    if k in meta
+                },
+                **({"identity_from": identity_from} if identity_from else {}),
+            },
+        )
+    )
     return out
 
 
@@ -212,9 +265,16 @@ def _digest(item: Any, commands: bytes) -> tuple[str, str | None]:
     return content_hash(canonical, commands), legacy_hash(canonical, commands)
 
 
-def _trajectory(run_dir: Path, run_id: str, meta: dict[str, Any], folder: tuple[str | None, str | None],
-                dataset: str | None, trial: TbTrial, attempts: dict[str, int],
-                out: UnitResult) -> tuple[Trajectory, str | None, bytes, StepBuilder]:
+def _trajectory(
+    run_dir: Path,
+    run_id: str,
+    meta: dict[str, Any],
+    folder: tuple[str | None, str | None],
+    dataset: str | None,
+    trial: TbTrial,
+    attempts: dict[str, int],
+    out: UnitResult,
+) -> tuple[Trajectory, str | None, bytes, StepBuilder]:
     commands_path = run_dir / trial.task_id / trial.trial_name / "commands.txt"
     commands = read_bytes(commands_path, FORMAT, trial.trial_name) if commands_path.is_file() else b""
     builder = StepBuilder(commands_path, trial.trial_name, FORMAT, trajectory_id=f"{run_id}/{trial.trial_name}")
@@ -223,7 +283,9 @@ def _trajectory(run_dir: Path, run_id: str, meta: dict[str, Any], folder: tuple[
     typed = typed_commands(commands.decode("utf-8", errors="replace"), commands_path, trial.trial_name, builder.issues)
     invocation = _installed_agent(typed, trial.instruction)
     # the harness set up an installed agent: its actions are not in this log, whatever launched it
-    installed = invocation is not None or any(source == "env" and _INSTALLED_AGENT_SETUP.match(text) for source, text in typed)
+    installed = invocation is not None or any(
+        source == "env" and _INSTALLED_AGENT_SETUP.match(text) for source, text in typed
+    )
     agent, model = meta.get("agent_name"), meta.get("model_name")
     if invocation is not None:
         agent = agent or invocation[1]
@@ -232,8 +294,12 @@ def _trajectory(run_dir: Path, run_id: str, meta: dict[str, Any], folder: tuple[
     for source, text in typed:
         if invocation is not None and source == "agent":
             if text == invocation[0]:  # the whole program run: one opaque step, never split
-                builder.calls([NormalisedCall("run", None, text)], tool_name="installed-agent", raw={"keystrokes": text},
-                              output=None)
+                builder.calls(
+                    [NormalisedCall("run", None, text)],
+                    tool_name="installed-agent",
+                    raw={"keystrokes": text},
+                    output=None,
+                )
             continue
         # the harness's lines stay whole: they are context, not actions to classify
         calls = (normalise_shell(text) if source == "agent" else []) or [NormalisedCall("run", None, text)]
@@ -241,28 +307,50 @@ def _trajectory(run_dir: Path, run_id: str, meta: dict[str, Any], folder: tuple[
     out.issues.extend(builder.issues)
     harness_error = HARNESS_ERROR_OF_FAILURE_MODE.get(trial.failure_mode, trial.failure_mode)
     if trial.failure_mode not in HARNESS_ERROR_OF_FAILURE_MODE and trial.failure_mode != "unset":
-        out.issues.append(make_issue(
-            run_dir / trial.task_id / trial.trial_name, f"failure_mode {trial.failure_mode!r} is not one Terminal-Bench "
-            f"documents; stored as the harness error as given", "Nothing to do if the harness added a new mode; else fix "
-            "the value", record=trial.trial_name, field="failure_mode", severity="warning", source_format=FORMAT))
+        out.issues.append(
+            make_issue(
+                run_dir / trial.task_id / trial.trial_name,
+                f"failure_mode {trial.failure_mode!r} is not one Terminal-Bench "
+                f"documents; stored as the harness error as given",
+                "Nothing to do if the harness added a new mode; else fix the value",
+                record=trial.trial_name,
+                field="failure_mode",
+                severity="warning",
+                source_format=FORMAT,
+            )
+        )
     if trial.failure_mode == "unset":
         harness_error = None
     if trial.is_resolved is None and harness_error is None:
         harness_error = "unknown_error"
-    outcome = ("passed" if trial.is_resolved else "failed") if trial.is_resolved is not None else \
-        outcome_without_verdict(harness_error)
-    tests = [TestResult(test_id=name, passed=status == "passed", status=str(status)[:64])
-             for name, status in (trial.parser_results or {}).items()]
+    outcome = (
+        ("passed" if trial.is_resolved else "failed")
+        if trial.is_resolved is not None
+        else outcome_without_verdict(harness_error)
+    )
+    tests = [
+        TestResult(test_id=name, passed=status == "passed", status=str(status)[:64])
+        for name, status in (trial.parser_results or {}).items()
+    ]
     attempt = attempts.get(trial.task_id, 0)
     attempts[trial.task_id] = attempt + 1
     traj = Trajectory(
-        trajectory_id=f"{run_id}/{trial.trial_name}", run_id=run_id, task_id=trial.task_id, model=model,
+        trajectory_id=f"{run_id}/{trial.trial_name}",
+        run_id=run_id,
+        task_id=trial.task_id,
+        model=model,
         # actions are logged only where the agent typed something: a trial kept without its
         # keystroke log (a leaderboard submission's results alone) shows no action either
-        actions_logged=not installed and any(source == "agent" for source, _ in typed), attempt=attempt, outcome=outcome, harness_error=harness_error,
+        actions_logged=not installed and any(source == "agent" for source, _ in typed),
+        attempt=attempt,
+        outcome=outcome,
+        harness_error=harness_error,
         reward=None if trial.is_resolved is None else float(trial.is_resolved),
-        input_tokens=trial.total_input_tokens, output_tokens=trial.total_output_tokens,
-        started_at=trial.trial_started_at, ended_at=trial.trial_ended_at, test_results=tests,
+        input_tokens=trial.total_input_tokens,
+        output_tokens=trial.total_output_tokens,
+        started_at=trial.trial_started_at,
+        ended_at=trial.trial_ended_at,
+        test_results=tests,
         task=Task(task_id=trial.task_id, source=dataset, instruction=trial.instruction),
     )
     return traj, agent, commands, builder
@@ -285,9 +373,17 @@ def typed_commands(text: str, path: Path, record: str, issues: list[Issue]) -> l
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             keys = None
         if not isinstance(keys, (list, tuple)) or not all(isinstance(k, str) for k in keys):
-            issues.append(make_issue(path, f"line {number} is not a Python list of tmux keys: {line[:60]!r}",
-                                     "Skipped; check that the file is a Terminal-Bench commands.txt",
-                                     record=record, field=f"line {number}", severity="warning", source_format=FORMAT))
+            issues.append(
+                make_issue(
+                    path,
+                    f"line {number} is not a Python list of tmux keys: {line[:60]!r}",
+                    "Skipped; check that the file is a Terminal-Bench commands.txt",
+                    record=record,
+                    field=f"line {number}",
+                    severity="warning",
+                    source_format=FORMAT,
+                )
+            )
             continue
         for key in keys:
             if key in _ENTER_KEYS:
@@ -324,8 +420,11 @@ def _attribute(sends) -> list[tuple[str, str]]:
             if out and out[-1][1] == "C-d":  # the key that ended the agent's recording
                 out[-1] = ("env", "C-d")
         previous = out[-1][1].strip() if out else ""
-        harness = (testing or _HARNESS_LINE.match(stripped) is not None
-                   or (stripped == "clear" and (not out or previous.startswith("asciinema rec"))))
+        harness = (
+            testing
+            or _HARNESS_LINE.match(stripped) is not None
+            or (stripped == "clear" and (not out or previous.startswith("asciinema rec")))
+        )
         out.append(("env" if harness else "agent", stripped))
         if _RUNS_TESTS.match(stripped):
             testing = True  # the harness runs the tests: what follows (its closing C-d too) is the harness's

@@ -23,8 +23,11 @@ _FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.S)
 
 def is_terminus_episodes(doc: Any) -> bool:
     """A JSON list whose items carry `prompt` and `response` (and usually `episode`)."""
-    return (isinstance(doc, list) and bool(doc)
-            and all(isinstance(item, dict) and "response" in item and "prompt" in item for item in doc))
+    return (
+        isinstance(doc, list)
+        and bool(doc)
+        and all(isinstance(item, dict) and "response" in item and "prompt" in item for item in doc)
+    )
 
 
 def _turn(response: str) -> dict[str, Any] | None:
@@ -39,7 +42,7 @@ def _turn(response: str) -> dict[str, Any] | None:
             if start < 0 or end <= start:
                 continue
             try:
-                value = json.loads(text[start:end + 1])
+                value = json.loads(text[start : end + 1])
             except json.JSONDecodeError:
                 continue
         if isinstance(value, dict) and ("commands" in value or "task_complete" in value):
@@ -47,8 +50,9 @@ def _turn(response: str) -> dict[str, Any] | None:
     return None
 
 
-def terminus_episode_steps(episodes: list[dict[str, Any]], path: Path, record: str,
-                           issues: list) -> tuple[StepBuilder, int]:
+def terminus_episode_steps(
+    episodes: list[dict[str, Any]], path: Path, record: str, issues: list
+) -> tuple[StepBuilder, int]:
     """(canonical steps, number of turns) of an episode list."""
     builder = StepBuilder(path, record, "harbor")
     builder.message("user", str(episodes[0].get("prompt") or ""))
@@ -65,15 +69,24 @@ def terminus_episode_steps(episodes: list[dict[str, Any]], path: Path, record: s
         for c, command in enumerate(commands):
             keystrokes = str(command.get("keystrokes") or "")
             calls = normalise_tool_call("bash_command", {"keystrokes": keystrokes}, agent="terminus-2")
-            builder.calls(calls, tool_name="bash_command", raw={"episode": item.get("episode"), "keystrokes": keystrokes,
-                                                                 "duration": command.get("duration")},
-                          output=None, message=message if c == 0 else None, call_id=f"episode-{k}/{c}")
+            builder.calls(
+                calls,
+                tool_name="bash_command",
+                raw={"episode": item.get("episode"), "keystrokes": keystrokes, "duration": command.get("duration")},
+                output=None,
+                message=message if c == 0 else None,
+                call_id=f"episode-{k}/{c}",
+            )
         if not commands and message:
             builder.message("agent", message, action="message")
         if turn.get("task_complete") is True:
-            builder.calls([NormalisedCall("complete", None, "task_complete")], tool_name="task_complete",
-                          raw={"episode": item.get("episode"), "task_complete": True}, output=None,
-                          call_id=f"episode-{k}/complete")
+            builder.calls(
+                [NormalisedCall("complete", None, "task_complete")],
+                tool_name="task_complete",
+                raw={"episode": item.get("episode"), "task_complete": True},
+                output=None,
+                call_id=f"episode-{k}/complete",
+            )
     issues.extend(builder.issues)
     return builder, len(episodes)
 

@@ -23,9 +23,29 @@ from curriculab.analysis.store.store import (
     require_store,
 )
 
-__all__ = ["DEFAULT_DB", "LATEST_VERSION", "MIGRATIONS", "Migration", "QueryFailed", "QueryRejected", "QueryResult", "RecordRejected", "RowBatch", "Store", "StoreBusy", "StoreError",
-           "StoreMissing", "WriteResult", "applied_migrations", "check_filter", "default_db_path", "describe_tables",
-           "require_store", "row_count", "schema_version"]
+__all__ = [
+    "DEFAULT_DB",
+    "LATEST_VERSION",
+    "MIGRATIONS",
+    "Migration",
+    "QueryFailed",
+    "QueryRejected",
+    "QueryResult",
+    "RecordRejected",
+    "RowBatch",
+    "Store",
+    "StoreBusy",
+    "StoreError",
+    "StoreMissing",
+    "WriteResult",
+    "applied_migrations",
+    "check_filter",
+    "default_db_path",
+    "describe_tables",
+    "require_store",
+    "row_count",
+    "schema_version",
+]
 
 
 def __getattr__(name: str):

@@ -15,7 +15,9 @@ if TYPE_CHECKING:
 
 def schema_version(store: Store) -> int:
     """The newest migration applied (0 for a file no curriculab has migrated)."""
-    exists = store.query("select count(*) from information_schema.tables where table_name = 'schema_migrations'")[1][0][0]
+    exists = store.query("select count(*) from information_schema.tables where table_name = 'schema_migrations'")[1][0][
+        0
+    ]
     if not exists:
         return 0
     return store.query("select coalesce(max(version), 0) from schema_migrations")[1][0][0]
@@ -28,8 +30,10 @@ def applied_migrations(store: Store) -> list[tuple[int, str, Any]]:
 
 def describe_tables(store: Store) -> list[dict[str, Any]]:
     """Tables with their columns and a one-line description."""
-    rows = store.query("select table_name, column_name, data_type from information_schema.columns "
-                       "where table_schema = 'main' order by table_name, ordinal_position")[1]
+    rows = store.query(
+        "select table_name, column_name, data_type from information_schema.columns "
+        "where table_schema = 'main' order by table_name, ordinal_position"
+    )[1]
     tables: dict[str, dict[str, Any]] = {}
     for table, column, dtype in rows:
         entry = tables.setdefault(table, {"table": table, "description": TABLE_DOCS.get(table, ""), "columns": []})
@@ -52,10 +56,14 @@ def check_filter(store: Store, where: str, table: str = "trajectories") -> None:
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as exc:
-        raise StoreError(f"--where {where!r} is not a filter on {table}: {str(exc).strip().splitlines()[0]}. {fix}") from None
+        raise StoreError(
+            f"--where {where!r} is not a filter on {table}: {str(exc).strip().splitlines()[0]}. {fix}"
+        ) from None
     if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
-        raise StoreError(f"--where {where!r} is not a single filter expression. Give a condition on {table}'s "
-                         f"columns, e.g. \"outcome = 'failed'\"")
+        raise StoreError(
+            f"--where {where!r} is not a single filter expression. Give a condition on {table}'s "
+            f"columns, e.g. \"outcome = 'failed'\""
+        )
     try:
         store.query(f"explain {sql}")
     except QueryFailed as exc:

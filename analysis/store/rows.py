@@ -15,35 +15,91 @@ _JSON = pa.string()  # JSON travels as text; DuckDB casts it on insert
 _TS = pa.timestamp("us", tz="UTC")
 
 SCHEMAS: dict[str, pa.Schema] = {
-    "tasks": pa.schema([
-        ("task_id", pa.string()), ("source", pa.string()), ("instruction", pa.string()), ("task_type", pa.string()),
-        ("language", pa.string()), ("tier_authored", pa.string()), ("difficulty_authored", pa.string()),
-        ("codebase_files", pa.int32()), ("n_milestones", pa.int32()), ("tags", pa.list_(pa.string())), ("metadata", _JSON),
-    ]),
-    "runs": pa.schema([
-        ("run_id", pa.string()), ("agent", pa.string()), ("model", pa.string()), ("dataset", pa.string()),
-        ("source_format", pa.string()), ("source_path", pa.string()), ("started_at", _TS), ("config", _JSON),
-        ("agent_version", pa.string()),
-    ]),
-    "trajectories": pa.schema([
-        ("trajectory_id", pa.string()), ("run_id", pa.string()), ("task_id", pa.string()), ("model", pa.string()),
-        ("attempt", pa.int32()), ("outcome", pa.string()), ("reward", pa.float64()), ("harness_error", pa.string()),
-        ("n_steps", pa.int32()), ("milestones_passed", pa.int32()), ("milestones_total", pa.int32()),
-        ("input_tokens", pa.int64()), ("output_tokens", pa.int64()), ("cost_usd", pa.float64()),
-        ("started_at", _TS), ("ended_at", _TS), ("content_hash", pa.string()), ("source_format", pa.string()),
-        ("source_path", pa.string()), ("model_raw", pa.string()), ("actions_logged", pa.bool_()),
-        ("exception_type", pa.string()),
-    ]),
-    "steps": pa.schema([
-        ("trajectory_id", pa.string()), ("step_idx", pa.int32()), ("source", pa.string()), ("message", pa.string()),
-        ("tool_name", pa.string()), ("action", pa.string()), ("path", pa.string()), ("command", pa.string()),
-        ("output", pa.string()), ("exit_code", pa.int32()), ("output_truncated", pa.bool_()), ("raw", _JSON), ("ts", _TS),
-        ("call_id", pa.string()), ("error_observed", pa.bool_()), ("read_full", pa.bool_()),
-    ]),
-    "test_results": pa.schema([
-        ("trajectory_id", pa.string()), ("test_id", pa.string()), ("tier", pa.string()),
-        ("milestone_idx", pa.int32()), ("passed", pa.bool_()), ("status", pa.string()), ("detail", pa.string()),
-    ]),
+    "tasks": pa.schema(
+        [
+            ("task_id", pa.string()),
+            ("source", pa.string()),
+            ("instruction", pa.string()),
+            ("task_type", pa.string()),
+            ("language", pa.string()),
+            ("tier_authored", pa.string()),
+            ("difficulty_authored", pa.string()),
+            ("codebase_files", pa.int32()),
+            ("n_milestones", pa.int32()),
+            ("tags", pa.list_(pa.string())),
+            ("metadata", _JSON),
+        ]
+    ),
+    "runs": pa.schema(
+        [
+            ("run_id", pa.string()),
+            ("agent", pa.string()),
+            ("model", pa.string()),
+            ("dataset", pa.string()),
+            ("source_format", pa.string()),
+            ("source_path", pa.string()),
+            ("started_at", _TS),
+            ("config", _JSON),
+            ("agent_version", pa.string()),
+        ]
+    ),
+    "trajectories": pa.schema(
+        [
+            ("trajectory_id", pa.string()),
+            ("run_id", pa.string()),
+            ("task_id", pa.string()),
+            ("model", pa.string()),
+            ("attempt", pa.int32()),
+            ("outcome", pa.string()),
+            ("reward", pa.float64()),
+            ("harness_error", pa.string()),
+            ("n_steps", pa.int32()),
+            ("milestones_passed", pa.int32()),
+            ("milestones_total", pa.int32()),
+            ("input_tokens", pa.int64()),
+            ("output_tokens", pa.int64()),
+            ("cost_usd", pa.float64()),
+            ("started_at", _TS),
+            ("ended_at", _TS),
+            ("content_hash", pa.string()),
+            ("source_format", pa.string()),
+            ("source_path", pa.string()),
+            ("model_raw", pa.string()),
+            ("actions_logged", pa.bool_()),
+            ("exception_type", pa.string()),
+        ]
+    ),
+    "steps": pa.schema(
+        [
+            ("trajectory_id", pa.string()),
+            ("step_idx", pa.int32()),
+            ("source", pa.string()),
+            ("message", pa.string()),
+            ("tool_name", pa.string()),
+            ("action", pa.string()),
+            ("path", pa.string()),
+            ("command", pa.string()),
+            ("output", pa.string()),
+            ("exit_code", pa.int32()),
+            ("output_truncated", pa.bool_()),
+            ("raw", _JSON),
+            ("ts", _TS),
+            ("call_id", pa.string()),
+            ("error_observed", pa.bool_()),
+            ("read_full", pa.bool_()),
+        ]
+    ),
+    "test_results": pa.schema(
+        [
+            ("trajectory_id", pa.string()),
+            ("test_id", pa.string()),
+            ("tier", pa.string()),
+            ("milestone_idx", pa.int32()),
+            ("passed", pa.bool_()),
+            ("status", pa.string()),
+            ("detail", pa.string()),
+        ]
+    ),
 }
 
 # One row type per table, its fields the schema's columns in order: rows are built and read by
@@ -56,8 +112,16 @@ TestResultRow = namedtuple("TestResultRow", SCHEMAS["test_results"].names)
 TestResultRow.__test__ = False  # a row type, not a pytest test
 
 _MERGE_COLUMNS = {
-    "tasks": ["source", "instruction", "task_type", "language", "tier_authored", "difficulty_authored",
-              "codebase_files", "n_milestones"],
+    "tasks": [
+        "source",
+        "instruction",
+        "task_type",
+        "language",
+        "tier_authored",
+        "difficulty_authored",
+        "codebase_files",
+        "n_milestones",
+    ],
     "runs": ["agent", "model", "dataset", "source_format", "source_path", "agent_version"],
 }
 
@@ -67,10 +131,16 @@ def _merge_sql(table: str, key: str, json_column: str, list_column: str | None) 
     # task.toml its difficulty): an upsert keeps what is known and fills in what was missing.
     sets = [f"{c} = coalesce(excluded.{c}, {table}.{c})" for c in _MERGE_COLUMNS[table]]
     if table == "runs":  # a run started when its first trial did
-        sets.append("started_at = least(coalesce(excluded.started_at, runs.started_at), coalesce(runs.started_at, excluded.started_at))")
+        sets.append(
+            "started_at = least(coalesce(excluded.started_at, runs.started_at), coalesce(runs.started_at, excluded.started_at))"
+        )
     if list_column:
-        sets.append(f"{list_column} = case when len(excluded.{list_column}) > 0 then excluded.{list_column} else {table}.{list_column} end")
-    sets.append(f"{json_column} = json_merge_patch(coalesce({table}.{json_column}, '{{}}'), coalesce(excluded.{json_column}, '{{}}'))")
+        sets.append(
+            f"{list_column} = case when len(excluded.{list_column}) > 0 then excluded.{list_column} else {table}.{list_column} end"
+        )
+    sets.append(
+        f"{json_column} = json_merge_patch(coalesce({table}.{json_column}, '{{}}'), coalesce(excluded.{json_column}, '{{}}'))"
+    )
     return f"insert into {table} by name select * from _batch on conflict ({key}) do update set " + ", ".join(sets)
 
 
@@ -165,12 +235,27 @@ class RowBatch:
         return list(parts.values()) + ([rest] if rest.tasks or rest.runs else [])
 
     def to_arrow(self) -> dict[str, pa.Table]:
-        tasks = [TaskRow(**{**{c: d[c] for c in TaskRow._fields}, "metadata": json_text(d["metadata"])})
-                 for d in self.tasks.values()]
-        runs = [RunRow(**{**{c: d[c] for c in RunRow._fields}, "started_at": as_utc(d["started_at"]), "config": json_text(d["config"])})
-                for d in self.runs.values()]
-        data = {"tasks": tasks, "runs": runs, "trajectories": self.trajectories, "steps": self.steps,
-                "test_results": self.test_results}
+        tasks = [
+            TaskRow(**{**{c: d[c] for c in TaskRow._fields}, "metadata": json_text(d["metadata"])})
+            for d in self.tasks.values()
+        ]
+        runs = [
+            RunRow(
+                **{
+                    **{c: d[c] for c in RunRow._fields},
+                    "started_at": as_utc(d["started_at"]),
+                    "config": json_text(d["config"]),
+                }
+            )
+            for d in self.runs.values()
+        ]
+        data = {
+            "tasks": tasks,
+            "runs": runs,
+            "trajectories": self.trajectories,
+            "steps": self.steps,
+            "test_results": self.test_results,
+        }
         return {name: _table(rows, SCHEMAS[name]) for name, rows in data.items()}
 
 

@@ -19,7 +19,10 @@ class Migration:
 
 
 MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "pinned tables", """
+    Migration(
+        1,
+        "pinned tables",
+        """
 CREATE TABLE tasks (
     task_id VARCHAR PRIMARY KEY,
     source VARCHAR,
@@ -127,11 +130,15 @@ CREATE TABLE ingest_errors (
     severity VARCHAR NOT NULL DEFAULT 'error' CHECK (severity IN ('error', 'warning')),
     source_format VARCHAR
 );
-"""),
+""",
+    ),
 )
 
 MIGRATIONS += (
-    Migration(2, "coding status and coder reliability", """
+    Migration(
+        2,
+        "coding status and coder reliability",
+        """
 CREATE TABLE coding_status (
     trajectory_id VARCHAR NOT NULL,
     code VARCHAR NOT NULL,
@@ -152,7 +159,8 @@ CREATE TABLE code_reliability (
     reliable BOOLEAN NOT NULL,
     computed_at TIMESTAMPTZ DEFAULT current_timestamp
 );
-"""),
+""",
+    ),
 )
 
 # Wilson bounds as SQL macros, so views and analysts' own queries give the same intervals.
@@ -166,7 +174,11 @@ CREATE MACRO wilson_high(k, n) AS CASE WHEN n = 0 THEN 1.0 ELSE least(1.0,
 """
 
 MIGRATIONS += (
-    Migration(3, "measured difficulty tables and analyst views", _WILSON + """
+    Migration(
+        3,
+        "measured difficulty tables and analyst views",
+        _WILSON
+        + """
 CREATE TABLE irt_tasks (
     task_id VARCHAR PRIMARY KEY,
     difficulty DOUBLE NOT NULL,
@@ -262,7 +274,8 @@ GROUP BY ALL;
 CREATE VIEW v_coder_agreement AS
 SELECT coder, annotator, code, taxonomy_version, n, kappa, f1, threshold, reliable, computed_at
 FROM code_reliability;
-"""),
+""",
+    ),
 )
 
 # One harness-error policy everywhere: an attempt with no verdict (`outcome = 'error'`) is left
@@ -270,7 +283,10 @@ FROM code_reliability;
 # after an agent timeout) stands, is counted, and is flagged. Failure shares are taken over the
 # failures a coder could judge, with the coverage beside them.
 MIGRATIONS += (
-    Migration(4, "raw model names, opaque trajectories, coder coverage, flagged verdicts", """
+    Migration(
+        4,
+        "raw model names, opaque trajectories, coder coverage, flagged verdicts",
+        """
 ALTER TABLE trajectories ADD COLUMN model_raw VARCHAR;
 ALTER TABLE trajectories ADD COLUMN actions_logged BOOLEAN DEFAULT true;
 UPDATE trajectories SET model_raw = model, actions_logged = true;
@@ -328,14 +344,18 @@ SELECT coder, taxonomy_version, model, code, dimension, value, n, applied, failu
        CASE WHEN applied > 0 THEN wilson_low(n, applied) END AS ci_low,
        CASE WHEN applied > 0 THEN wilson_high(n, applied) END AS ci_high
 FROM counted;
-"""),
+""",
+    ),
 )
 
 # `other` joins the action vocabulary (a tool whose effect is unknown); DuckDB cannot alter a
 # CHECK constraint, so `steps` is rebuilt with the new one. Harbor's original exception type is
 # kept beside the harness_error it maps to; an agent's version is its own column.
 MIGRATIONS += (
-    Migration(5, "other action, exception types, agent versions", """
+    Migration(
+        5,
+        "other action, exception types, agent versions",
+        """
 ALTER TABLE steps RENAME TO steps_v4;
 CREATE TABLE steps (
     trajectory_id VARCHAR NOT NULL,
@@ -361,41 +381,57 @@ ALTER TABLE trajectories ADD COLUMN exception_type VARCHAR;
 ALTER TABLE runs ADD COLUMN agent_version VARCHAR;
 UPDATE runs SET agent_version = nullif(split_part(agent, '@', 2), 'unknown'), agent = split_part(agent, '@', 1)
 WHERE agent LIKE '%@%';
-"""),
+""",
+    ),
 )
 
 MIGRATIONS += (
-    Migration(6, "training metrics", """
+    Migration(
+        6,
+        "training metrics",
+        """
 CREATE TABLE training_metrics (
     run_id VARCHAR NOT NULL,
     step INTEGER NOT NULL,
     name VARCHAR NOT NULL,
     value DOUBLE
 );
-"""),
+""",
+    ),
 )
 
 MIGRATIONS += (
-    Migration(7, "plans keep the whole plan", """
+    Migration(
+        7,
+        "plans keep the whole plan",
+        """
 ALTER TABLE plans ADD COLUMN plan JSON;
-"""),
+""",
+    ),
 )
 
 # Verifier-derived codes read how each test ended, not only whether it passed; a code's
 # reliability is either measured against people's labels or exact by construction (`verifier`).
 MIGRATIONS += (
-    Migration(8, "test status and detail, reliability method", """
+    Migration(
+        8,
+        "test status and detail, reliability method",
+        """
 ALTER TABLE test_results ADD COLUMN status VARCHAR;
 ALTER TABLE test_results ADD COLUMN detail VARCHAR;
 ALTER TABLE code_reliability ADD COLUMN method VARCHAR DEFAULT 'labels';
 UPDATE code_reliability SET method = 'labels';
-"""),
+""",
+    ),
 )
 
 # A no-op re-ingest should cost a stat per input, not a read: each input read cleanly is recorded
 # with a signature of its files' sizes and modification times.
 MIGRATIONS += (
-    Migration(9, "ingest manifest", """
+    Migration(
+        9,
+        "ingest manifest",
+        """
 CREATE TABLE ingest_manifest (
     path VARCHAR PRIMARY KEY,
     signature VARCHAR NOT NULL,
@@ -403,20 +439,28 @@ CREATE TABLE ingest_manifest (
     trajectories INTEGER NOT NULL,
     seen_at TIMESTAMPTZ DEFAULT current_timestamp
 );
-"""),
+""",
+    ),
 )
 
 # An annotator may be unsure: the label is kept (the page does not offer the trajectory again) with
 # `present` NULL, and left out of agreement.
 MIGRATIONS += (
-    Migration(10, "unsure labels", """
+    Migration(
+        10,
+        "unsure labels",
+        """
 ALTER TABLE labels ALTER COLUMN present DROP NOT NULL;
-"""),
+""",
+    ),
 )
 
 # A report should not refit: the held-out check is computed with the fit and stored beside it.
 MIGRATIONS += (
-    Migration(11, "held-out check with the fit", """
+    Migration(
+        11,
+        "held-out check with the fit",
+        """
 CREATE TABLE irt_checks (
     kind VARCHAR NOT NULL,
     held_out INTEGER NOT NULL,
@@ -426,32 +470,41 @@ CREATE TABLE irt_checks (
     baseline_auc DOUBLE,
     fitted_at TIMESTAMPTZ DEFAULT current_timestamp
 );
-"""),
+""",
+    ),
 )
 
 # An outcome code never sits on a passed attempt: harness_failure (an attempt that *failed* for
 # reasons outside the agent) was once coded wherever a harness error was named, passes included
 # (a Terminal-Bench trial resolved before its agent timed out). Stores coded before are corrected.
 MIGRATIONS += (
-    Migration(12, "no harness_failure on a pass", """
+    Migration(
+        12,
+        "no harness_failure on a pass",
+        """
 DELETE FROM failure_codes WHERE code = 'harness_failure'
     AND trajectory_id IN (SELECT trajectory_id FROM trajectories WHERE outcome = 'passed');
 UPDATE coding_status SET status = 'absent' WHERE code = 'harness_failure' AND status = 'present'
     AND trajectory_id IN (SELECT trajectory_id FROM trajectories WHERE outcome = 'passed');
-"""),
+""",
+    ),
 )
 
 # Actions are logged only where the agent has a step: trials stored with none (a leaderboard
 # submission's results without a keystroke log) said `actions_logged`, and the rules said "absent"
 # on them without having seen anything. Such trials are marked, and those verdicts withdrawn.
 MIGRATIONS += (
-    Migration(13, "no actions logged without an agent step", """
+    Migration(
+        13,
+        "no actions logged without an agent step",
+        """
 UPDATE trajectories SET actions_logged = false WHERE actions_logged
     AND trajectory_id NOT IN (SELECT trajectory_id FROM steps WHERE source = 'agent');
 UPDATE coding_status SET status = 'not_applicable', reason = 'installed agent: actions not logged'
     WHERE coder = 'rules' AND code <> 'harness_failure' AND status = 'absent'
     AND trajectory_id IN (SELECT trajectory_id FROM trajectories WHERE NOT actions_logged);
-"""),
+""",
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
@@ -463,7 +516,7 @@ TABLE_DOCS: dict[str, str] = {
     "steps": "Normalised steps: action read/edit/run/complete/message/other, path, command, output.",
     "test_results": "Per-test verdicts with tier and milestone; status and detail say how a test ended where the verifier reports it.",
     "failure_codes": "Taxonomy codes assigned by coders, with evidence steps.",
-    "labels": "Human labels per trajectory and code; present NULL is an annotator's \"unsure\" (left out of agreement).",
+    "labels": 'Human labels per trajectory and code; present NULL is an annotator\'s "unsure" (left out of agreement).',
     "plans": "Curriculum plans: allocation, weights, task mix, reasons, the plan.yaml text (config_yaml) and the whole plan (plan).",
     "ingest_errors": "Quarantined input (severity error) and repaired input (severity warning).",
     "coding_status": "Per trajectory, code and coder: present, absent, or not_applicable (the coder abstained).",

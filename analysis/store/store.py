@@ -67,7 +67,9 @@ class StoreMissing(StoreError):
 def require_store(path: str | Path) -> str:
     """`path` as text when a store is there; StoreMissing saying how to make one otherwise."""
     if str(path) != ":memory:" and not Path(path).exists():
-        raise StoreMissing(f"no store at {path}. Run `curriculab ingest PATH` to create one, or pass --db / set CURRICULAB_DB")
+        raise StoreMissing(
+            f"no store at {path}. Run `curriculab ingest PATH` to create one, or pass --db / set CURRICULAB_DB"
+        )
     return str(path)
 
 
@@ -91,8 +93,13 @@ class RecordRejected(StoreError):
     constraint), not for the store's state: the records of the same batch can still be written."""
 
 
-_DATA_ERRORS = (duckdb.ConstraintException, duckdb.ConversionException, duckdb.InvalidInputException,
-                duckdb.OutOfRangeException, duckdb.TypeMismatchException)
+_DATA_ERRORS = (
+    duckdb.ConstraintException,
+    duckdb.ConversionException,
+    duckdb.InvalidInputException,
+    duckdb.OutOfRangeException,
+    duckdb.TypeMismatchException,
+)
 
 
 def default_db_path() -> str:
@@ -118,8 +125,12 @@ class WriteResult:
     """Stored trajectories replaced by other content (`replace=True`), their codes dropped with them."""
 
 
-SEALED_CONFIG = {"enable_external_access": False, "autoinstall_known_extensions": False,
-                 "autoload_known_extensions": False, "lock_configuration": True}
+SEALED_CONFIG = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "lock_configuration": True,
+}
 """DuckDB settings for running SQL that comes from outside: the store and nothing else."""
 
 READER_WAIT_S = 30.0
@@ -167,8 +178,15 @@ class Store:
     and close it promptly: a reader holding it stalls the writer.
     """
 
-    def __init__(self, path: str | os.PathLike | None = None, read_only: bool = False, create: bool = True,
-                 wait_s: float | None = None, sealed: bool = False, on_wait: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        path: str | os.PathLike | None = None,
+        read_only: bool = False,
+        create: bool = True,
+        wait_s: float | None = None,
+        sealed: bool = False,
+        on_wait: Callable[[str], None] | None = None,
+    ):
         """`create=False` refuses a missing file even for writing: commands that only add to a
         store (coding, agreement, fits) must not leave an empty one behind a mistyped `--db`.
         `wait_s`: how long to wait while another process holds the file. `sealed`: for SQL from
@@ -236,13 +254,20 @@ class Store:
                 if not locked or time.monotonic() >= deadline:
                     if announce:
                         self._marker.unlink(missing_ok=True)
-                    raise StoreBusy(f"cannot open {self.path}: {message}. Another process is using it (an ingest or a "
-                                    "long read); wait for it to finish, or use another --db") if locked else \
-                        StoreError(f"cannot open {self.path}: {message}. {_open_fix(self.path, message)}") from None
+                    raise (
+                        StoreBusy(
+                            f"cannot open {self.path}: {message}. Another process is using it (an ingest or a "
+                            "long read); wait for it to finish, or use another --db"
+                        )
+                        if locked
+                        else StoreError(f"cannot open {self.path}: {message}. {_open_fix(self.path, message)}")
+                    ) from None
                 if on_wait is not None and not waited and time.monotonic() - started >= WAIT_NOTICE_S:
                     waited = True
-                    on_wait(f"{self.path} is held by another process (an ingest or a long read); waiting up to "
-                            f"{self.wait_s:.0f} s for it")
+                    on_wait(
+                        f"{self.path} is held by another process (an ingest or a long read); waiting up to "
+                        f"{self.wait_s:.0f} s for it"
+                    )
                 self.waited_for_writer = True
                 if announce:  # who waits, and since when: a marker whose reader died is ignored
                     self._marker.write_text(f"{os.getpid()} {time.time():.3f}\n")
@@ -320,7 +345,9 @@ class Store:
         """Run SQL; return column names and rows."""
         return _fetch(self._db, sql, params)
 
-    def query_many(self, statements: Sequence[tuple[str, list | None]], threads: int = 3) -> list[tuple[list[str], list[tuple]]]:
+    def query_many(
+        self, statements: Sequence[tuple[str, list | None]], threads: int = 3
+    ) -> list[tuple[list[str], list[tuple]]]:
         """`query` of each statement, side by side on `threads` cursors of this connection (DuckDB
         runs a statement without the GIL; small reads leave cores idle one at a time), in order.
         A cursor sees what is committed: use it for reads, not inside a write."""
@@ -342,8 +369,13 @@ class Store:
             for cursor in opened:
                 cursor.close()
 
-    def query_one_select(self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None,
-                         ) -> QueryResult:
+    def query_one_select(
+        self,
+        sql: str,
+        *,
+        max_rows: int | None = None,
+        timeout_s: float | None = None,
+    ) -> QueryResult:
         """Run SQL from outside: exactly one SELECT (or EXPLAIN), on a sealed store (see `sealed`);
         anything else is a QueryRejected. `max_rows` keeps the first rows only (one more is fetched
         to tell truncation); `timeout_s` interrupts a statement that runs longer."""
@@ -352,12 +384,16 @@ class Store:
         except duckdb.Error as exc:
             raise StoreError(f"query failed: {str(exc).strip().splitlines()[0]}. Check the SQL") from None
         if len(statements) != 1:
-            raise QueryRejected(f"query holds {len(statements)} statements; `curriculab query` runs exactly one. "
-                                "Send them one at a time")
+            raise QueryRejected(
+                f"query holds {len(statements)} statements; `curriculab query` runs exactly one. "
+                "Send them one at a time"
+            )
         kind = statements[0].type
         if kind not in (duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN):
-            raise QueryRejected(f"query is a {kind.name} statement; `curriculab query` only reads (one SELECT). "
-                                "Change the store through curriculab's own commands")
+            raise QueryRejected(
+                f"query is a {kind.name} statement; `curriculab query` only reads (one SELECT). "
+                "Change the store through curriculab's own commands"
+            )
         timer = threading.Timer(timeout_s, self._db.interrupt) if timeout_s else None
         try:
             if timer:
@@ -366,13 +402,16 @@ class Store:
             columns = [d[0] for d in relation.description or []]
             rows = relation.fetchall() if max_rows is None else relation.fetchmany(max_rows + 1)
         except duckdb.InterruptException:
-            raise StoreError(f"query ran over {timeout_s:g} s and was stopped. Narrow it (a WHERE, a LIMIT) "
-                             "or raise the timeout") from None
+            raise StoreError(
+                f"query ran over {timeout_s:g} s and was stopped. Narrow it (a WHERE, a LIMIT) or raise the timeout"
+            ) from None
         except duckdb.Error as exc:
             failed = _read_error(exc)
             if "disabled by configuration" in failed.cause or "Permission Error" in failed.cause:
-                raise QueryRejected(f"{failed.cause}. `curriculab query` reads the store only: no files, network, "
-                                    "extensions or settings") from None
+                raise QueryRejected(
+                    f"{failed.cause}. `curriculab query` reads the store only: no files, network, "
+                    "extensions or settings"
+                ) from None
             raise failed from None
         finally:
             if timer:
@@ -411,12 +450,15 @@ class Store:
         message = str(exc).strip().splitlines()[0]
         if isinstance(exc, _DATA_ERRORS):
             return RecordRejected(f"the store refused a value: {message}")
-        return StoreError(f"writing to {self.path} failed: {message}. Nothing from this write was kept; check free disk "
-                          "space and that the file is writable, then run the command again")
+        return StoreError(
+            f"writing to {self.path} failed: {message}. Nothing from this write was kept; check free disk "
+            "space and that the file is writable, then run the command again"
+        )
 
     # -- writes ------------------------------------------------------------------------------
-    def write_batch(self, batch: RowBatch, replace: bool = False,
-                    then: Sequence[tuple[str, Sequence[Any]]] = ()) -> WriteResult:
+    def write_batch(
+        self, batch: RowBatch, replace: bool = False, then: Sequence[tuple[str, Sequence[Any]]] = ()
+    ) -> WriteResult:
         """Write tasks, runs and trajectories (with their steps and test results) atomically.
 
         A trajectory whose id is stored with the same content hash is skipped (a hash of raw bytes
@@ -447,8 +489,10 @@ class Store:
                     "select b.trajectory_id, b.content_hash = t.content_hash or b.legacy_hash = t.content_hash, "
                     "b.source_path, t.source_path, b.source_format from _batch_ids b join trajectories t using (trajectory_id)"
                 ).fetchall()
-                self._db.execute("update trajectories t set content_hash = b.content_hash from _batch_ids b "
-                                 "where t.trajectory_id = b.trajectory_id and t.content_hash = b.legacy_hash")
+                self._db.execute(
+                    "update trajectories t set content_hash = b.content_hash from _batch_ids b "
+                    "where t.trajectory_id = b.trajectory_id and t.content_hash = b.legacy_hash"
+                )
                 self._db.unregister("_batch_ids")
                 skip, replaced = set(), []
                 for trajectory_id, same, new_path, old_path, fmt in stored:
@@ -488,8 +532,9 @@ class Store:
             result.by_format = {f["values"]: f["counts"] for f in formats}
         return result
 
-    def record_inputs(self, manifest: Sequence[tuple[str, str, str, int]] = (),
-                      errors: Iterable[dict[str, Any]] = ()) -> None:
+    def record_inputs(
+        self, manifest: Sequence[tuple[str, str, str, int]] = (), errors: Iterable[dict[str, Any]] = ()
+    ) -> None:
         """Record what ingest made of its inputs, together: `manifest` rows (path, signature, kind,
         trajectories) for inputs read cleanly, replacing earlier ones; `errors` (ingest_errors rows as
         dicts), each kept once (the same bad input seen again is the same problem, not a new one)."""
@@ -502,19 +547,40 @@ class Store:
             if manifest:
                 # one statement over an Arrow table: DuckDB's executemany runs row by row (~1.6 ms a row)
                 latest = {row[0]: row for row in manifest}  # one row per path: a path given twice in one call
-                self._db.register("_manifest", pa.table([pa.array(column) for column in zip(*latest.values())],
-                                                        names=["path", "signature", "kind", "trajectories"]))
-                self._db.execute("insert or replace into ingest_manifest (path, signature, kind, trajectories) "
-                                 "select path, signature, kind, trajectories from _manifest")
+                self._db.register(
+                    "_manifest",
+                    pa.table(
+                        [pa.array(column) for column in zip(*latest.values())],
+                        names=["path", "signature", "kind", "trajectories"],
+                    ),
+                )
+                self._db.execute(
+                    "insert or replace into ingest_manifest (path, signature, kind, trajectories) "
+                    "select path, signature, kind, trajectories from _manifest"
+                )
                 self._db.unregister("_manifest")
             if errors:
-                self._db.register("_errors", pa.Table.from_pylist(errors, schema=pa.schema([
-                    ("path", pa.string()), ("reason", pa.string()), ("record", pa.string()),
-                    ("field", pa.string()), ("severity", pa.string()), ("source_format", pa.string()),
-                ])))
-                self._db.execute("insert into ingest_errors by name select distinct * from _errors e where not exists ("
-                                 "select 1 from ingest_errors i where i.path = e.path and i.reason = e.reason "
-                                 "and i.record is not distinct from e.record and i.severity = e.severity)")
+                self._db.register(
+                    "_errors",
+                    pa.Table.from_pylist(
+                        errors,
+                        schema=pa.schema(
+                            [
+                                ("path", pa.string()),
+                                ("reason", pa.string()),
+                                ("record", pa.string()),
+                                ("field", pa.string()),
+                                ("severity", pa.string()),
+                                ("source_format", pa.string()),
+                            ]
+                        ),
+                    ),
+                )
+                self._db.execute(
+                    "insert into ingest_errors by name select distinct * from _errors e where not exists ("
+                    "select 1 from ingest_errors i where i.path = e.path and i.reason = e.reason "
+                    "and i.record is not distinct from e.record and i.severity = e.severity)"
+                )
                 self._db.unregister("_errors")
 
     def _insert(self, table: str, columns: Sequence[str], rows: Sequence[tuple]) -> None:
@@ -542,51 +608,90 @@ class Store:
                 results.append(cursor.fetchall() if cursor.description else [])
         return results
 
-    def replace_codes(self, coder: str, taxonomy_version: str, trajectory_ids: list[str], findings: list[tuple],
-                      statuses: list[tuple]) -> None:
+    def replace_codes(
+        self, coder: str, taxonomy_version: str, trajectory_ids: list[str], findings: list[tuple], statuses: list[tuple]
+    ) -> None:
         """Replace `coder`'s codes for `trajectory_ids`: `findings` rows (trajectory_id, code,
         confidence, evidence_steps, rationale), `statuses` rows (trajectory_id, code, status, reason)."""
         with self._transaction():
             for table in ("failure_codes", "coding_status"):
-                self._db.execute(f"delete from {table} where coder = ? and taxonomy_version = ? "
-                                 "and list_contains(?, trajectory_id)", [coder, taxonomy_version, trajectory_ids])
-            self._insert("failure_codes", ("trajectory_id", "code", "taxonomy_version", "coder", "confidence",
-                                           "evidence_steps", "rationale"),
-                         [(t, c, taxonomy_version, coder, p, e, r) for t, c, p, e, r in findings])
-            self._insert("coding_status", ("trajectory_id", "code", "coder", "taxonomy_version", "status", "reason"),
-                         [(t, c, coder, taxonomy_version, s, r) for t, c, s, r in statuses])
+                self._db.execute(
+                    f"delete from {table} where coder = ? and taxonomy_version = ? and list_contains(?, trajectory_id)",
+                    [coder, taxonomy_version, trajectory_ids],
+                )
+            self._insert(
+                "failure_codes",
+                ("trajectory_id", "code", "taxonomy_version", "coder", "confidence", "evidence_steps", "rationale"),
+                [(t, c, taxonomy_version, coder, p, e, r) for t, c, p, e, r in findings],
+            )
+            self._insert(
+                "coding_status",
+                ("trajectory_id", "code", "coder", "taxonomy_version", "status", "reason"),
+                [(t, c, coder, taxonomy_version, s, r) for t, c, s, r in statuses],
+            )
 
     def save_labels(self, annotator: str, taxonomy_version: str, labels: dict[tuple[str, str], bool | None]) -> None:
         """Store `annotator`'s labels {(trajectory_id, code): present}, replacing their earlier ones
         (present None: unsure)."""
         rows = [(t, c, annotator, p, taxonomy_version) for (t, c), p in labels.items()]
         with self._transaction():
-            self._db.execute("delete from labels l where l.annotator = ? and l.taxonomy_version = ? and "
-                             "list_contains(?, l.trajectory_id || chr(9) || l.code)",
-                             [annotator, taxonomy_version, [f"{t}\t{c}" for t, c, *_ in rows]])
+            self._db.execute(
+                "delete from labels l where l.annotator = ? and l.taxonomy_version = ? and "
+                "list_contains(?, l.trajectory_id || chr(9) || l.code)",
+                [annotator, taxonomy_version, [f"{t}\t{c}" for t, c, *_ in rows]],
+            )
             self._insert("labels", ("trajectory_id", "code", "annotator", "present", "taxonomy_version"), rows)
 
-    def save_reliability(self, coder: str, annotator: str, taxonomy_version: str, rows: list[tuple],
-                         method: str = "labels") -> None:
+    def save_reliability(
+        self, coder: str, annotator: str, taxonomy_version: str, rows: list[tuple], method: str = "labels"
+    ) -> None:
         """Replace the agreement of `coder` with `annotator`: rows (code, n, kappa, f1, threshold,
         reliable, in_sample); `method` says how it is known (labels, or verifier: by construction)."""
         with self._transaction():
-            self._db.execute("delete from code_reliability where coder = ? and annotator = ? and taxonomy_version = ?",
-                             [coder, annotator, taxonomy_version])
-            self._insert("code_reliability", ("coder", "annotator", "code", "taxonomy_version", "n", "kappa", "f1",
-                                              "threshold", "reliable", "in_sample", "method"),
-                         [(coder, annotator, c, taxonomy_version, n, k, f, t, r, i, method) for c, n, k, f, t, r, i in rows])
+            self._db.execute(
+                "delete from code_reliability where coder = ? and annotator = ? and taxonomy_version = ?",
+                [coder, annotator, taxonomy_version],
+            )
+            self._insert(
+                "code_reliability",
+                (
+                    "coder",
+                    "annotator",
+                    "code",
+                    "taxonomy_version",
+                    "n",
+                    "kappa",
+                    "f1",
+                    "threshold",
+                    "reliable",
+                    "in_sample",
+                    "method",
+                ),
+                [(coder, annotator, c, taxonomy_version, n, k, f, t, r, i, method) for c, n, k, f, t, r, i in rows],
+            )
 
-    def save_plan(self, plan_id: str, target_model: str, strategy: str, allocation: str, weights: str, task_mix: str,
-                  reasons: str, config_yaml: str, plan: str) -> bool:
+    def save_plan(
+        self,
+        plan_id: str,
+        target_model: str,
+        strategy: str,
+        allocation: str,
+        weights: str,
+        task_mix: str,
+        reasons: str,
+        config_yaml: str,
+        plan: str,
+    ) -> bool:
         """Store a plan (JSON columns as JSON text). A plan id is its content's hash: saving the
         same plan again keeps the first. Returns whether it was new."""
         with self._transaction():
             exists = self._db.execute("select count(*) from plans where plan_id = ?", [plan_id]).fetchone()[0]
             if not exists:
-                self._db.execute("insert into plans (plan_id, target_model, strategy, allocation, weights, task_mix, "
-                                 "reasons, config_yaml, plan) values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                 [plan_id, target_model, strategy, allocation, weights, task_mix, reasons, config_yaml, plan])
+                self._db.execute(
+                    "insert into plans (plan_id, target_model, strategy, allocation, weights, task_mix, "
+                    "reasons, config_yaml, plan) values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [plan_id, target_model, strategy, allocation, weights, task_mix, reasons, config_yaml, plan],
+                )
         return not exists
 
     def save_training_metrics(self, run_id: str, rows: list[tuple[str, int, str, float]]) -> None:
@@ -594,8 +699,10 @@ class Store:
         the same step (a resumed run) replaces the earlier value, so each is held once."""
         keys = sorted({f"{step}\t{name}" for _, step, name, _ in rows})
         with self._transaction():
-            self._db.execute("delete from training_metrics where run_id = ? and list_contains(?, step::varchar || chr(9) || name)",
-                             [run_id, keys])
+            self._db.execute(
+                "delete from training_metrics where run_id = ? and list_contains(?, step::varchar || chr(9) || name)",
+                [run_id, keys],
+            )
             self._insert("training_metrics", ("run_id", "step", "name", "value"), rows)
 
     def save_irt_fit(self, tasks: list[tuple], models: list[tuple], check: tuple | None = None) -> None:
@@ -609,8 +716,24 @@ class Store:
             self._db.execute("delete from irt_models")
             self._db.execute("delete from irt_checks")
             if check is not None:
-                self._insert("irt_checks", ("kind", "held_out", "irt_log_loss", "baseline_log_loss", "irt_auc",
-                                            "baseline_auc"), [check])
-            self._insert("irt_tasks", ("task_id", "difficulty", "difficulty_se", "discrimination", "discrimination_se",
-                                       "n_attempts", "pass_rate", "measured_tier", "kind"), tasks)
+                self._insert(
+                    "irt_checks",
+                    ("kind", "held_out", "irt_log_loss", "baseline_log_loss", "irt_auc", "baseline_auc"),
+                    [check],
+                )
+            self._insert(
+                "irt_tasks",
+                (
+                    "task_id",
+                    "difficulty",
+                    "difficulty_se",
+                    "discrimination",
+                    "discrimination_se",
+                    "n_attempts",
+                    "pass_rate",
+                    "measured_tier",
+                    "kind",
+                ),
+                tasks,
+            )
             self._insert("irt_models", ("model", "ability", "ability_se", "n_attempts", "pass_rate", "kind"), models)

@@ -40,8 +40,13 @@ def dashboard(port: int, headless: bool) -> None:
 
 
 @click.command()
-@click.option("--out", type=click.Path(path_type=Path), default=Path("demo-output"), show_default=True,
-              help="Where the simulated corpus and the demo store go.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("demo-output"),
+    show_default=True,
+    help="Where the simulated corpus and the demo store go.",
+)
 @click.option("--tasks", "n_tasks", default=36, show_default=True)
 @click.option("--attempts", default=3, show_default=True)
 @click.option("--seed", default=0, show_default=True)

@@ -11,20 +11,43 @@ from curriculab.commands.common import CliError, db_option, echo_json, emit, ope
 
 
 @click.command()
-@click.option("--coder", type=click.Choice(["rules", "verifier", "classifier", "judge"]), default="rules", show_default=True,
-              help="rules (behaviour, agent trials), verifier (test verdicts: completions and trials with per-test "
-                   "results; the newest taxonomy, exact), classifier, judge.")
-@click.option("--where", default=None, metavar="SQL", help="Only trajectories matching this condition on `trajectories`.")
-@click.option("--model", "model_path", type=click.Path(path_type=Path), default=None,
-              help="Classifier file from `curriculab classifier train` (with --coder classifier).")
-@click.option("--judge-url", envvar="CURRICULAB_JUDGE_URL", default=None,
-              help="OpenAI-compatible base URL, e.g. http://localhost:8000/v1 (with --coder judge).")
+@click.option(
+    "--coder",
+    type=click.Choice(["rules", "verifier", "classifier", "judge"]),
+    default="rules",
+    show_default=True,
+    help="rules (behaviour, agent trials), verifier (test verdicts: completions and trials with per-test "
+    "results; the newest taxonomy, exact), classifier, judge.",
+)
+@click.option(
+    "--where", default=None, metavar="SQL", help="Only trajectories matching this condition on `trajectories`."
+)
+@click.option(
+    "--model",
+    "model_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Classifier file from `curriculab classifier train` (with --coder classifier).",
+)
+@click.option(
+    "--judge-url",
+    envvar="CURRICULAB_JUDGE_URL",
+    default=None,
+    help="OpenAI-compatible base URL, e.g. http://localhost:8000/v1 (with --coder judge).",
+)
 @click.option("--judge-model", envvar="CURRICULAB_JUDGE_MODEL", default=None, help="Model name the endpoint serves.")
 @taxonomy_option("Taxonomy to code under (the rules, the judge; the verifier codes the newest).")
 @click.option("--json", "as_json", is_flag=True, help="Print per-code counts as JSON.")
 @db_option
-def code(coder: str, where: str | None, model_path: Path | None, judge_url: str | None, judge_model: str | None,
-         taxonomy_version: str, as_json: bool) -> None:
+def code(
+    coder: str,
+    where: str | None,
+    model_path: Path | None,
+    judge_url: str | None,
+    judge_model: str | None,
+    taxonomy_version: str,
+    as_json: bool,
+) -> None:
     """Assign taxonomy codes with evidence; coders abstain where evidence is missing.
 
     \b
@@ -48,23 +71,43 @@ def code(coder: str, where: str | None, model_path: Path | None, judge_url: str 
                 raise CliError(str(exc)) from None
         else:
             if not (judge_url and judge_model):
-                raise CliError("--coder judge needs --judge-url and --judge-model. Point them at an OpenAI-compatible server")
+                raise CliError(
+                    "--coder judge needs --judge-url and --judge-model. Point them at an OpenAI-compatible server"
+                )
             report = coding.run_judge(store, judge_url, judge_model, where, taxonomy_version=taxonomy_version)
     failed = getattr(report, "failed", [])
     if failed:
-        click.echo(f"{len(failed)} of {report.trajectories} trajectories got no usable answer from the judge; "
-                   f"they are left not_applicable. First: {failed[0]}", err=True)
-    rows = [(code, c.get("present", 0), c.get("absent", 0), c.get("not_applicable", 0)) for code, c in sorted(report.counts.items())]
+        click.echo(
+            f"{len(failed)} of {report.trajectories} trajectories got no usable answer from the judge; "
+            f"they are left not_applicable. First: {failed[0]}",
+            err=True,
+        )
+    rows = [
+        (code, c.get("present", 0), c.get("absent", 0), c.get("not_applicable", 0))
+        for code, c in sorted(report.counts.items())
+    ]
     if as_json:
-        echo_json({"coder": report.coder, "taxonomy_version": report.taxonomy_version,
-                               "trajectories": report.trajectories, "counts": report.counts,
-                               "rejected": getattr(report, "rejected", [])})
+        echo_json(
+            {
+                "coder": report.coder,
+                "taxonomy_version": report.taxonomy_version,
+                "trajectories": report.trajectories,
+                "counts": report.counts,
+                "rejected": getattr(report, "rejected", []),
+            }
+        )
     else:
-        emit(["code", "present", "absent", "not_applicable"], rows, "table",
-             title=f"{report.coder}: {report.trajectories} trajectories coded ({report.taxonomy_version})")
+        emit(
+            ["code", "present", "absent", "not_applicable"],
+            rows,
+            "table",
+            title=f"{report.coder}: {report.trajectories} trajectories coded ({report.taxonomy_version})",
+        )
     if failed and len(failed) == report.trajectories:
-        raise CliError(f"the judge answered none of the {report.trajectories} trajectories. "
-                       f"Check --judge-url and --judge-model (is the server up and serving that model?)")
+        raise CliError(
+            f"the judge answered none of the {report.trajectories} trajectories. "
+            f"Check --judge-url and --judge-model (is the server up and serving that model?)"
+        )
 
 
 def rounded(value: object) -> object:
@@ -95,7 +138,9 @@ def labels_import(file: Path, annotator: str, taxonomy_version: str) -> None:
 
     with open_store(read_only=False, create=False) as store:
         result = import_labels(store, file, annotator, taxonomy_version=taxonomy_version)
-    click.echo(f"Imported {result.imported} labels by {annotator}; {result.skipped_blank} blank; {len(result.errors)} refused.")
+    click.echo(
+        f"Imported {result.imported} labels by {annotator}; {result.skipped_blank} blank; {len(result.errors)} refused."
+    )
     for issue in result.errors[:20]:
         click.echo(f"  refused: {issue.reason}", err=True)
     if result.errors:
@@ -156,11 +201,17 @@ def classifier_train(annotator: str, output: Path, folds: int, taxonomy_version:
         except ValueError as exc:
             raise CliError(str(exc)) from None
     model.save(output)
-    rows = [(code, m["n"], m["folds"], rounded(m["kappa"]), rounded(m["precision"]), rounded(m["recall"]), rounded(m["f1"]))
-            for code, m in model.cv.items()]
+    rows = [
+        (code, m["n"], m["folds"], rounded(m["kappa"]), rounded(m["precision"]), rounded(m["recall"]), rounded(m["f1"]))
+        for code, m in model.cv.items()
+    ]
     rows += [(code, None, None, None, None, None, f"not learned: {why}") for code, why in model.skipped.items()]
-    emit(["code", "n", "folds", "kappa", "precision", "recall", "f1"], rows, fmt,
-         title=f"{model.coder} held-out agreement with {annotator} -> {output}")
+    emit(
+        ["code", "n", "folds", "kappa", "precision", "recall", "f1"],
+        rows,
+        fmt,
+        title=f"{model.coder} held-out agreement with {annotator} -> {output}",
+    )
 
 
 @click.command("agreement")
@@ -185,8 +236,30 @@ def agreement(coder: str, annotator: str, threshold: float, taxonomy_version: st
             results = agreement(store, coder, annotator, threshold=threshold, taxonomy_version=taxonomy_version)
         except ValueError as exc:
             raise CliError(str(exc)) from None
-    columns = ["code", "n", "prevalence", "kappa", "precision", "recall", "f1", "alpha", "annotators", "in_sample", "reliable"]
-    caveat = (" — IN-SAMPLE: the classifier learned from these labels; its held-out figures are those "
-              "`classifier train` printed, and in-sample codes are not marked reliable") if any(r.in_sample for r in results) else ""
-    emit(columns, [tuple(rounded(getattr(r, c)) for c in columns) for r in results], fmt,
-         title=f"{coder} vs {annotator} (kappa threshold {threshold}){caveat}")
+    columns = [
+        "code",
+        "n",
+        "prevalence",
+        "kappa",
+        "precision",
+        "recall",
+        "f1",
+        "alpha",
+        "annotators",
+        "in_sample",
+        "reliable",
+    ]
+    caveat = (
+        (
+            " — IN-SAMPLE: the classifier learned from these labels; its held-out figures are those "
+            "`classifier train` printed, and in-sample codes are not marked reliable"
+        )
+        if any(r.in_sample for r in results)
+        else ""
+    )
+    emit(
+        columns,
+        [tuple(rounded(getattr(r, c)) for c in columns) for r in results],
+        fmt,
+        title=f"{coder} vs {annotator} (kappa threshold {threshold}){caveat}",
+    )

@@ -34,7 +34,13 @@ class CliError(click.ClickException):
 def db_option(func: Callable) -> Callable:
     """`--db` on every command; it overrides the group-level `--db` / `$CURRICULAB_DB`."""
 
-    @click.option("--db", "db_path", default=None, metavar="PATH", help="DuckDB file (default: $CURRICULAB_DB or ./curriculab.duckdb).")
+    @click.option(
+        "--db",
+        "db_path",
+        default=None,
+        metavar="PATH",
+        help="DuckDB file (default: $CURRICULAB_DB or ./curriculab.duckdb).",
+    )
     @functools.wraps(func)
     def wrapper(*args: Any, db_path: str | None = None, **kwargs: Any) -> Any:
         ctx = click.get_current_context()
@@ -49,18 +55,31 @@ def taxonomy_option(help: str) -> Callable:
     reads codes or labels (defined once, so they cannot drift apart)."""
     from curriculab.taxonomy.versions import NEWEST
 
-    return click.option("--taxonomy", "taxonomy_version", default=NEWEST, show_default=True, metavar="VERSION",
-                        help=f"{help} Older versions (v1 …) on request.")
+    return click.option(
+        "--taxonomy",
+        "taxonomy_version",
+        default=NEWEST,
+        show_default=True,
+        metavar="VERSION",
+        help=f"{help} Older versions (v1 …) on request.",
+    )
 
 
 def output_options(default: str = "table") -> Callable:
     """`--json / --csv / --table`, defined once for every command that reports rows."""
 
     def decorate(func: Callable) -> Callable:
-        func = click.option("--table", "fmt", flag_value="table", default=default == "table", help="Print a table (default).")(func)
+        func = click.option(
+            "--table", "fmt", flag_value="table", default=default == "table", help="Print a table (default)."
+        )(func)
         func = click.option("--csv", "fmt", flag_value="csv", help="Print CSV with a header row.")(func)
-        func = click.option("--json", "fmt", flag_value="json", default=default == "json",
-                            help="Print a JSON array of objects, one per row, keyed by column name.")(func)
+        func = click.option(
+            "--json",
+            "fmt",
+            flag_value="json",
+            default=default == "json",
+            help="Print a JSON array of objects, one per row, keyed by column name.",
+        )(func)
         return func
 
     return decorate
@@ -91,11 +110,15 @@ def _for_people(value: Any) -> Any:
 def emit(columns: list[str], rows: list[tuple], fmt: str, title: str | None = None) -> None:
     """Print rows as a table (figures rounded for people), CSV or JSON array of objects (every digit)."""
     if fmt == "json":
-        click.echo(json.dumps([{c: _plain(v) for c, v in zip(columns, row)} for row in rows], indent=2, ensure_ascii=False))
+        click.echo(
+            json.dumps([{c: _plain(v) for c, v in zip(columns, row)} for row in rows], indent=2, ensure_ascii=False)
+        )
     elif fmt == "csv":
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(columns)
-        writer.writerows([json.dumps(_plain(v)) if isinstance(v, (list, dict)) else _plain(v) for v in row] for row in rows)
+        writer.writerows(
+            [json.dumps(_plain(v)) if isinstance(v, (list, dict)) else _plain(v) for v in row] for row in rows
+        )
     else:
         print_table(out_console, title, columns, rows, render=_for_people)
 
@@ -117,8 +140,9 @@ def existing_store() -> Path:
 
 def open_store(read_only: bool, create: bool = True) -> Store:
     """The store named by --db; `create=False` for commands that must find one already there."""
-    return Store(db_path(), read_only=read_only, create=create,
-                 on_wait=lambda notice: click.echo(f"waiting: {notice}", err=True))
+    return Store(
+        db_path(), read_only=read_only, create=create, on_wait=lambda notice: click.echo(f"waiting: {notice}", err=True)
+    )
 
 
 def load_problem_set(name: str):

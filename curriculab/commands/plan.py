@@ -13,24 +13,68 @@ from curriculab.tables import safe_text
 
 @click.group(invoke_without_command=True)
 @click.option("--model", "target", default=None, help="The model to plan for (as the store names it).")
-@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
-              help="Write plan.yaml here, with its dataset (.parquet) beside it.")
-@click.option("--problems", "problems_path", default="builtin", show_default=True, metavar="builtin|humaneval|FILE",
-              help="The tiered problem set the curriculum draws from.")
-@click.option("--capability", "prior", type=click.Choice(["weak", "strong"]), default=None,
-              help="Prior to use when the store has no evidence on the model.")
-@click.option("--strategy", type=click.Choice(STRATEGIES), default="tarot", show_default=True,
-              help="Tier-weighted reward, or one of TAROT's baselines.")
-@click.option("--coder", "coders", multiple=True, default=("rules", "verifier"), show_default=True,
-              help="Whose failure codes to act on (repeat for several).")
-@click.option("--group-size", type=int, default=8, show_default=True, help="GRPO num_generations (for the zero-variance guard).")
-@click.option("--weak-below", type=float, default=0.65, show_default=True, help="Capability under which a model is weak.")
-@click.option("--strong-from", type=float, default=0.75, show_default=True, help="Capability from which a model is strong.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write plan.yaml here, with its dataset (.parquet) beside it.",
+)
+@click.option(
+    "--problems",
+    "problems_path",
+    default="builtin",
+    show_default=True,
+    metavar="builtin|humaneval|FILE",
+    help="The tiered problem set the curriculum draws from.",
+)
+@click.option(
+    "--capability",
+    "prior",
+    type=click.Choice(["weak", "strong"]),
+    default=None,
+    help="Prior to use when the store has no evidence on the model.",
+)
+@click.option(
+    "--strategy",
+    type=click.Choice(STRATEGIES),
+    default="tarot",
+    show_default=True,
+    help="Tier-weighted reward, or one of TAROT's baselines.",
+)
+@click.option(
+    "--coder",
+    "coders",
+    multiple=True,
+    default=("rules", "verifier"),
+    show_default=True,
+    help="Whose failure codes to act on (repeat for several).",
+)
+@click.option(
+    "--group-size", type=int, default=8, show_default=True, help="GRPO num_generations (for the zero-variance guard)."
+)
+@click.option(
+    "--weak-below", type=float, default=0.65, show_default=True, help="Capability under which a model is weak."
+)
+@click.option(
+    "--strong-from", type=float, default=0.75, show_default=True, help="Capability from which a model is strong."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 @db_option
 @click.pass_context
-def plan(ctx: click.Context, target: str | None, output: Path | None, problems_path: str, prior: str | None,
-         strategy: str, coders: tuple[str, ...], group_size: int, weak_below: float, strong_from: float, as_json: bool) -> None:
+def plan(
+    ctx: click.Context,
+    target: str | None,
+    output: Path | None,
+    problems_path: str,
+    prior: str | None,
+    strategy: str,
+    coders: tuple[str, ...],
+    group_size: int,
+    weak_below: float,
+    strong_from: float,
+    as_json: bool,
+) -> None:
     """Plan the next round of training for a model: schedule, weights, task mix, and why.
 
     Reads the store, stores the plan in `plans` and, with -o, writes plan.yaml (sections grpo,
@@ -45,8 +89,10 @@ def plan(ctx: click.Context, target: str | None, output: Path | None, problems_p
     if ctx.invoked_subcommand is not None:
         return
     if target is None:
-        raise CliError("plan needs --model M (or a subcommand: show, diff). List models: curriculab query "
-                       "\"select distinct model from trajectories\"")
+        raise CliError(
+            "plan needs --model M (or a subcommand: show, diff). List models: curriculab query "
+            '"select distinct model from trajectories"'
+        )
     from curriculab.planner import plan as planning
     from curriculab.planner.evidence import PlanError
     from curriculab.planner.portfolio import Thresholds
@@ -55,8 +101,16 @@ def plan(ctx: click.Context, target: str | None, output: Path | None, problems_p
     try:
         thresholds = Thresholds(weak_below=weak_below, strong_from=strong_from, group_size=group_size)
         with open_store(read_only=True, create=False) as store:
-            made = planning.build_plan(store, target, problems, problems_path, prior=prior, coders=coders,
-                                       thresholds=thresholds, strategy=strategy)
+            made = planning.build_plan(
+                store,
+                target,
+                problems,
+                problems_path,
+                prior=prior,
+                coders=coders,
+                thresholds=thresholds,
+                strategy=strategy,
+            )
     except (PlanError, ValueError) as exc:
         raise CliError(str(exc)) from None
     if output is not None:

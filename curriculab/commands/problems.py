@@ -21,20 +21,49 @@ from curriculab.trajectory.vocabulary import TIERS
 
 
 @click.command()
-@click.option("--problems", "problems_path", required=True, metavar="FILE|builtin|humaneval",
-              help="Tiered problems (JSONL or Parquet), or a built-in set.")
-@click.option("--completions", "completions_path", required=True,
-              type=click.Path(path_type=Path, exists=True, dir_okay=False),
-              help="JSONL of {problem_id, completion_id, completion}.")
-@click.option("--weights", default=None, help="basic=…,intermediate=…,complex=…,edge=… or a preset (uniform, basic-intermediate, complex-edge).")
-@click.option("--schedule", default="all", show_default=True, help="Active tiers: all, forward, reversed, static-<tier> (at the end of training).")
+@click.option(
+    "--problems",
+    "problems_path",
+    required=True,
+    metavar="FILE|builtin|humaneval",
+    help="Tiered problems (JSONL or Parquet), or a built-in set.",
+)
+@click.option(
+    "--completions",
+    "completions_path",
+    required=True,
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="JSONL of {problem_id, completion_id, completion}.",
+)
+@click.option(
+    "--weights",
+    default=None,
+    help="basic=…,intermediate=…,complex=…,edge=… or a preset (uniform, basic-intermediate, complex-edge).",
+)
+@click.option(
+    "--schedule",
+    default="all",
+    show_default=True,
+    help="Active tiers: all, forward, reversed, static-<tier> (at the end of training).",
+)
 @click.option("--workers", type=int, default=None, help="Parallel sandboxes.")
 @click.option("--test-timeout", type=float, default=5.0, show_default=True, help="Seconds one test may take.")
-@click.option("--allow-unsandboxed", is_flag=True,
-              help="Score even where no sandbox works (rlimits only; model code could read the answer key).")
+@click.option(
+    "--allow-unsandboxed",
+    is_flag=True,
+    help="Score even where no sandbox works (rlimits only; model code could read the answer key).",
+)
 @output_options(default="json")
-def reward(problems_path: str, completions_path: Path, weights: str | None, schedule: str, workers: int | None,
-           test_timeout: float, allow_unsandboxed: bool, fmt: str) -> None:
+def reward(
+    problems_path: str,
+    completions_path: Path,
+    weights: str | None,
+    schedule: str,
+    workers: int | None,
+    test_timeout: float,
+    allow_unsandboxed: bool,
+    fmt: str,
+) -> None:
     """Score completions against tiered tests in the sandbox.
 
     Prints one {completion_id, problem_id, reward, pass_rate: {tier: x}, status} per completion;
@@ -57,16 +86,26 @@ def reward(problems_path: str, completions_path: Path, weights: str | None, sche
         raise CliError(str(exc)) from None
     completions, refused = read_completions(completions_path, problems, problems_path)
     try:
-        results = (score_completions(problems, completions, curriculum, limits, workers, allow_unsandboxed=allow_unsandboxed)
-                   if completions else [])
+        results = (
+            score_completions(problems, completions, curriculum, limits, workers, allow_unsandboxed=allow_unsandboxed)
+            if completions
+            else []
+        )
     except ValueError as exc:
         raise CliError(str(exc)) from None
     if fmt == "json":
         echo_json(results)
     else:
-        rows = [(r["completion_id"], r["problem_id"], None if r["reward"] is None else round(r["reward"], 3),
-                 *(None if r["pass_rate"][t] is None else round(r["pass_rate"][t], 2) for t in TIERS),
-                 r["status"]) for r in results]
+        rows = [
+            (
+                r["completion_id"],
+                r["problem_id"],
+                None if r["reward"] is None else round(r["reward"], 3),
+                *(None if r["pass_rate"][t] is None else round(r["pass_rate"][t], 2) for t in TIERS),
+                r["status"],
+            )
+            for r in results
+        ]
         emit(["completion_id", "problem_id", "reward", *TIERS, "status"], rows, fmt)
     for problem in refused:
         click.echo(f"  refused: {safe_text(problem)}", err=True)
@@ -93,15 +132,21 @@ def problems_export(name: str, output: Path) -> None:
 
     kept, rejected = verify_references(load_problem_set(name))
     save_problems(kept, output)
-    click.echo(f"Wrote {len(kept)} problems ({sum(len(p.tests) for p in kept)} tests) to {output}; {len(rejected)} rejected.")
+    click.echo(
+        f"Wrote {len(kept)} problems ({sum(len(p.tests) for p in kept)} tests) to {output}; {len(rejected)} rejected."
+    )
     for line in rejected:
         click.echo(f"  rejected: {line}", err=True)
 
 
 @problems.command("import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--shape", required=True, type=click.Choice(["livecodebench", "codecontests", "apps"]),
-              help="The public set whose record shape FILE has.")
+@click.option(
+    "--shape",
+    required=True,
+    type=click.Choice(["livecodebench", "codecontests", "apps"]),
+    help="The public set whose record shape FILE has.",
+)
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True)
 def problems_import(file: Path, shape: str, output: Path) -> None:
     """Convert a JSONL file in a public set's shape into tiered-problem JSONL: LeetCode-style
@@ -118,8 +163,10 @@ def problems_import(file: Path, shape: str, output: Path) -> None:
     errors: list[str] = []
     kept, rejected = verify_references(read_problem_set(file, shape, errors))
     save_problems(kept, output)
-    click.echo(f"Wrote {len(kept)} problems ({sum(len(p.tests) for p in kept)} tests) to {output}; "
-               f"{len(errors)} bad records, {len(rejected)} rejected.")
+    click.echo(
+        f"Wrote {len(kept)} problems ({sum(len(p.tests) for p in kept)} tests) to {output}; "
+        f"{len(errors)} bad records, {len(rejected)} rejected."
+    )
     for line in errors + rejected:
         click.echo(f"  {safe_text(line)}", err=True)
 
@@ -140,8 +187,10 @@ def problems_check(file: str) -> None:
     loaded = load_problem_set(file)
     kept, rejected = verify_references(loaded)
     tiers = Counter(t.tier for p in kept for t in p.tests)
-    click.echo(f"{len(kept)} of {len(loaded)} problems pass their reference; tests per tier: "
-               + ", ".join(f"{t} {tiers.get(t, 0)}" for t in TIERS))
+    click.echo(
+        f"{len(kept)} of {len(loaded)} problems pass their reference; tests per tier: "
+        + ", ".join(f"{t} {tiers.get(t, 0)}" for t in TIERS)
+    )
     for line in rejected:
         click.echo(f"  rejected: {line}", err=True)
     if rejected:
@@ -169,10 +218,14 @@ def problems_retier(problems_path: str, output: Path, min_runs: int) -> None:
     loaded = load_problem_set(problems_path)
     with open_store(read_only=True) as store:
         counts = queries.test_result_counts(store)
-    rates = {(task, test): (int(failed), int(runs)) for task, test, failed, runs in counts.itertuples(index=False, name=None)}
+    rates = {
+        (task, test): (int(failed), int(runs)) for task, test, failed, runs in counts.itertuples(index=False, name=None)
+    }
     updated = retier(loaded, rates, min_runs=min_runs)
     moved = sum(a.tier != b.tier for p, q in zip(loaded, updated) for a, b in zip(p.tests, q.tests))
     save_problems(updated, output)
     tiers = Counter(t.tier for p in updated for t in p.tests)
-    click.echo(f"Re-tiered {moved} of {sum(len(p.tests) for p in loaded)} tests from measured failure rates; wrote {output} "
-               f"({', '.join(f'{t} {tiers.get(t, 0)}' for t in ('basic', 'intermediate', 'complex', 'edge'))}).")
+    click.echo(
+        f"Re-tiered {moved} of {sum(len(p.tests) for p in loaded)} tests from measured failure rates; wrote {output} "
+        f"({', '.join(f'{t} {tiers.get(t, 0)}' for t in ('basic', 'intermediate', 'complex', 'edge'))})."
+    )

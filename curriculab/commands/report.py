@@ -14,15 +14,34 @@ from curriculab.commands.common import CliError, db_option, emit, open_store, ou
 @click.option("--md", "fmt", flag_value="md", default=True, help="Markdown (default).")
 @click.option("--json", "fmt", flag_value="json", help="Everything as JSON.")
 @click.option("--html", "fmt", flag_value="html", help="A standalone HTML page with charts (written to -o).")
-@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
-              help="Write here (default: stdout; report.html for --html).")
-@click.option("--coder", default="all", show_default=True,
-              help="Whose failure codes to report: all (every coder with codes, side by side) or one coder's name.")
-@click.option("--band", nargs=2, type=float, default=(0.2, 0.8), show_default=True,
-              help="Predicted pass-rate band that still carries training signal.")
-@click.option("--refit", is_flag=True, help="Refit measured difficulty first (writes); otherwise the report only reads.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write here (default: stdout; report.html for --html).",
+)
+@click.option(
+    "--coder",
+    default="all",
+    show_default=True,
+    help="Whose failure codes to report: all (every coder with codes, side by side) or one coder's name.",
+)
+@click.option(
+    "--band",
+    nargs=2,
+    type=float,
+    default=(0.2, 0.8),
+    show_default=True,
+    help="Predicted pass-rate band that still carries training signal.",
+)
+@click.option(
+    "--refit", is_flag=True, help="Refit measured difficulty first (writes); otherwise the report only reads."
+)
 @db_option
-def report(model: str | None, fmt: str, output: Path | None, coder: str, band: tuple[float, float], refit: bool) -> None:
+def report(
+    model: str | None, fmt: str, output: Path | None, coder: str, band: tuple[float, float], refit: bool
+) -> None:
     """Failure distribution with intervals, bottlenecks, measured difficulty, signal, milestones.
 
     \b
@@ -81,6 +100,6 @@ def difficulty(abilities: bool, kind: str, fmt: str) -> None:
             fit_store(store, kind=kind)
         except ValueError as exc:
             raise CliError(str(exc)) from None
-        frame = (queries.model_abilities(store).drop(columns=["kind"]) if abilities else queries.fitted_tasks(store))
+        frame = queries.model_abilities(store).drop(columns=["kind"]) if abilities else queries.fitted_tasks(store)
     rows = queries.records(frame)
     emit(list(frame.columns), [tuple(r.values()) for r in rows], fmt)

@@ -50,8 +50,12 @@ def db_schema(as_json: bool) -> None:
         echo_json(tables)
         return
     for table in tables:
-        emit(["column", "type"], [(c["name"], c["type"]) for c in table["columns"]], "table",
-             title=f"{table['table']}: {table['description']}")
+        emit(
+            ["column", "type"],
+            [(c["name"], c["type"]) for c in table["columns"]],
+            "table",
+            title=f"{table['table']}: {table['description']}",
+        )
 
 
 @db.command("migrate")

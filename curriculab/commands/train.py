@@ -12,27 +12,69 @@ from curriculab.training.generation import CHOICES as GENERATION_CHOICES
 
 
 @click.command()
-@click.option("--config", "config_path", required=True, type=click.Path(path_type=Path, exists=True, dir_okay=False),
-              help="plan.yaml from `curriculab plan -o` (its dataset Parquet beside it).")
-@click.option("--model", default="tiny", show_default=True, metavar="tiny|smollm2|PATH",
-              help="tiny (a small local model for tests), smollm2 (after `model fetch smollm2`), or a local HF model dir.")
+@click.option(
+    "--config",
+    "config_path",
+    required=True,
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="plan.yaml from `curriculab plan -o` (its dataset Parquet beside it).",
+)
+@click.option(
+    "--model",
+    default="tiny",
+    show_default=True,
+    metavar="tiny|smollm2|PATH",
+    help="tiny (a small local model for tests), smollm2 (after `model fetch smollm2`), or a local HF model dir.",
+)
 @click.option("--max-steps", type=int, default=None, help="Optimizer steps (default: the plan's epochs).")
-@click.option("--output-dir", type=click.Path(path_type=Path), default=None, help="Checkpoints and rollouts (default: the plan's).")
+@click.option(
+    "--output-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Checkpoints and rollouts (default: the plan's).",
+)
 @click.option("--save-steps", type=int, default=None, help="Checkpoint (and ingest rollouts) every N steps.")
 @click.option("--resume", is_flag=True, help="Continue from the last checkpoint in --output-dir.")
-@click.option("--generation-backend", type=click.Choice(GENERATION_CHOICES), default="auto", show_default=True,
-              help="How rollouts are generated; auto measures the in-process backends here and takes the fastest.")
-@click.option("--use-vllm", type=click.Choice(["server", "colocate"]), default=None,
-              help="Same as --generation-backend vllm-server / vllm-colocate (GPU, `gpu` extra).")
-@click.option("--dynamic/--schedule", "dynamic", default=None,
-              help="Dynamic α from live per-tier pass rates, or the plan's fixed schedule (default: as the plan says).")
-@click.option("--live-sampling/--static-sampling", "live_sampling", default=None,
-              help="Draw problems less whose recent groups were all-same (default: as the plan says, on).")
+@click.option(
+    "--generation-backend",
+    type=click.Choice(GENERATION_CHOICES),
+    default="auto",
+    show_default=True,
+    help="How rollouts are generated; auto measures the in-process backends here and takes the fastest.",
+)
+@click.option(
+    "--use-vllm",
+    type=click.Choice(["server", "colocate"]),
+    default=None,
+    help="Same as --generation-backend vllm-server / vllm-colocate (GPU, `gpu` extra).",
+)
+@click.option(
+    "--dynamic/--schedule",
+    "dynamic",
+    default=None,
+    help="Dynamic α from live per-tier pass rates, or the plan's fixed schedule (default: as the plan says).",
+)
+@click.option(
+    "--live-sampling/--static-sampling",
+    "live_sampling",
+    default=None,
+    help="Draw problems less whose recent groups were all-same (default: as the plan says, on).",
+)
 @click.option("--allow-unsandboxed", is_flag=True, help="Score even where no sandbox works (rlimits only).")
 @db_option
-def train(config_path: Path, model: str, max_steps: int | None, output_dir: Path | None, save_steps: int | None,
-          resume: bool, generation_backend: str, use_vllm: str | None, dynamic: bool | None, live_sampling: bool | None,
-          allow_unsandboxed: bool) -> None:
+def train(
+    config_path: Path,
+    model: str,
+    max_steps: int | None,
+    output_dir: Path | None,
+    save_steps: int | None,
+    resume: bool,
+    generation_backend: str,
+    use_vllm: str | None,
+    dynamic: bool | None,
+    live_sampling: bool | None,
+    allow_unsandboxed: bool,
+) -> None:
     """GRPO on a plan (TRL): tier-weighted sandboxed rewards, rollouts into the store.
 
     Every completion becomes a trajectory of the run (per-test results with tiers and status),
@@ -52,35 +94,68 @@ def train(config_path: Path, model: str, max_steps: int | None, output_dir: Path
 
     db = existing_store()  # rollouts land in it
     try:
-        result = run_training(config_path, model, max_steps=max_steps, output_dir=output_dir, resume=resume,
-                              use_vllm=use_vllm, db_path=str(db), dynamic=dynamic, live_sampling=live_sampling,
-                              allow_unsandboxed=allow_unsandboxed, generation_backend=generation_backend, announce=click.echo,
-                              save_steps=save_steps, summary=lambda step, logs: tqdm.write(summary_line(step, logs)))
+        result = run_training(
+            config_path,
+            model,
+            max_steps=max_steps,
+            output_dir=output_dir,
+            resume=resume,
+            use_vllm=use_vllm,
+            db_path=str(db),
+            dynamic=dynamic,
+            live_sampling=live_sampling,
+            allow_unsandboxed=allow_unsandboxed,
+            generation_backend=generation_backend,
+            announce=click.echo,
+            save_steps=save_steps,
+            summary=lambda step, logs: tqdm.write(summary_line(step, logs)),
+        )
     except TrainError as exc:
         raise CliError(str(exc)) from None
     if not result.main_process:  # another rank of a multi-process run: rank 0 reports it
         return
-    click.echo(f"run {result.run_id}: {result.steps} steps, {result.rollouts} rollouts in {db} "
-               f"({result.seconds:.1f} s; store writes {result.store_seconds:.2f} s); checkpoints in {result.output_dir}")
+    click.echo(
+        f"run {result.run_id}: {result.steps} steps, {result.rollouts} rollouts in {db} "
+        f"({result.seconds:.1f} s; store writes {result.store_seconds:.2f} s); checkpoints in {result.output_dir}"
+    )
     if result.all_same_share is not None:
-        click.echo(f"  groups with all-equal rewards (no gradient): {result.all_same_share:.0%}"
-                   + ("; the tiny model writes noise, so all-zero groups are expected of it" if model == "tiny" else ""))
+        click.echo(
+            f"  groups with all-equal rewards (no gradient): {result.all_same_share:.0%}"
+            + ("; the tiny model writes noise, so all-zero groups are expected of it" if model == "tiny" else "")
+        )
     if result.schedule_progress < 1:
         click.echo(f"  the schedule reached {result.schedule_progress:.0%} of its planned steps")
 
 
 @click.command()
-@click.option("--model", "target", required=True, help="The model to improve (as the store names it, or new with a prior).")
+@click.option(
+    "--model", "target", required=True, help="The model to improve (as the store names it, or new with a prior)."
+)
 @click.option("--rounds", type=int, default=2, show_default=True)
 @click.option("--steps-per-round", type=int, default=4, show_default=True)
-@click.option("--train-model", default="tiny", show_default=True, metavar="tiny|smollm2|PATH", help="The weights trained.")
+@click.option(
+    "--train-model", default="tiny", show_default=True, metavar="tiny|smollm2|PATH", help="The weights trained."
+)
 @click.option("--problems", "problems_path", default="builtin", show_default=True, metavar="builtin|humaneval|FILE")
-@click.option("--capability", "prior", type=click.Choice(["weak", "strong"]), default="weak", show_default=True,
-              help="Prior for round 1 when the store has no rollouts of the model.")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("loop-output"), show_default=True,
-              help="Plans, checkpoints and rollouts of every round; loop.json sums them up.")
+@click.option(
+    "--capability",
+    "prior",
+    type=click.Choice(["weak", "strong"]),
+    default="weak",
+    show_default=True,
+    help="Prior for round 1 when the store has no rollouts of the model.",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("loop-output"),
+    show_default=True,
+    help="Plans, checkpoints and rollouts of every round; loop.json sums them up.",
+)
 @db_option
-def loop(target: str, rounds: int, steps_per_round: int, train_model: str, problems_path: str, prior: str, out: Path) -> None:
+def loop(
+    target: str, rounds: int, steps_per_round: int, train_model: str, problems_path: str, prior: str, out: Path
+) -> None:
     """The closed loop: analyse → plan → train → ingest → re-plan, for N rounds.
 
     \b
@@ -93,8 +168,18 @@ def loop(target: str, rounds: int, steps_per_round: int, train_model: str, probl
     db = existing_store()
     problems = load_problem_set(problems_path)
     try:
-        history = run_loop(str(db), target, rounds, steps_per_round, out, problems, problems_path, train_model=train_model,
-                           prior=prior, say=lambda line: click.echo(safe_text(line)))
+        history = run_loop(
+            str(db),
+            target,
+            rounds,
+            steps_per_round,
+            out,
+            problems,
+            problems_path,
+            train_model=train_model,
+            prior=prior,
+            say=lambda line: click.echo(safe_text(line)),
+        )
     except TrainError as exc:
         raise CliError(str(exc)) from None
     click.echo(f"{len(history)} rounds; plans {', '.join(r.plan_id for r in history)}; summary in {out / 'loop.json'}")

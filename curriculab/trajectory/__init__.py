@@ -9,11 +9,21 @@ use, so that importing one light module (`trajectory.vocabulary`) does not build
 import importlib
 
 _HOMES = {
-    "NormalisedCall": "actions", "normalise_shell": "actions", "normalise_tool_call": "actions",
+    "NormalisedCall": "actions",
+    "normalise_shell": "actions",
+    "normalise_tool_call": "actions",
     "split_commands": "actions",
-    "ACTIONS": "vocabulary", "HARNESS_ERRORS": "vocabulary", "OUTCOMES": "vocabulary", "TIERS": "vocabulary",
-    "FORMAT_VERSION": "model", "FailureCode": "model", "Run": "model", "Step": "model", "Task": "model",
-    "TestResult": "model", "Trajectory": "model",
+    "ACTIONS": "vocabulary",
+    "HARNESS_ERRORS": "vocabulary",
+    "OUTCOMES": "vocabulary",
+    "TIERS": "vocabulary",
+    "FORMAT_VERSION": "model",
+    "FailureCode": "model",
+    "Run": "model",
+    "Step": "model",
+    "Task": "model",
+    "TestResult": "model",
+    "Trajectory": "model",
     "canonical_model": "model_names",
 }
 

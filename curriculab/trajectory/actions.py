@@ -188,7 +188,9 @@ def _classified(first_line: str) -> tuple[str, str | None]:
         head, args = words[0], words[1:]
         if head == "tee":
             written.extend(_operands(args))
-        elif head in ("sed", "perl") and any(a.startswith("-i") or a == "--in-place" or a.startswith("-pi") for a in args):
+        elif head in ("sed", "perl") and any(
+            a.startswith("-i") or a == "--in-place" or a.startswith("-pi") for a in args
+        ):
             ops = _operands(args)
             if len(ops) > 1:
                 written.append(ops[-1])
@@ -265,8 +267,10 @@ def _tables(extra_path: str | None) -> tuple[dict[str, dict], dict[str, str]]:
         try:
             mine = (yaml.safe_load(Path(extra_path).read_text(encoding="utf-8")) or {}).get("agents") or {}
         except (OSError, yaml.YAMLError) as exc:
-            raise ValueError(f"${AGENT_TOOLS_ENV} = {extra_path}: cannot read it as an agent tool table ({exc}). "
-                             f"Fix the file or unset the variable") from None
+            raise ValueError(
+                f"${AGENT_TOOLS_ENV} = {extra_path}: cannot read it as an agent tool table ({exc}). "
+                f"Fix the file or unset the variable"
+            ) from None
         for name, table in mine.items():
             merged = agents.setdefault(name, {"tools": {}})
             merged.update({k: v for k, v in table.items() if k != "tools"})
@@ -342,7 +346,11 @@ class AgentConventions:
         tool = (name or "").strip()
         spec = self.tool_spec(tool)
         if spec is None:
-            shown = json.dumps(args, sort_keys=True, default=str)[:200] if args else (str(arguments)[:200] if arguments else "")
+            shown = (
+                json.dumps(args, sort_keys=True, default=str)[:200]
+                if args
+                else (str(arguments)[:200] if arguments else "")
+            )
             return [NormalisedCall("other", None, f"{tool} {shown}".strip())]
         action = spec.get("action")
         if spec.get("by"):
@@ -359,9 +367,16 @@ class AgentConventions:
         if action == "script":
             script = _argument(args, spec.get("command"))
             script = str(script if script is not None else (arguments if isinstance(arguments, str) else ""))
-            calls = [c for tool_name, called in script_calls(script) if tool_name != tool
-                     for c in (self.normalise(tool_name, called) if called else
-                               [NormalisedCall("other", None, f"{tool_name} (its argument computed by the script)")])]
+            calls = [
+                c
+                for tool_name, called in script_calls(script)
+                if tool_name != tool
+                for c in (
+                    self.normalise(tool_name, called)
+                    if called
+                    else [NormalisedCall("other", None, f"{tool_name} (its argument computed by the script)")]
+                )
+            ]
             return calls or [NormalisedCall("other", None, f"{tool} {script[:200]}".strip())]
         if action == "patch":
             patch = _argument(args, spec.get("command"))
@@ -474,7 +489,9 @@ def script_calls(script: str) -> list[tuple[str, Any]]:
             argument = {key: value for key, value in argument.items() if value is not None}
         else:
             name = re.match(r"[A-Za-z_$][\w$]*", head)
-            bound = name and re.search(rf"\b(?:const|let|var)\s+{re.escape(name.group(0))}\s*=\s*(?=[\"'`])", script[:match.start()])
+            bound = name and re.search(
+                rf"\b(?:const|let|var)\s+{re.escape(name.group(0))}\s*=\s*(?=[\"'`])", script[: match.start()]
+            )
             argument = _js_string(script, bound.end()) if bound else None
         calls.append((match.group(1) or match.group(2), argument))
     return calls
@@ -483,13 +500,13 @@ def script_calls(script: str) -> list[tuple[str, Any]]:
 def _js_string(text: str, at: int) -> str | None:
     """The JavaScript string literal that opens at `text[at]`, decoded; None where none closes (or a
     template literal interpolates: its value is computed)."""
-    quote = text[at:at + 1]
-    if quote not in ("\"", "'", "`"):
+    quote = text[at : at + 1]
+    if quote not in ('"', "'", "`"):
         return None
     k = at + 1
     while k < len(text) and text[k] != quote:
         k += 2 if text[k] == "\\" else 1
-    body = text[at + 1:k]
+    body = text[at + 1 : k]
     if k >= len(text) or (quote == "`" and "${" in body):
         return None
 
@@ -576,8 +593,22 @@ ERROR_RE = (
     r"|(?-i:\b[A-Z][A-Za-z]*(Error|Exception)(:|\)))"  # a raised class: `LoadError)`, `KeyError:`
 )
 _ERROR = re.compile(ERROR_RE)
-_ERROR_WORDS = ("error", "fail", "exception", "traceback", "command not found", "no such file or directory", "cannot",
-                "could not", "undefined: ", "fatal: ", "panic: ", "segmentation fault", "permission denied", "expected")
+_ERROR_WORDS = (
+    "error",
+    "fail",
+    "exception",
+    "traceback",
+    "command not found",
+    "no such file or directory",
+    "cannot",
+    "could not",
+    "undefined: ",
+    "fatal: ",
+    "panic: ",
+    "segmentation fault",
+    "permission denied",
+    "expected",
+)
 """A literal that every alternative of ERROR_RE contains, case-folded. Python's regex engine cannot
 search a case-insensitive alternation by its literals and tries every branch at every position
 (~0.4 ms for a 400-character output); absent all of these words, ERROR_RE cannot match."""
@@ -613,8 +644,14 @@ _FULL_READ_COMMAND = re.compile(r"^(cat|bat|less|more|nl|open) [^|]*$")
 _FULL_READ_TOOLS = {"read", "read_file", "view", "open_file", "str_replace_editor", "str_replace_based_edit_tool"}
 
 
-def error_observed(action: str | None, command: str | None, output: str | None, exit_code: int | None,
-                   failed: bool | None = None, folded: str | None = None) -> bool | None:
+def error_observed(
+    action: str | None,
+    command: str | None,
+    output: str | None,
+    exit_code: int | None,
+    failed: bool | None = None,
+    folded: str | None = None,
+) -> bool | None:
     """Whether a run shows an error: by exit code where there is one, else by the agent's own
     failure flag (see `observe`), else by what the output says.
 
@@ -627,7 +664,9 @@ def error_observed(action: str | None, command: str | None, output: str | None, 
     if failed and exit_code in (None, 0):
         return True
     if exit_code is not None:
-        return exit_code != 0 and not (exit_code == 1 and _NO_MATCH_IS_EXIT_1.match((command or "").strip()) is not None)
+        return exit_code != 0 and not (
+            exit_code == 1 and _NO_MATCH_IS_EXIT_1.match((command or "").strip()) is not None
+        )
     if failed is not None:
         return failed
     if output is None:

@@ -196,9 +196,7 @@ class Trajectory(_Model):
     @classmethod
     def _known_version(cls, value: str) -> str:
         if value.split(".")[0] != FORMAT_VERSION.split(".")[0]:
-            raise ValueError(
-                f"format_version {value!r} is not supported; this curriculab reads {FORMAT_VERSION}"
-            )
+            raise ValueError(f"format_version {value!r} is not supported; this curriculab reads {FORMAT_VERSION}")
         return value
 
 

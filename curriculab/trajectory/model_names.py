@@ -44,8 +44,10 @@ def _aliases(path: str | None) -> dict[str, str]:
     try:
         doc = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
-        raise ValueError(f"${MODEL_ALIASES_ENV} = {path}: cannot read it as a model alias file ({exc}). "
-                         "Write it as YAML `raw name: canonical name`, or unset the variable") from None
+        raise ValueError(
+            f"${MODEL_ALIASES_ENV} = {path}: cannot read it as a model alias file ({exc}). "
+            "Write it as YAML `raw name: canonical name`, or unset the variable"
+        ) from None
     if not isinstance(doc, dict):
         raise ValueError(f"${MODEL_ALIASES_ENV} = {path}: expected a mapping `raw name: canonical name`. Fix the file")
     return {**_shipped(), **{str(k): str(v) for k, v in doc.items()}}

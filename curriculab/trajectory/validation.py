@@ -25,8 +25,13 @@ def first_problem(exc: Any) -> FirstProblem:
     """The first of a `pydantic.ValidationError`'s errors."""
     errors = exc.errors()
     first = errors[0]
-    return FirstProblem(dotted(first.get("loc", ())), str(first["msg"]).removeprefix("Value error, "), first["type"],
-                        first.get("input"), len(errors) - 1)
+    return FirstProblem(
+        dotted(first.get("loc", ())),
+        str(first["msg"]).removeprefix("Value error, "),
+        first["type"],
+        first.get("input"),
+        len(errors) - 1,
+    )
 
 
 def dotted(loc: Iterable[Any]) -> str:

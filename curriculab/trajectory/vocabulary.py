@@ -40,8 +40,16 @@ HARNESS_ERRORS: tuple[str, ...] = (
 answer it could not parse, a context or output limit: without a verdict the attempt is `failed`)
 or the infrastructure's (without a verdict, `error`)."""
 
-AGENT_FAULTS = frozenset({"agent_timeout", "unknown_agent_error", "agent_crashed", "llm_parse_error",
-                          "context_length_exceeded", "output_length_exceeded"})
+AGENT_FAULTS = frozenset(
+    {
+        "agent_timeout",
+        "unknown_agent_error",
+        "agent_crashed",
+        "llm_parse_error",
+        "context_length_exceeded",
+        "output_length_exceeded",
+    }
+)
 """Harness errors that are the agent's own doing (it crashed, ran out of time, broke its own
 output): without a verdict the attempt is `failed`, as leaderboards count it, with the harness
 error kept. Any other fault (the environment, the install, the verifier, the reward) leaves no

@@ -17,8 +17,10 @@ if store_ready():
     if plans.empty:
         st.info("No plan stored yet. Make one: `curriculab plan --model M -o plan.yaml`.")
     else:
-        labels = {row.plan_id: f"{row.plan_id} · {row.target_model} · {row.strategy} · {row.created_at:%Y-%m-%d %H:%M}"
-                  for row in plans.itertuples()}
+        labels = {
+            row.plan_id: f"{row.plan_id} · {row.target_model} · {row.strategy} · {row.created_at:%Y-%m-%d %H:%M}"
+            for row in plans.itertuples()
+        }
         chosen = st.selectbox("Plan", list(labels), format_func=labels.get, key="plan_a")
         row = plans[plans["plan_id"] == chosen].iloc[0]
         plan = Plan.model_validate_json(row["plan"])
@@ -31,34 +33,71 @@ if store_ready():
         progress = [k / 100 for k in range(101)]
         figure = go.Figure()
         for tier in TIERS:
-            figure.add_scatter(x=progress, y=[curriculum.allocation(p)[tier] * plan.weights[tier] for p in progress],
-                               mode="lines", name=tier, line_shape="hv", line=dict(color=TIER_COLOURS.get(tier)))
-        figure.update_layout(title="Share of the reward per tier over training (α·w)", xaxis_title="fraction of training done",
-                             yaxis_title="α·w (sums to 1)", height=380)
+            figure.add_scatter(
+                x=progress,
+                y=[curriculum.allocation(p)[tier] * plan.weights[tier] for p in progress],
+                mode="lines",
+                name=tier,
+                line_shape="hv",
+                line=dict(color=TIER_COLOURS.get(tier)),
+            )
+        figure.update_layout(
+            title="Share of the reward per tier over training (α·w)",
+            xaxis_title="fraction of training done",
+            yaxis_title="α·w (sums to 1)",
+            height=380,
+        )
         figure.update_xaxes(tickformat=".0%")
         st.plotly_chart(figure, width="stretch", key="alpha_over_training")
-        weights = go.Figure(go.Bar(x=list(TIERS), y=[plan.weights[t] for t in TIERS],
-                                   marker_color=[TIER_COLOURS.get(t) for t in TIERS]))
+        weights = go.Figure(
+            go.Bar(x=list(TIERS), y=[plan.weights[t] for t in TIERS], marker_color=[TIER_COLOURS.get(t) for t in TIERS])
+        )
         weights.update_layout(title="Reward weight w per tier", xaxis_title="tier", yaxis_title="w", height=320)
         st.plotly_chart(weights, width="stretch", key="weights")
-        st.caption("Reward: " + " + ".join(f"{w:g} × {f}" for f, w in zip(plan.reward_functions, plan.reward_weights) if w))
+        st.caption(
+            "Reward: " + " + ".join(f"{w:g} × {f}" for f, w in zip(plan.reward_functions, plan.reward_weights) if w)
+        )
         if plan.codes:
-            codes = pd.DataFrame(plan.codes).reindex(columns=["code", "coder", "used", "share", "ci_low", "ci_high", "coverage",
-                                                              "tiers", "reward_term", "method", "reason"])  # plans before v3 lack some
+            codes = pd.DataFrame(plan.codes).reindex(
+                columns=[
+                    "code",
+                    "coder",
+                    "used",
+                    "share",
+                    "ci_low",
+                    "ci_high",
+                    "coverage",
+                    "tiers",
+                    "reward_term",
+                    "method",
+                    "reason",
+                ]
+            )  # plans before v3 lack some
             codes["tiers"] = codes["tiers"].map(lambda tiers: ", ".join(tiers) if isinstance(tiers, list) else "")
-            table(codes.sort_values(["used", "share"], ascending=False), f"codes-{plan.plan_id}",
-                  "Failure codes the plan read (verifier codes of the previous round's rollouts included): used or ignored, and why")
+            table(
+                codes.sort_values(["used", "share"], ascending=False),
+                f"codes-{plan.plan_id}",
+                "Failure codes the plan read (verifier codes of the previous round's rollouts included): used or ignored, and why",
+            )
         st.subheader("Why")
         for reason in plan.reasons:
             st.markdown(f"- {reason}")
         mix = pd.DataFrame([e.model_dump() for e in plan.task_mix])
         mix["tier_mix"] = mix["tier_mix"].map(lambda m: ", ".join(f"{t} {v:.0%}" for t, v in m.items() if v))
         table(mix, f"task_mix-{plan.plan_id}", f"Task mix; excluded: {plan.excluded}", height=300)
-        st.download_button("Download plan.yaml", row["config_yaml"] or "", file_name=f"plan-{plan.plan_id}.yaml",
-                           mime="text/yaml", key="download_yaml", icon=":material/download:")
+        st.download_button(
+            "Download plan.yaml",
+            row["config_yaml"] or "",
+            file_name=f"plan-{plan.plan_id}.yaml",
+            mime="text/yaml",
+            key="download_yaml",
+            icon=":material/download:",
+        )
         if len(labels) > 1:
             st.subheader("Compare with another plan")
-            other_id = st.selectbox("Second plan", [p for p in labels if p != chosen], format_func=labels.get, key="plan_b")
+            other_id = st.selectbox(
+                "Second plan", [p for p in labels if p != chosen], format_func=labels.get, key="plan_b"
+            )
             other = Plan.model_validate_json(plans[plans["plan_id"] == other_id].iloc[0]["plan"])
             changes = pd.DataFrame(diff(plan, other), columns=["what", chosen, other_id])
             if changes.empty:

@@ -16,62 +16,121 @@ if store_ready():
     if tasks.empty:
         st.info("No difficulty fit for these tasks yet. Run `curriculab difficulty` (or `curriculab report --refit`).")
     else:
-        st.caption(f"{len(tasks)} tasks the filtered attempts tried, and the models they hold; the fit itself is over "
-                   "every attempt in the store.")
+        st.caption(
+            f"{len(tasks)} tasks the filtered attempts tried, and the models they hold; the fit itself is over "
+            "every attempt in the store."
+        )
         try:
             held = read("difficulty.held_out_check")
         except ValueError:
             held = None
         if held is not None and held.irt_log_loss > held.baseline_log_loss:
-            st.warning(f"Out of sample, the IRT fit predicts attempts worse than each task's pass rate (log-loss "
-                       f"{held.irt_log_loss:.3f} against {held.baseline_log_loss:.3f} over {held.held_out} held-out "
-                       "attempts): read measured tiers and abilities as rough.", icon=":material/warning:")
-        crosstab = tasks.assign(tier_authored=tasks["tier_authored"].fillna("(none)")) \
-            .pivot_table(index="tier_authored", columns="measured_tier", values="task_id", aggfunc="count", fill_value=0)
+            st.warning(
+                f"Out of sample, the IRT fit predicts attempts worse than each task's pass rate (log-loss "
+                f"{held.irt_log_loss:.3f} against {held.baseline_log_loss:.3f} over {held.held_out} held-out "
+                "attempts): read measured tiers and abilities as rough.",
+                icon=":material/warning:",
+            )
+        crosstab = tasks.assign(tier_authored=tasks["tier_authored"].fillna("(none)")).pivot_table(
+            index="tier_authored", columns="measured_tier", values="task_id", aggfunc="count", fill_value=0
+        )
         order = lambda values: sorted(values, key=lambda v: (TIER_ORDER.index(v) if v in TIER_ORDER else 99, str(v)))  # noqa: E731
         crosstab = crosstab.reindex(index=order(crosstab.index), columns=order(crosstab.columns), fill_value=0)
-        figure = go.Figure(go.Heatmap(z=crosstab.values, x=list(crosstab.columns), y=list(crosstab.index), zmin=0,
-                                      colorscale="Greens", colorbar=dict(title="tasks"), texttemplate="%{z}"))
-        figure.update_layout(title="Authored tier against measured tier (tasks)", xaxis_title="measured tier",
-                             yaxis_title="authored tier", height=380)
+        figure = go.Figure(
+            go.Heatmap(
+                z=crosstab.values,
+                x=list(crosstab.columns),
+                y=list(crosstab.index),
+                zmin=0,
+                colorscale="Greens",
+                colorbar=dict(title="tasks"),
+                texttemplate="%{z}",
+            )
+        )
+        figure.update_layout(
+            title="Authored tier against measured tier (tasks)",
+            xaxis_title="measured tier",
+            yaxis_title="authored tier",
+            height=380,
+        )
         st.plotly_chart(figure, width="stretch", key="tier_crosstab")
 
         abilities = read("model_abilities", scope=scope())
         unsolved = tasks["pass_rate"] == 0
         figure = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.65, 0.35], vertical_spacing=0.06)
-        figure.add_histogram(x=tasks.loc[~unsolved, "difficulty"], nbinsx=30, name="tasks solved at least once",
-                             marker_color="#8fa9c4", row=1, col=1)
+        figure.add_histogram(
+            x=tasks.loc[~unsolved, "difficulty"],
+            nbinsx=30,
+            name="tasks solved at least once",
+            marker_color="#8fa9c4",
+            row=1,
+            col=1,
+        )
         if unsolved.any():
-            figure.add_histogram(x=tasks.loc[unsolved, "difficulty"], nbinsx=30, name="never solved (b is a floor)",
-                                 marker_color="#d62728", row=1, col=1)
-        figure.add_scatter(x=abilities["ability"], y=abilities["model"], mode="markers", name="model ability θ (95% CI)",
-                           marker=dict(size=10, color="#222"),
-                           error_x=dict(type="data", array=1.96 * abilities["ability_se"]), row=2, col=1)
-        figure.update_layout(title="Task difficulty b against model ability θ (IRT, logits)", barmode="stack",
-                             height=520, legend=dict(orientation="h", y=-0.15))
+            figure.add_histogram(
+                x=tasks.loc[unsolved, "difficulty"],
+                nbinsx=30,
+                name="never solved (b is a floor)",
+                marker_color="#d62728",
+                row=1,
+                col=1,
+            )
+        figure.add_scatter(
+            x=abilities["ability"],
+            y=abilities["model"],
+            mode="markers",
+            name="model ability θ (95% CI)",
+            marker=dict(size=10, color="#222"),
+            error_x=dict(type="data", array=1.96 * abilities["ability_se"]),
+            row=2,
+            col=1,
+        )
+        figure.update_layout(
+            title="Task difficulty b against model ability θ (IRT, logits)",
+            barmode="stack",
+            height=520,
+            legend=dict(orientation="h", y=-0.15),
+        )
         figure.update_yaxes(title_text="tasks", row=1, col=1)
         figure.update_yaxes(title_text="model", row=2, col=1, automargin=True)
         figure.update_xaxes(title_text="logits (higher: harder task / abler model)", row=2, col=1)
         st.plotly_chart(figure, width="stretch", key="difficulty_ability")
         if unsolved.any():
-            st.caption(f"{int(unsolved.sum())} task(s) no model solved: the fit only knows they are harder than every "
-                       "ability, so their b sits where its prior stops it, not at a measured value.")
+            st.caption(
+                f"{int(unsolved.sum())} task(s) no model solved: the fit only knows they are harder than every "
+                "ability, so their b sits where its prior stops it, not at a measured value."
+            )
         table(abilities, "model_abilities", "Abilities with standard errors")
         misplaced = read("misplaced_tasks")
         if misplaced.empty:
-            st.caption("No misplaced tasks: " + ("no task has an authored tier to compare."
-                                                 if tasks["tier_authored"].isna().all()
-                                                 else "every authored tier matches the measured one."))
+            st.caption(
+                "No misplaced tasks: "
+                + (
+                    "no task has an authored tier to compare."
+                    if tasks["tier_authored"].isna().all()
+                    else "every authored tier matches the measured one."
+                )
+            )
         else:
-            table(misplaced, "misplaced_tasks", "Tasks whose authored tier disagrees with the measured one, furthest first")
+            table(
+                misplaced,
+                "misplaced_tasks",
+                "Tasks whose authored tier disagrees with the measured one, furthest first",
+            )
         informative = read("informative_tasks", scope=scope())
         if not informative.empty:
-            counts = informative.groupby("model").agg(tasks=("task_id", "count"), in_band=("in_band", "sum")).reset_index()
+            counts = (
+                informative.groupby("model").agg(tasks=("task_id", "count"), in_band=("in_band", "sum")).reset_index()
+            )
             counts["share_in_band"] = counts["in_band"] / counts["tasks"]
             counts = counts.sort_values("share_in_band", ascending=False)
             figure = go.Figure(go.Bar(x=counts["model"], y=counts["share_in_band"]))
-            figure.update_layout(title="Share of tasks in each model's informative band (predicted pass rate 20–80%)",
-                                 xaxis_title="model", yaxis_title="share of tasks", height=380)
+            figure.update_layout(
+                title="Share of tasks in each model's informative band (predicted pass rate 20–80%)",
+                xaxis_title="model",
+                yaxis_title="share of tasks",
+                height=380,
+            )
             figure.update_yaxes(tickformat=".0%", rangemode="tozero")
             st.plotly_chart(figure, width="stretch", key="informative_band")
             table(counts, "informative_band")

@@ -13,8 +13,12 @@ from curriculab.taxonomy.versions import NEWEST
 
 st.title("Failure modes")
 
-TITLES = {"rules": "What the behavioural rules found", "verifier": "What the tests say",
-          "judge": "What the LLM judge found", "classifier": "What the classifier found"}
+TITLES = {
+    "rules": "What the behavioural rules found",
+    "verifier": "What the tests say",
+    "judge": "What the LLM judge found",
+    "classifier": "What the classifier found",
+}
 
 
 def coder_section(coder: str, version: str, suffix: str) -> list[str]:
@@ -28,12 +32,21 @@ def coder_section(coder: str, version: str, suffix: str) -> list[str]:
         st.info("No failed attempts match the filters.")
     if not distribution.empty and found.empty:
         coverage = read("coder_coverage", coder=coder, taxonomy_version=version, scope=scope())
-        reasons = "; ".join(f"{r.model}: {r.coded_failures} of {r.failures} failures judged"
-                            + (f" ({r.why_not_coded})" if r.why_not_coded else "") for r in coverage.itertuples())
-        why = ("Its rules need the agent's actions (commands, edits, reads); installed agents log only their "
-               "verdicts." if coder == "rules" else "")
-        st.info(f"No failure code to show: coder `{coder}` judged none of these failures, or found nothing. {why} "
-                f"{reasons}", icon=":material/visibility_off:")
+        reasons = "; ".join(
+            f"{r.model}: {r.coded_failures} of {r.failures} failures judged"
+            + (f" ({r.why_not_coded})" if r.why_not_coded else "")
+            for r in coverage.itertuples()
+        )
+        why = (
+            "Its rules need the agent's actions (commands, edits, reads); installed agents log only their verdicts."
+            if coder == "rules"
+            else ""
+        )
+        st.info(
+            f"No failure code to show: coder `{coder}` judged none of these failures, or found nothing. {why} "
+            f"{reasons}",
+            icon=":material/visibility_off:",
+        )
         return []
     if found.empty:
         return []
@@ -42,17 +55,34 @@ def coder_section(coder: str, version: str, suffix: str) -> list[str]:
     shown["code"] = shown["code"].astype("category").cat.set_categories(order)
     shown = shown.sort_values(["code", "system"])
     older = "" if version == NEWEST else f" (older than {NEWEST}: `curriculab code --coder {coder}` recodes)"
-    st.caption(f"Coder `{coder}`, taxonomy {version}{older}. Share = failures with the code / failures the coder "
-               "could judge; coverage = judged / all failures. Codes found at least once, largest first.")
-    bars(shown.assign(code=shown["code"].astype(str)), "code", "share", low="ci_low", high="ci_high",
-         color="system", title=f"Share of judged failures per code, {coder} (95% Wilson interval)",
-         x_title="failure code", y_title="share of judged failures", key=f"failure_shares{suffix}")
-    table(shown.assign(code=shown["code"].astype(str))[["system", "code", "n", "applied", "failures", "share",
-                                                        "ci_low", "ci_high", "coverage"]],
-          f"failure_distribution{suffix}")
+    st.caption(
+        f"Coder `{coder}`, taxonomy {version}{older}. Share = failures with the code / failures the coder "
+        "could judge; coverage = judged / all failures. Codes found at least once, largest first."
+    )
+    bars(
+        shown.assign(code=shown["code"].astype(str)),
+        "code",
+        "share",
+        low="ci_low",
+        high="ci_high",
+        color="system",
+        title=f"Share of judged failures per code, {coder} (95% Wilson interval)",
+        x_title="failure code",
+        y_title="share of judged failures",
+        key=f"failure_shares{suffix}",
+    )
+    table(
+        shown.assign(code=shown["code"].astype(str))[
+            ["system", "code", "n", "applied", "failures", "share", "ci_low", "ci_high", "coverage"]
+        ],
+        f"failure_distribution{suffix}",
+    )
     top = found.sort_values("share", ascending=False).groupby("system").head(3)
-    table(top[["system", "code", "share", "ci_low", "ci_high", "coverage"]], f"bottlenecks{suffix}",
-          "Bottleneck codes: the three largest shares per system")
+    table(
+        top[["system", "code", "share", "ci_low", "ci_high", "coverage"]],
+        f"bottlenecks{suffix}",
+        "Bottleneck codes: the three largest shares per system",
+    )
     pairs = read("code_cooccurrence", coder=coder, taxonomy_version=version, scope=scope())
     if not pairs.empty:
         codes = [c for c in order if c in set(pairs["code_a"]) | set(pairs["code_b"])]
@@ -61,10 +91,14 @@ def coder_section(coder: str, version: str, suffix: str) -> list[str]:
             if row.code_a in codes and row.code_b in codes:
                 i, j = codes.index(row.code_a), codes.index(row.code_b)
                 grid[i][j] = grid[j][i] = row.attempts
-        figure = go.Figure(go.Heatmap(z=grid, x=codes, y=codes, colorscale="Blues", texttemplate="%{z}",
-                                      colorbar=dict(title="attempts")))
-        figure.update_layout(title=f"Codes found on the same failed attempt, {coder}", xaxis_title="code",
-                             yaxis_title="code", height=460)
+        figure = go.Figure(
+            go.Heatmap(
+                z=grid, x=codes, y=codes, colorscale="Blues", texttemplate="%{z}", colorbar=dict(title="attempts")
+            )
+        )
+        figure.update_layout(
+            title=f"Codes found on the same failed attempt, {coder}", xaxis_title="code", yaxis_title="code", height=460
+        )
         st.plotly_chart(figure, width="stretch", key=f"cooccurrence{suffix}")
     return order
 
@@ -77,16 +111,28 @@ def infrastructure_faults() -> None:
     faults = errors[errors["verdict"] == INFRASTRUCTURE_FAULT]
     agents = errors[errors["verdict"].str.contains("agent's fault", regex=False)]
     columns = st.columns(2)
-    columns[0].metric("Harness errors: infrastructure faults", int(faults["attempts"].sum()),
-                      help="Attempts with no verdict because the infrastructure failed (environment, install, test "
-                           "timeout, verifier, reward): outside pass rates and failure shares. The Overview counts the same.")
-    columns[1].metric("Agent faults the harness recorded", int(agents["attempts"].sum()),
-                      help="Agent timeouts, crashes, unparseable replies: the agent's own failures, counted in pass "
-                           "rates and coded below like any failure.")
+    columns[0].metric(
+        "Harness errors: infrastructure faults",
+        int(faults["attempts"].sum()),
+        help="Attempts with no verdict because the infrastructure failed (environment, install, test "
+        "timeout, verifier, reward): outside pass rates and failure shares. The Overview counts the same.",
+    )
+    columns[1].metric(
+        "Agent faults the harness recorded",
+        int(agents["attempts"].sum()),
+        help="Agent timeouts, crashes, unparseable replies: the agent's own failures, counted in pass "
+        "rates and coded below like any failure.",
+    )
     if not faults.empty:
-        by_kind = faults.groupby("harness_error", as_index=False)["attempts"].sum().sort_values("attempts", ascending=False)
-        table(by_kind, "infrastructure_faults", "Infrastructure faults by kind (test timeouts among them): fix the "
-              "harness; no training data addresses them")
+        by_kind = (
+            faults.groupby("harness_error", as_index=False)["attempts"].sum().sort_values("attempts", ascending=False)
+        )
+        table(
+            by_kind,
+            "infrastructure_faults",
+            "Infrastructure faults by kind (test timeouts among them): fix the "
+            "harness; no training data addresses them",
+        )
 
 
 if store_ready():
@@ -103,25 +149,42 @@ if store_ready():
     if any(orders.values()):
         st.subheader("Drill down: a code's attempts and their evidence")
         with_codes = [c for c, order in orders.items() if order]
-        coder = with_codes[0] if len(with_codes) == 1 else st.radio(
-            "Coder", with_codes, horizontal=True, key="drill_coder")
+        coder = (
+            with_codes[0] if len(with_codes) == 1 else st.radio("Coder", with_codes, horizontal=True, key="drill_coder")
+        )
         version = dict(shown_coders)[coder]
         order = orders[coder]
         left, right = st.columns([2, 1])
         code = left.selectbox("Failure code (largest share first)", order, key="drill_code")
-        outcome = right.radio("Attempts", ["failed", "passed", "both"], horizontal=True, key="drill_outcome",
-                              help="A code on a passed attempt is behaviour that did not cost the verdict.")
-        attempts = read("trajectories_with_code", code=code, coder=coder, taxonomy_version=version, scope=scope(),
-                        outcome=None if outcome == "both" else outcome)
+        outcome = right.radio(
+            "Attempts",
+            ["failed", "passed", "both"],
+            horizontal=True,
+            key="drill_outcome",
+            help="A code on a passed attempt is behaviour that did not cost the verdict.",
+        )
+        attempts = read(
+            "trajectories_with_code",
+            code=code,
+            coder=coder,
+            taxonomy_version=version,
+            scope=scope(),
+            outcome=None if outcome == "both" else outcome,
+        )
         if attempts.empty:
             st.caption(f"No {'' if outcome == 'both' else outcome + ' '}attempt has this code under the filters.")
         else:
-            view = attempts.drop(columns="total").assign(evidence_steps=attempts["evidence_steps"].map(
-                lambda s: ", ".join(str(x) for x in (s if s is not None else []))))
+            view = attempts.drop(columns="total").assign(
+                evidence_steps=attempts["evidence_steps"].map(
+                    lambda s: ", ".join(str(x) for x in (s if s is not None else []))
+                )
+            )
             total = int(attempts["total"].iloc[0])
             shown = "" if total == len(attempts) else f" (the first {len(attempts):,} shown)"
             table(view, f"attempts-{code}", f"{total:,} attempts coded {code}{shown}", height=260)
             chosen = st.selectbox("Trajectory", list(attempts["trajectory_id"]), key="drill_trajectory")
-            st.markdown(f"[:material/open_in_new: Open in the trajectory viewer](trajectory?trajectory={quote(chosen)}"
-                        f"&code={quote(code)})")
+            st.markdown(
+                f"[:material/open_in_new: Open in the trajectory viewer](trajectory?trajectory={quote(chosen)}"
+                f"&code={quote(code)})"
+            )
             show_trajectory(chosen, highlight_code=code, key="drill")

@@ -19,12 +19,18 @@ st.title("Labelling")
 if store_ready():
     coder, version = coder_and_version()
     if version is None:
-        st.info(f"The coder `{coder}` has not coded this store. Run `curriculab code --coder {coder}`, then label its codes.")
+        st.info(
+            f"The coder `{coder}` has not coded this store. Run `curriculab code --coder {coder}`, then label its codes."
+        )
     else:
         taxonomy = load_taxonomy(version)
         left, right = st.columns([1, 2])
-        annotator = left.text_input("Annotator", value=st.query_params.get("annotator", ""), key="label_annotator",
-                                    help="Labels are kept per annotator; agreement is measured coder against annotator.")
+        annotator = left.text_input(
+            "Annotator",
+            value=st.query_params.get("annotator", ""),
+            key="label_annotator",
+            help="Labels are kept per annotator; agreement is measured coder against annotator.",
+        )
         codes = [c for c in taxonomy.code_names if c != "harness_failure"]
         code = right.selectbox("Code", codes, key="label_code")
         st.caption(f"**{code}**: {taxonomy.get(code).definition}")
@@ -35,40 +41,74 @@ if store_ready():
             reliability = read("code_reliability", coder=coder, taxonomy_version=taxonomy.version)
             mine = reliability[reliability["annotator"] == annotator.strip()]
             row = next(iter(queries.records(mine[mine["code"] == code])), None)
-            labelled = read("labels", annotator=annotator.strip(), taxonomy_version=taxonomy.version, include_unsure=True)
+            labelled = read(
+                "labels", annotator=annotator.strip(), taxonomy_version=taxonomy.version, include_unsure=True
+            )
             done = labelled[labelled["code"] == code]
             columns = st.columns(3)
-            columns[0].metric(f"Your labels on {code}", len(done),
-                              help=f"Unsure ones included; {MIN_LABELS_RELIABLE} present/absent labels are needed "
-                                   "before agreement can make a code reliable.")
-            columns[1].metric(f"κ ({coder} against you)", "–" if row is None or row["kappa"] is None else f"{row['kappa']:.2f}")
+            columns[0].metric(
+                f"Your labels on {code}",
+                len(done),
+                help=f"Unsure ones included; {MIN_LABELS_RELIABLE} present/absent labels are needed "
+                "before agreement can make a code reliable.",
+            )
+            columns[1].metric(
+                f"κ ({coder} against you)", "–" if row is None or row["kappa"] is None else f"{row['kappa']:.2f}"
+            )
             used, _, why = planner_use(queries.records(reliability[reliability["code"] == code]), row)
             columns[2].metric("For planning", "used" if used else "not used")
             st.markdown(f"**{code}** from `{coder}`: {why}.")
-            queue = read("labelling_queue", code=code, coder=coder, taxonomy_version=taxonomy.version,
-                         annotator=annotator.strip(), scope=scope())
-            if queue.empty and done.empty and \
-                    not read("coder_coverage", coder=coder, taxonomy_version=taxonomy.version, scope=scope())["coded_failures"].sum():
+            queue = read(
+                "labelling_queue",
+                code=code,
+                coder=coder,
+                taxonomy_version=taxonomy.version,
+                annotator=annotator.strip(),
+                scope=scope(),
+            )
+            if (
+                queue.empty
+                and done.empty
+                and not read("coder_coverage", coder=coder, taxonomy_version=taxonomy.version, scope=scope())[
+                    "coded_failures"
+                ].sum()
+            ):
                 # an empty queue because the coder could judge nothing is not work done: say why, and what would fill it
-                st.info(f"Nothing to label: `{coder}` could judge none of these attempts (its rules need the agent's "
-                        "actions; installed agents log only their verdicts). Labels would measure nothing here. The "
-                        "verifier's codes (Failure modes page) come from the tests, exact, and need no labels; import "
-                        "trajectories with logged actions to label the behavioural codes.",
-                        icon=":material/visibility_off:")
+                st.info(
+                    f"Nothing to label: `{coder}` could judge none of these attempts (its rules need the agent's "
+                    "actions; installed agents log only their verdicts). Labels would measure nothing here. The "
+                    "verifier's codes (Failure modes page) come from the tests, exact, and need no labels; import "
+                    "trajectories with logged actions to label the behavioural codes.",
+                    icon=":material/visibility_off:",
+                )
             elif queue.empty:
                 st.success(f"Nothing left to label for {code} under these filters.")
             else:
                 item = queries.records(queue.head(1))[0]
                 st.subheader(f"Is `{code}` present? ({item['queued']:,} in the queue)")
-                st.caption(f"Sampled as **{item['stratum']}** · the coder says **{item['coder_says']}** · "
-                           "press p (present), a (absent) or u (unsure)")
+                st.caption(
+                    f"Sampled as **{item['stratum']}** · the coder says **{item['coder_says']}** · "
+                    "press p (present), a (absent) or u (unsure)"
+                )
                 buttons = st.columns(len(ANSWERS))
                 for column, (label, key, value) in zip(buttons, ANSWERS):
-                    if column.button(f"{label} ({key})", key=f"label_{key}", shortcut=key, width="stretch",
-                                     type="primary" if value is not None else "secondary"):
+                    if column.button(
+                        f"{label} ({key})",
+                        key=f"label_{key}",
+                        shortcut=key,
+                        width="stretch",
+                        type="primary" if value is not None else "secondary",
+                    ):
                         try:
-                            label_and_measure(db_path(), annotator=annotator, trajectory_id=item["trajectory_id"],
-                                              code=code, present=value, coder=coder, taxonomy_version=taxonomy.version)
+                            label_and_measure(
+                                db_path(),
+                                annotator=annotator,
+                                trajectory_id=item["trajectory_id"],
+                                code=code,
+                                present=value,
+                                coder=coder,
+                                taxonomy_version=taxonomy.version,
+                            )
                         except ValueError as exc:
                             st.error(str(exc))
                         else:
@@ -76,7 +116,13 @@ if store_ready():
                 show_trajectory(item["trajectory_id"], highlight_code=code, key="label")
             if not mine.empty:
                 every = queries.records(reliability)
-                view = mine.assign(for_planning=[planner_use([x for x in every if x["code"] == r["code"]], r)[2]
-                                                 for r in queries.records(mine)])
-                table(view[["code", "n", "kappa", "f1", "reliable", "for_planning", "computed_at"]], "my_reliability",
-                      f"{coder} against {annotator.strip()}, per code: what the planner would now use")
+                view = mine.assign(
+                    for_planning=[
+                        planner_use([x for x in every if x["code"] == r["code"]], r)[2] for r in queries.records(mine)
+                    ]
+                )
+                table(
+                    view[["code", "n", "kappa", "f1", "reliable", "for_planning", "computed_at"]],
+                    "my_reliability",
+                    f"{coder} against {annotator.strip()}, per code: what the planner would now use",
+                )

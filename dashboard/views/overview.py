@@ -21,18 +21,24 @@ if store_ready():
     ignored_filters(SCOPE_FILTERS, "pass rates come from verdicts, not codes.")
     attempts = filtered_attempts()
     judged = attempts[attempts["outcome"] != "error"]
-    st.caption(f"Showing {KIND_LABELS[scope().kind]}"
-               + ("" if scope().kind != "evaluation" else " (training rollouts: set Attempts in the sidebar)") + ".")
+    st.caption(
+        f"Showing {KIND_LABELS[scope().kind]}"
+        + ("" if scope().kind != "evaluation" else " (training rollouts: set Attempts in the sidebar)")
+        + "."
+    )
     columns = st.columns(6)
     columns[0].metric("Runs", attempts["run_id"].nunique())
     columns[1].metric("Systems", attempts["system"].nunique(), help="A system is an agent with a model.")
     columns[2].metric("Models", attempts["model"].nunique())
     columns[3].metric("Attempts", len(attempts))
     columns[4].metric("Pass rate", f"{(judged['outcome'] == 'passed').mean():.1%}" if len(judged) else "–")
-    columns[5].metric("Harness errors", int((attempts["outcome"] == "error").sum()),
-                      help="Infrastructure faults (taxonomy v4's harness_failure): attempts with no verdict because "
-                           "the environment, install, tests or verifier failed; outside pass rates. An agent timeout "
-                           "or crash is the agent's failure and counts.")
+    columns[5].metric(
+        "Harness errors",
+        int((attempts["outcome"] == "error").sum()),
+        help="Infrastructure faults (taxonomy v4's harness_failure): attempts with no verdict because "
+        "the environment, install, tests or verifier failed; outside pass rates. An agent timeout "
+        "or crash is the agent's failure and counts.",
+    )
     if attempts.empty:
         st.info("No attempts match the filters. Clear some in the sidebar.")
     else:
@@ -40,31 +46,72 @@ if store_ready():
         system = leaderboard["agent"] + " · " + leaderboard["model"]
         versioned = leaderboard["agent"] + " " + leaderboard["agent_version"] + " · " + leaderboard["model"]
         leaderboard = leaderboard.assign(system=system.where(~system.duplicated(keep=False), versioned))
-        bars(leaderboard, "system", "leaderboard_accuracy",
-             title="Systems in the leaderboard's order: its accuracy (every trial counts, an error is a failure)",
-             x_title="system (agent · model)", y_title="leaderboard accuracy", key="overview_pass_rates")
+        bars(
+            leaderboard,
+            "system",
+            "leaderboard_accuracy",
+            title="Systems in the leaderboard's order: its accuracy (every trial counts, an error is a failure)",
+            x_title="system (agent · model)",
+            y_title="leaderboard accuracy",
+            key="overview_pass_rates",
+        )
         # the leaderboard's figure first, where a 1,500 px screen shows it
-        table(leaderboard[["system", "leaderboard_accuracy", "pass_rate", "ci_low", "ci_high", "attempts", "passes",
-                           "errors", "trials", "runs", "agent", "agent_version", "model"]], "systems",
-              "Systems leaderboard, in the leaderboard's order: leaderboard_accuracy counts every trial (an error as "
-              "a failure), as Terminal-Bench publishes; pass_rate (with its 95% interval) is over attempts with a verdict")
+        table(
+            leaderboard[
+                [
+                    "system",
+                    "leaderboard_accuracy",
+                    "pass_rate",
+                    "ci_low",
+                    "ci_high",
+                    "attempts",
+                    "passes",
+                    "errors",
+                    "trials",
+                    "runs",
+                    "agent",
+                    "agent_version",
+                    "model",
+                ]
+            ],
+            "systems",
+            "Systems leaderboard, in the leaderboard's order: leaderboard_accuracy counts every trial (an error as "
+            "a failure), as Terminal-Bench publishes; pass_rate (with its 95% interval) is over attempts with a verdict",
+        )
         pooled = read("model_pooling", model=filters().get("model"))
         pooled = pooled[pooled["agents"] > 1]
         if not pooled.empty:
-            st.warning("Some models are run by several agents: compare systems (above), not models. "
-                       + "; ".join(f"{r.model}: {r.agent_names}" for r in pooled.itertuples()))
+            st.warning(
+                "Some models are run by several agents: compare systems (above), not models. "
+                + "; ".join(f"{r.model}: {r.agent_names}" for r in pooled.itertuples())
+            )
         by_tier = read("authored_tier_pass_rates", scope=scope())
         if len(by_tier) > 1:
-            bars(by_tier, "tier", "pass_rate", low="ci_low", high="ci_high", title="Pass rate per authored tier",
-                 x_title="authored tier", y_title="pass rate", key="overview_tiers")
+            bars(
+                by_tier,
+                "tier",
+                "pass_rate",
+                low="ci_low",
+                high="ci_high",
+                title="Pass rate per authored tier",
+                x_title="authored tier",
+                y_title="pass rate",
+                key="overview_tiers",
+            )
         else:
-            st.caption("No authored tiers to compare: every task in scope has the same tier "
-                       f"({by_tier['tier'].iloc[0] if len(by_tier) else 'none'}).")
+            st.caption(
+                "No authored tiers to compare: every task in scope has the same tier "
+                f"({by_tier['tier'].iloc[0] if len(by_tier) else 'none'})."
+            )
         errors = read("harness_errors", scope=scope())
         st.subheader("Harness errors")
         if errors.empty:
             st.caption("None: every attempt reached a verdict without a harness fault.")
         else:
-            table(errors, "harness_errors", "Every fault a record names: infrastructure faults have no verdict and are "
-                  "left out of pass rates; the agent's own faults (timeouts, crashes) are its failures and count; "
-                  "an infrastructure fault after which the tests still gave a verdict keeps it (flagged)")
+            table(
+                errors,
+                "harness_errors",
+                "Every fault a record names: infrastructure faults have no verdict and are "
+                "left out of pass rates; the agent's own faults (timeouts, crashes) are its failures and count; "
+                "an infrastructure fault after which the tests still gave a verdict keeps it (flagged)",
+            )

@@ -14,14 +14,21 @@ TIMEOUT_S = 10.0
 st.title("SQL")
 if store_ready():
     ignored_filters((), "a query says what it selects.")
-    st.caption(f"One SELECT over the store; at most {MAX_ROWS:,} rows shown; stopped after {TIMEOUT_S:g} s. "
-               "Tables: `curriculab db schema`.")
-    sql = st.text_area("Query", value="select model, outcome, count(*) as attempts from trajectories group by all order by all",
-                       height=120, key="sql_text")
+    st.caption(
+        f"One SELECT over the store; at most {MAX_ROWS:,} rows shown; stopped after {TIMEOUT_S:g} s. "
+        "Tables: `curriculab db schema`."
+    )
+    sql = st.text_area(
+        "Query",
+        value="select model, outcome, count(*) as attempts from trajectories group by all order by all",
+        height=120,
+        key="sql_text",
+    )
     if st.button("Run", type="primary", key="sql_run"):
         try:
-            columns, rows, truncated = queries.select_from(db_path(), sql, max_rows=MAX_ROWS, timeout_s=TIMEOUT_S,
-                                                           wait_s=3.0)
+            columns, rows, truncated = queries.select_from(
+                db_path(), sql, max_rows=MAX_ROWS, timeout_s=TIMEOUT_S, wait_s=3.0
+            )
         except StoreError as exc:
             st.error(str(exc))
         else:

@@ -15,10 +15,20 @@ if store_ready():
     search_box, outcome_box, code_box = st.columns([3, 1, 2])
     search = search_box.text_input("Search id, task, model or agent", key="trajectory_search")
     outcome = outcome_box.selectbox("Outcome", ["(all)", "failed", "passed", "error"], key="trajectory_outcome")
-    code = code_box.text_input("Has code", value=st.query_params.get("code", ""), key="trajectory_code",
-                               help="Trajectories any coder gave this code, e.g. skipped_verification")
-    listed = read("trajectory_list", scope=scope(), search=search.strip() or None,
-                  outcome=None if outcome == "(all)" else outcome, code=code.strip() or None, limit=LIST_LIMIT)
+    code = code_box.text_input(
+        "Has code",
+        value=st.query_params.get("code", ""),
+        key="trajectory_code",
+        help="Trajectories any coder gave this code, e.g. skipped_verification",
+    )
+    listed = read(
+        "trajectory_list",
+        scope=scope(),
+        search=search.strip() or None,
+        outcome=None if outcome == "(all)" else outcome,
+        code=code.strip() or None,
+        limit=LIST_LIMIT,
+    )
     note = f" (the first {LIST_LIMIT:,}; narrow the search)" if len(listed) == LIST_LIMIT else ""
     with st.expander(f"{len(listed):,} trajectories match{note}", expanded=not wanted):
         table(listed, "trajectories", height=300)

@@ -73,12 +73,16 @@ def load_classifier(path: Path | str) -> TrainedClassifier:
 
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"no classifier at {path}. Train one with `curriculab classifier train --annotator NAME -o {path}`")
+        raise FileNotFoundError(
+            f"no classifier at {path}. Train one with `curriculab classifier train --annotator NAME -o {path}`"
+        )
     try:
         model = joblib.load(path)
     except Exception as exc:  # truncated, corrupt or not a joblib file at all
-        raise ValueError(f"{path} cannot be read as a classifier ({type(exc).__name__}: {str(exc)[:80]}). "
-                         f"Train it again with `curriculab classifier train --annotator NAME -o {path}`") from None
+        raise ValueError(
+            f"{path} cannot be read as a classifier ({type(exc).__name__}: {str(exc)[:80]}). "
+            f"Train it again with `curriculab classifier train --annotator NAME -o {path}`"
+        ) from None
     if not isinstance(model, TrainedClassifier):
         raise ValueError(f"{path} is not a curriculab classifier. Train one with `curriculab classifier train`")
     return model
@@ -87,7 +91,9 @@ def load_classifier(path: Path | str) -> TrainedClassifier:
 def _matrix(vectorizer: Any, scaler: Any, texts: Sequence[str], features: Sequence[Sequence[float]]):
     from scipy.sparse import csr_matrix, hstack
 
-    return hstack([vectorizer.transform(texts), csr_matrix(scaler.transform(np.asarray(features, dtype=float)))]).tocsr()
+    return hstack(
+        [vectorizer.transform(texts), csr_matrix(scaler.transform(np.asarray(features, dtype=float)))]
+    ).tocsr()
 
 
 def _estimator(y: np.ndarray):
@@ -100,9 +106,16 @@ def _estimator(y: np.ndarray):
     return CalibratedClassifierCV(base, method="sigmoid", cv=folds) if folds >= 2 else base
 
 
-def train_classifier(trajectory_ids: Sequence[str], texts: Sequence[str], features: Sequence[Sequence[float]],
-                     labels: dict[str, dict[str, bool]], taxonomy_version: str, folds: int = 5,
-                     seed: int = 0, annotator: str = "") -> TrainedClassifier:
+def train_classifier(
+    trajectory_ids: Sequence[str],
+    texts: Sequence[str],
+    features: Sequence[Sequence[float]],
+    labels: dict[str, dict[str, bool]],
+    taxonomy_version: str,
+    folds: int = 5,
+    seed: int = 0,
+    annotator: str = "",
+) -> TrainedClassifier:
     """Train from `labels[code][trajectory_id] = present`; report out-of-fold agreement per code."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.model_selection import StratifiedKFold
@@ -113,16 +126,28 @@ def train_classifier(trajectory_ids: Sequence[str], texts: Sequence[str], featur
     for code in sorted(labels):
         for t in sorted(labels[code]):
             digest.update(f"{code}|{t}|{int(labels[code][t])}\n".encode())
-    vectorizer = TfidfVectorizer(token_pattern=r"[A-Za-z_][A-Za-z0-9_.\-/]+|[<>|&;]+", ngram_range=(1, 2),
-                                 min_df=2, max_features=50_000, sublinear_tf=True)
+    vectorizer = TfidfVectorizer(
+        token_pattern=r"[A-Za-z_][A-Za-z0-9_.\-/]+|[<>|&;]+",
+        ngram_range=(1, 2),
+        min_df=2,
+        max_features=50_000,
+        sublinear_tf=True,
+    )
     vectorizer.fit(texts)
     scaler = StandardScaler().fit(np.asarray(features, dtype=float))
     x_all = _matrix(vectorizer, scaler, texts, features)
-    result = TrainedClassifier(classifier_id=digest.hexdigest(), taxonomy_version=taxonomy_version, codes=[],
-                               vectorizer=vectorizer, scaler=scaler, models={},
-                               trained_at=datetime.now(UTC).isoformat(timespec="seconds"),
-                               n_trajectories=len({t for per in labels.values() for t in per}),
-                               annotator=annotator, trained_on=sorted({t for per in labels.values() for t in per}))
+    result = TrainedClassifier(
+        classifier_id=digest.hexdigest(),
+        taxonomy_version=taxonomy_version,
+        codes=[],
+        vectorizer=vectorizer,
+        scaler=scaler,
+        models={},
+        trained_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        n_trajectories=len({t for per in labels.values() for t in per}),
+        annotator=annotator,
+        trained_on=sorted({t for per in labels.values() for t in per}),
+    )
     for code, per in sorted(labels.items()):
         rows = [index[t] for t in per if t in index]
         y = np.array([per[trajectory_ids[i]] for i in rows], dtype=int)
@@ -137,8 +162,14 @@ def train_classifier(trajectory_ids: Sequence[str], texts: Sequence[str], featur
             model = _estimator(y[train]).fit(x[train], y[train])
             predicted[test] = model.predict_proba(x[test])[:, 1] >= 0.5
         stats = binary_agreement(list(predicted), list(y.astype(bool)))
-        result.cv[code] = {"n": stats.n, "folds": k, "kappa": stats.kappa, "precision": stats.precision,
-                           "recall": stats.recall, "f1": stats.f1}
+        result.cv[code] = {
+            "n": stats.n,
+            "folds": k,
+            "kappa": stats.kappa,
+            "precision": stats.precision,
+            "recall": stats.recall,
+            "f1": stats.f1,
+        }
         result.models[code] = _estimator(y).fit(x, y)
         result.codes.append(code)
     return result

@@ -122,16 +122,19 @@ def judged_codes(taxonomy: Taxonomy) -> list[str]:
 
 
 def messages(taxonomy: Taxonomy, trajectory_id: str, rendered: str) -> list[dict[str, str]]:
-    return [{"role": "system", "content": rubric(taxonomy)},
-            {"role": "user", "content": f"Trajectory {trajectory_id}:\n{rendered}"}]
+    return [
+        {"role": "system", "content": rubric(taxonomy)},
+        {"role": "user", "content": f"Trajectory {trajectory_id}:\n{rendered}"},
+    ]
 
 
 def _post(config: JudgeConfig, payload: dict[str, Any]) -> str:
     headers = {"Content-Type": "application/json"}
     if config.api_key:
         headers["Authorization"] = f"Bearer {config.api_key}"
-    request = urllib.request.Request(f"{config.base_url}/chat/completions", data=json.dumps(payload).encode(),
-                                     headers=headers, method="POST")
+    request = urllib.request.Request(
+        f"{config.base_url}/chat/completions", data=json.dumps(payload).encode(), headers=headers, method="POST"
+    )
     with urllib.request.urlopen(request, timeout=config.timeout_s) as response:
         body = json.loads(response.read())
     return body["choices"][0]["message"]["content"]
@@ -170,7 +173,11 @@ def validate(doc: dict[str, Any], taxonomy: Taxonomy, step_ids: set[int]) -> Ver
             verdict.absent.append(code)
             continue
         steps = item.get("evidence_steps")
-        if not isinstance(steps, list) or not steps or not all(isinstance(s, int) and not isinstance(s, bool) for s in steps):
+        if (
+            not isinstance(steps, list)
+            or not steps
+            or not all(isinstance(s, int) and not isinstance(s, bool) for s in steps)
+        ):
             verdict.rejected.append(f"codes[{k}]: {code}: present without evidence_steps")
             seen.discard(code)
             continue
@@ -181,15 +188,27 @@ def validate(doc: dict[str, Any], taxonomy: Taxonomy, step_ids: set[int]) -> Ver
             continue
         confidence = item.get("confidence")
         confidence = float(confidence) if isinstance(confidence, (int, float)) and 0 <= confidence <= 1 else None
-        verdict.present.append(Finding(code=code, evidence_steps=sorted(set(steps)),
-                                       rationale=str(item.get("rationale") or "")[:500], confidence=confidence))
+        verdict.present.append(
+            Finding(
+                code=code,
+                evidence_steps=sorted(set(steps)),
+                rationale=str(item.get("rationale") or "")[:500],
+                confidence=confidence,
+            )
+        )
     return verdict
 
 
-def judge(config: JudgeConfig, taxonomy: Taxonomy, trajectory_id: str, rendered: str, step_ids: Sequence[int]) -> Verdict:
+def judge(
+    config: JudgeConfig, taxonomy: Taxonomy, trajectory_id: str, rendered: str, step_ids: Sequence[int]
+) -> Verdict:
     """Ask once (with retries) and validate the answer."""
-    payload = {"model": config.model, "messages": messages(taxonomy, trajectory_id, rendered),
-               "temperature": config.temperature, "response_format": {"type": "json_object"}}
+    payload = {
+        "model": config.model,
+        "messages": messages(taxonomy, trajectory_id, rendered),
+        "temperature": config.temperature,
+        "response_format": {"type": "json_object"},
+    }
     last_problem = ""
     for attempt in range(config.max_retries + 1):
         if attempt:

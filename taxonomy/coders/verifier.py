@@ -36,16 +36,25 @@ TAXONOMY_VERSION = NEWEST
 """The first taxonomy with verifier-derived codes."""
 
 COMPLETION_CODES: tuple[str, ...] = (
-    "no_code", "broken_code_block", "truncated", "syntax_error", "entry_point_mismatch", "undefined_name",
-    "runtime_error", "timeout", "wrong_answer_basic", "wrong_answer_beyond_basic",
+    "no_code",
+    "broken_code_block",
+    "truncated",
+    "syntax_error",
+    "entry_point_mismatch",
+    "undefined_name",
+    "runtime_error",
+    "timeout",
+    "wrong_answer_basic",
+    "wrong_answer_beyond_basic",
 )
 """Codes about single-turn completions, in the taxonomy's order."""
 TRIAL_CODES: tuple[str, ...] = ("all_tests_fail", "partial_pass", "near_miss", "test_timeout")
 """Codes about agent trials with per-test results."""
 
 FENCE = "```"
-_CODE_LINE = re.compile(r"^\s*(def |class |async def |import |from \S+ import|return\b|@\w|[A-Za-z_][\w.\[\]]*\s*[-+*/]?=[^=])",
-                        re.M)
+_CODE_LINE = re.compile(
+    r"^\s*(def |class |async def |import |from \S+ import|return\b|@\w|[A-Za-z_][\w.\[\]]*\s*[-+*/]?=[^=])", re.M
+)
 _CODE_PUNCTUATION = re.compile(r"[=(){}\[\]<>]")
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
 _PLAIN_WORD = re.compile(r"[A-Za-z][a-z']*[,.:;!?]?")
@@ -100,8 +109,11 @@ def is_prose_line(line: str, anywhere: bool = False) -> bool:
     inside): indented or lower-case too, four words or more, at least 80% of them plain words."""
     line = _INLINE_CODE.sub("x", line)  # `print()` inside a sentence is still a sentence
     words = line.split()
-    if line[:1].isupper() and not _CODE_PUNCTUATION.search(line) and (
-            len(words) >= 4 or (len(words) >= 2 and line.rstrip().endswith((":", ".")))):
+    if (
+        line[:1].isupper()
+        and not _CODE_PUNCTUATION.search(line)
+        and (len(words) >= 4 or (len(words) >= 2 and line.rstrip().endswith((":", "."))))
+    ):
         return True
     plain = sum(bool(_PLAIN_WORD.fullmatch(w)) for w in words)
     return anywhere and len(words) >= 4 and plain >= 0.8 * len(words) and not line.lstrip().startswith("#")
@@ -126,8 +138,9 @@ def ran_code_broken(text: str, entry_point: str | None = None, syntax_detail: st
     return any(is_prose_line(line) for line in lines)
 
 
-def code_completion(text: str, tests: Sequence[TestEvidence], finish_reason: str | None = None,
-                    entry_point: str | None = None) -> dict[str, Finding]:
+def code_completion(
+    text: str, tests: Sequence[TestEvidence], finish_reason: str | None = None, entry_point: str | None = None
+) -> dict[str, Finding]:
     """Every completion code, present or absent, for one completion and its tests' verdicts.
 
     A completion that passed every test has none. `finish_reason` is `length` when generation
@@ -151,7 +164,9 @@ def code_completion(text: str, tests: Sequence[TestEvidence], finish_reason: str
     syntax = load.detail or "" if kind in _SYNTAX_ERRORS else None
     details = [(t, t.detail or "") for t in failed if t.status not in ("load_error", "timeout")]
     missing = [t for t, d in details if d.startswith("missing entry point")]
-    defined_somewhere = bool(entry_point) and bool(re.search(rf"\b(def\s+{re.escape(entry_point)}\s*\(|class\s+{re.escape(entry_point)}\b)", text))
+    defined_somewhere = bool(entry_point) and bool(
+        re.search(rf"\b(def\s+{re.escape(entry_point)}\s*\(|class\s+{re.escape(entry_point)}\b)", text)
+    )
     fences = text.count(FENCE)
     on_prose = syntax is not None and ran_code_broken(text, entry_point, syntax)
     if fences % 2:
@@ -184,23 +199,38 @@ def code_completion(text: str, tests: Sequence[TestEvidence], finish_reason: str
     resources = [t for t, _ in details if t.status in _RESOURCE_STATUSES]
     if others or resources:
         kinds = sorted({kind for _, kind in others} | {t.status for t in resources})
-        mark("runtime_error", f"raised {', '.join(kinds)} ({len(others) + len(resources)} test(s))",
-             [t for t, _ in others] + resources)
-    wrong = [t for t, d in details if t.status not in _RESOURCE_STATUSES
-             and not d.startswith(("raised ", "missing entry point", "wrong signature", "not run:"))]
+        mark(
+            "runtime_error",
+            f"raised {', '.join(kinds)} ({len(others) + len(resources)} test(s))",
+            [t for t, _ in others] + resources,
+        )
+    wrong = [
+        t
+        for t, d in details
+        if t.status not in _RESOURCE_STATUSES
+        and not d.startswith(("raised ", "missing entry point", "wrong signature", "not run:"))
+    ]
     if wrong:
         basic = [t for t in tests if t.tier in ("basic", None)]
         if basic and all(t.passed for t in basic):
             tiers = sorted({t.tier for t in wrong if t.tier})
-            mark("wrong_answer_beyond_basic", f"passes every basic test, wrong on {len(wrong)} {'/'.join(tiers)} "
-                 f"test(s): {wrong[0].detail}", wrong)
+            mark(
+                "wrong_answer_beyond_basic",
+                f"passes every basic test, wrong on {len(wrong)} {'/'.join(tiers)} test(s): {wrong[0].detail}",
+                wrong,
+            )
         else:
-            mark("wrong_answer_basic", f"wrong answer on {len(wrong)} test(s) while basic tests fail too: "
-                 f"{wrong[0].detail}", wrong)
+            mark(
+                "wrong_answer_basic",
+                f"wrong answer on {len(wrong)} test(s) while basic tests fail too: {wrong[0].detail}",
+                wrong,
+            )
     return found
 
 
-def code_trial(tests: Sequence[TestEvidence], outcome: str | None, harness_error: str | None = None) -> dict[str, Finding]:
+def code_trial(
+    tests: Sequence[TestEvidence], outcome: str | None, harness_error: str | None = None
+) -> dict[str, Finding]:
     """Every trial code, present or absent, for an agent trial with per-test results."""
     found = {code: Finding(code, False) for code in TRIAL_CODES}
     if outcome != "failed":
@@ -208,15 +238,23 @@ def code_trial(tests: Sequence[TestEvidence], outcome: str | None, harness_error
     passed = sum(t.passed for t in tests)
     failed = [t for t in tests if not t.passed]
     if tests and not passed:
-        found["all_tests_fail"] = Finding("all_tests_fail", True, f"0 of {len(tests)} tests pass", [t.test_id for t in failed][:5])
+        found["all_tests_fail"] = Finding(
+            "all_tests_fail", True, f"0 of {len(tests)} tests pass", [t.test_id for t in failed][:5]
+        )
     elif failed and passed * 2 >= len(tests):
-        found["near_miss"] = Finding("near_miss", True, f"{passed} of {len(tests)} tests pass",
-                                     [t.test_id for t in failed][:5])
+        found["near_miss"] = Finding(
+            "near_miss", True, f"{passed} of {len(tests)} tests pass", [t.test_id for t in failed][:5]
+        )
     elif failed:
-        found["partial_pass"] = Finding("partial_pass", True, f"{passed} of {len(tests)} tests pass",
-                                        [t.test_id for t in failed][:5])
+        found["partial_pass"] = Finding(
+            "partial_pass", True, f"{passed} of {len(tests)} tests pass", [t.test_id for t in failed][:5]
+        )
     timeouts = [t for t in failed if t.status == "timeout"]
     if harness_error == "test_timeout" or timeouts:
-        found["test_timeout"] = Finding("test_timeout", True, "the verifier's tests ran out of time"
-                                        + (f" ({len(timeouts)} test(s))" if timeouts else ""), [t.test_id for t in timeouts][:5])
+        found["test_timeout"] = Finding(
+            "test_timeout",
+            True,
+            "the verifier's tests ran out of time" + (f" ({len(timeouts)} test(s))" if timeouts else ""),
+            [t.test_id for t in timeouts][:5],
+        )
     return found

@@ -18,9 +18,11 @@ def agents(store, fixtures):
 
 
 def _steps(store, trial):
-    return store.query("""select tool_name, action, path, command, exit_code, error_observed from steps
+    return store.query(
+        """select tool_name, action, path, command, exit_code, error_observed from steps
                           where trajectory_id = ? and source = 'agent' and tool_name is not null order by step_idx""",
-                       [trial])[1]
+        [trial],
+    )[1]
 
 
 def test_gemini_cli_tools_and_exit_codes(agents):
@@ -36,7 +38,8 @@ def test_gemini_cli_tools_and_exit_codes(agents):
         # "Error: (none)" on success is not an error
         ("run_shell_command", "run", None, "python3 /root/analyze_pcap.py", 0, False),
         ("read_file", "read", "/root/stats.csv", "read_file /root/stats.csv", None, None),
-        ("google_web_search", "read", None, "google_web_search shannon entropy of ports", None, None)]
+        ("google_web_search", "read", None, "google_web_search shannon entropy of ports", None, None),
+    ]
 
 
 def test_claude_code_tools_is_error_and_bash_exit_codes(agents):
@@ -53,7 +56,8 @@ def test_claude_code_tools_is_error_and_bash_exit_codes(agents):
         ("Write", "edit", "/app/src/parse.py", "Write /app/src/parse.py", None, None),
         ("Bash", "run", None, "cd /app", None, None),
         ("Bash", "run", None, "python -m pytest -q", 0, False),  # "[stdout]" and no "[exit_code]": 0
-        ("WebFetch", "read", None, "WebFetch https://docs.python.org/3/", None, None)]
+        ("WebFetch", "read", None, "WebFetch https://docs.python.org/3/", None, None),
+    ]
 
 
 def test_codex_tools_and_exit_codes(agents):
@@ -65,30 +69,53 @@ def test_codex_tools_and_exit_codes(agents):
         ("exec_command", "run", None, "go build ./...", None, None),
         ("exec_command", "run", None, "go test ./...", 1, True),  # "Process exited with code 1"
         ("shell", "edit", "cmd/fetch.go", "sed -i '1a import \"flag\"' cmd/fetch.go", None, None),
-        ("shell", "run", None, "go test ./...", 0, False)]  # {"metadata": {"exit_code": 0}}
+        ("shell", "run", None, "go test ./...", 0, False),
+    ]  # {"metadata": {"exit_code": 0}}
 
 
 def test_openhands_tools_and_exit_codes(agents):
     store, _ = agents
     assert _steps(store, "crlf-parser__Oh3kZ7q") == [
         ("execute_bash", "run", None, "ls /workspace", 0, False),
-        ("str_replace_editor", "read", "/workspace/parser.py", "str_replace_editor view /workspace/parser.py", None, None),
+        (
+            "str_replace_editor",
+            "read",
+            "/workspace/parser.py",
+            "str_replace_editor view /workspace/parser.py",
+            None,
+            None,
+        ),
         ("think", "message", None, "think", None, None),
-        ("str_replace_editor", "edit", "/workspace/parser.py", "str_replace_editor str_replace /workspace/parser.py", None, None),
+        (
+            "str_replace_editor",
+            "edit",
+            "/workspace/parser.py",
+            "str_replace_editor str_replace /workspace/parser.py",
+            None,
+            None,
+        ),
         ("execute_bash", "run", None, "cd /workspace", None, None),
         ("execute_bash", "run", None, "python -m pytest -q", 1, True),  # "[The command completed with exit code 1.]"
-        ("finish", "complete", None, "finish", None, None)]
+        ("finish", "complete", None, "finish", None, None),
+    ]
 
 
 def test_terminus_2_keystrokes_and_screen_text(agents):
     store, _ = agents
     assert _steps(store, "fix-parser__Tn44xQb") == [
         ("bash_command", "read", "/app/src/parse.py", "cat /app/src/parse.py", None, None),
-        ("bash_command", "edit", "/app/src/parse.py", "sed -i 's/return x\\[0\\]/return x[0] if x else []/' /app/src/parse.py",
-         None, None),
+        (
+            "bash_command",
+            "edit",
+            "/app/src/parse.py",
+            "sed -i 's/return x\\[0\\]/return x[0] if x else []/' /app/src/parse.py",
+            None,
+            None,
+        ),
         ("bash_command", "run", None, "cd /app", None, None),
         ("bash_command", "run", None, "python -m pytest -q", None, False),  # the screen says "3 passed"
-        ("mark_task_complete", "complete", None, "mark_task_complete", None, None)]
+        ("mark_task_complete", "complete", None, "mark_task_complete", None, None),
+    ]
 
 
 def test_an_older_terminus_episode_list_is_read_into_steps(agents):
@@ -98,17 +125,22 @@ def test_an_older_terminus_episode_list_is_read_into_steps(agents):
         ("bash_command", "read", "/root/network_stats.csv", "head -50 /root/network_stats.csv", None, None),
         ("bash_command", "edit", "/root/stats.py", "cat > /root/stats.py << 'EOF'\nprint('ok')\nEOF", None, None),
         ("bash_command", "run", None, "python3 /root/stats.py", None, False),  # the next episode's screen: "ok"
-        ("task_complete", "complete", None, "task_complete", None, None)]
+        ("task_complete", "complete", None, "task_complete", None, None),
+    ]
     assert store.query("select outcome, reward from trajectories where trajectory_id = 'net-stats__Y6Xtg2z'")[1] == [
-        ("passed", 1.0)]
-    assert any("an older Terminus episode list (3 episodes), not ATIF: read its commands as steps" in w.reason
-               for w in report.warnings)
+        ("passed", 1.0)
+    ]
+    assert any(
+        "an older Terminus episode list (3 episodes), not ATIF: read its commands as steps" in w.reason
+        for w in report.warnings
+    )
 
 
 def test_a_trial_with_an_unreadable_trajectory_keeps_its_verdict(agents):
     store, report = agents
-    assert store.query("select outcome, reward, n_steps from trajectories where trajectory_id = 'odd-log__Qq1aBc2'")[1] == [
-        ("passed", 1.0, 0)]
+    assert store.query("select outcome, reward, n_steps from trajectories where trajectory_id = 'odd-log__Qq1aBc2'")[
+        1
+    ] == [("passed", 1.0, 0)]
     assert store.query("select count(*) from test_results where trajectory_id = 'odd-log__Qq1aBc2'")[1] == [(1,)]
     (warning,) = [w.reason for w in report.warnings if "odd-log" in w.path]
     assert "not ATIF: a JSON object with keys events, version (field schema_version: Field required" in warning
@@ -116,28 +148,41 @@ def test_a_trial_with_an_unreadable_trajectory_keeps_its_verdict(agents):
 
 def test_harness_faults_by_their_real_names(agents):
     store, _ = agents
-    assert store.query("select outcome, harness_error, exception_type from trajectories "
-                       "where trajectory_id = 'bgp-route-leak__ST67pMM'")[1] == [("error", "environment_error", "RuntimeError")]
+    assert store.query(
+        "select outcome, harness_error, exception_type from trajectories "
+        "where trajectory_id = 'bgp-route-leak__ST67pMM'"
+    )[1] == [("error", "environment_error", "RuntimeError")]
 
 
 def test_one_model_one_name_and_agent_versions_apart(agents):
     store, _ = agents
-    rows = store.query("select trajectory_id, model, model_raw from trajectories where task_id = 'fix-parser' order by 1")[1]
-    assert rows == [("fix-parser__Kd82mQa", "claude-haiku-4-5-20251001", "us.anthropic.claude-haiku-4-5-20251001-v1:0"),
-                    ("fix-parser__Tn44xQb", "claude-haiku-4-5-20251001", "claude-haiku-4-5-20251001")]
-    assert store.query("select agent, agent_version from runs where agent = 'gemini-cli' limit 1")[1] == [("gemini-cli", None)]
-    assert store.query("select agent, agent_version from runs where agent = 'claude-code'")[1] == [("claude-code", "2.0.31")]
+    rows = store.query(
+        "select trajectory_id, model, model_raw from trajectories where task_id = 'fix-parser' order by 1"
+    )[1]
+    assert rows == [
+        ("fix-parser__Kd82mQa", "claude-haiku-4-5-20251001", "us.anthropic.claude-haiku-4-5-20251001-v1:0"),
+        ("fix-parser__Tn44xQb", "claude-haiku-4-5-20251001", "claude-haiku-4-5-20251001"),
+    ]
+    assert store.query("select agent, agent_version from runs where agent = 'gemini-cli' limit 1")[1] == [
+        ("gemini-cli", None)
+    ]
+    assert store.query("select agent, agent_version from runs where agent = 'claude-code'")[1] == [
+        ("claude-code", "2.0.31")
+    ]
 
 
-@pytest.mark.parametrize("raw, canonical", [
-    ("us.anthropic.claude-haiku-4-5-20251001-v1:0", "claude-haiku-4-5-20251001"),
-    ("anthropic.claude-3-5-sonnet-20240620-v1:0", "claude-3-5-sonnet-20240620"),
-    ("anthropic/claude-sonnet-4-20250514", "claude-sonnet-4-20250514"),
-    ("openrouter/google/gemini-2.5-pro", "gemini-2.5-pro"),
-    ("claude-sonnet-4@20250514", "claude-sonnet-4-20250514"),
-    ("gpt-5-mini", "gpt-5-mini"),
-    (None, None),
-])
+@pytest.mark.parametrize(
+    "raw, canonical",
+    [
+        ("us.anthropic.claude-haiku-4-5-20251001-v1:0", "claude-haiku-4-5-20251001"),
+        ("anthropic.claude-3-5-sonnet-20240620-v1:0", "claude-3-5-sonnet-20240620"),
+        ("anthropic/claude-sonnet-4-20250514", "claude-sonnet-4-20250514"),
+        ("openrouter/google/gemini-2.5-pro", "gemini-2.5-pro"),
+        ("claude-sonnet-4@20250514", "claude-sonnet-4-20250514"),
+        ("gpt-5-mini", "gpt-5-mini"),
+        (None, None),
+    ],
+)
 def test_canonical_model_names(raw, canonical):
     assert canonical_model(raw) == canonical
 
@@ -151,8 +196,10 @@ def test_a_user_alias_file_joins_names_no_rule_can(tmp_path, monkeypatch):
 
 def test_a_user_table_extends_an_agent_without_code(tmp_path, monkeypatch):
     table = tmp_path / "tools.yaml"
-    table.write_text("agents:\n  my-agent:\n    aliases: [mine]\n    tools:\n      run_it: {action: shell, command: [line]}\n"
-                     "      peek: {action: read, path: [target]}\n    exit_code: ['rc=(\\d+)']\n")
+    table.write_text(
+        "agents:\n  my-agent:\n    aliases: [mine]\n    tools:\n      run_it: {action: shell, command: [line]}\n"
+        "      peek: {action: read, path: [target]}\n    exit_code: ['rc=(\\d+)']\n"
+    )
     assert normalise_tool_call("run_it", {"line": "echo x > out.txt"}, "mine")[0].action == "other"  # before: unknown
     monkeypatch.setenv("CURRICULAB_AGENT_TOOLS", str(table))
     assert agent_key("Mine@2.0") == "my-agent"
@@ -167,12 +214,17 @@ def test_unknown_tools_are_other_and_never_count_as_verification(agents):
     store, _ = agents
     run_rule_coders(store)
     # Task (other) after the last edit is no check; the Bash run after the Write is
-    statuses = dict(store.query("select trajectory_id, status from coding_status where code = 'skipped_verification' "
-                                "and trajectory_id in ('fix-parser__Kd82mQa', 'pcap-stats__35QwY5n')")[1])
+    statuses = dict(
+        store.query(
+            "select trajectory_id, status from coding_status where code = 'skipped_verification' "
+            "and trajectory_id in ('fix-parser__Kd82mQa', 'pcap-stats__35QwY5n')"
+        )[1]
+    )
     assert statuses == {"fix-parser__Kd82mQa": "absent", "pcap-stats__35QwY5n": "absent"}
     # gemini's framing ("Error: (none)") is not an observed error
-    assert store.query("select count(*) from failure_codes where code = 'no_plan_revision' "
-                       "and trajectory_id = 'pcap-stats__35QwY5n'")[1] == [(0,)]
+    assert store.query(
+        "select count(*) from failure_codes where code = 'no_plan_revision' and trajectory_id = 'pcap-stats__35QwY5n'"
+    )[1] == [(0,)]
 
 
 def test_the_report_says_what_was_not_coded_per_model(agents):
@@ -181,15 +233,27 @@ def test_the_report_says_what_was_not_coded_per_model(agents):
 
     store, _ = agents
     fit_store(store)
-    store.record_inputs(errors=[{"path": "jobs/x/broken__1/result.json", "reason": "broken", "record": "broken__1",
-                                 "field": None, "severity": "error", "source_format": "harbor"}])
+    store.record_inputs(
+        errors=[
+            {
+                "path": "jobs/x/broken__1/result.json",
+                "reason": "broken",
+                "record": "broken__1",
+                "field": None,
+                "severity": "error",
+                "source_format": "harbor",
+            }
+        ]
+    )
     report = build_report(store)
     evidence = {e["model"]: e for e in report["evidence"]}
     assert (evidence["gpt-5-mini"]["without_actions"], evidence["gpt-5-mini"]["steps_lost_on_ingest"]) == (1, 1)
     assert evidence["gemini-3-flash-preview"]["without_actions"] == 1  # the trial whose environment never started
     assert "1 inputs were quarantined at ingest and are in no table here" in " ".join(report["findings"])
-    assert any(f.startswith("gpt-5-codex: one attempt per task (1 tasks), so its ability is known only to ±")
-               for f in report["findings"])
+    assert any(
+        f.startswith("gpt-5-codex: one attempt per task (1 tasks), so its ability is known only to ±")
+        for f in report["findings"]
+    )
     by_agent = {(a["agent"], a["model"]) for a in report["by_agent"]}
     assert {("claude-code", "claude-haiku-4-5-20251001"), ("terminus-2", "claude-haiku-4-5-20251001")} <= by_agent
     systems = {(a["agent"], a["model"]) for a in report["systems"]}
@@ -201,7 +265,9 @@ def test_importers_name_harness_faults_from_one_vocabulary(store, fixtures):
     from curriculab.trajectory.model import HARNESS_ERRORS
 
     ingest(store, [fixtures / "harbor-agents", fixtures / "tb", fixtures / "harbor"], workers=1)
-    named = {e for (e,) in store.query("select distinct harness_error from trajectories where harness_error is not null")[1]}
+    named = {
+        e for (e,) in store.query("select distinct harness_error from trajectories where harness_error is not null")[1]
+    }
     assert named and named <= set(HARNESS_ERRORS)
     from curriculab.analysis.ingest.common import AGENT_FAULTS
     from curriculab.analysis.ingest.tb import HARNESS_ERROR_OF_FAILURE_MODE

@@ -88,12 +88,21 @@ def _result(doc: dict, **fields) -> None:
 
 
 def _subagent(trajectory_id: str | None) -> dict:
-    sub = {"schema_version": "ATIF-v1.7", "agent": {"name": "worker"}, "steps": [
-        {"step_id": 1, "source": "user", "message": "inspect"},
-        {"step_id": 2, "source": "agent", "message": "", "tool_calls": [
-            {"tool_call_id": "w1", "function_name": "bash", "arguments": {"command": "ls"}}],
-         "observation": {"results": [{"source_call_id": "w1", "content": "a.py"}]},
-         "metrics": {"prompt_tokens": 5, "completion_tokens": 2}}]}
+    sub = {
+        "schema_version": "ATIF-v1.7",
+        "agent": {"name": "worker"},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "inspect"},
+            {
+                "step_id": 2,
+                "source": "agent",
+                "message": "",
+                "tool_calls": [{"tool_call_id": "w1", "function_name": "bash", "arguments": {"command": "ls"}}],
+                "observation": {"results": [{"source_call_id": "w1", "content": "a.py"}]},
+                "metrics": {"prompt_tokens": 5, "completion_tokens": 2},
+            },
+        ],
+    }
     return sub if trajectory_id is None else {**sub, "trajectory_id": trajectory_id}
 
 
@@ -118,16 +127,27 @@ TAKEN = {
     "counts at the limit": lambda d: _metrics(d, prompt_tokens=2**63 - 1, cost_usd=0.0),
     "no steps": lambda d: d.update(steps=[]),
     "session_id missing": lambda d: d.pop("session_id"),
-    "v1.7 trajectory_id, no session_id": lambda d: (d.pop("session_id"), d.update(schema_version="ATIF-v1.7",
-                                                                                   trajectory_id="doc-1")),
-    "v1.8 audio part": lambda d: _step(d, message=[{"type": "text", "text": "a"}, {
-        "type": "audio", "source": {"media_type": "audio/wav", "path": "a.wav", "duration_sec": 1.5}}]),
+    "v1.7 trajectory_id, no session_id": lambda d: (
+        d.pop("session_id"),
+        d.update(schema_version="ATIF-v1.7", trajectory_id="doc-1"),
+    ),
+    "v1.8 audio part": lambda d: _step(
+        d,
+        message=[
+            {"type": "text", "text": "a"},
+            {"type": "audio", "source": {"media_type": "audio/wav", "path": "a.wav", "duration_sec": 1.5}},
+        ],
+    ),
     "copied context": lambda d: _step(d, is_copied_context=True),
     "v1.7 step fields": lambda d: _step(d, llm_call_count=2, reasoning_effort="high"),
-    "embedded subagent, named": lambda d: (d.update(subagent_trajectories=[_subagent("sub-1")]),
-                                           _result(d, subagent_trajectory_ref=[{"trajectory_id": "sub-1"}])),
-    "embedded subagent, one ref as an object": lambda d: (d.update(subagent_trajectories=[_subagent("sub-1")]),
-                                                          _result(d, subagent_trajectory_ref={"trajectory_id": "sub-1"})),
+    "embedded subagent, named": lambda d: (
+        d.update(subagent_trajectories=[_subagent("sub-1")]),
+        _result(d, subagent_trajectory_ref=[{"trajectory_id": "sub-1"}]),
+    ),
+    "embedded subagent, one ref as an object": lambda d: (
+        d.update(subagent_trajectories=[_subagent("sub-1")]),
+        _result(d, subagent_trajectory_ref={"trajectory_id": "sub-1"}),
+    ),
     "embedded subagents, none named": lambda d: d.update(subagent_trajectories=[_subagent("sub-1"), _subagent(None)]),
     "subagent ref to a file": lambda d: _result(d, subagent_trajectory_ref=[{"trajectory_path": "sub.json"}]),
 }
@@ -168,8 +188,9 @@ LEFT_TO_THE_MODEL = {
     "copied context a string": lambda d: _step(d, is_copied_context="true"),
     "trajectory_id a number": lambda d: d.update(trajectory_id=7),
     "subagents an object": lambda d: d.update(subagent_trajectories={"trajectory_id": "s"}),
-    "subagent without steps": lambda d: d.update(subagent_trajectories=[{"schema_version": "ATIF-v1.7",
-                                                                         "agent": {"name": "a"}}]),
+    "subagent without steps": lambda d: d.update(
+        subagent_trajectories=[{"schema_version": "ATIF-v1.7", "agent": {"name": "a"}}]
+    ),
     "subagent ref a string": lambda d: _result(d, subagent_trajectory_ref="sub-1"),
     "subagent ref id a number": lambda d: _result(d, subagent_trajectory_ref=[{"trajectory_id": 1}]),
 }
@@ -202,8 +223,15 @@ def test_every_fixture_and_a_simulated_corpus_read_alike_and_plainly(monkeypatch
     from curriculab.analysis.simulate import simulate_corpus
 
     simulate_corpus(tmp_path / "sim", n_tasks=6, attempts=2, seed=3)
-    units = _units(FIXTURES / "atif", FIXTURES / "atif-v1.7", FIXTURES / "harbor", FIXTURES / "harbor-agents", FIXTURES / "harbor-result-only",
-                   FIXTURES / "tricky", tmp_path / "sim")
+    units = _units(
+        FIXTURES / "atif",
+        FIXTURES / "atif-v1.7",
+        FIXTURES / "harbor",
+        FIXTURES / "harbor-agents",
+        FIXTURES / "harbor-result-only",
+        FIXTURES / "tricky",
+        tmp_path / "sim",
+    )
     plain, model, left = _both(monkeypatch, units)
     assert plain == model
     steps = sum(len(tables["steps"]) for tables, _ in plain)

@@ -11,42 +11,59 @@ from curriculab.trajectory.actions import NormalisedCall, normalise_tool_call, s
 FIXTURE = "tests/fixtures/harbor-codex-exec"
 
 
-@pytest.mark.parametrize("script, calls", [
-    ('const r = await tools.exec_command({"cmd":"ls /app","workdir":"/app","yield_time_ms":10000});\ntext(r.output);',
-     [("exec_command", {"cmd": "ls /app", "workdir": "/app"})]),
-    ('const a = await tools.exec_command({cmd: "one"}); const b = await tools.exec_command({ cmd: \'two\' });',
-     [("exec_command", {"cmd": "one"}), ("exec_command", {"cmd": "two"})]),
-    ("const p = \"*** Begin Patch\\n*** Add File: /app/a.py\\n+x = 1\\n*** End Patch\";\nawait tools.apply_patch(p);",
-     [("apply_patch", "*** Begin Patch\n*** Add File: /app/a.py\n+x = 1\n*** End Patch")]),
-    ("await tools['exec_command']({cmd: `pytest -q`});", [("exec_command", {"cmd": "pytest -q"})]),
-    ("for (const f of files) await tools.exec_command({cmd: `python ${f}`});", [("exec_command", {})]),
-    ("text(1 + 1)", []),
-])
+@pytest.mark.parametrize(
+    "script, calls",
+    [
+        (
+            'const r = await tools.exec_command({"cmd":"ls /app","workdir":"/app","yield_time_ms":10000});\ntext(r.output);',
+            [("exec_command", {"cmd": "ls /app", "workdir": "/app"})],
+        ),
+        (
+            "const a = await tools.exec_command({cmd: \"one\"}); const b = await tools.exec_command({ cmd: 'two' });",
+            [("exec_command", {"cmd": "one"}), ("exec_command", {"cmd": "two"})],
+        ),
+        (
+            'const p = "*** Begin Patch\\n*** Add File: /app/a.py\\n+x = 1\\n*** End Patch";\nawait tools.apply_patch(p);',
+            [("apply_patch", "*** Begin Patch\n*** Add File: /app/a.py\n+x = 1\n*** End Patch")],
+        ),
+        ("await tools['exec_command']({cmd: `pytest -q`});", [("exec_command", {"cmd": "pytest -q"})]),
+        ("for (const f of files) await tools.exec_command({cmd: `python ${f}`});", [("exec_command", {})]),
+        ("text(1 + 1)", []),
+    ],
+)
 def test_a_script_yields_the_calls_it_writes_out_and_guesses_none(script, calls):
     assert script_calls(script) == calls
 
 
 def test_an_exec_step_becomes_the_actions_of_its_calls():
     patch = "*** Begin Patch\n*** Update File: /app/tests/test_x.py\n@@\n-assert f() == 2\n+assert True\n*** End Patch"
-    script = (f"const patch = {patch!r};\n".replace("'", '"') + "await tools.apply_patch(patch);\n"
-              'await tools.exec_command({"cmd": "python -m pytest -q && cat /app/out.txt"});')
+    script = (
+        f"const patch = {patch!r};\n".replace("'", '"') + "await tools.apply_patch(patch);\n"
+        'await tools.exec_command({"cmd": "python -m pytest -q && cat /app/out.txt"});'
+    )
     assert normalise_tool_call("exec", {"input": script}, "codex") == [
         NormalisedCall("edit", "/app/tests/test_x.py", "apply_patch /app/tests/test_x.py"),
         NormalisedCall("run", None, "python -m pytest -q"),
-        NormalisedCall("read", "/app/out.txt", "cat /app/out.txt")]
+        NormalisedCall("read", "/app/out.txt", "cat /app/out.txt"),
+    ]
     computed = normalise_tool_call("exec", {"input": "await tools.exec_command({cmd: c});"}, "codex")
     assert computed == [NormalisedCall("other", None, "exec_command (its argument computed by the script)")]
 
 
 def test_codex_exec_trials_are_judged_on_what_they_did(store):
     assert ingest(store, [FIXTURE], workers=1).errors == []
-    actions = store.query("select trajectory_id, list(action order by step_idx) from steps where source = 'agent' "
-                          "group by 1 order by 1")[1]
-    assert actions == [("csv-to-json__Hn4sQ2a", ["run", "read", "edit", "run", "read", "message"]),
-                       ("csv-to-json__Kp8wE1z", ["read", "edit", "other", "message"])]
+    actions = store.query(
+        "select trajectory_id, list(action order by step_idx) from steps where source = 'agent' group by 1 order by 1"
+    )[1]
+    assert actions == [
+        ("csv-to-json__Hn4sQ2a", ["run", "read", "edit", "run", "read", "message"]),
+        ("csv-to-json__Kp8wE1z", ["read", "edit", "other", "message"]),
+    ]
     run_rule_coders(store)
-    status = dict(((t, c), s) for t, c, s in store.query(
-        "select trajectory_id, code, status from coding_status where coder = 'rules'")[1])
+    status = dict(
+        ((t, c), s)
+        for t, c, s in store.query("select trajectory_id, code, status from coding_status where coder = 'rules'")[1]
+    )
     # the honest pass verified its change and touched no test; the failure weakened a test it was told
     # to leave alone and ran nothing it could read after its last change
     assert status["csv-to-json__Hn4sQ2a", "skipped_verification"] == "absent"

@@ -18,16 +18,22 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _cli(*args, **kwargs):
-    return subprocess.run([sys.executable, "-m", "curriculab.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300, **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "curriculab.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=300, **kwargs
+    )
 
 
 def test_reads_during_an_ingest_see_committed_trajectories_and_the_ingest_finishes(tmp_path):
     corpus = simulate_corpus(tmp_path / "corpus", n_tasks=240, attempts=3, seed=3)
     db = tmp_path / "store.duckdb"
     assert _cli("--db", str(db), "ingest", str(tmp_path / "corpus" / "tasks")).returncode == 0  # the store exists
-    ingest = subprocess.Popen([sys.executable, "-m", "curriculab.cli", "--db", str(db), "ingest", "--workers", "1",
-                               str(corpus.root)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ingest = subprocess.Popen(
+        [sys.executable, "-m", "curriculab.cli", "--db", str(db), "ingest", "--workers", "1", str(corpus.root)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     seen = []
     deadline = time.monotonic() + 120
     while ingest.poll() is None and time.monotonic() < deadline:
@@ -50,8 +56,15 @@ def test_reads_during_an_ingest_see_committed_trajectories_and_the_ingest_finish
 def test_a_reader_that_cannot_get_in_says_why(tmp_path):
     db = tmp_path / "held.duckdb"
     Store(db).close()
-    holder = subprocess.Popen([sys.executable, "-c", f"import duckdb, time; c = duckdb.connect({str(db)!r}); "
-                               "print('held', flush=True); time.sleep(8)"], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb, time; c = duckdb.connect({str(db)!r}); print('held', flush=True); time.sleep(8)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert holder.stdout.readline().strip() == "held"
     started = time.monotonic()
     try:
@@ -59,8 +72,9 @@ def test_a_reader_that_cannot_get_in_says_why(tmp_path):
         raise AssertionError("opened a file another process holds")
     except StoreError as exc:
         assert str(exc).startswith(f"cannot open {db}: IO Error: Could not set lock on file")
-        assert str(exc).endswith("Another process is using it (an ingest or a long read); wait for it to finish, "
-                                 "or use another --db")
+        assert str(exc).endswith(
+            "Another process is using it (an ingest or a long read); wait for it to finish, or use another --db"
+        )
     assert 1.0 <= time.monotonic() - started < 5
     assert not Path(f"{db}.readers-waiting").exists()  # the reader cleaned up after itself
     holder.kill()

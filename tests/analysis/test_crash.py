@@ -19,7 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    return simulate_corpus(tmp_path_factory.mktemp("crash") / "corpus", n_tasks=300, attempts=5, seed=11)  # 4,500 trials
+    return simulate_corpus(
+        tmp_path_factory.mktemp("crash") / "corpus", n_tasks=300, attempts=5, seed=11
+    )  # 4,500 trials
 
 
 def _consistent(db: Path) -> tuple[int, int]:
@@ -29,13 +31,19 @@ def _consistent(db: Path) -> tuple[int, int]:
             select count(*) from trajectories t
             left join (select trajectory_id, count(*) as n from steps group by 1) s using (trajectory_id)
             where coalesce(s.n, 0) <> t.n_steps""")[1][0][0]
-        orphans = store.query("select count(*) from steps where trajectory_id not in (select trajectory_id from trajectories)")[1][0][0]
+        orphans = store.query(
+            "select count(*) from steps where trajectory_id not in (select trajectory_id from trajectories)"
+        )[1][0][0]
         return broken + orphans, row_count(store, "trajectories")
 
 
 def _ingest_then_kill(db: Path, root: Path, when: str) -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "curriculab.cli", "--db", str(db), "ingest", "--workers", "1", str(root)],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "curriculab.cli", "--db", str(db), "ingest", "--workers", "1", str(root)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     wal = Path(f"{db}.wal")
     deadline = time.time() + 120
     last = -1
@@ -62,8 +70,12 @@ def test_kill_9_mid_ingest_leaves_only_whole_trajectories(tmp_path, corpus, when
     if when == "after commit":
         assert landed > 0
 
-    done = subprocess.run([sys.executable, "-m", "curriculab.cli", "--db", str(db), "ingest", str(corpus.root)], cwd=ROOT,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "curriculab.cli", "--db", str(db), "ingest", str(corpus.root)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     problems, landed_after = _consistent(db)
     assert problems == 0 and landed_after == corpus.n_trajectories

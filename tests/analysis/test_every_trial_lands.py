@@ -18,8 +18,10 @@ GOOSE = LEADERBOARD / "20250818_goose_claude-opus-4-1"
 
 
 def _trials(store) -> dict[str, tuple]:
-    return {row[0]: row[1:] for row in store.query(
-        "select trajectory_id, run_id, task_id, outcome, harness_error from trajectories")[1]}
+    return {
+        row[0]: row[1:]
+        for row in store.query("select trajectory_id, run_id, task_id, outcome, harness_error from trajectories")[1]
+    }
 
 
 def _one(store, sql: str) -> tuple:
@@ -31,8 +33,12 @@ def test_the_whole_tree_lands_with_nothing_refused(store):
     assert (report.inserted, report.quarantined) == (13, 0), [i.reason for i in report.errors]
     trials = _trials(store)
     runs = {row[0] for row in trials.values()}
-    assert runs == {"run1_2025-08-10__05-27-18", "ddf703bf-dd6c-462f-bacb-f0ce88bd126a", "9b6f0a52-goose-run-1",
-                    "9b6f0a52-goose-run-2"}
+    assert runs == {
+        "run1_2025-08-10__05-27-18",
+        "ddf703bf-dd6c-462f-bacb-f0ce88bd126a",
+        "9b6f0a52-goose-run-1",
+        "9b6f0a52-goose-run-2",
+    }
     # run2's trials come from its run-level file and (for two) their own: each counted once
     assert sum(row[0] == "ddf703bf-dd6c-462f-bacb-f0ce88bd126a" for row in trials.values()) == 4
 
@@ -48,8 +54,14 @@ def test_a_cursor_run_folder_alone_is_a_run(store):
 def test_goose_results_files_are_runs_with_verdicts_and_no_steps(store, fmt):
     report = ingest(store, sorted(GOOSE.glob("*.json")), fmt)
     assert (report.inserted, report.quarantined) == (6, 0), [i.reason for i in report.errors]
-    assert _one(store, "select count(*) from steps s join trajectories t using (trajectory_id) "
-                       "where t.run_id like '9b6f0a52%' and s.source = 'agent'")[0] == 0
+    assert (
+        _one(
+            store,
+            "select count(*) from steps s join trajectories t using (trajectory_id) "
+            "where t.run_id like '9b6f0a52%' and s.source = 'agent'",
+        )[0]
+        == 0
+    )
     tests = _one(store, "select count(*) from test_results")[0]
     assert tests == 7  # parser results kept: 2 + 0 + 1 and 2 + 2 + 0 (none where the trial has no parser results)
 
@@ -69,10 +81,17 @@ def test_every_file_that_used_to_be_skipped_is_now_read_or_refused(tmp_path):
     stray.parent.mkdir(parents=True)
     stray.write_text(json.dumps({"score": 0.5}))
     units, issues = discover([tree])
-    assert sorted((u.kind, u.path.name) for u in units) == [("json", "2025-08-17__09-12-00_results.json"), ("tb", "run1_x")]
+    assert sorted((u.kind, u.path.name) for u in units) == [
+        ("json", "2025-08-17__09-12-00_results.json"),
+        ("tb", "run1_x"),
+    ]
     assert [(Path(i.path).name, i.reason.split(": ", 1)[1].split(". Point at")[0]) for i in issues] == [
-        ("notes", "holds results.json but no trial could be read from it (not a Harbor trial or job, not a `tb run` "
-                  "directory)")]
+        (
+            "notes",
+            "holds results.json but no trial could be read from it (not a Harbor trial or job, not a `tb run` "
+            "directory)",
+        )
+    ]
 
 
 def test_the_summary_counts_trials_found_ingested_unchanged_and_refused(tmp_path):
@@ -83,7 +102,14 @@ def test_the_summary_counts_trials_found_ingested_unchanged_and_refused(tmp_path
     cli_runner = CliRunner()
     tree = tmp_path / "in"
     shutil.copytree(CURSOR, tree / "cursor")
-    broken = tree / "cursor" / "run1_2025-08-10__05-27-18" / "hello-world" / "hello-world.1-of-1.2025-08-10__05-27-18" / "results.json"
+    broken = (
+        tree
+        / "cursor"
+        / "run1_2025-08-10__05-27-18"
+        / "hello-world"
+        / "hello-world.1-of-1.2025-08-10__05-27-18"
+        / "results.json"
+    )
     broken.write_text(broken.read_text().replace('"is_resolved": false', '"is_resolved": "no"'))
     db = tmp_path / "s.duckdb"
     first = cli_runner.invoke(cli, ["--db", str(db), "ingest", str(tree)])

@@ -33,8 +33,13 @@ def ingest_and_check_good_kept(store, root, expected_errors):
     report = ingest(store, [root], workers=1)
     assert len(report.errors) == expected_errors, reasons(report)
     # every valid fixture trajectory still landed
-    assert store.query("select count(*) from trajectories where trajectory_id in ('fix-csv-parser__Cx2dE9f', "
-                       "'rl-step120-p17-0', 'atif-standalone-42', 'gpt4o-run/astropy__astropy-12907')")[1][0][0] == 4
+    assert (
+        store.query(
+            "select count(*) from trajectories where trajectory_id in ('fix-csv-parser__Cx2dE9f', "
+            "'rl-step120-p17-0', 'atif-standalone-42', 'gpt4o-run/astropy__astropy-12907')"
+        )[1][0][0]
+        == 4
+    )
     assert len(stored_errors(store)) == expected_errors + len(report.warnings)
     return report
 
@@ -42,8 +47,10 @@ def ingest_and_check_good_kept(store, root, expected_errors):
 def _kept_without_steps(store, report, path):
     """A trial whose trajectory cannot be read keeps its verdict, tokens and tests, with no steps."""
     (warning,) = [w.reason for w in report.warnings if w.path == str(path)]
-    assert store.query("select outcome, reward, input_tokens, n_steps from trajectories "
-                       "where trajectory_id = 'fix-csv-parser__Hk3mQ2p'")[1] == [("passed", 1.0, 9350, 0)]
+    assert store.query(
+        "select outcome, reward, input_tokens, n_steps from trajectories "
+        "where trajectory_id = 'fix-csv-parser__Hk3mQ2p'"
+    )[1] == [("passed", 1.0, 9350, 0)]
     assert store.query("select count(*) from test_results where trajectory_id = 'fix-csv-parser__Hk3mQ2p'")[1][0][0] > 0
     return warning
 
@@ -53,8 +60,10 @@ def test_a_truncated_trajectory_costs_the_steps_not_the_verdict(store, good):
     path.write_bytes(path.read_bytes()[:700])
     warning = _kept_without_steps(store, ingest_and_check_good_kept(store, good, 0), path)
     assert warning.startswith(f"{path}: record fix-csv-parser__Hk3mQ2p: not ATIF: not JSON (invalid JSON")
-    assert warning.endswith("(the file looks truncated)); stored the trial's verdict, tokens and tests without steps. "
-                            "Convert the trajectory to ATIF if its steps matter")
+    assert warning.endswith(
+        "(the file looks truncated)); stored the trial's verdict, tokens and tests without steps. "
+        "Convert the trajectory to ATIF if its steps matter"
+    )
 
 
 def test_invalid_json_in_a_standalone_file(store, good):
@@ -70,10 +79,12 @@ def test_wrong_type_names_the_field(store, good):
     doc["steps"][2]["step_id"] = "three"
     path.write_text(json.dumps(doc))
     warning = _kept_without_steps(store, ingest_and_check_good_kept(store, good, 0), path)
-    assert warning == (f"{path}: record fix-csv-parser__Hk3mQ2p: not ATIF: a JSON object with keys agent, "
-                       "final_metrics, schema_version, session_id, steps (field steps[2].step_id: Input should be a valid "
-                       "integer, unable to parse string as an integer (got 'three')); stored the trial's verdict, tokens "
-                       "and tests without steps. Convert the trajectory to ATIF if its steps matter")
+    assert warning == (
+        f"{path}: record fix-csv-parser__Hk3mQ2p: not ATIF: a JSON object with keys agent, "
+        "final_metrics, schema_version, session_id, steps (field steps[2].step_id: Input should be a valid "
+        "integer, unable to parse string as an integer (got 'three')); stored the trial's verdict, tokens "
+        "and tests without steps. Convert the trajectory to ATIF if its steps matter"
+    )
 
 
 def test_a_standalone_atif_file_with_a_wrong_type_is_quarantined(store, good):
@@ -82,8 +93,10 @@ def test_a_standalone_atif_file_with_a_wrong_type_is_quarantined(store, good):
     doc["steps"][1]["step_id"] = "two"
     path.write_text(json.dumps(doc))
     report = ingest(store, [good], workers=1)
-    assert reasons(report) == [f"{path}: field steps[1].step_id: Input should be a valid integer, unable to "
-                               "parse string as an integer (got 'two'). Fix the value to match the format's schema"]
+    assert reasons(report) == [
+        f"{path}: field steps[1].step_id: Input should be a valid integer, unable to "
+        "parse string as an integer (got 'two'). Fix the value to match the format's schema"
+    ]
 
 
 def test_missing_required_field(store, good):
@@ -120,20 +133,24 @@ def test_duplicate_id_with_different_content_keeps_the_first(store, good):
     clash = good / "jsonl" / "zz-clash.jsonl"
     clash.write_text(json.dumps(first) + "\n")
     (reason,) = reasons(ingest_and_check_good_kept(store, good, 1))
-    assert reason == (f"{clash}:1: record rl-step120-p17-0: field trajectory_id: trajectory_id 'rl-step120-p17-0' is "
-                      f"already known with different content: the copy read from {original}:1 earlier in this call is kept. "
-                      "Give one of the two attempts its own id")
+    assert reason == (
+        f"{clash}:1: record rl-step120-p17-0: field trajectory_id: trajectory_id 'rl-step120-p17-0' is "
+        f"already known with different content: the copy read from {original}:1 earlier in this call is kept. "
+        "Give one of the two attempts its own id"
+    )
     assert store.query("select reward from trajectories where trajectory_id = 'rl-step120-p17-0'")[1] == [(1.0,)]
     # across calls the stored one wins again, and the message says which copy is stored and how to replace it
     report = ingest(store, [clash], workers=1)
     assert [i.reason for i in report.errors] == [
         f"{clash}:1: record rl-step120-p17-0: field trajectory_id: trajectory_id 'rl-step120-p17-0' is already known with "
         f"different content: the stored copy came from {original}:1. If this copy is the one to keep, ingest it again with "
-        "--replace (the stored trajectory, its steps, tests and codes are replaced); otherwise give this attempt its own id"]
+        "--replace (the stored trajectory, its steps, tests and codes are replaced); otherwise give this attempt its own id"
+    ]
     replaced = ingest(store, [clash], workers=1, replace=True)
     assert replaced.errors == [] and replaced.replaced == 1
-    assert store.query("select reward, source_path from trajectories where trajectory_id = 'rl-step120-p17-0'")[1] == \
-        [(0.5, f"{clash}:1")]
+    assert store.query("select reward, source_path from trajectories where trajectory_id = 'rl-step120-p17-0'")[1] == [
+        (0.5, f"{clash}:1")
+    ]
 
 
 def test_reformatting_a_file_is_not_a_change_of_content(store, good):
@@ -155,8 +172,10 @@ def test_a_store_from_before_canonical_hashes_reads_unchanged_files_as_unchanged
     units, _ = discover([good])
     legacy = {k: v for unit in units for k, v in read_unit(unit).batch.legacy_hashes.items()}
     # what an older curriculab stored: hashes of the raw bytes, and no manifest
-    store.run_statements([("update trajectories set content_hash = ? where trajectory_id = ?", [h, t])
-                          for t, h in legacy.items()] + [("delete from ingest_manifest", [])])
+    store.run_statements(
+        [("update trajectories set content_hash = ? where trajectory_id = ?", [h, t]) for t, h in legacy.items()]
+        + [("delete from ingest_manifest", [])]
+    )
     assert len(legacy) == first.inserted
     again = ingest(store, [good], workers=1)
     assert again.errors == [] and again.inserted == 0 and again.unchanged == first.inserted
@@ -191,9 +210,11 @@ def test_invalid_utf8(store, good):
     path.write_bytes(data)
     warning = _kept_without_steps(store, ingest_and_check_good_kept(store, good, 0), path)
     offset = data.index(b"\xff")
-    assert warning == (f"{path}: record fix-csv-parser__Hk3mQ2p: not ATIF: not JSON (not valid UTF-8 (byte {offset}: "
-                       "b'\\xff')); stored the trial's verdict, tokens and tests without steps. Convert the trajectory to "
-                       "ATIF if its steps matter")
+    assert warning == (
+        f"{path}: record fix-csv-parser__Hk3mQ2p: not ATIF: not JSON (not valid UTF-8 (byte {offset}: "
+        "b'\\xff')); stored the trial's verdict, tokens and tests without steps. Convert the trajectory to "
+        "ATIF if its steps matter"
+    )
     standalone = good / "atif" / "session-42.json"
     standalone.write_bytes(standalone.read_bytes().replace(b'"session_id"', b'"session_id\xff"', 1))
     (reason,) = reasons(ingest(store, [standalone], workers=1))
@@ -213,7 +234,8 @@ def test_a_50_mb_observation_lands_capped_with_a_warning(store, good):
     assert "stored its first and last 32,768 (output_truncated = true)" in warning.reason
     length, truncated, head, tail = store.query(
         "select length(output), output_truncated, left(output, 4), right(output, 4) from steps "
-        "where trajectory_id = 'fix-csv-parser__Hk3mQ2p' and step_idx = 4")[1][0]
+        "where trajectory_id = 'fix-csv-parser__Hk3mQ2p' and step_idx = 4"
+    )[1][0]
     assert truncated and head == "HEAD" and tail == "TAIL" and length < MAX_OUTPUT_CHARS + 100
 
 
@@ -252,7 +274,8 @@ def test_one_bad_trial_in_a_tb_run_does_not_cost_the_others(store, good):
     report = ingest_and_check_good_kept(store, good, 1)
     assert reasons(report) == [
         f"{path}: record hello-world.2-of-2.2025-08-20__12-00-00: field results[1].is_resolved: Input should be a valid "
-        "boolean (got 'maybe'). Fix the value to match the format's schema"]
+        "boolean (got 'maybe'). Fix the value to match the format's schema"
+    ]
     assert store.query("select count(*) from trajectories where source_format = 'tb'")[1] == [(9,)]
 
 
@@ -276,11 +299,14 @@ def test_links_fifos_and_devices_never_hang_or_abort_an_ingest(store, good):
     report = ingest(store, [good], workers=1)
     assert report.errors == [] and row_count(store, "trajectories") == 21  # everything real landed, once
     (loop,) = [w.reason for w in report.warnings if "symlink" in w.reason]
-    assert loop == (f"{good / 'jsonl' / 'loop'}: a symlink back to {good}, which is already being walked; skipped. "
-                    "Nothing to do, or remove the link")
+    assert loop == (
+        f"{good / 'jsonl' / 'loop'}: a symlink back to {good}, which is already being walked; skipped. "
+        "Nothing to do, or remove the link"
+    )
     pipe = ingest(store, [good / "atif" / "pipe.json"], workers=1)
-    assert [e.reason for e in pipe.errors] == [f"{good / 'atif' / 'pipe.json'}: not a regular file (a FIFO, a device or "
-                                               "a socket). Point at the file itself"]
+    assert [e.reason for e in pipe.errors] == [
+        f"{good / 'atif' / 'pipe.json'}: not a regular file (a FIFO, a device or a socket). Point at the file itself"
+    ]
 
 
 def test_a_harbor_task_path_outside_the_input_is_never_read(store, good, tmp_path):
@@ -295,16 +321,23 @@ def test_a_harbor_task_path_outside_the_input_is_never_read(store, good, tmp_pat
         doc["task_id"] = {"path": task_path}
         path.write_text(json.dumps(doc))
         ingest(store, [good / TRIAL], workers=1)
-        assert store.query("select count(*) from tasks where instruction = 'SECRET INSTRUCTION' or task_type = 'stolen'")[1] \
-            == [(0,)]
+        assert store.query(
+            "select count(*) from tasks where instruction = 'SECRET INSTRUCTION' or task_type = 'stolen'"
+        )[1] == [(0,)]
 
 
 def test_jsonl_outputs_are_capped_like_every_other_format(store, tmp_path):
-    record = {"trajectory_id": "big", "run_id": "r", "task_id": "k", "outcome": "failed",
-              "steps": [{"step_idx": 0, "source": "env", "action": "run", "command": "make", "output": "x" * 200_000}]}
+    record = {
+        "trajectory_id": "big",
+        "run_id": "r",
+        "task_id": "k",
+        "outcome": "failed",
+        "steps": [{"step_idx": 0, "source": "env", "action": "run", "command": "make", "output": "x" * 200_000}],
+    }
     path = tmp_path / "big.jsonl"
     path.write_text(json.dumps(record) + "\n")
     report = ingest(store, [path], workers=1)
     assert report.errors == [] and len(report.warnings) == 1
     assert store.query("select length(output) < 70000, output_truncated from steps where trajectory_id = 'big'")[1] == [
-        (True, True)]
+        (True, True)
+    ]

@@ -27,90 +27,169 @@ def test_every_format_is_detected_and_counted(loaded):
 
 def test_harbor_trials_keep_verdict_tokens_tests_and_task_metadata(loaded):
     store, _ = loaded
-    assert rows(store, "select outcome, reward, harness_error, input_tokens, output_tokens, cost_usd from trajectories "
-                       "where trajectory_id = 'fix-csv-parser__Hk3mQ2p'") == [("passed", 1.0, None, 9350, 456, 0.00185)]
+    assert rows(
+        store,
+        "select outcome, reward, harness_error, input_tokens, output_tokens, cost_usd from trajectories "
+        "where trajectory_id = 'fix-csv-parser__Hk3mQ2p'",
+    ) == [("passed", 1.0, None, 9350, 456, 0.00185)]
     # an agent timeout with no reward is a failed attempt (as leaderboards count it), its harness error kept
-    assert rows(store, "select outcome, harness_error from trajectories where trajectory_id = 'fix-csv-parser__Tm5bN8c'") == [
-        ("failed", "agent_timeout")]
-    assert rows(store, "select test_id, tier, passed from test_results where trajectory_id = 'fix-csv-parser__Zr8tW4n' "
-                       "order by test_id") == [("test_empty_line", "edge", True), ("test_escaped_quote", "complex", False),
-                                               ("test_plain_row", "basic", True), ("test_quoted_comma", "intermediate", False)]
-    assert rows(store, "select milestones_passed, milestones_total from trajectories where task_id = 'add-retry-flag'") == [(1, 2)]
-    assert rows(store, "select difficulty_authored, tier_authored, task_type, language, codebase_files, instruction like 'Fix `parse_row`%' "
-                       "from tasks where task_id = 'fix-csv-parser'") == [("medium", "intermediate", "bugfix", "python", 14, True)]
-    assert rows(store, "select run_id, attempt from trajectories where task_id = 'fix-csv-parser' and run_id = '2026-10-02__09-00-00' "
-                       "order by attempt") == [("2026-10-02__09-00-00", 0), ("2026-10-02__09-00-00", 1)]
+    assert rows(
+        store, "select outcome, harness_error from trajectories where trajectory_id = 'fix-csv-parser__Tm5bN8c'"
+    ) == [("failed", "agent_timeout")]
+    assert rows(
+        store,
+        "select test_id, tier, passed from test_results where trajectory_id = 'fix-csv-parser__Zr8tW4n' "
+        "order by test_id",
+    ) == [
+        ("test_empty_line", "edge", True),
+        ("test_escaped_quote", "complex", False),
+        ("test_plain_row", "basic", True),
+        ("test_quoted_comma", "intermediate", False),
+    ]
+    assert rows(
+        store, "select milestones_passed, milestones_total from trajectories where task_id = 'add-retry-flag'"
+    ) == [(1, 2)]
+    assert rows(
+        store,
+        "select difficulty_authored, tier_authored, task_type, language, codebase_files, instruction like 'Fix `parse_row`%' "
+        "from tasks where task_id = 'fix-csv-parser'",
+    ) == [("medium", "intermediate", "bugfix", "python", 14, True)]
+    assert rows(
+        store,
+        "select run_id, attempt from trajectories where task_id = 'fix-csv-parser' and run_id = '2026-10-02__09-00-00' "
+        "order by attempt",
+    ) == [("2026-10-02__09-00-00", 0), ("2026-10-02__09-00-00", 1)]
 
 
 def test_terminus_keystrokes_are_split_and_outputs_attached(loaded):
     store, _ = loaded
-    steps = rows(store, "select action, path, command, output is not null from steps "
-                        "where trajectory_id = 'fix-csv-parser__Hk3mQ2p' and source = 'agent' order by step_idx")
-    assert [(a, p) for a, p, _, _ in steps] == [("run", None), ("run", None), ("read", "csvtool/parser.py"),
-                                                ("edit", "csvtool/parser.py"), ("run", None), ("complete", None)]
+    steps = rows(
+        store,
+        "select action, path, command, output is not null from steps "
+        "where trajectory_id = 'fix-csv-parser__Hk3mQ2p' and source = 'agent' order by step_idx",
+    )
+    assert [(a, p) for a, p, _, _ in steps] == [
+        ("run", None),
+        ("run", None),
+        ("read", "csvtool/parser.py"),
+        ("edit", "csvtool/parser.py"),
+        ("run", None),
+        ("complete", None),
+    ]
     assert steps[4][2] == "python -m pytest tests -q" and steps[4][3]  # the screen goes on the last command of the call
     assert not steps[3][3]
-    raw = rows(store, "select raw->>'function_name', raw->>'part' from steps where trajectory_id = 'fix-csv-parser__Hk3mQ2p' "
-                      "and step_idx = 5")
+    raw = rows(
+        store,
+        "select raw->>'function_name', raw->>'part' from steps where trajectory_id = 'fix-csv-parser__Hk3mQ2p' "
+        "and step_idx = 5",
+    )
     assert raw == [("bash_command", "0")]
 
 
 def test_claude_code_and_codex_tools_are_normalised(loaded):
     store, _ = loaded
-    assert rows(store, "select tool_name, action, path from steps where trajectory_id = 'add-retry-flag__Pq7xV2k' "
-                       "and source = 'agent' order by step_idx") == [
-        ("Read", "read", "/app/cmd/fetch.go"), ("Edit", "edit", "/app/cmd/fetch.go"),
-        ("Bash", "run", None), ("Bash", "run", None), ("Bash", "run", None),  # cd && go build && go test
-        (None, "message", None)]
-    assert rows(store, "select tool_name, action, path from steps where trajectory_id = 'fix-csv-parser__Cx2dE9f' "
-                       "and tool_name is not null order by step_idx") == [
-        ("exec_command", "read", "csvtool/parser.py"), ("apply_patch", "edit", "csvtool/parser.py"), ("shell", "run", None)]
+    assert rows(
+        store,
+        "select tool_name, action, path from steps where trajectory_id = 'add-retry-flag__Pq7xV2k' "
+        "and source = 'agent' order by step_idx",
+    ) == [
+        ("Read", "read", "/app/cmd/fetch.go"),
+        ("Edit", "edit", "/app/cmd/fetch.go"),
+        ("Bash", "run", None),
+        ("Bash", "run", None),
+        ("Bash", "run", None),  # cd && go build && go test
+        (None, "message", None),
+    ]
+    assert rows(
+        store,
+        "select tool_name, action, path from steps where trajectory_id = 'fix-csv-parser__Cx2dE9f' "
+        "and tool_name is not null order by step_idx",
+    ) == [
+        ("exec_command", "read", "csvtool/parser.py"),
+        ("apply_patch", "edit", "csvtool/parser.py"),
+        ("shell", "run", None),
+    ]
 
 
 def test_terminal_bench_runs_keep_harness_faults_apart(loaded):
     store, _ = loaded
-    got = rows(store, "select split_part(trajectory_id, '/', 2), outcome, harness_error, attempt from trajectories "
-                      "where source_format = 'tb' and run_id = '2025-08-20__12-00-00' order by 1")
+    got = rows(
+        store,
+        "select split_part(trajectory_id, '/', 2), outcome, harness_error, attempt from trajectories "
+        "where source_format = 'tb' and run_id = '2025-08-20__12-00-00' order by 1",
+    )
     assert got == [
         ("fix-permissions.1-of-2.2025-08-20__12-00-00", "error", "install_failed", 0),  # is_resolved null
         ("fix-permissions.2-of-2.2025-08-20__12-00-00", "failed", "test_timeout", 1),
         ("hello-world.1-of-2.2025-08-20__12-00-00", "passed", None, 0),
         ("hello-world.2-of-2.2025-08-20__12-00-00", "failed", None, 1),
     ]
-    assert rows(store, "select test_id, passed from test_results where trajectory_id like '%hello-world.2-of-2%' order by 1") == [
-        ("test_hello_file_content", False), ("test_hello_file_exists", True)]
+    assert rows(
+        store, "select test_id, passed from test_results where trajectory_id like '%hello-world.2-of-2%' order by 1"
+    ) == [("test_hello_file_content", False), ("test_hello_file_exists", True)]
     # commands.txt gives the commands, with no outputs (coders must abstain on output-based rules)
-    assert rows(store, "select action, path, output from steps where trajectory_id like '%hello-world.1-of-2%' and source = 'agent' "
-                       "order by step_idx") == [("run", None, None), ("edit", "hello.txt", None), ("read", "hello.txt", None)]
-    assert rows(store, "select tier_authored, difficulty_authored, task_type, tags from tasks where task_id = 'hello-world'") == [
-        ("basic", "easy", "file-operations", ["file-operations", "beginner"])]
+    assert rows(
+        store,
+        "select action, path, output from steps where trajectory_id like '%hello-world.1-of-2%' and source = 'agent' "
+        "order by step_idx",
+    ) == [("run", None, None), ("edit", "hello.txt", None), ("read", "hello.txt", None)]
+    assert rows(
+        store, "select tier_authored, difficulty_authored, task_type, tags from tasks where task_id = 'hello-world'"
+    ) == [("basic", "easy", "file-operations", ["file-operations", "beginner"])]
     assert rows(store, "select model, dataset, agent from runs where source_format = 'tb' order by agent") == [
         ("anthropic/claude-sonnet-4-20250514", None, "mini-swe-agent"),  # no run_metadata.json: from the invocation
         (None, "terminal-bench-core", "openhands"),  # model_name null in run_metadata.json
-        ("anthropic/claude-3-7-sonnet-latest", "terminal-bench-core", "terminus")]
+        ("anthropic/claude-3-7-sonnet-latest", "terminal-bench-core", "terminus"),
+    ]
 
 
 def test_swe_agent_trajectories_take_the_verdict_from_the_report(loaded):
     store, _ = loaded
-    assert rows(store, "select task_id, outcome, model, input_tokens, cost_usd from trajectories where source_format = 'swe-agent' "
-                       "order by 1") == [("astropy__astropy-12907", "passed", "gpt-4o-2024-08-06", 120000, 0.42),
-                                         ("django__django-11099", "failed", "gpt-4o-2024-08-06", 120000, 0.42)]
-    assert rows(store, "select action, path from steps where trajectory_id = 'gpt4o-run/astropy__astropy-12907' and source = 'agent' "
-                       "order by step_idx") == [("run", None), ("read", "astropy/modeling/separable.py"),
-                                                ("edit", "/astropy__astropy/astropy/modeling/separable.py"), ("run", None), ("complete", None)]
+    assert rows(
+        store,
+        "select task_id, outcome, model, input_tokens, cost_usd from trajectories where source_format = 'swe-agent' "
+        "order by 1",
+    ) == [
+        ("astropy__astropy-12907", "passed", "gpt-4o-2024-08-06", 120000, 0.42),
+        ("django__django-11099", "failed", "gpt-4o-2024-08-06", 120000, 0.42),
+    ]
+    assert rows(
+        store,
+        "select action, path from steps where trajectory_id = 'gpt4o-run/astropy__astropy-12907' and source = 'agent' "
+        "order by step_idx",
+    ) == [
+        ("run", None),
+        ("read", "astropy/modeling/separable.py"),
+        ("edit", "/astropy__astropy/astropy/modeling/separable.py"),
+        ("run", None),
+        ("complete", None),
+    ]
 
 
 def test_jsonl_and_standalone_atif(loaded):
     store, _ = loaded
-    assert rows(store, "select trajectory_id, outcome, harness_error, n_steps from trajectories where source_format = 'jsonl' "
-                       "order by 1") == [("rl-step120-p17-0", "passed", None, 3), ("rl-step120-p17-1", "failed", None, 2),
-                                         ("rl-step120-p3-0", "error", "sandbox_error", 0)]
-    assert rows(store, "select exit_code, output from steps where trajectory_id = 'rl-step120-p17-1' and step_idx = 1") == [(1, "1 failed, 1 passed")]
+    assert rows(
+        store,
+        "select trajectory_id, outcome, harness_error, n_steps from trajectories where source_format = 'jsonl' "
+        "order by 1",
+    ) == [
+        ("rl-step120-p17-0", "passed", None, 3),
+        ("rl-step120-p17-1", "failed", None, 2),
+        ("rl-step120-p3-0", "error", "sandbox_error", 0),
+    ]
+    assert rows(
+        store, "select exit_code, output from steps where trajectory_id = 'rl-step120-p17-1' and step_idx = 1"
+    ) == [(1, "1 failed, 1 passed")]
     # ATIF v1.6 content parts are flattened to text
-    assert rows(store, "select task_id, run_id, outcome, input_tokens from trajectories where source_format = 'atif'") == [
-        ("makefile-test-target", "openhands-smoke", "failed", 1900)]
-    assert rows(store, "select message, output from steps where trajectory_id = 'atif-standalone-42' order by step_idx")[:2] == [
-        ("Make `make test` pass.", None), ("Running the tests.", "make: *** No rule to make target 'test'.  Stop.")]
+    assert rows(
+        store, "select task_id, run_id, outcome, input_tokens from trajectories where source_format = 'atif'"
+    ) == [("makefile-test-target", "openhands-smoke", "failed", 1900)]
+    assert rows(
+        store, "select message, output from steps where trajectory_id = 'atif-standalone-42' order by step_idx"
+    )[:2] == [
+        ("Make `make test` pass.", None),
+        ("Running the tests.", "make: *** No rule to make target 'test'.  Stop."),
+    ]
 
 
 def test_reingest_is_a_no_op(loaded, formats):
@@ -137,7 +216,9 @@ def test_parallel_workers_give_the_same_store_as_one(tmp_path, formats, monkeypa
     for workers in (1, 2):
         with Store(tmp_path / f"w{workers}.duckdb") as s:
             ingest(s, formats, workers=workers)
-            snapshots.append(s.query("select trajectory_id, n_steps, outcome, content_hash from trajectories order by 1")[1])
+            snapshots.append(
+                s.query("select trajectory_id, n_steps, outcome, content_hash from trajectories order by 1")[1]
+            )
     assert snapshots[0] == snapshots[1]
 
 
@@ -150,5 +231,6 @@ def test_a_job_level_result_json_is_not_mistaken_for_a_trial(fixtures):
 
 def test_a_run_starts_when_its_first_trial_did(loaded):
     store, _ = loaded
-    assert store.query("select started_at = '2026-10-02T09:00:00Z'::timestamptz from runs "
-                       "where run_id = '2026-10-02__09-00-00'")[1] == [(True,)]
+    assert store.query(
+        "select started_at = '2026-10-02T09:00:00Z'::timestamptz from runs where run_id = '2026-10-02__09-00-00'"
+    )[1] == [(True,)]

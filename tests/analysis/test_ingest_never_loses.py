@@ -31,14 +31,17 @@ def _errors(store: Store) -> list[tuple[str, str | None, str | None]]:
     return store.query("select path, record, field from ingest_errors where severity = 'error' order by all")[1]
 
 
-@pytest.mark.parametrize("bad, field", [
-    (_line(attempt=2**31), "attempt"),
-    (_line(steps=[{"step_idx": 0, "source": "agent", "exit_code": 2**31}]), "steps[0].exit_code"),
-    (_line(input_tokens=10**30), "input_tokens"),
-    (_line(reward=float("nan")), "reward"),
-    (_line(reward=float("inf")), "reward"),
-    (_line(reward="1.0"), "reward"),
-])
+@pytest.mark.parametrize(
+    "bad, field",
+    [
+        (_line(attempt=2**31), "attempt"),
+        (_line(steps=[{"step_idx": 0, "source": "agent", "exit_code": 2**31}]), "steps[0].exit_code"),
+        (_line(input_tokens=10**30), "input_tokens"),
+        (_line(reward=float("nan")), "reward"),
+        (_line(reward=float("inf")), "reward"),
+        (_line(reward="1.0"), "reward"),
+    ],
+)
 def test_a_value_the_store_cannot_hold_costs_only_its_record(store, tmp_path, bad, field):
     path = tmp_path / "mixed.jsonl"
     path.write_text(bad.replace('"t"', '"bad"', 1) + _line(trajectory_id="good"))
@@ -48,12 +51,24 @@ def test_a_value_the_store_cannot_hold_costs_only_its_record(store, tmp_path, ba
     assert "The store cannot hold that value" in report.errors[0].reason or "valid number" in report.errors[0].reason
 
 
-@pytest.mark.parametrize("change, field", [
-    (lambda doc: doc["steps"][1].setdefault("metrics", {}).update(prompt_tokens=10**30), "steps[1].metrics.prompt_tokens"),
-    (lambda doc: doc["steps"][1].setdefault("metrics", {}).update(prompt_tokens=-5), "steps[1].metrics.prompt_tokens"),
-    (lambda doc: doc["steps"][1].setdefault("metrics", {}).update(cost_usd=float("inf")), "steps[1].metrics.cost_usd"),
-    (lambda doc: doc.update(schema_version="ATIF-v9.9"), "schema_version"),
-])
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        (
+            lambda doc: doc["steps"][1].setdefault("metrics", {}).update(prompt_tokens=10**30),
+            "steps[1].metrics.prompt_tokens",
+        ),
+        (
+            lambda doc: doc["steps"][1].setdefault("metrics", {}).update(prompt_tokens=-5),
+            "steps[1].metrics.prompt_tokens",
+        ),
+        (
+            lambda doc: doc["steps"][1].setdefault("metrics", {}).update(cost_usd=float("inf")),
+            "steps[1].metrics.cost_usd",
+        ),
+        (lambda doc: doc.update(schema_version="ATIF-v9.9"), "schema_version"),
+    ],
+)
 def test_atif_values_are_checked_where_read(store, tmp_path, change, field):
     doc = json.loads(ATIF.read_text())
     change(doc)
@@ -105,14 +120,28 @@ def test_reader_workers_die_with_a_killed_ingest(tmp_path):
     inputs.mkdir()
     for k in range(240):  # over the threshold at which ingest reads in worker processes; seconds of reading
         (inputs / f"f{k:03d}.jsonl").write_text("".join(_line(trajectory_id=f"t{k}-{j}") for j in range(400)))
-    parent = subprocess.Popen([sys.executable, "-m", "curriculab.cli", "ingest", "--db", str(tmp_path / "s.duckdb"),
-                               "--workers", "2", str(inputs)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "curriculab.cli",
+            "ingest",
+            "--db",
+            str(tmp_path / "s.duckdb"),
+            "--workers",
+            "2",
+            str(inputs),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         workers: list = []
         while time.monotonic() < deadline and parent.poll() is None:
-            workers = [p for p in psutil.Process(parent.pid).children(recursive=True)
-                       if "spawn_main" in " ".join(p.cmdline())]
+            workers = [
+                p for p in psutil.Process(parent.pid).children(recursive=True) if "spawn_main" in " ".join(p.cmdline())
+            ]
             if len(workers) == 2:
                 break
             time.sleep(0.05)
@@ -133,18 +162,42 @@ def test_one_unreadable_path_is_quarantined_and_the_rest_land(tmp_path):
     locked.chmod(0)
     db = tmp_path / "s.duckdb"
     # root reads any file; without CAP_DAC_OVERRIDE it is refused like any user
-    done = subprocess.run(["setpriv", "--bounding-set", "-dac_override,-dac_read_search", sys.executable, "-m",
-                           "curriculab.cli", "ingest", "--db", str(db), str(locked), str(ATIF)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            "setpriv",
+            "--bounding-set",
+            "-dac_override,-dac_read_search",
+            sys.executable,
+            "-m",
+            "curriculab.cli",
+            "ingest",
+            "--db",
+            str(db),
+            str(locked),
+            str(ATIF),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 1, done.stderr
     assert "Ingested 1 trajectories" in done.stdout
-    assert f"quarantined: {locked}: cannot read file (Permission denied). Check that it exists and is readable" in done.stderr
+    assert (
+        f"quarantined: {locked}: cannot read file (Permission denied). Check that it exists and is readable"
+        in done.stderr
+    )
 
 
-@pytest.mark.parametrize("content, cause", [
-    ("not a database\n", "That file is not a curriculab store; pass --db with another path (or move the file away)"),
-    (None, "That path is a directory; pass --db with a file path such as ./curriculab.duckdb"),
-])
+@pytest.mark.parametrize(
+    "content, cause",
+    [
+        (
+            "not a database\n",
+            "That file is not a curriculab store; pass --db with another path (or move the file away)",
+        ),
+        (None, "That path is a directory; pass --db with a file path such as ./curriculab.duckdb"),
+    ],
+)
 def test_a_store_that_cannot_be_opened_says_why(tmp_path, content, cause):
     from curriculab.analysis.store import StoreBusy, StoreError
 
@@ -165,8 +218,15 @@ def test_a_waiting_writer_says_so(tmp_path):
     db = tmp_path / "s.duckdb"
     with Store(db):
         pass
-    holder = subprocess.Popen([sys.executable, "-c", f"import duckdb, time; c = duckdb.connect({str(db)!r}); "
-                               "print('held', flush=True); time.sleep(3)"], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb, time; c = duckdb.connect({str(db)!r}); print('held', flush=True); time.sleep(3)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         notices: list[str] = []
@@ -182,8 +242,9 @@ def test_a_byte_order_mark_is_named_in_every_json_reader(store, tmp_path, name, 
     path = tmp_path / name
     path.write_bytes(b"\xef\xbb\xbf" + data.encode())
     report = ingest(store, [path], workers=1)
-    assert report.errors[0].reason.endswith("starts with a UTF-8 byte-order mark (BOM), which JSON does not allow. "
-                                            "Save the file as UTF-8 without a BOM")
+    assert report.errors[0].reason.endswith(
+        "starts with a UTF-8 byte-order mark (BOM), which JSON does not allow. Save the file as UTF-8 without a BOM"
+    )
 
 
 def test_step_messages_are_capped_like_outputs(store, tmp_path):
@@ -277,7 +338,9 @@ def test_readers_default_to_the_cores_this_process_may_use():
     import sys
 
     probe = "from curriculab.analysis.ingest.pipeline import available_cores; print(available_cores())"
-    pinned = subprocess.run(["taskset", "-c", "0", sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    pinned = subprocess.run(
+        ["taskset", "-c", "0", sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
     assert pinned.stdout.strip() == "1"
     free = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert int(free.stdout) == len(os.sched_getaffinity(0))
@@ -300,7 +363,6 @@ def test_readers_start_for_inputs_that_will_be_read_and_not_for_a_no_op_re_inges
     monkeypatch.setattr(pipeline, "_PARALLEL_MIN_UNITS", 2)
     started = []
     real_start = pipeline._Readers._start
-
 
     def start(self):
         was = self.pool

@@ -54,7 +54,9 @@ EVAL_SCRIPT = textwrap.dedent('''
 def eval_log(tmp_path_factory):
     pytest.importorskip("inspect_ai", reason="needs the inspect extra (installed by the README test command)")
     log_dir = tmp_path_factory.mktemp("inspect")
-    done = subprocess.run([sys.executable, "-c", EVAL_SCRIPT, str(log_dir)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", EVAL_SCRIPT, str(log_dir)], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return Path(done.stdout.strip().splitlines()[-1])
 
@@ -62,13 +64,18 @@ def eval_log(tmp_path_factory):
 def test_a_real_inspect_log_is_ingested(store, eval_log):
     report = ingest(store, [eval_log], workers=1)
     assert report.errors == [] and dict(report.by_format) == {"inspect": 2}
-    rows = store.query("select task_id, outcome, reward, attempt, model, model_raw, input_tokens from trajectories "
-                       "order by task_id")[1]
+    rows = store.query(
+        "select task_id, outcome, reward, attempt, model, model_raw, input_tokens from trajectories order by task_id"
+    )[1]
     # the provider route is not part of the model's name (`openai/gpt-4o` and `gpt-4o` are one model)
-    assert rows == [("task/add", "passed", 1.0, 0, "model", "mockllm/model", 200),
-                    ("task/mul", "failed", 0.0, 0, "model", "mockllm/model", 100)]
-    steps = store.query("select source, tool_name, action, path, command, output from steps "
-                        "where trajectory_id like '%/add/1' order by step_idx")[1]
+    assert rows == [
+        ("task/add", "passed", 1.0, 0, "model", "mockllm/model", 200),
+        ("task/mul", "failed", 0.0, 0, "model", "mockllm/model", 100),
+    ]
+    steps = store.query(
+        "select source, tool_name, action, path, command, output from steps "
+        "where trajectory_id like '%/add/1' order by step_idx"
+    )[1]
     assert steps == [
         ("user", None, None, None, None, None),
         ("agent", "bash", "run", None, "ls", None),
@@ -79,7 +86,7 @@ def test_a_real_inspect_log_is_ingested(store, eval_log):
 
 def test_without_the_extra_the_log_is_quarantined_naming_it(tmp_path, eval_log, fixtures):
     # Block the import in a fresh interpreter, as on a machine without the extra.
-    script = textwrap.dedent(f'''
+    script = textwrap.dedent(f"""
         import sys
         sys.modules["inspect_ai"] = None
         from curriculab.analysis.store import Store
@@ -88,19 +95,24 @@ def test_without_the_extra_the_log_is_quarantined_naming_it(tmp_path, eval_log, 
             report = ingest(store, [{str(eval_log)!r}, {str(fixtures / "jsonl")!r}], workers=1)
             print(report.inserted)
             print(report.errors[0].reason)
-    ''')
+    """)
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     inserted, reason = done.stdout.strip().splitlines()
     assert inserted == "3"  # the JSONL in the same call still landed
-    assert reason == (f"{eval_log}: reading Inspect AI logs needs the inspect-ai package, which is not installed. "
-                      "Install the extra: pip install 'curriculab[inspect]'")
+    assert reason == (
+        f"{eval_log}: reading Inspect AI logs needs the inspect-ai package, which is not installed. "
+        "Install the extra: pip install 'curriculab[inspect]'"
+    )
 
 
-@pytest.mark.parametrize("status, why", [
-    ("success", "the log holds a header only (no samples; written with --no-log-samples, or read header-only)"),
-    ("cancelled", "the eval ended with status 'cancelled' before any sample was logged"),
-])
+@pytest.mark.parametrize(
+    "status, why",
+    [
+        ("success", "the log holds a header only (no samples; written with --no-log-samples, or read header-only)"),
+        ("cancelled", "the eval ended with status 'cancelled' before any sample was logged"),
+    ],
+)
 def test_a_log_without_samples_says_why_nothing_landed(store, eval_log, tmp_path, status, why):
     from inspect_ai.log import read_eval_log, write_eval_log
 
@@ -111,42 +123,88 @@ def test_a_log_without_samples_says_why_nothing_landed(store, eval_log, tmp_path
     report = ingest(store, [target], workers=1)
     assert report.inserted == 0 and report.errors == []
     assert [w.reason for w in report.warnings] == [
-        f"{target}: no samples to ingest: {why}. Re-run the eval with samples logged, or ignore this file"]
+        f"{target}: no samples to ingest: {why}. Re-run the eval with samples logged, or ignore this file"
+    ]
 
 
 # inspect_ai's own test log `tests/log/test_eval_log/log_tool_call_error.json` (inspect 0.3.58): a
 # sample whose messages are eleven tool results, each with an `error` (parsing, timeout, permission,
 # file_not_found, ..., output_limit), and no assistant message carrying the calls. Same shape here.
-TOOL_ERROR_TYPES = ["parsing", "timeout", "parsing", "unicode_decode", "permission", "file_not_found",
-                    "is_a_directory", "limit", "approval", "unknown", "output_limit"]
+TOOL_ERROR_TYPES = [
+    "parsing",
+    "timeout",
+    "parsing",
+    "unicode_decode",
+    "permission",
+    "file_not_found",
+    "is_a_directory",
+    "limit",
+    "approval",
+    "unknown",
+    "output_limit",
+]
 
 
 def test_failing_tool_calls_keep_their_tool_and_error(store, tmp_path):
     import json
 
     log = {
-        "version": 2, "status": "success",
-        "eval": {"run_id": "run-tool-errors", "created": "2025-02-07T00:00:00+00:00", "task": "tool-errors", "task_id": "t1",
-                 "task_version": 0, "task_file": "task.py", "task_attribs": {}, "task_args": {},
-                 "dataset": {"name": "d", "location": ".", "samples": 1, "sample_ids": [1], "shuffled": False},
-                 "sandbox": {"type": "docker", "config": "compose.yaml"}, "model": "mockllm/model",
-                 "model_generate_config": {}, "model_args": {}, "config": {},
-                 "revision": {"type": "git", "origin": "o", "commit": "c"}, "packages": {"inspect_ai": "0.3.58"}},
+        "version": 2,
+        "status": "success",
+        "eval": {
+            "run_id": "run-tool-errors",
+            "created": "2025-02-07T00:00:00+00:00",
+            "task": "tool-errors",
+            "task_id": "t1",
+            "task_version": 0,
+            "task_file": "task.py",
+            "task_attribs": {},
+            "task_args": {},
+            "dataset": {"name": "d", "location": ".", "samples": 1, "sample_ids": [1], "shuffled": False},
+            "sandbox": {"type": "docker", "config": "compose.yaml"},
+            "model": "mockllm/model",
+            "model_generate_config": {},
+            "model_args": {},
+            "config": {},
+            "revision": {"type": "git", "origin": "o", "commit": "c"},
+            "packages": {"inspect_ai": "0.3.58"},
+        },
         "plan": {"name": "plan", "steps": [{"solver": "generate", "params": {}}]},
         "results": {"total_samples": 1, "completed_samples": 1, "scores": []},
-        "stats": {"started_at": "2025-02-07T00:00:00+00:00", "completed_at": "2025-02-07T00:00:00+00:00", "model_usage": {}},
-        "samples": [{"id": 1, "epoch": 1, "input": "Do it.", "target": "x", "files": [], "setup": "",
-                     "messages": [{"content": "partial output" if kind == "output_limit" else "", "role": "tool",
-                                   "tool_call_id": f"bash_{k + 1}", "function": "bash",
-                                   "error": {"type": kind, "message": f"the call failed: {kind}"}}
-                                  for k, kind in enumerate(TOOL_ERROR_TYPES)]}],
+        "stats": {
+            "started_at": "2025-02-07T00:00:00+00:00",
+            "completed_at": "2025-02-07T00:00:00+00:00",
+            "model_usage": {},
+        },
+        "samples": [
+            {
+                "id": 1,
+                "epoch": 1,
+                "input": "Do it.",
+                "target": "x",
+                "files": [],
+                "setup": "",
+                "messages": [
+                    {
+                        "content": "partial output" if kind == "output_limit" else "",
+                        "role": "tool",
+                        "tool_call_id": f"bash_{k + 1}",
+                        "function": "bash",
+                        "error": {"type": kind, "message": f"the call failed: {kind}"},
+                    }
+                    for k, kind in enumerate(TOOL_ERROR_TYPES)
+                ],
+            }
+        ],
     }
     path = tmp_path / "log_tool_call_error.json"
     path.write_text(json.dumps(log))
     report = ingest(store, [path], "inspect")
     assert report.quarantined == 0, [i.reason for i in report.errors]
-    rows = store.query("select tool_name, action, error_observed, output, json_extract_string(raw, '$.error.type') "
-                       "from steps order by step_idx")[1]
+    rows = store.query(
+        "select tool_name, action, error_observed, output, json_extract_string(raw, '$.error.type') "
+        "from steps order by step_idx"
+    )[1]
     assert len(rows) == 11
     assert {(r[0], r[1], r[2]) for r in rows} == {("bash", "run", True)}
     assert [r[4] for r in rows] == TOOL_ERROR_TYPES

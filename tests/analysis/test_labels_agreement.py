@@ -50,13 +50,15 @@ def test_import_refuses_bad_rows_and_keeps_good_ones(tmp_path, sim):
     _, corpus, db = sim
     good = next(csv.DictReader(open(corpus.root / "ground_truth.csv")))
     path = tmp_path / "mixed.csv"
-    path.write_text("trajectory_id,code,present\n"
-                    f"{good['trajectory_id']},skipped_verification,yes\n"
-                    f"{good['trajectory_id']},sloppiness,1\n"
-                    "no-such-trajectory,tool_misuse,0\n"
-                    f"{good['trajectory_id']},tool_misuse,maybe\n"
-                    f"{good['trajectory_id']},reward_hacking,\n"
-                    f"{good['trajectory_id']},no_plan_revision,unsure\n")
+    path.write_text(
+        "trajectory_id,code,present\n"
+        f"{good['trajectory_id']},skipped_verification,yes\n"
+        f"{good['trajectory_id']},sloppiness,1\n"
+        "no-such-trajectory,tool_misuse,0\n"
+        f"{good['trajectory_id']},tool_misuse,maybe\n"
+        f"{good['trajectory_id']},reward_hacking,\n"
+        f"{good['trajectory_id']},no_plan_revision,unsure\n"
+    )
     result = run(db, "labels", "import", str(path), "--annotator", "bob")
     assert result.exit_code == 1
     assert result.stdout == "Imported 2 labels by bob; 1 blank; 3 refused.\n"
@@ -88,14 +90,23 @@ def test_export_is_stratified_by_model_and_code(sim):
     assert rows and all(r["present"] == "" and r["definition"] for r in rows)
     cells = {(r["model"], r["code"]) for r in rows}
     assert {m for m, _ in cells} == {"atlas-7b-coder", "borealis-32b", "cirrus-large"}
-    assert {c for _, c in cells} == {"skipped_verification", "no_plan_revision", "redundant_rework", "tool_misuse",
-                                     "reward_hacking", "harness_failure", "premature_stop"}
+    assert {c for _, c in cells} == {
+        "skipped_verification",
+        "no_plan_revision",
+        "redundant_rework",
+        "tool_misuse",
+        "reward_hacking",
+        "harness_failure",
+        "premature_stop",
+    }
     per_cell = {}
     for r in rows:
         per_cell[(r["model"], r["code"])] = per_cell.get((r["model"], r["code"]), 0) + 1
     assert max(per_cell.values()) <= 6
     with Store(db, read_only=True) as store:  # half of each cell is drawn from what the coder flagged
-        flagged = {t for (t,) in store.query("select trajectory_id from failure_codes where code = 'reward_hacking'")[1]}
+        flagged = {
+            t for (t,) in store.query("select trajectory_id from failure_codes where code = 'reward_hacking'")[1]
+        }
     assert any(r["trajectory_id"] in flagged for r in rows if r["code"] == "reward_hacking")
 
 
@@ -105,15 +116,35 @@ def test_agreement_per_code_and_reliability_marking(tmp_path, sim):
     noisy = noisy_copy(corpus.root / "ground_truth.csv", tmp_path / "noisy.csv", flip=0.3, seed=1)
     assert run(db, "labels", "import", str(noisy), "--annotator", "careless").exit_code == 0
     exact = json.loads(run(db, "agreement", "--coder", "rules", "--annotator", "sim", "--json").stdout)
-    assert {r["code"] for r in exact} == {"skipped_verification", "no_plan_revision", "redundant_rework", "tool_misuse",
-                                          "reward_hacking", "harness_failure"}
+    assert {r["code"] for r in exact} == {
+        "skipped_verification",
+        "no_plan_revision",
+        "redundant_rework",
+        "tool_misuse",
+        "reward_hacking",
+        "harness_failure",
+    }
     assert all(r["reliable"] and r["kappa"] >= 0.9 and r["f1"] >= 0.9 for r in exact)
-    assert set(exact[0]) == {"code", "n", "prevalence", "kappa", "precision", "recall", "f1", "alpha", "annotators", "in_sample", "reliable"}
+    assert set(exact[0]) == {
+        "code",
+        "n",
+        "prevalence",
+        "kappa",
+        "precision",
+        "recall",
+        "f1",
+        "alpha",
+        "annotators",
+        "in_sample",
+        "reliable",
+    }
     sloppy = json.loads(run(db, "agreement", "--coder", "rules", "--annotator", "careless", "--json").stdout)
     assert not any(r["reliable"] for r in sloppy)
     with Store(db, read_only=True) as store:
-        marked = store.query("select annotator, bool_and(reliable), count(*) from code_reliability where coder = 'rules' "
-                             "group by 1 order by 1")[1]
+        marked = store.query(
+            "select annotator, bool_and(reliable), count(*) from code_reliability where coder = 'rules' "
+            "group by 1 order by 1"
+        )[1]
     assert marked == [("careless", False, 6), ("sim", True, 6)]
 
 
@@ -133,8 +164,10 @@ def test_agreement_without_labels_says_what_to_do(sim):
     _, _, db = sim
     result = run(db, "agreement", "--coder", "rules", "--annotator", "nobody")
     assert result.exit_code == 1
-    assert result.stderr == ("Error: no trajectory is both coded by 'rules' and labelled by 'nobody'. Run `curriculab code "
-                             "--coder ...` and `curriculab labels import ... --annotator nobody` first\n")
+    assert result.stderr == (
+        "Error: no trajectory is both coded by 'rules' and labelled by 'nobody'. Run `curriculab code "
+        "--coder ...` and `curriculab labels import ... --annotator nobody` first\n"
+    )
 
 
 def test_classifier_trains_reports_held_out_agreement_and_codes(tmp_path, sim):
@@ -155,8 +188,9 @@ def test_classifier_trains_reports_held_out_agreement_and_codes(tmp_path, sim):
     table = run(db, "agreement", "--coder", coded["coder"], "--annotator", "sim")
     assert "IN-SAMPLE: the classifier learned from these labels" in " ".join(table.stdout.split())
     with Store(db, read_only=True) as store:
-        assert store.query("select bool_and(in_sample), bool_or(reliable) from code_reliability where coder = ?",
-                           [coded["coder"]])[1] == [(True, False)]
+        assert store.query(
+            "select bool_and(in_sample), bool_or(reliable) from code_reliability where coder = ?", [coded["coder"]]
+        )[1] == [(True, False)]
     corrupt = tmp_path / "corrupt.joblib"
     corrupt.write_bytes(model.read_bytes()[:200])
     broken = run(db, "code", "--coder", "classifier", "--model", str(corrupt))
@@ -164,31 +198,56 @@ def test_classifier_trains_reports_held_out_agreement_and_codes(tmp_path, sim):
     assert broken.stderr.endswith(f"Train it again with `curriculab classifier train --annotator NAME -o {corrupt}`\n")
     missing = run(db, "code", "--coder", "classifier", "--model", str(tmp_path / "none.joblib"))
     assert missing.exit_code == 1
-    assert missing.stderr == (f"Error: no classifier at {tmp_path / 'none.joblib'}. Train one with `curriculab classifier "
-                              f"train --annotator NAME -o {tmp_path / 'none.joblib'}`\n")
+    assert missing.stderr == (
+        f"Error: no classifier at {tmp_path / 'none.joblib'}. Train one with `curriculab classifier "
+        f"train --annotator NAME -o {tmp_path / 'none.joblib'}`\n"
+    )
 
 
 def test_classifier_without_labels_is_refused(sim):
     _, _, db = sim
     result = run(db, "classifier", "train", "--annotator", "ghost")
     assert result.exit_code == 1
-    assert result.stderr == ("Error: no v4 labels by 'ghost'. Import some with "
-                             "`curriculab labels import FILE.csv --annotator ghost`\n")
+    assert result.stderr == (
+        "Error: no v4 labels by 'ghost'. Import some with `curriculab labels import FILE.csv --annotator ghost`\n"
+    )
 
 
 def test_one_reliability_rule_for_the_planner_and_the_labelling_page():
     from curriculab.analysis.labels import planner_use
 
-    exact = {"coder": "verifier", "annotator": "verifier", "code": "near_miss", "n": 0, "kappa": None,
-             "reliable": True, "in_sample": False, "method": "verifier"}
-    yours = {"coder": "verifier", "annotator": "ann", "code": "near_miss", "n": 4, "kappa": 0.5,
-             "reliable": False, "in_sample": False, "method": "labels"}
+    exact = {
+        "coder": "verifier",
+        "annotator": "verifier",
+        "code": "near_miss",
+        "n": 0,
+        "kappa": None,
+        "reliable": True,
+        "in_sample": False,
+        "method": "verifier",
+    }
+    yours = {
+        "coder": "verifier",
+        "annotator": "ann",
+        "code": "near_miss",
+        "n": 4,
+        "kappa": 0.5,
+        "reliable": False,
+        "in_sample": False,
+        "method": "labels",
+    }
     # five labels that agree only half the time do not make the page say the planner ignores an exact code
     used, method, why = planner_use([exact, yours], yours)
     assert (used, method) == (True, "verifier")
-    assert why == ("exact by construction (the verifier's codes follow from the tests): the planner uses it whatever "
-                   "labels say; your labels agree with it at κ = 0.50 on 4")
+    assert why == (
+        "exact by construction (the verifier's codes follow from the tests): the planner uses it whatever "
+        "labels say; your labels agree with it at κ = 0.50 on 4"
+    )
     used, method, why = planner_use([yours], yours)
     assert (used, method) == (False, "labels") and why.endswith("the planner ignores it")
     other = {**yours, "annotator": "bea", "n": 20, "kappa": 0.9, "reliable": True}
-    assert planner_use([yours, other], yours) == (True, "labels", "reliable (κ = 0.90 on 20 labels): the planner uses it (bea's labels)")
+    assert planner_use([yours, other], yours) == (
+        True,
+        "labels",
+        "reliable (κ = 0.90 on 20 labels): the planner uses it (bea's labels)",
+    )

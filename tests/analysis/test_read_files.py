@@ -32,12 +32,16 @@ def test_read_if_regular_reads_files_and_passes_over_everything_else(tmp_path):
 def test_read_bytes_names_what_it_cannot_read(tmp_path):
     os.mkfifo(tmp_path / "pipe.json")
     (tmp_path / "dir.json").mkdir()
-    for name, reason in [("pipe.json", "not a regular file (a FIFO, a device or a socket)"),
-                         ("dir.json", "not a regular file (a FIFO, a device or a socket)"),
-                         ("missing.json", "cannot read file (No such file or directory)")]:
+    for name, reason in [
+        ("pipe.json", "not a regular file (a FIFO, a device or a socket)"),
+        ("dir.json", "not a regular file (a FIFO, a device or a socket)"),
+        ("missing.json", "cannot read file (No such file or directory)"),
+    ]:
         with pytest.raises(IngestFailure) as failure:
             read_bytes(tmp_path / name, "atif", record="r1")
-        assert failure.value.issue.reason.startswith(f"{tmp_path / name}: record r1: {reason}"), failure.value.issue.reason
+        assert failure.value.issue.reason.startswith(f"{tmp_path / name}: record r1: {reason}"), (
+            failure.value.issue.reason
+        )
 
 
 def test_a_part_parsed_already_hashes_as_its_bytes_do():

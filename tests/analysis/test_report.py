@@ -23,8 +23,10 @@ def test_pass_rates_keep_harness_errors_apart(store, fixtures):
     ingest(store, [fixtures / "tb" / "2025-08-20__12-00-00", fixtures / "tb" / "tasks"], workers=1)
     # this run: 4 trials, 1 passed, 2 failed (one of them after a test timeout: the verdict stands,
     # flagged), 1 harness error with no verdict (is_resolved null)
-    row = store.query("select attempts, passes, pass_rate, ci_low, ci_high, harness_errors, flagged from v_pass_rates "
-                      "where dimension = 'overall'")[1][0]
+    row = store.query(
+        "select attempts, passes, pass_rate, ci_low, ci_high, harness_errors, flagged from v_pass_rates "
+        "where dimension = 'overall'"
+    )[1][0]
     assert row[:3] == (3, 1, pytest.approx(1 / 3)) and row[5:] == (1, 1)
     assert row[3:5] == pytest.approx((0.06149, 0.79234), abs=1e-4)  # Wilson 1/3 by hand
     tiers = dict(store.query("select value, attempts from v_pass_rates where dimension = 'tier'")[1])
@@ -33,9 +35,13 @@ def test_pass_rates_keep_harness_errors_apart(store, fixtures):
 
 def _code(store, statuses):
     """Record what a coder found, as coders do: a status for each (trajectory, code), a row for each finding."""
-    store.replace_codes("rules", "v1", sorted({t for t, _, _ in statuses}),
-                        [(t, c, 1.0, [], "planted") for t, c, s in statuses if s == "present"],
-                        [(t, c, s, None) for t, c, s in statuses])
+    store.replace_codes(
+        "rules",
+        "v1",
+        sorted({t for t, _, _ in statuses}),
+        [(t, c, 1.0, [], "planted") for t, c, s in statuses if s == "present"],
+        [(t, c, s, None) for t, c, s in statuses],
+    )
 
 
 def _traj(tid, model, outcome):
@@ -50,11 +56,18 @@ def test_failure_distribution_is_a_share_of_failures_with_its_interval(store):
     # skipped_verification: present on a0-a2, judged on all 8 failures; tool_misuse: present on
     # a3 (and a9, which passed: not a failure, not counted), judged on 4 of the 8 failures only
     statuses = [(f"a{i}", "skipped_verification", "present" if i < 3 else "absent") for i in range(10)]
-    statuses += [(f"a{i}", "tool_misuse", "present" if i in (3, 9) else "absent" if i < 4 else "not_applicable")
-                 for i in range(10)]
+    statuses += [
+        (f"a{i}", "tool_misuse", "present" if i in (3, 9) else "absent" if i < 4 else "not_applicable")
+        for i in range(10)
+    ]
     _code(store, statuses)
-    rows = {r[0]: r[1:] for r in store.query("""select code, n, applied, failures, share, coverage, ci_low, ci_high
-                                                 from v_failure_distribution where dimension = 'overall' order by code""")[1]}
+    rows = {
+        r[0]: r[1:]
+        for r in store.query("""select code, n, applied, failures, share, coverage, ci_low, ci_high
+                                                 from v_failure_distribution where dimension = 'overall' order by code""")[
+            1
+        ]
+    }
     assert rows["skipped_verification"][:5] == (3, 8, 8, 3 / 8, 1.0)
     assert rows["skipped_verification"][5:] == pytest.approx((0.13684, 0.69425), abs=1e-4)  # Wilson 3/8
     assert rows["tool_misuse"][:5] == (1, 4, 8, 1 / 4, 0.5)  # the share is over the failures the coder could judge
@@ -87,8 +100,10 @@ def test_report_shows_each_models_planted_top_failure_with_its_interval(sim):
     assert tops["cirrus-large"]["code"] == "redundant_rework"
     t = tops["atlas-7b-coder"]
     assert 0 < t["ci_low"] < t["share"] < t["ci_high"] < 1 and t["reliable"] is True
-    assert any(f.startswith("atlas-7b-coder: the top failure mode is skipped_verification, in ") and "95% CI" in f
-               for f in report["findings"])
+    assert any(
+        f.startswith("atlas-7b-coder: the top failure mode is skipped_verification, in ") and "95% CI" in f
+        for f in report["findings"]
+    )
 
 
 def test_report_difficulty_finds_the_miscalibrated_tasks(sim):
@@ -119,17 +134,28 @@ def test_bottleneck_is_the_code_every_model_ranks_first(store):
             add_trajectory(batch, _traj(tid, model, "failed"), tid, "jsonl", "x")
             codes.append((tid, "skipped_verification" if i < 4 else "tool_misuse"))
     store.write_batch(batch)
-    _code(store, [(t, c, "present") for t, c in codes] + [(t, other, "absent") for t, c in codes
-                                                           for other in ("skipped_verification", "tool_misuse") if other != c])
-    store.save_reliability("rules", "ann", "v1", [(code, 50, 0.9, 0.9, 0.6, True, False)
-                                                  for code in ("skipped_verification", "tool_misuse")])
+    _code(
+        store,
+        [(t, c, "present") for t, c in codes]
+        + [(t, other, "absent") for t, c in codes for other in ("skipped_verification", "tool_misuse") if other != c],
+    )
+    store.save_reliability(
+        "rules",
+        "ann",
+        "v1",
+        [(code, 50, 0.9, 0.9, 0.6, True, False) for code in ("skipped_verification", "tool_misuse")],
+    )
     report = build_report(store)
     assert [b["code"] for b in report["bottlenecks"]] == ["skipped_verification"]
-    assert any(f.startswith("Bottleneck: skipped_verification is the top failure mode for every model") for f in report["findings"])
+    assert any(
+        f.startswith("Bottleneck: skipped_verification is the top failure mode for every model")
+        for f in report["findings"]
+    )
 
 
 def test_report_cli_in_three_formats_and_errors(sim, tmp_path):
     _, _, db, _ = sim
+
     def run(*a):
         return CliRunner().invoke(cli, ["--db", str(db), *a], catch_exceptions=False)
 
@@ -137,7 +163,9 @@ def test_report_cli_in_three_formats_and_errors(sim, tmp_path):
     assert md.exit_code == 0 and md.stdout.startswith("# curriculab report — borealis-32b")
     assert "| no_plan_revision |" in md.stdout
     data = json.loads(run("report", "--json").stdout)
-    assert {"overview", "top_failure_modes", "bottlenecks", "difficulty", "signal", "milestones", "findings"} <= set(data)
+    assert {"overview", "top_failure_modes", "bottlenecks", "difficulty", "signal", "milestones", "findings"} <= set(
+        data
+    )
     page = tmp_path / "r.html"
     result = run("report", "--html", "-o", str(page))
     assert result.exit_code == 0 and result.stdout == f"Wrote {page}\n"
@@ -153,6 +181,7 @@ def test_report_cli_in_three_formats_and_errors(sim, tmp_path):
 
 def test_difficulty_cli_exports_the_pinned_fields(sim):
     _, _, db, _ = sim
+
     def run(*a):
         return CliRunner().invoke(cli, ["--db", str(db), *a], catch_exceptions=False)
 
@@ -167,13 +196,16 @@ def test_difficulty_cli_exports_the_pinned_fields(sim):
 def test_views_after_a_fit(sim):
     _, _, db, _ = sim
     with Store(db, read_only=True) as store:
-        informative = store.query("select count(*), count(*) filter (in_band), min(signal) >= 0, max(signal) <= 0.25 "
-                                  "from v_informative_tasks")[1][0]
+        informative = store.query(
+            "select count(*), count(*) filter (in_band), min(signal) >= 0, max(signal) <= 0.25 from v_informative_tasks"
+        )[1][0]
         assert informative[0] == 216 and 0 < informative[1] < 216 and informative[2] and informative[3]
         narrow = store.query("select count(*) filter (in_band) from informative_tasks(0.45, 0.55)")[1][0][0]
         assert narrow < informative[1]
         funnel = store.query("select sum(attempts) from v_milestone_funnel")[1][0][0]
-        milestoned = store.query("select count(*) from trajectories where milestones_total > 0 and outcome <> 'error'")[1][0][0]
+        milestoned = store.query("select count(*) from trajectories where milestones_total > 0 and outcome <> 'error'")[
+            1
+        ][0][0]
         assert funnel == milestoned > 0
         assert store.query("select count(*) from v_coder_agreement where reliable")[1][0][0] == 6
         assert store.query("select count(*) from v_task_difficulty")[1][0][0] == 72
@@ -195,7 +227,9 @@ def test_every_sql_read_gives_the_same_rows_without_pandas(sim):
 
     _, _, db, _ = sim
     reads = {name: read for name, read in vars(queries).items() if isinstance(read, queries.SqlRead)}
-    assert {"pass_rates", "failure_distribution", "failure_clusters", "failure_code_pairs", "attempt_evidence"} <= set(reads)
+    assert {"pass_rates", "failure_distribution", "failure_clusters", "failure_code_pairs", "attempt_evidence"} <= set(
+        reads
+    )
     with Store(db, read_only=True) as store:
         empty = set()
         for name, read in reads.items():
@@ -215,9 +249,12 @@ def test_the_reads_the_report_batches_equal_the_ones_they_replace(sim):
     with Store(db, read_only=True) as store:
         both = queries.failure_distribution.records(store, dimension=("overall", "tier"))
         for dimension in ("overall", "tier"):
-            assert [r for r in both if r["dimension"] == dimension] == \
-                queries.failure_distribution.records(store, dimension=dimension)
-        clusters = {(r["model"], r["code"]): (r["present"], r["applied"]) for r in queries.failure_clusters.records(store)}
+            assert [r for r in both if r["dimension"] == dimension] == queries.failure_distribution.records(
+                store, dimension=dimension
+            )
+        clusters = {
+            (r["model"], r["code"]): (r["present"], r["applied"]) for r in queries.failure_clusters.records(store)
+        }
         cells: dict = {}
         for r in queries.failure_cells.records(store):
             present, applied = cells.setdefault((r["model"], r["code"]), ([], []))
@@ -233,8 +270,13 @@ def test_the_reads_the_report_batches_equal_the_ones_they_replace(sim):
                 single[c] = single.get(c, 0) + 1
             for a, b in combinations(sorted(codes), 2):
                 pairs[(a, b)] = pairs.get((a, b), 0) + 1
-        expected = sorted(({"code_a": a, "code_b": b, "n": n, "lift": n * len(sets) / (single[a] * single[b])}
-                           for (a, b), n in pairs.items()), key=lambda r: -r["n"])
+        expected = sorted(
+            (
+                {"code_a": a, "code_b": b, "n": n, "lift": n * len(sets) / (single[a] * single[b])}
+                for (a, b), n in pairs.items()
+            ),
+            key=lambda r: -r["n"],
+        )
         assert len(expected) >= 6 and len({r["n"] for r in expected}) < len(expected)  # ties to order
         assert queries.failure_code_pairs.records(store, top=len(expected) + 1) == expected
         assert queries.failure_code_pairs.records(store, top=4) == expected[:4]
@@ -245,11 +287,13 @@ def test_a_report_process_never_imports_pandas(sim):
     import sys
 
     _, _, db, _ = sim
-    script = ("import sys\nfrom curriculab.analysis.report import build_report, to_markdown\n"
-              "from curriculab.analysis.store import Store\n"
-              f"text = to_markdown(build_report(Store({str(db)!r}, read_only=True)))\n"
-              "assert 'milestone 1.0' not in text, text\n"
-              "print(sorted(m for m in ('pandas', 'pyarrow') if m in sys.modules))\n")
+    script = (
+        "import sys\nfrom curriculab.analysis.report import build_report, to_markdown\n"
+        "from curriculab.analysis.store import Store\n"
+        f"text = to_markdown(build_report(Store({str(db)!r}, read_only=True)))\n"
+        "assert 'milestone 1.0' not in text, text\n"
+        "print(sorted(m for m in ('pandas', 'pyarrow') if m in sys.modules))\n"
+    )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 
@@ -272,8 +316,15 @@ def test_the_held_out_check_is_stored_with_the_fit_and_read_while_the_fit_is_cur
         assert build_report(store)["difficulty"]["held_out"]["held_out"] == -1  # read, not refitted
         run_id, task_id, model = store.query("select run_id, task_id, model from trajectories limit 1")[1][0]
         add = RowBatch()
-        add_trajectory(add, Trajectory(trajectory_id="late-attempt", run_id=run_id, task_id=task_id, model=model,
-                                       outcome="failed", attempt=99), "late", "jsonl", "x")
+        add_trajectory(
+            add,
+            Trajectory(
+                trajectory_id="late-attempt", run_id=run_id, task_id=task_id, model=model, outcome="failed", attempt=99
+            ),
+            "late",
+            "jsonl",
+            "x",
+        )
         store.write_batch(add)
         held = build_report(store)["difficulty"]["held_out"]
         # a stale fit: checked afresh, and said so

@@ -36,17 +36,35 @@ def _store_with(store, failures: int, judged: int, present: int, reliable: bool 
     and found skipped_verification in `present`."""
     batch = RowBatch()
     for i in range(failures + 2):
-        add_trajectory(batch, Trajectory(trajectory_id=f"t{i}", run_id="r", task_id=f"task{i % 5}", model="m1",
-                                        outcome="failed" if i < failures else "passed"), f"h{i}", "jsonl", "x")
+        add_trajectory(
+            batch,
+            Trajectory(
+                trajectory_id=f"t{i}",
+                run_id="r",
+                task_id=f"task{i % 5}",
+                model="m1",
+                outcome="failed" if i < failures else "passed",
+            ),
+            f"h{i}",
+            "jsonl",
+            "x",
+        )
     store.write_batch(batch)
-    statuses = [(f"t{i}", "skipped_verification", "present" if i < present else "absent" if i < judged else "not_applicable")
-                for i in range(failures)]
-    store.replace_codes("rules", "v1", [t for t, _, _ in statuses],
-                        [(t, c, 1.0, [], "planted") for t, c, s in statuses if s == "present"],
-                        [(t, c, s, "evidence missing" if s == "not_applicable" else None) for t, c, s in statuses])
+    statuses = [
+        (f"t{i}", "skipped_verification", "present" if i < present else "absent" if i < judged else "not_applicable")
+        for i in range(failures)
+    ]
+    store.replace_codes(
+        "rules",
+        "v1",
+        [t for t, _, _ in statuses],
+        [(t, c, 1.0, [], "planted") for t, c, s in statuses if s == "present"],
+        [(t, c, s, "evidence missing" if s == "not_applicable" else None) for t, c, s in statuses],
+    )
     if reliable is not None:
-        store.save_reliability("rules", "ann", "v1", [("skipped_verification", 40, 0.8 if reliable else 0.3, 0.8, 0.6,
-                                                       reliable, False)])
+        store.save_reliability(
+            "rules", "ann", "v1", [("skipped_verification", 40, 0.8 if reliable else 0.3, 0.8, 0.6, reliable, False)]
+        )
 
 
 def _top_finding(report):
@@ -56,8 +74,10 @@ def _top_finding(report):
 def test_low_coverage_withholds_the_top_failure_mode_and_says_what_is_missing(store):
     _store_with(store, failures=10, judged=2, present=2, reliable=True)
     report = build_report(store)
-    assert _top_finding(report) == ("m1: no top failure mode stated — skipped_verification leads (2 of 2 judged failures) "
-                                    "but the coder could judge only 2 of 10 failures (20.0%; 50.0% needed).")
+    assert _top_finding(report) == (
+        "m1: no top failure mode stated — skipped_verification leads (2 of 2 judged failures) "
+        "but the coder could judge only 2 of 10 failures (20.0%; 50.0% needed)."
+    )
     (row,) = report["top_failure_modes"]["m1"]
     assert (row["share"], row["coverage"]) == (1.0, 0.2)
 
@@ -65,14 +85,17 @@ def test_low_coverage_withholds_the_top_failure_mode_and_says_what_is_missing(st
 def test_unmeasured_agreement_withholds_it_too(store):
     _store_with(store, failures=10, judged=10, present=4, reliable=None)
     assert _top_finding(build_report(store)).endswith(
-        "but the coder's agreement with people on this code is not measured (`curriculab agreement`).")
+        "but the coder's agreement with people on this code is not measured (`curriculab agreement`)."
+    )
 
 
 def test_with_coverage_and_a_reliable_coder_the_finding_is_stated_with_its_clustered_interval(store):
     _store_with(store, failures=10, judged=8, present=4, reliable=True)
     finding = _top_finding(build_report(store))
-    assert finding.startswith("m1: the top failure mode is skipped_verification, in 50.0% of the failures the coder could "
-                              "judge (4 of 8; 95% CI over tasks ")
+    assert finding.startswith(
+        "m1: the top failure mode is skipped_verification, in 50.0% of the failures the coder could "
+        "judge (4 of 8; 95% CI over tasks "
+    )
     assert finding.endswith("coverage 80.0% of 10 failures).")
 
 
@@ -84,9 +107,21 @@ def _tasks_with_authored(store, n_tasks: int, authored: dict[str, str]):
         for m, ability in (("a", -1.0), ("b", 0.0), ("c", 1.0)):
             for attempt in range(3):
                 passed = rng.random() < 1 / (1 + np.exp(-(ability - (j - n_tasks / 2) / 5)))
-                add_trajectory(batch, Trajectory(trajectory_id=f"{m}-{j}-{attempt}", run_id="r", task_id=task.task_id,
-                                                model=m, attempt=attempt, outcome="passed" if passed else "failed",
-                                                task=task), f"{m}{j}{attempt}", "jsonl", "x")
+                add_trajectory(
+                    batch,
+                    Trajectory(
+                        trajectory_id=f"{m}-{j}-{attempt}",
+                        run_id="r",
+                        task_id=task.task_id,
+                        model=m,
+                        attempt=attempt,
+                        outcome="passed" if passed else "failed",
+                        task=task,
+                    ),
+                    f"{m}{j}{attempt}",
+                    "jsonl",
+                    "x",
+                )
     store.write_batch(batch)
 
 

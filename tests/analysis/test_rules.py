@@ -36,10 +36,14 @@ def test_rule_coders_reach_f1_09_on_planted_truth(sim_store):
 def test_every_finding_has_evidence_steps_that_exist(sim_store):
     rows = sim_store.query("""
         select f.code, f.trajectory_id, e.step from failure_codes f, unnest(f.evidence_steps) as e(step)
-        where f.coder = 'rules' and not exists (select 1 from steps s where s.trajectory_id = f.trajectory_id and s.step_idx = e.step)""")[1]
+        where f.coder = 'rules' and not exists (select 1 from steps s where s.trajectory_id = f.trajectory_id and s.step_idx = e.step)""")[
+        1
+    ]
     assert rows == []
-    no_evidence = sim_store.query("select count(*) from failure_codes where coder = 'rules' and code <> 'harness_failure' "
-                                  "and len(evidence_steps) = 0")[1][0][0]
+    no_evidence = sim_store.query(
+        "select count(*) from failure_codes where coder = 'rules' and code <> 'harness_failure' "
+        "and len(evidence_steps) = 0"
+    )[1][0][0]
     assert no_evidence == 0
     assert sim_store.query("select count(*) from failure_codes where rationale is null or rationale = ''")[1] == [(0,)]
 
@@ -74,8 +78,10 @@ def test_rule_coders_are_right_on_every_tricky_case(tricky):
     store, expected = tricky
     wrong = []
     for case in expected:
-        status = store.query("select status from coding_status where coder = 'rules' and trajectory_id = ? and code = ?",
-                             [case["trajectory_id"], case["code"]])[1][0][0]
+        status = store.query(
+            "select status from coding_status where coder = 'rules' and trajectory_id = ? and code = ?",
+            [case["trajectory_id"], case["code"]],
+        )[1][0][0]
         if (status == "present") != (case["present"] == "1"):
             wrong.append((case["trajectory_id"], case["code"], status, case["why"]))
     assert wrong == []
@@ -84,14 +90,18 @@ def test_rule_coders_are_right_on_every_tricky_case(tricky):
 def test_coders_abstain_where_the_format_lacks_the_evidence(store, fixtures):
     ingest(store, [fixtures / "tb"], workers=1)
     run_rule_coders(store)
-    statuses = dict(store.query("""select code, list(distinct status) from coding_status
-                                   where trajectory_id like '%hello-world.1-of-2%' group by 1""")[1])
+    statuses = dict(
+        store.query("""select code, list(distinct status) from coding_status
+                                   where trajectory_id like '%hello-world.1-of-2%' group by 1""")[1]
+    )
     # Terminal-Bench keeps commands, not outputs: output-based coders say nothing
     assert statuses["no_plan_revision"] == ["not_applicable"]
     assert statuses["tool_misuse"] == ["not_applicable"]
     # command-based ones still judge
     assert statuses["skipped_verification"] == ["absent"]  # `cat hello.txt` inspected the output
-    assert store.query("select code from failure_codes where trajectory_id like '%hello-world.2-of-2%'")[1] == [("skipped_verification",)]
+    assert store.query("select code from failure_codes where trajectory_id like '%hello-world.2-of-2%'")[1] == [
+        ("skipped_verification",)
+    ]
     assert store.query("select count(*) from failure_codes where code = 'no_plan_revision'")[1] == [(0,)]
 
 

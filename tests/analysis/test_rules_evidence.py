@@ -24,7 +24,9 @@ def test_tools_it_cannot_read_leave_command_rules_without_a_verdict(store):
     # agents.yaml: every call is `other`, with its output
     opaque = [Step(step_idx=i, source="agent", tool_name="exec", action="other", output="ok") for i in range(4)]
     _store_with(store, "opaque", opaque)
-    readable = [Step(step_idx=0, source="agent", tool_name="bash", action="run", command="pytest -q", output="1 passed")]
+    readable = [
+        Step(step_idx=0, source="agent", tool_name="bash", action="run", command="pytest -q", output="1 passed")
+    ]
     _store_with(store, "readable", readable)
     run_rule_coders(store)
     assert _statuses(store, "opaque")["tool_misuse"] == "not_applicable"

@@ -38,8 +38,10 @@ def test_same_seed_same_corpus(tmp_path):
 
 def test_tasks_span_languages_types_scales_and_tiers(sim):
     _, store = sim
-    langs, types, tiers = (set(r[0] for r in store.query(f"select distinct {c} from tasks")[1])
-                           for c in ("language", "task_type", "tier_authored"))
+    langs, types, tiers = (
+        set(r[0] for r in store.query(f"select distinct {c} from tasks")[1])
+        for c in ("language", "task_type", "tier_authored")
+    )
     assert langs == set(LANGUAGES) and len(langs) == 9
     assert len(types) >= 5 and tiers == {"basic", "intermediate", "complex"}
     assert {r[0] for r in store.query("select distinct tags[2] from tasks")[1]} == {"small", "medium", "large"}
@@ -48,13 +50,23 @@ def test_tasks_span_languages_types_scales_and_tiers(sim):
 
 def test_models_differ_in_skill_and_behaviour(sim):
     _, store = sim
-    pass_rate = dict(store.query("select model, avg((outcome = 'passed')::int) from trajectories where outcome <> 'error' group by 1")[1])
+    pass_rate = dict(
+        store.query(
+            "select model, avg((outcome = 'passed')::int) from trajectories where outcome <> 'error' group by 1"
+        )[1]
+    )
     assert pass_rate["atlas-7b-coder"] < pass_rate["borealis-32b"] < pass_rate["cirrus-large"]
     rates = store.query("""select model, code, avg(present::int) from (select * from labels where annotator = 'truth') truth join trajectories using (trajectory_id)
                            group by all""")[1]
     by = {(m, c): r for m, c, r in rates}
-    assert max(("atlas-7b-coder", "borealis-32b", "cirrus-large"), key=lambda m: by[(m, "skipped_verification")]) == "atlas-7b-coder"
-    assert max(("atlas-7b-coder", "borealis-32b", "cirrus-large"), key=lambda m: by[(m, "no_plan_revision")]) == "borealis-32b"
+    assert (
+        max(("atlas-7b-coder", "borealis-32b", "cirrus-large"), key=lambda m: by[(m, "skipped_verification")])
+        == "atlas-7b-coder"
+    )
+    assert (
+        max(("atlas-7b-coder", "borealis-32b", "cirrus-large"), key=lambda m: by[(m, "no_plan_revision")])
+        == "borealis-32b"
+    )
 
 
 def test_planted_skipped_verification_means_no_run_after_the_last_edit(sim):

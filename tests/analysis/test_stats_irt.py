@@ -9,29 +9,37 @@ from curriculab.analysis.stats import pass_at_k, wilson_interval
 from curriculab.analysis.store import Store
 
 
-@pytest.mark.parametrize("k, n, low, high", [
-    (7, 20, 0.18119, 0.56715),   # p = .35: centre (.35 + 1.9208/20)/(1.19207), half-width by hand
-    (0, 10, 0.0, 0.27753),       # 0/10: upper bound z²/(n + z²) = 3.8415/13.8415
-    (10, 10, 0.72247, 1.0),
-    (1, 2, 0.09453, 0.90547),
-])
+@pytest.mark.parametrize(
+    "k, n, low, high",
+    [
+        (7, 20, 0.18119, 0.56715),  # p = .35: centre (.35 + 1.9208/20)/(1.19207), half-width by hand
+        (0, 10, 0.0, 0.27753),  # 0/10: upper bound z²/(n + z²) = 3.8415/13.8415
+        (10, 10, 0.72247, 1.0),
+        (1, 2, 0.09453, 0.90547),
+    ],
+)
 def test_wilson_by_hand_and_in_sql(k, n, low, high):
     assert wilson_interval(k, n) == pytest.approx((low, high), abs=1e-5)
     with Store(":memory:") as store:
-        assert store.query(f"select wilson_low({k}, {n}), wilson_high({k}, {n})")[1][0] == pytest.approx((low, high), abs=1e-5)
+        assert store.query(f"select wilson_low({k}, {n}), wilson_high({k}, {n})")[1][0] == pytest.approx(
+            (low, high), abs=1e-5
+        )
 
 
 def test_wilson_of_nothing_is_the_whole_range():
     assert wilson_interval(0, 0) == (0.0, 1.0)
 
 
-@pytest.mark.parametrize("n, c, k, expected", [
-    (5, 2, 1, 0.4),                 # pass@1 is c/n
-    (5, 2, 2, 1 - 3 / 10),          # 1 - C(3,2)/C(5,2)
-    (5, 0, 3, 0.0),
-    (5, 4, 2, 1.0),                 # fewer than k failures: some draw must pass
-    (10, 3, 5, 1 - 21 / 252),       # 1 - C(7,5)/C(10,5)
-])
+@pytest.mark.parametrize(
+    "n, c, k, expected",
+    [
+        (5, 2, 1, 0.4),  # pass@1 is c/n
+        (5, 2, 2, 1 - 3 / 10),  # 1 - C(3,2)/C(5,2)
+        (5, 0, 3, 0.0),
+        (5, 4, 2, 1.0),  # fewer than k failures: some draw must pass
+        (10, 3, 5, 1 - 21 / 252),  # 1 - C(7,5)/C(10,5)
+    ],
+)
 def test_pass_at_k_unbiased_estimator(n, c, k, expected):
     assert pass_at_k(n, c, k) == pytest.approx(expected)
 
@@ -58,7 +66,9 @@ def test_2pl_recovers_known_parameters():
     assert fit.converged
     assert spearmanr(fit.difficulty, b).statistic > 0.95
     assert spearmanr(fit.ability, theta).statistic > 0.97
-    assert spearmanr(fit.discrimination, a).statistic > 0.3  # discrimination is the hardest to pin with 200 draws a task
+    assert (
+        spearmanr(fit.discrimination, a).statistic > 0.3
+    )  # discrimination is the hardest to pin with 200 draws a task
     # standard errors are honest: most true difficulties lie within 2 SE of the estimate (after aligning the scale)
     scale = np.std(fit.ability) / np.std(theta)
     inside = np.abs(fit.difficulty / scale - b) < 2 * fit.difficulty_se / scale + 0.3
@@ -85,8 +95,10 @@ def test_fit_refuses_bad_cells():
 
 def test_measured_tiers_follow_the_authored_shares():
     difficulty = np.arange(10, dtype=float)
-    assert measured_tiers(difficulty, {"basic": 2, "intermediate": 5, "complex": 3}) == \
-        ["basic"] * 2 + ["intermediate"] * 5 + ["complex"] * 3
+    assert (
+        measured_tiers(difficulty, {"basic": 2, "intermediate": 5, "complex": 3})
+        == ["basic"] * 2 + ["intermediate"] * 5 + ["complex"] * 3
+    )
 
 
 def test_held_out_metrics_match_textbook_values():

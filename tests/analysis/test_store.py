@@ -19,18 +19,77 @@ from curriculab.analysis.store import (
 from curriculab.trajectory.model import Step, Trajectory
 
 PINNED = {
-    "tasks": ["task_id", "source", "instruction", "task_type", "language", "tier_authored", "difficulty_authored",
-              "codebase_files", "n_milestones", "tags", "metadata"],
+    "tasks": [
+        "task_id",
+        "source",
+        "instruction",
+        "task_type",
+        "language",
+        "tier_authored",
+        "difficulty_authored",
+        "codebase_files",
+        "n_milestones",
+        "tags",
+        "metadata",
+    ],
     "runs": ["run_id", "agent", "model", "dataset", "source_format", "source_path", "started_at", "config"],
-    "trajectories": ["trajectory_id", "run_id", "task_id", "model", "attempt", "outcome", "reward", "harness_error",
-                     "n_steps", "milestones_passed", "milestones_total", "input_tokens", "output_tokens", "cost_usd",
-                     "started_at", "ended_at", "content_hash"],
-    "steps": ["trajectory_id", "step_idx", "source", "message", "tool_name", "action", "path", "command", "output",
-              "exit_code", "output_truncated", "raw", "ts"],
+    "trajectories": [
+        "trajectory_id",
+        "run_id",
+        "task_id",
+        "model",
+        "attempt",
+        "outcome",
+        "reward",
+        "harness_error",
+        "n_steps",
+        "milestones_passed",
+        "milestones_total",
+        "input_tokens",
+        "output_tokens",
+        "cost_usd",
+        "started_at",
+        "ended_at",
+        "content_hash",
+    ],
+    "steps": [
+        "trajectory_id",
+        "step_idx",
+        "source",
+        "message",
+        "tool_name",
+        "action",
+        "path",
+        "command",
+        "output",
+        "exit_code",
+        "output_truncated",
+        "raw",
+        "ts",
+    ],
     "test_results": ["trajectory_id", "test_id", "tier", "milestone_idx", "passed"],
-    "failure_codes": ["trajectory_id", "code", "taxonomy_version", "coder", "confidence", "evidence_steps", "rationale", "coded_at"],
+    "failure_codes": [
+        "trajectory_id",
+        "code",
+        "taxonomy_version",
+        "coder",
+        "confidence",
+        "evidence_steps",
+        "rationale",
+        "coded_at",
+    ],
     "labels": ["trajectory_id", "code", "annotator", "present", "taxonomy_version"],
-    "plans": ["plan_id", "created_at", "target_model", "strategy", "allocation", "weights", "task_mix", "reasons", "config_yaml"],
+    "plans": [
+        "plan_id",
+        "created_at",
+        "target_model",
+        "strategy",
+        "allocation",
+        "weights",
+        "task_mix",
+        "reasons",
+        "config_yaml",
+    ],
     "ingest_errors": ["path", "reason", "seen_at"],
 }
 
@@ -61,8 +120,10 @@ def test_read_only_open_of_a_missing_store_says_how_to_create_one(tmp_path):
     with pytest.raises(StoreMissing) as err:
         Store(tmp_path / "nope.duckdb", read_only=True)
     assert isinstance(err.value, StoreError)
-    assert str(err.value) == (f"no store at {tmp_path / 'nope.duckdb'}. Run `curriculab ingest PATH` to create one, "
-                              "or pass --db / set CURRICULAB_DB")
+    assert str(err.value) == (
+        f"no store at {tmp_path / 'nope.duckdb'}. Run `curriculab ingest PATH` to create one, "
+        "or pass --db / set CURRICULAB_DB"
+    )
 
 
 @pytest.mark.parametrize("command", [["train", "--config", "plan.yaml"], ["loop", "--model", "m"], ["dashboard"]])
@@ -73,10 +134,13 @@ def test_every_command_that_needs_a_store_says_the_same_when_there_is_none(tmp_p
 
     missing = tmp_path / "none.duckdb"
     (tmp_path / "plan.yaml").write_text("grpo: {}\n")
-    result = CliRunner().invoke(cli, ["--db", str(missing), *(str(tmp_path / a) if a == "plan.yaml" else a for a in command)])
+    result = CliRunner().invoke(
+        cli, ["--db", str(missing), *(str(tmp_path / a) if a == "plan.yaml" else a for a in command)]
+    )
     assert result.exit_code == 1 and not missing.exists()
-    assert result.stderr == (f"Error: no store at {missing}. Run `curriculab ingest PATH` to create one, or pass --db / "
-                             "set CURRICULAB_DB\n")
+    assert result.stderr == (
+        f"Error: no store at {missing}. Run `curriculab ingest PATH` to create one, or pass --db / set CURRICULAB_DB\n"
+    )
 
 
 def test_reader_of_an_old_schema_is_told_to_migrate(db_path):
@@ -99,7 +163,9 @@ def test_a_batch_lands_whole_or_not_at_all(store):
     store.write_batch(good)
     bad = RowBatch()
     add_trajectory(bad, _trajectory("b"), "h2", "jsonl", "x")
-    add_trajectory(bad, Trajectory.model_construct(**{**_trajectory("c").__dict__, "outcome": "won"}), "h3", "jsonl", "x")
+    add_trajectory(
+        bad, Trajectory.model_construct(**{**_trajectory("c").__dict__, "outcome": "won"}), "h3", "jsonl", "x"
+    )
     with pytest.raises(StoreError, match="Constraint Error: CHECK constraint failed"):
         store.write_batch(bad)  # the CHECK on outcome fails: b must not land either
     assert store.query("select trajectory_id from trajectories")[1] == [("a",)]
@@ -141,8 +207,14 @@ def test_row_types_and_arrow_schemas_match_the_stored_tables(store):
 
     from curriculab.analysis.store.rows import SCHEMAS
 
-    kinds = {pa.string(): "VARCHAR", pa.int32(): "INTEGER", pa.int64(): "BIGINT", pa.float64(): "DOUBLE",
-             pa.bool_(): "BOOLEAN", pa.timestamp("us", tz="UTC"): "TIMESTAMP WITH TIME ZONE"}
+    kinds = {
+        pa.string(): "VARCHAR",
+        pa.int32(): "INTEGER",
+        pa.int64(): "BIGINT",
+        pa.float64(): "DOUBLE",
+        pa.bool_(): "BOOLEAN",
+        pa.timestamp("us", tz="UTC"): "TIMESTAMP WITH TIME ZONE",
+    }
     for table, schema in SCHEMAS.items():
         stored = {c["name"]: c["type"] for t in describe_tables(store) if t["table"] == table for c in t["columns"]}
         for field in schema:
@@ -158,15 +230,32 @@ def test_a_failed_write_is_a_store_error_that_keeps_nothing(store):
 
     good = Trajectory(trajectory_id="ok", run_id="r", task_id="k", outcome="passed")
     bad = Trajectory(trajectory_id="bad", run_id="r", task_id="k", outcome="failed")
-    bad.steps = [Step.model_construct(step_idx=0, source="agent", action="teleport", message=None, tool_name=None,
-                                      path=None, command=None, output=None, exit_code=None, tool_failed=None,
-                                      output_truncated=False, raw=None, ts=None, call_id=None)]
+    bad.steps = [
+        Step.model_construct(
+            step_idx=0,
+            source="agent",
+            action="teleport",
+            message=None,
+            tool_name=None,
+            path=None,
+            command=None,
+            output=None,
+            exit_code=None,
+            tool_failed=None,
+            output_truncated=False,
+            raw=None,
+            ts=None,
+            call_id=None,
+        )
+    ]
     batch = RowBatch()
     add_trajectory(batch, good, "h1", "jsonl", "x")
     add_trajectory(batch, bad, "h2", "jsonl", "x")
     with pytest.raises(StoreError) as err:
         store.write_batch(batch)
-    assert isinstance(err.value, RecordRejected)  # a value of a record, not the store's state: ingest isolates the record
+    assert isinstance(
+        err.value, RecordRejected
+    )  # a value of a record, not the store's state: ingest isolates the record
     assert str(err.value).startswith("the store refused a value: Constraint Error: CHECK constraint failed")
     assert row_count(store, "trajectories") == 0 and row_count(store, "steps") == 0
 
@@ -189,8 +278,11 @@ def test_the_dashboard_opens_the_store_only_through_the_read_api():
 
     root = Path(__file__).resolve().parents[2] / "dashboard"
     for source in root.rglob("*.py"):
-        calls = [n for n in ast.walk(ast.parse(source.read_text())) if isinstance(n, ast.Call)
-                 and getattr(n.func, "id", getattr(n.func, "attr", None)) == "Store"]
+        calls = [
+            n
+            for n in ast.walk(ast.parse(source.read_text()))
+            if isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", None)) == "Store"
+        ]
         assert not calls, f"{source} opens Store itself: read through curriculab.analysis.queries"
 
 
@@ -198,15 +290,37 @@ def test_the_store_only_stores():
     # persistence (lifecycle, the reader hand-off, migrations, reads, one write per table family);
     # a new method is a decision, and domain rules live with their owners (ingest, coding)
     public = {name for name, value in vars(Store).items() if callable(value) and not name.startswith("_")}
-    assert public == {"readers_waiting", "close", "migrate", "query", "query_many", "query_one_select", "frame",
-                      "write_batch", "record_inputs", "run_statements", "replace_codes", "save_labels",
-                      "save_reliability", "save_plan", "save_training_metrics", "save_irt_fit"}
+    assert public == {
+        "readers_waiting",
+        "close",
+        "migrate",
+        "query",
+        "query_many",
+        "query_one_select",
+        "frame",
+        "write_batch",
+        "record_inputs",
+        "run_statements",
+        "replace_codes",
+        "save_labels",
+        "save_reliability",
+        "save_plan",
+        "save_training_metrics",
+        "save_irt_fit",
+    }
     root = Path(__file__).resolve().parents[2] / "analysis" / "store"
     for source in root.glob("*.py"):
         if source.name == "schema.py":  # migrations are history: a data fix applied once stays recorded as it ran
             continue
         text = source.read_text()
-        for rule in ("canonical_model", "model_names", "model unknown", "set attempt", "trajectory.actions", "taxonomy.coders"):
+        for rule in (
+            "canonical_model",
+            "model_names",
+            "model unknown",
+            "set attempt",
+            "trajectory.actions",
+            "taxonomy.coders",
+        ):
             assert rule not in text, f"{source.name} holds a domain rule ({rule}): move it to ingest or coding"
 
 
@@ -226,8 +340,9 @@ def test_the_schemas_check_lists_are_the_trajectory_vocabularies(store):
     from curriculab.trajectory.vocabulary import ACTIONS, OUTCOMES, STEP_SOURCES, TIERS
 
     checks = {}
-    for table, text in store.query("select table_name, constraint_text from duckdb_constraints() "
-                                   "where constraint_type = 'CHECK'")[1]:
+    for table, text in store.query(
+        "select table_name, constraint_text from duckdb_constraints() where constraint_type = 'CHECK'"
+    )[1]:
         column = re.search(r'\(\(?"?(\w+)"? IN', text).group(1)
         checks[(table, column)] = tuple(re.findall(r"'([^']*)'", text))
     assert checks[("trajectories", "outcome")] == OUTCOMES

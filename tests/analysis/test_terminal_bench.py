@@ -26,22 +26,36 @@ def _typed(lines: list) -> list[tuple[str, str]]:
 
 
 def test_keystrokes_are_joined_into_what_was_typed():
-    assert _typed([
-        ["asciinema rec --stdin /logs/agent.cast", "Enter"], ["clear", "Enter"],
-        ["ls -la", "; tmux wait -S done", "Enter"],       # the harness's wait suffix is not typed by the agent
-        ["python3", ' -c "print(1)"', "Enter"],           # several strings, one command
-        ["vim notes.txt\n"],                               # a newline inside the string ends the command too
-        ["C-c"],                                           # a control key is its own entry
-        ["cat > f.txt << 'EOF'\nline one\nline two\nEOF\n"],
-        ["C-d"], ["asciinema rec --stdin /logs/tests.cast", "Enter"], ["clear", "Enter"],
-        ["bash ", "/tests/run-tests.sh", "Enter"], ["C-d"], ["C-d"],
-    ]) == [
-        ("env", "asciinema rec --stdin /logs/agent.cast"), ("env", "clear"),
-        ("agent", "ls -la"), ("agent", 'python3 -c "print(1)"'), ("agent", "vim notes.txt"), ("agent", "C-c"),
+    assert _typed(
+        [
+            ["asciinema rec --stdin /logs/agent.cast", "Enter"],
+            ["clear", "Enter"],
+            ["ls -la", "; tmux wait -S done", "Enter"],  # the harness's wait suffix is not typed by the agent
+            ["python3", ' -c "print(1)"', "Enter"],  # several strings, one command
+            ["vim notes.txt\n"],  # a newline inside the string ends the command too
+            ["C-c"],  # a control key is its own entry
+            ["cat > f.txt << 'EOF'\nline one\nline two\nEOF\n"],
+            ["C-d"],
+            ["asciinema rec --stdin /logs/tests.cast", "Enter"],
+            ["clear", "Enter"],
+            ["bash ", "/tests/run-tests.sh", "Enter"],
+            ["C-d"],
+            ["C-d"],
+        ]
+    ) == [
+        ("env", "asciinema rec --stdin /logs/agent.cast"),
+        ("env", "clear"),
+        ("agent", "ls -la"),
+        ("agent", 'python3 -c "print(1)"'),
+        ("agent", "vim notes.txt"),
+        ("agent", "C-c"),
         ("agent", "cat > f.txt << 'EOF'\nline one\nline two\nEOF"),
         ("env", "C-d"),  # ends the agent's recording
-        ("env", "asciinema rec --stdin /logs/tests.cast"), ("env", "clear"), ("env", "bash /tests/run-tests.sh"),
-        ("env", "C-d"), ("env", "C-d"),
+        ("env", "asciinema rec --stdin /logs/tests.cast"),
+        ("env", "clear"),
+        ("env", "bash /tests/run-tests.sh"),
+        ("env", "C-d"),
+        ("env", "C-d"),
     ]
 
 
@@ -51,11 +65,14 @@ def test_a_typed_line_without_enter_continues_on_the_next_send():
 
 def test_a_line_that_is_not_a_key_list_is_a_warning_not_a_crash():
     issues: list = []
-    got = typed_commands("['ls', 'Enter']\n__import__('os').system('true')\n['pwd', 'Enter']\n", Path("c.txt"), "t", issues)
+    got = typed_commands(
+        "['ls', 'Enter']\n__import__('os').system('true')\n['pwd', 'Enter']\n", Path("c.txt"), "t", issues
+    )
     assert got == [("agent", "ls"), ("agent", "pwd")]
     assert [i.reason for i in issues] == [
         "c.txt: record t: field line 2: line 2 is not a Python list of tmux keys: \"__import__('os').system('true')\". "
-        "Skipped; check that the file is a Terminal-Bench commands.txt"]
+        "Skipped; check that the file is a Terminal-Bench commands.txt"
+    ]
     assert issues[0].severity == "warning"
 
 
@@ -72,59 +89,97 @@ def _rows(store, sql, params=None):
 
 def test_no_step_is_a_list_repr_and_harness_lines_are_env(tb):
     assert _rows(tb, "select count(*) from steps where command like '[%' or command like '%'', ''Enter''%'") == [(0,)]
-    assert _rows(tb, """select source, action, path, command from steps
-                        where trajectory_id like '%hello-world.1-of-2.2025-08-20%' and source <> 'user' order by step_idx""") == [
-        ("env", "run", None, "asciinema rec --stdin /logs/agent.cast"), ("env", "run", None, "clear"),
-        ("agent", "run", None, "ls -la"), ("agent", "edit", "hello.txt", "echo 'Hello, world!' > hello.txt"),
-        ("agent", "read", "hello.txt", "cat hello.txt"), ("env", "run", None, "C-d"),
-        ("env", "run", None, "asciinema rec --stdin /logs/tests.cast"), ("env", "run", None, "clear"),
-        ("env", "run", None, "bash /tests/run-tests.sh"), ("env", "run", None, "C-d")]
+    assert _rows(
+        tb,
+        """select source, action, path, command from steps
+                        where trajectory_id like '%hello-world.1-of-2.2025-08-20%' and source <> 'user' order by step_idx""",
+    ) == [
+        ("env", "run", None, "asciinema rec --stdin /logs/agent.cast"),
+        ("env", "run", None, "clear"),
+        ("agent", "run", None, "ls -la"),
+        ("agent", "edit", "hello.txt", "echo 'Hello, world!' > hello.txt"),
+        ("agent", "read", "hello.txt", "cat hello.txt"),
+        ("env", "run", None, "C-d"),
+        ("env", "run", None, "asciinema rec --stdin /logs/tests.cast"),
+        ("env", "run", None, "clear"),
+        ("env", "run", None, "bash /tests/run-tests.sh"),
+        ("env", "run", None, "C-d"),
+    ]
 
 
 def test_an_installed_agent_is_one_opaque_run_step(tb):
-    steps = _rows(tb, """select source, action, path, tool_name, left(command, 21) from steps
-                         where trajectory_id like '%create-web-page.1-of-2%' and source = 'agent'""")
+    steps = _rows(
+        tb,
+        """select source, action, path, tool_name, left(command, 21) from steps
+                         where trajectory_id like '%create-web-page.1-of-2%' and source = 'agent'""",
+    )
     assert steps == [("agent", "run", None, "installed-agent", "openhands --task 'Cre")]
     # the task text's `echo "hello world" > hello.html` is not an edit of anything
-    assert _rows(tb, "select count(*) from steps s join trajectories t using (trajectory_id) "
-                     "where not t.actions_logged and s.action = 'edit'") == [(0,)]
-    assert _rows(tb, "select count(*), count(*) filter (not actions_logged) from trajectories "
-                     "where run_id in ('2025-08-07__20-46-16', '2025-09-01__10-00-00')") == [(6, 6)]
+    assert _rows(
+        tb,
+        "select count(*) from steps s join trajectories t using (trajectory_id) "
+        "where not t.actions_logged and s.action = 'edit'",
+    ) == [(0,)]
+    assert _rows(
+        tb,
+        "select count(*), count(*) filter (not actions_logged) from trajectories "
+        "where run_id in ('2025-08-07__20-46-16', '2025-09-01__10-00-00')",
+    ) == [(6, 6)]
 
 
 def test_every_behavioural_code_abstains_on_installed_agents(tb):
     run_rule_coders(tb)
-    statuses = _rows(tb, """select code, status, reason, count(*) from coding_status c join trajectories t using (trajectory_id)
-                            where not t.actions_logged group by all order by all""")
+    statuses = _rows(
+        tb,
+        """select code, status, reason, count(*) from coding_status c join trajectories t using (trajectory_id)
+                            where not t.actions_logged group by all order by all""",
+    )
     behavioural = [s for s in statuses if s[0] != "harness_failure"]
     assert {s[1:3] for s in behavioural} == {("not_applicable", OPAQUE_REASON)}
-    assert {s[0] for s in behavioural} == {"skipped_verification", "no_plan_revision", "redundant_rework", "tool_misuse",
-                                           "reward_hacking", "premature_stop"}
-    assert _rows(tb, "select count(*) from failure_codes f join trajectories t using (trajectory_id) "
-                     "where not t.actions_logged and f.code <> 'harness_failure'") == [(0,)]
+    assert {s[0] for s in behavioural} == {
+        "skipped_verification",
+        "no_plan_revision",
+        "redundant_rework",
+        "tool_misuse",
+        "reward_hacking",
+        "premature_stop",
+    }
+    assert _rows(
+        tb,
+        "select count(*) from failure_codes f join trajectories t using (trajectory_id) "
+        "where not t.actions_logged and f.code <> 'harness_failure'",
+    ) == [(0,)]
     # infrastructure faults are still coded from the trial's own record: of four harness errors, the
     # two without a verdict (the install that failed before the agent typed anything logged no
     # action either); an agent timeout is the agent's failure (v4), and one trial passed anyway
     assert ("harness_failure", "present", None, 2) in statuses
-    assert _rows(tb, "select count(*) from trajectories where not actions_logged and harness_error is not null") == [(4,)]
+    assert _rows(tb, "select count(*) from trajectories where not actions_logged and harness_error is not null") == [
+        (4,)
+    ]
     assert _rows(tb, "select count(*) from trajectories where not actions_logged and outcome = 'error'") == [(2,)]
     # v3's published meaning stays on request: a harness-named fault on an attempt that did not pass
     run_rule_coders(tb, taxonomy_version="v3")
-    assert _rows(tb, """select count(*) from failure_codes f join trajectories t using (trajectory_id)
-                        where f.taxonomy_version = 'v3' and f.code = 'harness_failure' and not t.actions_logged""") == [(3,)]
+    assert _rows(
+        tb,
+        """select count(*) from failure_codes f join trajectories t using (trajectory_id)
+                        where f.taxonomy_version = 'v3' and f.code = 'harness_failure' and not t.actions_logged""",
+    ) == [(3,)]
     tb.replace_codes("rules", "v3", list(queries.trajectory_ids(tb)), [], [])  # the others read v4 alone
 
 
 def test_a_run_without_run_metadata_is_read_with_agent_and_model_from_the_invocation(tb):
     assert _rows(tb, "select agent, model from runs where run_id = '2025-08-07__20-46-16'") == [
-        ("mini-swe-agent", "anthropic/claude-sonnet-4-20250514")]
-    assert _rows(tb, "select count(*), min(model), min(model_raw) from trajectories where run_id = '2025-08-07__20-46-16'") == [
-        (4, "claude-sonnet-4-20250514", "anthropic/claude-sonnet-4-20250514")]
+        ("mini-swe-agent", "anthropic/claude-sonnet-4-20250514")
+    ]
+    assert _rows(
+        tb, "select count(*), min(model), min(model_raw) from trajectories where run_id = '2025-08-07__20-46-16'"
+    ) == [(4, "claude-sonnet-4-20250514", "anthropic/claude-sonnet-4-20250514")]
 
 
 def test_a_null_model_is_attributed_to_the_agent_and_no_verdict_is_left_out_of_difficulty(tb):
-    assert _rows(tb, "select model, model_raw, count(*) from trajectories where run_id = '2025-09-01__10-00-00' group by all") == [
-        ("openhands (model unknown)", None, 2)]
+    assert _rows(
+        tb, "select model, model_raw, count(*) from trajectories where run_id = '2025-09-01__10-00-00' group by all"
+    ) == [("openhands (model unknown)", None, 2)]
     fit_store(tb)
     with_verdict = _rows(tb, "select count(*) from trajectories where outcome in ('passed', 'failed')")[0][0]
     assert _rows(tb, "select sum(n_attempts) from irt_tasks") == [(with_verdict,)]
@@ -133,8 +188,11 @@ def test_a_null_model_is_attributed_to_the_agent_and_no_verdict_is_left_out_of_d
 
 def test_a_verdict_despite_a_harness_fault_stands_and_is_flagged(tb):
     # mini run: fix-permissions twice after agent timeouts (one passed, one failed); fibonacci has no verdict
-    assert _rows(tb, """select attempts, passes, harness_errors, flagged from v_pass_rates
-                        where dimension = 'overall' and model = 'claude-sonnet-4-20250514'""") == [(3, 2, 1, 2)]
+    assert _rows(
+        tb,
+        """select attempts, passes, harness_errors, flagged from v_pass_rates
+                        where dimension = 'overall' and model = 'claude-sonnet-4-20250514'""",
+    ) == [(3, 2, 1, 2)]
 
 
 def test_an_identical_nested_copy_is_unchanged_never_a_clash(store, fixtures, tmp_path):
@@ -166,9 +224,20 @@ def _with_all_error_model(store):
 
     batch = RowBatch()
     for k in range(2):
-        add_trajectory(batch, Trajectory(trajectory_id=f"broken-{k}", run_id="broken", task_id="hello-world",
-                                        model="broken-model", outcome="error", harness_error="environment_error"),
-                             f"h{k}", "jsonl", "x")
+        add_trajectory(
+            batch,
+            Trajectory(
+                trajectory_id=f"broken-{k}",
+                run_id="broken",
+                task_id="hello-world",
+                model="broken-model",
+                outcome="error",
+                harness_error="environment_error",
+            ),
+            f"h{k}",
+            "jsonl",
+            "x",
+        )
     store.write_batch(batch)
 
 
@@ -187,25 +256,36 @@ def test_report_in_every_format_with_null_models_all_error_models_and_no_codes(t
     if not coded:
         assert "_none: no failure codes from `rules` (run `curriculab code`)_" in markdown
     else:
-        assert ("claude-sonnet-4-20250514: none of its 1 failed attempts could be coded by `rules` "
-                f"({OPAQUE_REASON}).") in report["findings"]
+        assert (
+            f"claude-sonnet-4-20250514: none of its 1 failed attempts could be coded by `rules` ({OPAQUE_REASON})."
+        ) in report["findings"]
 
 
 def test_report_sentences_and_tables_follow_one_harness_error_policy(tb):
     report = build_report(tb)
     no_verdict = _rows(tb, "select count(*) from trajectories where outcome = 'error'")[0][0]
-    flagged = _rows(tb, "select count(*) from trajectories where outcome <> 'error' and harness_error is not null")[0][0]
+    flagged = _rows(tb, "select count(*) from trajectories where outcome <> 'error' and harness_error is not null")[0][
+        0
+    ]
     assert (no_verdict, flagged) == (2, 3)
-    agents = _rows(tb, f"select count(*) from trajectories where outcome <> 'error' and harness_error in {tuple(AGENT_FAULTS)}")[0][0]
+    agents = _rows(
+        tb, f"select count(*) from trajectories where outcome <> 'error' and harness_error in {tuple(AGENT_FAULTS)}"
+    )[0][0]
     assert 0 < agents < flagged
-    assert (f"{no_verdict} attempts hit an infrastructure fault (harness_failure) and have no verdict; they are left out "
-            "of pass rates and failures." in report["findings"])
+    assert (
+        f"{no_verdict} attempts hit an infrastructure fault (harness_failure) and have no verdict; they are left out "
+        "of pass rates and failures." in report["findings"]
+    )
     assert any(f.startswith(f"{agents} attempts ended in the agent's own fault") for f in report["findings"])
-    assert any(f.startswith(f"{flagged - agents} attempts hit an infrastructure fault but the tests still gave a verdict")
-               for f in report["findings"])
+    assert any(
+        f.startswith(f"{flagged - agents} attempts hit an infrastructure fault but the tests still gave a verdict")
+        for f in report["findings"]
+    )
     overview = {o["model"]: o for o in report["overview"]}
-    assert sum(o["attempts"] for o in overview.values()) == _rows(
-        tb, "select count(*) from trajectories where outcome <> 'error'")[0][0]
+    assert (
+        sum(o["attempts"] for o in overview.values())
+        == _rows(tb, "select count(*) from trajectories where outcome <> 'error'")[0][0]
+    )
     assert sum(o["flagged"] for o in overview.values()) == flagged
 
 
@@ -213,7 +293,10 @@ def test_the_report_does_not_lean_on_irt_tiers_when_irt_predicts_worse_held_out(
     report = build_report(tb)
     held = report["difficulty"]["held_out"]
     assert held["irt_log_loss"] > held["baseline_log_loss"]  # a handful of attempts: IRT overfits here
-    assert any(f.startswith("IRT predicts held-out attempts worse (log-loss) than the per-task pass rate") for f in report["findings"])
+    assert any(
+        f.startswith("IRT predicts held-out attempts worse (log-loss) than the per-task pass rate")
+        for f in report["findings"]
+    )
     assert not any(f.startswith("Authored tiers match measured difficulty") for f in report["findings"])
     assert "not relied on: IRT is worse than the per-task pass rate held out" in to_markdown(report)
 
@@ -224,13 +307,17 @@ def test_the_harness_closing_key_after_the_tests_is_an_env_step():
     assert typed == [("agent", "droid exec 'Fix the server'"), ("env", "bash /tests/run-tests.sh"), ("env", "C-d")]
 
 
-def test_an_installed_agent_set_up_by_the_harness_is_not_logged_even_without_a_known_invocation(store, tmp_path, fixtures):
+def test_an_installed_agent_set_up_by_the_harness_is_not_logged_even_without_a_known_invocation(
+    store, tmp_path, fixtures
+):
     run = tmp_path / "run"
     shutil.copytree(fixtures / "tb" / "openhands-run" / "2025-09-01__10-00-00", run)
     for commands in run.glob("*/*/commands.txt"):
-        commands.write_text("['source /installed-agent/setup-env.sh', 'Enter']\n"
-                            "['lead-architect --task-file /tmp/task.md', 'Enter']\n"
-                            "['bash /tests/run-tests.sh', 'Enter']\n['C-d']\n")
+        commands.write_text(
+            "['source /installed-agent/setup-env.sh', 'Enter']\n"
+            "['lead-architect --task-file /tmp/task.md', 'Enter']\n"
+            "['bash /tests/run-tests.sh', 'Enter']\n['C-d']\n"
+        )
     ingest(store, [run])
     assert store.query("select distinct actions_logged from trajectories")[1] == [(False,)]
     run_rule_coders(store)
@@ -242,25 +329,47 @@ def test_no_outcome_code_sits_on_a_passed_trial(tb):
     # the mini run's fix-permissions passed once after an agent timeout (is_resolved true): an
     # attempt that passed did not fail for any reason, the harness's included
     run_rule_coders(tb)
-    passed_with_fault = _rows(tb, "select count(*) from trajectories where outcome = 'passed' and harness_error is not null")
+    passed_with_fault = _rows(
+        tb, "select count(*) from trajectories where outcome = 'passed' and harness_error is not null"
+    )
     assert passed_with_fault[0][0] >= 1
-    assert _rows(tb, """select count(*) from failure_codes f join trajectories t using (trajectory_id)
-                        where f.code = 'harness_failure' and t.outcome = 'passed'""") == [(0,)]
-    assert _rows(tb, """select count(*) from failure_codes f join trajectories t using (trajectory_id)
-                        where f.code = 'harness_failure' and t.outcome <> 'passed'""")[0][0] >= 1
+    assert _rows(
+        tb,
+        """select count(*) from failure_codes f join trajectories t using (trajectory_id)
+                        where f.code = 'harness_failure' and t.outcome = 'passed'""",
+    ) == [(0,)]
+    assert (
+        _rows(
+            tb,
+            """select count(*) from failure_codes f join trajectories t using (trajectory_id)
+                        where f.code = 'harness_failure' and t.outcome <> 'passed'""",
+        )[0][0]
+        >= 1
+    )
 
 
 def test_a_store_coded_before_loses_its_outcome_codes_on_passes_by_migration(tb):
     run_rule_coders(tb)
-    (passed,) = _rows(tb, "select trajectory_id from trajectories where outcome = 'passed' and harness_error is not null limit 1")
+    (passed,) = _rows(
+        tb, "select trajectory_id from trajectories where outcome = 'passed' and harness_error is not null limit 1"
+    )
     # as an older curriculab coded it
-    tb.query("update coding_status set status = 'present' where code = 'harness_failure' and trajectory_id = ?", [passed[0]])
-    tb.query("insert into failure_codes (trajectory_id, code, coder, taxonomy_version, confidence, evidence_steps, rationale) "
-             "values (?, 'harness_failure', 'rules', 'v1', 1.0, [], 'harness_error = agent_timeout')", [passed[0]])
+    tb.query(
+        "update coding_status set status = 'present' where code = 'harness_failure' and trajectory_id = ?", [passed[0]]
+    )
+    tb.query(
+        "insert into failure_codes (trajectory_id, code, coder, taxonomy_version, confidence, evidence_steps, rationale) "
+        "values (?, 'harness_failure', 'rules', 'v1', 1.0, [], 'harness_error = agent_timeout')",
+        [passed[0]],
+    )
     tb.query("delete from schema_migrations where version >= 12")
     assert [version for version, _ in tb.migrate()][0] == 12
-    assert _rows(tb, "select count(*) from failure_codes where code = 'harness_failure' and trajectory_id = ?", [passed[0]]) == [(0,)]
-    assert _rows(tb, "select status from coding_status where code = 'harness_failure' and trajectory_id = ?", [passed[0]]) == [("absent",)]
+    assert _rows(
+        tb, "select count(*) from failure_codes where code = 'harness_failure' and trajectory_id = ?", [passed[0]]
+    ) == [(0,)]
+    assert _rows(
+        tb, "select status from coding_status where code = 'harness_failure' and trajectory_id = ?", [passed[0]]
+    ) == [("absent",)]
 
 
 def test_systems_come_in_the_leaderboards_order(store, fixtures):
@@ -272,7 +381,9 @@ def test_systems_come_in_the_leaderboards_order(store, fixtures):
     assert figures == sorted(figures, reverse=True)
     agents = list(rows["agent"])
     assert agents.index("openhands") < agents.index("cursor-cli")
-    assert rows.set_index("agent").loc["cursor-cli", "pass_rate"] > rows.set_index("agent").loc["openhands", "pass_rate"]
+    assert (
+        rows.set_index("agent").loc["cursor-cli", "pass_rate"] > rows.set_index("agent").loc["openhands", "pass_rate"]
+    )
 
 
 def test_the_drill_down_counts_every_attempt_not_its_limit(tb):
@@ -290,6 +401,7 @@ def test_the_default_report_shows_the_verifiers_codes_beside_the_rules(tb):
     report = build_report(tb)
     assert report["coder"] == "rules" and [v["coder"] for v in report["beside"]] == ["verifier"]
     verifier = report["beside"][0]
+
     def judged(view):
         return sum(c["coded_failures"] for c in view["coverage"])
 
@@ -304,8 +416,10 @@ def test_the_default_report_shows_the_verifiers_codes_beside_the_rules(tb):
 
 def test_a_report_over_codes_of_an_older_taxonomy_says_so_and_how_to_recode(tb):
     run_rule_coders(tb, taxonomy_version="v3")
-    stale = ("`rules` coded this store under taxonomy v3, not the newest (v4); its codes are shown as coded. "
-             "`curriculab code --coder rules` recodes under v4.")
+    stale = (
+        "`rules` coded this store under taxonomy v3, not the newest (v4); its codes are shown as coded. "
+        "`curriculab code --coder rules` recodes under v4."
+    )
     assert stale in build_report(tb)["findings"]
     run_rule_coders(tb)
     assert stale not in build_report(tb)["findings"]
@@ -317,7 +431,9 @@ def test_a_trial_whose_agent_typed_nothing_is_not_said_to_have_logged_actions(st
     ingest(store, [fixtures / "tb-leaderboard"], workers=1)
     assert _rows(store, "select count(*), count(*) filter (actions_logged) from trajectories")[0][1] == 0
     run_rule_coders(store, taxonomy_version="v2")
-    assert _rows(store, "select count(*) from coding_status where code <> 'harness_failure' and status = 'absent'") == [(0,)]
+    assert _rows(store, "select count(*) from coding_status where code <> 'harness_failure' and status = 'absent'") == [
+        (0,)
+    ]
     assert _rows(store, "select count(*) from coding_status where code = 'premature_stop'")[0][0] > 0
 
 
@@ -330,7 +446,9 @@ def test_a_store_written_before_is_corrected_by_migration(store, fixtures):
     store.query("delete from schema_migrations where version >= 13")
     assert [version for version, _ in store.migrate()][0] == 13
     assert _rows(store, "select count(*) filter (actions_logged) from trajectories") == [(0,)]
-    assert _rows(store, "select count(*) from coding_status where code <> 'harness_failure' and status = 'absent'") == [(0,)]
+    assert _rows(store, "select count(*) from coding_status where code <> 'harness_failure' and status = 'absent'") == [
+        (0,)
+    ]
 
 
 def test_a_held_out_check_says_it_was_computed_when_no_fit_is_stored(tb):

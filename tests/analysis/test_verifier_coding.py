@@ -25,12 +25,16 @@ def test_terminal_bench_trials_get_trial_codes_from_their_parser_results(store, 
     ingest(store, [fixtures / "tb"], fmt="tb", workers=1)
     report = run_verifier_coder(store)
     statuses = _statuses(store)
-    _, trials = store.query("""select t.trajectory_id, t.outcome, t.harness_error, count(r.test_id), count(r.test_id) filter (r.passed)
+    _, trials = (
+        store.query("""select t.trajectory_id, t.outcome, t.harness_error, count(r.test_id), count(r.test_id) filter (r.passed)
                                from trajectories t left join test_results r using (trajectory_id) group by all""")
+    )
     assert report.trajectories == len(trials)
     for trajectory_id, outcome, harness_error, tests, passed in trials:
         if tests == 0:
-            assert all(statuses[(trajectory_id, c)] == ("not_applicable", NO_TESTS) for c in (*COMPLETION_CODES, *TRIAL_CODES))
+            assert all(
+                statuses[(trajectory_id, c)] == ("not_applicable", NO_TESTS) for c in (*COMPLETION_CODES, *TRIAL_CODES)
+            )
             continue
         assert all(statuses[(trajectory_id, c)] == ("not_applicable", COMPLETION_ONLY) for c in COMPLETION_CODES)
         present = {c for c in TRIAL_CODES if statuses[(trajectory_id, c)][0] == "present"}
@@ -44,7 +48,9 @@ def test_terminal_bench_trials_get_trial_codes_from_their_parser_results(store, 
                                           using (trajectory_id) where t.outcome = 'failed'""")
     _, coded = store.query("""select count(distinct trajectory_id) from failure_codes where coder = 'verifier'
                               and trajectory_id in (select trajectory_id from trajectories where outcome = 'failed')""")
-    assert failed_with_tests[0][0] > 0 and coded[0][0] == failed_with_tests[0][0]  # every failed trial with tests is coded
+    assert (
+        failed_with_tests[0][0] > 0 and coded[0][0] == failed_with_tests[0][0]
+    )  # every failed trial with tests is coded
     reliability = queries.records(queries.code_reliability(store, "verifier"))
     assert {r["code"] for r in reliability} == set(COMPLETION_CODES) | set(TRIAL_CODES)
     assert all(r["method"] == "verifier" and r["reliable"] and not r["in_sample"] for r in reliability)
@@ -57,14 +63,39 @@ def _rollouts(tmp_path, completions: list[tuple[str, str]], model: str = "probe@
     from curriculab.training.rollouts import completion_record
 
     problem = next(p for p in builtin_problems() if p.entry_point == "add")
-    results = Scorer({problem.problem_id: problem}).run([problem.problem_id] * len(completions), [c for c, _ in completions])
-    run = {"run_id": "grpo-test", "agent": "curriculab-grpo", "model": "probe", "dataset": "grpo-rollouts",
-           "source_format": "jsonl", "config": {}}
+    results = Scorer({problem.problem_id: problem}).run(
+        [problem.problem_id] * len(completions), [c for c, _ in completions]
+    )
+    run = {
+        "run_id": "grpo-test",
+        "agent": "curriculab-grpo",
+        "model": "probe",
+        "dataset": "grpo-rollouts",
+        "source_format": "jsonl",
+        "config": {},
+    }
     path = tmp_path / "rollouts.jsonl"
-    path.write_text("".join(json.dumps(completion_record(
-        trajectory_id=f"grpo-test/{k}", run=run, model=model, problem=problem, attempt=k, prompt=problem.prompt,
-        completion=text, result=result, reward=0.0, finish=finish, completion_tokens=10)) + "\n"
-        for k, ((text, finish), result) in enumerate(zip(completions, results))))
+    path.write_text(
+        "".join(
+            json.dumps(
+                completion_record(
+                    trajectory_id=f"grpo-test/{k}",
+                    run=run,
+                    model=model,
+                    problem=problem,
+                    attempt=k,
+                    prompt=problem.prompt,
+                    completion=text,
+                    result=result,
+                    reward=0.0,
+                    finish=finish,
+                    completion_tokens=10,
+                )
+            )
+            + "\n"
+            for k, ((text, finish), result) in enumerate(zip(completions, results))
+        )
+    )
     return str(path)
 
 
@@ -97,8 +128,10 @@ def test_a_plan_acts_on_rollout_codes_without_labels(store, tmp_path):
     assert queries.labels(store).empty
     made = planning.build_plan(store, "probe@round1", builtin_problems(), "builtin")
     assert made.reward_functions[-1] == "format_reward" and made.reward_weights[-1] > 0.3
-    assert any(r.startswith("reward: format_reward added") and "broken_code_block 100.0% of 14 judged failures" in r
-               for r in made.reasons)
+    assert any(
+        r.startswith("reward: format_reward added") and "broken_code_block 100.0% of 14 judged failures" in r
+        for r in made.reasons
+    )
     used = {c["code"] for c in made.codes if c["used"]}
     assert used == {"broken_code_block"}
     config = planning.training_config(made)
@@ -121,7 +154,9 @@ def test_the_report_has_a_section_for_training_runs_and_their_rollout_codes(stor
     ingest(store, [_rollouts(tmp_path, [BROKEN] * 3 + [RIGHT])], fmt="jsonl", workers=1)
     run_verifier_coder(store)
     report = build_report(store)
-    assert [(r["run_id"], r["rollouts"], r["failed"], r["passed"]) for r in report["training_runs"]] == [("grpo-test", 4, 3, 1)]
+    assert [(r["run_id"], r["rollouts"], r["failed"], r["passed"]) for r in report["training_runs"]] == [
+        ("grpo-test", 4, 3, 1)
+    ]
     assert [(r["code"], r["n"], r["failures"]) for r in report["rollout_codes"]] == [("broken_code_block", 3, 3)]
     text = to_markdown(report)
     assert "## Rollout failure codes by training run" in text and "| grpo-test | broken_code_block | 3 | 3 |" in text

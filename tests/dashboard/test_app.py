@@ -112,19 +112,22 @@ def test_an_empty_store_and_a_missing_one_show_guidance(tmp_path, monkeypatch):
             assert any(words in n for n in notes), (name, notes)
 
 
-@pytest.mark.parametrize(("sql", "message"), [
-    ("select * from read_csv('/etc/passwd')", "reads the store only: no files, network, extensions or settings"),
-    ("copy trajectories to '/tmp/curriculab-leak.csv'", "is a COPY statement"),
-    ("attach '/tmp/other.duckdb' as other", "is a ATTACH statement"),
-    ("install httpfs", "is a LOAD statement"),
-    ("load httpfs", "is a LOAD statement"),
-    ("set threads = 1", "is a SET statement"),
-    ("pragma enable_profiling", "is a PRAGMA statement"),
-    ("create table x (a int)", "is a CREATE statement"),
-    ("insert into plans (plan_id) values ('x')", "is a INSERT statement"),
-    ("delete from trajectories", "is a DELETE statement"),
-    ("select 1; select 2", "holds 2 statements"),
-])
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("select * from read_csv('/etc/passwd')", "reads the store only: no files, network, extensions or settings"),
+        ("copy trajectories to '/tmp/curriculab-leak.csv'", "is a COPY statement"),
+        ("attach '/tmp/other.duckdb' as other", "is a ATTACH statement"),
+        ("install httpfs", "is a LOAD statement"),
+        ("load httpfs", "is a LOAD statement"),
+        ("set threads = 1", "is a SET statement"),
+        ("pragma enable_profiling", "is a PRAGMA statement"),
+        ("create table x (a int)", "is a CREATE statement"),
+        ("insert into plans (plan_id) values ('x')", "is a INSERT statement"),
+        ("delete from trajectories", "is a DELETE statement"),
+        ("select 1; select 2", "holds 2 statements"),
+    ],
+)
 def test_the_sql_console_refuses_unsafe_statements_with_a_message(app, sql, message):
     at = _page(app, "sql")
     at.text_area(key="sql_text").input(sql)
@@ -153,14 +156,22 @@ def test_a_long_statement_is_stopped_at_its_timeout(demo_store):
 def test_pages_show_a_notice_not_an_error_while_a_writer_holds_the_store(demo_store_copy, monkeypatch):
     # the writer takes the store before this process ever opens it (DuckDB shares one open file per process)
     monkeypatch.setenv("CURRICULAB_DB", str(demo_store_copy))
-    holder = subprocess.Popen([sys.executable, "-c", f"""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"""
 import time
 from curriculab.analysis.store import Store
 with Store({str(demo_store_copy)!r}) as store:
     store.query("create table if not exists held (a int)")
     print("holding", flush=True)
     time.sleep(30)
-"""], stdout=subprocess.PIPE, text=True)
+""",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "holding"
         at = _fresh()
@@ -186,13 +197,31 @@ def test_the_run_selector_filters_the_rollout_codes(demo_store_copy, monkeypatch
     from curriculab.training.rollouts import completion_record
 
     problem = next(p for p in builtin_problems() if p.entry_point == "add")
-    texts = {"run-a": "def add(a, b):\n    return a + b\n```\nprose", "run-b": "```python\ndef add(a, b):\n    return a - b\n```"}
+    texts = {
+        "run-a": "def add(a, b):\n    return a + b\n```\nprose",
+        "run-b": "```python\ndef add(a, b):\n    return a - b\n```",
+    }
     results = Scorer({problem.problem_id: problem}).run([problem.problem_id] * 2, list(texts.values()))
     path = demo_store_copy.parent / "rollouts.jsonl"
-    path.write_text("".join(json.dumps(completion_record(
-        trajectory_id=f"{run}/0", run={"run_id": run, "agent": "curriculab-grpo", "model": "m", "config": {}}, model="m",
-        problem=problem, attempt=0, prompt=problem.prompt, completion=text, result=result, reward=0.0)) + "\n"
-        for (run, text), result in zip(texts.items(), results)))
+    path.write_text(
+        "".join(
+            json.dumps(
+                completion_record(
+                    trajectory_id=f"{run}/0",
+                    run={"run_id": run, "agent": "curriculab-grpo", "model": "m", "config": {}},
+                    model="m",
+                    problem=problem,
+                    attempt=0,
+                    prompt=problem.prompt,
+                    completion=text,
+                    result=result,
+                    reward=0.0,
+                )
+            )
+            + "\n"
+            for (run, text), result in zip(texts.items(), results)
+        )
+    )
     with Store(demo_store_copy) as store:
         ingest(store, [path], workers=1)
         run_verifier_coder(store)
@@ -229,14 +258,22 @@ def test_the_run_selector_filters_the_rollout_codes(demo_store_copy, monkeypatch
 
 def test_a_read_that_waited_for_a_writer_says_the_numbers_may_be_partial(demo_store_copy, monkeypatch):
     monkeypatch.setenv("CURRICULAB_DB", str(demo_store_copy))
-    holder = subprocess.Popen([sys.executable, "-c", f"""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"""
 import time
 from curriculab.analysis.store import Store
 with Store({str(demo_store_copy)!r}) as store:
     store.query("create table if not exists held (a int)")
     print("holding", flush=True)
     time.sleep(1.0)
-"""], stdout=subprocess.PIPE, text=True)
+""",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "holding"
         at = _fresh()  # its first read waits (up to READ_WAIT_S) for the writer, then reads

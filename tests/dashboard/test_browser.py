@@ -31,9 +31,18 @@ ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts"
 FIXTURES = ROOT / "tests" / "fixtures"
 CHROMIUM = "/usr/bin/chromium"
-PAGES = [("", "Overview"), ("failures", "Failure modes"), ("trajectory", "Trajectory"), ("difficulty", "Difficulty"),
-         ("milestones", "Milestones"), ("coders", "Coders"), ("curriculum", "Curriculum"), ("training", "Training"),
-         ("labelling", "Labelling"), ("sql", "SQL")]
+PAGES = [
+    ("", "Overview"),
+    ("failures", "Failure modes"),
+    ("trajectory", "Trajectory"),
+    ("difficulty", "Difficulty"),
+    ("milestones", "Milestones"),
+    ("coders", "Coders"),
+    ("curriculum", "Curriculum"),
+    ("training", "Training"),
+    ("labelling", "Labelling"),
+    ("sql", "SQL"),
+]
 TIMEOUT_MS = 60_000
 
 
@@ -49,8 +58,13 @@ def serving(db: Path):
     if not Path(CHROMIUM).exists():
         pytest.fail("Chromium is missing: scripts/setup.sh installs it (apt-get install chromium)")
     port = _free_port()
-    process = subprocess.Popen(streamlit_command(port), cwd=ROOT, env={**os.environ, "CURRICULAB_DB": str(db)},
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        streamlit_command(port),
+        cwd=ROOT,
+        env={**os.environ, "CURRICULAB_DB": str(db)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -102,15 +116,19 @@ def settle(page, charts: int = 0, after: int = 0) -> int:
     return its number. The app ends every run with a marker numbered per run; a new run marks the
     old elements stale until it replaces them, so a marker that is not stale belongs to a finished
     run. Then wait for the charts to draw (their first paint is placeholders)."""
-    page.wait_for_function(f"""() => {{
+    page.wait_for_function(
+        f"""() => {{
         const done = document.querySelector('.curriculab-run-done');
         return done && Number(done.dataset.run) > {after} && !done.closest('[data-stale="true"]')
                && !document.querySelector('[data-stale="true"]')
                && !document.querySelector('[data-testid="stStatusWidget"]');
-    }}""", timeout=TIMEOUT_MS)
+    }}""",
+        timeout=TIMEOUT_MS,
+    )
     if charts:
-        page.wait_for_function(f"() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= {charts}",
-                               timeout=TIMEOUT_MS)
+        page.wait_for_function(
+            f"() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= {charts}", timeout=TIMEOUT_MS
+        )
     return int(page.locator(".curriculab-run-done").first.get_attribute("data-run"))
 
 
@@ -129,8 +147,12 @@ def test_every_page_renders_and_a_code_leads_to_its_evidence(demo_store, browser
     ARTIFACTS.mkdir(exist_ok=True)
     page = browser.new_page(viewport={"width": 1440, "height": 2400})
     with serving(demo_store) as url:
-        visit_every_page(page, url, "demo", {"Overview": 2, "Failure modes": 2, "Difficulty": 3, "Milestones": 1,
-                                             "Coders": 1, "Curriculum": 2})
+        visit_every_page(
+            page,
+            url,
+            "demo",
+            {"Overview": 2, "Failure modes": 2, "Difficulty": 3, "Milestones": 1, "Coders": 1, "Curriculum": 2},
+        )
         # click through: a failure code -> its attempts -> a trajectory with the evidence marked
         page.goto(f"{url}/failures")
         settle(page, 2)
@@ -199,7 +221,9 @@ def test_labelling_twenty_trajectories_in_the_browser_makes_a_code_reliable(demo
             page.evaluate("document.activeElement && document.activeElement.blur()")  # the key goes to the page
             page.keyboard.press("p" if "the coder says present" in says else "a")
             settle(page, after=run)  # the click's run, then the rerun the label asks for
-            page.get_by_role("heading", name=re.compile(rf"\({queued - 1:,} in the queue\)")).wait_for(timeout=TIMEOUT_MS)
+            page.get_by_role("heading", name=re.compile(rf"\({queued - 1:,} in the queue\)")).wait_for(
+                timeout=TIMEOUT_MS
+            )
             assert page.get_by_role("heading", name=re.compile("attempt")).inner_text() != item
         page.get_by_text("reliable (κ = 1.00 on 20 labels): the planner uses it").first.wait_for(timeout=TIMEOUT_MS)
         ARTIFACTS.mkdir(exist_ok=True)

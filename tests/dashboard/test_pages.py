@@ -24,8 +24,18 @@ pytestmark = pytest.mark.slow  # pages rendered over the demo store
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
-PAGES = ["overview", "failures", "trajectory", "difficulty", "milestones", "coders", "curriculum", "training", "labelling",
-         "sql"]
+PAGES = [
+    "overview",
+    "failures",
+    "trajectory",
+    "difficulty",
+    "milestones",
+    "coders",
+    "curriculum",
+    "training",
+    "labelling",
+    "sql",
+]
 
 
 def _fresh(path: Path, monkeypatch) -> AppTest:
@@ -35,10 +45,13 @@ def _fresh(path: Path, monkeypatch) -> AppTest:
 
 def _fingerprint(at: AppTest) -> list[str]:
     """Everything a page shows that carries a number: tables, metrics, charts, notices, text."""
-    return ([d.value.to_csv() for d in at.dataframe] + [f"{m.label}={m.value}" for m in at.metric]
-            + [c.proto.spec for c in at.get("plotly_chart")]
-            + [m.value for m in list(at.markdown) + list(at.subheader) if "curriculab-run-done" not in m.value]
-            + [n.value for n in list(at.info) + list(at.success) + list(at.warning)])
+    return (
+        [d.value.to_csv() for d in at.dataframe]
+        + [f"{m.label}={m.value}" for m in at.metric]
+        + [c.proto.spec for c in at.get("plotly_chart")]
+        + [m.value for m in list(at.markdown) + list(at.subheader) if "curriculab-run-done" not in m.value]
+        + [n.value for n in list(at.info) + list(at.success) + list(at.warning)]
+    )
 
 
 def _rollouts(path: Path, store_path: Path) -> None:
@@ -50,18 +63,39 @@ def _rollouts(path: Path, store_path: Path) -> None:
     from curriculab.training.rollouts import completion_record
 
     problem = next(p for p in builtin_problems() if p.entry_point == "add")
-    texts = {"grpo-a": "def add(a, b):\n    return a + b\n", "grpo-b": "```python\ndef add(a, b):\n    return a - b\n```"}
+    texts = {
+        "grpo-a": "def add(a, b):\n    return a + b\n",
+        "grpo-b": "```python\ndef add(a, b):\n    return a - b\n```",
+    }
     results = Scorer({problem.problem_id: problem}).run([problem.problem_id] * 2, list(texts.values()))
-    path.write_text("".join(json.dumps(completion_record(
-        trajectory_id=f"{run}/0", run={"run_id": run, "agent": queries.TRAINING_AGENT, "model": "tiny", "config": {}},
-        model="tiny@step0", problem=problem, attempt=0, prompt=problem.prompt, completion=text, result=result,
-        reward=0.5)) + "\n" for (run, text), result in zip(texts.items(), results)))
+    path.write_text(
+        "".join(
+            json.dumps(
+                completion_record(
+                    trajectory_id=f"{run}/0",
+                    run={"run_id": run, "agent": queries.TRAINING_AGENT, "model": "tiny", "config": {}},
+                    model="tiny@step0",
+                    problem=problem,
+                    attempt=0,
+                    prompt=problem.prompt,
+                    completion=text,
+                    result=result,
+                    reward=0.5,
+                )
+            )
+            + "\n"
+            for (run, text), result in zip(texts.items(), results)
+        )
+    )
     with Store(store_path) as store:
         ingest(store, [path], workers=1)
         run_verifier_coder(store)
         for run in texts:
-            store.save_training_metrics(run, [(run, step, "reward", 0.5) for step in (1, 2)]
-                                        + [(run, step, "frac_reward_zero_std", 1.0) for step in (1, 2)])
+            store.save_training_metrics(
+                run,
+                [(run, step, "reward", 0.5) for step in (1, 2)]
+                + [(run, step, "frac_reward_zero_std", 1.0) for step in (1, 2)],
+            )
 
 
 @pytest.fixture(scope="module")
@@ -78,9 +112,16 @@ def _choices(path: Path) -> dict[str, str]:
     """A value for every filter that selects something other than the default view."""
     with Store(path, read_only=True) as store:
         attempts = queries.attempts(store, scope=queries.Scope())
-    return {"kind": "training", "agent": "claude-code", "model": "atlas-7b-coder", "run": "sim-cirrus-large",
-            "task_type": sorted(attempts["task_type"].unique())[0], "language": sorted(attempts["language"].unique())[0],
-            "tier": sorted(attempts["tier"].unique())[0], "coder": "verifier"}
+    return {
+        "kind": "training",
+        "agent": "claude-code",
+        "model": "atlas-7b-coder",
+        "run": "sim-cirrus-large",
+        "task_type": sorted(attempts["task_type"].unique())[0],
+        "language": sorted(attempts["language"].unique())[0],
+        "tier": sorted(attempts["tier"].unique())[0],
+        "coder": "verifier",
+    }
 
 
 @pytest.mark.parametrize("name", PAGES)
@@ -122,14 +163,24 @@ def test_the_systems_leaderboard_ranks_by_the_leaderboards_figure_and_shows_perc
     assert figures == sorted(figures, reverse=True) and board.value["system"].iloc[0] == "terminus-2 · cirrus-large"
     assert list(board.value.columns[:3]) == ["system", "leaderboard_accuracy", "pass_rate"]  # on screen at 1,500 px
     assert json.loads(board.proto.columns)["pass_rate"]["type_config"]["format"] == "percent"
-    assert all(board.value["ci_low"] <= board.value["pass_rate"]) and all(board.value["pass_rate"] <= board.value["ci_high"])
+    assert all(board.value["ci_low"] <= board.value["pass_rate"]) and all(
+        board.value["pass_rate"] <= board.value["ci_high"]
+    )
 
 
 def test_milestone_stages_match_a_hand_computed_funnel():
     nan = float("nan")
-    funnel = pd.DataFrame([  # model m: 3-milestone tasks (2 stop at 1, 1 at 2, 3 pass all); 4-milestone (1 at 1, 2 at 4, 1 all)
-        ("m", 3, 1.0, 2), ("m", 3, 2.0, 1), ("m", 3, nan, 3), ("m", 4, 1.0, 1), ("m", 4, 4.0, 2), ("m", 4, nan, 1)],
-        columns=["model", "milestones_total", "first_failed_milestone", "attempts"])
+    funnel = pd.DataFrame(
+        [  # model m: 3-milestone tasks (2 stop at 1, 1 at 2, 3 pass all); 4-milestone (1 at 1, 2 at 4, 1 all)
+            ("m", 3, 1.0, 2),
+            ("m", 3, 2.0, 1),
+            ("m", 3, nan, 3),
+            ("m", 4, 1.0, 1),
+            ("m", 4, 4.0, 2),
+            ("m", 4, nan, 1),
+        ],
+        columns=["model", "milestones_total", "first_failed_milestone", "attempts"],
+    )
     stages = queries.milestone_stages(funnel)
     assert list(zip(stages["reached"], stages["passed"])) == [(10, 7), (7, 6), (6, 6), (3, 1)]
     assert stages["share_of_reached"].round(3).tolist() == [0.7, round(6 / 7, 3), 1.0, round(1 / 3, 3)]
@@ -159,13 +210,34 @@ def agents_store(tmp_path_factory) -> Path:
 
     root = tmp_path_factory.mktemp("agents")
     long = root / "long.jsonl"
-    steps = [{"step_idx": i, "source": "agent" if i % 2 else "env", "action": "run" if i % 2 else None,
-              "command": f"echo {i}" if i % 2 else None, "output": f"line {i}\n" * 3} for i in range(1000)]
-    long.write_text(json.dumps({"trajectory_id": "long-1000", "run_id": "long-run", "task_id": "long-task",
-                                "model": "m-long", "outcome": "failed", "steps": steps}) + "\n")
+    steps = [
+        {
+            "step_idx": i,
+            "source": "agent" if i % 2 else "env",
+            "action": "run" if i % 2 else None,
+            "command": f"echo {i}" if i % 2 else None,
+            "output": f"line {i}\n" * 3,
+        }
+        for i in range(1000)
+    ]
+    long.write_text(
+        json.dumps(
+            {
+                "trajectory_id": "long-1000",
+                "run_id": "long-run",
+                "task_id": "long-task",
+                "model": "m-long",
+                "outcome": "failed",
+                "steps": steps,
+            }
+        )
+        + "\n"
+    )
     path = root / "agents.duckdb"
     with Store(path) as store:
-        ingest(store, [FIXTURES / "harbor-agents", FIXTURES / "swe-agent", FIXTURES / "tb-leaderboard", long], workers=1)
+        ingest(
+            store, [FIXTURES / "harbor-agents", FIXTURES / "swe-agent", FIXTURES / "tb-leaderboard", long], workers=1
+        )
         run_rule_coders(store)
     return path
 
@@ -248,7 +320,9 @@ def test_a_trajectory_past_the_step_limit_says_so_and_pages_through(agents_store
     assert any("Showing steps 901–1000 of 1,000" in c.value for c in at.caption)
     heads = [m.value for m in at.markdown if m.value.startswith("**#")]
     assert heads[0].startswith("**#901**") and heads[-1].startswith("**#997**")
-    assert any(m.value.startswith(":orange-background[**evidence** for rules:premature_stop] **#999**") for m in at.markdown)
+    assert any(
+        m.value.startswith(":orange-background[**evidence** for rules:premature_stop] **#999**") for m in at.markdown
+    )
     harness = [e.label for e in at.expander if " · env · " in e.label]
     assert harness and all(not e.proto.expanded for e in at.expander if " · env · " in e.label)
 
@@ -275,7 +349,9 @@ def test_labelling_twenty_trajectories_makes_a_code_reliable_and_changes_the_pla
     with Store(path, read_only=True) as store:
         row = queries.records(queries.code_reliability(store, "rules"))[0]
         labels = queries.labels(store, annotator="tester")
-    assert (row["code"], row["n"], row["reliable"]) == ("skipped_verification", 20, True) and len(labels) == 20, str(row)
+    assert (row["code"], row["n"], row["reliable"]) == ("skipped_verification", 20, True) and len(labels) == 20, str(
+        row
+    )
     assert any("reliable (κ = 1.00 on 20 labels): the planner uses it" in m.value for m in at.markdown)
     with Store(path) as store:
         after = planning.build_plan(store, "atlas-7b-coder", builtin_problems(), "builtin").reasons
@@ -294,8 +370,14 @@ def test_an_unsure_label_is_kept_and_left_out_of_agreement(demo_store, tmp_path)
     assert set(queue["stratum"]) == set(queries.STRATA)
     first, second = queue["trajectory_id"].iloc[:2]
     label_and_measure(path, annotator="sam", trajectory_id=first, code="tool_misuse", present=None, coder="rules")
-    result = label_and_measure(path, annotator="sam", trajectory_id=second, code="tool_misuse",
-                               present=queue["coder_says"].iloc[1] == "present", coder="rules")
+    result = label_and_measure(
+        path,
+        annotator="sam",
+        trajectory_id=second,
+        code="tool_misuse",
+        present=queue["coder_says"].iloc[1] == "present",
+        coder="rules",
+    )
     assert [r.n for r in result if r.code == "tool_misuse"] == [1]
     with Store(path, read_only=True) as store:
         kept = queries.labels(store, annotator="sam", include_unsure=True)
@@ -329,7 +411,9 @@ def test_the_drill_downs_coder_choice_changes_the_codes_and_attempts_offered(age
     shutil.copy(agents_store, path)
     with Store(path) as store:
         run_verifier_coder(store)
-        verifier_codes = {c for (c,) in store.query("select distinct code from failure_codes where coder = 'verifier'")[1]}
+        verifier_codes = {
+            c for (c,) in store.query("select distinct code from failure_codes where coder = 'verifier'")[1]
+        }
     at = _page(_fresh(path, monkeypatch), "failures")
     assert not at.exception and at.radio(key="drill_coder").value == "rules"
     rules_offered = set(at.selectbox(key="drill_code").options)
@@ -339,17 +423,25 @@ def test_the_drill_downs_coder_choice_changes_the_codes_and_attempts_offered(age
     assert offered and offered <= verifier_codes
     attempts = next(d.value for d in at.dataframe if "confidence" in d.value.columns)
     with Store(path, read_only=True) as store:
-        coded = {t for (t,) in store.query("select trajectory_id from failure_codes where coder = 'verifier' and code = ?",
-                                           [at.selectbox(key="drill_code").value])[1]}
+        coded = {
+            t
+            for (t,) in store.query(
+                "select trajectory_id from failure_codes where coder = 'verifier' and code = ?",
+                [at.selectbox(key="drill_code").value],
+            )[1]
+        }
     assert set(attempts["trajectory_id"]) <= coded
 
 
-def test_one_harness_number_on_the_overview_and_failure_modes_with_test_timeouts_among_the_faults(tmp_path, monkeypatch):
+def test_one_harness_number_on_the_overview_and_failure_modes_with_test_timeouts_among_the_faults(
+    tmp_path, monkeypatch
+):
     path = _installed_agents_store(tmp_path, "run_rule_coders", "run_verifier_coder")
     with Store(path, read_only=True) as store:
         no_verdict, timeouts, agent_faults = store.query(
             "select count(*) filter (outcome = 'error'), count(*) filter (outcome = 'error' and harness_error = 'test_timeout'), "
-            "count(*) filter (outcome = 'failed' and harness_error is not null) from trajectories")[1][0]
+            "count(*) filter (outcome = 'failed' and harness_error is not null) from trajectories"
+        )[1][0]
         coded = store.query("select count(*) from failure_codes where code = 'harness_failure'")[1][0][0]
     assert no_verdict and timeouts and agent_faults and coded == no_verdict  # v4: harness_failure = no verdict
     overview = _page(_fresh(path, monkeypatch), "overview")

@@ -33,19 +33,37 @@ def problems():
 
 
 def test_the_portfolio_is_tarots_as_released():
-    assert SCHEDULES["forward"] == [(0.0, ("basic",)), (0.2, ("basic", "intermediate")),
-                                    (0.4, ("basic", "intermediate", "complex")), (0.6, ALL)]
-    assert SCHEDULES["reversed"] == [(0.0, ("complex",)), (0.2, ("complex", "edge")),
-                                     (0.4, ("complex", "edge", "intermediate")), (0.6, ALL)]
-    assert {k: v for k, v in SCHEDULES.items() if k.startswith("static-")} == {f"static-{t}": [(0.0, (t,))] for t in ALL}
-    assert WEIGHTS == {"uniform": dict.fromkeys(ALL, 0.25),
-                       "basic-intermediate": {"basic": 0.35, "intermediate": 0.35, "complex": 0.15, "edge": 0.15},
-                       "complex-edge": {"basic": 0.15, "intermediate": 0.15, "complex": 0.35, "edge": 0.35}}
+    assert SCHEDULES["forward"] == [
+        (0.0, ("basic",)),
+        (0.2, ("basic", "intermediate")),
+        (0.4, ("basic", "intermediate", "complex")),
+        (0.6, ALL),
+    ]
+    assert SCHEDULES["reversed"] == [
+        (0.0, ("complex",)),
+        (0.2, ("complex", "edge")),
+        (0.4, ("complex", "edge", "intermediate")),
+        (0.6, ALL),
+    ]
+    assert {k: v for k, v in SCHEDULES.items() if k.startswith("static-")} == {
+        f"static-{t}": [(0.0, (t,))] for t in ALL
+    }
+    assert WEIGHTS == {
+        "uniform": dict.fromkeys(ALL, 0.25),
+        "basic-intermediate": {"basic": 0.35, "intermediate": 0.35, "complex": 0.15, "edge": 0.15},
+        "complex-edge": {"basic": 0.15, "intermediate": 0.15, "complex": 0.35, "edge": 0.35},
+    }
 
 
-@pytest.mark.parametrize(("capability", "expected"), [
-    (0.649, ("weak", "forward", "basic-intermediate")), (0.65, ("middle", "forward", "uniform")),
-    (0.749, ("middle", "forward", "uniform")), (0.75, ("strong", "reversed", "complex-edge"))])
+@pytest.mark.parametrize(
+    ("capability", "expected"),
+    [
+        (0.649, ("weak", "forward", "basic-intermediate")),
+        (0.65, ("middle", "forward", "uniform")),
+        (0.749, ("middle", "forward", "uniform")),
+        (0.75, ("strong", "reversed", "complex-edge")),
+    ],
+)
 def test_the_adaptive_choice_on_both_sides_of_each_threshold(capability, expected):
     assert choose(capability) == expected
 
@@ -57,19 +75,25 @@ def test_thresholds_are_configurable_and_validated():
 
 
 def test_zero_variance_share():
-    assert p_all_same(0.5, 8) == pytest.approx(2 * 0.5 ** 8)
-    assert p_all_same(0.92, 8) == pytest.approx(0.92 ** 8 + 0.08 ** 8)
+    assert p_all_same(0.5, 8) == pytest.approx(2 * 0.5**8)
+    assert p_all_same(0.92, 8) == pytest.approx(0.92**8 + 0.08**8)
 
 
 def test_a_start_tier_where_most_groups_are_all_same_is_refused(store_copy, problems):
     with Store(store_copy, read_only=True) as store:
         strict = planning.build_plan(store, "borealis-32b", problems, "builtin")  # basic 0.92: 52% of groups all-same
-        lenient = planning.build_plan(store, "borealis-32b", problems, "builtin",
-                                      thresholds=Thresholds(max_same_share=0.6))
+        lenient = planning.build_plan(
+            store, "borealis-32b", problems, "builtin", thresholds=Thresholds(max_same_share=0.6)
+        )
     assert strict.capability["per_tier"]["basic"] == pytest.approx(0.9207, abs=1e-3)
     assert (strict.schedule, strict.start_tier) == ("forward", "intermediate")
-    assert any(r.startswith("zero-variance guard: basic pass rate 0.92 makes 52% of groups of 8 all-same (limit 50%) "
-                            "→ starts on intermediate") for r in strict.reasons)
+    assert any(
+        r.startswith(
+            "zero-variance guard: basic pass rate 0.92 makes 52% of groups of 8 all-same (limit 50%) "
+            "→ starts on intermediate"
+        )
+        for r in strict.reasons
+    )
     assert lenient.start_tier is None
     curriculum = TierCurriculum("forward", strict.weights, start_tier=strict.start_tier)
     assert curriculum.active(0.0) == ("intermediate",) and curriculum.active(0.2) == ("intermediate", "basic")
@@ -84,8 +108,10 @@ def test_capability_comes_from_tier_pass_rates_else_a_named_prior(store_copy, pr
         prior = planning.build_plan(store, "mystery-1b", problems, "builtin", prior="weak")
     assert (weak.capability["source"], weak.band, weak.schedule) == ("tier_pass_rates", "weak", "forward")
     assert (strong.band, strong.schedule) == ("strong", "reversed")
-    assert str(refused.value) == ("model 'mystery-1b' has no attempts in the store. Known models: atlas-7b-coder, "
-                                  "borealis-32b, cirrus-large. Plan for one of them, or give a prior: --capability weak|strong")
+    assert str(refused.value) == (
+        "model 'mystery-1b' has no attempts in the store. Known models: atlas-7b-coder, "
+        "borealis-32b, cirrus-large. Plan for one of them, or give a prior: --capability weak|strong"
+    )
     assert prior.capability["source"] == "prior:weak" and prior.band == "weak"
     assert any("round 1" in r for r in prior.reasons) and len(prior.task_mix) == len(problems)
 
@@ -97,7 +123,9 @@ def test_only_reliable_covered_codes_move_the_weights(store_copy):
         assert version == NEWEST and "skipped_verification" in used
         assert next(d for d in decisions if d.code == "reward_hacking").reason.startswith("no curriculum effect")
         # the coder turns out unreliable on skipped_verification: the planner must drop it
-        store.save_reliability("rules", "simulator", NEWEST, [("skipped_verification", 80, 0.3, 0.5, 0.6, False, False)])
+        store.save_reliability(
+            "rules", "simulator", NEWEST, [("skipped_verification", 80, 0.3, 0.5, 0.6, False, False)]
+        )
         decisions, _ = failure_targets(store, "atlas-7b-coder")
         dropped = next(d for d in decisions if d.code == "skipped_verification")
         assert not dropped.used and dropped.reason == "ignored: its coder is unreliable on it (kappa under threshold)"
@@ -176,8 +204,15 @@ def test_the_exported_yaml_builds_grpo_config_and_the_dataset_loads(store_copy, 
     config = yaml.safe_load(path.read_text())
     assert list(config)[1:] == ["grpo", "curriculum", "dataset", "reward", "scale"]
     assert "reward_weights" not in config["grpo"]  # one place for them: the reward section, beside the functions
-    grpo = GRPOConfig(**{**config["grpo"], "output_dir": str(tmp_path / "out"), "use_cpu": True, "bf16": False,
-                         "reward_weights": config["reward"]["weights"]})
+    grpo = GRPOConfig(
+        **{
+            **config["grpo"],
+            "output_dir": str(tmp_path / "out"),
+            "use_cpu": True,
+            "bf16": False,
+            "reward_weights": config["reward"]["weights"],
+        }
+    )
     assert grpo.num_generations == 8 and list(grpo.reward_weights) == [1.0, 0.0, 0.0]
     assert config["reward"]["functions"] == ["tarot_reward", "avg_reward", "pass_all_reward"]
     loaded = TrainingConfig.load(path)  # the typed contract train() takes
@@ -186,7 +221,10 @@ def test_the_exported_yaml_builds_grpo_config_and_the_dataset_loads(store_copy, 
     dataset = load_dataset("parquet", data_files=str(path.parent / config["dataset"]["path"]), split="train")
     assert dataset.column_names == ["prompt", "problem_id", "tier_mix"] and len(dataset) == config["dataset"]["rows"]
     assert set(json.loads(dataset[0]["tier_mix"])) == set(ALL)
-    assert config["curriculum"]["schedule"] == "reversed" and "trl vllm-serve" in config["scale"]["commands"]["vllm_server"]
+    assert (
+        config["curriculum"]["schedule"] == "reversed"
+        and "trl vllm-serve" in config["scale"]["commands"]["vllm_server"]
+    )
 
 
 def test_plan_cli_writes_stores_shows_and_diffs(store_copy, tmp_path):
@@ -195,8 +233,10 @@ def test_plan_cli_writes_stores_shows_and_diffs(store_copy, tmp_path):
     from curriculab.cli import cli
 
     cli_runner = CliRunner()
-    first = cli_runner.invoke(cli, ["plan", "--db", str(store_copy), "--model", "atlas-7b-coder", "-o",
-                                    str(tmp_path / "atlas.yaml"), "--json"])
+    first = cli_runner.invoke(
+        cli,
+        ["plan", "--db", str(store_copy), "--model", "atlas-7b-coder", "-o", str(tmp_path / "atlas.yaml"), "--json"],
+    )
     assert first.exit_code == 0, first.output
     second = cli_runner.invoke(cli, ["plan", "--db", str(store_copy), "--model", "cirrus-large", "--json"])
     a, b = json.loads(first.stdout)["plan_id"], json.loads(second.stdout)["plan_id"]
@@ -210,15 +250,20 @@ def test_plan_cli_writes_stores_shows_and_diffs(store_copy, tmp_path):
     assert missing.exit_code == 1 and "Known models: atlas-7b-coder, borealis-32b, cirrus-large" in missing.stderr
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda c: c["reward"].update(weights=[1.0]), "reward.weights"),
-    (lambda c: c["reward"].update(functions=["tarot_reward", "magic_reward", "pass_all_reward"]), "magic_reward"),
-    (lambda c: c["curriculum"].update(schedule="sideways"), "curriculum"),
-    (lambda c: c["curriculum"].update(weights={"expert": 1.0}), "expert"),
-    (lambda c: c["grpo"].update(reward_weights=[1.0, 0.0, 0.0]), "set the weights in reward.weights"),
-    (lambda c: c.pop("dataset"), "section 'dataset' is missing"),
-])
-def test_a_plan_yaml_that_breaks_the_contract_is_refused_naming_the_key(store_copy, problems, tmp_path, change, message):
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda c: c["reward"].update(weights=[1.0]), "reward.weights"),
+        (lambda c: c["reward"].update(functions=["tarot_reward", "magic_reward", "pass_all_reward"]), "magic_reward"),
+        (lambda c: c["curriculum"].update(schedule="sideways"), "curriculum"),
+        (lambda c: c["curriculum"].update(weights={"expert": 1.0}), "expert"),
+        (lambda c: c["grpo"].update(reward_weights=[1.0, 0.0, 0.0]), "set the weights in reward.weights"),
+        (lambda c: c.pop("dataset"), "section 'dataset' is missing"),
+    ],
+)
+def test_a_plan_yaml_that_breaks_the_contract_is_refused_naming_the_key(
+    store_copy, problems, tmp_path, change, message
+):
     import yaml
 
     with Store(store_copy, read_only=True) as store:

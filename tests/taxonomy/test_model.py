@@ -6,7 +6,9 @@ from pydantic import ValidationError
 from curriculab.trajectory import model
 
 
-@pytest.mark.parametrize("cls", [model.Task, model.Run, model.Step, model.TestResult, model.Trajectory, model.FailureCode])
+@pytest.mark.parametrize(
+    "cls", [model.Task, model.Run, model.Step, model.TestResult, model.Trajectory, model.FailureCode]
+)
 def test_every_field_has_a_docstring(cls):
     undocumented = [name for name, f in cls.model_fields.items() if not (f.description or "").strip()]
     assert undocumented == []
@@ -44,8 +46,15 @@ def test_a_validation_error_comes_down_to_its_first_problem():
     from curriculab.trajectory.validation import first_problem
 
     with pytest.raises(ValidationError) as err:
-        Trajectory.model_validate({"trajectory_id": "t", "run_id": "r", "task_id": "x", "outcome": "passed",
-                                   "steps": [{"step_idx": 0, "source": "agent"}, {"step_idx": "one", "source": "agent"}]})
+        Trajectory.model_validate(
+            {
+                "trajectory_id": "t",
+                "run_id": "r",
+                "task_id": "x",
+                "outcome": "passed",
+                "steps": [{"step_idx": 0, "source": "agent"}, {"step_idx": "one", "source": "agent"}],
+            }
+        )
     first = first_problem(err.value)
     assert (first.where, first.kind, first.value) == ("steps[1].step_idx", "int_parsing", "one")
     assert first.message.startswith("Input should be a valid integer") and first.more == 0

@@ -4,9 +4,17 @@ import pytest
 
 from curriculab.taxonomy.taxonomy import V1_CODES, TaxonomyError, load_taxonomy
 
-V1_TIERS = {"skipped_verification": "foundational", "misread_requirements": "intermediate", "no_plan_revision": "intermediate",
-            "tool_misuse": "intermediate", "redundant_rework": "efficiency", "decoy_susceptibility": "expert",
-            "contract_inconsistency": "expert", "reward_hacking": "infra", "harness_failure": "infra"}
+V1_TIERS = {
+    "skipped_verification": "foundational",
+    "misread_requirements": "intermediate",
+    "no_plan_revision": "intermediate",
+    "tool_misuse": "intermediate",
+    "redundant_rework": "efficiency",
+    "decoy_susceptibility": "expert",
+    "contract_inconsistency": "expert",
+    "reward_hacking": "infra",
+    "harness_failure": "infra",
+}
 
 
 def test_v1_has_every_pinned_code_with_its_tier_and_full_description():
@@ -25,15 +33,16 @@ def write(tmp_path, text, name="tax.yaml"):
 
 
 def test_bad_files_name_the_entry_and_the_fix(tmp_path):
-    v1 = (load_taxonomy("v1").model_dump())
+    v1 = load_taxonomy("v1").model_dump()
     import yaml
 
     bad = dict(v1, codes=[dict(v1["codes"][0], tier="expertish")] + v1["codes"][1:])
     path = write(tmp_path, yaml.safe_dump(bad))
     with pytest.raises(TaxonomyError) as err:
         load_taxonomy(path)
-    assert str(err.value) == (f"taxonomy file {path}: (root): codes[0].tier: 'expertish' is not one of "
-                              f"{v1['tiers']}. Fix that entry")
+    assert str(err.value) == (
+        f"taxonomy file {path}: (root): codes[0].tier: 'expertish' is not one of {v1['tiers']}. Fix that entry"
+    )
     missing = dict(v1, codes=[{k: v for k, v in v1["codes"][0].items() if k != "remediation"}])
     path = write(tmp_path, yaml.safe_dump(missing), "missing.yaml")
     with pytest.raises(TaxonomyError, match=r"codes\[0\]\.remediation: Field required\. Fix that entry"):
@@ -79,8 +88,14 @@ def test_v4_is_the_default_and_redefines_harness_failure_as_an_infrastructure_fa
     v3, v4 = load_taxonomy("v3"), load_taxonomy()
     assert NEWEST == v4.version == "v4" and v4.maps_from == "v3" and v4.code_names == v3.code_names
     assert v4.older_versions == ["v3", "v2", "v1"]
-    assert v4.redefined == ["harness_failure"] and v4.get("harness_failure").definition != v3.get("harness_failure").definition
-    assert "agent timeout" in v4.get("harness_failure").definition and "outcome error" in v4.get("harness_failure").definition
+    assert (
+        v4.redefined == ["harness_failure"]
+        and v4.get("harness_failure").definition != v3.get("harness_failure").definition
+    )
+    assert (
+        "agent timeout" in v4.get("harness_failure").definition
+        and "outcome error" in v4.get("harness_failure").definition
+    )
     # every older code is still readable as a v4 code, through the whole chain
     assert all(v4.map_code(code, "v1") == [code] for code in V1_CODES)
     # a label judged a meaning: v1's harness_failure labels do not judge v4's; every other v1 label carries

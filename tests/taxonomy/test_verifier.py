@@ -51,23 +51,28 @@ def add_two():
     return problem, Scorer({problem.problem_id: problem})
 
 
-@pytest.mark.parametrize("completion, finish, expected", [
-    ("```python\ndef add(a, b):\n    return a + b\n```", "stop", set()),
-    ("To add two numbers, use the plus operator on them.", "stop", {"no_code"}),
-    ("```python\ndef add(a, b):\n    return a +", "length", {"broken_code_block", "truncated"}),
-    ("True", "stop", {"no_code"}),
-    ("```python\ndef add(a, b)\n    return a + b\n```", "stop", {"syntax_error"}),
-    ("```python\ndef plus(a, b):\n    return a + b\n```", "stop", {"entry_point_mismatch"}),
-    ("```python\ndef add(numbers):\n    return sum(numbers)\n```", "stop", {"entry_point_mismatch"}),
-    ("def add(a, b):\n    return a + b\n```\nThe plus operator adds them.", "stop", {"broken_code_block"}),
-    ("Here is the completed function:\n\ndef add(a, b):\n    return a + b\n", "stop", {"broken_code_block"}),
-    ("```\n\n```python\ndef add(a, b):\n    return a - b\n```", "stop", {"broken_code_block"}),
-    ("```python\ndef add(a, b):\n    return helper(a, b)\n```", "stop", {"undefined_name"}),
-    ("```python\nimport numpy_not_here\ndef add(a, b):\n    return a + b\n```", "stop", {"undefined_name"}),
-    ("```python\ndef add(a, b):\n    return [a][b]\n```", "stop", {"runtime_error"}),
-    pytest.param("```python\ndef add(a, b):\n    while True:\n        pass\n```", "stop", {"timeout"}, marks=pytest.mark.slow),
-    ("```python\ndef add(a, b):\n    return a - b\n```", "stop", {"wrong_answer_basic"}),
-])
+@pytest.mark.parametrize(
+    "completion, finish, expected",
+    [
+        ("```python\ndef add(a, b):\n    return a + b\n```", "stop", set()),
+        ("To add two numbers, use the plus operator on them.", "stop", {"no_code"}),
+        ("```python\ndef add(a, b):\n    return a +", "length", {"broken_code_block", "truncated"}),
+        ("True", "stop", {"no_code"}),
+        ("```python\ndef add(a, b)\n    return a + b\n```", "stop", {"syntax_error"}),
+        ("```python\ndef plus(a, b):\n    return a + b\n```", "stop", {"entry_point_mismatch"}),
+        ("```python\ndef add(numbers):\n    return sum(numbers)\n```", "stop", {"entry_point_mismatch"}),
+        ("def add(a, b):\n    return a + b\n```\nThe plus operator adds them.", "stop", {"broken_code_block"}),
+        ("Here is the completed function:\n\ndef add(a, b):\n    return a + b\n", "stop", {"broken_code_block"}),
+        ("```\n\n```python\ndef add(a, b):\n    return a - b\n```", "stop", {"broken_code_block"}),
+        ("```python\ndef add(a, b):\n    return helper(a, b)\n```", "stop", {"undefined_name"}),
+        ("```python\nimport numpy_not_here\ndef add(a, b):\n    return a + b\n```", "stop", {"undefined_name"}),
+        ("```python\ndef add(a, b):\n    return [a][b]\n```", "stop", {"runtime_error"}),
+        pytest.param(
+            "```python\ndef add(a, b):\n    while True:\n        pass\n```", "stop", {"timeout"}, marks=pytest.mark.slow
+        ),
+        ("```python\ndef add(a, b):\n    return a - b\n```", "stop", {"wrong_answer_basic"}),
+    ],
+)
 def test_completion_codes_come_from_real_sandbox_verdicts(add_two, completion, finish, expected):
     problem, scorer = add_two
     result = scorer.run([problem.problem_id], [completion])[0]
@@ -88,8 +93,10 @@ def test_a_wrong_answer_only_beyond_basic_tests_is_told_apart_from_one_on_basic(
 
 
 def test_a_completion_that_catches_its_own_error_and_returns_is_a_wrong_answer_not_a_runtime_error():
-    tests = [TestEvidence("t0", "basic", False, "failed", "assertion failed"),
-             TestEvidence("t1", "edge", False, "failed", "raised ZeroDivisionError: division by zero")]
+    tests = [
+        TestEvidence("t0", "basic", False, "failed", "assertion failed"),
+        TestEvidence("t1", "edge", False, "failed", "raised ZeroDivisionError: division by zero"),
+    ]
     found = code_completion("```python\ndef f(x):\n    return 1 / x\n```", tests, "stop")
     assert _present(found) == {"wrong_answer_basic", "runtime_error"}
     assert "ZeroDivisionError" in found["runtime_error"].rationale
@@ -103,8 +110,10 @@ def test_what_counts_as_code_prose_and_a_broken_block():
     assert not is_prose_line("    return a + b") and not is_prose_line("True") and not is_prose_line("Foo = Bar(1)")
     assert is_prose_line("  can iterate through each element in a list and check it.", anywhere=True)
     assert not is_prose_line("        if x % y == 0, x /= y", anywhere=True)
-    assert extract_code("```python\ndef add(a, b):\n    return a + b\n```\n```python\nprint(add(1, 2))\n```", "add") \
-        == "def add(a, b):\n    return a + b\n"  # the defining block, not the usage example after it
+    assert (
+        extract_code("```python\ndef add(a, b):\n    return a + b\n```\n```python\nprint(add(1, 2))\n```", "add")
+        == "def add(a, b):\n    return a + b\n"
+    )  # the defining block, not the usage example after it
 
 
 def test_trial_codes_read_the_test_profile_and_the_harness():
@@ -152,8 +161,15 @@ def test_precision_and_recall_per_code_against_hand_labels_are_at_least_0_9():
     from curriculab.taxonomy.agreement import binary_agreement
 
     records = _labelled()
-    coded = [code_completion(r["completion"], [TestEvidence(t["test_id"], t["tier"], t["passed"], t["status"], t["detail"])
-                                               for t in r["tests"]], r["finish_reason"], r["entry_point"]) for r in records]
+    coded = [
+        code_completion(
+            r["completion"],
+            [TestEvidence(t["test_id"], t["tier"], t["passed"], t["status"], t["detail"]) for t in r["tests"]],
+            r["finish_reason"],
+            r["entry_point"],
+        )
+        for r in records
+    ]
     scores = {}
     for code in COMPLETION_CODES:
         a = binary_agreement([c[code].present for c in coded], [r["labels"][code] for r in records])

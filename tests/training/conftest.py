@@ -46,10 +46,13 @@ def under_subreaper():
     """Runs Python code (with arguments in sys.argv[2:]) in a fresh process that is a child
     subreaper; returns what the code printed (split) and how many orphans came to that process,
     which is what the code would leave to a pid 1 that never reaps (a container without an init)."""
+
     def run(code: str, *args: str, env: dict | None = None) -> tuple[list[str], int]:
-        done = subprocess.run([sys.executable, "-c", _UNDER_SUBREAPER, code, *args], capture_output=True, text=True,
-                              timeout=120, env=env)
+        done = subprocess.run(
+            [sys.executable, "-c", _UNDER_SUBREAPER, code, *args], capture_output=True, text=True, timeout=120, env=env
+        )
         *printed, orphans = done.stdout.split() or ["?"]
         assert done.returncode == 0 and orphans.isdigit(), done.stderr[-2000:]
         return printed, int(orphans)
+
     return run

@@ -28,18 +28,48 @@ def _free_port() -> int:
 def test_two_processes_train_one_plan_and_land_every_rollout_once(planned, tmp_path):
     db, plan = planned
     accelerate = Path(sys.executable).with_name("accelerate")
-    run = subprocess.run([str(accelerate), "launch", "--multi_gpu", "--num_processes", "2", "--main_process_port",
-                          str(_free_port()), "-m", "curriculab.cli", "train", "--db", str(db), "--config", str(plan),
-                          "--model", "tiny", "--max-steps", "3", "--save-steps", "2", "--output-dir", str(tmp_path / "run"),
-                          "--static-sampling", "--generation-backend", "generate"],
-                         capture_output=True, text=True, timeout=600, env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
+    run = subprocess.run(
+        [
+            str(accelerate),
+            "launch",
+            "--multi_gpu",
+            "--num_processes",
+            "2",
+            "--main_process_port",
+            str(_free_port()),
+            "-m",
+            "curriculab.cli",
+            "train",
+            "--db",
+            str(db),
+            "--config",
+            str(plan),
+            "--model",
+            "tiny",
+            "--max-steps",
+            "3",
+            "--save-steps",
+            "2",
+            "--output-dir",
+            str(tmp_path / "run"),
+            "--static-sampling",
+            "--generation-backend",
+            "generate",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "CUDA_VISIBLE_DEVICES": ""},
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.count("run grpo-") == 1  # rank 0 reports; rank 1 says nothing
     assert "3 steps, 48 rollouts" in run.stdout  # 3 steps × 8 completions × 2 ranks
     with Store(db, read_only=True) as store:
         rows, distinct, second = store.query("""select count(*), count(distinct trajectory_id),
             count(*) filter (trajectory_id like '%/r1-%') from trajectories where run_id like 'grpo-%'""")[1][0]
-        steps = store.query("select step, count(*) from training_metrics where name = 'reward' group by 1 order by 1")[1]
+        steps = store.query("select step, count(*) from training_metrics where name = 'reward' group by 1 order by 1")[
+            1
+        ]
         errors = store.query("select count(*) from ingest_errors")[1][0][0]
     assert (rows, distinct, second) == (48, 48, 24)  # both ranks' completions, each once
     assert steps == [(1, 1), (2, 1), (3, 1)] and errors == 0
@@ -50,9 +80,25 @@ def test_two_processes_train_one_plan_and_land_every_rollout_once(planned, tmp_p
 def test_live_sampling_on_several_processes_is_refused_with_the_fix(planned, tmp_path, monkeypatch):
     db, plan = planned
     monkeypatch.setenv("WORLD_SIZE", "2")  # as torchrun sets it; refused before any process group is made
-    result = CliRunner().invoke(cli, ["train", "--db", str(db), "--config", str(plan), "--model", "tiny", "--max-steps",
-                                      "1", "--output-dir", str(tmp_path), "--live-sampling"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "train",
+            "--db",
+            str(db),
+            "--config",
+            str(plan),
+            "--model",
+            "tiny",
+            "--max-steps",
+            "1",
+            "--output-dir",
+            str(tmp_path),
+            "--live-sampling",
+        ],
+    )
     assert result.exit_code != 0
     assert result.output.strip().splitlines()[-1] == (
         "Error: live sampling keeps its statistics per process, so ranks would sample different problems. "
-        "Pass --static-sampling to train on several processes")
+        "Pass --static-sampling to train on several processes"
+    )

@@ -94,8 +94,12 @@ def _our_containers(client):
 
 
 def test_scoring_over_tcp_shares_no_host_path(remote_docker):
-    honest, wrong = run_many([(HONEST, "add", TESTS), ("def add(a, b):\n    return a - b\n", "add", TESTS)],
-                             FAST, workers=1, backend="docker")
+    honest, wrong = run_many(
+        [(HONEST, "add", TESTS), ("def add(a, b):\n    return a - b\n", "add", TESTS)],
+        FAST,
+        workers=1,
+        backend="docker",
+    )
     assert honest.status == "ok" and all(o.passed for o in honest.outcomes)
     assert not any(o.passed for o in wrong.outcomes) and wrong.status == "ok"
     client = runner._DOCKER
@@ -114,11 +118,20 @@ def test_scoring_over_tcp_shares_no_host_path(remote_docker):
 
 
 def test_output_and_memory_kills_come_back_over_the_stream(remote_docker):
-    printed, bomb, after = run_many([
-        ("import os\nos.write(1, b'x' * 5000 + b'\\n')\ndef add(a, b):\n    return a + b\n", "add", TESTS[:1]),
-        ("def add(a, b):\n    blocks = []\n    while True:\n        blocks.append(bytearray(32 << 20))\n", "add", TESTS[:1]),
-        (HONEST, "add", TESTS[:1]),
-    ], FAST, workers=1, backend="docker")
+    printed, bomb, after = run_many(
+        [
+            ("import os\nos.write(1, b'x' * 5000 + b'\\n')\ndef add(a, b):\n    return a + b\n", "add", TESTS[:1]),
+            (
+                "def add(a, b):\n    blocks = []\n    while True:\n        blocks.append(bytearray(32 << 20))\n",
+                "add",
+                TESTS[:1],
+            ),
+            (HONEST, "add", TESTS[:1]),
+        ],
+        FAST,
+        workers=1,
+        backend="docker",
+    )
     assert printed.outcomes[0].passed and printed.stderr_tail == "x" * 1999 + "\n"
     assert bomb.status == "memory" and not bomb.outcomes[0].passed
     assert after.status == "ok" and after.outcomes[0].passed
@@ -160,8 +173,12 @@ os.write(1, f"saw {len(seen)} channel(s), reached {reached}".encode())
 def add(a, b):
     return 7
 """
-    results = run_many([(hostile, "add", TESTS), (HONEST, "add", TESTS), (hostile, "add", TESTS), (HONEST, "add", TESTS)],
-                       FAST, workers=1, backend="docker")
+    results = run_many(
+        [(hostile, "add", TESTS), (HONEST, "add", TESTS), (hostile, "add", TESTS), (HONEST, "add", TESTS)],
+        FAST,
+        workers=1,
+        backend="docker",
+    )
     for result in results[0::2]:
         assert not any(o.passed for o in result.outcomes), [(o.status, o.detail) for o in result.outcomes]
         assert result.stderr_tail.endswith("saw 0 channel(s), reached 0")
@@ -174,7 +191,9 @@ def test_the_judge_accepts_the_channel_only_from_the_zygotes_uid():
     nonce, zygote_uid = "t" + os.urandom(8).hex(), 64000 + os.getpid() % 1000
     name = server.CHANNEL_PREFIX + nonce
     accepted = []
-    judge = threading.Thread(target=lambda: accepted.extend(server._accept_channel(nonce, zygote_uid, time.monotonic() + 10)))
+    judge = threading.Thread(
+        target=lambda: accepted.extend(server._accept_channel(nonce, zygote_uid, time.monotonic() + 10))
+    )
     judge.start()
     stranger = socket.socket(socket.AF_UNIX)
     for _ in range(1000):  # the listener is bound by the thread: wait for it
@@ -183,8 +202,10 @@ def test_the_judge_accepts_the_channel_only_from_the_zygotes_uid():
             break
         except ConnectionRefusedError:
             time.sleep(0.005)
-    connect_as = (f"import os, socket, time; os.setgid({zygote_uid}); os.setuid({zygote_uid}); "
-                  f"s = socket.socket(socket.AF_UNIX); s.connect({name!r}); s.sendall(b'z'); time.sleep(2)")
+    connect_as = (
+        f"import os, socket, time; os.setgid({zygote_uid}); os.setuid({zygote_uid}); "
+        f"s = socket.socket(socket.AF_UNIX); s.connect({name!r}); s.sendall(b'z'); time.sleep(2)"
+    )
     zygote = subprocess.Popen([sys.executable, "-c", connect_as])
     judge.join(timeout=10)
     try:
@@ -209,7 +230,7 @@ def test_the_attach_stream_reads_stdout_frames_across_any_split():
     wire = b""
     for i in range(0, len(payload), 700):
         wire += struct.pack(">BxxxI", 2, 5) + b"noise"
-        part = payload[i:i + 700]
+        part = payload[i : i + 700]
         wire += struct.pack(">BxxxI", 1, len(part)) + part
     daemon.sendall(wire[:3])
     stream.settimeout(0.05)
@@ -219,7 +240,7 @@ def test_the_attach_stream_reads_stdout_frames_across_any_split():
 
     def trickle():
         for i in range(3, len(wire), 13):
-            daemon.sendall(wire[i:i + 13])
+            daemon.sendall(wire[i : i + 13])
         daemon.close()
 
     threading.Thread(target=trickle).start()

@@ -46,15 +46,33 @@ def test_a_named_backend_is_checked_and_one_this_machine_cannot_run_says_what_it
     assert choose_backend("static-cache", False) == ("static-cache", [])
     with pytest.raises(BackendUnavailable, match="^vllm-colocate needs a CUDA GPU$"):
         choose_backend("vllm-colocate", False)
-    with pytest.raises(BackendUnavailable, match="^unknown generation backend 'fast'; choose one of auto, generate, "
-                                                 "static-cache, continuous-batching, vllm-colocate, vllm-server$"):
+    with pytest.raises(
+        BackendUnavailable,
+        match="^unknown generation backend 'fast'; choose one of auto, generate, "
+        "static-cache, continuous-batching, vllm-colocate, vllm-server$",
+    ):
         choose_backend("fast", False)
 
 
 def _train(planned, tmp_path, *extra):
     db, plan = planned
-    return CliRunner().invoke(cli, ["train", "--db", str(db), "--config", str(plan), "--model", "tiny", "--max-steps", "2",
-                                    "--output-dir", str(tmp_path), *extra])
+    return CliRunner().invoke(
+        cli,
+        [
+            "train",
+            "--db",
+            str(db),
+            "--config",
+            str(plan),
+            "--model",
+            "tiny",
+            "--max-steps",
+            "2",
+            "--output-dir",
+            str(tmp_path),
+            *extra,
+        ],
+    )
 
 
 def test_train_says_which_backend_generated_and_stores_it_with_the_run(planned, tmp_path):
@@ -64,15 +82,19 @@ def test_train_says_which_backend_generated_and_stores_it_with_the_run(planned, 
     assert "generation: static-cache (asked for)" in asked.stdout and "2 steps, 16 rollouts" in asked.stdout
     auto = _train(planned, tmp_path / "auto")
     assert auto.exit_code == 0, auto.output
-    line = re.search(r"generation: (generate|static-cache) \(auto, (fastest here|none measured 10% faster than "
-                     r"generate here); tokens/s generate [\d,]+, static-cache [\d,]+; measured (now|earlier, \S+)\)",
-                     auto.stdout)
+    line = re.search(
+        r"generation: (generate|static-cache) \(auto, (fastest here|none measured 10% faster than "
+        r"generate here); tokens/s generate [\d,]+, static-cache [\d,]+; measured (now|earlier, \S+)\)",
+        auto.stdout,
+    )
     assert line, auto.stdout
     again = _train(planned, tmp_path / "again")  # the same machine, model and shape: the measurement is reused
     assert f"generation: {line.group(1)} (auto" in again.stdout and "measured earlier" in again.stdout
     with Store(db, read_only=True) as store:
-        stored = [json.loads(c)["generation_backend"] for (c,) in
-                  store.query("select config from runs where run_id like 'grpo-%' order by run_id")[1]]
+        stored = [
+            json.loads(c)["generation_backend"]
+            for (c,) in store.query("select config from runs where run_id like 'grpo-%' order by run_id")[1]
+        ]
     assert sorted(stored) == sorted(["static-cache", line.group(1), line.group(1)])
 
 
@@ -80,4 +102,5 @@ def test_a_backend_the_machine_cannot_run_is_refused_before_training_with_the_fi
     result = _train(planned, tmp_path, "--use-vllm", "colocate")
     assert result.exit_code != 0
     assert result.output.strip().splitlines()[-1] == (
-        "Error: vllm-colocate needs a CUDA GPU. Choose another --generation-backend, or leave it at auto")
+        "Error: vllm-colocate needs a CUDA GPU. Choose another --generation-backend, or leave it at auto"
+    )

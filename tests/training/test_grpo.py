@@ -24,20 +24,40 @@ pytestmark = pytest.mark.slow  # real GRPO runs
 def _store_figures(db: Path) -> dict:
     with Store(db, read_only=True) as store:
         run = store.query("select distinct run_id from trajectories where run_id like 'grpo-%'")[1]
-        rollouts = store.query("select count(*), count(distinct trajectory_id) from trajectories where run_id like 'grpo-%'")[1][0]
+        rollouts = store.query(
+            "select count(*), count(distinct trajectory_id) from trajectories where run_id like 'grpo-%'"
+        )[1][0]
         tiers = store.query("""select count(distinct r.tier), count(*) from test_results r join trajectories t using (trajectory_id)
                                where t.run_id like 'grpo-%'""")[1][0]
-        steps = store.query("""select step, count(*) from training_metrics where name = 'reward' group by 1 order by 1""")[1]
-        alpha = dict(((s, n), v) for s, n, v in store.query(
-            "select step, name, value from training_metrics where name like 'alpha/%'")[1])
+        steps = store.query(
+            """select step, count(*) from training_metrics where name = 'reward' group by 1 order by 1"""
+        )[1]
+        alpha = dict(
+            ((s, n), v)
+            for s, n, v in store.query("select step, name, value from training_metrics where name like 'alpha/%'")[1]
+        )
         errors = store.query("select count(*) from ingest_errors")[1][0][0]
     return {"runs": run, "rollouts": rollouts, "tiers": tiers, "reward_steps": steps, "alpha": alpha, "errors": errors}
 
 
 def test_train_lands_rollouts_and_metrics_and_follows_the_schedule(planned, tmp_path):
     db, plan = planned
-    result = CliRunner().invoke(cli, ["train", "--db", str(db), "--config", str(plan), "--model", "tiny",
-                                      "--max-steps", "5", "--output-dir", str(tmp_path / "run")])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "train",
+            "--db",
+            str(db),
+            "--config",
+            str(plan),
+            "--model",
+            "tiny",
+            "--max-steps",
+            "5",
+            "--output-dir",
+            str(tmp_path / "run"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "5 steps, 40 rollouts" in result.stdout
     figures = _store_figures(db)
@@ -51,8 +71,10 @@ def test_train_lands_rollouts_and_metrics_and_follows_the_schedule(planned, tmp_
     assert figures["errors"] == 0
     # where each step's time went: every logging step, the parts adding up to the step, tokens counted
     with Store(db, read_only=True) as store:
-        rows = store.query("select step, name, value from training_metrics where name like 'time/%' "
-                           "or name in ('step_time', 'generated_tokens', 'generated_tokens_per_s')")[1]
+        rows = store.query(
+            "select step, name, value from training_metrics where name like 'time/%' "
+            "or name in ('step_time', 'generated_tokens', 'generated_tokens_per_s')"
+        )[1]
     by_step: dict[int, dict[str, float]] = {}
     for step, name, value in rows:
         by_step.setdefault(step, {})[name] = value
@@ -76,8 +98,24 @@ def test_train_lands_rollouts_and_metrics_and_follows_the_schedule(planned, tmp_
 def test_a_run_killed_mid_way_resumes_without_duplicating_rollouts(planned, tmp_path):
     db, plan = planned
     output = tmp_path / "run"
-    command = [sys.executable, "-m", "curriculab.cli", "train", "--db", str(db), "--config", str(plan), "--model", "tiny",
-               "--max-steps", "12", "--save-steps", "3", "--output-dir", str(output)]
+    command = [
+        sys.executable,
+        "-m",
+        "curriculab.cli",
+        "train",
+        "--db",
+        str(db),
+        "--config",
+        str(plan),
+        "--model",
+        "tiny",
+        "--max-steps",
+        "12",
+        "--save-steps",
+        "3",
+        "--output-dir",
+        str(output),
+    ]
     first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 240
     while not (output / "checkpoint-6").exists() and first.poll() is None and time.monotonic() < deadline:
@@ -94,8 +132,22 @@ def test_a_run_killed_mid_way_resumes_without_duplicating_rollouts(planned, tmp_
 
 
 def test_a_two_round_loop_plans_trains_and_replans(demo_store_copy, tmp_path):
-    result = CliRunner().invoke(cli, ["loop", "--db", str(demo_store_copy), "--model", "atlas-7b-coder", "--rounds", "2",
-                                      "--steps-per-round", "2", "--out", str(tmp_path / "loop")])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "loop",
+            "--db",
+            str(demo_store_copy),
+            "--model",
+            "atlas-7b-coder",
+            "--rounds",
+            "2",
+            "--steps-per-round",
+            "2",
+            "--out",
+            str(tmp_path / "loop"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     lines = [line for line in result.stdout.splitlines() if line.startswith("round ")]
     assert lines[0].startswith("round 1: plan ") and " for atlas-7b-coder: " in lines[0]
@@ -103,8 +155,14 @@ def test_a_two_round_loop_plans_trains_and_replans(demo_store_copy, tmp_path):
     assert "basic pass rate" in lines[1]  # the change from round 1, in figures
     with Store(demo_store_copy, read_only=True) as store:
         plans = store.query("select target_model from plans order by created_at")[1]
-        rounds = dict(store.query("select model, count(*) from trajectories where model like 'atlas-7b-coder@round%' group by 1")[1])
-    assert {"atlas-7b-coder", "atlas-7b-coder@round1"} <= {p[0] for p in plans}  # a plan per round (the same plan is stored once)
+        rounds = dict(
+            store.query("select model, count(*) from trajectories where model like 'atlas-7b-coder@round%' group by 1")[
+                1
+            ]
+        )
+    assert {"atlas-7b-coder", "atlas-7b-coder@round1"} <= {
+        p[0] for p in plans
+    }  # a plan per round (the same plan is stored once)
     assert rounds == {"atlas-7b-coder@round1": 16, "atlas-7b-coder@round2": 16}
     summary = json.loads((tmp_path / "loop" / "loop.json").read_text())
     assert [r["round"] for r in summary] == [1, 2] and summary[1]["changes"]
@@ -115,7 +173,9 @@ def test_a_two_round_loop_plans_trains_and_replans(demo_store_copy, tmp_path):
     effects = summary[1]["code_effects"]
     cited = [e for e in effects if e.startswith("reward: format_reward added")]
     assert cited and any(f"{code} " in cited[0] and "judged failures (95% CI" in cited[0] for code in first_codes)
-    assert any(line.startswith("  from round 1's rollout codes: reward: format_reward") for line in result.stdout.splitlines())
+    assert any(
+        line.startswith("  from round 1's rollout codes: reward: format_reward") for line in result.stdout.splitlines()
+    )
     assert "reward 1·tarot_reward → 1·tarot_reward + " in lines[1]  # the reward section differs, for that reason
     with Store(demo_store_copy, read_only=True) as store:
         statuses = store.query("""select count(*), count(distinct c.trajectory_id) from coding_status c join trajectories t
@@ -126,9 +186,21 @@ def test_a_two_round_loop_plans_trains_and_replans(demo_store_copy, tmp_path):
 
 def test_the_gpu_check_runs_its_cpu_path_once_per_backend_and_says_which_it_could_not_run():
     root = Path(__file__).resolve().parents[2]
-    done = subprocess.run(["bash", str(root / "bench" / "gpu_check.sh"), "--cpu", "--steps", "3", "--backends",
-                           "generate,vllm-colocate,static-cache"], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "PYTHON": sys.executable})
+    done = subprocess.run(
+        [
+            "bash",
+            str(root / "bench" / "gpu_check.sh"),
+            "--cpu",
+            "--steps",
+            "3",
+            "--backends",
+            "generate,vllm-colocate,static-cache",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHON": sys.executable},
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     first, skipped, second = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     assert skipped == {"generation_backend": "vllm-colocate", "skipped": "vllm-colocate needs a CUDA GPU"}
@@ -138,7 +210,11 @@ def test_the_gpu_check_runs_its_cpu_path_once_per_backend_and_says_which_it_coul
         assert figures["tokens_per_s"] > 0 and figures["mean_step_s"] > 0 and figures["peak_memory_gib"] > 0
         assert figures["sandbox"] == "bwrap" and figures["backend"] == "transformers"
         breakdown = figures["breakdown_mean_after_step_1"]
-        assert breakdown["time/generation_s"] > 0 and breakdown["time/reward_s"] > 0 and breakdown["generated_tokens_per_s"] > 0
+        assert (
+            breakdown["time/generation_s"] > 0
+            and breakdown["time/reward_s"] > 0
+            and breakdown["generated_tokens_per_s"] > 0
+        )
 
 
 def test_the_gpu_check_stops_inside_its_time_budget_and_flags_unsandboxed_scoring(tmp_path):
@@ -171,8 +247,23 @@ def test_the_dynamic_schedule_drives_alpha_from_live_pass_rates(planned, tmp_pat
     # the tiny model passes nothing: no tier is informative, so the dynamic schedule keeps practising
     # the one closest to the band (basic), where the forward schedule would have added tiers by now
     db, plan = planned
-    result = CliRunner().invoke(cli, ["train", "--db", str(db), "--config", str(plan), "--model", "tiny", "--max-steps", "4",
-                                      "--dynamic", "--output-dir", str(tmp_path / "run")])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "train",
+            "--db",
+            str(db),
+            "--config",
+            str(plan),
+            "--model",
+            "tiny",
+            "--max-steps",
+            "4",
+            "--dynamic",
+            "--output-dir",
+            str(tmp_path / "run"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     alpha = _store_figures(db)["alpha"]
     assert alpha[(4, "alpha/basic")] > 0
@@ -195,8 +286,24 @@ def test_a_loop_can_start_from_an_empty_store(tmp_path):
     db = tmp_path / "empty.duckdb"
     with Store(db):
         pass
-    result = CliRunner().invoke(cli, ["loop", "--db", str(db), "--model", "fresh", "--rounds", "2", "--steps-per-round", "1",
-                                      "--out", str(tmp_path / "loop")])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "loop",
+            "--db",
+            str(db),
+            "--model",
+            "fresh",
+            "--rounds",
+            "2",
+            "--steps-per-round",
+            "1",
+            "--out",
+            str(tmp_path / "loop"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     lines = [line for line in result.stdout.splitlines() if line.startswith("round ")]
-    assert lines[0].startswith("round 1: plan ") and lines[1].startswith("round 2: plan ") and "format_reward" in lines[1]
+    assert (
+        lines[0].startswith("round 1: plan ") and lines[1].startswith("round 2: plan ") and "format_reward" in lines[1]
+    )

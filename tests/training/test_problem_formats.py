@@ -26,21 +26,38 @@ def wrong_solutions(shape):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("shape,file,at_least", [("livecodebench", "livecodebench-functional", 20),
-                                                 ("codecontests", "codecontests", 10), ("apps", "apps", 10)])
+@pytest.mark.parametrize(
+    "shape,file,at_least",
+    [("livecodebench", "livecodebench-functional", 20), ("codecontests", "codecontests", 10), ("apps", "apps", 10)],
+)
 def test_references_score_one_and_wrong_solutions_fail(shape, file, at_least):
     problems = read_problem_set(SETS / f"{file}.jsonl", shape)
     assert len(problems) >= at_least
     references = run_many([p.job(p.reference) for p in problems], LIMITS, workers=2)
-    failing = {p.problem_id: [(o.test_id, o.detail) for o in r.outcomes if not o.passed] for p, r in zip(problems, references)}
+    failing = {
+        p.problem_id: [(o.test_id, o.detail) for o in r.outcomes if not o.passed] for p, r in zip(problems, references)
+    }
     assert {k: v for k, v in failing.items() if v} == {}
     wrong = run_many([p.job(code) for p, code in zip(problems, wrong_solutions(file))], LIMITS, workers=2)
     for problem, result in zip(problems, wrong):
         assert not all(o.passed for o in result.outcomes), problem.problem_id
-        evidence = [TestEvidence(o.test_id, t.tier, o.passed, o.status, o.detail) for o, t in zip(result.outcomes, problem.tests)]
-        codes = {c for c, f in code_completion("```python\n" + wrong_solutions(file)[problems.index(problem)] + "\n```",
-                                               evidence, entry_point=problem.entry_point or None).items() if f.present}
-        assert codes & {"wrong_answer_basic", "wrong_answer_beyond_basic", "runtime_error", "undefined_name"}, (problem.problem_id, codes)
+        evidence = [
+            TestEvidence(o.test_id, t.tier, o.passed, o.status, o.detail)
+            for o, t in zip(result.outcomes, problem.tests)
+        ]
+        codes = {
+            c
+            for c, f in code_completion(
+                "```python\n" + wrong_solutions(file)[problems.index(problem)] + "\n```",
+                evidence,
+                entry_point=problem.entry_point or None,
+            ).items()
+            if f.present
+        }
+        assert codes & {"wrong_answer_basic", "wrong_answer_beyond_basic", "runtime_error", "undefined_name"}, (
+            problem.problem_id,
+            codes,
+        )
 
 
 def test_the_leetcode_shape_becomes_class_method_tests_with_the_node_classes():
@@ -55,20 +72,27 @@ def test_a_stdin_program_is_judged_by_its_tokens():
     assert output_mismatch("1  2\n3", "1 2 3\n") is None
     assert output_mismatch("0.3333333\n", "0.333333333") is None  # within 1e-6
     assert output_mismatch("0.34\n", "0.333333333") == "token 1: expected '0.333333333', got '0.34'"
-    assert output_mismatch("10\n", "10.0") is None and output_mismatch("10\n", "11") == "token 1: expected '11', got '10'"
+    assert (
+        output_mismatch("10\n", "10.0") is None and output_mismatch("10\n", "11") == "token 1: expected '11', got '10'"
+    )
     assert output_mismatch("1 2 3", "1 2") == "expected 2 tokens, got 3 (first extra: '3')"
 
 
 def test_output_past_the_cap_fails_that_test_saying_so():
     program = "import sys\nsys.stdout.write('x' * (2 << 20))\n"
     result = run_many([(program, "", [("t", {"stdin": "", "stdout": "x"})])], Limits(file_bytes=1 << 20))[0]
-    assert (result.outcomes[0].status, result.outcomes[0].detail) == ("output_limit", "printed more than 1,048,576 bytes (the output cap)")
+    assert (result.outcomes[0].status, result.outcomes[0].detail) == (
+        "output_limit",
+        "printed more than 1,048,576 bytes (the output cap)",
+    )
 
 
 def test_a_bad_record_names_its_line_and_field(tmp_path):
     path = tmp_path / "set.jsonl"
     path.write_text(json.dumps({"problem_id": 1, "question": "q", "solutions": "[]", "input_output": "{}"}) + "\n")
-    with pytest.raises(ProblemError, match=r"set.jsonl: line 1: field solutions: no solution to use as the reference. Fix the record"):
+    with pytest.raises(
+        ProblemError, match=r"set.jsonl: line 1: field solutions: no solution to use as the reference. Fix the record"
+    ):
         read_problem_set(path, "apps")
 
 
@@ -103,5 +127,8 @@ def test_livecodebench_private_cases_are_read_as_published_and_a_pickle_that_nam
     # a pickle naming a callable is refused before anything is built (os.getcwd would be harmless; it is never called)
     record["private_test_cases"] = base64.b64encode(zlib.compress(pickle.dumps(os.getcwd))).decode()
     path.write_text(json.dumps(record) + "\n")
-    with pytest.raises(ProblemError, match=r"line 1: field private_test_cases: .*the pickle names posix.getcwd; only plain values are read"):
+    with pytest.raises(
+        ProblemError,
+        match=r"line 1: field private_test_cases: .*the pickle names posix.getcwd; only plain values are read",
+    ):
         read_problem_set(path, "livecodebench")

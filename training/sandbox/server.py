@@ -62,8 +62,26 @@ CHILD_FILTER = "child.bpf"
 """The seccomp filter (in the box) a completion's process installs before it reads the code."""
 CHANNEL = None
 """The child's socket to the judge (module global so red-team tests can reach it as `__main__.CHANNEL`)."""
-PRELOADED = ("math", "re", "collections", "itertools", "functools", "heapq", "bisect", "string", "typing",
-             "operator", "statistics", "fractions", "decimal", "random", "copy", "json", "hashlib", "datetime")
+PRELOADED = (
+    "math",
+    "re",
+    "collections",
+    "itertools",
+    "functools",
+    "heapq",
+    "bisect",
+    "string",
+    "typing",
+    "operator",
+    "statistics",
+    "fractions",
+    "decimal",
+    "random",
+    "copy",
+    "json",
+    "hashlib",
+    "datetime",
+)
 
 
 # --- values across the boundary -------------------------------------------------------------
@@ -75,6 +93,7 @@ PRELOADED = ("math", "re", "collections", "itertools", "functools", "heapq", "bi
 # and cycles survive and no depth costs recursion. Data crosses by value with its type; what a
 # side defines itself (functions, classes, instances, generators) crosses as a reference that
 # side keeps and answers for ("ref"). See docs/sandbox-boundary.md.
+
 
 class Unencodable(TypeError):
     """A value that cannot cross (a cycle through an immutable container)."""
@@ -95,10 +114,34 @@ _EXIT_LIKE = (SystemExit, KeyboardInterrupt, GeneratorExit, StopIteration, StopA
 DATA_TYPES = {}
 """(module, qualname) -> type: the types a `type` node may name (builtin data types, the standard
 library's collections, numbers, dates, and every exception class the standard library defines)."""
-for _t in (int, float, complex, str, bytes, bytearray, bool, list, tuple, dict, set, frozenset, range, object,
-           collections.OrderedDict, collections.Counter, collections.defaultdict, collections.deque,
-           decimal.Decimal, fractions.Fraction, datetime.date, datetime.datetime, datetime.time,
-           datetime.timedelta, datetime.timezone, type(None)):
+for _t in (
+    int,
+    float,
+    complex,
+    str,
+    bytes,
+    bytearray,
+    bool,
+    list,
+    tuple,
+    dict,
+    set,
+    frozenset,
+    range,
+    object,
+    collections.OrderedDict,
+    collections.Counter,
+    collections.defaultdict,
+    collections.deque,
+    decimal.Decimal,
+    fractions.Fraction,
+    datetime.date,
+    datetime.datetime,
+    datetime.time,
+    datetime.timedelta,
+    datetime.timezone,
+    type(None),
+):
     DATA_TYPES[(_t.__module__, _t.__qualname__)] = _t
 for _t in vars(builtins).values():
     if isinstance(_t, type) and issubclass(_t, BaseException):
@@ -131,8 +174,12 @@ def _type_name(t):
 
 
 def _is_namedtuple_class(t):
-    return isinstance(t, type) and issubclass(t, tuple) and isinstance(getattr(t, "_fields", None), tuple) \
+    return (
+        isinstance(t, type)
+        and issubclass(t, tuple)
+        and isinstance(getattr(t, "_fields", None), tuple)
         and all(type(f) is str for f in t._fields)
+    )
 
 
 class Remote:
@@ -174,8 +221,11 @@ class Remote:
             if not ahead:
                 self._batch = 0
                 if end is not None and not isinstance(end, StopIteration):
-                    raise end if isinstance(end, BaseException) and not isinstance(end, _EXIT_LIKE) else \
-                        RuntimeError(f"{type(end).__name__}: {end}")
+                    raise (
+                        end
+                        if isinstance(end, BaseException) and not isinstance(end, _EXIT_LIKE)
+                        else RuntimeError(f"{type(end).__name__}: {end}")
+                    )
                 raise StopIteration
             if end is not None:
                 ahead.append(_Ended(end))
@@ -185,8 +235,11 @@ class Remote:
             end = item.exception
             if isinstance(end, StopIteration):
                 raise StopIteration
-            raise end if isinstance(end, BaseException) and not isinstance(end, _EXIT_LIKE) else \
-                RuntimeError(f"{type(end).__name__}: {end}")
+            raise (
+                end
+                if isinstance(end, BaseException) and not isinstance(end, _EXIT_LIKE)
+                else RuntimeError(f"{type(end).__name__}: {end}")
+            )
         return item
 
     def __len__(self):
@@ -300,8 +353,11 @@ class Wire:
             kind = "callable"
         else:
             kind = "object"
-        std = [t.__module__, t.__qualname__] if t.__module__ == "builtins" or \
-            t.__module__.partition(".")[0] in sys.stdlib_module_names else None
+        std = (
+            [t.__module__, t.__qualname__]
+            if t.__module__ == "builtins" or t.__module__.partition(".")[0] in sys.stdlib_module_names
+            else None
+        )
         return ["ref", [self.side, self.export(obj), kind, std, _type_name(t)[:200]]]
 
     def encode(self, value, seed=()):
@@ -323,7 +379,7 @@ class Wire:
             if len(encoded) < len(children):
                 child = children[len(encoded)]
                 t = type(child)
-                if t in _SCALARS or (t is int and -(2 ** 53) < child < 2 ** 53) or (t is float and math.isfinite(child)):
+                if t in _SCALARS or (t is int and -(2**53) < child < 2**53) or (t is float and math.isfinite(child)):
                     encoded.append(child)
                     continue
                 known = memo.get(id(child))
@@ -412,23 +468,40 @@ class Wire:
         if t in (datetime.date, datetime.datetime, datetime.time, datetime.timedelta, datetime.timezone):
             return self._date_shape(o, t)
         if t in self.shared:
-            fields = o.__dict__.items() if hasattr(o, "__dict__") else \
-                [(n, getattr(o, n)) for n in getattr(t, "__slots__", ()) if hasattr(o, n)]
+            fields = (
+                o.__dict__.items()
+                if hasattr(o, "__dict__")
+                else [(n, getattr(o, n)) for n in getattr(t, "__slots__", ()) if hasattr(o, n)]
+            )
             return "container", "obj", self.shared[t], [x for item in fields for x in item]
         if _is_namedtuple_class(t) and t.__module__ != "builtins":
             return "container", "ntuple", [t.__name__, list(t._fields)], list(o)
         if isinstance(o, BaseException):
-            attrs = [x for k, v in vars(o).items() if not k.startswith("_") for x in (k, v)] if hasattr(o, "__dict__") else []
+            attrs = (
+                [x for k, v in vars(o).items() if not k.startswith("_") for x in (k, v)]
+                if hasattr(o, "__dict__")
+                else []
+            )
             return "container", "exc", str(o)[:100_000], [t, o.args, *attrs]
         if isinstance(o, type):
-            if DATA_TYPES.get((o.__module__, o.__qualname__)) is o or (issubclass(o, BaseException) and _std_exception(o.__module__, o.__qualname__) is o):
+            if DATA_TYPES.get((o.__module__, o.__qualname__)) is o or (
+                issubclass(o, BaseException) and _std_exception(o.__module__, o.__qualname__) is o
+            ):
                 return "leaf", ["type", [o.__module__, o.__qualname__]]
             if issubclass(o, BaseException):
                 return "container", "exccls", [o.__name__, str(o.__module__), self.export(o)], list(o.__bases__)
             if _is_namedtuple_class(o) and o.__module__ != "builtins":
                 return "leaf", ["ntclass", [o.__name__, list(o._fields)]]
-        if not self.trusted and isinstance(o, (types.BuiltinFunctionType, types.MethodDescriptorType,
-                                               types.WrapperDescriptorType, types.MethodWrapperType, type)):
+        if not self.trusted and isinstance(
+            o,
+            (
+                types.BuiltinFunctionType,
+                types.MethodDescriptorType,
+                types.WrapperDescriptorType,
+                types.MethodWrapperType,
+                type,
+            ),
+        ):
             named = self._standard_name(o)
             if named is not None:  # the judge's builtins cross by name (`key=len`)
                 return "leaf", ["std", named]
@@ -475,8 +548,16 @@ class Wire:
             return self._decode(graph, base, updates)
         except (RefusedReply, TimeoutError):
             raise
-        except (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError, RecursionError,
-                ArithmeticError):
+        except (
+            TypeError,
+            ValueError,
+            KeyError,
+            IndexError,
+            AttributeError,
+            OverflowError,
+            RecursionError,
+            ArithmeticError,
+        ):
             raise RefusedReply("a malformed value") from None
 
     def _decode(self, graph, base, updates):
@@ -492,7 +573,9 @@ class Wire:
                 if len(c) != 1 or type(c[0]) is not int or not 0 <= c[0] < len(built):
                     raise RefusedReply("a malformed reference")
                 found = built[c[0]]
-                if found is _NO_VALUE or (c[0] >= limit and c[0] - offset < len(nodes) and nodes[c[0] - offset][0] not in _MUTABLE_TAGS):
+                if found is _NO_VALUE or (
+                    c[0] >= limit and c[0] - offset < len(nodes) and nodes[c[0] - offset][0] not in _MUTABLE_TAGS
+                ):
                     raise RefusedReply("a value out of order")
                 return found
             if c is None or type(c) in (bool, str, int, float):
@@ -520,13 +603,20 @@ class Wire:
             if node[0] in _MUTABLE_TAGS:
                 self._fill(built[offset + i], node, kids(node, len(built)))
         for update in updates or ():
-            if type(update) is not list or len(update) != 2 or type(update[0]) is not int or not 0 <= update[0] < offset:
+            if (
+                type(update) is not list
+                or len(update) != 2
+                or type(update[0]) is not int
+                or not 0 <= update[0] < offset
+            ):
                 raise RefusedReply("a malformed changed argument")
             index, node = update
             if type(node) is not list or not node or node[0] not in _MUTABLE_TAGS:
                 raise RefusedReply("a malformed changed argument")
             target = built[index]
-            if self._shell(node, kind_only=True) is not type(target) and not (node[0] == "obj" and type(target) in self.shared):
+            if self._shell(node, kind_only=True) is not type(target) and not (
+                node[0] == "obj" and type(target) in self.shared
+            ):
                 raise RefusedReply("a changed argument of another type")
             self._clear(target)
             self._fill(target, node, kids(node, len(built)))
@@ -535,8 +625,16 @@ class Wire:
     def _shell(self, node, kind_only=False):
         tag, payload = node[0], node[1] if len(node) > 1 else None
         if kind_only:
-            return {"list": list, "dict": dict, "set": set, "bytearray": bytearray, "odict": collections.OrderedDict,
-                    "counter": collections.Counter, "ddict": collections.defaultdict, "deque": collections.deque}.get(tag)
+            return {
+                "list": list,
+                "dict": dict,
+                "set": set,
+                "bytearray": bytearray,
+                "odict": collections.OrderedDict,
+                "counter": collections.Counter,
+                "ddict": collections.defaultdict,
+                "deque": collections.deque,
+            }.get(tag)
         if tag == "list":
             return []
         if tag == "dict":
@@ -717,7 +815,11 @@ class Wire:
         made = self.synthetic.get(key)
         if made is None:
             bases = tuple(b for b in bases if isinstance(b, type) and issubclass(b, BaseException)) or (Exception,)
-            namespace = {"__module__": str(module)[:200], "__str__": _remote_str(bases[0]), "__qualname__": str(name)[:200]}
+            namespace = {
+                "__module__": str(module)[:200],
+                "__str__": _remote_str(bases[0]),
+                "__qualname__": str(name)[:200],
+            }
             try:
                 made = type(str(name)[:200], bases, namespace)
             except TypeError:  # bases whose layouts conflict: the first one's
@@ -764,7 +866,9 @@ class Wire:
 
     def expect(self, value, kind, op):
         if type(value) is not kind:
-            raise self.refuse(f"{op} of an object the completion defines answered {type(value).__name__}, not {kind.__name__}")
+            raise self.refuse(
+                f"{op} of an object the completion defines answered {type(value).__name__}, not {kind.__name__}"
+            )
         return value
 
     def refuse(self, detail):
@@ -955,9 +1059,11 @@ def _take(iterator, count, catch):
 def _remote_str(base):
     """`str()` of an exception the other side raised is its message there; one raised here (a
     test's own `raise MyError(...)`) reads as its base class reads it."""
+
     def __str__(self):
         message = self.__dict__.get("_remote_message")
         return base.__str__(self) if message is None else message
+
     return __str__
 
 
@@ -1004,14 +1110,20 @@ completion may read."""
 
 # --- framing: 4-byte length + JSON, on stream sockets; a file descriptor may ride along ---
 
+
 def send(sock, message, fds=()):
     data = json.dumps(message).encode()
     if len(data) > MAX_MESSAGE:
         text = f"the value is too large to cross (over {MAX_MESSAGE >> 20} MiB as JSON)"
-        error = {"root": [2], "nodes": [["type", ["builtins", "OverflowError"]], ["tuple", None, [text]],
-                                        ["exc", text, [[0], [1]]]]}
-        data = json.dumps({"re": message.get("re"), "ok": False, "error": error} if "re" in message else
-                          {"load_error": f"OverflowError: {text}"}).encode()
+        error = {
+            "root": [2],
+            "nodes": [["type", ["builtins", "OverflowError"]], ["tuple", None, [text]], ["exc", text, [[0], [1]]]],
+        }
+        data = json.dumps(
+            {"re": message.get("re"), "ok": False, "error": error}
+            if "re" in message
+            else {"load_error": f"OverflowError: {text}"}
+        ).encode()
     payload = struct.pack(">I", len(data)) + data
     if fds:
         sent = socket.send_fds(sock, [payload], list(fds))
@@ -1062,7 +1174,13 @@ def recv(sock, deadline=None, limit=MAX_MESSAGE, with_fds=False):
 
 # --- zygote ---
 
-_CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWPID, _CLONE_NEWNET, _CLONE_NEWUSER = 0x00020000, 0x08000000, 0x20000000, 0x40000000, 0x10000000
+_CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWPID, _CLONE_NEWNET, _CLONE_NEWUSER = (
+    0x00020000,
+    0x08000000,
+    0x20000000,
+    0x40000000,
+    0x10000000,
+)
 _SIGCHLD = 17
 _USER_NAMESPACE = [False]
 """Whether each completion's process also gets a user namespace of its own: where the zygote has no
@@ -1096,7 +1214,7 @@ class Stdio:
     def sendall(self, data):
         view = memoryview(data)
         while view:
-            view = view[os.write(1, view):]
+            view = view[os.write(1, view) :]
 
     def close(self):
         for fd in (0, 1):
@@ -1138,13 +1256,16 @@ def _native():
             _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
 
         class Data(ctypes.Structure):
-            _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+            _fields_ = [
+                ("effective", ctypes.c_uint32),
+                ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32),
+            ]
 
         class Program(ctypes.Structure):
             _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
-        _NATIVE = (ctypes, ctypes.CDLL(None, use_errno=True), Header, Data, Program,
-                   ctypes.PyDLL(None, use_errno=True))
+        _NATIVE = (ctypes, ctypes.CDLL(None, use_errno=True), Header, Data, Program, ctypes.PyDLL(None, use_errno=True))
     return _NATIVE
 
 
@@ -1183,16 +1304,26 @@ def _mount_private(scratch, tmp_bytes):
     ok = not _USER_NAMESPACE[0] or _map_own_ids()
     ok = ok and libc.mount(None, b"/", None, flags(_MS_REC | _MS_PRIVATE), None) == 0
     size = f"size={tmp_bytes},nr_inodes={INODES}"
-    ok = ok and libc.mount(b"tmpfs", scratch.encode(), b"tmpfs", flags(_MS_NOSUID | _MS_NODEV),
-                           f"{size},mode=0700".encode()) == 0
+    ok = (
+        ok
+        and libc.mount(
+            b"tmpfs", scratch.encode(), b"tmpfs", flags(_MS_NOSUID | _MS_NODEV), f"{size},mode=0700".encode()
+        )
+        == 0
+    )
     private_flags = flags(_MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
     # POSIX semaphores and shared memory (multiprocessing's locks and queues) live in /dev/shm
-    ok = ok and (not os.path.isdir("/dev/shm") or libc.mount(
-        b"tmpfs", b"/dev/shm", b"tmpfs", private_flags, f"{size},mode=1777".encode()) == 0)
+    ok = ok and (
+        not os.path.isdir("/dev/shm")
+        or libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", private_flags, f"{size},mode=1777".encode()) == 0
+    )
     # Docker masks parts of its /proc, and the kernel then refuses a new proc mount in a user
     # namespace: an empty /proc there, so nothing of the container's processes shows either
-    ok = ok and (libc.mount(b"proc", b"/proc", b"proc", private_flags, None) == 0 or _USER_NAMESPACE[0] and
-                 libc.mount(b"tmpfs", b"/proc", b"tmpfs", private_flags, b"size=4096,nr_inodes=16,mode=0555") == 0)
+    ok = ok and (
+        libc.mount(b"proc", b"/proc", b"proc", private_flags, None) == 0
+        or _USER_NAMESPACE[0]
+        and libc.mount(b"tmpfs", b"/proc", b"tmpfs", private_flags, b"size=4096,nr_inodes=16,mode=0555") == 0
+    )
     if not ok:
         os._exit(70)  # never run a completion in a half-made world
     _loopback_up()
@@ -1205,7 +1336,11 @@ def _map_own_ids():
     libc = _native()[1]
     libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE
     try:
-        for name, text in (("uid_map", f"{_IDS[0]} {_IDS[0]} 1"), ("setgroups", "deny"), ("gid_map", f"{_IDS[1]} {_IDS[1]} 1")):
+        for name, text in (
+            ("uid_map", f"{_IDS[0]} {_IDS[0]} 1"),
+            ("setgroups", "deny"),
+            ("gid_map", f"{_IDS[1]} {_IDS[1]} 1"),
+        ):
             with open(f"/proc/self/{name}", "w") as f:
                 f.write(text)
         return True
@@ -1225,7 +1360,9 @@ def _loopback_up():
 
     try:
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-            fcntl.ioctl(sock, 0x8914, struct.pack("16sH14x", b"lo", 0x1 | 0x8 | 0x40))  # SIOCSIFFLAGS: up, loopback, running
+            fcntl.ioctl(
+                sock, 0x8914, struct.pack("16sH14x", b"lo", 0x1 | 0x8 | 0x40)
+            )  # SIOCSIFFLAGS: up, loopback, running
     except OSError:
         pass
 
@@ -1239,7 +1376,9 @@ class Confinement:
         self.filter = bool(filter_program)
         self._libc, self._ulong = libc, ctypes.c_ulong
         self._header, self._data = ctypes.byref(Header(0x20080522, 0)), (Data * 2)()
-        self._buffer = ctypes.create_string_buffer(filter_program, len(filter_program))  # kept: the program points at it
+        self._buffer = ctypes.create_string_buffer(
+            filter_program, len(filter_program)
+        )  # kept: the program points at it
         self._program = ctypes.byref(Program(len(filter_program) // 8, ctypes.cast(self._buffer, ctypes.c_void_p)))
 
     def apply(self):
@@ -1250,7 +1389,9 @@ class Confinement:
             os._exit(71)
         if libc.prctl(ulong(38), ulong(1), ulong(0), ulong(0), ulong(0)) != 0:  # PR_SET_NO_NEW_PRIVS
             os._exit(72)
-        if self.filter and libc.prctl(ulong(22), ulong(2), self._program, ulong(0), ulong(0)) != 0:  # PR_SET_SECCOMP, FILTER
+        if (
+            self.filter and libc.prctl(ulong(22), ulong(2), self._program, ulong(0), ulong(0)) != 0
+        ):  # PR_SET_SECCOMP, FILTER
             os._exit(73)
 
 
@@ -1376,7 +1517,7 @@ class _TailRaw(io.RawIOBase):
         size = len(data)
         if self.written < self.LOGGED:
             try:
-                os.write(1, bytes(data[:self.LOGGED - self.written]))
+                os.write(1, bytes(data[: self.LOGGED - self.written]))
             except OSError:
                 pass
         else:
@@ -1459,8 +1600,12 @@ def _run_program(program, stdin, cap):
     over = size >= cap or (isinstance(error, OSError) and error.errno == errno.EFBIG)
     if error is not None:
         error.__traceback__ = None
-    return {"output": output.decode("utf-8", errors="replace"), "over": over, "exit": status,
-            "error": None if over else error}
+    return {
+        "output": output.decode("utf-8", errors="replace"),
+        "over": over,
+        "exit": status,
+        "error": None if over else error,
+    }
 
 
 def _above_standard(fd):
@@ -1516,7 +1661,9 @@ def _completion(fds, scratch):
         send(channel, {"load_error": f"{type(exc).__name__}: {str(exc)[:500]}"})
         return
     del code
-    classes = {name: value for name, value in prelude.items() if isinstance(value, type) and value.__module__ == "solution"}
+    classes = {
+        name: value for name, value in prelude.items() if isinstance(value, type) and value.__module__ == "solution"
+    }
     wire = Wire(channel, "c", trusted=True, classes=classes)
     wire.program, wire.before_reply = program, tail_stream.flush_tail
     names, modules = {}, {}
@@ -1597,8 +1744,11 @@ def _remove_ipc_objects():
     """Every SysV shared memory segment, message queue and semaphore set in this IPC namespace (the
     sandbox's own), and every POSIX message queue where /dev/mqueue shows them."""
     libc = _native()[1]
-    for kind, remove in (("shm", lambda i: libc.shmctl(i, 0, None)), ("msg", lambda i: libc.msgctl(i, 0, None)),
-                         ("sem", lambda i: libc.semctl(i, 0, 0))):  # IPC_RMID = 0
+    for kind, remove in (
+        ("shm", lambda i: libc.shmctl(i, 0, None)),
+        ("msg", lambda i: libc.msgctl(i, 0, None)),
+        ("sem", lambda i: libc.semctl(i, 0, 0)),
+    ):  # IPC_RMID = 0
         try:
             with open(f"/proc/sysvipc/{kind}") as f:
                 rows = f.read().splitlines()[1:]
@@ -1888,6 +2038,7 @@ def tail(fd):
 
 # --- judge ---
 
+
 class _TestTimeout(BaseException):
     """Raised into a test when its deadline passes; recorded before raising, so a bare `except:`
     in the test cannot turn it into a pass."""
@@ -1924,7 +2075,9 @@ class raises:
     def __exit__(self, kind, value, traceback):
         if kind is None:
             raise AssertionError(f"DID NOT RAISE {self.expected!r}")
-        if not issubclass(kind, self.expected) or issubclass(kind, (_TestTimeout, _CompletionDied, _Refused, _Uncomparable)):
+        if not issubclass(kind, self.expected) or issubclass(
+            kind, (_TestTimeout, _CompletionDied, _Refused, _Uncomparable)
+        ):
             return False
         if self.match is not None and not re.search(self.match, str(value)):
             raise AssertionError(f"Regex pattern did not match.\n Regex: {self.match!r}\n Input: {str(value)!r}")
@@ -1980,8 +2133,10 @@ class JudgeWire(Wire):
         return exc
 
     def _uncomparable(self, proxy, other, op):
-        detail = (f"the test compared {proxy._type[1]}, an object the completion defines, with {op}: only its "
-                  f"own {_DUNDERS[op]} could decide, so the comparison is refused (compare its fields, or return data)")
+        detail = (
+            f"the test compared {proxy._type[1]}, an object the completion defines, with {op}: only its "
+            f"own {_DUNDERS[op]} could decide, so the comparison is refused (compare its fields, or return data)"
+        )
         self.state["uncomparable"] = detail
         raise _Uncomparable(detail)
 
@@ -2010,6 +2165,7 @@ def _missing(entry_point, state):
         error = NameError(f"name {entry_point!r} is not defined")
         state["raised"] = (error, f"missing entry point: the completion defines no function {entry_point!r}")
         raise error
+
     return missing
 
 
@@ -2025,8 +2181,12 @@ def _test_scope(job, wire, hello, state):
     modules = hello.get("modules")
     if isinstance(modules, dict):
         for name, module in modules.items():
-            if type(name) is str and type(module) is str and name not in scope and \
-                    module.partition(".")[0] in sys.stdlib_module_names:
+            if (
+                type(name) is str
+                and type(module) is str
+                and name not in scope
+                and module.partition(".")[0] in sys.stdlib_module_names
+            ):
                 try:
                     scope[name] = __import__(module, fromlist=["_"])
                 except Exception:
@@ -2053,7 +2213,11 @@ def _test_scope(job, wire, hello, state):
 def _judge_one(wire, state, scope, spec, test_timeout, budget_end, budget_s, output_cap):
     deadline = min(time.monotonic() + test_timeout, budget_end)
     wire.deadline = deadline
-    over = f"over {test_timeout:g} s" if deadline < budget_end else f"over the completion's {budget_s:g} s for all its tests"
+    over = (
+        f"over {test_timeout:g} s"
+        if deadline < budget_end
+        else f"over the completion's {budget_s:g} s for all its tests"
+    )
     state.pop("raised", None)
     state.pop("uncomparable", None)
     if isinstance(spec, dict):
@@ -2075,7 +2239,9 @@ def _judge_one(wire, state, scope, spec, test_timeout, budget_end, budget_s, out
         return False, "failed", f"the test passed something that cannot cross: {error}"
     raised = state.pop("raised", None)
     if raised is not None and raised[0] is error:  # the completion's own exception ended the test
-        status = "memory" if isinstance(error, MemoryError) else "output_limit" if "[Errno 27]" in raised[1] else "failed"
+        status = (
+            "memory" if isinstance(error, MemoryError) else "output_limit" if "[Errno 27]" in raised[1] else "failed"
+        )
         return False, status, raised[1][:300]
     if isinstance(error, MemoryError):
         return False, "memory", "MemoryError"
@@ -2128,13 +2294,19 @@ def output_mismatch(actual, expected, tolerance=None):
     for k, (a, b) in enumerate(zip(got, want)):
         if a == b:
             continue
-        if _NUMBER.fullmatch(a) and _NUMBER.fullmatch(b) and not (a.lstrip("+-").isdigit() and b.lstrip("+-").isdigit()):
+        if (
+            _NUMBER.fullmatch(a)
+            and _NUMBER.fullmatch(b)
+            and not (a.lstrip("+-").isdigit() and b.lstrip("+-").isdigit())
+        ):
             x, y = float(a), float(b)
             if abs(x - y) <= tolerance * max(1.0, abs(y)):
                 continue
         return f"token {k + 1}: expected {b[:60]!r}, got {a[:60]!r}"
     if len(got) != len(want):
-        return f"expected {len(want)} tokens, got {len(got)}" + (f" (first extra: {got[len(want)][:60]!r})" if len(got) > len(want) else "")
+        return f"expected {len(want)} tokens, got {len(got)}" + (
+            f" (first extra: {got[len(want)][:60]!r})" if len(got) > len(want) else ""
+        )
     return None
 
 
@@ -2147,8 +2319,11 @@ def judge(control):
         except (EOFError, OSError):
             return
         if contained:
-            fds = _accept_channel(str(job.get("nonce")), job.get("zygote_uid"),
-                                  time.monotonic() + min(job["load_timeout_s"], job["budget_left_s"]))
+            fds = _accept_channel(
+                str(job.get("nonce")),
+                job.get("zygote_uid"),
+                time.monotonic() + min(job["load_timeout_s"], job["budget_left_s"]),
+            )
         if len(fds) != 1:
             for fd in fds:
                 os.close(fd)
@@ -2201,16 +2376,31 @@ def _judge_completion(control, job, channel):
         try:
             scope = _test_scope(job, wire, hello, state)
         except (RefusedReply, TimeoutError) as exc:
-            send(control, {"load": "load_error", "detail": f"the completion's answer on loading was refused: {exc}"[:600]})
+            send(
+                control,
+                {"load": "load_error", "detail": f"the completion's answer on loading was refused: {exc}"[:600]},
+            )
             return
         send(control, {"load": "ok"})
         for test_id, spec in job["tests"]:
             try:
-                passed, status, detail = _judge_one(wire, state, scope, spec, job["test_timeout_s"], budget_end, budget_s,
-                                                    job.get("output_cap", 4 << 20))
+                passed, status, detail = _judge_one(
+                    wire,
+                    state,
+                    scope,
+                    spec,
+                    job["test_timeout_s"],
+                    budget_end,
+                    budget_s,
+                    job.get("output_cap", 4 << 20),
+                )
             except Exception as exc:  # a reply that broke the judging itself: the channel is not trusted after it
                 state["fault"] = "refused"
-                passed, status, detail = False, "failed", f"the reply was refused: {type(exc).__name__}: {str(exc)[:200]}"
+                passed, status, detail = (
+                    False,
+                    "failed",
+                    f"the reply was refused: {type(exc).__name__}: {str(exc)[:200]}",
+                )
             send(control, {"test": test_id, "passed": passed, "status": status, "detail": detail})
             if state["fault"]:
                 break
@@ -2235,8 +2425,9 @@ def _accept_channel(nonce, zygote_uid, deadline):
                 connection, _ = listener.accept()
             except (TimeoutError, OSError):
                 return []
-            _, uid, _ = struct.unpack("3i", connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
-                                                                  struct.calcsize("3i")))
+            _, uid, _ = struct.unpack(
+                "3i", connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+            )
             if uid == zygote_uid:
                 connection.settimeout(None)
                 return [connection.detach()]
