@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from curriculab.planner.dynamic import DynamicSettings
 from curriculab.planner.portfolio import Strategy, TierCurriculum, schedule_phases
-from curriculab.trajectory.model import TIERS
 from curriculab.trajectory.validation import first_problem
+from curriculab.trajectory.vocabulary import TIERS
 
 REWARD_FUNCTIONS = ("tarot_reward", "avg_reward", "pass_all_reward", "format_reward")
 """Reward functions `training.rewards.make_reward_functions` can build, by name."""
@@ -219,7 +219,7 @@ class TrainingConfig(_Section):
     def to_yaml(self) -> str:
         """plan.yaml's text: sections in the pinned order, stable float rounding."""
         body = self.model_dump(mode="json", exclude={"base_dir"})
-        return yaml.safe_dump(round_floats(body), sort_keys=False, allow_unicode=True, width=120)
+        return str(yaml.safe_dump(round_floats(body), sort_keys=False, allow_unicode=True, width=120))
 
 
 def round_floats(value: Any, digits: int = 6) -> Any:

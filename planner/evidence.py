@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from curriculab.analysis import queries
 from curriculab.analysis.labels import planner_use_by_code
@@ -56,13 +57,14 @@ def estimate_capability(store: Store, model: str, prior: str | None = None) -> C
         return _prior(prior, f"no rollouts of {model} in the store")
     rates = queries.tier_pass_rates(store, model=model)
     if not rates.empty:
-        per_tier = {t: None for t in TIERS}
-        per_se = {t: None for t in TIERS}
+        per_tier: dict[str, float | None] = {t: None for t in TIERS}
+        per_se: dict[str, float | None] = {t: None for t in TIERS}
         for row in queries.records(rates):
             per_tier[row["tier"]], per_se[row["tier"]] = row["pass_rate"], row["se"]
-        measured = [t for t in TIERS if per_tier[t] is not None]
-        value = sum(per_tier[t] for t in measured) / len(measured)
-        se = math.sqrt(sum(per_se[t] ** 2 for t in measured)) / len(measured)
+        rates_by_tier = {t: (rate, per_se[t] or 0.0) for t, rate in per_tier.items() if rate is not None}
+        value = sum(rate for rate, _ in rates_by_tier.values()) / len(rates_by_tier)
+        se = math.sqrt(sum(error**2 for _, error in rates_by_tier.values())) / len(rates_by_tier)
+        measured = list(rates_by_tier)
         words = ", ".join(f"{t} {per_tier[t]:.2f} ± {per_se[t]:.2f}" for t in measured)
         return Capability(
             value,
@@ -234,7 +236,7 @@ def failure_targets(
     return decisions, version
 
 
-def n_judged(row: dict) -> str:
+def n_judged(row: dict[str, Any]) -> str:
     return str(int(row["applied"])) if row.get("applied") is not None else "the"
 
 

@@ -9,7 +9,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -33,7 +33,7 @@ from curriculab.planner.evidence import (
     reward_terms,
     shift_toward,
 )
-from curriculab.planner.portfolio import ORDERS, STRATEGIES, WEIGHTS, Thresholds, choose, p_all_same
+from curriculab.planner.portfolio import ORDERS, STRATEGIES, WEIGHTS, Strategy, Thresholds, choose, p_all_same
 from curriculab.trajectory.vocabulary import TIERS
 
 PLANNER_VERSION = "2"
@@ -120,7 +120,12 @@ class Plan(BaseModel):
         return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
-def _tier_mix(problem) -> dict[str, float]:
+def _distance_to_band(predicted: float | None, lo: float, hi: float) -> float:
+    """How far a predicted pass rate is from the band's nearer edge (no prediction: farthest)."""
+    return math.inf if predicted is None else min(abs(predicted - lo), abs(predicted - hi))
+
+
+def _tier_mix(problem: Any) -> dict[str, float]:
     counts = {t: 0 for t in TIERS}
     for test in problem.tests:
         counts[test.tier] += 1
@@ -128,7 +133,7 @@ def _tier_mix(problem) -> dict[str, float]:
     return {t: round(counts[t] / total, 4) for t in TIERS}
 
 
-def _matches(problem, task_filter: str) -> bool:
+def _matches(problem: Any, task_filter: str) -> bool:
     kind, _, value = task_filter.partition(":")
     if kind == "has_tier":
         return any(t.tier == value for t in problem.tests)
@@ -138,7 +143,7 @@ def _matches(problem, task_filter: str) -> bool:
 def select_tasks(
     store: Store,
     model: str,
-    problems: Sequence,
+    problems: Sequence[Any],
     decisions: list[CodeDecision],
     band: tuple[float, float] = (0.2, 0.8),
     source_floor: float = 0.1,
@@ -192,7 +197,7 @@ def select_tasks(
         have = sum(e.source == source for e in entries)
         spare = sorted(
             (e for e, _ in left_out if e.source == source),
-            key=lambda e: min(abs(e.predicted_pass_rate - lo), abs(e.predicted_pass_rate - hi)),
+            key=lambda e: _distance_to_band(e.predicted_pass_rate, lo, hi),
         )
         restored = spare[: max(0, need - have)]
         for e in restored:
@@ -241,7 +246,7 @@ def pooling_warnings(store: Store, model: str) -> list[str]:
 def build_plan(
     store: Store,
     model: str,
-    problems: Sequence,
+    problems: Sequence[Any],
     problems_spec: str,
     *,
     prior: str | None = None,
@@ -281,9 +286,9 @@ def build_plan(
             )
         else:
             g, limit = thresholds.group_size, thresholds.max_same_share
-            same = {t: p_all_same(measured[t], g) for t in order if measured.get(t) is not None}
+            same = {t: p_all_same(rate, g) for t in order if (rate := measured.get(t)) is not None}
             fine = [t for t in order if t in same and same[t] <= limit]
-            chosen = fine[0] if fine else min(same, key=same.get)
+            chosen = fine[0] if fine else min(same, key=lambda t: same[t])
             if chosen != order[0]:
                 start_tier = chosen
                 first = order[0]
@@ -404,7 +409,7 @@ def grpo_section(plan: Plan, output_dir: str = "runs/grpo") -> dict[str, Any]:
     }
 
 
-def export(plan: Plan, path: Path | str, problems: Sequence) -> Path:
+def export(plan: Plan, path: Path | str, problems: Sequence[Any]) -> Path:
     """Write `plan.yaml` (pinned sections) and its dataset Parquet beside it, from the problems
     the plan was made over. Deterministic: the same plan gives byte-identical files."""
     import pyarrow as pa
@@ -447,7 +452,7 @@ def training_config(plan: Plan, yaml_name: str = "plan.yaml", rows: int | None =
         ),
         grpo=grpo_section(plan),
         curriculum=CurriculumSection(
-            strategy=plan.strategy,
+            strategy=cast(Strategy, plan.strategy),  # build_plan checked it is one of STRATEGIES
             schedule=plan.schedule,
             start_tier=plan.start_tier,
             weights=plan.weights,

@@ -95,6 +95,11 @@ class TierCurriculum:
     alpha_bias: dict[str, float] = field(default_factory=dict)
     """Relative α per tier among the active ones (default 1 each)."""
 
+    @property
+    def tier_weights(self) -> dict[str, float]:
+        """`weights` as {tier: weight} (a preset's name is resolved when the curriculum is made)."""
+        return self.weights if isinstance(self.weights, dict) else dict(WEIGHTS[self.weights])
+
     def __post_init__(self) -> None:
         schedule_phases(self.schedule, self.start_tier)  # validates both
         if isinstance(self.weights, str):
@@ -129,8 +134,8 @@ class TierCurriculum:
         once the dynamic schedule has set it) so that Σ α_l w_l = 1, i.e. a completion passing every
         active test scores 1."""
         active = [t for t in self.active(progress, live) if t in tiers_with_tests]
-        bias = live.alpha if live is not None and live.alpha is not None else self.alpha_bias
-        total = sum(bias.get(t, 1.0) * self.weights.get(t, 0.0) for t in active) or 1.0
+        bias: dict[str, float] = live.alpha if live is not None and live.alpha is not None else self.alpha_bias
+        total = sum(bias.get(t, 1.0) * self.tier_weights.get(t, 0.0) for t in active) or 1.0
         return {t: (bias.get(t, 1.0) / total if t in active else 0.0) for t in TIERS}
 
 

@@ -1,5 +1,7 @@
 """The DuckDB store: schema, migrations, reads and writes. The only code that opens DuckDB."""
 
+from typing import Any
+
 from curriculab.analysis.store.catalog import (
     applied_migrations,
     check_filter,
@@ -48,7 +50,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name == "RowBatch":  # the row layout imports Arrow and the trajectory model: only writers need it
         from curriculab.analysis.store.rows import RowBatch
 

@@ -20,7 +20,7 @@ def schema_version(store: Store) -> int:
     ]
     if not exists:
         return 0
-    return store.query("select coalesce(max(version), 0) from schema_migrations")[1][0][0]
+    return int(store.query("select coalesce(max(version), 0) from schema_migrations")[1][0][0])
 
 
 def applied_migrations(store: Store) -> list[tuple[int, str, Any]]:
@@ -43,7 +43,7 @@ def describe_tables(store: Store) -> list[dict[str, Any]]:
 
 def row_count(store: Store, table: str) -> int:
     """How many rows `table` holds."""
-    return store.query(f'select count(*) from "{table}"')[1][0][0]
+    return int(store.query(f'select count(*) from "{table}"')[1][0][0])
 
 
 def check_filter(store: Store, where: str, table: str = "trajectories") -> None:

@@ -102,13 +102,18 @@ SCHEMAS: dict[str, pa.Schema] = {
     ),
 }
 
-# One row type per table, its fields the schema's columns in order: rows are built and read by
-# column name, never by position.
-TaskRow = namedtuple("TaskRow", SCHEMAS["tasks"].names)
-RunRow = namedtuple("RunRow", SCHEMAS["runs"].names)
-TrajectoryRow = namedtuple("TrajectoryRow", SCHEMAS["trajectories"].names)
-StepRow = namedtuple("StepRow", SCHEMAS["steps"].names)
-TestResultRow = namedtuple("TestResultRow", SCHEMAS["test_results"].names)
+
+def _row_type(name: str, table: str) -> Any:
+    """A table's row type, its fields the schema's columns in order: rows are built and read by
+    column name, never by position (made from the Arrow schema, so a type checker sees Any)."""
+    return namedtuple(name, SCHEMAS[table].names)
+
+
+TaskRow = _row_type("TaskRow", "tasks")
+RunRow = _row_type("RunRow", "runs")
+TrajectoryRow = _row_type("TrajectoryRow", "trajectories")
+StepRow = _row_type("StepRow", "steps")
+TestResultRow = _row_type("TestResultRow", "test_results")
 TestResultRow.__test__ = False  # a row type, not a pytest test
 
 _MERGE_COLUMNS = {
@@ -170,8 +175,9 @@ def _merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
     for key, value in new.items():
         if value not in (None, [], {}):
             merged[key] = value
-    if "started_at" in old and old["started_at"] and new.get("started_at"):
-        merged["started_at"] = min(as_utc(old["started_at"]), as_utc(new["started_at"]))
+    earlier, later = as_utc(old.get("started_at")), as_utc(new.get("started_at"))
+    if earlier and later:
+        merged["started_at"] = min(earlier, later)
     return merged
 
 
@@ -182,9 +188,9 @@ class RowBatch:
     def __init__(self) -> None:
         self.tasks: dict[str, dict[str, Any]] = {}
         self.runs: dict[str, dict[str, Any]] = {}
-        self.trajectories: list[tuple] = []
-        self.steps: list[tuple] = []
-        self.test_results: list[tuple] = []
+        self.trajectories: list[Any] = []  # TrajectoryRow
+        self.steps: list[Any] = []  # StepRow
+        self.test_results: list[Any] = []  # TestResultRow
         self.legacy_hashes: dict[str, str] = {}  # trajectory_id -> the raw-bytes hash older stores hold
 
     def __len__(self) -> int:
@@ -249,7 +255,7 @@ class RowBatch:
             )
             for d in self.runs.values()
         ]
-        data = {
+        data: dict[str, list[Any]] = {
             "tasks": tasks,
             "runs": runs,
             "trajectories": self.trajectories,
@@ -259,7 +265,7 @@ class RowBatch:
         return {name: _table(rows, SCHEMAS[name]) for name, rows in data.items()}
 
 
-def _table(rows: list[tuple], schema: pa.Schema) -> pa.Table:
+def _table(rows: list[Any], schema: pa.Schema) -> pa.Table:
     """Rows of the table's row type (fields in schema order) as an Arrow table."""
     if not rows:
         return schema.empty_table()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +17,12 @@ from curriculab.analysis.store.catalog import schema_version
 from curriculab.analysis.store.schema import LATEST_VERSION, MIGRATIONS
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from curriculab.analysis.store.rows import RowBatch
+
+Row = tuple[Any, ...]
+"""One row as DuckDB returns it."""
 
 DEFAULT_DB = "curriculab.duckdb"
 
@@ -54,7 +59,7 @@ class QueryResult(NamedTuple):
 
     columns: list[str]
     """Column names, in order."""
-    rows: list[tuple]
+    rows: list[Row]
     """The rows (at most `max_rows` when a cap was given)."""
     truncated: bool
     """Whether the cap cut rows off."""
@@ -125,7 +130,7 @@ class WriteResult:
     """Stored trajectories replaced by other content (`replace=True`), their codes dropped with them."""
 
 
-SEALED_CONFIG = {
+SEALED_CONFIG: dict[str, str | bool | int | float | list[str]] = {
     "enable_external_access": False,
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
@@ -152,7 +157,7 @@ def _read_error(exc: duckdb.Error) -> QueryFailed:
     return QueryFailed(str(exc).strip().splitlines()[0])
 
 
-def _fetch(connection: duckdb.DuckDBPyConnection, sql: str, params: list | None) -> tuple[list[str], list[tuple]]:
+def _fetch(connection: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None) -> tuple[list[str], list[Row]]:
     """Column names and rows of one statement on `connection` (empty for one that returns none)."""
     try:
         cursor = connection.execute(sql, params or [])
@@ -163,7 +168,7 @@ def _fetch(connection: duckdb.DuckDBPyConnection, sql: str, params: list | None)
     return [d[0] for d in cursor.description], cursor.fetchall()
 
 
-_SCHEMA_SEEN: dict[tuple, int] = {}
+_SCHEMA_SEEN: dict[tuple[Any, ...], int] = {}
 """Schema versions read by read-only opens, by the file's state (`Store._schema_version`)."""
 
 
@@ -180,7 +185,7 @@ class Store:
 
     def __init__(
         self,
-        path: str | os.PathLike | None = None,
+        path: str | os.PathLike[str] | None = None,
         read_only: bool = False,
         create: bool = True,
         wait_s: float | None = None,
@@ -197,7 +202,7 @@ class Store:
         self._on_wait = on_wait
         self.read_only = read_only
         self.wait_s = wait_s if wait_s is not None else (READER_WAIT_S if read_only else WRITER_WAIT_S)
-        self._config = SEALED_CONFIG if sealed else {}
+        self._config: dict[str, str | bool | int | float | list[str]] = SEALED_CONFIG if sealed else {}
         if read_only or not create:
             require_store(self.path)
         self._con: duckdb.DuckDBPyConnection | None = None
@@ -219,7 +224,7 @@ class Store:
         """The schema version, read once per state of the file (its and its WAL's size and mtime):
         a dashboard opens the store read-only for every read, and the catalog query was a third of
         each open."""
-        state = [self.path]
+        state: list[object] = [self.path]
         for candidate in (self.path, f"{self.path}.wal"):
             try:
                 stat = os.stat(candidate)
@@ -282,6 +287,7 @@ class Store:
         `analysis.queries`), reopened (waiting for readers) after the writer stepped aside."""
         if self._con is None:
             self._connect(announce=False)
+        assert self._con is not None  # _connect opened it or raised
         return self._con
 
     def readers_waiting(self) -> bool:
@@ -341,13 +347,13 @@ class Store:
         return applied
 
     # -- reads -------------------------------------------------------------------------------
-    def query(self, sql: str, params: list | None = None) -> tuple[list[str], list[tuple]]:
+    def query(self, sql: str, params: list[Any] | None = None) -> tuple[list[str], list[Row]]:
         """Run SQL; return column names and rows."""
         return _fetch(self._db, sql, params)
 
     def query_many(
-        self, statements: Sequence[tuple[str, list | None]], threads: int = 3
-    ) -> list[tuple[list[str], list[tuple]]]:
+        self, statements: Sequence[tuple[str, list[Any] | None]], threads: int = 3
+    ) -> list[tuple[list[str], list[Row]]]:
         """`query` of each statement, side by side on `threads` cursors of this connection (DuckDB
         runs a statement without the GIL; small reads leave cores idle one at a time), in order.
         A cursor sees what is committed: use it for reads, not inside a write."""
@@ -355,7 +361,7 @@ class Store:
 
         local = threading.local()
 
-        def run(statement: tuple[str, list | None]) -> tuple[list[str], list[tuple]]:
+        def run(statement: tuple[str, list[Any] | None]) -> tuple[list[str], list[Row]]:
             if not hasattr(local, "cursor"):
                 local.cursor = self._db.cursor()
                 opened.append(local.cursor)
@@ -419,7 +425,7 @@ class Store:
         truncated = max_rows is not None and len(rows) > max_rows
         return QueryResult(columns, rows[:max_rows] if truncated else rows, truncated)
 
-    def frame(self, sql: str, params: list | None = None):
+    def frame(self, sql: str, params: list[Any] | None = None) -> pd.DataFrame:
         """Run a read and return a pandas DataFrame (the read API's one door to the connection)."""
         try:  # through Arrow: one copy, and no deprecated pandas paths
             return self._db.sql(sql, params=params or None).to_arrow_table().to_pandas()
@@ -427,7 +433,7 @@ class Store:
             raise _read_error(exc) from None
 
     @contextmanager
-    def _transaction(self):
+    def _transaction(self) -> Iterator[Store]:
         """Everything inside lands together or not at all; a DuckDB failure becomes a StoreError
         that names the cause (a full disk, a read-only file) and the fix."""
         self._db.execute("begin transaction")
@@ -583,7 +589,7 @@ class Store:
                 )
                 self._db.unregister("_errors")
 
-    def _insert(self, table: str, columns: Sequence[str], rows: Sequence[tuple]) -> None:
+    def _insert(self, table: str, columns: Sequence[str], rows: Sequence[Row]) -> None:
         """Insert `rows` (tuples in `columns` order) in one statement over an Arrow table: DuckDB's
         executemany runs row by row (~1.3 ms a row here; 6 s for one checkpoint's rollout codes)."""
         if not rows:
@@ -597,7 +603,7 @@ class Store:
             self._db.unregister("_rows")
 
     # -- coding ------------------------------------------------------------------------------
-    def run_statements(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[tuple]]:
+    def run_statements(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Row]]:
         """Run `statements` (SQL and its bound parameters) in order, in one transaction; each one's
         rows (empty for a statement that returns none). For engines that build their SQL elsewhere
         (the rule coders, `analysis.coding`): the store runs what it is given, all or nothing."""
@@ -609,7 +615,7 @@ class Store:
         return results
 
     def replace_codes(
-        self, coder: str, taxonomy_version: str, trajectory_ids: list[str], findings: list[tuple], statuses: list[tuple]
+        self, coder: str, taxonomy_version: str, trajectory_ids: list[str], findings: list[Row], statuses: list[Row]
     ) -> None:
         """Replace `coder`'s codes for `trajectory_ids`: `findings` rows (trajectory_id, code,
         confidence, evidence_steps, rationale), `statuses` rows (trajectory_id, code, status, reason)."""
@@ -643,7 +649,7 @@ class Store:
             self._insert("labels", ("trajectory_id", "code", "annotator", "present", "taxonomy_version"), rows)
 
     def save_reliability(
-        self, coder: str, annotator: str, taxonomy_version: str, rows: list[tuple], method: str = "labels"
+        self, coder: str, annotator: str, taxonomy_version: str, rows: list[Row], method: str = "labels"
     ) -> None:
         """Replace the agreement of `coder` with `annotator`: rows (code, n, kappa, f1, threshold,
         reliable, in_sample); `method` says how it is known (labels, or verifier: by construction)."""
@@ -685,7 +691,7 @@ class Store:
         """Store a plan (JSON columns as JSON text). A plan id is its content's hash: saving the
         same plan again keeps the first. Returns whether it was new."""
         with self._transaction():
-            exists = self._db.execute("select count(*) from plans where plan_id = ?", [plan_id]).fetchone()[0]
+            (exists,) = self._db.execute("select count(*) from plans where plan_id = ?", [plan_id]).fetchall()[0]
             if not exists:
                 self._db.execute(
                     "insert into plans (plan_id, target_model, strategy, allocation, weights, task_mix, "
@@ -705,7 +711,7 @@ class Store:
             )
             self._insert("training_metrics", ("run_id", "step", "name", "value"), rows)
 
-    def save_irt_fit(self, tasks: list[tuple], models: list[tuple], check: tuple | None = None) -> None:
+    def save_irt_fit(self, tasks: list[Row], models: list[Row], check: Row | None = None) -> None:
         """Replace the stored IRT fit: `tasks` rows (task_id, difficulty, difficulty_se, discrimination,
         discrimination_se, n_attempts, pass_rate, measured_tier, kind), `models` rows (model,
         ability, ability_se, n_attempts, pass_rate, kind), and its held-out `check` (kind, held_out,

@@ -7,6 +7,7 @@ use, so that importing one light module (`trajectory.vocabulary`) does not build
 """
 
 import importlib
+from typing import Any
 
 _HOMES = {
     "NormalisedCall": "actions",
@@ -30,7 +31,7 @@ _HOMES = {
 __all__ = sorted(_HOMES)
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name not in _HOMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)

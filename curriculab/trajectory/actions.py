@@ -17,7 +17,10 @@ import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
+
+ToolTable = dict[str, Any]
+"""One agent's table, or one tool's entry in it, as `agents.yaml` spells them."""
 
 
 class NormalisedCall(NamedTuple):
@@ -257,7 +260,7 @@ AGENT_TOOLS_ENV = "CURRICULAB_AGENT_TOOLS"
 
 
 @functools.lru_cache(maxsize=8)
-def _tables(extra_path: str | None) -> tuple[dict[str, dict], dict[str, str]]:
+def _tables(extra_path: str | None) -> tuple[dict[str, ToolTable], dict[str, str]]:
     """(tables by agent name, agent name by alias), the shipped file merged with the user's."""
     import yaml
 
@@ -282,7 +285,7 @@ def _tables(extra_path: str | None) -> tuple[dict[str, dict], dict[str, str]]:
     return agents, aliases
 
 
-def agent_tables() -> dict[str, dict]:
+def agent_tables() -> dict[str, ToolTable]:
     """Every agent's tool table (shipped, plus $CURRICULAB_AGENT_TOOLS)."""
     return _tables(os.environ.get(AGENT_TOOLS_ENV))[0]
 
@@ -310,7 +313,7 @@ class AgentConventions:
     a trajectory by the same agent, and resolving the table through the environment twice per call
     was about 8% of reading a trajectory."""
 
-    def __init__(self, key: str | None, table: dict, agents: dict[str, dict]):
+    def __init__(self, key: str | None, table: ToolTable, agents: dict[str, ToolTable]) -> None:
         self.key, self.table, self.agents = key, table, agents
         self._exit_code = [_Searcher(p) for p in table.get("exit_code") or []]
         self._error_if = _Searcher(table["error_if"]) if table.get("error_if") else None
@@ -318,26 +321,27 @@ class AgentConventions:
         self._noise = [re.compile(p) for p in table.get("noise") or []]
         self._specs: dict[str, Any] = {}
 
-    def tool_spec(self, tool: str) -> dict | None:
+    def tool_spec(self, tool: str) -> ToolTable | None:
         """The table entry for `tool`: the agent's own, else the first agent's that names it (an unknown
         agent, or a tool it borrowed), else one named the same but for case."""
         spec = self._specs.get(tool, _UNKNOWN_TOOL)
         if spec is _UNKNOWN_TOOL:
             spec = self._specs[tool] = self._find_spec(tool)
-        return spec
+        return cast("ToolTable | None", spec)
 
-    def _find_spec(self, tool: str) -> dict | None:
-        own = self.table.get("tools", {})
+    def _find_spec(self, tool: str) -> ToolTable | None:
+        own: dict[str, ToolTable] = self.table.get("tools", {})
         if tool in own:
             return own[tool]
         for table in self.agents.values():
-            if tool in table.get("tools", {}):
-                return table["tools"][tool]
+            tools: dict[str, ToolTable] = table.get("tools", {})
+            if tool in tools:
+                return tools[tool]
         lowered = tool.lower()
         for table in self.agents.values():
             for name, spec in table.get("tools", {}).items():
                 if name.lower() == lowered:
-                    return spec
+                    return cast(ToolTable, spec)
         return None
 
     def normalise(self, name: str | None, arguments: Any) -> list[NormalisedCall]:
@@ -381,7 +385,8 @@ class AgentConventions:
         if action == "patch":
             patch = _argument(args, spec.get("command"))
             patch = str(patch if patch is not None else (arguments if isinstance(arguments, str) else ""))
-            return [NormalisedCall("edit", p, f"{tool} {p or ''}".strip()) for p in (_patch_paths(patch) or [None])]
+            paths: list[str | None] = [*_patch_paths(patch)] or [None]
+            return [NormalisedCall("edit", p, f"{tool} {p or ''}".strip()) for p in paths]
         path = _argument(args, spec.get("path"))
         if isinstance(path, list):
             path = path[0] if len(path) == 1 else None
@@ -405,8 +410,8 @@ class AgentConventions:
             return Observation(0, None)
         if flagged is None and self._noise:
             text = output
-            for pattern in self._noise:
-                text = pattern.sub("", text)
+            for noise in self._noise:
+                text = noise.sub("", text)
             flagged = _shows_error(text)
         return Observation(None, flagged)
 
@@ -422,20 +427,20 @@ class _Searcher:
         self.pattern = re.compile(pattern)
         self.literal = required_literal(self.pattern)
 
-    def search(self, text: str) -> re.Match | None:
+    def search(self, text: str) -> re.Match[str] | None:
         if self.literal is not None and self.literal not in text:
             return None
         return self.pattern.search(text)
 
 
-def required_literal(pattern: re.Pattern) -> str | None:
+def required_literal(pattern: re.Pattern[str]) -> str | None:
     """The longest run of plain characters that every match of `pattern` contains, as written (the
     pattern's own top-level sequence, outside groups and alternatives); None for a case-insensitive
     pattern, one with none, or one the parser does not take apart."""
     if pattern.flags & re.IGNORECASE:
         return None
     try:
-        from re import _constants, _parser  # the parser re itself compiles with; private, hence the guard
+        from re import _constants, _parser  # type: ignore[attr-defined]  # the parser re itself compiles with; private, hence the guard
 
         items = _parser.parse(pattern.pattern, pattern.flags)
         runs, current = [], []
@@ -510,7 +515,7 @@ def _js_string(text: str, at: int) -> str | None:
     if k >= len(text) or (quote == "`" and "${" in body):
         return None
 
-    def unescape(m: re.Match) -> str:
+    def unescape(m: re.Match[str]) -> str:
         escaped = m.group(1)
         if escaped.startswith("u{"):
             return chr(int(escaped[2:-1], 16))
@@ -518,7 +523,7 @@ def _js_string(text: str, at: int) -> str | None:
             return chr(int(escaped[1:], 16))
         if escaped in ("\n", "\r\n"):
             return ""  # a line continuation
-        return _JS_ESCAPES.get(escaped, escaped)
+        return _JS_ESCAPES.get(escaped, str(escaped))
 
     return _JS_ESCAPE.sub(unescape, body)
 
@@ -624,7 +629,7 @@ def folded_case(text: str) -> str:
     return folded
 
 
-def _found(text: str, folded: str | None, words: tuple[str, ...], pattern: re.Pattern) -> bool:
+def _found(text: str, folded: str | None, words: tuple[str, ...], pattern: re.Pattern[str]) -> bool:
     """Whether `pattern` matches `text`, searched only where `folded` (the text case-folded, made
     here if not given) holds one of `words`, literals one of which every match contains."""
     if folded is None:
@@ -702,4 +707,4 @@ far faster than the case-insensitive regex can."""
 def looks_truncated(output: str | None, folded: str | None = None) -> bool:
     """Whether an observation says it was cut by the agent harness. `folded`: `output` case-folded
     (`folded_case`), where the caller has it already."""
-    return bool(output) and _found(output, folded, _TRUNCATION_WORDS, _TRUNCATION_MARKERS)
+    return output is not None and output != "" and _found(output, folded, _TRUNCATION_WORDS, _TRUNCATION_MARKERS)
