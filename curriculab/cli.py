@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from curriculab.analysis.store import DEFAULT_DB, StoreError
+from curriculab.analysis.store import DEFAULT_DB
 from curriculab.commands import COMMANDS
 from curriculab.commands.common import CliError
 from curriculab.taxonomy.errors import TaxonomyError
@@ -26,13 +26,11 @@ class _Group(click.Group):
         except BrokenPipeError:  # `curriculab query ... | head`: the reader has all it wanted
             _silence_stdout()
             raise click.exceptions.Exit(0) from None
-        except (StoreError, TaxonomyError) as exc:
-            if ctx.obj and ctx.obj.get("debug"):
-                raise
-            raise CliError(str(exc)) from None
         except Exception as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
+            if _explained(exc):
+                raise CliError(str(exc)) from None
             raise CliError(
                 f"unexpected {type(exc).__name__}: {exc}. Re-run with --debug for the traceback and report it"
             ) from None
@@ -45,6 +43,13 @@ class _Group(click.Group):
         if "--debug" in head[1:]:
             head = ["--debug"] + [a for a in head if a != "--debug"]
         return super().parse_args(ctx, head + sep + tail)
+
+
+def _explained(exc: Exception) -> bool:
+    """A library error whose message names the fix (a store or taxonomy problem). A StoreError can
+    only come from a loaded store module, so one that never loaded is not imported for the check."""
+    store = sys.modules.get("curriculab.analysis.store.store")
+    return isinstance(exc, TaxonomyError) or (store is not None and isinstance(exc, store.StoreError))
 
 
 def _silence_stdout() -> None:

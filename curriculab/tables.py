@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.markup import escape
-from rich.measure import Measurement
-from rich.table import Table
+if TYPE_CHECKING:
+    from rich.console import Console
 
 PIPED_MAX_WIDTH = 400
 """Widest a table printed to a pipe or file gets; wider cells fold."""
@@ -33,6 +31,10 @@ def print_table(
 ) -> None:
     """Print `rows` under `columns`; `render` turns a value into what is shown, `right` picks the
     columns to right-align (numbers). Missing values print as blanks."""
+    from rich.markup import escape  # rich loads where a table is printed: JSON output never needs it
+    from rich.measure import Measurement
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left")
     for column in columns:
         table.add_column(escape(safe_text(column)), justify="right" if right(column) else "left", overflow="fold")

@@ -17,11 +17,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from curriculab.planner.dynamic import DynamicSettings
-from curriculab.planner.portfolio import Strategy, TierCurriculum, schedule_phases
+from curriculab.planner.portfolio import REWARD_FUNCTIONS, Strategy, TierCurriculum, schedule_phases
 from curriculab.trajectory.validation import first_problem
 from curriculab.trajectory.vocabulary import TIERS
 
-REWARD_FUNCTIONS = ("tarot_reward", "avg_reward", "pass_all_reward", "format_reward")
 """Reward functions `training.rewards.make_reward_functions` can build, by name."""
 
 

@@ -9,6 +9,10 @@ from typing import Literal, get_args
 
 from curriculab.trajectory.vocabulary import TIERS
 
+REWARD_FUNCTIONS = ("tarot_reward", "avg_reward", "pass_all_reward", "format_reward")
+"""The reward functions a plan may name (`grpo.functions`), each a plain callable in
+`training.rewards` (here, not in the config models: scoring imports no pydantic)."""
+
 PHASE_STARTS = (0.0, 0.2, 0.4, 0.6)
 """Fractions of training at which a staged schedule adds its next tier (TAROT)."""
 ORDERS: dict[str, tuple[str, ...]] = {

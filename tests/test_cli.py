@@ -451,3 +451,31 @@ def test_the_command_starts_without_the_heavy_libraries():
     code = f"import sys, curriculab.cli; print([m for m in {heavy!r} if m in sys.modules])"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_reward_loads_only_the_problems_it_scores_and_never_the_store(tmp_path):
+    # `curriculab reward` is what a user waits on: no DuckDB, no plan models, 2 of HumanEval's 164 built
+    from curriculab.training.problems import load_problem_set
+
+    picked = load_problem_set("humaneval", only={"HumanEval/0", "HumanEval/7"})
+    assert [p.problem_id for p in picked] == ["HumanEval/0", "HumanEval/7"] and all(p.tests for p in picked)
+    completions = tmp_path / "c.jsonl"
+    completions.write_text(
+        "".join(
+            json.dumps({"completion_id": f"c{k}", "problem_id": p.problem_id, "completion": p.reference}) + "\n"
+            for k, p in enumerate(picked)
+        )
+        + '{"completion_id": "x", "problem_id": "HumanEval/999", "completion": "pass"}\n'
+    )
+    code = (
+        "import sys, json\nfrom curriculab.cli import cli\ntry:\n"
+        f"    cli.main(['reward', '--problems', 'humaneval', '--completions', {str(completions)!r}, '--json'], "
+        "standalone_mode=False)\nfinally:\n"
+        "    print(json.dumps(sorted(m for m in ('duckdb', 'curriculab.planner.config', 'pandas') if m in sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    *report, loaded = done.stdout.splitlines()
+    scored = json.loads("\n".join(report))
+    assert [(r["problem_id"], r["reward"]) for r in scored] == [("HumanEval/0", 1.0), ("HumanEval/7", 1.0)]
+    assert "'HumanEval/999' is not in humaneval" in done.stderr  # the unknown id is still named
+    assert json.loads(loaded) == []

