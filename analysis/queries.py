@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from curriculab.analysis.store import QueryResult, Store, check_filter
-from curriculab.taxonomy.taxonomy import load_taxonomy
 from curriculab.trajectory.vocabulary import AGENT_FAULTS
 
 if TYPE_CHECKING:  # every function returns a DataFrame, but DuckDB imports pandas only when one is made:
@@ -1528,6 +1527,8 @@ def labelling_queue(
 def _labelled_as(code: str, taxonomy_version: str) -> list[str]:
     """`version:code` of every stored label that judges `code` of `taxonomy_version` (its own, and
     older versions' carried through the mapping), so a label given under v1 is not asked again."""
+    from curriculab.taxonomy.taxonomy import load_taxonomy  # pydantic and YAML: only the labelling queue needs them
+
     taxonomy = load_taxonomy(taxonomy_version)
     return [
         f"{version}:{old}"

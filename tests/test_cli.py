@@ -479,3 +479,19 @@ def test_reward_loads_only_the_problems_it_scores_and_never_the_store(tmp_path):
     assert [(r["problem_id"], r["reward"]) for r in scored] == [("HumanEval/0", 1.0), ("HumanEval/7", 1.0)]
     assert "'HumanEval/999' is not in humaneval" in done.stderr  # the unknown id is still named
     assert json.loads(loaded) == []
+
+
+def test_a_no_op_reingest_reads_nothing_and_loads_no_progress_display(tmp_path, fixtures):
+    # what a re-ingest of unchanged inputs costs is the walk and the stat of each file, not imports
+    code = (
+        "import sys\nfrom curriculab.cli import cli\n"
+        "try:\n"
+        f"    cli.main(['ingest', {str(fixtures / 'jsonl')!r}, '--db', {str(tmp_path / 's.duckdb')!r}], standalone_mode=False)\n"
+        "finally:\n"
+        "    print(sorted(m for m in ('rich.progress', 'concurrent.futures.process') if m in sys.modules))"
+    )
+    first = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    again = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert "Ingested 3 trajectories" in first.stdout and "rich.progress" in first.stdout.splitlines()[-1]
+    assert "Ingested 0 trajectories" in again.stdout and "3 unchanged" in again.stdout
+    assert again.stdout.splitlines()[-1] == "[]"

@@ -15,7 +15,6 @@ import os
 import stat
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing import get_context
@@ -30,6 +29,8 @@ from curriculab.analysis.issues import IngestFailure, Issue, make_issue
 from curriculab.analysis.store import RecordRejected, Store
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
     from curriculab.analysis.ingest.common import UnitResult
     from curriculab.analysis.store.rows import RowBatch
 
@@ -439,7 +440,7 @@ class _Readers:
 
     def __init__(self, workers: int, known: set[str], legacy_hashes: bool):
         self.workers, self.known, self.legacy_hashes, self.unread = workers, known, legacy_hashes, 0
-        self.pool: ProcessPoolExecutor | None = None
+        self.pool: ProcessPoolExecutor | None = None  # started with the first read
 
     def found(self, unit: Unit) -> None:
         if unit.absolute not in self.known:
@@ -450,6 +451,8 @@ class _Readers:
     def _start(self) -> None:
         if self.pool is None and self.workers > 1:
             # spawn, not fork: the parent holds a DuckDB connection and its threads
+            from concurrent.futures import ProcessPoolExecutor  # workers start only when there is reading to do
+
             self.pool = ProcessPoolExecutor(
                 max_workers=self.workers,
                 mp_context=get_context("spawn"),

@@ -6,7 +6,6 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from curriculab.analysis.ingest.common import UnitResult, fail, read_bytes, validation_failure
@@ -59,6 +58,8 @@ def task_from_yaml(task_dir: Path, source: str | None = None) -> Task:
     """Read a Terminal-Bench 1.x `<task_dir>/task.yaml` into a Task."""
     path = task_dir / "task.yaml"
     data = read_bytes(path, "tb")
+    import yaml  # only task folders need it: a re-ingest with nothing new reads none
+
     try:
         doc = yaml.safe_load(data.decode("utf-8")) or {}
     except (yaml.YAMLError, UnicodeDecodeError) as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -73,8 +74,6 @@ def ingest(
     Example:
       curriculab ingest jobs/2026-10-01 tb-runs/ extra.jsonl
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from curriculab.analysis.ingest import Identity, read_identities
     from curriculab.analysis.ingest import ingest as run_ingest
 
@@ -84,17 +83,9 @@ def ingest(
         )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    bar = _ProgressBar()
     with open_store(read_only=False) as store:
-        with Progress(
-            TextColumn("ingest"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=err_console(),
-            transient=True,
-            disable=as_json,
-        ) as bar:
-            task = bar.add_task("ingest", total=None)
+        try:
             report = run_ingest(
                 store,
                 paths,
@@ -103,8 +94,10 @@ def ingest(
                 replace=replace,
                 verify=verify,
                 identities=identities,
-                progress=lambda done, total: bar.update(task, completed=done, total=total),
+                progress=None if as_json else bar.update,
             )
+        finally:
+            bar.stop()
     summary = {
         "units": report.units,
         "found": report.found,
@@ -176,3 +169,32 @@ def simulate(out: Path, n_tasks: int, attempts: int, seed: int) -> None:
         f"Wrote {summary.n_trajectories} trials over {summary.n_tasks} tasks for "
         f"{', '.join(summary.models)} to {out} (ground truth: {out / 'ground_truth.csv'})"
     )
+
+
+class _ProgressBar:
+    """Inputs read of inputs to read, on stderr. It appears with the first input read: a re-ingest
+    with nothing new reads none, and never loads rich's progress display."""
+
+    def __init__(self) -> None:
+        self._bar: Any = None
+        self._task: Any = None
+
+    def update(self, done: int, total: int) -> None:
+        if self._bar is None:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._bar = Progress(
+                TextColumn("ingest"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=err_console(),
+                transient=True,
+            )
+            self._bar.start()
+            self._task = self._bar.add_task("ingest", total=total)
+        self._bar.update(self._task, completed=done, total=total)
+
+    def stop(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
