@@ -4,16 +4,21 @@ import json
 import re
 import threading
 import time
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
 from curriculab.analysis.coding import run_judge
 from curriculab.analysis.ingest import ingest
+from curriculab.analysis.store import Store
 from curriculab.taxonomy.coders.judge import JudgeConfig, judged_codes, rubric
 from curriculab.taxonomy.taxonomy import load_taxonomy
 
-pytestmark = pytest.mark.slow  # a simulated corpus per test
+pytestmark = pytest.mark.slow  # a scripted model whose timeouts take seconds
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 V1 = load_taxonomy("v1")
 NEWEST_TAXONOMY = load_taxonomy()
@@ -95,24 +100,33 @@ class ScriptedModel(BaseHTTPRequestHandler):
             pass
 
 
-@pytest.fixture
-def server():
+@contextmanager
+def _serving():
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), ScriptedModel)
     httpd.requests, httpd.failed_once = [], set()
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
-    yield httpd, f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    httpd.shutdown()
-    httpd.server_close()
+    try:
+        yield httpd, f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
 
 
 @pytest.fixture
-def coded(store, fixtures, server):
-    httpd, url = server
-    ingest(store, [fixtures / "harbor", fixtures / "atif"], workers=1)
-    config = JudgeConfig(base_url=url, model="judge-mini", timeout_s=1.5, max_retries=2, backoff_s=0.05)
-    report = run_judge(store, url, "judge-mini", config=config)
-    return store, httpd, report
+def server():
+    with _serving() as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def coded(tmp_path_factory):
+    # one judged store for the tests that read it (the scripted model's timeouts take seconds)
+    with _serving() as (httpd, url), Store(tmp_path_factory.mktemp("judge") / "store.duckdb") as store:
+        ingest(store, [FIXTURES / "harbor", FIXTURES / "atif"], workers=1)
+        config = JudgeConfig(base_url=url, model="judge-mini", timeout_s=1.5, max_retries=2, backoff_s=0.05)
+        report = run_judge(store, url, "judge-mini", config=config)
+        yield store, httpd, report
 
 
 def test_valid_findings_are_stored_with_evidence(coded):
