@@ -7,6 +7,7 @@ the real `curriculab` command, one after the other, the order swapped every pair
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import shutil
@@ -64,6 +65,9 @@ def baseline_site(revision: str, work: Path) -> Iterator[str]:
         source = imported_from(str(site))
         if not source.startswith(str(work)):
             raise SystemExit(f"the baseline imports {source}, not the worktree: the comparison would be with itself")
+        # its bytecode compiled once, as scripts/setup.sh compiles this checkout's: where
+        # PYTHONDONTWRITEBYTECODE is set, the baseline would otherwise compile every module in every run
+        compileall.compile_dir(str(package), quiet=1, workers=0)
         print(f"baseline {revision} imported from {source}", flush=True)
         yield str(site)
     finally:

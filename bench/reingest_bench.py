@@ -9,6 +9,7 @@ sizes and times matching what was read cleanly), then with `--verify` (every inp
 content hashes deciding, as before the manifest). Prints the seconds and the median ratios
 re-ingest / first and verify / first. `--reuse-corpus` keeps a corpus an earlier run left in the
 workdir (50k trials take minutes to simulate); `--no-verify` leaves the `--verify` pass out.
+Goal (issue #44): a no-op ≤ 0.10× the first, from 5,000 trials up.
 """
 
 from __future__ import annotations

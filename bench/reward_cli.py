@@ -7,14 +7,13 @@ is what `evaluate_functional_correctness` does (read the problems, a thread pool
 process per completion, 3 s each); curriculab's is `curriculab reward --problems humaneval
 --completions FILE --json` (its sandbox, its tiered tests). The pairs alternate which side runs
 first; the medians are compared. Goal (issue #44): ≤ 1.0×. With `--baseline REV`, that revision's
-`curriculab reward` (imported from a git worktree, `bench/ab.py`, its bytecode compiled as
+`curriculab reward` (imported from a git worktree, `bench/ab.py`, which compiles its bytecode as
 `scripts/setup.sh` compiles this checkout's) runs as a third side in every round.
 """
 
 from __future__ import annotations
 
 import argparse
-import compileall
 import json
 import statistics
 import subprocess
@@ -62,7 +61,6 @@ def main() -> None:
         from ab import baseline_site
 
         with baseline_site(args.baseline, Path(tempfile.mkdtemp()) / "reward-baseline") as site:
-            compileall.compile_dir(site, quiet=1)  # the package the baseline imports (symlinks followed)
             measure(args, site)
     else:
         measure(args, None)
