@@ -7,5 +7,5 @@ cd "$(dirname "$0")/.."
 .venv/bin/ruff check --quiet .
 .venv/bin/ruff format --check --quiet .
 .venv/bin/mypy
-.venv/bin/lint-imports --no-cache
+.venv/bin/lint-imports --no-cache --no-logo
 .venv/bin/python -m pytest -q "$@"
