@@ -16,6 +16,9 @@ _PUBLIC = {
     "simulate_corpus": "curriculab.analysis.simulate",
     "Store": "curriculab.analysis.store",
     "StoreError": "curriculab.analysis.store",
+    "train": "curriculab.training.grpo",
+    "TrainOptions": "curriculab.training.options",
+    "TrainResult": "curriculab.training.grpo",
     **{
         name: "curriculab.trajectory.model"
         for name in ("FORMAT_VERSION", "FailureCode", "Run", "Step", "Task", "TestResult", "Trajectory")
@@ -48,8 +51,11 @@ __all__ = [
     "StoreError",
     "Task",
     "TestResult",
+    "TrainOptions",
+    "TrainResult",
     "Trajectory",
     "__version__",
     "ingest",
     "simulate_corpus",
+    "train",
 ]

@@ -163,7 +163,7 @@ class TrainingConfig(_Section):
     plan: PlanHeader = Field(default_factory=PlanHeader)
     """Provenance and reasons."""
     grpo: dict[str, Any] = Field(default_factory=dict)
-    """Only `trl.GRPOConfig` fields (checked by GRPOConfig when training starts)."""
+    """Only `trl.GRPOConfig` fields (`train` checks the keys against its fields before a model loads)."""
     curriculum: CurriculumSection = Field(default_factory=CurriculumSection)
     """Schedule, weights, dynamic schedule, live sampling."""
     dataset: DatasetSection
@@ -174,6 +174,8 @@ class TrainingConfig(_Section):
     """accelerate/DeepSpeed config, vLLM modes and launch commands (for people; `train` reads none of it)."""
     base_dir: Path | None = Field(default=None, exclude=True)
     """Where the YAML lies (the dataset path is relative to it); not written."""
+    source: Path | None = Field(default=None, exclude=True)
+    """The plan.yaml this was read from (None: made in memory), for errors found later; not written."""
 
     @model_validator(mode="after")
     def _grpo_clean(self) -> TrainingConfig:
@@ -204,7 +206,7 @@ class TrainingConfig(_Section):
             if section not in doc:
                 raise ConfigError(f"{path}: section {section!r} is missing; export the plan with `curriculab plan -o`")
         try:
-            return cls.model_validate({**doc, "base_dir": path.parent})
+            return cls.model_validate({**doc, "base_dir": path.parent, "source": path})
         except ValidationError as exc:
             first = first_problem(exc)
             where, message = first.where, first.message
@@ -217,7 +219,7 @@ class TrainingConfig(_Section):
 
     def to_yaml(self) -> str:
         """plan.yaml's text: sections in the pinned order, stable float rounding."""
-        body = self.model_dump(mode="json", exclude={"base_dir"})
+        body = self.model_dump(mode="json", exclude={"base_dir", "source"})
         return str(yaml.safe_dump(round_floats(body), sort_keys=False, allow_unicode=True, width=120))
 
 

@@ -58,8 +58,8 @@ def schedule_phases(schedule: str, start_tier: str | None = None) -> list[tuple[
 
 @dataclass
 class LiveAllocation:
-    """The α the dynamic schedule chose last, during a run: the curriculum callback writes it, the
-    reward functions read it. Until it is set, the curriculum's own schedule holds."""
+    """The α the dynamic schedule chose last, during a run: the `DynamicSchedule` callback writes it,
+    the reward functions read it. Until it is set, the curriculum's own schedule holds."""
 
     alpha: dict[str, float] | None = None
     """Relative α per tier (tiers at 0 are inactive), or None."""

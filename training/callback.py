@@ -1,13 +1,16 @@
-"""The curriculum callback: a progress bar, the dynamic schedule from live per-tier pass rates, one
-summary line and a `training_metrics` row set per logging step (with where the step's time went), and at each checkpoint the new
-rollouts ingested into the store and coded by the verifier (beside training, not in its way)."""
+"""The callbacks of a curriculum run, one job each, as TRL's own are: a progress bar, a time budget,
+the dynamic schedule (α from live per-tier pass rates), the metrics log (one summary line and a
+`training_metrics` row set per logging step, with where the step's time went), and the rollouts'
+ingest (at each checkpoint the new rollouts ingested into the store and coded by the verifier,
+beside training, not in its way). `run_callbacks` makes the set a run uses."""
 
 from __future__ import annotations
 
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,46 +64,12 @@ def drop_metrics_after(path: Path, step: int) -> None:
         path.write_text("".join(f"{line}\n" for line in kept))
 
 
-class CurriculumCallback(TrainerCallback):
-    """See the module's docstring. `stats`, when live sampling is on, adds the run's all-same share
-    of groups to the logged metrics."""
+class ProgressBar(TrainerCallback):
+    """A tqdm bar of optimizer steps (rank 0 shows it)."""
 
-    def __init__(
-        self,
-        curriculum: TierCurriculum,
-        writer: RolloutWriter,
-        db_path: str | None,
-        run_id: str,
-        metrics_path: Path,
-        dynamic: DynamicSettings | None = None,
-        summary: Callable[[int, dict[str, float]], None] | None = None,
-        stats: ProblemStats | None = None,
-        clock: StepClock | None = None,
-        stop_after_s: float | None = None,
-        started: float | None = None,
-        main_process: bool = True,
-        setup_started: float | None = None,
-        live: LiveAllocation | None = None,
-    ) -> None:
-        self.curriculum, self.writer, self.db_path, self.run_id = curriculum, writer, db_path, run_id
-        self.live = live if live is not None else LiveAllocation()
-        # in a multi-process run every rank follows the schedule (its rewards need the same α), and
-        # rank 0 alone shows progress and writes the metrics and the store, once for all ranks
+    def __init__(self, main_process: bool = True) -> None:
         self.main_process = main_process
-        self.metrics_path, self.summary, self.stats = metrics_path, summary, stats
-        self.clock = clock or StepClock()
-        # train()'s whole budget (from `started`): no step starts that would end too late to leave the
-        # run's end (checkpoint, store) as long as its setup took (from `setup_started`, after the
-        # imports a process pays once; measured at the first step), so the whole call stays inside it
-        self.stop_after_s, self.started, self.reserve_s = stop_after_s, started or time.perf_counter(), 0.0
-        self.setup_started = setup_started or self.started
-        self.step_ended = None
-        self.flush_s = 0.0  # the last checkpoint's ingest: the run's end does one more, and saves
-        self.state = DynamicState(dynamic) if dynamic else None
-        self.ingested: set[str] = set()
-        self.store_seconds = 0.0
-        self.last_log = time.perf_counter()
-        self.pending: threading.Thread | None = None
+        self.bar: Any = None
 
     def on_train_begin(self, args, state, control, **kwargs):
         from tqdm.auto import tqdm
@@ -113,34 +82,86 @@ class CurriculumCallback(TrainerCallback):
             dynamic_ncols=True,
             disable=not self.main_process,
         )
+
+    def on_step_end(self, args, state, control, **kwargs):
+        self.bar.update(state.global_step - self.bar.n)
+
+    def on_train_end(self, args, state, control, **kwargs):
+        self.bar.close()
+
+
+class TimeBudget(TrainerCallback):
+    """Stops training before a step that would end too late: the whole `train()` call, from
+    `started`, stays inside `stop_after_s`, leaving the run's end (checkpoint, store) as long as its
+    setup took (from `setup_started`, after the imports a process pays once) or twice the last
+    checkpoint's ingest (`end_floor_s()`), whichever is longer."""
+
+    def __init__(
+        self, stop_after_s: float, started: float, setup_started: float, end_floor_s: Callable[[], float]
+    ) -> None:
+        self.stop_after_s, self.started, self.setup_started = stop_after_s, started, setup_started
+        self.end_floor_s = end_floor_s
+        self.reserve_s = 0.0
+        self.step_ended: float | None = None
+
+    def on_train_begin(self, args, state, control, **kwargs):
         self.reserve_s = time.perf_counter() - self.setup_started
         self.step_ended = time.perf_counter()
 
     def on_step_end(self, args, state, control, **kwargs):
-        self.bar.update(state.global_step - self.bar.n)
         now = time.perf_counter()
         step_s, self.step_ended = now - (self.step_ended or now), now
-        end_s = max(self.reserve_s, 2 * self.flush_s)  # a warm process starts fast, yet its end still ingests and saves
-        if self.stop_after_s is not None and now + step_s - self.started > self.stop_after_s - end_s:
-            control.should_training_stop = (
-                True  # one more step would spend the budget: this step's log and save still run
-            )
-            control.should_log = control.should_save = True
+        end_s = max(
+            self.reserve_s, self.end_floor_s()
+        )  # a warm process starts fast, yet its end still ingests and saves
+        if now + step_s - self.started > self.stop_after_s - end_s:
+            control.should_training_stop = True  # one more step would spend the budget
+            control.should_log = control.should_save = True  # this step's log and save still run
+
+
+class DynamicSchedule(TrainerCallback):
+    """The dynamic schedule: each logged step's per-tier pass rates move α, which the rewards read
+    from the next batch on. Every rank follows it (its rewards need the same α)."""
+
+    def __init__(self, settings: DynamicSettings, live: LiveAllocation) -> None:
+        self.state = DynamicState(settings)
+        self.live = live
 
     def on_log(self, args, state, control, logs=None, **kwargs):
+        observed = {t: (logs or {}).get(f"pass_rate/{t}") for t in TIERS}
+        if any(v is not None for v in observed.values()):
+            self.state = next_allocation(self.state, observed)
+            self.live.alpha = self.state.allocation()
+
+
+class MetricsLog(TrainerCallback):
+    """Each log's numbers, with the tier weights, the all-same share of live sampling's groups
+    (`stats`) and where the step's time went (`clock`), appended to `metrics_path` (on disk first:
+    a kill loses nothing a checkpoint covers) and told to `summary`. Rank 0 alone writes."""
+
+    def __init__(
+        self,
+        curriculum: TierCurriculum,
+        metrics_path: Path,
+        clock: StepClock,
+        summary: Callable[[int, dict[str, float]], None] | None = None,
+        stats: ProblemStats | None = None,
+        main_process: bool = True,
+    ) -> None:
+        self.curriculum, self.metrics_path, self.clock = curriculum, metrics_path, clock
+        self.summary, self.stats, self.main_process = summary, stats, main_process
+        self.last_log = time.perf_counter()
+        self.store_seconds = 0.0
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if not self.main_process:
+            return
         logs = dict(logs or {})
         step = int(state.global_step)
-        if self.state is not None:
-            observed = {t: logs.get(f"pass_rate/{t}") for t in TIERS}
-            if any(v is not None for v in observed.values()):
-                self.state = next_allocation(self.state, observed)
-                self.live.alpha = self.state.allocation()  # what the rewards read from the next batch on
         for tier in TIERS:
             logs.setdefault(f"weight/{tier}", self.curriculum.weights.get(tier, 0.0))
         if self.stats is not None and self.stats.groups:
             logs["live_sampling/all_same_share"] = self.stats.all_same / self.stats.groups
-        if not self.main_process:
-            return
         numbers = {k: float(v) for k, v in logs.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
         if "reward" in numbers:  # a step's log (the run's closing summary log shares the last step's number)
             now = time.perf_counter()
@@ -148,18 +169,41 @@ class CurriculumCallback(TrainerCallback):
             self.last_log = now
             numbers.update(self.clock.reading(numbers["step_time"]))
         started = time.perf_counter()
-        with open(self.metrics_path, "a") as sink:  # on disk first: a kill loses nothing a checkpoint covers
+        with open(self.metrics_path, "a") as sink:
             sink.write(json.dumps({"step": step, "metrics": numbers}) + "\n")
-        self._stored(time.perf_counter() - started)
+        seconds = time.perf_counter() - started
+        self.store_seconds += seconds
+        self.clock.add(store_s=seconds)
         if self.summary is not None and "reward" in numbers:
             self.summary(step, numbers)
+
+
+class RolloutIngest(TrainerCallback):
+    """At each checkpoint, in a thread beside the next steps, the rollouts written since the last
+    one ingested into the store at `db_path` and coded by the verifier, with the metrics logged so
+    far; at the run's end the rest, waited for. Rank 0 alone writes, for every rank."""
+
+    def __init__(
+        self,
+        writer: RolloutWriter,
+        db_path: str | None,
+        run_id: str,
+        metrics_path: Path,
+        clock: StepClock,
+        main_process: bool = True,
+    ) -> None:
+        self.writer, self.db_path, self.run_id, self.metrics_path = writer, db_path, run_id, metrics_path
+        self.clock, self.main_process = clock, main_process
+        self.ingested: set[str] = set()
+        self.store_seconds = 0.0
+        self.flush_s = 0.0  # the last checkpoint's ingest: the run's end does one more, and saves
+        self.pending: threading.Thread | None = None
 
     def on_save(self, args, state, control, **kwargs):
         if not self.main_process:
             return
-        # off the training loop: the next steps run while the checkpoint's rollouts are ingested. Only
-        # shards of the steps before this one: every rank has finished them, while the next step's
-        # (this process's or another rank's) may be being written
+        # only shards of the steps before this one: every rank has finished them, while the next
+        # step's (this process's or another rank's) may be being written
         self.wait()
         self.pending = threading.Thread(
             target=self._timed_flush, args=(int(state.global_step),), name="curriculab-ingest", daemon=True
@@ -167,7 +211,6 @@ class CurriculumCallback(TrainerCallback):
         self.pending.start()
 
     def on_train_end(self, args, state, control, **kwargs):
-        self.bar.close()
         if not self.main_process:
             return
         self.wait()
@@ -217,3 +260,56 @@ class CurriculumCallback(TrainerCallback):
                 run_verifier_coder(store, run_id=self.run_id, uncoded_only=True)
             if rows:
                 store.save_training_metrics(self.run_id, rows)
+
+
+@dataclass
+class RunCallbacks:
+    """The callbacks of one run, in the order they act (iterate to pass them to a trainer)."""
+
+    bar: ProgressBar
+    schedule: DynamicSchedule | None
+    metrics: MetricsLog
+    ingest: RolloutIngest
+    budget: TimeBudget | None
+
+    def __iter__(self) -> Iterator[TrainerCallback]:
+        return (c for c in (self.bar, self.schedule, self.metrics, self.ingest, self.budget) if c is not None)
+
+    @property
+    def store_seconds(self) -> float:
+        """What the training loop spent on the metrics file and waiting for the store."""
+        return self.metrics.store_seconds + self.ingest.store_seconds
+
+
+def run_callbacks(
+    curriculum: TierCurriculum,
+    writer: RolloutWriter,
+    db_path: str | None,
+    run_id: str,
+    metrics_path: Path,
+    *,
+    dynamic: DynamicSettings | None = None,
+    summary: Callable[[int, dict[str, float]], None] | None = None,
+    stats: ProblemStats | None = None,
+    clock: StepClock | None = None,
+    stop_after_s: float | None = None,
+    started: float | None = None,
+    setup_started: float | None = None,
+    main_process: bool = True,
+    live: LiveAllocation | None = None,
+) -> RunCallbacks:
+    """The callbacks a curriculum run uses: the dynamic schedule only with `dynamic` settings, the
+    time budget only with `stop_after_s`. In a multi-process run every rank follows the schedule,
+    and rank 0 alone shows progress and writes the metrics and the store, once for all ranks."""
+    clock = clock or StepClock()
+    started = started or time.perf_counter()
+    ingest = RolloutIngest(writer, db_path, run_id, metrics_path, clock, main_process)
+    return RunCallbacks(
+        ProgressBar(main_process),
+        DynamicSchedule(dynamic, live if live is not None else LiveAllocation()) if dynamic else None,
+        MetricsLog(curriculum, metrics_path, clock, summary, stats, main_process),
+        ingest,
+        TimeBudget(stop_after_s, started, setup_started or started, lambda: 2 * ingest.flush_s)
+        if stop_after_s is not None
+        else None,
+    )

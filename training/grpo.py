@@ -14,20 +14,21 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any
 
 from curriculab.planner.config import ConfigError, TrainingConfig
 from curriculab.planner.portfolio import LiveAllocation
 from curriculab.training.generation import BACKENDS, CLEAR_WIN, BackendUnavailable, choose_backend
 from curriculab.training.models import (
-    CACHE_DIR,
     CODE_INSTRUCTION,
     TINY_COMPLETION_TOKENS,
     TINY_NOTICE,
     TrainError,
     resolve_model,
 )
+from curriculab.training.options import TrainOptions
 from curriculab.training.quiet import LOG_NAME, library_output_to
 from curriculab.training.rollouts import RolloutWriter
 from curriculab.training.timing import StepClock
@@ -96,37 +97,27 @@ def run_id_for(plan_id: str, seed: int, output_dir: Path) -> str:
 def train(
     config: TrainingConfig | Path | str,
     model: str = "tiny",
-    *,
-    max_steps: int | None = None,
-    output_dir: Path | str | None = None,
-    resume: bool = False,
-    use_vllm: str | None = None,
-    db_path: str | None = None,
-    dynamic: bool | None = None,
-    live_sampling: bool | None = None,
-    allow_unsandboxed: bool = False,
-    save_steps: int | None = None,
-    summary=None,
-    cache_dir: Path = CACHE_DIR,
-    model_label: str | None = None,
-    force_cpu: bool = False,
-    stop_after_s: float | None = None,
-    generation_backend: str = "auto",
-    announce=None,
+    options: TrainOptions | None = None,
+    **changes: Any,
 ) -> TrainResult:
-    """Train `model` with GRPO on a plan (a `TrainingConfig`, or the path of its plan.yaml);
-    rollouts and metrics go to `db_path`. `stop_after_s` is a time budget for the call: training
-    stops early enough that setup, the steps and the run's end (checkpoint, rollouts and metrics
-    stored) fit in it, the end estimated as long as the setup took. `generation_backend`: one of
-    `generation.CHOICES`; `auto` measures (once per machine, model and shape; cached) and takes the
-    fastest where it clearly beats `generate`; `use_vllm` ("colocate"/"server") is the same as
-    `vllm-<mode>`. `announce(text)` is told which backend runs and why."""
+    """Train `model` with GRPO on a plan (a `TrainingConfig`, or the path of its plan.yaml), run as
+    `options` say (a `TrainOptions`; its fields may also be given as keywords, which override it).
+    The plan's `grpo:` section is checked against `trl.GRPOConfig` before any model loads; rollouts
+    and metrics go to `options.db_path`. `options.stop_after_s` is a time budget for the call:
+    training stops early enough that setup, the steps and the run's end (checkpoint, rollouts and
+    metrics stored) fit in it, the end estimated as long as the setup took. The generation backend
+    `auto` measures (once per machine, model and shape; cached) and takes the fastest where it
+    clearly beats `generate`."""
     entered = time.perf_counter()
+    try:
+        options = replace(options, **changes) if options is not None else TrainOptions(**changes)
+    except TypeError as exc:  # an unknown keyword
+        raise TrainError(f"{exc}; the options are TrainOptions' fields") from None
     import torch
     from transformers import AutoModelForCausalLM
     from trl import GRPOConfig
 
-    from curriculab.training.callback import CurriculumCallback
+    from curriculab.training.callback import run_callbacks
     from curriculab.training.rewards import make_reward_functions
     from curriculab.training.sampling import LiveSamplingSettings, ProblemStats
     from curriculab.training.sandbox import Limits
@@ -134,14 +125,16 @@ def train(
 
     imported = time.perf_counter()
     config, problems = _checked_plan(config)
-    output = Path(output_dir or config.grpo.get("output_dir") or "runs/grpo")
+    _check_grpo_section(config, GRPOConfig)
+    max_steps, summary, announce = options.max_steps, options.summary, options.announce
+    output = Path(options.output_dir or config.grpo.get("output_dir") or "runs/grpo")
     with library_output_to(output / LOG_NAME):  # one bar and one line per step on the terminal
-        path, load_kwargs, base_name = resolve_model(model, cache_dir)
+        path, load_kwargs, base_name = resolve_model(model, options.cache_dir)
         tokenizer, dataset = _tokenizer_and_dataset(config, path, load_kwargs)
         section = config.curriculum
-        dynamic_on = section.dynamic.enabled if dynamic is None else dynamic
-        live_on = section.live_sampling.enabled if live_sampling is None else live_sampling
-        rank = _rank(live_on, stop_after_s)
+        dynamic_on = section.dynamic.enabled if options.dynamic is None else options.dynamic
+        live_on = section.live_sampling.enabled if options.live_sampling is None else options.live_sampling
+        rank = _rank(live_on, options.stop_after_s)
         if rank != 0:  # rank 0 speaks for the run
             summary = announce = None
         grpo = dict(config.grpo)
@@ -161,18 +154,18 @@ def train(
                 "reward_functions": config.reward.functions,
                 "reward_weights": config.reward.weights,
             },
-            model_label,
+            options.model_label,
             stop_ids,
             rank=rank,
         )
-        checkpoint = _resume_from(output, resume, writer, rank)
-        cuda = torch.cuda.is_available() and not force_cpu
+        checkpoint = _resume_from(output, options.resume, writer, rank)
+        cuda = torch.cuda.is_available() and not options.force_cpu
         grpo.update(
             output_dir=str(output),
             logging_steps=1,
             save_strategy="steps",
             report_to="none",
-            save_steps=save_steps or max(1, (max_steps or 10) // 2),
+            save_steps=options.save_steps or max(1, (max_steps or 10) // 2),
             use_cpu=not cuda,
             bf16=cuda,
             reward_weights=list(config.reward.weights),
@@ -183,7 +176,7 @@ def train(
             grpo["max_completion_length"] = min(int(grpo.get("max_completion_length", 512)), TINY_COMPLETION_TOKENS)
         network = AutoModelForCausalLM.from_pretrained(path, **load_kwargs)
         backend, why = pick_backend(
-            f"vllm-{use_vllm}" if use_vllm else generation_backend,
+            options.backend_asked,
             cuda,
             network,
             tokenizer,
@@ -191,7 +184,7 @@ def train(
             int(grpo.get("num_generations", 8)),
             int(grpo.get("max_completion_length", 256)),
             f"{base_name}:{path}",
-            cache_dir,
+            options.cache_dir,
         )
         if announce:
             announce(why)
@@ -214,27 +207,27 @@ def train(
             problems,
             curriculum,
             Limits(),
-            allow_unsandboxed=allow_unsandboxed,
+            allow_unsandboxed=options.allow_unsandboxed,
             on_scored=writer,
             names=config.reward.functions,
             planned_steps=section.planned_steps,
             stats=stats,
             live=live,
         )
-        callback = CurriculumCallback(
+        callbacks = run_callbacks(
             curriculum,
             writer,
-            db_path,
+            options.db_path,
             run_id,
             output / "metrics.jsonl",
-            section.dynamic.settings() if dynamic_on else None,
-            summary,
-            stats,
-            clock,
-            stop_after_s,
-            entered,
-            main_process=rank == 0,
+            dynamic=section.dynamic.settings() if dynamic_on else None,
+            summary=summary,
+            stats=stats,
+            clock=clock,
+            stop_after_s=options.stop_after_s,
+            started=entered,
             setup_started=imported,
+            main_process=rank == 0,
             live=live,
         )
         trainer = CurriculumGRPOTrainer(
@@ -243,7 +236,7 @@ def train(
             args=args,
             train_dataset=dataset,
             processing_class=tokenizer,
-            callbacks=[callback],
+            callbacks=list(callbacks),
             live_stats=stats if live_on else None,
             clock=clock,
             written_s=lambda: writer.seconds,
@@ -263,7 +256,7 @@ def train(
             int(trainer.state.global_step),
             rollouts,
             seconds,
-            writer.seconds + callback.store_seconds,
+            writer.seconds + callbacks.store_seconds,
             trainer.reward_seconds,
             {k: v for k, v in logs.items() if isinstance(v, (int, float))},
             section.planned_steps,
@@ -291,6 +284,27 @@ def _checked_plan(config: TrainingConfig | Path | str):
             f"dataset.path: {config.dataset_path} does not exist. Export the plan with `curriculab plan -o`"
         )
     return config, problems
+
+
+# set by train() itself from the plan and the options; a plan that sets them is overridden
+_SET_BY_TRAIN = frozenset({"logging_steps", "save_strategy", "report_to", "use_cpu", "bf16", "reward_weights"})
+
+
+def _check_grpo_section(config: TrainingConfig, grpo_config: type) -> None:
+    """A TrainError naming each key of the plan's `grpo:` section that `trl.GRPOConfig` has no
+    field for, with the nearest field: found before the model loads, not after."""
+    import difflib
+
+    known = {f.name for f in fields(grpo_config)}
+    where = config.source or "the plan"
+    for key in config.grpo:
+        if key not in known:
+            near = difflib.get_close_matches(key, sorted(known), n=1)
+            hint = f"did you mean {near[0]!r}? " if near else ""
+            raise TrainError(
+                f"{where}: grpo.{key} is not a trl.GRPOConfig field; {hint}"
+                "fix or remove the key (the fields: https://huggingface.co/docs/trl/grpo_trainer#trl.GRPOConfig)"
+            )
 
 
 def _tokenizer_and_dataset(config: TrainingConfig, path, load_kwargs: dict):

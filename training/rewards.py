@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from curriculab.planner.portfolio import REWARD_FUNCTIONS, LiveAllocation, TierCurriculum
+from curriculab.planner.portfolio import LiveAllocation, TierCurriculum
 from curriculab.taxonomy.completion import extract_code, has_code_block
 from curriculab.training.problems import TIERS, Problem
 from curriculab.training.sampling import ProblemStats, gathered
@@ -60,6 +60,24 @@ def avg_score(result: RunResult) -> float:
 
 def pass_all_score(result: RunResult) -> float:
     return float(bool(result.outcomes) and all(o.passed for o in result.outcomes))
+
+
+FORMAT_REWARD = "format_reward"
+"""The reward that reads a completion's form and runs nothing (`FormatReward`)."""
+
+PassScore = Callable[[dict[str, "float | None"], RunResult, "RewardContext", float], float]
+"""A pass reward's score of one sandboxed completion: (per-tier pass rates, the run's result, the
+run's reward context, the schedule's progress) → reward."""
+
+PASS_SCORES: dict[str, PassScore] = {
+    "tarot_reward": lambda rates, result, context, progress: tarot_score(
+        rates, context.curriculum, progress, context.live
+    ),
+    "avg_reward": lambda rates, result, context, progress: avg_score(result),
+    "pass_all_reward": lambda rates, result, context, progress: pass_all_score(result),
+}
+"""The rewards that run a completion's tests, by name; `format_reward` runs nothing. With it, the
+names `planner.portfolio.REWARD_FUNCTIONS` offers a plan (a test holds the two equal)."""
 
 
 def _text(completion: Any) -> str:
@@ -184,6 +202,7 @@ class RewardContext:
     def score(
         self, name: str, prompts, completions, completion_ids, problem_id, trainer_state, log_metric
     ) -> list[float | None]:
+        scoring = PASS_SCORES[name]
         texts = [_text(c) for c in completions]
         results = self.scorer.run(list(problem_id), texts)
         progress = self.progress(trainer_state)
@@ -197,13 +216,7 @@ class RewardContext:
             for tier, rate in rates.items():
                 if rate is not None:
                     tier_totals[tier].append(rate)
-            rewards.append(
-                tarot_score(rates, self.curriculum, progress, self.live)
-                if name == "tarot_reward"
-                else avg_score(result)
-                if name == "avg_reward"
-                else pass_all_score(result)
-            )
+            rewards.append(scoring(rates, result, self, progress))
         if name == self.primary:
             if self.on_scored is not None:
                 self.on_scored(
@@ -232,6 +245,8 @@ class PassReward:
     own picklable rewards are, named by `__name__` (TRL names its metrics so)."""
 
     def __init__(self, name: str, context: RewardContext) -> None:
+        if name not in PASS_SCORES:
+            raise ValueError(f"{name!r} is not a pass reward; use one of {', '.join(PASS_SCORES)}")
         self.__name__ = name
         self.context = context
 
@@ -254,7 +269,7 @@ class PassReward:
 class FormatReward:
     """`format_reward`: `format_score` of each completion against its problem; nothing is run."""
 
-    __name__ = "format_reward"
+    __name__ = FORMAT_REWARD  # read on an instance: TRL names its metrics so
 
     def __init__(self, problems: dict[str, Problem]) -> None:
         self.problems = problems
@@ -286,22 +301,23 @@ def make_reward_functions(
     per-test outcomes — and feeds `stats` (live sampling) with every rank's rewards. `live`: the
     dynamic schedule's α as the callback last set it (None: the curriculum's schedule alone).
     """
-    unknown = [n for n in names if n not in REWARD_FUNCTIONS]
+    offered = [*PASS_SCORES, FORMAT_REWARD]
+    unknown = [n for n in names if n not in offered]
     if unknown:
-        raise ValueError(f"reward function(s) {unknown} unknown; use {', '.join(REWARD_FUNCTIONS)}")
+        raise ValueError(f"reward function(s) {unknown} unknown; use {', '.join(offered)}")
     by_id = {p.problem_id: p for p in problems}
-    needs_sandbox = any(n != "format_reward" for n in names)
+    needs_sandbox = any(n in PASS_SCORES for n in names)
     context = RewardContext(
         by_id,
         curriculum or TierCurriculum(),
         Scorer(by_id, limits or Limits(), workers, allow_unsandboxed=allow_unsandboxed) if needs_sandbox else None,
-        next((n for n in names if n != "format_reward"), None),
+        next((n for n in names if n in PASS_SCORES), None),
         planned_steps,
         on_scored,
         stats,
         live,
     )
-    return [FormatReward(by_id) if n == "format_reward" else PassReward(n, context) for n in names]
+    return [PassReward(n, context) if n in PASS_SCORES else FormatReward(by_id) for n in names]
 
 
 def named_problem_ids(path: Path) -> set[str]:
