@@ -39,7 +39,7 @@ def lint(site: Path) -> subprocess.CompletedProcess:
 def test_every_curriculab_module_resolves_to_its_file_in_the_checkout():
     code = _NO_FINDER + (
         "import importlib.util; print(*[importlib.util.find_spec(f'curriculab.{n}.' + m).origin "
-        "for n, m in (('analysis', 'queries'), ('taxonomy', 'taxonomy'), ('planner', 'plan'), "
+        "for n, m in (('analysis', 'queries.attempts'), ('taxonomy', 'taxonomy'), ('planner', 'plan'), "
         "('training', 'rewards'), ('dashboard', 'common'))], sep='\\n')"
     )
     done = subprocess.run(
@@ -52,7 +52,7 @@ def test_every_curriculab_module_resolves_to_its_file_in_the_checkout():
     )
     found = [Path(line).resolve() for line in done.stdout.split()]
     assert found == [
-        ROOT / "analysis" / "queries.py",
+        ROOT / "analysis" / "queries" / "attempts.py",
         ROOT / "taxonomy" / "taxonomy.py",
         ROOT / "planner" / "plan.py",
         ROOT / "training" / "rewards.py",

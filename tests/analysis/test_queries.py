@@ -217,7 +217,7 @@ def test_records_gives_plain_values_row_by_row_as_to_dict_did(reader):
     frame = reader.frame("""select * from (values
         (1, 2.5, 'a', [1, 2], timestamp '2026-01-02 03:04:05', true, null::double, {'k': 1}),
         (2, null, null, [], null, null, 0.5, null)) as t(i, f, s, l, ts, b, d, st)""")
-    expected = [{k: queries._plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
+    expected = [{k: queries.core._plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
     got = queries.records(frame)
     assert got == expected and [list(r) for r in got] == [list(r) for r in expected]
     assert [type(v) for v in got[0].values()] == [type(v) for v in expected[0].values()]
