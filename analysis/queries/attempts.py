@@ -10,7 +10,7 @@ from curriculab.trajectory.vocabulary import AGENT_FAULTS
 
 if TYPE_CHECKING:  # reads return DataFrames, but DuckDB imports pandas only when one is made:
     import pandas as pd  # ingest's readers import the read API and never make one
-from curriculab.analysis.queries.core import _SYSTEM, EVERYTHING, SLICES, Scope, SqlRead, _and_scope, _where
+from curriculab.analysis.queries.core import _SYSTEM, EVERYTHING, SLICES, Scope, SqlRead, Statement, _and_scope, _where
 from curriculab.analysis.queries.failures import coders, taxonomy_versions
 
 _ATTEMPT_FILTERS = {
@@ -66,7 +66,7 @@ def attempts(
 
 
 @SqlRead
-def pass_rates(store: Store, *, slice: str = "overall", model: str | None = None) -> pd.DataFrame:
+def pass_rates(store: Store, *, slice: str = "overall", model: str | None = None) -> Statement:
     """Pass rates per model and slice value.
 
     Columns: model, dimension, value, attempts (passed + failed), passes, pass_rate, ci_low,
@@ -99,7 +99,7 @@ def authored_tier_pass_rates(store: Store, *, scope: Scope | None = None) -> pd.
 
 
 @SqlRead
-def task_cells(store: Store, *, model: str | None = None) -> pd.DataFrame:
+def task_cells(store: Store, *, model: str | None = None) -> Statement:
     """Per model and task: passes and attempts with a verdict (the unit a cluster bootstrap resamples).
 
     Columns: model, task_id, passes, attempts.
@@ -129,11 +129,11 @@ def test_failure_rates(store: Store, *, model: str | None = None, tier: str | No
     )
 
 
-test_failure_rates.__test__ = False  # a query, not a pytest test
+test_failure_rates.__test__ = False  # type: ignore[attr-defined]  # a query, not a pytest test
 
 
 @SqlRead
-def harness_errors(store: Store, *, model: str | None = None, scope: Scope | None = None) -> pd.DataFrame:
+def harness_errors(store: Store, *, model: str | None = None, scope: Scope | None = None) -> Statement:
     """Attempts whose record names a harness error, by error and by what it means for the attempt:
     one definition of "harness" everywhere (the README's Outcomes policy, taxonomy v4's
     `harness_failure`): an infrastructure fault leaves no verdict and is outside pass rates; an
@@ -164,7 +164,7 @@ INFRASTRUCTURE_FAULT = "none: infrastructure fault (left out)"
 
 
 @SqlRead
-def unknown_models(store: Store, *, model: str | None = None) -> pd.DataFrame:
+def unknown_models(store: Store, *, model: str | None = None) -> Statement:
     """Attempts whose source named no model, and what they are reported as.
 
     Columns: attributed_to, attempts, runs.
@@ -179,7 +179,7 @@ def unknown_models(store: Store, *, model: str | None = None) -> pd.DataFrame:
 
 
 @SqlRead
-def systems(store: Store, *, model: str | None = None, scope: Scope | None = None) -> pd.DataFrame:
+def systems(store: Store, *, model: str | None = None, scope: Scope | None = None) -> Statement:
     """Pass rates per system (agent, agent version, model), the unit a leaderboard compares, in the
     leaderboard's own order (its figure, `leaderboard_accuracy`, best first; the judged pass rate breaks ties).
 
@@ -209,7 +209,7 @@ def systems(store: Store, *, model: str | None = None, scope: Scope | None = Non
 
 
 @SqlRead
-def model_pooling(store: Store, *, model: str | None = None) -> pd.DataFrame:
+def model_pooling(store: Store, *, model: str | None = None) -> Statement:
     """What each model row pools: its agents and runs (a row of one model may mix systems).
 
     Columns: model, agents (count), agent_names (comma-separated), runs (count), run_ids (the first
@@ -239,7 +239,7 @@ def pooling_concern(row: dict[str, Any]) -> tuple[str, str] | None:
 
 
 @SqlRead
-def attempt_evidence(store: Store, *, model: str | None = None) -> pd.DataFrame:
+def attempt_evidence(store: Store, *, model: str | None = None) -> Statement:
     """Per model: what the coders could see.
 
     Columns: model, attempts, without_actions (no logged agent action), failures_without_actions,
@@ -267,7 +267,7 @@ def attempt_evidence(store: Store, *, model: str | None = None) -> pd.DataFrame:
 
 
 @SqlRead
-def attempt_cells(store: Store, *, train_only: bool = False) -> pd.DataFrame:
+def attempt_cells(store: Store, *, train_only: bool = False) -> Statement:
     """Per model and task: attempts with a verdict and passes, for the IRT fit. With `train_only`,
     each (model, task)'s last attempt is left out when it tried more than once (held out).
 
@@ -281,13 +281,13 @@ def attempt_cells(store: Store, *, train_only: bool = False) -> pd.DataFrame:
 
 
 @SqlRead
-def held_out_attempts(store: Store) -> pd.DataFrame:
+def held_out_attempts(store: Store) -> Statement:
     """Each (model, task)'s last attempt where it tried more than once. Columns: model, task_id, passed."""
     return (f"select model, task_id, passed from ({_ATTEMPTS_SQL}) where held_out order by 1, 2", [])
 
 
 @SqlRead
-def stored_held_out(store: Store) -> pd.DataFrame:
+def stored_held_out(store: Store) -> Statement:
     """The held-out check stored with the last fit (`difficulty.held_out_check`; none where nothing
     could be held out). Columns: held_out, irt_log_loss, baseline_log_loss, irt_auc, baseline_auc."""
     return "select held_out, irt_log_loss, baseline_log_loss, irt_auc, baseline_auc from irt_checks", []
@@ -315,7 +315,7 @@ def test_result_counts(store: Store) -> pd.DataFrame:
                           from test_results r join trajectories t using (trajectory_id) group by 1, 2 order by 1, 2""")
 
 
-test_result_counts.__test__ = False  # a query, not a pytest test
+test_result_counts.__test__ = False  # type: ignore[attr-defined]  # a query, not a pytest test
 
 
 def model_summary(store: Store) -> pd.DataFrame:

@@ -7,7 +7,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec
 
 from curriculab.analysis.store import QueryResult, Store
 
@@ -117,29 +117,38 @@ def select_from(
         return store.query_one_select(sql, max_rows=max_rows, timeout_s=timeout_s)
 
 
-class SqlRead:
-    """A read that is one SQL statement. The decorated function takes the store and filters and
-    returns the statement and its parameters; called, the read returns a DataFrame, and
-    `.records(store, ...)` returns the same rows as plain dicts straight from DuckDB, without pandas
-    (importing it and building frames cost a report process ~0.4 s of ~1.8 s at 50k attempts).
-    Integer columns with NULLs come back as ints there, where a frame holds floats."""
+Statement = tuple[str, list[Any]]
+"""One SQL statement and its parameters, as a `SqlRead` builds it."""
 
-    def __init__(self, build: Callable[..., tuple[str, list[Any]]]):
+P = ParamSpec("P")
+
+
+class SqlRead(Generic[P]):
+    """A read that is one SQL statement. The decorated function takes the store and filters and
+    returns the statement and its parameters (a `Statement`); called, the read returns a
+    DataFrame, and `.records(store, ...)` returns the same rows as plain dicts straight from DuckDB,
+    without pandas (importing it and building frames is a large share of a report process's time,
+    bench/RESULTS.md "Report"). Integer columns with NULLs come back as ints there, where a frame
+    holds floats."""
+
+    def __init__(self, build: Callable[Concatenate[Store, P], Statement]):
         functools.update_wrapper(self, build)
         self._build = build
 
-    def __call__(self, store: Store, *args: Any, **kwargs: Any) -> pd.DataFrame:
+    def __call__(self, store: Store, *args: P.args, **kwargs: P.kwargs) -> pd.DataFrame:
         return store.frame(*self._build(store, *args, **kwargs))
 
-    def records(self, store: Store, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+    def records(self, store: Store, *args: P.args, **kwargs: P.kwargs) -> list[dict[str, Any]]:
         return _as_dicts(*store.query(*self.statement(store, *args, **kwargs)))
 
-    def statement(self, store: Store, *args: Any, **kwargs: Any) -> tuple[str, list[Any]]:
+    def statement(self, store: Store, *args: P.args, **kwargs: P.kwargs) -> Statement:
         """The SQL and parameters this read runs with these filters (for `records_together`)."""
         return self._build(store, *args, **kwargs)
 
 
-def records_together(store: Store, reads: dict[str, tuple[SqlRead, dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+def records_together(
+    store: Store, reads: dict[str, tuple[SqlRead[...], dict[str, Any]]]
+) -> dict[str, list[dict[str, Any]]]:
     """`read.records(store, **filters)` for each named (read, filters), run side by side
     (`Store.query_many`): the report's two dozen small reads take about half as long on two cores."""
     names = list(reads)
@@ -147,7 +156,7 @@ def records_together(store: Store, reads: dict[str, tuple[SqlRead, dict[str, Any
     return {name: _as_dicts(*result) for name, result in zip(names, results)}
 
 
-def _as_dicts(columns: list[str], rows: list[tuple]) -> list[dict[str, Any]]:
+def _as_dicts(columns: list[str], rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
     return [dict(zip(columns, row)) for row in rows]
 
 

@@ -8,7 +8,7 @@ from curriculab.analysis.store import Store
 
 if TYPE_CHECKING:  # reads return DataFrames, but DuckDB imports pandas only when one is made:
     import pandas as pd  # ingest's readers import the read API and never make one
-from curriculab.analysis.queries.core import Scope, SqlRead, _where
+from curriculab.analysis.queries.core import Scope, SqlRead, Statement, _where
 
 
 def task_difficulty(
@@ -42,7 +42,7 @@ def _models_in(scope: Scope | None, where: str, params: list[Any]) -> tuple[str,
 
 
 @SqlRead
-def model_abilities(store: Store, *, model: str | None = None, scope: Scope | None = None) -> pd.DataFrame:
+def model_abilities(store: Store, *, model: str | None = None, scope: Scope | None = None) -> Statement:
     """Measured ability per model from the last IRT fit (with a `scope`, the models it holds).
 
     Columns: model, ability (θ), ability_se, n_attempts, pass_rate, kind.
@@ -81,7 +81,7 @@ def fit_staleness(store: Store) -> dict[str, int]:
 
 
 @SqlRead
-def tier_calibration(store: Store) -> pd.DataFrame:
+def tier_calibration(store: Store) -> Statement:
     """Authored tier × measured tier, in tasks. Columns: tier_authored, measured_tier, tasks."""
     return (
         """select tier_authored, measured_tier, count(*) as tasks from v_task_difficulty
@@ -91,7 +91,7 @@ def tier_calibration(store: Store) -> pd.DataFrame:
 
 
 @SqlRead
-def misplaced_tasks(store: Store, limit: int = 15) -> pd.DataFrame:
+def misplaced_tasks(store: Store, limit: int = 15) -> Statement:
     """Tasks whose authored tier disagrees with the measured one, farthest from the median first.
 
     Columns: task_id, tier_authored, measured_tier, difficulty, difficulty_se, pass_rate, n_attempts.
@@ -105,9 +105,7 @@ def misplaced_tasks(store: Store, limit: int = 15) -> pd.DataFrame:
 
 
 @SqlRead
-def signal_efficiency(
-    store: Store, band: tuple[float, float] = (0.2, 0.8), *, model: str | None = None
-) -> pd.DataFrame:
+def signal_efficiency(store: Store, band: tuple[float, float] = (0.2, 0.8), *, model: str | None = None) -> Statement:
     """Per model: tasks attempted, share with mixed outcomes (0 < p < 1), mean expected p(1 − p),
     and how many tasks fall in the band of predicted pass rate that still carries signal.
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from curriculab.analysis.store import Store, check_filter
 
 if TYPE_CHECKING:  # reads return DataFrames, but DuckDB imports pandas only when one is made:
     import pandas as pd  # ingest's readers import the read API and never make one
-from curriculab.analysis.queries.core import _SYSTEM, EVERYTHING, Scope, SqlRead, _where
+from curriculab.analysis.queries.core import _SYSTEM, EVERYTHING, Scope, SqlRead, Statement, _where
 
 
 @SqlRead
@@ -20,7 +20,7 @@ def failure_distribution(
     dimension: str | tuple[str, ...] = "overall",
     taxonomy_version: str | None = None,
     scope: Scope | None = None,
-) -> pd.DataFrame:
+) -> Statement:
     """How each model's failures split across codes, over the failures the coder could judge.
 
     Columns: coder, taxonomy_version, model, code, dimension, value, n (failures with the code),
@@ -75,7 +75,7 @@ def failure_distribution(
 @SqlRead
 def failure_cells(
     store: Store, coder: str = "rules", *, model: str | None = None, taxonomy_version: str | None = None
-) -> pd.DataFrame:
+) -> Statement:
     """Per model, code and task: failures with the code (present) and failures judged (applied).
 
     Columns: model, code, task_id, present, applied.
@@ -102,7 +102,7 @@ def failure_cells(
 @SqlRead
 def failure_clusters(
     store: Store, coder: str = "rules", *, model: str | None = None, taxonomy_version: str | None = None
-) -> pd.DataFrame:
+) -> Statement:
     """`failure_cells` as one row per model and code: its tasks' counts as lists in task order (the
     clusters a bootstrap resamples), a row per interval rather than per task.
 
@@ -124,7 +124,7 @@ def coder_coverage(
     model: str | None = None,
     taxonomy_version: str | None = None,
     scope: Scope | None = None,
-) -> pd.DataFrame:
+) -> Statement:
     """Per model: failed attempts, how many the coder could judge, and the commonest reason it could not.
 
     Columns: model, failures, coded_failures, why_not_coded.
@@ -153,7 +153,7 @@ def latest_taxonomy_version(store: Store, coder: str) -> str | None:
 
 
 @SqlRead
-def code_reliability(store: Store, coder: str | None = None, *, taxonomy_version: str | None = None) -> pd.DataFrame:
+def code_reliability(store: Store, coder: str | None = None, *, taxonomy_version: str | None = None) -> Statement:
     """Whether each code from each coder may be relied on, per annotator.
 
     Columns: coder, annotator, code, taxonomy_version, n, kappa, f1, threshold, reliable,
@@ -176,7 +176,7 @@ def coder_agreement(store: Store, coder: str | None = None, *, annotator: str | 
 @SqlRead
 def milestone_funnel(
     store: Store, *, model: str | None = None, task_type: str | None = None, scope: Scope | None = None
-) -> pd.DataFrame:
+) -> Statement:
     """Where milestone-graded attempts stop.
 
     Columns: model, task_type, milestones_total, first_failed_milestone (1-based; NULL when every
@@ -238,7 +238,7 @@ def milestone_stages(funnel: pd.DataFrame) -> pd.DataFrame:
 @SqlRead
 def failed_code_sets(
     store: Store, coder: str = "rules", *, model: str | None = None, taxonomy_version: str | None = None
-) -> pd.DataFrame:
+) -> Statement:
     """Per failed attempt the coder found anything in: the set of its codes (harness_failure aside).
 
     Columns: trajectory_id, model, codes (list).
@@ -258,7 +258,7 @@ def failed_code_sets(
 @SqlRead
 def failure_code_pairs(
     store: Store, coder: str = "rules", *, model: str | None = None, taxonomy_version: str | None = None, top: int = 10
-) -> pd.DataFrame:
+) -> Statement:
     """The `top` pairs of codes found together on the failed attempts of `failed_code_sets`, most
     frequent first (ties: the pair met first in trajectory order, then by name).
 
@@ -296,7 +296,7 @@ def verifier_evidence(
     """
     if where:
         check_filter(store, where)
-    narrower, params = "", []
+    narrower, params = "", list[Any]()
     if run_id is not None:
         narrower, params = narrower + " and t.run_id = ?", params + [run_id]
     if uncoded_by is not None:

@@ -8,6 +8,8 @@ from curriculab.analysis.store import Store
 
 if TYPE_CHECKING:  # reads return DataFrames, but DuckDB imports pandas only when one is made:
     import pandas as pd  # ingest's readers import the read API and never make one
+
+    from curriculab.taxonomy.taxonomy import Taxonomy
 from curriculab.analysis.queries.core import _SYSTEM, EVERYTHING, Scope, _where
 
 
@@ -44,7 +46,7 @@ def coded_for_labelling(store: Store, coder: str, taxonomy_version: str) -> pd.D
     )
 
 
-def labels_under(store: Store, taxonomy) -> pd.DataFrame:
+def labels_under(store: Store, taxonomy: Taxonomy) -> pd.DataFrame:
     """Labels as codes of `taxonomy`: its own, plus those of every older version it maps from, read
     through the mapping chain (`Taxonomy.labels_carried_from`: a code that became exactly one code,
     never redefined, carries its label; a split or redefined code's label is left out). The newest
@@ -66,7 +68,9 @@ def labels_under(store: Store, taxonomy) -> pd.DataFrame:
     return every.drop_duplicates(["trajectory_id", "code", "annotator"], keep="first").reset_index(drop=True)
 
 
-def coder_label_pairs(store: Store, coder: str, annotator: str, taxonomy, *, in_sample_reason: str) -> pd.DataFrame:
+def coder_label_pairs(
+    store: Store, coder: str, annotator: str, taxonomy: Taxonomy, *, in_sample_reason: str
+) -> pd.DataFrame:
     """Per (trajectory, code) both judged by `coder` (not abstained) and labelled by `annotator`.
 
     Columns: code, coded (the coder found it), labelled (the annotator did), in_sample (the

@@ -8,11 +8,11 @@ from curriculab.analysis.store import Store
 
 if TYPE_CHECKING:  # reads return DataFrames, but DuckDB imports pandas only when one is made:
     import pandas as pd  # ingest's readers import the read API and never make one
-from curriculab.analysis.queries.core import SqlRead, records
+from curriculab.analysis.queries.core import SqlRead, Statement, records
 
 
 @SqlRead
-def quarantined_inputs(store: Store) -> pd.DataFrame:
+def quarantined_inputs(store: Store) -> Statement:
     """Inputs refused at ingest, per source format. Columns: source_format, inputs."""
     return (
         """select coalesce(source_format, '(unknown)') as source_format, count(*) as inputs

@@ -8,7 +8,7 @@ from curriculab.analysis.store import Store
 
 if TYPE_CHECKING:  # reads return DataFrames, but DuckDB imports pandas only when one is made:
     import pandas as pd  # ingest's readers import the read API and never make one
-from curriculab.analysis.queries.core import TRAINING_AGENT, SqlRead, _where
+from curriculab.analysis.queries.core import TRAINING_AGENT, SqlRead, Statement, _where
 
 
 def plans(store: Store, *, target_model: str | None = None) -> pd.DataFrame:
@@ -33,7 +33,7 @@ def training_curves(store: Store, *, run_id: str | None = None, name: str | None
 
 
 @SqlRead
-def training_runs(store: Store, *, run_id: str | None = None) -> pd.DataFrame:
+def training_runs(store: Store, *, run_id: str | None = None) -> Statement:
     """Per GRPO training run (agent `curriculab-grpo`): what it generated and how it went.
 
     Columns: run_id, model (the base model), rollout_models (the store names of its rollouts,
@@ -65,7 +65,7 @@ def training_runs(store: Store, *, run_id: str | None = None) -> pd.DataFrame:
 
 
 @SqlRead
-def rollout_codes(store: Store, *, run_id: str | None = None) -> pd.DataFrame:
+def rollout_codes(store: Store, *, run_id: str | None = None) -> Statement:
     """The verifier's failure codes over each training run's failed rollouts.
 
     Columns: run_id, code, n (failed rollouts with it), failures (failed rollouts judged),
