@@ -38,76 +38,13 @@ def run_rule_coders(store: Store, where: str | None = None, taxonomy_version: st
     rules = [rule for rule in RULES if rule.serves(taxonomy)]
     if where:
         check_filter(store, where)
-    results = store.run_statements(_rule_statements(rules, where, taxonomy.version))
+    coded = store.code_with_rules(
+        rules, CODER_STEPS_SQL, where=where, taxonomy_version=taxonomy.version, coder=CODER, opaque_reason=OPAQUE_REASON
+    )
     counts: dict[str, dict[str, int]] = {}
-    for code, status, n in results[-3]:
+    for code, status, n in coded.counts:
         counts.setdefault(code, {"present": 0, "absent": 0, "not_applicable": 0})[status] = n
-    return CodingReport(coder=CODER, taxonomy_version=taxonomy.version, trajectories=results[-2][0][0], counts=counts)
-
-
-def _rule_statements(rules: list, where: str | None, taxonomy_version: str) -> list[tuple[str, list]]:
-    """The rule engine as SQL for one transaction: the rules read the documented relations `_tt`
-    (the trajectories matching `where`) and `_cs` (their steps, `CODER_STEPS_SQL`); `CODER`'s
-    earlier codes for those trajectories are replaced. The statements before the last return the
-    status counts per code and the number of trajectories coded; the temporary tables are dropped."""
-    hits, applicable = [], []
-    for rule in rules:
-        # a trajectory's sightings become one finding (all their steps, the first reason);
-        # behaviour cannot be judged where the actions were not logged
-        judgeable = (
-            "where trajectory_id in (select trajectory_id from _tt where actions_logged)" if rule.needs_actions else ""
-        )
-        hits.append(
-            f"select trajectory_id, '{rule.code}' as code, list_sort(list_distinct(flatten(list(evidence)))) "
-            f"as evidence, min(rationale) as rationale from ({rule.sql}) {judgeable} group by trajectory_id"
-        )
-        applicable.append(f"select trajectory_id, '{rule.code}' as code from ({rule.applicable}) {judgeable}")
-    codes = ", ".join(f"('{r.code}', {str(r.needs_actions).lower()})" for r in rules)
-    mine = [CODER, taxonomy_version]
-    return [
-        (
-            f"""create or replace temp table _tt as
-             select trajectory_id, task_id, outcome, harness_error, coalesce(actions_logged, true) as actions_logged
-             from trajectories where trajectory_id in (select trajectory_id from trajectories where ({where or "true"}))""",
-            [],
-        ),
-        (CODER_STEPS_SQL, []),
-        ("create or replace temp table _hits as " + " union all ".join(hits), []),
-        ("create or replace temp table _applicable as " + " union all ".join(applicable), []),
-        *(
-            (
-                f"delete from {table} where coder = ? and taxonomy_version = ? and trajectory_id in (select trajectory_id from _tt)",
-                mine,
-            )
-            for table in ("failure_codes", "coding_status")
-        ),
-        (
-            "insert into failure_codes (trajectory_id, code, taxonomy_version, coder, confidence, evidence_steps, rationale) "
-            "select trajectory_id, code, ?, ?, 1.0, evidence, rationale from _hits",
-            [taxonomy_version, CODER],
-        ),
-        (
-            f"""insert into coding_status (trajectory_id, code, coder, taxonomy_version, status, reason)
-             select t.trajectory_id, c.code, ?, ?,
-                    case when h.trajectory_id is not null then 'present'
-                         when a.trajectory_id is not null then 'absent' else 'not_applicable' end,
-                    case when h.trajectory_id is null and a.trajectory_id is null
-                         then case when c.needs_actions and not t.actions_logged then ?
-                                   else 'the trajectory lacks the evidence this rule reads' end end
-             from _tt t cross join (values {codes}) c(code, needs_actions)
-             left join _hits h on h.trajectory_id = t.trajectory_id and h.code = c.code
-             left join _applicable a on a.trajectory_id = t.trajectory_id and a.code = c.code""",
-            [*mine, OPAQUE_REASON],
-        ),
-        *((f"drop table if exists {table}", []) for table in ("_cs", "_hits", "_applicable")),
-        (
-            "select code, status, count(*) from coding_status where coder = ? and taxonomy_version = ? "
-            "and trajectory_id in (select trajectory_id from _tt) group by all",
-            mine,
-        ),
-        ("select count(*) from _tt", []),
-        ("drop table if exists _tt", []),
-    ]
+    return CodingReport(coder=CODER, taxonomy_version=taxonomy.version, trajectories=coded.trajectories, counts=counts)
 
 
 VERIFIER_ANNOTATOR = "(by construction)"

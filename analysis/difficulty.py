@@ -9,7 +9,7 @@ import numpy as np
 
 from curriculab.analysis import queries
 from curriculab.analysis.irt import IrtFit, fit_irt, measured_tiers
-from curriculab.analysis.store import Store
+from curriculab.analysis.store import IrtCheck, IrtModel, IrtTask, Store
 
 MIN_AUTHORED_FOR_SHARES = 30
 """Authored tiers set the measured tiers' shares only when at least this many (and half the tasks) have one."""
@@ -42,7 +42,7 @@ def fit_store(store: Store, kind: str = "2pl") -> IrtFit:
     model_n, model_k = np.bincount(mi, n, len(models)), np.bincount(mi, k, len(models))
     try:  # stored with the fit, so a report reads it instead of fitting again
         held = held_out_check(store, kind=kind)
-        check: tuple | None = (
+        check: IrtCheck | None = IrtCheck(
             kind,
             held.held_out,
             held.irt_log_loss,
@@ -54,7 +54,7 @@ def fit_store(store: Store, kind: str = "2pl") -> IrtFit:
         check = None
     store.save_irt_fit(
         [
-            (
+            IrtTask(
                 t,
                 float(fit.difficulty[j]),
                 float(fit.difficulty_se[j]),
@@ -68,7 +68,14 @@ def fit_store(store: Store, kind: str = "2pl") -> IrtFit:
             for j, t in enumerate(tasks)
         ],
         [
-            (m, float(fit.ability[i]), float(fit.ability_se[i]), int(model_n[i]), float(model_k[i] / model_n[i]), kind)
+            IrtModel(
+                m,
+                float(fit.ability[i]),
+                float(fit.ability_se[i]),
+                int(model_n[i]),
+                float(model_k[i] / model_n[i]),
+                kind,
+            )
             for i, m in enumerate(models)
         ],
         check,

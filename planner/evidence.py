@@ -83,12 +83,7 @@ def estimate_capability(store: Store, model: str, prior: str | None = None) -> C
         median_task = 1 / (1 + math.exp(-a * (theta - b)))
         # The thresholds are for a mean pass rate: average the prediction over the tasks the model was
         # measured on (the median task's prediction is not the mean of a skewed set), and say which.
-        attempted = {
-            row[0]
-            for row in store.query(
-                "select distinct task_id from trajectories where model = ? and outcome <> 'error'", [model]
-            )[1]
-        }
+        attempted = queries.attempted_tasks(store, model)
         measured = difficulty[difficulty["task_id"].isin(attempted)] if attempted else difficulty
         predictions = [
             1 / (1 + math.exp(-float(row.discrimination) * (theta - float(row.difficulty))))

@@ -14,7 +14,7 @@ from typing import Any, cast
 from pydantic import BaseModel, ConfigDict, Field
 
 from curriculab.analysis import queries
-from curriculab.analysis.store import Store
+from curriculab.analysis.store import PlanRow, Store
 from curriculab.planner.config import (
     CurriculumSection,
     DatasetSection,
@@ -503,15 +503,19 @@ def save(store: Store, plan: Plan) -> bool:
     """Store the plan in `plans` with its plan.yaml text (a plan id is its content: the same plan
     is stored once)."""
     return store.save_plan(
-        plan.plan_id,
-        plan.target_model,
-        plan.strategy,
-        json.dumps({"schedule": plan.schedule, "start_tier": plan.start_tier, "alpha_bias": plan.alpha_bias}),
-        json.dumps(plan.weights),
-        json.dumps([e.model_dump() for e in plan.task_mix]),
-        json.dumps(plan.reasons),
-        render_config(plan),
-        plan.model_dump_json(),
+        PlanRow(
+            plan_id=plan.plan_id,
+            target_model=plan.target_model,
+            strategy=plan.strategy,
+            allocation=json.dumps(
+                {"schedule": plan.schedule, "start_tier": plan.start_tier, "alpha_bias": plan.alpha_bias}
+            ),
+            weights=json.dumps(plan.weights),
+            task_mix=json.dumps([e.model_dump() for e in plan.task_mix]),
+            reasons=json.dumps(plan.reasons),
+            config_yaml=render_config(plan),
+            plan=plan.model_dump_json(),
+        )
     )
 
 

@@ -5,7 +5,9 @@ copy of the package). Static tools find every module where it lives."""
 
 from __future__ import annotations
 
+import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -80,3 +82,57 @@ def test_an_upward_import_breaks_the_contract(tmp_path):
     assert done.returncode == 1
     assert "curriculab.trajectory is not allowed to import curriculab.training" in done.stdout
     assert "curriculab.trajectory.vocabulary -> curriculab.training.problems" in done.stdout
+
+
+# SQL over the store's tables lives in the store, the read API, and the rule coders' statements
+# (which run only through `Store.code_with_rules`); the analyst's console examples are SQL a person
+# sends through `queries.select_from`, the sealed door from outside.
+SQL_HOMES = ("analysis/store/", "analysis/queries/", "taxonomy/coders/rules.py")
+CONSOLE_EXAMPLES = {"dashboard/views/sql.py", "curriculab/demo.py", "curriculab/commands/store.py"}
+_TABLE = (
+    r"(?:trajectories|steps|tasks|runs|test_results|failure_codes|coding_status|labels|plans|training_metrics"
+    r"|irt_tasks|irt_models|irt_checks|ingest_manifest|ingest_errors|code_reliability|schema_migrations|v_\w+)\b"
+)
+_SQL = re.compile(
+    rf"\bselect\b[^;]{{0,400}}?\bfrom\s+{_TABLE}|\binsert\s+into\s+{_TABLE}|\bupdate\s+{_TABLE}\s+set\b"
+    rf"|\bdelete\s+from\s+{_TABLE}",
+    re.IGNORECASE,
+)
+_RUNS_SQL = {"query", "query_many", "frame", "run_statements", "execute", "sql"}
+
+
+def _sql_in(path: Path, relative: str) -> list[str]:
+    """Where the module at `path` holds SQL over a store table or runs SQL on a connection."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        statement = isinstance(node, ast.Constant) and isinstance(node.value, str) and _SQL.search(node.value)
+        # prose that quotes a console query for a person to run (`select ...`) is a hint, not a read
+        if statement and statement.string[statement.start() - 1 : statement.start()] not in ("`", '"'):
+            if relative not in CONSOLE_EXAMPLES:
+                found.append(f"{relative}:{node.lineno}: SQL over a store table")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _RUNS_SQL:
+            found.append(f"{relative}:{node.lineno}: .{node.func.attr}(...)")
+    return found
+
+
+def test_sql_over_the_store_lives_in_the_store_and_the_read_api_only():
+    found = []
+    for package in [*FOLDERS, "curriculab"]:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            relative = path.relative_to(ROOT).as_posix()
+            if relative.split("/")[1] in FOLDERS or relative.startswith(SQL_HOMES):
+                continue  # the links (their files are read under their own folders), and SQL's homes
+            found += _sql_in(path, relative)
+    assert found == []
+
+
+def test_the_sql_check_finds_a_statement_outside_its_homes(tmp_path):
+    planted = tmp_path / "evidence.py"
+    planted.write_text(
+        'def f(store):\n    return store.query("select count(*) from trajectories where model = ?", ["m"])\n'
+        "HINT = 'check the name with `curriculab query \"select distinct model from trajectories\"`'\n"
+    )
+    assert sorted(_sql_in(planted, "planner/evidence.py")) == [
+        "planner/evidence.py:2: .query(...)",
+        "planner/evidence.py:2: SQL over a store table",
+    ]

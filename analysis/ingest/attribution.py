@@ -1,6 +1,6 @@
-"""Who made each attempt, and which attempt it was: ingest's rules for the model and agent names
-and the attempt numbers the store holds. The store runs the statements built here; it knows
-nothing of model names or attempts."""
+"""Who made each attempt: ingest's rules for the model and agent names (identity files, canonical
+model names). The store writes what is decided here (`Store.attribute`, `Store.number_attempts`,
+their SQL in `analysis/store/attribution.py`); it knows nothing of how names are chosen."""
 
 from __future__ import annotations
 
@@ -11,43 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from curriculab.analysis.store import RunIdentity
 from curriculab.trajectory.model_names import canonical_model
 
 if TYPE_CHECKING:
     from curriculab.analysis.store import Store
-
-Statements = list[tuple[str, list]]
-
-UNKNOWN_MODELS: Statements = [
-    (
-        """
-    update trajectories t set model = coalesce(r.agent, t.run_id) || ' (model unknown)'
-    from (select t2.trajectory_id, r2.agent from trajectories t2 left join runs r2 using (run_id)
-          where t2.model is null) r
-    where t.trajectory_id = r.trajectory_id
-""",
-        [],
-    )
-]
-"""Attempts whose source names no model are attributed to their run's agent (or, lacking one, their
-run) as `<agent> (model unknown)`, so no attempt drops out of an analysis; `model_raw` keeps what
-the source said (NULL). Run with every batch written, in its transaction."""
-
-NUMBER_ATTEMPTS: Statements = [
-    (
-        """
-    update trajectories t set attempt = n.attempt from (
-        select trajectory_id,
-               row_number() over (partition by run_id, task_id order by started_at, trajectory_id) - 1 as attempt
-        from trajectories
-        where (run_id, task_id) in (select run_id, task_id from trajectories where attempt is null)
-    ) n
-    where t.trajectory_id = n.trajectory_id and t.attempt is null
-""",
-        [],
-    )
-]
-"""Attempts without a number get one: their order (by start time) within run and task."""
 
 
 @dataclass(frozen=True)
@@ -103,33 +71,18 @@ def read_identities(path: Path) -> list[Identity]:
     return identities
 
 
-def identity_statements(assigned: Mapping[str, Identity]) -> Statements:
-    """Set each run's agent and model (and its attempts' models, canonicalised) from the identity
-    its input matched; what an identity leaves None keeps what is stored."""
-    statements: Statements = []
-    for run_id, identity in assigned.items():
-        statements.append(
-            (
-                "update runs set agent = coalesce(?, agent), model = coalesce(?, model) where run_id = ?",
-                [identity.agent, identity.model, run_id],
-            )
+def run_identities(assigned: Mapping[str, Identity]) -> dict[str, RunIdentity]:
+    """Each run's identity from the identity its input matched, its model canonicalised; what an
+    identity leaves None keeps what is stored."""
+    return {
+        run_id: RunIdentity(
+            identity.agent, identity.model, canonical_model(identity.model) if identity.model is not None else None
         )
-        if identity.model is not None:
-            statements.append(
-                (
-                    "update trajectories set model = ?, model_raw = ? where run_id = ?",
-                    [canonical_model(identity.model), identity.model, run_id],
-                )
-            )
-    return statements
+        for run_id, identity in assigned.items()
+    }
 
 
-def recanonicalised(store: Store) -> Statements:
-    """Attempts stored under an older canonical name get today's: the alias table grew
-    (`claude-sonnet-4-0` became `claude-sonnet-4-20250514`) since those rows were written."""
-    rows = store.query("select distinct model_raw, model from trajectories where model_raw is not null")[1]
-    return [
-        ("update trajectories set model = ? where model_raw = ?", [canonical_model(raw), raw])
-        for raw, stored in rows
-        if canonical_model(raw) != stored
-    ]
+def renames(store: Store) -> list[tuple[str, str]]:
+    """(model name as given, today's canonical name) where the store holds an older one: the alias
+    table grew (`claude-sonnet-4-0` became `claude-sonnet-4-20250514`) since those rows were written."""
+    return [(raw, canonical_model(raw)) for raw, stored in store.model_names() if canonical_model(raw) != stored]

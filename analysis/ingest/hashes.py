@@ -12,11 +12,6 @@ import orjson
 HASH_PREFIX = "c1:"
 """Marks a hash of parsed content; stores written before it hold hashes of raw bytes (no prefix)."""
 
-UNPREFIXED_HASHES_SQL = (
-    f"select exists (select 1 from trajectories where not starts_with(content_hash, '{HASH_PREFIX}'))"
-)
-"""Whether a store holds raw-bytes hashes: only then do its readers need `legacy_hash`."""
-
 
 def byte_hash(*parts: bytes) -> str:
     """The hash of raw bytes that stores before the canonical hash hold (accepted as unchanged)."""

@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING
 from curriculab.analysis import queries
 from curriculab.analysis.ingest import attribution, detect
 from curriculab.analysis.ingest.attribution import Identity
-from curriculab.analysis.ingest.hashes import UNPREFIXED_HASHES_SQL, LegacyHashes
+from curriculab.analysis.ingest.hashes import HASH_PREFIX, LegacyHashes
 from curriculab.analysis.issues import IngestFailure, Issue, make_issue
 from curriculab.analysis.store import RecordRejected, Store
+from curriculab.analysis.store.attribution import UNKNOWN_MODELS
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -563,11 +564,11 @@ class _Writer:
 
     def _write(self, batch: RowBatch) -> None:
         try:
-            self._count(self.store.write_batch(batch, self.replace, then=attribution.UNKNOWN_MODELS))
+            self._count(self.store.write_batch(batch, self.replace, then=UNKNOWN_MODELS))
         except RecordRejected:  # one record holds what the store cannot: write the rest, quarantine it
             for part in batch.per_trajectory():
                 try:
-                    self._count(self.store.write_batch(part, self.replace, then=attribution.UNKNOWN_MODELS))
+                    self._count(self.store.write_batch(part, self.replace, then=UNKNOWN_MODELS))
                 except RecordRejected as exc:
                     row = part.trajectories[0] if part.trajectories else None
                     self.issue(
@@ -725,11 +726,8 @@ def ingest(
     identities = list(identities)
     verify = verify or bool(identities)
     roots = [os.path.abspath(p) for p in paths]
-    # plain rows of what is compared, not a DataFrame: a re-ingest that reads nothing never imports
-    # pandas, and 50,000 rows come back in 0.05 s rather than 0.7 s with their timestamps
-    _, rows = store.query(queries.MANIFEST_UNDER.format(columns="path, signature, trajectories"), [roots, roots])
-    known = {path: {"signature": signature, "trajectories": trajectories} for path, signature, trajectories in rows}
-    legacy_hashes = bool(store.query(UNPREFIXED_HASHES_SQL)[1][0][0])
+    known = queries.manifest_signatures(store, roots)
+    legacy_hashes = store.holds_unprefixed_hashes(HASH_PREFIX)
     readers = _Readers(
         workers if workers is not None else available_cores(), set() if verify or replace else set(known), legacy_hashes
     )
@@ -783,10 +781,10 @@ def _ingest(
             progress(done, len(to_read))
     writer.flush()
     writer.record()
-    store.run_statements(attribution.identity_statements(assigned) + attribution.recanonicalised(store))
+    store.attribute(attribution.run_identities(assigned), attribution.renames(store))
     # a clash or a refused record is only known at write time: its input is read (and reported) again next time
     failed = [os.path.abspath(issue.path.split(":")[0]) for issue in report.errors]
     clean = [row for row in clean if not any(f == row[0] or f.startswith(row[0] + os.sep) for f in failed)]
     store.record_inputs(manifest=clean)  # after the data: a kill before this only means reading them again
-    store.run_statements(attribution.NUMBER_ATTEMPTS)
+    store.number_attempts()
     return report

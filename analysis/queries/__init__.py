@@ -25,6 +25,7 @@ from curriculab.analysis.queries.attempts import (
     agents,
     attempt_cells,
     attempt_evidence,
+    attempted_tasks,
     attempts,
     authored_tier_counts,
     authored_tier_pass_rates,
@@ -101,6 +102,7 @@ from curriculab.analysis.queries.labels import (
 from curriculab.analysis.queries.store_state import (
     MANIFEST_UNDER,
     ingest_manifest,
+    manifest_signatures,
     quarantined_inputs,
     store_fingerprint,
 )
@@ -133,6 +135,7 @@ __all__ = [
     "agents",
     "attempt_cells",
     "attempt_evidence",
+    "attempted_tasks",
     "attempts",
     "authored_tier_counts",
     "authored_tier_pass_rates",
@@ -163,6 +166,7 @@ __all__ = [
     "latest_taxonomy_version",
     "milestone_funnel",
     "milestone_stages",
+    "manifest_signatures",
     "misplaced_tasks",
     "model_abilities",
     "model_pooling",

@@ -396,7 +396,7 @@ def filter_options(store: Store) -> dict[str, list[str]]:
     training rollouts included), taxonomy_version, coder; each sorted."""
 
     def distinct(sql: str) -> list[str]:
-        return sorted(value for (value,) in store.query(sql)[1] if value is not None)
+        return sorted(value for (value,) in store.query(sql).rows if value is not None)
 
     return {
         "agent": agents(store),
@@ -414,3 +414,13 @@ def filter_options(store: Store) -> dict[str, list[str]]:
 def agents(store: Store) -> list[str]:
     """Every agent with a run in the store, sorted."""
     return sorted(store.frame("select distinct agent from runs where agent is not null")["agent"])
+
+
+def attempted_tasks(store: Store, model: str) -> set[str]:
+    """The tasks `model` has an attempt with a verdict at (passed or failed; harness errors left out)."""
+    return {
+        task_id
+        for (task_id,) in store.query(
+            "select distinct task_id from trajectories where model = ? and outcome <> 'error'", [model]
+        ).rows
+    }

@@ -29,6 +29,14 @@ def ingest_manifest(store: Store, under: list[str]) -> pd.DataFrame:
     return store.frame(MANIFEST_UNDER.format(columns="*"), [list(under), list(under)])
 
 
+def manifest_signatures(store: Store, under: list[str]) -> dict[str, dict[str, Any]]:
+    """By path, the signature and trajectory count of each input read cleanly before, at or under the
+    given absolute paths: plain rows of what ingest compares, not a DataFrame (a re-ingest that
+    reads nothing never imports pandas, and a timestamp per row costs more to fetch than the rest)."""
+    rows = store.query(MANIFEST_UNDER.format(columns="path, signature, trajectories"), [list(under), list(under)]).rows
+    return {path: {"signature": signature, "trajectories": trajectories} for path, signature, trajectories in rows}
+
+
 MANIFEST_UNDER = """select {columns} from ingest_manifest m
                     where list_contains(?, path) or exists (select 1 from unnest(?) as u(root)
                                                             where starts_with(m.path, u.root || '/'))"""

@@ -15,17 +15,17 @@ if TYPE_CHECKING:
 
 def schema_version(store: Store) -> int:
     """The newest migration applied (0 for a file no curriculab has migrated)."""
-    exists = store.query("select count(*) from information_schema.tables where table_name = 'schema_migrations'")[1][0][
-        0
-    ]
+    exists = store.query(
+        "select count(*) from information_schema.tables where table_name = 'schema_migrations'"
+    ).scalar()
     if not exists:
         return 0
-    return int(store.query("select coalesce(max(version), 0) from schema_migrations")[1][0][0])
+    return int(store.query("select coalesce(max(version), 0) from schema_migrations").scalar())
 
 
 def applied_migrations(store: Store) -> list[tuple[int, str, Any]]:
     """(version, name, applied_at) of every applied migration, oldest first."""
-    return store.query("select version, name, applied_at from schema_migrations order by version")[1]
+    return store.query("select version, name, applied_at from schema_migrations order by version").rows
 
 
 def describe_tables(store: Store) -> list[dict[str, Any]]:
@@ -33,7 +33,7 @@ def describe_tables(store: Store) -> list[dict[str, Any]]:
     rows = store.query(
         "select table_name, column_name, data_type from information_schema.columns "
         "where table_schema = 'main' order by table_name, ordinal_position"
-    )[1]
+    ).rows
     tables: dict[str, dict[str, Any]] = {}
     for table, column, dtype in rows:
         entry = tables.setdefault(table, {"table": table, "description": TABLE_DOCS.get(table, ""), "columns": []})
@@ -43,7 +43,7 @@ def describe_tables(store: Store) -> list[dict[str, Any]]:
 
 def row_count(store: Store, table: str) -> int:
     """How many rows `table` holds."""
-    return int(store.query(f'select count(*) from "{table}"')[1][0][0])
+    return int(store.query(f'select count(*) from "{table}"').scalar())
 
 
 def check_filter(store: Store, where: str, table: str = "trajectories") -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from curriculab.analysis.store.rows import RowBatch
+    from curriculab.analysis.store.rule_engine import RuleSql
 
 Row = tuple[Any, ...]
 """One row as DuckDB returns it."""
@@ -62,6 +63,98 @@ class QueryResult(NamedTuple):
     """The rows (at most `max_rows` when a cap was given)."""
     truncated: bool
     """Whether the cap cut rows off."""
+
+
+class Selected(NamedTuple):
+    """What `Store.query` returned: a tuple, so `columns, rows = store.query(...)` still unpacks."""
+
+    columns: list[str]
+    """Column names, in order (empty for a statement that returns no rows)."""
+    rows: list[Row]
+    """The rows, as tuples."""
+
+    def scalar(self) -> Any:
+        """The first column of the first row (a count, a max), or None when there is no row."""
+        return self.rows[0][0] if self.rows else None
+
+
+class IrtTask(NamedTuple):
+    """One task's row of a stored IRT fit (`irt_tasks`)."""
+
+    task_id: str
+    difficulty: float
+    """b: the ability at which a pass is even odds."""
+    difficulty_se: float | None
+    discrimination: float
+    """a: how sharply the pass probability rises with ability."""
+    discrimination_se: float | None
+    n_attempts: int
+    pass_rate: float
+    measured_tier: str
+    """The tier the fitted difficulty puts the task in."""
+    kind: str
+    """Which attempts were fitted (evaluation, training, all)."""
+
+
+class IrtModel(NamedTuple):
+    """One model's row of a stored IRT fit (`irt_models`)."""
+
+    model: str
+    ability: float
+    ability_se: float | None
+    n_attempts: int
+    pass_rate: float
+    kind: str
+    """Which attempts were fitted."""
+
+
+class IrtCheck(NamedTuple):
+    """A fit's held-out check (`irt_checks`): log loss and AUC of the fit against the baseline."""
+
+    kind: str
+    held_out: int
+    """Attempts held out (each model × task's last, where it tried more than once)."""
+    irt_log_loss: float
+    baseline_log_loss: float
+    irt_auc: float | None
+    baseline_auc: float | None
+
+
+class PlanRow(NamedTuple):
+    """A plan as `plans` stores it: JSON columns as JSON text."""
+
+    plan_id: str
+    """The hash of the plan's content: the same plan saved again is kept once."""
+    target_model: str
+    strategy: str
+    allocation: str
+    weights: str
+    task_mix: str
+    reasons: str
+    config_yaml: str
+    """plan.yaml's text."""
+    plan: str
+    """The whole plan, as JSON."""
+
+
+class RunIdentity(NamedTuple):
+    """Who ran a run, as `Store.attribute` records it; None keeps what is stored."""
+
+    agent: str | None
+    """The agent (harness)."""
+    model_raw: str | None
+    """The model name as given."""
+    model: str | None
+    """Its canonical name (set with `model_raw`)."""
+
+
+class RuleCoding(NamedTuple):
+    """What `Store.code_with_rules` recorded."""
+
+    counts: list[tuple[str, str, int]]
+    """(code, status, trajectories) for each code and status."""
+    trajectories: int
+    """Trajectories coded."""
 
 
 class StoreMissing(StoreError):
@@ -156,15 +249,15 @@ def _read_error(exc: duckdb.Error) -> QueryFailed:
     return QueryFailed(str(exc).strip().splitlines()[0])
 
 
-def _fetch(connection: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None) -> tuple[list[str], list[Row]]:
+def _fetch(connection: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None) -> Selected:
     """Column names and rows of one statement on `connection` (empty for one that returns none)."""
     try:
         cursor = connection.execute(sql, params or [])
     except duckdb.Error as exc:
         raise _read_error(exc) from None
     if cursor.description is None:
-        return [], []
-    return [d[0] for d in cursor.description], cursor.fetchall()
+        return Selected([], [])
+    return Selected([d[0] for d in cursor.description], cursor.fetchall())
 
 
 _SCHEMA_SEEN: dict[tuple[Any, ...], int] = {}
@@ -346,13 +439,11 @@ class Store:
         return applied
 
     # -- reads -------------------------------------------------------------------------------
-    def query(self, sql: str, params: list[Any] | None = None) -> tuple[list[str], list[Row]]:
-        """Run SQL; return column names and rows."""
+    def query(self, sql: str, params: list[Any] | None = None) -> Selected:
+        """Run SQL; return its column names and rows (`.scalar()` for a single value)."""
         return _fetch(self._db, sql, params)
 
-    def query_many(
-        self, statements: Sequence[tuple[str, list[Any] | None]], threads: int = 3
-    ) -> list[tuple[list[str], list[Row]]]:
+    def query_many(self, statements: Sequence[tuple[str, list[Any] | None]], threads: int = 3) -> list[Selected]:
         """`query` of each statement, side by side on `threads` cursors of this connection (DuckDB
         runs a statement without the GIL; small reads leave cores idle one at a time), in order.
         A cursor sees what is committed: use it for reads, not inside a write."""
@@ -360,7 +451,7 @@ class Store:
 
         local = threading.local()
 
-        def run(statement: tuple[str, list[Any] | None]) -> tuple[list[str], list[Row]]:
+        def run(statement: tuple[str, list[Any] | None]) -> Selected:
             if not hasattr(local, "cursor"):
                 local.cursor = self._db.cursor()
                 opened.append(local.cursor)
@@ -602,6 +693,61 @@ class Store:
             self._db.unregister("_rows")
 
     # -- coding ------------------------------------------------------------------------------
+    def model_names(self) -> list[tuple[str, str]]:
+        """(model name as a source gave it, canonical name stored for it), each pair once."""
+        from curriculab.analysis.store.attribution import MODEL_NAMES
+
+        return [(raw, model) for raw, model in self.query(MODEL_NAMES).rows]
+
+    def attribute(
+        self,
+        runs: Mapping[str, RunIdentity] | None = None,
+        renames: Sequence[tuple[str, str]] = (),
+    ) -> None:
+        """In one transaction: set each run's identity (its agent and model, its attempts' model),
+        then store the attempts of each (model name as given, canonical name) pair under that name."""
+        from curriculab.analysis.store import attribution
+
+        statements = [
+            statement
+            for run_id, who in (runs or {}).items()
+            for statement in attribution.run_identity(run_id, who.agent, who.model_raw, who.model)
+        ]
+        statements += [statement for raw, model in renames for statement in attribution.renamed(raw, model)]
+        self.run_statements(statements)
+
+    def number_attempts(self) -> None:
+        """Give every attempt without a number its order (by start time) within its run and task."""
+        from curriculab.analysis.store.attribution import NUMBER_ATTEMPTS
+
+        self.run_statements(NUMBER_ATTEMPTS)
+
+    def holds_unprefixed_hashes(self, prefix: str) -> bool:
+        """Whether any trajectory's content hash lacks `prefix` (a store written before it)."""
+        return bool(
+            self.query(
+                "select exists (select 1 from trajectories where not starts_with(content_hash, ?))", [prefix]
+            ).scalar()
+        )
+
+    def code_with_rules(
+        self,
+        rules: Sequence[RuleSql],
+        steps_sql: str,
+        *,
+        where: str | None,
+        taxonomy_version: str,
+        coder: str,
+        opaque_reason: str,
+    ) -> RuleCoding:
+        """Run the rule coders `rules` over the trajectories matching `where` (`_cs`, their steps, made
+        by `steps_sql`), replacing `coder`'s earlier codes and statuses on them, in one transaction.
+        A rule that needs actions abstains with `opaque_reason` where none were logged."""
+        from curriculab.analysis.store.rule_engine import rule_statements
+
+        results = self.run_statements(rule_statements(rules, steps_sql, where, taxonomy_version, coder, opaque_reason))
+        return RuleCoding([(code, status, int(n)) for code, status, n in results[-3]], int(results[-2][0][0]))
+
     def run_statements(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Row]]:
         """Run `statements` (SQL and its bound parameters) in order, in one transaction; each one's
         rows (empty for a statement that returns none). For engines that build their SQL elsewhere
@@ -675,28 +821,13 @@ class Store:
                 [(coder, annotator, c, taxonomy_version, n, k, f, t, r, i, method) for c, n, k, f, t, r, i in rows],
             )
 
-    def save_plan(
-        self,
-        plan_id: str,
-        target_model: str,
-        strategy: str,
-        allocation: str,
-        weights: str,
-        task_mix: str,
-        reasons: str,
-        config_yaml: str,
-        plan: str,
-    ) -> bool:
-        """Store a plan (JSON columns as JSON text). A plan id is its content's hash: saving the
-        same plan again keeps the first. Returns whether it was new."""
+    def save_plan(self, row: PlanRow) -> bool:
+        """Store a plan. A plan id is its content's hash: saving the same plan again keeps the
+        first. Returns whether it was new."""
         with self._transaction():
-            (exists,) = self._db.execute("select count(*) from plans where plan_id = ?", [plan_id]).fetchall()[0]
+            (exists,) = self._db.execute("select count(*) from plans where plan_id = ?", [row.plan_id]).fetchall()[0]
             if not exists:
-                self._db.execute(
-                    "insert into plans (plan_id, target_model, strategy, allocation, weights, task_mix, "
-                    "reasons, config_yaml, plan) values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [plan_id, target_model, strategy, allocation, weights, task_mix, reasons, config_yaml, plan],
-                )
+                self._insert("plans", PlanRow._fields, [row])
         return not exists
 
     def save_training_metrics(self, run_id: str, rows: list[tuple[str, int, str, float]]) -> None:
@@ -710,35 +841,14 @@ class Store:
             )
             self._insert("training_metrics", ("run_id", "step", "name", "value"), rows)
 
-    def save_irt_fit(self, tasks: list[Row], models: list[Row], check: Row | None = None) -> None:
-        """Replace the stored IRT fit: `tasks` rows (task_id, difficulty, difficulty_se, discrimination,
-        discrimination_se, n_attempts, pass_rate, measured_tier, kind), `models` rows (model,
-        ability, ability_se, n_attempts, pass_rate, kind), and its held-out `check` (kind, held_out,
-        irt_log_loss, baseline_log_loss, irt_auc, baseline_auc), None where nothing could be held
-        out. All land together or not at all."""
+    def save_irt_fit(self, tasks: Sequence[IrtTask], models: Sequence[IrtModel], check: IrtCheck | None = None) -> None:
+        """Replace the stored IRT fit: its tasks, its models and its held-out check (None where
+        nothing could be held out). All land together or not at all."""
         with self._transaction():
             self._db.execute("delete from irt_tasks")
             self._db.execute("delete from irt_models")
             self._db.execute("delete from irt_checks")
             if check is not None:
-                self._insert(
-                    "irt_checks",
-                    ("kind", "held_out", "irt_log_loss", "baseline_log_loss", "irt_auc", "baseline_auc"),
-                    [check],
-                )
-            self._insert(
-                "irt_tasks",
-                (
-                    "task_id",
-                    "difficulty",
-                    "difficulty_se",
-                    "discrimination",
-                    "discrimination_se",
-                    "n_attempts",
-                    "pass_rate",
-                    "measured_tier",
-                    "kind",
-                ),
-                tasks,
-            )
-            self._insert("irt_models", ("model", "ability", "ability_se", "n_attempts", "pass_rate", "kind"), models)
+                self._insert("irt_checks", IrtCheck._fields, [check])
+            self._insert("irt_tasks", IrtTask._fields, list(tasks))
+            self._insert("irt_models", IrtModel._fields, list(models))

@@ -22,7 +22,7 @@ def _steps(store, trial):
         """select tool_name, action, path, command, exit_code, error_observed from steps
                           where trajectory_id = ? and source = 'agent' and tool_name is not null order by step_idx""",
         [trial],
-    )[1]
+    ).rows
 
 
 def test_gemini_cli_tools_and_exit_codes(agents):
@@ -127,7 +127,7 @@ def test_an_older_terminus_episode_list_is_read_into_steps(agents):
         ("bash_command", "run", None, "python3 /root/stats.py", None, False),  # the next episode's screen: "ok"
         ("task_complete", "complete", None, "task_complete", None, None),
     ]
-    assert store.query("select outcome, reward from trajectories where trajectory_id = 'net-stats__Y6Xtg2z'")[1] == [
+    assert store.query("select outcome, reward from trajectories where trajectory_id = 'net-stats__Y6Xtg2z'").rows == [
         ("passed", 1.0)
     ]
     assert any(
@@ -138,10 +138,10 @@ def test_an_older_terminus_episode_list_is_read_into_steps(agents):
 
 def test_a_trial_with_an_unreadable_trajectory_keeps_its_verdict(agents):
     store, report = agents
-    assert store.query("select outcome, reward, n_steps from trajectories where trajectory_id = 'odd-log__Qq1aBc2'")[
-        1
-    ] == [("passed", 1.0, 0)]
-    assert store.query("select count(*) from test_results where trajectory_id = 'odd-log__Qq1aBc2'")[1] == [(1,)]
+    assert store.query(
+        "select outcome, reward, n_steps from trajectories where trajectory_id = 'odd-log__Qq1aBc2'"
+    ).rows == [("passed", 1.0, 0)]
+    assert store.query("select count(*) from test_results where trajectory_id = 'odd-log__Qq1aBc2'").rows == [(1,)]
     (warning,) = [w.reason for w in report.warnings if "odd-log" in w.path]
     assert "not ATIF: a JSON object with keys events, version (field schema_version: Field required" in warning
 
@@ -151,22 +151,22 @@ def test_harness_faults_by_their_real_names(agents):
     assert store.query(
         "select outcome, harness_error, exception_type from trajectories "
         "where trajectory_id = 'bgp-route-leak__ST67pMM'"
-    )[1] == [("error", "environment_error", "RuntimeError")]
+    ).rows == [("error", "environment_error", "RuntimeError")]
 
 
 def test_one_model_one_name_and_agent_versions_apart(agents):
     store, _ = agents
     rows = store.query(
         "select trajectory_id, model, model_raw from trajectories where task_id = 'fix-parser' order by 1"
-    )[1]
+    ).rows
     assert rows == [
         ("fix-parser__Kd82mQa", "claude-haiku-4-5-20251001", "us.anthropic.claude-haiku-4-5-20251001-v1:0"),
         ("fix-parser__Tn44xQb", "claude-haiku-4-5-20251001", "claude-haiku-4-5-20251001"),
     ]
-    assert store.query("select agent, agent_version from runs where agent = 'gemini-cli' limit 1")[1] == [
+    assert store.query("select agent, agent_version from runs where agent = 'gemini-cli' limit 1").rows == [
         ("gemini-cli", None)
     ]
-    assert store.query("select agent, agent_version from runs where agent = 'claude-code'")[1] == [
+    assert store.query("select agent, agent_version from runs where agent = 'claude-code'").rows == [
         ("claude-code", "2.0.31")
     ]
 
@@ -218,13 +218,13 @@ def test_unknown_tools_are_other_and_never_count_as_verification(agents):
         store.query(
             "select trajectory_id, status from coding_status where code = 'skipped_verification' "
             "and trajectory_id in ('fix-parser__Kd82mQa', 'pcap-stats__35QwY5n')"
-        )[1]
+        ).rows
     )
     assert statuses == {"fix-parser__Kd82mQa": "absent", "pcap-stats__35QwY5n": "absent"}
     # gemini's framing ("Error: (none)") is not an observed error
     assert store.query(
         "select count(*) from failure_codes where code = 'no_plan_revision' and trajectory_id = 'pcap-stats__35QwY5n'"
-    )[1] == [(0,)]
+    ).rows == [(0,)]
 
 
 def test_the_report_says_what_was_not_coded_per_model(agents):
@@ -266,7 +266,8 @@ def test_importers_name_harness_faults_from_one_vocabulary(store, fixtures):
 
     ingest(store, [fixtures / "harbor-agents", fixtures / "tb", fixtures / "harbor"], workers=1)
     named = {
-        e for (e,) in store.query("select distinct harness_error from trajectories where harness_error is not null")[1]
+        e
+        for (e,) in store.query("select distinct harness_error from trajectories where harness_error is not null").rows
     }
     assert named and named <= set(HARNESS_ERRORS)
     from curriculab.analysis.ingest.common import AGENT_FAULTS

@@ -16,7 +16,7 @@ V17 = Path(__file__).resolve().parents[1] / "fixtures" / "atif-v1.7"
 
 
 def rows(store, sql):
-    return store.query(sql)[1]
+    return store.query(sql).rows
 
 
 def _ingest(store, *paths: Path):

@@ -30,10 +30,10 @@ def _consistent(db: Path) -> tuple[int, int]:
         broken = store.query("""
             select count(*) from trajectories t
             left join (select trajectory_id, count(*) as n from steps group by 1) s using (trajectory_id)
-            where coalesce(s.n, 0) <> t.n_steps""")[1][0][0]
+            where coalesce(s.n, 0) <> t.n_steps""").scalar()
         orphans = store.query(
             "select count(*) from steps where trajectory_id not in (select trajectory_id from trajectories)"
-        )[1][0][0]
+        ).scalar()
         return broken + orphans, row_count(store, "trajectories")
 
 

@@ -20,12 +20,12 @@ GOOSE = LEADERBOARD / "20250818_goose_claude-opus-4-1"
 def _trials(store) -> dict[str, tuple]:
     return {
         row[0]: row[1:]
-        for row in store.query("select trajectory_id, run_id, task_id, outcome, harness_error from trajectories")[1]
+        for row in store.query("select trajectory_id, run_id, task_id, outcome, harness_error from trajectories").rows
     }
 
 
 def _one(store, sql: str) -> tuple:
-    return store.query(sql)[1][0]
+    return store.query(sql).rows[0]
 
 
 def test_the_whole_tree_lands_with_nothing_refused(store):

@@ -18,7 +18,7 @@ LEADERBOARD = FIXTURES / "tb-leaderboard"
 
 
 def _rows(store, sql):
-    return store.query(sql)[1]
+    return store.query(sql).rows
 
 
 def _submission(tmp_path: Path, folder: str, run_id: str) -> Path:
@@ -146,7 +146,7 @@ def test_a_row_that_pools_agents_is_named_in_the_report_and_plan_warns(demo_stor
         model = store.query(
             "select t.model from trajectories t join runs r using (run_id) where r.agent is not null "
             "group by 1 order by count(*) desc limit 1"
-        )[1][0][0]
+        ).scalar()
         # the demo has one run and agent per model: a second harness's run of the same model joins it
         extra = tmp_path / "other.jsonl"
         base = json.loads((FIXTURES / "jsonl" / "rollouts.jsonl").read_text().splitlines()[0])
@@ -175,7 +175,7 @@ def test_irt_capability_is_the_mean_prediction_over_the_models_own_tasks(store):
         r[0]
         for r in store.query(
             "select distinct task_id from trajectories where model = ? and outcome <> 'error'", [model]
-        )[1]
+        ).rows
     }
     rows = [r for r in queries.records(queries.task_difficulty(store)) if r["task_id"] in tasks]
     expected = sum(1 / (1 + math.exp(-r["discrimination"] * (theta - r["difficulty"]))) for r in rows) / len(rows)

@@ -17,7 +17,7 @@ def reasons(report):
 
 
 def stored_errors(store):
-    return store.query("select path, reason, record, field, severity from ingest_errors order by seen_at, path")[1]
+    return store.query("select path, reason, record, field, severity from ingest_errors order by seen_at, path").rows
 
 
 @pytest.fixture
@@ -37,7 +37,7 @@ def ingest_and_check_good_kept(store, root, expected_errors):
         store.query(
             "select count(*) from trajectories where trajectory_id in ('fix-csv-parser__Cx2dE9f', "
             "'rl-step120-p17-0', 'atif-standalone-42', 'gpt4o-run/astropy__astropy-12907')"
-        )[1][0][0]
+        ).scalar()
         == 4
     )
     assert len(stored_errors(store)) == expected_errors + len(report.warnings)
@@ -50,8 +50,8 @@ def _kept_without_steps(store, report, path):
     assert store.query(
         "select outcome, reward, input_tokens, n_steps from trajectories "
         "where trajectory_id = 'fix-csv-parser__Hk3mQ2p'"
-    )[1] == [("passed", 1.0, 9350, 0)]
-    assert store.query("select count(*) from test_results where trajectory_id = 'fix-csv-parser__Hk3mQ2p'")[1][0][0] > 0
+    ).rows == [("passed", 1.0, 9350, 0)]
+    assert store.query("select count(*) from test_results where trajectory_id = 'fix-csv-parser__Hk3mQ2p'").scalar() > 0
     return warning
 
 
@@ -123,7 +123,7 @@ def test_bad_jsonl_lines_are_quarantined_one_by_one(store, good):
         f"{path}: record line 4: invalid JSON: EOF while parsing a value at line 1 column 35 (the file looks truncated). "
         "Re-export the file or fix it by hand",
     ]
-    assert store.query("select count(*) from trajectories where source_format = 'jsonl'")[1] == [(3,)]
+    assert store.query("select count(*) from trajectories where source_format = 'jsonl'").rows == [(3,)]
 
 
 def test_duplicate_id_with_different_content_keeps_the_first(store, good):
@@ -138,7 +138,7 @@ def test_duplicate_id_with_different_content_keeps_the_first(store, good):
         f"already known with different content: the copy read from {original}:1 earlier in this call is kept. "
         "Give one of the two attempts its own id"
     )
-    assert store.query("select reward from trajectories where trajectory_id = 'rl-step120-p17-0'")[1] == [(1.0,)]
+    assert store.query("select reward from trajectories where trajectory_id = 'rl-step120-p17-0'").rows == [(1.0,)]
     # across calls the stored one wins again, and the message says which copy is stored and how to replace it
     report = ingest(store, [clash], workers=1)
     assert [i.reason for i in report.errors] == [
@@ -148,9 +148,9 @@ def test_duplicate_id_with_different_content_keeps_the_first(store, good):
     ]
     replaced = ingest(store, [clash], workers=1, replace=True)
     assert replaced.errors == [] and replaced.replaced == 1
-    assert store.query("select reward, source_path from trajectories where trajectory_id = 'rl-step120-p17-0'")[1] == [
-        (0.5, f"{clash}:1")
-    ]
+    assert store.query(
+        "select reward, source_path from trajectories where trajectory_id = 'rl-step120-p17-0'"
+    ).rows == [(0.5, f"{clash}:1")]
 
 
 def test_reformatting_a_file_is_not_a_change_of_content(store, good):
@@ -179,7 +179,7 @@ def test_a_store_from_before_canonical_hashes_reads_unchanged_files_as_unchanged
     assert len(legacy) == first.inserted
     again = ingest(store, [good], workers=1)
     assert again.errors == [] and again.inserted == 0 and again.unchanged == first.inserted
-    hashes = [h for (h,) in store.query("select content_hash from trajectories")[1]]
+    hashes = [h for (h,) in store.query("select content_hash from trajectories").rows]
     assert all(h.startswith(HASH_PREFIX) for h in hashes)  # upgraded as they were seen again
 
 
@@ -198,7 +198,7 @@ def test_readers_hash_raw_bytes_only_for_a_store_that_holds_such_hashes(store, g
     monkeypatch.setattr(pipeline._Writer, "add", add)
     first = ingest(store, [good], workers=workers)
     assert first.inserted > 0 and first.errors == [] and legacy == []  # a new store: nothing to compare them with
-    kept = store.query("select trajectory_id from trajectories order by 1 limit 1")[1][0][0]
+    kept = store.query("select trajectory_id from trajectories order by 1 limit 1").scalar()
     store.run_statements([("update trajectories set content_hash = '0123abcd' where trajectory_id = ?", [kept])])
     again = ingest(store, [good], workers=workers, verify=True)  # a store holding a raw-bytes hash
     assert len(legacy) == first.inserted and all(legacy) and again.inserted == 0
@@ -235,7 +235,7 @@ def test_a_50_mb_observation_lands_capped_with_a_warning(store, good):
     length, truncated, head, tail = store.query(
         "select length(output), output_truncated, left(output, 4), right(output, 4) from steps "
         "where trajectory_id = 'fix-csv-parser__Hk3mQ2p' and step_idx = 4"
-    )[1][0]
+    ).rows[0]
     assert truncated and head == "HEAD" and tail == "TAIL" and length < MAX_OUTPUT_CHARS + 100
 
 
@@ -276,7 +276,7 @@ def test_one_bad_trial_in_a_tb_run_does_not_cost_the_others(store, good):
         f"{path}: record hello-world.2-of-2.2025-08-20__12-00-00: field results[1].is_resolved: Input should be a valid "
         "boolean (got 'maybe'). Fix the value to match the format's schema"
     ]
-    assert store.query("select count(*) from trajectories where source_format = 'tb'")[1] == [(9,)]
+    assert store.query("select count(*) from trajectories where source_format = 'tb'").rows == [(9,)]
 
 
 def test_cli_prints_a_summary_and_exits_1_when_anything_was_quarantined(cli_run, good):
@@ -323,7 +323,7 @@ def test_a_harbor_task_path_outside_the_input_is_never_read(store, good, tmp_pat
         ingest(store, [good / TRIAL], workers=1)
         assert store.query(
             "select count(*) from tasks where instruction = 'SECRET INSTRUCTION' or task_type = 'stolen'"
-        )[1] == [(0,)]
+        ).rows == [(0,)]
 
 
 def test_jsonl_outputs_are_capped_like_every_other_format(store, tmp_path):
@@ -338,6 +338,6 @@ def test_jsonl_outputs_are_capped_like_every_other_format(store, tmp_path):
     path.write_text(json.dumps(record) + "\n")
     report = ingest(store, [path], workers=1)
     assert report.errors == [] and len(report.warnings) == 1
-    assert store.query("select length(output) < 70000, output_truncated from steps where trajectory_id = 'big'")[1] == [
-        (True, True)
-    ]
+    assert store.query(
+        "select length(output) < 70000, output_truncated from steps where trajectory_id = 'big'"
+    ).rows == [(True, True)]

@@ -7,7 +7,7 @@ from curriculab.analysis.store import row_count
 
 
 def rows(store, sql):
-    return store.query(sql)[1]
+    return store.query(sql).rows
 
 
 @pytest.fixture
@@ -217,7 +217,7 @@ def test_parallel_workers_give_the_same_store_as_one(tmp_path, formats, monkeypa
         with Store(tmp_path / f"w{workers}.duckdb") as s:
             ingest(s, formats, workers=workers)
             snapshots.append(
-                s.query("select trajectory_id, n_steps, outcome, content_hash from trajectories order by 1")[1]
+                s.query("select trajectory_id, n_steps, outcome, content_hash from trajectories order by 1").rows
             )
     assert snapshots[0] == snapshots[1]
 
@@ -233,4 +233,4 @@ def test_a_run_starts_when_its_first_trial_did(loaded):
     store, _ = loaded
     assert store.query(
         "select started_at = '2026-10-02T09:00:00Z'::timestamptz from runs where run_id = '2026-10-02__09-00-00'"
-    )[1] == [(True,)]
+    ).rows == [(True,)]

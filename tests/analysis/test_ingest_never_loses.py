@@ -28,7 +28,7 @@ def _line(**fields) -> str:
 
 
 def _errors(store: Store) -> list[tuple[str, str | None, str | None]]:
-    return store.query("select path, record, field from ingest_errors where severity = 'error' order by all")[1]
+    return store.query("select path, record, field from ingest_errors where severity = 'error' order by all").rows
 
 
 @pytest.mark.parametrize(
@@ -95,7 +95,7 @@ def test_a_record_that_still_fails_at_write_time_is_isolated_there(store):
     writer.add(result)
     writer.flush()
     writer.record()
-    assert report.inserted == 1 and store.query("select trajectory_id from trajectories")[1] == [("good",)]
+    assert report.inserted == 1 and store.query("select trajectory_id from trajectories").rows == [("good",)]
     assert _errors(store) == [("in.jsonl:2", "bad", None)] and "cannot hold a value" in report.errors[0].reason
 
 
@@ -252,7 +252,7 @@ def test_step_messages_are_capped_like_outputs(store, tmp_path):
     path.write_text(_line(steps=[{"step_idx": 0, "source": "agent", "message": "x" * 300_000}]))
     report = ingest(store, [path], workers=1)
     assert report.inserted == 1 and [w.field for w in report.warnings] == ["steps[0].message"]
-    (length,) = store.query("select length(message) from steps")[1][0]
+    (length,) = store.query("select length(message) from steps").rows[0]
     assert length < 70_000
 
 
@@ -291,7 +291,7 @@ def test_a_no_op_re_ingest_reads_nothing_and_a_touched_input_is_read_again(store
     assert verified.skipped == 0 and verified.unchanged == first.inserted
     jsonl.unlink()
     gone = ingest(store, [good], workers=1)
-    assert gone.gone == [str(jsonl)] and store.query("select count(*) from trajectories")[1][0][0] == first.inserted
+    assert gone.gone == [str(jsonl)] and store.query("select count(*) from trajectories").scalar() == first.inserted
     assert pipeline.unit_signature(pipeline.Unit("jsonl", tmp_path / "missing.jsonl")) is None
 
 
@@ -328,7 +328,7 @@ def test_an_input_given_twice_in_one_call_is_recorded_once_and_skipped_next_time
     shutil.copy(FIXTURES / "jsonl" / "rollouts.jsonl", jsonl)
     first = ingest(store, [jsonl, tmp_path], workers=1)  # the file, and the folder that holds it
     assert first.inserted > 0 and first.errors == []
-    assert store.query("select count(*) from ingest_manifest")[1] == [(1,)]
+    assert store.query("select count(*) from ingest_manifest").rows == [(1,)]
     again = ingest(store, [jsonl, tmp_path], workers=1)
     assert again.skipped == again.units == 2 and again.inserted == 0
 

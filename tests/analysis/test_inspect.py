@@ -66,7 +66,7 @@ def test_a_real_inspect_log_is_ingested(store, eval_log):
     assert report.errors == [] and dict(report.by_format) == {"inspect": 2}
     rows = store.query(
         "select task_id, outcome, reward, attempt, model, model_raw, input_tokens from trajectories order by task_id"
-    )[1]
+    ).rows
     # the provider route is not part of the model's name (`openai/gpt-4o` and `gpt-4o` are one model)
     assert rows == [
         ("task/add", "passed", 1.0, 0, "model", "mockllm/model", 200),
@@ -75,7 +75,7 @@ def test_a_real_inspect_log_is_ingested(store, eval_log):
     steps = store.query(
         "select source, tool_name, action, path, command, output from steps "
         "where trajectory_id like '%/add/1' order by step_idx"
-    )[1]
+    ).rows
     assert steps == [
         ("user", None, None, None, None, None),
         ("agent", "bash", "run", None, "ls", None),
@@ -204,7 +204,7 @@ def test_failing_tool_calls_keep_their_tool_and_error(store, tmp_path):
     rows = store.query(
         "select tool_name, action, error_observed, output, json_extract_string(raw, '$.error.type') "
         "from steps order by step_idx"
-    )[1]
+    ).rows
     assert len(rows) == 11
     assert {(r[0], r[1], r[2]) for r in rows} == {("bash", "run", True)}
     assert [r[4] for r in rows] == TOOL_ERROR_TYPES

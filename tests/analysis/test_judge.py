@@ -134,7 +134,7 @@ def test_valid_findings_are_stored_with_evidence(coded):
     rows = store.query(
         "select trajectory_id, code, evidence_steps, confidence from failure_codes where coder = 'judge:judge-mini' "
         "order by 1, 2"
-    )[1]
+    ).rows
     assert rows == [
         ("atif-standalone-42", "skipped_verification", [2], 0.9),
         ("fix-csv-parser__Zr8tW4n", "no_plan_revision", [2, 3], 0.9),
@@ -163,7 +163,7 @@ def test_server_errors_are_retried_and_timeouts_give_up_cleanly(coded):
     statuses = store.query(
         "select distinct status from coding_status where coder = 'judge:judge-mini' "
         "and trajectory_id = 'add-retry-flag__Pq7xV2k'"
-    )[1]
+    ).rows
     assert statuses == [("not_applicable",)]
 
 

@@ -70,17 +70,17 @@ def test_import_refuses_bad_rows_and_keeps_good_ones(tmp_path, sim):
         f"  refused: {path}: record line 5: field present: present is 'maybe'. Write 1 or 0 (or true/false, yes/no), or unsure",
     ]
     with Store(db, read_only=True) as store:  # unsure is kept as NULL, and left out of agreement's pairs
-        kept = store.query("select code, present from labels where annotator = 'bob' order by code")[1]
+        kept = store.query("select code, present from labels where annotator = 'bob' order by code").rows
     assert kept == [("no_plan_revision", None), ("skipped_verification", True)]
     header_only = tmp_path / "bad_header.csv"
     header_only.write_text("id,label\nx,1\n")
     result = run(db, "labels", "import", str(header_only), "--annotator", "bob")
     assert result.exit_code == 1 and "missing column(s) ['code', 'present', 'trajectory_id']" in result.stderr
     with Store(db) as store:  # re-import replaces bob's labels rather than adding more
-        assert store.query("select count(*) from labels where annotator = 'bob'")[1] == [(2,)]
+        assert store.query("select count(*) from labels where annotator = 'bob'").rows == [(2,)]
     run(db, "labels", "import", str(path), "--annotator", "bob")
     with Store(db) as store:
-        assert store.query("select count(*) from labels where annotator = 'bob'")[1] == [(2,)]
+        assert store.query("select count(*) from labels where annotator = 'bob'").rows == [(2,)]
 
 
 def test_export_is_stratified_by_model_and_code(sim):
@@ -105,7 +105,7 @@ def test_export_is_stratified_by_model_and_code(sim):
     assert max(per_cell.values()) <= 6
     with Store(db, read_only=True) as store:  # half of each cell is drawn from what the coder flagged
         flagged = {
-            t for (t,) in store.query("select trajectory_id from failure_codes where code = 'reward_hacking'")[1]
+            t for (t,) in store.query("select trajectory_id from failure_codes where code = 'reward_hacking'").rows
         }
     assert any(r["trajectory_id"] in flagged for r in rows if r["code"] == "reward_hacking")
 
@@ -144,7 +144,7 @@ def test_agreement_per_code_and_reliability_marking(tmp_path, sim):
         marked = store.query(
             "select annotator, bool_and(reliable), count(*) from code_reliability where coder = 'rules' "
             "group by 1 order by 1"
-        )[1]
+        ).rows
     assert marked == [("careless", False, 6), ("sim", True, 6)]
 
 
@@ -190,7 +190,7 @@ def test_classifier_trains_reports_held_out_agreement_and_codes(tmp_path, sim):
     with Store(db, read_only=True) as store:
         assert store.query(
             "select bool_and(in_sample), bool_or(reliable) from code_reliability where coder = ?", [coded["coder"]]
-        )[1] == [(True, False)]
+        ).rows == [(True, False)]
     corrupt = tmp_path / "corrupt.joblib"
     corrupt.write_bytes(model.read_bytes()[:200])
     broken = run(db, "code", "--coder", "classifier", "--model", str(corrupt))

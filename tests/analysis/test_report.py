@@ -26,10 +26,10 @@ def test_pass_rates_keep_harness_errors_apart(store, fixtures):
     row = store.query(
         "select attempts, passes, pass_rate, ci_low, ci_high, harness_errors, flagged from v_pass_rates "
         "where dimension = 'overall'"
-    )[1][0]
+    ).rows[0]
     assert row[:3] == (3, 1, pytest.approx(1 / 3)) and row[5:] == (1, 1)
     assert row[3:5] == pytest.approx((0.06149, 0.79234), abs=1e-4)  # Wilson 1/3 by hand
-    tiers = dict(store.query("select value, attempts from v_pass_rates where dimension = 'tier'")[1])
+    tiers = dict(store.query("select value, attempts from v_pass_rates where dimension = 'tier'").rows)
     assert tiers == {"basic": 2, "intermediate": 1}
 
 
@@ -64,9 +64,7 @@ def test_failure_distribution_is_a_share_of_failures_with_its_interval(store):
     rows = {
         r[0]: r[1:]
         for r in store.query("""select code, n, applied, failures, share, coverage, ci_low, ci_high
-                                                 from v_failure_distribution where dimension = 'overall' order by code""")[
-            1
-        ]
+                                                 from v_failure_distribution where dimension = 'overall' order by code""").rows
     }
     assert rows["skipped_verification"][:5] == (3, 8, 8, 3 / 8, 1.0)
     assert rows["skipped_verification"][5:] == pytest.approx((0.13684, 0.69425), abs=1e-4)  # Wilson 3/8
@@ -111,7 +109,7 @@ def test_report_difficulty_finds_the_miscalibrated_tasks(sim):
 
     _, corpus, db, report = sim
     with Store(db, read_only=True) as store:
-        measured = dict(store.query("select task_id, difficulty from irt_tasks")[1])
+        measured = dict(store.query("select task_id, difficulty from irt_tasks").rows)
     truth = {r["task_id"]: float(r["difficulty_true"]) for r in csv.DictReader(open(corpus.root / "truth_tasks.csv"))}
     from scipy.stats import spearmanr
 
@@ -198,17 +196,17 @@ def test_views_after_a_fit(sim):
     with Store(db, read_only=True) as store:
         informative = store.query(
             "select count(*), count(*) filter (in_band), min(signal) >= 0, max(signal) <= 0.25 from v_informative_tasks"
-        )[1][0]
+        ).rows[0]
         assert informative[0] == 216 and 0 < informative[1] < 216 and informative[2] and informative[3]
-        narrow = store.query("select count(*) filter (in_band) from informative_tasks(0.45, 0.55)")[1][0][0]
+        narrow = store.query("select count(*) filter (in_band) from informative_tasks(0.45, 0.55)").scalar()
         assert narrow < informative[1]
-        funnel = store.query("select sum(attempts) from v_milestone_funnel")[1][0][0]
-        milestoned = store.query("select count(*) from trajectories where milestones_total > 0 and outcome <> 'error'")[
-            1
-        ][0][0]
+        funnel = store.query("select sum(attempts) from v_milestone_funnel").scalar()
+        milestoned = store.query(
+            "select count(*) from trajectories where milestones_total > 0 and outcome <> 'error'"
+        ).scalar()
         assert funnel == milestoned > 0
-        assert store.query("select count(*) from v_coder_agreement where reliable")[1][0][0] == 6
-        assert store.query("select count(*) from v_task_difficulty")[1][0][0] == 72
+        assert store.query("select count(*) from v_coder_agreement where reliable").scalar() == 6
+        assert store.query("select count(*) from v_task_difficulty").scalar() == 72
 
 
 def _plain_numbers(rows):
@@ -314,7 +312,7 @@ def test_the_held_out_check_is_stored_with_the_fit_and_read_while_the_fit_is_cur
     with Store(copy) as store:
         store.run_statements([("update irt_checks set held_out = -1", [])])
         assert build_report(store)["difficulty"]["held_out"]["held_out"] == -1  # read, not refitted
-        run_id, task_id, model = store.query("select run_id, task_id, model from trajectories limit 1")[1][0]
+        run_id, task_id, model = store.query("select run_id, task_id, model from trajectories limit 1").rows[0]
         add = RowBatch()
         add_trajectory(
             add,

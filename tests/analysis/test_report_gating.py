@@ -128,7 +128,7 @@ def _tasks_with_authored(store, n_tasks: int, authored: dict[str, str]):
 def test_two_authored_labels_do_not_recut_the_measured_tiers(store):
     _tasks_with_authored(store, 30, {"k00": "complex", "k01": "complex"})
     fit_store(store)
-    counts = dict(store.query("select measured_tier, count(*) from irt_tasks group by 1")[1])
+    counts = dict(store.query("select measured_tier, count(*) from irt_tasks group by 1").rows)
     assert counts == {"basic": 10, "intermediate": 10, "complex": 10}  # tertiles of the measured scale
 
 

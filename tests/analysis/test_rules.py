@@ -36,16 +36,16 @@ def test_rule_coders_reach_f1_09_on_planted_truth(sim_store):
 def test_every_finding_has_evidence_steps_that_exist(sim_store):
     rows = sim_store.query("""
         select f.code, f.trajectory_id, e.step from failure_codes f, unnest(f.evidence_steps) as e(step)
-        where f.coder = 'rules' and not exists (select 1 from steps s where s.trajectory_id = f.trajectory_id and s.step_idx = e.step)""")[
-        1
-    ]
+        where f.coder = 'rules' and not exists (select 1 from steps s where s.trajectory_id = f.trajectory_id and s.step_idx = e.step)""").rows
     assert rows == []
     no_evidence = sim_store.query(
         "select count(*) from failure_codes where coder = 'rules' and code <> 'harness_failure' "
         "and len(evidence_steps) = 0"
-    )[1][0][0]
+    ).scalar()
     assert no_evidence == 0
-    assert sim_store.query("select count(*) from failure_codes where rationale is null or rationale = ''")[1] == [(0,)]
+    assert sim_store.query("select count(*) from failure_codes where rationale is null or rationale = ''").rows == [
+        (0,)
+    ]
 
 
 @pytest.mark.slow  # a simulated corpus with planted truth
@@ -81,7 +81,7 @@ def test_rule_coders_are_right_on_every_tricky_case(tricky):
         status = store.query(
             "select status from coding_status where coder = 'rules' and trajectory_id = ? and code = ?",
             [case["trajectory_id"], case["code"]],
-        )[1][0][0]
+        ).scalar()
         if (status == "present") != (case["present"] == "1"):
             wrong.append((case["trajectory_id"], case["code"], status, case["why"]))
     assert wrong == []
@@ -92,23 +92,23 @@ def test_coders_abstain_where_the_format_lacks_the_evidence(store, fixtures):
     run_rule_coders(store)
     statuses = dict(
         store.query("""select code, list(distinct status) from coding_status
-                                   where trajectory_id like '%hello-world.1-of-2%' group by 1""")[1]
+                                   where trajectory_id like '%hello-world.1-of-2%' group by 1""").rows
     )
     # Terminal-Bench keeps commands, not outputs: output-based coders say nothing
     assert statuses["no_plan_revision"] == ["not_applicable"]
     assert statuses["tool_misuse"] == ["not_applicable"]
     # command-based ones still judge
     assert statuses["skipped_verification"] == ["absent"]  # `cat hello.txt` inspected the output
-    assert store.query("select code from failure_codes where trajectory_id like '%hello-world.2-of-2%'")[1] == [
+    assert store.query("select code from failure_codes where trajectory_id like '%hello-world.2-of-2%'").rows == [
         ("skipped_verification",)
     ]
-    assert store.query("select count(*) from failure_codes where code = 'no_plan_revision'")[1] == [(0,)]
+    assert store.query("select count(*) from failure_codes where code = 'no_plan_revision'").rows == [(0,)]
 
 
 @pytest.mark.slow  # a simulated corpus with planted truth
 def test_labels_given_under_v1_are_read_at_v4_through_the_mapping_chain(sim_store, tmp_path_factory):
     v4 = {r.code: (r.n, r.kappa) for r in agreement(sim_store, "rules", "simulator", record=False)}
-    truth = sim_store.query("select trajectory_id, code, present from labels where annotator = 'simulator'")[1]
+    truth = sim_store.query("select trajectory_id, code, present from labels where annotator = 'simulator'").rows
     path = tmp_path_factory.mktemp("v1labels") / "v1.csv"
     path.write_text("trajectory_id,code,present\n" + "".join(f"{t},{c},{int(p)}\n" for t, c, p in truth))
     assert import_labels(sim_store, path, "simulator-v1", taxonomy_version="v1").errors == []

@@ -16,7 +16,7 @@ def _store_with(store, tid, steps):
 
 
 def _statuses(store, tid):
-    return dict(store.query("select code, status from coding_status where trajectory_id = ?", [tid])[1])
+    return dict(store.query("select code, status from coding_status where trajectory_id = ?", [tid]).rows)
 
 
 def test_tools_it_cannot_read_leave_command_rules_without_a_verdict(store):

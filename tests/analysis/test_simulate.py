@@ -39,13 +39,13 @@ def test_same_seed_same_corpus(tmp_path):
 def test_tasks_span_languages_types_scales_and_tiers(sim):
     _, store = sim
     langs, types, tiers = (
-        set(r[0] for r in store.query(f"select distinct {c} from tasks")[1])
+        set(r[0] for r in store.query(f"select distinct {c} from tasks").rows)
         for c in ("language", "task_type", "tier_authored")
     )
     assert langs == set(LANGUAGES) and len(langs) == 9
     assert len(types) >= 5 and tiers == {"basic", "intermediate", "complex"}
-    assert {r[0] for r in store.query("select distinct tags[2] from tasks")[1]} == {"small", "medium", "large"}
-    assert store.query("select count(*) from tasks where n_milestones > 0")[1][0][0] > 0
+    assert {r[0] for r in store.query("select distinct tags[2] from tasks").rows} == {"small", "medium", "large"}
+    assert store.query("select count(*) from tasks where n_milestones > 0").scalar() > 0
 
 
 def test_models_differ_in_skill_and_behaviour(sim):
@@ -53,11 +53,11 @@ def test_models_differ_in_skill_and_behaviour(sim):
     pass_rate = dict(
         store.query(
             "select model, avg((outcome = 'passed')::int) from trajectories where outcome <> 'error' group by 1"
-        )[1]
+        ).rows
     )
     assert pass_rate["atlas-7b-coder"] < pass_rate["borealis-32b"] < pass_rate["cirrus-large"]
     rates = store.query("""select model, code, avg(present::int) from (select * from labels where annotator = 'truth') truth join trajectories using (trajectory_id)
-                           group by all""")[1]
+                           group by all""").rows
     by = {(m, c): r for m, c, r in rates}
     assert (
         max(("atlas-7b-coder", "borealis-32b", "cirrus-large"), key=lambda m: by[(m, "skipped_verification")])
@@ -77,7 +77,7 @@ def test_planted_skipped_verification_means_no_run_after_the_last_edit(sim):
                           where s.action = 'run' and s.step_idx > l.at group by 1)
         select t.present, coalesce(v.ok, false), count(*) from (select * from labels where annotator = 'truth') t
         join trajectories j using (trajectory_id) left join verified v using (trajectory_id)
-        where t.code = 'skipped_verification' and j.outcome <> 'error' group by all""")[1]
+        where t.code = 'skipped_verification' and j.outcome <> 'error' group by all""").rows
     table = {(present, verified): n for present, verified, n in rows}
     assert table.get((True, True), 0) == 0 and table.get((False, False), 0) == 0
     assert table[(True, False)] > 0 and table[(False, True)] > 0
@@ -86,7 +86,7 @@ def test_planted_skipped_verification_means_no_run_after_the_last_edit(sim):
 def test_planted_harness_failures_are_error_outcomes(sim):
     _, store = sim
     rows = store.query("""select t.present, j.outcome = 'error', count(*) from (select * from labels where annotator = 'truth') t join trajectories j using (trajectory_id)
-                          where t.code = 'harness_failure' group by all""")[1]
+                          where t.code = 'harness_failure' group by all""").rows
     assert {(p, e) for p, e, _ in rows} == {(True, True), (False, False)}
 
 
@@ -96,6 +96,6 @@ def test_planted_redundant_rework_rereads_an_unchanged_file(sim):
         with reads as (select trajectory_id, path, count(*) as n from steps where action = 'read' and path is not null
                        and not output_truncated group by 1, 2)
         select t.present, max(r.n) > 1 from (select * from labels where annotator = 'truth') t left join reads r using (trajectory_id)
-        where t.code = 'redundant_rework' group by t.trajectory_id, t.present""")[1]
+        where t.code = 'redundant_rework' group by t.trajectory_id, t.present""").rows
     counts = Counter(rows)
     assert counts[(True, True)] > 0 and counts[(True, False)] == 0

@@ -21,7 +21,7 @@ from curriculab.analysis.store import Store
 def test_wilson_by_hand_and_in_sql(k, n, low, high):
     assert wilson_interval(k, n) == pytest.approx((low, high), abs=1e-5)
     with Store(":memory:") as store:
-        assert store.query(f"select wilson_low({k}, {n}), wilson_high({k}, {n})")[1][0] == pytest.approx(
+        assert store.query(f"select wilson_low({k}, {n}), wilson_high({k}, {n})").rows[0] == pytest.approx(
             (low, high), abs=1e-5
         )
 

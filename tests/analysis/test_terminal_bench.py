@@ -84,7 +84,7 @@ def tb(store, fixtures):
 
 
 def _rows(store, sql, params=None):
-    return store.query(sql, params)[1]
+    return store.query(sql, params).rows
 
 
 def test_no_step_is_a_list_repr_and_harness_lines_are_env(tb):
@@ -319,9 +319,9 @@ def test_an_installed_agent_set_up_by_the_harness_is_not_logged_even_without_a_k
             "['bash /tests/run-tests.sh', 'Enter']\n['C-d']\n"
         )
     ingest(store, [run])
-    assert store.query("select distinct actions_logged from trajectories")[1] == [(False,)]
+    assert store.query("select distinct actions_logged from trajectories").rows == [(False,)]
     run_rule_coders(store)
-    statuses = store.query("select distinct status, reason from coding_status where code <> 'harness_failure'")[1]
+    statuses = store.query("select distinct status, reason from coding_status where code <> 'harness_failure'").rows
     assert statuses == [("not_applicable", OPAQUE_REASON)]
 
 

@@ -412,7 +412,7 @@ def test_the_drill_downs_coder_choice_changes_the_codes_and_attempts_offered(age
     with Store(path) as store:
         run_verifier_coder(store)
         verifier_codes = {
-            c for (c,) in store.query("select distinct code from failure_codes where coder = 'verifier'")[1]
+            c for (c,) in store.query("select distinct code from failure_codes where coder = 'verifier'").rows
         }
     at = _page(_fresh(path, monkeypatch), "failures")
     assert not at.exception and at.radio(key="drill_coder").value == "rules"
@@ -428,7 +428,7 @@ def test_the_drill_downs_coder_choice_changes_the_codes_and_attempts_offered(age
             for (t,) in store.query(
                 "select trajectory_id from failure_codes where coder = 'verifier' and code = ?",
                 [at.selectbox(key="drill_code").value],
-            )[1]
+            ).rows
         }
     assert set(attempts["trajectory_id"]) <= coded
 
@@ -441,8 +441,8 @@ def test_one_harness_number_on_the_overview_and_failure_modes_with_test_timeouts
         no_verdict, timeouts, agent_faults = store.query(
             "select count(*) filter (outcome = 'error'), count(*) filter (outcome = 'error' and harness_error = 'test_timeout'), "
             "count(*) filter (outcome = 'failed' and harness_error is not null) from trajectories"
-        )[1][0]
-        coded = store.query("select count(*) from failure_codes where code = 'harness_failure'")[1][0][0]
+        ).rows[0]
+        coded = store.query("select count(*) from failure_codes where code = 'harness_failure'").scalar()
     assert no_verdict and timeouts and agent_faults and coded == no_verdict  # v4: harness_failure = no verdict
     overview = _page(_fresh(path, monkeypatch), "overview")
     failures = _page(_fresh(path, monkeypatch), "failures")

@@ -66,11 +66,11 @@ def test_two_processes_train_one_plan_and_land_every_rollout_once(planned, tmp_p
     assert "3 steps, 48 rollouts" in run.stdout  # 3 steps × 8 completions × 2 ranks
     with Store(db, read_only=True) as store:
         rows, distinct, second = store.query("""select count(*), count(distinct trajectory_id),
-            count(*) filter (trajectory_id like '%/r1-%') from trajectories where run_id like 'grpo-%'""")[1][0]
-        steps = store.query("select step, count(*) from training_metrics where name = 'reward' group by 1 order by 1")[
-            1
-        ]
-        errors = store.query("select count(*) from ingest_errors")[1][0][0]
+            count(*) filter (trajectory_id like '%/r1-%') from trajectories where run_id like 'grpo-%'""").rows[0]
+        steps = store.query(
+            "select step, count(*) from training_metrics where name = 'reward' group by 1 order by 1"
+        ).rows
+        errors = store.query("select count(*) from ingest_errors").scalar()
     assert (rows, distinct, second) == (48, 48, 24)  # both ranks' completions, each once
     assert steps == [(1, 1), (2, 1), (3, 1)] and errors == 0
     shards = sorted(p.name for p in (tmp_path / "run" / "rollouts").iterdir())

@@ -93,7 +93,7 @@ def test_train_says_which_backend_generated_and_stores_it_with_the_run(planned, 
     with Store(db, read_only=True) as store:
         stored = [
             json.loads(c)["generation_backend"]
-            for (c,) in store.query("select config from runs where run_id like 'grpo-%' order by run_id")[1]
+            for (c,) in store.query("select config from runs where run_id like 'grpo-%' order by run_id").rows
         ]
     assert sorted(stored) == sorted(["static-cache", line.group(1), line.group(1)])
 

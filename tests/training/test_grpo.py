@@ -23,20 +23,20 @@ pytestmark = pytest.mark.slow  # real GRPO runs
 
 def _store_figures(db: Path) -> dict:
     with Store(db, read_only=True) as store:
-        run = store.query("select distinct run_id from trajectories where run_id like 'grpo-%'")[1]
+        run = store.query("select distinct run_id from trajectories where run_id like 'grpo-%'").rows
         rollouts = store.query(
             "select count(*), count(distinct trajectory_id) from trajectories where run_id like 'grpo-%'"
-        )[1][0]
+        ).rows[0]
         tiers = store.query("""select count(distinct r.tier), count(*) from test_results r join trajectories t using (trajectory_id)
-                               where t.run_id like 'grpo-%'""")[1][0]
+                               where t.run_id like 'grpo-%'""").rows[0]
         steps = store.query(
             """select step, count(*) from training_metrics where name = 'reward' group by 1 order by 1"""
-        )[1]
+        ).rows
         alpha = dict(
             ((s, n), v)
-            for s, n, v in store.query("select step, name, value from training_metrics where name like 'alpha/%'")[1]
+            for s, n, v in store.query("select step, name, value from training_metrics where name like 'alpha/%'").rows
         )
-        errors = store.query("select count(*) from ingest_errors")[1][0][0]
+        errors = store.query("select count(*) from ingest_errors").scalar()
     return {"runs": run, "rollouts": rollouts, "tiers": tiers, "reward_steps": steps, "alpha": alpha, "errors": errors}
 
 
@@ -74,7 +74,7 @@ def test_train_lands_rollouts_and_metrics_and_follows_the_schedule(planned, tmp_
         rows = store.query(
             "select step, name, value from training_metrics where name like 'time/%' "
             "or name in ('step_time', 'generated_tokens', 'generated_tokens_per_s')"
-        )[1]
+        ).rows
     by_step: dict[int, dict[str, float]] = {}
     for step, name, value in rows:
         by_step.setdefault(step, {})[name] = value
@@ -154,11 +154,11 @@ def test_a_two_round_loop_plans_trains_and_replans(demo_store_copy, tmp_path):
     assert lines[1].startswith("round 2: plan ") and " for atlas-7b-coder@round1: " in lines[1]
     assert "basic pass rate" in lines[1]  # the change from round 1, in figures
     with Store(demo_store_copy, read_only=True) as store:
-        plans = store.query("select target_model from plans order by created_at")[1]
+        plans = store.query("select target_model from plans order by created_at").rows
         rounds = dict(
-            store.query("select model, count(*) from trajectories where model like 'atlas-7b-coder@round%' group by 1")[
-                1
-            ]
+            store.query(
+                "select model, count(*) from trajectories where model like 'atlas-7b-coder@round%' group by 1"
+            ).rows
         )
     assert {"atlas-7b-coder", "atlas-7b-coder@round1"} <= {
         p[0] for p in plans
@@ -180,7 +180,7 @@ def test_a_two_round_loop_plans_trains_and_replans(demo_store_copy, tmp_path):
     with Store(demo_store_copy, read_only=True) as store:
         statuses = store.query("""select count(*), count(distinct c.trajectory_id) from coding_status c join trajectories t
                                   using (trajectory_id) where c.coder = 'verifier' and t.model like 'atlas-7b-coder@round%'
-                                  and c.status in ('present', 'absent')""")[1][0]
+                                  and c.status in ('present', 'absent')""").rows[0]
     assert statuses == (32 * len(COMPLETION_CODES), 32)  # every rollout, every completion code, none not_applicable
 
 
