@@ -84,13 +84,13 @@ class IrtTask(NamedTuple):
     task_id: str
     difficulty: float
     """b: the ability at which a pass is even odds."""
-    difficulty_se: float | None
+    difficulty_se: float
     discrimination: float
     """a: how sharply the pass probability rises with ability."""
-    discrimination_se: float | None
+    discrimination_se: float
     n_attempts: int
     pass_rate: float
-    measured_tier: str
+    measured_tier: str | None
     """The tier the fitted difficulty puts the task in."""
     kind: str
     """Which attempts were fitted (evaluation, training, all)."""
@@ -101,7 +101,7 @@ class IrtModel(NamedTuple):
 
     model: str
     ability: float
-    ability_se: float | None
+    ability_se: float
     n_attempts: int
     pass_rate: float
     kind: str

@@ -361,7 +361,7 @@ def test_a_query_result_is_named_and_still_unpacks(tmp_path):
         columns, rows = selected  # a tuple still
         assert selected.scalar() == 7 and store.query("select 1 where false").scalar() is None
         store.save_irt_fit(
-            [IrtTask("t1", 0.5, 0.1, 1.2, None, 4, 0.25, "intermediate", "evaluation")],
+            [IrtTask("t1", 0.5, 0.1, 1.2, 0.3, 4, 0.25, "intermediate", "evaluation")],
             [IrtModel("m", 1.0, 0.2, 4, 0.25, "evaluation")],
             IrtCheck("evaluation", 2, 0.6, 0.7, 0.8, None),
         )
