@@ -99,7 +99,7 @@ class HeldOutCheck:
     """AUC of the per-task pass-rate baseline."""
 
 
-# Both in numpy: importing scikit-learn's metrics (and scipy with them) took 2.5 s of a 4 s report.
+# Both in numpy: importing scikit-learn's metrics (and scipy with them) took most of a report's time.
 # tests/analysis/test_stats_irt.py holds them to sklearn's log_loss and roc_auc_score.
 
 

@@ -109,8 +109,8 @@ def _resampled_sums(weights, counts):
 def _cluster_weights(clusters: int, reps: int, seed: int):
     """How often each cluster is drawn in each resample: a (reps, clusters) count matrix (float32:
     counts are integers at most `clusters`, exact below 2**24). It depends on nothing else, so a
-    report's intervals over the same number of tasks share one; read-only, since it is shared. Drawing it costs ~0.13 ms per cluster (a binomial per cluster
-    and resample, which no faster method reproduces), 0.26 s at 2,000 tasks, so it is also kept on
+    report's intervals over the same number of tasks share one; read-only, since it is shared. Drawing it is a binomial per cluster and
+    resample (no faster method reproduces it) and grows with the tasks, so it is also kept on
     disk (`weights_cache_dir()`), like bytecode: a file is used only if it is what the draw gives."""
     import numpy as np
 

@@ -14,7 +14,7 @@ On a GPU box with no network and no bubblewrap: bring the wheels (`../shared/gpu
 trl, datasets, duckdb, pydantic and the project's wheel) and the model as a GGUF file, install
 them with `pip install --no-index --find-links WHEELS curriculab`, then run
 `bash bench/gpu_check.sh --model SmolLM2-135M-Instruct.Q4_1.gguf --allow-unsandboxed --max-seconds 240`.
-`--allow-unsandboxed` scores completions under rlimits and namespaces only (see the README's
+`--allow-unsandboxed` scores completions under rlimits and namespaces only (see docs/sandbox.md's
 sandbox section); the output says so. `--max-seconds` is the check's budget from its start, shared
 equally by the backends still to run (less a tenth, for reading the figures back and a loaded
 machine's jitter): each one's training stops early enough to leave its checkpoint and store, so

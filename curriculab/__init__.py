@@ -29,7 +29,7 @@ _PUBLIC = {
 def __getattr__(name: str):
     if name in _PUBLIC:
         return getattr(importlib.import_module(_PUBLIC[name]), name)
-    if name == "__version__":  # looked up on first use: reading package metadata costs every import ~30 ms
+    if name == "__version__":  # looked up on first use: reading package metadata is slow, for every import
         from importlib.metadata import PackageNotFoundError, version
 
         try:

@@ -1,6 +1,6 @@
 """`python -m curriculab.dashboard.serve run app.py …`: Streamlit's own command line, in a process
 that has imported what every page needs before the server listens, so the first page a fresh
-server serves does not pay those imports (about 2 s of it; the pages' reads are cached per store
+server serves does not pay those imports (most of its wait; the pages' reads are cached per store
 version after their first run either way). They run first, in the main thread, before Streamlit
 starts: when they ran in a thread beside its start, a server in the loaded test suite once did not
 answer its health check within 60 s (the cause was not pinned down; this order leaves none)."""

@@ -33,8 +33,8 @@ CHOICES = ("auto", *BACKENDS)
 
 def probed(cuda: bool) -> tuple[str, ...]:
     """What `auto` measures: the backends that run inside the training process with no extra setup.
-    On CPU not continuous batching: its paged engine costs ~7 s a call there whatever the length
-    (16 tokens/s against 1,342 for `generate` on the tiny model, bench/generation_backends.py), so
+    On CPU not continuous batching: its paged engine costs seconds a call there whatever the length
+    (bench/generation_backends.py; its figures in bench/RESULTS.md), so
     measuring it would cost more than it could ever win. Ask for it by name to use it anyway."""
     return ("generate", "static-cache", "continuous-batching") if cuda else ("generate", "static-cache")
 

@@ -61,7 +61,7 @@ def _fields(cls, record: object, where: str = "") -> dict:
 
 
 # Plain dataclasses, validated in __post_init__: a fresh process that scores a few completions
-# would otherwise spend ~0.2 s importing pydantic and building these two schemas.
+# would otherwise spend a large share of its time importing pydantic and building these two schemas.
 
 
 @dataclasses.dataclass(frozen=True)

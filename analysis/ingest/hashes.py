@@ -24,8 +24,8 @@ def byte_hash(*parts: bytes) -> str:
 
 class LegacyHashes:
     """Whether readers compute `byte_hash` for the store being written. Ingest turns it off for a
-    store that holds no raw-bytes hash (every store written since canonical hashes): it cost ~2% of
-    reading a Harbor trial, for a comparison that could never match."""
+    store that holds no raw-bytes hash (every store written since canonical hashes): computing it was
+    a measurable share of reading a Harbor trial, for a comparison that could never match."""
 
     wanted: bool = True
     """Read by `legacy_hash` in the process that reads (a reader process sets it as it starts)."""

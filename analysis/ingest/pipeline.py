@@ -559,7 +559,7 @@ class _Writer:
         del batch
         # the collector is paused during ingest: what reading this batch left in cycles goes here. The
         # youngest generation only: a full pass over everything ingest keeps (caches, the manifest,
-        # the ids seen) took ~140 ms a batch
+        # the ids seen) cost every batch
         gc.collect(0)
 
     def _write(self, batch: RowBatch) -> None:

@@ -135,7 +135,7 @@ test_failure_rates.__test__ = False  # type: ignore[attr-defined]  # a query, no
 @SqlRead
 def harness_errors(store: Store, *, model: str | None = None, scope: Scope | None = None) -> Statement:
     """Attempts whose record names a harness error, by error and by what it means for the attempt:
-    one definition of "harness" everywhere (the README's Outcomes policy, taxonomy v4's
+    one definition of "harness" everywhere (the Outcomes policy, docs/formats.md, taxonomy v4's
     `harness_failure`): an infrastructure fault leaves no verdict and is outside pass rates; an
     agent's own fault (a timeout, a crash) is the agent's failure and counts; any other fault with a
     verdict keeps the verdict, flagged.
@@ -392,7 +392,7 @@ def runs(store: Store) -> pd.DataFrame:
 
 def filter_options(store: Store) -> dict[str, list[str]]:
     """What the dashboard's filters offer, from one open of the store (a page's first load opened it
-    once per option, ~60 ms each): agent, model, run, task_type, language, tier (of every attempt,
+    once per option): agent, model, run, task_type, language, tier (of every attempt,
     training rollouts included), taxonomy_version, coder; each sorted."""
 
     def distinct(sql: str) -> list[str]:

@@ -163,7 +163,8 @@ def _as_dicts(columns: list[str], rows: list[tuple[Any, ...]]) -> list[dict[str,
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """A DataFrame's rows as plain dicts: numpy scalars and arrays as Python values, missing as None."""
     names = [str(name) for name in frame.columns]
-    columns = [[_plain(v) for v in frame.iloc[:, k].tolist()] for k in range(len(names))]  # by column: 3x faster
+    # by column: faster than row by row
+    columns = [[_plain(v) for v in frame.iloc[:, k].tolist()] for k in range(len(names))]
     return [dict(zip(names, row)) for row in zip(*columns)]
 
 

@@ -641,7 +641,7 @@ class Store:
 
         with self._transaction():
             if manifest:
-                # one statement over an Arrow table: DuckDB's executemany runs row by row (~1.6 ms a row)
+                # one statement over an Arrow table: DuckDB's executemany runs row by row
                 latest = {row[0]: row for row in manifest}  # one row per path: a path given twice in one call
                 self._db.register(
                     "_manifest",
@@ -681,7 +681,7 @@ class Store:
 
     def _insert(self, table: str, columns: Sequence[str], rows: Sequence[Row]) -> None:
         """Insert `rows` (tuples in `columns` order) in one statement over an Arrow table: DuckDB's
-        executemany runs row by row (~1.3 ms a row here; 6 s for one checkpoint's rollout codes)."""
+        executemany runs row by row, seconds for one checkpoint's rollout codes (bench/RESULTS.md, training)."""
         if not rows:
             return
         import pyarrow as pa

@@ -311,7 +311,7 @@ _UNKNOWN_TOOL = object()
 class AgentConventions:
     """One agent's tool table and output conventions, resolved once: an importer reads every call of
     a trajectory by the same agent, and resolving the table through the environment twice per call
-    was about 8% of reading a trajectory."""
+    was a measurable share of reading a trajectory."""
 
     def __init__(self, key: str | None, table: ToolTable, agents: dict[str, ToolTable]) -> None:
         self.key, self.table, self.agents = key, table, agents

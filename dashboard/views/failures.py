@@ -104,7 +104,7 @@ def coder_section(coder: str, version: str, suffix: str) -> list[str]:
 
 
 def infrastructure_faults() -> None:
-    """The one "harness" number (the README's Outcomes policy, taxonomy v4's harness_failure): attempts
+    """The one "harness" number (the Outcomes policy, docs/formats.md, taxonomy v4's harness_failure): attempts
     the infrastructure failed, with no verdict, outside pass rates; the Overview shows the same count.
     Agent timeouts and crashes are the agent's failures and sit among the codes below."""
     errors = read("harness_errors", scope=scope())

@@ -1,6 +1,6 @@
 """The plain ATIF reading (orjson's values, each checked as it is read) and the model path (pydantic)
 give the same rows and quarantine the same inputs with the same words: over the bad-input matrix of
-`bench/ingest_matrix.py`, over values just off the schema's types, over every ATIF and Harbor
+`tests/ingest_matrix.py`, over values just off the schema's types, over every ATIF and Harbor
 fixture and a simulated corpus. And the plain reading is the one that runs on clean documents."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ SESSION = FIXTURES / "atif" / "session-42.json"
 
 
 def _matrix():
-    spec = importlib.util.spec_from_file_location("ingest_matrix", ROOT / "bench" / "ingest_matrix.py")
+    spec = importlib.util.spec_from_file_location("ingest_matrix", ROOT / "tests" / "ingest_matrix.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

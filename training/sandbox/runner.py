@@ -182,7 +182,7 @@ def _bwrap_works() -> bool:
             return subprocess.run(_drop(65534) + command, capture_output=True, timeout=20).returncode == 0
 
         # The sandboxed command as its namespace's pid 1 leaves no init orphaned, so neither the
-        # probe nor a server needs the reaper (its Python start is ~20 ms of each sandbox's); a
+        # probe nor a server needs the reaper (its Python start is a large share of each sandbox's); a
         # bubblewrap too old for --as-pid-1 runs under the reaper instead.
         _BWRAP_AS_PID_1 = works(["bwrap", "--as-pid-1", *sandbox])
         _BWRAP_OK = _BWRAP_AS_PID_1 or works(REAPER + ["bwrap", *sandbox])
@@ -194,7 +194,7 @@ def _bwrap_works() -> bool:
 # zombies pile up until no sandbox can start. So a bubblewrap without --as-pid-1 runs under this
 # small subreaper, which adopts and reaps everything below it, dies with the harness, and on SIGTERM
 # kills its child and still reaps what is left. (`_signal`, not `signal`: the latter's
-# enums cost 8 ms of a 28 ms start, paid by every sandbox started under it.)
+# enums are a large share of a start, paid by every sandbox started under it.)
 _REAPER = """
 import ctypes, os, sys
 import _signal as signal
@@ -527,8 +527,8 @@ _COMPILE = (
 
 def server_bytecode() -> bytes | None:
     """server.py compiled by the sandboxes' interpreter, cached by (source, interpreter) under
-    $XDG_CACHE_HOME/curriculab: started from source, every server compiles its 900 lines first
-    (~8 ms of a 60-80 ms start, paid by each of a cold pool's servers and each restart). None where
+    $XDG_CACHE_HOME/curriculab: started from source, every server compiles the whole module first
+    (a visible share of its start, paid by each of a cold pool's servers and each restart). None where
     it cannot be had (no writable cache, a failed compile): the servers then start from source."""
     try:
         interpreter = os.stat(PYTHON)
@@ -561,7 +561,7 @@ def _server_file(box: Path) -> str:
 
 def _wait(process: subprocess.Popen, timeout: float) -> None:
     """`process.wait(timeout)`, woken by the exit itself (a pidfd) where Popen polls with sleeps that
-    double up to 50 ms: a server that took ~10 ms to exit was seen gone after ~30."""
+    double: a server's exit was seen well after it happened."""
     if process.returncode is not None:
         return
     try:

@@ -207,7 +207,7 @@ class Remote:
 
     def __next__(self):
         # Items come in batches that double (to 1,024) while the other side produces each quickly
-        # (it stops a batch after 2 ms): an infinite generator stays lazy, a long one costs few trips.
+        # (it stops a batch after a short time): an infinite generator stays lazy, a long one costs few trips.
         ahead = self._ahead
         if not ahead:
             if ahead is not None and self._batch == 0:
@@ -1369,7 +1369,7 @@ def _loopback_up():
 
 class Confinement:
     """What a completion's process needs to confine itself, made by the zygote before it forks (a
-    ctypes structure built in the child cost it ~0.2 ms of copy-on-write faults and allocation)."""
+    ctypes structure built in the child costs it copy-on-write faults and allocation)."""
 
     def __init__(self, filter_program):
         ctypes, libc, Header, Data, Program = _native()[:5]
@@ -1396,7 +1396,7 @@ class Confinement:
 
 
 def _read_all(fd):
-    """A memfd's whole content, read by its size (a fixed 1 MiB buffer cost each completion ~0.2 ms of page faults)."""
+    """A memfd's whole content, read by its size (a fixed large buffer cost each completion page faults)."""
     size = os.fstat(fd).st_size
     chunks = []
     offset = 0
@@ -1419,7 +1419,7 @@ class _Spare:
     """A completion's process made ahead of its completion, while the one before runs: cloned into
     namespaces of its own, its /tmp and /proc mounted, confined, and waiting for the three
     descriptors of the completion it will run. Handing them over replaces a clone and that setup
-    on the way to a completion's first call (~1 ms each)."""
+    on the way to a completion's first call."""
 
     def __init__(self, pid, sock, tmp_bytes):
         self.pid, self.socket, self.tmp_bytes = pid, sock, tmp_bytes
@@ -1923,7 +1923,7 @@ def zygote(control, scratch, scope, filter_path):
         if private:
             # With namespaces of its own a completion ends with its namespace's init (the spare lives
             # on). Killed, it runs no more code: the harness hears so at once, and the zygote reaps it
-            # (the kernel tears its namespaces down, ~1 ms) while the harness turns to the next
+            # (the kernel tears its namespaces down) while the harness turns to the next
             # completion, which it hands over only once that is done.
             _kill(child)
             if end is not None:
@@ -2445,4 +2445,4 @@ if __name__ == "__main__":
         zygote(control, scratch, scope, os.path.join(os.path.dirname(os.path.abspath(__file__)), CHILD_FILTER))
     else:
         judge(control)
-    os._exit(0)  # the harness hung up: nothing to flush, and skipping finalisation stops a slot ~10 ms sooner
+    os._exit(0)  # the harness hung up: nothing to flush, and skipping finalisation stops a slot sooner

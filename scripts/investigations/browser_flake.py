@@ -2,7 +2,7 @@
 processes keep every core loaded (the condition under which the old test, with its fixed settle,
 failed), and counts failures.
 
-    python bench/browser_flake.py [--runs 20] [--test test_every_page_renders_and_a_code_leads_to_its_evidence]
+    python scripts/investigations/browser_flake.py [--runs 20] [--test test_every_page_renders_and_a_code_leads_to_its_evidence]
 
 Each run is a fresh `pytest` process (server, browser and demo store started anew). Prints one
 line per run and a JSON summary: runs, passed, failed, median seconds per run. Goal: 0 failures.
@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _burn(stop_at: float) -> None:

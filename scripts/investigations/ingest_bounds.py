@@ -1,7 +1,7 @@
 """How far one-core ingest can come toward `read_json` without its step rows: three ingests and
 `read_json`, rotated, each against `read_json` of the same round.
 
-    python bench/ingest_bounds.py [--trajectories 20000] [--rounds 3] [--workdir /tmp/ingest-cores]
+    python scripts/investigations/ingest_bounds.py [--trajectories 20000] [--rounds 3] [--workdir /tmp/ingest-cores]
 
 - `ingest`: `curriculab ingest --workers 1`, as it is.
 - `steps_unwritten`: the same, the ATIF steps walked (every call normalised, every check made) but
@@ -20,7 +20,7 @@ import statistics
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 from ingest_bench import simulate  # noqa: E402

@@ -2,7 +2,7 @@
 started as the zygote is (its own uid, CAP_SYS_ADMIN kept in the sandbox's user namespace, the
 zygote's seccomp filter), with the server's own functions.
 
-    python bench/isolation_cost.py [--iterations 300] [--rounds 5]
+    python scripts/investigations/isolation_cost.py [--iterations 300] [--rounds 5]
 
 Steps, each on top of the one before, per completion:
   fork          the zygote forks a child that exits (the design before the isolation issue)
@@ -25,7 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 INSIDE = r"""
 import json, os, statistics, sys, time

@@ -1,6 +1,6 @@
 """The verifier's completion codes against hand labels of real SmolLM2-135M-Instruct completions.
 
-    python bench/verifier_codes.py [--fixture tests/fixtures/rollouts/smollm2_labelled.jsonl]
+    python scripts/investigations/verifier_codes.py [--fixture tests/fixtures/rollouts/smollm2_labelled.jsonl]
 
 Prints, per split of the labelled set (development, held-out-1, held-out-2, targeted) and over
 all of it, one row per code: positives (by the labels), true and false positives, false
@@ -14,12 +14,12 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from curriculab.taxonomy.agreement import binary_agreement  # noqa: E402
 from curriculab.taxonomy.coders.verifier import COMPLETION_CODES, TestEvidence, code_completion  # noqa: E402
 
-FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "rollouts" / "smollm2_labelled.jsonl"
+FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "rollouts" / "smollm2_labelled.jsonl"
 
 
 def scores(records: list[dict]) -> dict[str, dict]:

@@ -1,7 +1,7 @@
 """Bad input against ingest, as a careless user and an attacker would give it: does any call abort,
 lose a valid record, or call bad input an internal bug?
 
-    python bench/ingest_matrix.py [--workdir /tmp/ingest-matrix]
+    python tests/ingest_matrix.py [--workdir /tmp/ingest-matrix]
 
 Each case copies the good fixtures (every format), adds or damages one input, and runs the real
 `curriculab ingest` command in a fresh store. A case passes when the command exits 0 or 1 (never

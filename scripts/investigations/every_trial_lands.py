@@ -1,6 +1,6 @@
 """Trials stored, refused and per system on the leaderboard-shaped fixtures (issue #19).
 
-    python bench/every_trial_lands.py
+    python scripts/investigations/every_trial_lands.py
 
 Ingests `tests/fixtures/tb-leaderboard/` (cursor-cli runs with per-trial results only, goose's
 top-level results files) and `tests/fixtures/harbor-result-only/` (a Harbor job whose second
@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 FIXTURES = ROOT / "tests" / "fixtures"
 

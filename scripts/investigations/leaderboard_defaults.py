@@ -1,6 +1,6 @@
 """What an analyst sees first, over the real Terminal-Bench 1.0 leaderboard submissions (issue #43).
 
-    python bench/leaderboard_defaults.py DIR
+    python scripts/investigations/leaderboard_defaults.py DIR
 
 DIR is `results/terminal-bench-core@0.1.1` of a checkout of `laude-institute/terminal-bench-leaderboard`
 (its `results.json`, `run_metadata.json` and `commands.txt` files suffice; never commit them). Prints
