@@ -1,5 +1,5 @@
 """The `curriculab` command: the group, its error handling, and the commands of
-`curriculab.commands` registered on it. No logic lives here."""
+`curriculab.commands`, each loaded when it runs. No logic lives here."""
 
 from __future__ import annotations
 
@@ -9,14 +9,21 @@ from typing import Any
 
 import click
 
+from curriculab import commands
 from curriculab.analysis.store import DEFAULT_DB
-from curriculab.commands import COMMANDS
 from curriculab.commands.common import CliError
 from curriculab.taxonomy.errors import TaxonomyError
 
 
 class _Group(click.Group):
-    """Turns library errors into `Error: ...` lines; `--debug` shows the traceback instead."""
+    """Turns library errors into `Error: ...` lines; `--debug` shows the traceback instead. Its
+    commands load on first use: a command imports its own module, not every stage's."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(commands.HOMES)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return commands.load(cmd_name) if cmd_name in commands.HOMES else None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -78,10 +85,6 @@ def cli(ctx: click.Context, db: str | None, debug: bool) -> None:
     """
     ctx.ensure_object(dict)
     ctx.obj.update(db=db or DEFAULT_DB, debug=debug)
-
-
-for command in COMMANDS:
-    cli.add_command(command)
 
 
 def main() -> None:

@@ -410,7 +410,8 @@ def _commands():
     from curriculab.cli import cli
 
     def walk(group, prefix):
-        for name, command in sorted(group.commands.items()):
+        for name in sorted(group.list_commands(None)):  # the group loads its commands on first use
+            command = group.get_command(None, name)
             if not isinstance(command, click.Group) or command.invoke_without_command:
                 yield f"{prefix} {name}"
             if isinstance(command, click.Group):
@@ -495,3 +496,14 @@ def test_a_no_op_reingest_reads_nothing_and_loads_no_progress_display(tmp_path, 
     assert "Ingested 3 trajectories" in first.stdout and "rich.progress" in first.stdout.splitlines()[-1]
     assert "Ingested 0 trajectories" in again.stdout and "3 unchanged" in again.stdout
     assert again.stdout.splitlines()[-1] == "[]"
+
+
+def test_a_command_imports_its_own_module_only():
+    # `curriculab reward` is a user's wait: it must not pay for the training or dashboard commands
+    code = (
+        "import sys; from click.testing import CliRunner; from curriculab.cli import cli; "
+        "assert CliRunner().invoke(cli, ['reward', '--help']).exit_code == 0; "
+        "print(sorted(m for m in sys.modules if m.startswith('curriculab.commands.')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "['curriculab.commands.common', 'curriculab.commands.problems']"
