@@ -74,16 +74,21 @@ def reward(
     Example:
       curriculab reward --problems builtin --completions samples.jsonl --weights basic=0.35,intermediate=0.35,complex=0.15,edge=0.15 --json
     """
-    from curriculab.planner.portfolio import TierCurriculum, parse_weights
-    from curriculab.training.rewards import named_problem_ids, read_completions, score_completions
-    from curriculab.training.sandbox import Limits
+    from curriculab.training.sandbox import Limits, prestart
 
-    problems = load_problem_set(problems_path, only=named_problem_ids(completions_path))
     try:
-        curriculum = TierCurriculum(schedule=schedule, weights=parse_weights(weights))
         limits = Limits(test_timeout_s=test_timeout)
     except ValueError as exc:
         raise CliError(str(exc)) from None
+    prestart(limits)  # the sandboxes start while the rest is imported and the problems load
+    from curriculab.planner.portfolio import TierCurriculum, parse_weights
+    from curriculab.training.rewards import named_problem_ids, read_completions, score_completions
+
+    try:
+        curriculum = TierCurriculum(schedule=schedule, weights=parse_weights(weights))
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    problems = load_problem_set(problems_path, only=named_problem_ids(completions_path))
     completions, refused = read_completions(completions_path, problems, problems_path)
     try:
         results = (

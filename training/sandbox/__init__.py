@@ -1,6 +1,14 @@
 """Sandboxed test execution: the completion runs in one locked-down sandbox, its tests in another
 (the judge); the harness only collects verdicts."""
 
-from curriculab.training.sandbox.runner import Limits, RunResult, TestOutcome, detect_backend, run_many, run_tests
+from curriculab.training.sandbox.runner import (
+    Limits,
+    RunResult,
+    TestOutcome,
+    detect_backend,
+    prestart,
+    run_many,
+    run_tests,
+)
 
-__all__ = ["Limits", "RunResult", "TestOutcome", "detect_backend", "run_many", "run_tests"]
+__all__ = ["Limits", "RunResult", "TestOutcome", "detect_backend", "prestart", "run_many", "run_tests"]

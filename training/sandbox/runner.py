@@ -912,6 +912,10 @@ class _Pool:
     def _serve(self) -> None:
         slot = _Slot(self.backend, self.limits, self.box)
         try:
+            try:  # started now, not when the first job comes: `prestart` overlaps it with the caller's work
+                slot._ensure()
+            except Exception:  # noqa: S110 - the first job meets the failure again, and reports it
+                pass
             while True:
                 job = self.jobs.get()
                 if job is None:
@@ -961,6 +965,15 @@ def close_pools() -> None:
         _POOLS.clear()
     for pool in pools:
         pool.close()
+
+
+def prestart(limits: Limits, backend: str | None = None) -> None:
+    """Start a slot for scoring under `limits` in the background, where bubblewrap works: its
+    sandboxes come up while the caller loads problems and completions, so the first completion
+    does not wait for them (`curriculab reward`). `run_many` with the same limits uses it."""
+    backend = backend or detect_backend()
+    if backend == "bwrap":
+        _pool(backend, limits, 1)
 
 
 JOBS_PER_NEW_SLOT = 32
