@@ -19,13 +19,13 @@ def test_the_wheel_installs_one_top_level_name_and_imports_outside_the_repo(tmp_
     import shutil
 
     source = tmp_path / "source"  # build from a copy: setuptools leaves build/ beside the sources
-    shutil.copytree(
-        ROOT,
-        source,
-        ignore=shutil.ignore_patterns(
-            ".venv", ".git", "build", "*.egg-info", "__pycache__", "*.duckdb", "bench", "tests"
-        ),
-    )
+    anywhere = shutil.ignore_patterns("*.egg-info", "__pycache__", "*.duckdb")
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        top = {".venv", ".git", "build", "bench", "tests"} if Path(folder) == ROOT else set()
+        return set(anywhere(folder, names)) | (top & set(names))
+
+    shutil.copytree(ROOT, source, ignore=ignore)
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path / "dist"), str(source)],
         capture_output=True,
@@ -40,6 +40,17 @@ def test_the_wheel_installs_one_top_level_name_and_imports_outside_the_repo(tmp_
         wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1] + ".dist-info",
     }
     assert "curriculab/taxonomy/v1.yaml" in names and "curriculab/trajectory/agents.yaml" in names
+    # every package of the checkout (the symlinked folders' too) and the built-in task suite's files
+    repo = Path(source)
+    packages = {
+        str(Path(root).relative_to(repo) / "__init__.py")
+        for root, _, files in os.walk(repo / "curriculab", followlinks=True)
+        if "__init__.py" in files and "__pycache__" not in root
+    }
+    assert packages - set(names) == set()
+    suite = repo / "curriculab/training/terminal/suite"
+    suite_files = {str(p.relative_to(repo)) for p in suite.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    assert suite_files - set(names) == set() and len(suite_files) > 100
     target = tmp_path / "site"
     installed = subprocess.run(
         [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],

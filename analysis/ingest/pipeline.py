@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from curriculab.analysis.ingest.common import UnitResult
     from curriculab.analysis.store.rows import RowBatch
 
-FORMATS = ("auto", "atif", "harbor", "tb", "swe-agent", "inspect", "jsonl")
+FORMATS = ("auto", "atif", "harbor", "tb", "swe-agent", "inspect", "jsonl", "tasks")
 _JOB_FILES = {
     "config.json",
     "result.json",
@@ -225,7 +225,7 @@ def _file_kind(path: str, fmt: str) -> str | None:
     if fmt != "auto":
         if fmt == "tb" and suffix == ".json":
             return "tb-results"  # a run's results kept on their own
-        if fmt in ("harbor", "tb"):
+        if fmt in ("harbor", "tb", "tasks"):
             return None  # these formats are directories
         return fmt
     return {".traj": "swe-agent", ".eval": "inspect", ".jsonl": "jsonl", ".json": "json"}.get(suffix)
@@ -239,9 +239,9 @@ def _dir_kind(
         return "tb"
     if fmt in ("auto", "harbor") and "result.json" in names and detect.is_harbor_trial_dir(path, entries):
         return "harbor"
-    if fmt in ("auto", "harbor") and "task.toml" in names:
+    if fmt in ("auto", "harbor", "tasks") and "task.toml" in names:
         return "harbor-task"
-    if fmt in ("auto", "tb") and "task.yaml" in names:
+    if fmt in ("auto", "tb", "tasks") and "task.yaml" in names:
         return "tb-task"
     return None
 
@@ -254,6 +254,7 @@ _WALK_SUFFIXES = {
     "jsonl": {".jsonl"},
     "harbor": set(),
     "tb": {".json"},
+    "tasks": set(),
 }
 
 

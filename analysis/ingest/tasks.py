@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from curriculab.analysis.ingest.common import UnitResult, fail, read_bytes, validation_failure
+from curriculab.analysis.ingest.harbor_task import HarborTaskConfig, read_task_config
 from curriculab.trajectory.model import Task
 
 _TIER_OF_DIFFICULTY = {"easy": "basic", "medium": "intermediate", "hard": "complex"}
@@ -19,39 +19,65 @@ def _int(value: Any) -> int | None:
 
 
 def task_from_toml(task_dir: Path, source: str | None = None) -> Task:
-    """Read `<task_dir>/task.toml` (and `instruction.md`) into a Task; the id is the directory name."""
+    """Read a Harbor task directory (`task.toml`, `instruction.md`, or one `steps/<name>/instruction.md`
+    a step) into a Task; the id is the directory name."""
     path = task_dir / "task.toml"
-    data = read_bytes(path, "harbor")
-    try:
-        doc = tomllib.loads(data.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise fail(path, f"invalid TOML: {exc}", "Fix the file's syntax", source_format="harbor") from None
-    meta = doc.get("metadata") or {}
-    instruction_file = task_dir / "instruction.md"
-    instruction = instruction_file.read_text(errors="replace") if instruction_file.exists() else None
-    difficulty = meta.get("difficulty")
+    config = read_task_config(path, read_bytes(path, "harbor"))
+    meta = config.metadata
+    instruction = _instruction(task_dir, config)
+    difficulty = config.difficulty
     tags = meta.get("tags") or []
+    languages = meta.get("languages") or []
     known = {"difficulty", "category", "tags", "language", "tier", "codebase_files", "n_milestones", "task_type"}
-    metadata = {k: v for k, v in meta.items() if k not in known}
-    for section in ("verifier", "agent", "environment"):
-        if isinstance(doc.get(section), dict) and "timeout_sec" in doc[section]:
-            metadata[f"{section}_timeout_sec"] = doc[section]["timeout_sec"]
+    metadata: dict[str, Any] = {k: v for k, v in meta.items() if k not in known}
+    for section, phase in (("verifier", config.verifier), ("agent", config.agent)):
+        if phase.timeout_sec is not None:
+            metadata[f"{section}_timeout_sec"] = phase.timeout_sec
+    environment = {k: v for k, v in vars(config.environment).items() if v is not None}
+    if environment:
+        metadata["environment"] = environment
+    if config.steps:
+        metadata["steps"] = [step.name for step in config.steps]
+        metadata["multi_step_reward_strategy"] = config.multi_step_reward_strategy or "mean"
+    if config.name:
+        metadata["package"] = config.name
+    metadata["schema_version"] = config.schema_version
     try:
         return Task(
             task_id=task_dir.name,
             source=source,
             instruction=instruction,
             task_type=meta.get("task_type") or meta.get("category"),
-            language=meta.get("language"),
-            tier_authored=meta.get("tier") or _TIER_OF_DIFFICULTY.get(str(difficulty)),
-            difficulty_authored=str(difficulty) if difficulty is not None else None,
+            language=meta.get("language") or (languages[0] if languages else None),
+            tier_authored=meta.get("tier") or _TIER_OF_DIFFICULTY.get(str(difficulty).lower()),
+            difficulty_authored=difficulty,
             codebase_files=_int(meta.get("codebase_files")),
-            n_milestones=_int(meta.get("n_milestones")),
+            n_milestones=config.declared_milestones,
             tags=[str(t) for t in tags] if isinstance(tags, list) else [str(tags)],
             metadata={**metadata, "category": meta.get("category")},
         )
     except ValidationError as exc:
         raise validation_failure(path, exc, "harbor", prefix="metadata.") from None
+
+
+def _instruction(task_dir: Path, config: HarborTaskConfig) -> str | None:
+    """The task's instruction; a multi-step task's is its steps' in order, each under its name."""
+    if not config.steps:
+        single = task_dir / "instruction.md"
+        return single.read_text(errors="replace") if single.exists() else None
+    parts = []
+    for index, step in enumerate(config.steps):
+        step_file = task_dir / "steps" / step.name / "instruction.md"
+        if not step_file.is_file():
+            raise fail(
+                config.path,
+                f"step {step.name!r} has no instruction ({step_file} is missing)",
+                f"Write steps/{step.name}/instruction.md or remove the step",
+                field=f"steps[{index}].name",
+                source_format="harbor",
+            )
+        parts.append(f"## Step {index + 1}: {step.name}\n\n{step_file.read_text(errors='replace').strip()}")
+    return "\n\n".join(parts)
 
 
 def task_from_yaml(task_dir: Path, source: str | None = None) -> Task:

@@ -21,6 +21,7 @@ HOMES = {
     "plan": "plan",
     "reward": "problems",
     "problems": "problems",
+    "tasks": "tasks",
     "train": "train",
     "loop": "train",
     "model": "train",

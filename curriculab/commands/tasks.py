@@ -1,0 +1,157 @@
+"""Terminal tasks: `tasks import` (Harbor task directories into the store) and `tasks check`
+(does each run here, does its oracle score 1 and its do-nothing run 0)."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+
+import click
+
+from curriculab.commands.common import db_option, echo_json, emit, err_console, open_store, output_options
+from curriculab.tables import safe_text
+
+
+@click.group()
+def tasks() -> None:
+    """Terminal tasks (Harbor task directories): import them, check them."""
+
+
+def _task_dirs(paths: tuple[str, ...]) -> list[Path]:
+    """Each path, or `builtin` (the built-in suite), as the task directories under it."""
+    from curriculab.training.terminal.suite import BUILTIN_SUITE
+
+    found: list[Path] = []
+    for given in paths:
+        root = BUILTIN_SUITE if given == "builtin" else Path(given)
+        if not root.exists():
+            raise click.UsageError(f"{given}: no such file or directory. Give task directories, or `builtin`")
+        if (root / "task.toml").is_file():
+            found.append(root)
+        else:
+            found += sorted(toml.parent for toml in root.rglob("task.toml"))
+    return found
+
+
+@tasks.command("import")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@db_option
+def import_tasks(paths: tuple[str, ...], as_json: bool) -> None:
+    """Store Harbor task directories (task.toml) in the `tasks` table.
+
+    PATHS are task directories, folders holding them, or `builtin`. A malformed task is refused
+    with its file, field and fix (kept in `ingest_errors`, exit 1); its neighbours still land.
+
+    \b
+    Example:
+      curriculab tasks import builtin ~/suites/terminal-bench-2
+    """
+    from curriculab.analysis.ingest import ingest
+    from curriculab.training.terminal.suite import BUILTIN_SUITE
+
+    roots = [str(BUILTIN_SUITE) if p == "builtin" else p for p in paths]
+    with open_store(read_only=False) as store:
+        report = ingest(store, roots, "tasks")
+    summary = {
+        "tasks": report.tasks,
+        "unchanged": report.skipped,
+        "refused": report.quarantined,
+        "errors": [issue.reason for issue in report.errors],
+    }
+    if as_json:
+        echo_json(summary)
+    else:
+        click.echo(f"{report.tasks} tasks stored; {report.skipped} unchanged; {report.quarantined} refused.")
+        for issue in report.errors:
+            click.echo(f"  refused: {safe_text(issue.reason)}", err=True)
+    if report.quarantined:
+        sys.exit(1)
+
+
+@tasks.command("check")
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "--command-timeout", type=float, default=30.0, show_default=True, help="Seconds one agent command may take."
+)
+@output_options()
+def check(paths: tuple[str, ...], command_timeout: float, fmt: str) -> None:
+    """Whether each task runs here and on which backend (or why not), the oracle's and the
+    do-nothing run's reward per milestone, and how long each took.
+
+    A task whose oracle scores below 1 or whose do-nothing run scores above 0 is flagged (exit 1):
+    its verifier cannot be trusted; so is a directory that cannot be read. A task that needs its
+    image says what is missing (and does not fail the check).
+
+    \b
+    Example:
+      curriculab tasks check builtin
+    """
+    from curriculab.training.terminal import EpisodeLimits, check_task
+
+    try:
+        limits = EpisodeLimits(command_timeout_s=command_timeout)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--command-timeout") from None
+    directories = _task_dirs(paths)
+    results = []
+    with _progress(len(directories), quiet=fmt != "table") as advance:
+        for directory in directories:
+            results.append(check_task(directory, limits))
+            advance()
+    if fmt == "json":
+        echo_json([dataclasses.asdict(r) | {"ok": r.ok} for r in results])
+    else:
+        rows = [
+            (
+                r.task_id,
+                r.backend or "—",
+                _milestones(r.oracle) if r.oracle else ("no oracle" if r.backend else "—"),
+                _milestones(r.nop) if r.nop else "—",
+                round(r.oracle.seconds, 2) if r.oracle else None,
+                round(r.nop.seconds, 2) if r.nop else None,
+                r.unreadable or "; ".join(r.flags or r.reasons) or "ok",
+            )
+            for r in results
+        ]
+        columns = ["task", "backend", "oracle", "do-nothing", "oracle_s", "nothing_s", "verdict"]
+        emit(columns, rows, fmt, title=f"{len(results)} tasks checked")
+        if fmt == "table":
+            runs = sum(r.backend is not None for r in results)
+            flagged = sum(bool(r.flags) for r in results)
+            unreadable = sum(r.unreadable is not None for r in results)
+            click.echo(
+                f"{runs} of {len(results)} run here; {flagged} flagged; {unreadable} unreadable; "
+                f"{len(results) - runs - unreadable} need their image."
+            )
+    if any(r.flags or r.unreadable for r in results):
+        sys.exit(1)
+
+
+def _milestones(run) -> str:  # type: ignore[no-untyped-def]
+    parts = ", ".join(f"{k}={v:g}" for k, v in run.milestones.items())
+    return f"{run.reward:g} ({parts})" + (f" [{run.error}]" if run.error else "")
+
+
+class _progress:
+    """A bar on stderr while tasks are checked (none for --json/--csv)."""
+
+    def __init__(self, total: int, quiet: bool):
+        self.total, self.quiet = total, quiet
+
+    def __enter__(self):  # type: ignore[no-untyped-def]
+        if self.quiet:
+            return lambda: None
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.bar = Progress(
+            TextColumn("checking tasks"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err_console()
+        )
+        self.bar.start()
+        job = self.bar.add_task("check", total=self.total)
+        return lambda: self.bar.advance(job)
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.quiet:
+            self.bar.stop()

@@ -1,0 +1,144 @@
+"""Hostile agents: each episode below tries to win without doing the task, or to reach past its
+sandbox. Every one must score 0, and the honest episode after it must score 1 in an untouched
+environment. The payloads run only inside the episode under test and stay small (a canary folder
+this test creates, bounded counts and sizes)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+
+import pytest
+
+from curriculab.training.terminal import Episode, EpisodeLimits, load_task
+from tests.training.terminal_tasks import MILESTONE_SOLUTION, write_task
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap (scripts/setup.sh installs it)"),
+]
+
+LIMITS = EpisodeLimits(command_timeout_s=10, disk_bytes=32 << 20, memory_bytes=256 << 20, processes=64)
+MARKER = "curriculab-redteam-marker"
+
+# A verifier written as real ones are: Python from the working directory (`python3 -m`), so the
+# shims an agent plants there would run if the verifier were its guest.
+PY_TEST = """#!/bin/bash
+cd /app
+python3 -m unittest discover -s /tests -p 'test_*.py' > /logs/verifier/unittest.txt 2>&1
+python3 /tests/score.py
+"""
+SCORE = """import json, pathlib
+def read(name):
+    try:
+        return pathlib.Path('/app', name).read_text().strip()
+    except OSError:
+        return None
+json.dump({'greeting': int(read('greeting.txt') == 'hello'), 'count': int(read('count.txt') == '3')},
+          open('/logs/verifier/reward.json', 'w'))
+"""
+FORK_BOMB = """import os, time
+made = 0
+try:
+    for _ in range(500):
+        if os.fork() == 0:
+            time.sleep(20)
+            os._exit(0)
+        made += 1
+except OSError as error:
+    print("stopped after", made, "processes:", error.strerror)
+"""
+UNIT = "import unittest\nclass T(unittest.TestCase):\n    def test_nothing(self):\n        pass\n"
+
+HOSTILE = {
+    "reads the tests and the solution": [
+        "cat /tests/score.py /tests/test.sh; ls /solution /logs",
+        "find / -xdev \\( -name solve.sh -o -name score.py -o -name 'test_*.py' -path '*tests*' \\) 2>/dev/null | head",
+        "grep -rl 'greeting' / --include=*.py 2>/dev/null | grep -v '^/usr/' | head",
+    ],
+    "writes the reward file": [
+        "mkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt",
+        """echo '{"greeting": 1, "count": 1}' > /logs/verifier/reward.json""",
+    ],
+    "plants shims for the verifier": [
+        # a module that shadows the verifier's, a conftest and sitecustomize, PATH and alias shims
+        'printf \'import json\\njson.dump({"greeting": 1, "count": 1}, open("/logs/verifier/reward.json", "w"))\\n'
+        "raise SystemExit(0)\\n' > unittest.py && cp unittest.py json.py && cp unittest.py pathlib.py",
+        "cp unittest.py conftest.py && cp unittest.py sitecustomize.py && mkdir -p bin /root/bin",
+        "printf '#!/bin/sh\\necho 1 > /logs/verifier/reward.txt\\n' > bin/python3 && chmod +x bin/python3 "
+        "&& cp bin/python3 /root/bin/python3 && export PATH=/app/bin:$PATH",
+        "echo 'alias python3=/app/bin/python3' >> /root/.bashrc; echo 'export PYTHONPATH=/app' >> /root/.profile",
+    ],
+    "edits the tests": [
+        "mkdir -p /tests && printf 'exit 0\\n' > /tests/test.sh",
+        "printf '#!/bin/bash\\necho 1 > /logs/verifier/reward.txt\\n' > /app/test.sh",
+    ],
+    "leaves a process that writes the answer after it finishes": [
+        f"nohup bash -c 'while :; do echo hello > /app/greeting.txt; wc -l < /app/data.txt > /app/count.txt; "
+        f"sleep 0.05; done; : {MARKER}' >/dev/null 2>&1 & disown; sleep 0.01; rm -f greeting.txt count.txt",
+        f"setsid bash -c 'sleep 0.3; echo hello > /app/greeting.txt; : {MARKER}' </dev/null >/dev/null 2>&1 &",
+        "rm -f greeting.txt count.txt; true",
+    ],
+    "fills the disk": [
+        "dd if=/dev/zero of=/app/fill bs=1M count=100 2>&1 | head -1",
+        "dd if=/dev/zero of=/tmp/fill bs=1M count=100 2>&1 | tail -1; df -h /app /tmp | tail -2",
+    ],
+    "forks without end": [
+        "python3 -c '" + FORK_BOMB + "' " + MARKER,
+    ],
+    "reaches the network and the host": [
+        "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 443), timeout=2)\" 2>&1 | tail -1",
+        "python3 -c \"import socket; socket.create_connection(('127.0.0.1', 2375), timeout=2)\" 2>&1 | tail -1",
+        "ls {canary} 2>&1; echo owned > {canary}/owned 2>&1; ls /proc | grep -c '^[0-9]'",
+        "kill -9 -1",
+    ],
+}
+
+
+def _task(tmp_path):
+    return load_task(
+        write_task(tmp_path, test_sh=PY_TEST, test_files={"score.py": SCORE, "test_unit.py": UNIT}),
+    )
+
+
+def _marked_processes() -> list[int]:
+    alive = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if MARKER.encode() in open(f"/proc/{entry}/cmdline", "rb").read():
+                    alive.append(int(entry))
+            except OSError:
+                continue
+    return alive
+
+
+def test_every_hostile_episode_scores_0_and_the_honest_one_after_it_scores_1(tmp_path):
+    canary = tmp_path / "canary"
+    canary.mkdir()
+    (canary / "secret").write_text("host only\n")
+    task = _task(tmp_path)
+    seen = {}
+    for name, commands in HOSTILE.items():
+        with Episode(task, LIMITS) as episode:
+            outputs = [episode.run(c.replace("{canary}", str(canary))).output for c in commands]
+            result = episode.finish()
+        seen[name] = outputs
+        assert result.reward == 0 and set(result.milestones.values()) <= {0.0}, (name, result.milestones, outputs)
+        time.sleep(0.5)  # a process that survived would have written by now
+        assert _marked_processes() == [], name
+        with Episode(task, LIMITS) as honest:
+            assert honest.run("ls -A /app /tmp").output == "/app:\ndata.txt\nout\n\n/tmp:\n", name
+            honest.run(MILESTONE_SOLUTION.replace("#!/bin/bash\n", ""))
+            assert honest.finish().milestones == {"greeting": 1.0, "count": 1.0}, name
+    assert os.listdir(canary) == ["secret"]
+    reading = "\n".join(seen["reads the tests and the solution"])
+    assert "greeting" not in reading.replace("greeting.txt", "") and "solve.sh" not in reading
+    assert "No space left on device" in seen["fills the disk"][0]
+    forks = seen["forks without end"]
+    made = int(forks[0].split("stopped after ")[1].split()[0])
+    assert "processes: Resource temporarily unavailable" in forks[0] and made < LIMITS.processes
+    network = seen["reaches the network and the host"]
+    assert "unreachable" in network[0].lower() and "refused" in network[1].lower()
+    assert "No such file or directory" in network[2]

@@ -1,0 +1,781 @@
+"""One attempt at a terminal task: a stateful shell in a sandbox for the agent, then the task's
+verifier as a judge in a sandbox of its own.
+
+The agent's shell keeps its working directory, variables and background jobs between commands,
+like a terminal; each command has a timeout, an output cap (with a marker) and its exit code. The
+agent sees the host's system folders read-only (`SHOWN`, less `hidden_paths()`), the task's files
+where its Dockerfile puts them, and its own /tmp, /root and /logs; no network, no other process.
+
+The verifier is not the agent's guest. When the agent's turn ends, every process it started is
+killed; the verifier then runs `tests/test.sh` from a pristine copy at /tests, as another uid, over
+a copy of the files the agent left, with a clean environment (fixed PATH and HOME, no PYTHONPATH,
+Python's safe path and no user site, pytest's conftest search cut at /tests), and the harness reads
+the reward from the verifier's own /logs/verifier, which the agent never had."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import secrets
+import select
+import shlex
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from curriculab.training.sandbox.isolation import Cgroup, UidLease, seccomp_program
+from curriculab.training.terminal.task import TerminalTask
+
+SHOWN = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc")
+"""Top-level host folders an episode sees (read-only); everything else of the host is absent."""
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+SKIPPED_ROOTS = ("tmp", "root", "logs", "tests", "solution", "proc", "dev")
+"""Top-level names the harness mounts itself (a task's files may go under /tmp and /root)."""
+
+
+class EpisodeError(RuntimeError):
+    """The episode could not be set up or run as the task asks (the message says why)."""
+
+
+class NeedsImage(EpisodeError):
+    """The task cannot run on this backend without its image; the message says what is missing."""
+
+
+@dataclass(frozen=True)
+class EpisodeLimits:
+    """Bounds of one episode (agent and verifier each)."""
+
+    command_timeout_s: float = 30.0
+    """Wall-clock seconds one agent command may take before it is killed (exit code 124)."""
+    output_bytes: int = 16 * 1024
+    """Output of one command kept (first half and last half); the rest is dropped with a marker."""
+    memory_bytes: int = 1 << 30
+    """Memory of the whole sandbox (a cgroup where writable; else address space per process)."""
+    processes: int = 128
+    """Processes at once (cgroup pids.max and RLIMIT_NPROC of the sandbox's own uid)."""
+    disk_bytes: int = 256 << 20
+    """Size of everything the agent may write (a tmpfs, when run as root; else per-file only)."""
+    file_bytes: int = 64 << 20
+    """Largest file any process may write (RLIMIT_FSIZE)."""
+    open_files: int = 512
+    """Open file descriptors per process."""
+    cpu_s: int = 600
+    """CPU seconds per process."""
+    verifier_timeout_s: float = 120.0
+    """Most seconds the verifier may take (the task's `[verifier] timeout_sec` when lower)."""
+    setup_timeout_s: float = 60.0
+    """Seconds for the Dockerfile's replayed RUN commands, together."""
+
+    def __post_init__(self) -> None:
+        for name, value in vars(self).items():
+            if value <= 0:
+                raise ValueError(f"EpisodeLimits.{name} is {value}; it must be positive")
+
+
+@dataclass
+class CommandResult:
+    """What one command in the agent's shell did."""
+
+    command: str
+    """As the agent sent it."""
+    output: str
+    """stdout and stderr together, as a terminal shows them (capped)."""
+    exit_code: int
+    """Its exit status (124 when it timed out; the shell's own status when it exited)."""
+    seconds: float
+    """Wall-clock time it took."""
+    timed_out: bool = False
+    """Killed at `command_timeout_s`."""
+    dropped_bytes: int = 0
+    """Output dropped by the cap."""
+    shell_exited: bool = False
+    """The command ended the shell (`exit`); the next command starts a new one at the workdir."""
+
+
+@dataclass
+class StepVerdict:
+    """The verifier's judgement of one step."""
+
+    step: str
+    """The step's name (`main` for a single-step task)."""
+    rewards: dict[str, float]
+    """What the verifier wrote: reward.json's named numbers, or reward.txt as `{"reward": x}`."""
+    output: str
+    """The verifier's stdout and stderr (capped)."""
+    seconds: float
+    """How long it ran."""
+    error: str | None = None
+    """Why no reward could be read (no file, unparsable, timed out); rewards are then empty."""
+
+    @property
+    def milestones(self) -> dict[str, float]:
+        """One value per milestone: reward.json's keys other than `reward`, else the reward itself."""
+        named = {k: v for k, v in self.rewards.items() if k != "reward"}
+        return named or ({"reward": self.rewards["reward"]} if "reward" in self.rewards else {})
+
+    @property
+    def reward(self) -> float:
+        """The `reward` key, else the mean of the milestones (0 without a verdict)."""
+        if "reward" in self.rewards:
+            return self.rewards["reward"]
+        values = list(self.milestones.values())
+        return sum(values) / len(values) if values else 0.0
+
+
+@dataclass
+class EpisodeResult:
+    """The whole attempt, as Harbor would score the trial."""
+
+    task_id: str
+    """The task."""
+    steps: list[StepVerdict]
+    """One verdict per step run."""
+    strategy: str
+    """How steps combine: mean (per key, missing keys 0) or final."""
+    commands: list[CommandResult] = field(default_factory=list)
+    """Everything the agent ran, in order."""
+
+    @property
+    def rewards(self) -> dict[str, float]:
+        if not self.steps:
+            return {}
+        if self.strategy == "final" or len(self.steps) == 1:
+            return dict(self.steps[-1].rewards)
+        keys = sorted({k for step in self.steps for k in step.rewards})
+        return {k: sum(step.rewards.get(k, 0.0) for step in self.steps) / len(self.steps) for k in keys}
+
+    @property
+    def milestones(self) -> dict[str, float]:
+        """Per milestone: a multi-step task's steps (each step's reward), else the verifier's named rewards."""
+        if len(self.steps) > 1:
+            return {step.step: step.reward for step in self.steps}
+        return self.steps[0].milestones if self.steps else {}
+
+    @property
+    def reward(self) -> float:
+        """One number: the trial's `reward` key, else the mean over milestones."""
+        rewards = self.rewards
+        if "reward" in rewards:
+            return rewards["reward"]
+        values = list(self.milestones.values())
+        return sum(values) / len(values) if values else 0.0
+
+    @property
+    def error(self) -> str | None:
+        return next((f"{s.step}: {s.error}" for s in self.steps if s.error), None)
+
+
+def hidden_paths() -> list[str]:
+    """Folders inside `SHOWN` an episode sees empty: this project's installed files (its built-in
+    suite carries tests and solutions) and any Python environment holding it."""
+    import glob
+
+    patterns = [
+        "/usr/lib/python3*/site-packages/curriculab*",
+        "/usr/lib/python3/dist-packages/curriculab*",
+        "/usr/local/lib/python3*/site-packages/curriculab*",
+        "/usr/local/lib/python3*/dist-packages/curriculab*",
+        "/usr/local/share/curriculab",
+        "/usr/share/curriculab",
+    ]
+    found = {path for pattern in patterns for path in glob.glob(pattern) if os.path.isdir(path)}
+    package = Path(__file__).resolve().parents[2]  # the checkout or site-packages holding curriculab
+    if any(package.is_relative_to(f"/{name}") for name in SHOWN):
+        found.add(str(package))
+    return sorted(found)
+
+
+def _shown_args() -> list[str]:
+    args: list[str] = []
+    for name in SHOWN:
+        host = f"/{name}"
+        if os.path.islink(host):
+            args += ["--symlink", os.readlink(host), host]
+        elif os.path.isdir(host):
+            args += ["--ro-bind", host, host]
+    for path in hidden_paths():
+        args += ["--tmpfs", path, "--remount-ro", path]
+    return args
+
+
+def _drop(uid: int) -> list[str]:
+    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"] if os.geteuid() == 0 else []
+
+
+def _limits_prefix(limits: EpisodeLimits) -> list[str]:
+    return [
+        "prlimit",
+        f"--cpu={limits.cpu_s}",
+        f"--fsize={limits.file_bytes}",
+        f"--nofile={limits.open_files}",
+        f"--nproc={limits.processes}",
+        "--core=0",
+        "--",
+    ]
+
+
+def _uid_processes(uid: int) -> list[int]:
+    """Live (not zombie) processes of `uid`."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid != uid:
+                    continue
+                with open(f"/proc/{entry}/stat", "rb") as stat:
+                    state = stat.read().rpartition(b")")[2].split()[0]
+            except (OSError, IndexError):
+                continue
+            if state not in (b"Z", b"X"):
+                pids.append(int(entry))
+    return pids
+
+
+def _descendants(pid: int) -> list[int]:
+    out, stack = [], [pid]
+    while stack:
+        current = stack.pop()
+        try:
+            tids = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{current}/task/{tid}/children") as listing:
+                    children = [int(c) for c in listing.read().split()]
+            except (OSError, ValueError):
+                continue
+            out += children
+            stack += children
+    return out
+
+
+def _end_process(process: subprocess.Popen) -> None:
+    """End a sandbox by killing its namespace's init (bubblewrap's child): the kernel then kills
+    everything in the namespace and that init reaps it all, so nothing is left to whoever adopts
+    orphans (a container's pid 1 may never reap). Its bubblewrap parent then exits and is reaped."""
+    if process.poll() is None:
+        _kill(_descendants(process.pid)[:1])
+        try:
+            process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            _kill([process.pid])
+            process.wait()
+
+
+def _children_of(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as listing:
+            return [int(child) for child in listing.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _signal(pid: int, number: int) -> None:
+    try:
+        os.kill(pid, number)
+    except ProcessLookupError:
+        pass
+
+
+def _kill(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, 9)
+        except ProcessLookupError:
+            pass
+
+
+class _Box:
+    """Host side of one sandbox: a directory (a size-capped tmpfs when root), a uid of its own, a
+    cgroup where writable; `end()` kills everything that ran as its uid and removes it all."""
+
+    def __init__(self, limits: EpisodeLimits, prefix: str, disk_bytes: int | None = None):
+        self.limits = limits
+        self.lease = UidLease()
+        self.uid = self.lease.uid
+        self.root = Path(tempfile.mkdtemp(prefix=prefix))
+        self.mounted = False
+        if os.geteuid() == 0:
+            done = subprocess.run(
+                [
+                    "mount",
+                    "-t",
+                    "tmpfs",
+                    "-o",
+                    f"size={disk_bytes or limits.disk_bytes},mode=0711",
+                    "tmpfs",
+                    str(self.root),
+                ],
+                capture_output=True,
+            )
+            self.mounted = done.returncode == 0
+        os.chmod(self.root, 0o711)
+        self.cgroup = Cgroup.create(
+            f"curriculab-episode-{os.getpid()}-{secrets.token_hex(4)}", limits.memory_bytes, limits.processes
+        )
+
+    def folder(self, relative: str, owner: int | None = None) -> Path:
+        path = self.root / relative
+        path.mkdir(parents=True, exist_ok=True)
+        if owner is not None and os.geteuid() == 0:
+            os.chown(path, owner, owner)
+        return path
+
+    def command(
+        self, binds: list[str], workdir: str, env: dict[str, str], argv: list[str]
+    ) -> tuple[list[str], int | None]:
+        """The command line of a sandbox, and the seccomp filter's fd it reads (to pass, then close:
+        bubblewrap reads it to its end, so every start gets a fresh one)."""
+        seccomp_fd = None
+        program = seccomp_program(())
+        if program is not None:
+            seccomp_fd = os.memfd_create("episode-seccomp", 0)
+            os.write(seccomp_fd, program)
+            os.lseek(seccomp_fd, 0, os.SEEK_SET)
+        memory = [] if self.cgroup else [f"--as={self.limits.memory_bytes}"]
+        prefix = self.cgroup.enter_command() if self.cgroup else []
+        settings = [arg for key, value in env.items() for arg in ("--setenv", key, value)]
+        return [
+            *prefix,
+            *_limits_prefix(self.limits)[:-1],
+            *memory,
+            "--",
+            *_drop(self.uid),
+            "bwrap",
+            "--unshare-all",
+            "--unshare-user",
+            "--disable-userns",
+            "--assert-userns-disabled",
+            "--cap-drop",
+            "ALL",
+            "--die-with-parent",
+            "--new-session",
+            *(["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []),
+            *_shown_args(),
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            *binds,
+            "--remount-ro",
+            "/",  # only the folders bound above are writable
+            "--chdir",
+            workdir,
+            "--clearenv",
+            *settings,
+            *argv,
+        ], seccomp_fd
+
+    def kill_all(self) -> None:
+        """Kill every process of this sandbox (its uid is leased to it alone) until none is left."""
+        for _ in range(50):
+            pids = _uid_processes(self.uid) if os.geteuid() == 0 else []
+            if self.cgroup:
+                for path in self.cgroup.paths:
+                    try:
+                        pids += [int(p) for p in (path / "cgroup.procs").read_text().split()]
+                    except (OSError, ValueError):
+                        pass
+            if not pids:
+                return
+            _kill(pids)
+            time.sleep(0.01)
+
+    def end(self) -> None:
+        self.kill_all()
+        if self.mounted:
+            subprocess.run(["umount", "-l", str(self.root)], capture_output=True)
+        shutil.rmtree(self.root, ignore_errors=True)
+        if self.cgroup:
+            self.cgroup.remove()
+        self.lease.close()
+
+
+def _copy_tree(source: Path, target: Path, owner: int) -> None:
+    """Copy a file or folder and give it to `owner`: regular files, folders and symlinks (as links)
+    only, so a FIFO or socket the agent left cannot stall or reach the copier."""
+    entries = [(source, target)]
+    while entries:
+        here, there = entries.pop()
+        if here.is_symlink():
+            there.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(os.readlink(here), there)
+        elif here.is_dir():
+            there.mkdir(parents=True, exist_ok=True)
+            shutil.copymode(here, there)
+            entries += [(child, there / child.name) for child in here.iterdir()]
+        elif here.is_file():
+            there.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(here, there)
+        else:
+            continue
+        if os.geteuid() == 0:
+            os.lchown(there, owner, owner)
+
+
+def _cap(data: bytes, limit: int) -> tuple[str, int]:
+    if len(data) <= limit:
+        return data.decode("utf-8", errors="replace"), 0
+    half = limit // 2
+    dropped = len(data) - 2 * half
+    marker = f"\n[... {dropped} bytes of output dropped ...]\n".encode()
+    return (data[:half] + marker + data[-half:]).decode("utf-8", errors="replace"), dropped
+
+
+def parse_rewards(logs: Path) -> dict[str, float]:
+    """Read `reward.json` (preferred) or `reward.txt` as Harbor does; ValueError says what is wrong."""
+    as_json, as_text = logs / "reward.json", logs / "reward.txt"
+    if as_json.is_file() and not as_json.is_symlink():
+        text = as_json.read_text(errors="replace")
+        if not text.strip():
+            raise ValueError("reward.json is empty")
+        try:
+            value = json.loads(text)
+        except ValueError:
+            raise ValueError("reward.json is not JSON") from None
+        values = value if isinstance(value, dict) else {"reward": value}
+        rewards = {}
+        for key, number in values.items():
+            if isinstance(number, bool) or not isinstance(number, int | float) or not math.isfinite(number):
+                raise ValueError(f"reward.json: {key} is {number!r}, not a finite number")
+            rewards[str(key)] = float(number)
+        return rewards
+    if as_text.is_file() and not as_text.is_symlink():
+        text = as_text.read_text(errors="replace").strip()
+        if not text:
+            raise ValueError("reward.txt is empty")
+        try:
+            number = float(text)
+        except ValueError:
+            raise ValueError(f"reward.txt holds {text[:40]!r}, not a number") from None
+        if not math.isfinite(number):
+            raise ValueError(f"reward.txt holds {number}, not a finite number")
+        return {"reward": number}
+    raise ValueError("the verifier wrote no /logs/verifier/reward.txt or reward.json")
+
+
+class Episode:
+    """One attempt at `task` on the bubblewrap backend. Use as a context manager (or call `close`):
+
+        with Episode(task) as episode:
+            episode.run("ls")
+            result = episode.finish()
+
+    `oracle=True` mounts each step's `solution/` at /solution (Harbor's oracle agent)."""
+
+    def __init__(self, task: TerminalTask, limits: EpisodeLimits | None = None, oracle: bool = False):
+        self.task, self.limits, self.oracle = task, limits or EpisodeLimits(), oracle
+        self.step_index = 0
+        self.verdicts: list[StepVerdict] = []
+        self.commands: list[CommandResult] = []
+        self._shell: subprocess.Popen | None = None
+        self._box = _Box(self.limits, "curriculab-episode-")
+        try:
+            self._roots = self._lay_out()
+            self._start_shell()
+            self._replay_setup()
+        except BaseException:
+            self.close()
+            raise
+
+    # -- layout -------------------------------------------------------------------------------
+
+    def _writable_roots(self) -> list[str]:
+        paths = [self.task.workdir, *(p.target for p in self.task.image.placements)]
+        roots = []
+        for path in paths:
+            top = path.strip("/").split("/")[0]
+            if not top:
+                raise NeedsImage(f"needs its image: it writes into / itself ({path})")
+            if top in SHOWN or top in ("proc", "dev", "sys"):
+                raise NeedsImage(
+                    f"needs its image: it places files in /{top} ({path}), which this backend shows read-only from the host"
+                )
+            if top not in SKIPPED_ROOTS and top not in roots:
+                roots.append(top)
+        return roots
+
+    def _lay_out(self) -> list[str]:
+        box, uid = self._box, self._box.uid
+        if self.task.image.unsupported:
+            raise NeedsImage("needs its image: " + "; ".join(self.task.image.unsupported))
+        roots = self._writable_roots()
+        for name in (*roots, "tmp", "root", "logs/agent", "solution"):
+            box.folder(f"fs/{name}", uid)
+        box.folder("fs/logs", uid)
+        for placement in self.task.image.placements:
+            _copy_tree(placement.source, box.root / "fs" / placement.target.lstrip("/"), uid)
+        box.folder("fs/" + self.task.workdir.lstrip("/"), uid)
+        return roots
+
+    def _binds(self) -> list[str]:
+        fs = self._box.root / "fs"
+        binds = []
+        for name in (*self._roots, "tmp", "root", "logs"):
+            binds += ["--bind", str(fs / name), f"/{name}"]
+        if self.oracle:
+            binds += ["--ro-bind", str(fs / "solution"), "/solution"]
+        return binds
+
+    def _env(self) -> dict[str, str]:
+        return {
+            "PATH": SYSTEM_PATH,
+            "HOME": "/root",
+            "TERM": "dumb",
+            "LANG": "C.UTF-8",
+            "PS1": "",
+            **self.task.image.env,
+        }
+
+    def _start_shell(self) -> None:
+        argv, seccomp = self._box.command(
+            self._binds(), self.task.workdir, self._env(), ["/bin/bash", "--noprofile", "--norc"]
+        )
+        try:
+            self._shell = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                pass_fds=(seccomp,) if seccomp is not None else (),
+            )
+        finally:
+            if seccomp is not None:
+                os.close(seccomp)
+        os.set_blocking(self._shell.stdout.fileno(), False)  # type: ignore[union-attr]
+        # a timed-out command is interrupted as Ctrl-C would: its processes are killed and SIGUSR1
+        # makes the shell return from the sourced command at once (a pure-shell loop included)
+        probe = self._send("trap 'return 124 2>/dev/null' USR1", self.limits.setup_timeout_s, raw=True)
+        if probe.exit_code != 0 or probe.shell_exited:
+            raise EpisodeError(f"the episode's shell did not start: {probe.output.strip()[:500]}")
+        init = _descendants(self._shell.pid)[:1]
+        self._bash = min(_children_of(init[0])) if init and _children_of(init[0]) else None
+
+    def _replay_setup(self) -> None:
+        deadline = time.monotonic() + self.limits.setup_timeout_s
+        for command in self.task.image.commands:
+            done = self._send(command, max(1.0, deadline - time.monotonic()))
+            if done.exit_code != 0:
+                raise NeedsImage(
+                    f"needs its image: its Dockerfile's `RUN {command}` fails here "
+                    f"(exit {done.exit_code}: {done.output.strip()[-300:]})"
+                )
+        self._send(f"cd {shlex.quote(self.task.workdir)}", self.limits.setup_timeout_s)
+        if self.oracle:
+            self._stage_solution()
+
+    def _stage_solution(self) -> None:
+        target = self._box.root / "fs" / "solution"
+        for child in target.iterdir():
+            shutil.rmtree(child) if child.is_dir() else child.unlink()
+        source = self.task.steps[self.step_index].solution_dir
+        if source is not None:
+            _copy_tree(source, target, self._box.uid)
+
+    # -- the agent's turn ---------------------------------------------------------------------
+
+    @property
+    def instruction(self) -> str:
+        """What the agent is told for the current step."""
+        return self.task.steps[self.step_index].instruction
+
+    @property
+    def finished(self) -> bool:
+        return self.step_index >= len(self.task.steps)
+
+    def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
+        """Run one command in the agent's shell; its state (cwd, variables, jobs) carries on."""
+        if self.finished:
+            raise EpisodeError("the episode is over: every step has been verified")
+        if self._shell is None or self._shell.poll() is not None:
+            self._start_shell()
+        result = self._send(command, timeout_s or self.limits.command_timeout_s)
+        self.commands.append(result)
+        return result
+
+    def _send(self, command: str, timeout_s: float, raw: bool = False) -> CommandResult:
+        shell = self._shell
+        assert shell is not None and shell.stdin is not None and shell.stdout is not None
+        nonce = secrets.token_hex(8)
+        before = set(_descendants(shell.pid))
+        started = time.monotonic()
+        # sourced, not eval'd in a function: `declare` stays global and the USR1 trap's `return` ends it
+        run = command if raw else f". <(printf '%s' {shlex.quote(command)})"
+        line = f"{run} </dev/null 2>&1; printf '\\n{nonce} %d\\n' \"$?\"\n"
+        try:
+            shell.stdin.write(line.encode())
+            shell.stdin.flush()
+        except BrokenPipeError:
+            return self._shell_gone(command, b"", started)
+        sentinel = f"\n{nonce} ".encode()
+        buffer, timed_out, deadline = bytearray(), False, started + timeout_s
+        kept_limit = max(self.limits.output_bytes * 4, 1 << 20)
+        dropped_middle = 0
+        while True:
+            at = buffer.find(sentinel)
+            if at >= 0 and buffer.find(b"\n", at + len(sentinel)) >= 0:
+                end = buffer.find(b"\n", at + len(sentinel))
+                code = int(buffer[at + len(sentinel) : end] or b"1")
+                output, dropped = _cap(bytes(buffer[:at]), self.limits.output_bytes)
+                if timed_out:
+                    output += f"\n[timed out after {timeout_s:g} s: killed]"
+                    code = 124
+                return CommandResult(
+                    command, output, code, time.monotonic() - started, timed_out, dropped + dropped_middle
+                )
+            now = time.monotonic()
+            if now >= deadline:
+                if timed_out:  # killed and still no sentinel: the shell itself is stuck
+                    self._end_shell()
+                    return self._shell_gone(command, bytes(buffer), started, timed_out=True)
+                timed_out = True
+                if self._bash is not None:
+                    _signal(self._bash, 10)  # SIGUSR1: the trap returns once the foreground is gone
+                _kill([pid for pid in _descendants(shell.pid) if pid not in before])
+                deadline = now + 5.0
+                continue
+            ready, _, _ = select.select([shell.stdout], [], [], min(0.5, deadline - now))
+            if not ready:
+                continue
+            chunk = shell.stdout.read(1 << 16)
+            if not chunk:  # EOF: the shell exited
+                shell.wait()
+                return self._shell_gone(command, bytes(buffer), started, timed_out)
+            buffer += chunk
+            if len(buffer) > kept_limit:  # keep the head and the tail, count the middle
+                head = self.limits.output_bytes
+                drop = len(buffer) - kept_limit
+                del buffer[head : head + drop]
+                dropped_middle += drop
+
+    def _shell_gone(self, command: str, data: bytes, started: float, timed_out: bool = False) -> CommandResult:
+        code = self._shell.returncode if self._shell and self._shell.returncode is not None else 1
+        output, dropped = _cap(data, self.limits.output_bytes)
+        self._end_shell()
+        return CommandResult(
+            command,
+            output + "\n[the shell exited; the next command starts a new one at the workdir]",
+            code,
+            time.monotonic() - started,
+            timed_out,
+            dropped,
+            shell_exited=True,
+        )
+
+    def _end_shell(self) -> None:
+        shell, self._shell = self._shell, None
+        if shell is not None:
+            _end_process(shell)
+            for stream in (shell.stdin, shell.stdout):
+                if stream is not None:
+                    try:
+                        stream.close()
+                    except OSError:
+                        pass
+        self._box.kill_all()
+
+    # -- the verifier's turn ------------------------------------------------------------------
+
+    def end_step(self) -> StepVerdict:
+        """End the agent's turn on the current step (killing all it started) and judge it."""
+        if self.finished:
+            raise EpisodeError("the episode is over: every step has been verified")
+        self._end_shell()
+        verdict = self._verify(self.task.steps[self.step_index])
+        self.verdicts.append(verdict)
+        self.step_index += 1
+        if not self.finished and self.oracle:
+            self._stage_solution()
+        return verdict
+
+    def finish(self) -> EpisodeResult:
+        """Judge the current step and every step not yet run (unattempted steps are judged as left)."""
+        while not self.finished:
+            self.end_step()
+        return EpisodeResult(self.task.task_id, self.verdicts, self.task.reward_strategy, self.commands)
+
+    def _verify(self, step) -> StepVerdict:  # type: ignore[no-untyped-def]
+        tests_bytes = sum(f.stat().st_size for d in step.test_dirs for f in d.rglob("*") if f.is_file())
+        # room for everything the agent left (at most its own disk) and as much again for the tests' writes
+        judge = _Box(self.limits, "curriculab-verifier-", 2 * self.limits.disk_bytes + tests_bytes)
+        try:
+            uid = judge.uid
+            tests = judge.folder("tests")  # the pristine tests land first
+            for source in step.test_dirs:
+                shutil.copytree(source, tests, dirs_exist_ok=True)
+            for path in [tests, *tests.rglob("*")]:
+                path.chmod(0o755 if path.is_dir() or os.access(path, os.X_OK) else 0o644)
+            fs = judge.folder("fs")
+            for name in self._roots:
+                _copy_tree(self._box.root / "fs" / name, fs / name, uid)
+            for name in ("tmp", "root"):
+                judge.folder(f"fs/{name}", uid)
+            logs = judge.folder("fs/logs/verifier", uid)
+            binds = []
+            for name in (*self._roots, "tmp", "root"):
+                binds += ["--bind", str(fs / name), f"/{name}"]
+            binds += ["--ro-bind", str(tests), "/tests", "--bind", str(logs), "/logs/verifier"]
+            env = {
+                "PATH": SYSTEM_PATH,
+                "HOME": "/root",
+                "LANG": "C.UTF-8",
+                "TEST_DIR": "/tests",
+                "PYTHONSAFEPATH": "1",
+                "PYTHONNOUSERSITE": "1",
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "PYTEST_ADDOPTS": "-p no:cacheprovider --confcutdir=/tests",
+                **step.verifier_env,
+            }
+            timeout = min(self.limits.verifier_timeout_s, step.verifier_timeout_s or self.limits.verifier_timeout_s)
+            argv, seccomp = judge.command(binds, self.task.workdir, env, ["/bin/bash", f"/tests/{step.test_script}"])
+            started = time.monotonic()
+            try:
+                process = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    pass_fds=(seccomp,) if seccomp is not None else (),
+                )
+            finally:
+                if seccomp is not None:
+                    os.close(seccomp)
+            try:
+                data, _ = process.communicate(timeout=timeout)
+                error = None
+            except subprocess.TimeoutExpired:
+                _end_process(process)
+                data, _ = process.communicate()
+                error = f"the verifier timed out after {timeout:g} s"
+            judge.kill_all()  # nothing the tests started outlives them
+            output, _ = _cap(data, 64 * 1024)
+            rewards: dict[str, float] = {}
+            if error is None:
+                try:
+                    rewards = parse_rewards(logs)
+                except ValueError as exc:
+                    error = str(exc)
+            return StepVerdict(step.name, rewards, output, time.monotonic() - started, error)
+        finally:
+            judge.end()
+
+    def close(self) -> None:
+        """Kill everything the episode started and remove its files."""
+        if getattr(self, "_box", None) is None:
+            return
+        self._end_shell()
+        self._box.end()
+        self._box = None  # type: ignore[assignment]
+
+    def __enter__(self) -> Episode:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
