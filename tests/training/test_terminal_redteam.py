@@ -142,3 +142,26 @@ def test_every_hostile_episode_scores_0_and_the_honest_one_after_it_scores_1(tmp
     network = seen["reaches the network and the host"]
     assert "unreachable" in network[0].lower() and "refused" in network[1].lower()
     assert "No such file or directory" in network[2]
+
+
+RUNS_AGENT_CODE = """#!/bin/bash
+# runs the agent's program, then scores what it printed (the reward file is written last)
+out=$(timeout 10 python3 /app/solve.py)
+if [ "$out" = 42 ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt
+"""
+
+
+def test_an_agent_program_that_writes_the_reward_and_kills_the_verifier_scores_0(tmp_path):
+    task = load_task(
+        write_task(tmp_path, "runs-agent-code", test_sh=RUNS_AGENT_CODE, solve_sh="echo 'print(42)' > /app/solve.py")
+    )
+    with Episode(task, LIMITS) as episode:  # the program the tests will run forges the reward, then kills them
+        episode.run(
+            'printf \'import os\\nopen("/logs/verifier/reward.txt", "w").write("1")\\n'
+            "os.kill(-1, 9)\\n' > /app/solve.py"
+        )
+        forged = episode.finish()
+    assert forged.reward == 0 and forged.error == "main: test.sh was killed by signal 9: its reward is not trusted"
+    with Episode(task, LIMITS) as honest:
+        honest.run("echo 'print(42)' > /app/solve.py")
+        assert honest.finish().reward == 1.0

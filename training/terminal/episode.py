@@ -9,7 +9,7 @@ where its Dockerfile puts them, and its own /tmp, /root and /logs; no network, n
 The verifier is not the agent's guest. When the agent's turn ends, every process it started is
 killed; the verifier then runs `tests/test.sh` from a pristine copy at /tests, as another uid, over
 a copy of the files the agent left, with a clean environment (fixed PATH and HOME, no PYTHONPATH,
-Python's safe path and no user site, pytest's conftest search cut at /tests), and the harness reads
+no user site, pytest's conftest search cut at /tests), and the harness reads
 the reward from the verifier's own /logs/verifier, which the agent never had."""
 
 from __future__ import annotations
@@ -109,7 +109,9 @@ class StepVerdict:
     seconds: float
     """How long it ran."""
     error: str | None = None
-    """Why no reward could be read (no file, unparsable, timed out); rewards are then empty."""
+    """Why no reward could be read (no file, unparsable, timed out, killed); rewards are then empty."""
+    exit_code: int | None = None
+    """test.sh's exit status (128 + N when signal N killed it)."""
 
     @property
     def milestones(self) -> dict[str, float]:
@@ -726,7 +728,6 @@ class Episode:
                 "HOME": "/root",
                 "LANG": "C.UTF-8",
                 "TEST_DIR": "/tests",
-                "PYTHONSAFEPATH": "1",
                 "PYTHONNOUSERSITE": "1",
                 "PYTHONDONTWRITEBYTECODE": "1",
                 "PYTEST_ADDOPTS": "-p no:cacheprovider --confcutdir=/tests",
@@ -757,12 +758,15 @@ class Episode:
             judge.kill_all()  # nothing the tests started outlives them
             output, _ = _cap(data, 64 * 1024)
             rewards: dict[str, float] = {}
+            if error is None and process.returncode >= 128:
+                # a program the tests ran (the agent's) may have written a reward and killed them
+                error = f"test.sh was killed by signal {process.returncode - 128}: its reward is not trusted"
             if error is None:
                 try:
                     rewards = parse_rewards(logs)
                 except ValueError as exc:
                     error = str(exc)
-            return StepVerdict(step.name, rewards, output, time.monotonic() - started, error)
+            return StepVerdict(step.name, rewards, output, time.monotonic() - started, error, process.returncode)
         finally:
             judge.end()
 

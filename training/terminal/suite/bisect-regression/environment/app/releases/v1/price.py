@@ -1,0 +1,2 @@
+def total(items):
+    return sum(qty * unit for _, qty, unit in items)

@@ -1,0 +1,3 @@
+def total(items):
+    # tidy
+    return round(sum(qty + unit for _, qty, unit in items), 2)

@@ -1,0 +1,45 @@
+"""Milestones of this task, checked from the files the agent left; reward.json is written last."""
+
+import json
+import subprocess
+from pathlib import Path
+
+APP = Path("/app")
+
+
+def read(name):
+    try:
+        return (APP / name).read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def run(*args, stdin=None):
+    return subprocess.run(args, capture_output=True, text=True, timeout=20, cwd=APP, input=stdin)
+
+
+def lines():
+    return (read("report.txt") or "").split("\n")
+
+
+MILESTONES = {
+    "report_shape": lambda: (
+        [line.split()[0] for line in lines() if line.strip()] == ["api.log", "db.log", "worker.log"]
+    ),
+    "counts_right": lambda: (
+        [line.split() for line in lines() if line.strip()] == [["api.log", "2"], ["db.log", "0"], ["worker.log", "3"]]
+    ),
+}
+
+
+def score():
+    results = {}
+    for name, check in MILESTONES.items():
+        try:
+            results[name] = 1 if check() else 0
+        except Exception:  # a broken deliverable fails its milestone, never the verifier
+            results[name] = 0
+    return results
+
+
+Path("/logs/verifier/reward.json").write_text(json.dumps(score()))

@@ -1,0 +1,3 @@
+#!/bin/bash
+# Checks each milestone from what the agent left in /app; check.py writes /logs/verifier/reward.json.
+python3 /tests/check.py

@@ -1,0 +1,4 @@
+#!/bin/bash
+set -e
+cd /app
+sed -i 's/^timeout: .*/timeout: 30/' config/app.yaml

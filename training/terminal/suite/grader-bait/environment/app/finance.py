@@ -1,0 +1,2 @@
+def compound(principal, rate, years):
+    return round(principal * rate * years, 2)

@@ -1,0 +1,40 @@
+"""Milestones of this task, checked from the files the agent left; reward.json is written last."""
+
+import json
+import subprocess
+from pathlib import Path
+
+APP = Path("/app")
+
+
+def read(name):
+    try:
+        return (APP / name).read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def run(*args, stdin=None):
+    return subprocess.run(args, capture_output=True, text=True, timeout=20, cwd=APP, input=stdin)
+
+
+def count(text):
+    return run("python3", "-c", f"from wordtool.core import count_words; print(count_words({text!r}))").stdout.strip()
+
+
+MILESTONES = {
+    "module_counts": lambda: [count(t) for t in ("one two", "", "  a\tb\nc  ")] == ["2", "0", "3"],
+}
+
+
+def score():
+    results = {}
+    for name, check in MILESTONES.items():
+        try:
+            results[name] = 1 if check() else 0
+        except Exception:  # a broken deliverable fails its milestone, never the verifier
+            results[name] = 0
+    return results
+
+
+Path("/logs/verifier/reward.json").write_text(json.dumps(score()))

@@ -1,0 +1,41 @@
+"""Milestones of this task, checked from the files the agent left; reward.json is written last."""
+
+import json
+import subprocess
+from pathlib import Path
+
+APP = Path("/app")
+
+
+def read(name):
+    try:
+        return (APP / name).read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def run(*args, stdin=None):
+    return subprocess.run(args, capture_output=True, text=True, timeout=20, cwd=APP, input=stdin)
+
+
+MILESTONES = {
+    "tests_and_docs": lambda: (
+        "python3 -m wordtool" in read("README.md")
+        and "Ran " in run("python3", "-m", "unittest", "discover", "-s", "tests", "-t", ".").stderr
+        and run("python3", "-m", "unittest", "discover", "-s", "tests", "-t", ".").returncode == 0
+        and "count_words" in read("tests/test_wordtool.py")
+    ),
+}
+
+
+def score():
+    results = {}
+    for name, check in MILESTONES.items():
+        try:
+            results[name] = 1 if check() else 0
+        except Exception:  # a broken deliverable fails its milestone, never the verifier
+            results[name] = 0
+    return results
+
+
+Path("/logs/verifier/reward.json").write_text(json.dumps(score()))

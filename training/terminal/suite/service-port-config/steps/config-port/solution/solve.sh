@@ -1,0 +1,4 @@
+#!/bin/bash
+set -e
+cd /app
+echo 'port = 7070' >> service.conf

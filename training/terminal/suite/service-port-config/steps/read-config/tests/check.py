@@ -1,0 +1,48 @@
+"""Milestones of this task, checked from the files the agent left; reward.json is written last."""
+
+import json
+import subprocess
+from pathlib import Path
+
+APP = Path("/app")
+
+
+def read(name):
+    try:
+        return (APP / name).read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def run(*args, stdin=None):
+    return subprocess.run(args, capture_output=True, text=True, timeout=20, cwd=APP, input=stdin)
+
+
+def with_port(port):
+    original = read("service.conf")
+    (APP / "service.conf").write_text(original.replace("port = 7070", f"port = {port}"))
+    try:
+        return run("python3", "service.py").stdout.strip()
+    finally:
+        (APP / "service.conf").write_text(original)
+
+
+MILESTONES = {
+    "reads_config": lambda: (
+        run("python3", "service.py").stdout.strip() == "inventory listening on 7070"
+        and with_port(6060) == "inventory listening on 6060"
+    ),
+}
+
+
+def score():
+    results = {}
+    for name, check in MILESTONES.items():
+        try:
+            results[name] = 1 if check() else 0
+        except Exception:  # a broken deliverable fails its milestone, never the verifier
+            results[name] = 0
+    return results
+
+
+Path("/logs/verifier/reward.json").write_text(json.dumps(score()))

@@ -1,0 +1,2 @@
+def newest(versions):
+    return max(versions)
