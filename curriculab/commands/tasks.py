@@ -75,8 +75,15 @@ def import_tasks(paths: tuple[str, ...], as_json: bool) -> None:
 @click.option(
     "--command-timeout", type=float, default=30.0, show_default=True, help="Seconds one agent command may take."
 )
+@click.option(
+    "--backend",
+    type=click.Choice(["bwrap", "docker"]),
+    default="bwrap",
+    show_default=True,
+    help="Run episodes under bubblewrap here, or in containers (a local or DOCKER_HOST daemon).",
+)
 @output_options()
-def check(paths: tuple[str, ...], command_timeout: float, fmt: str) -> None:
+def check(paths: tuple[str, ...], command_timeout: float, backend: str, fmt: str) -> None:
     """Whether each task runs here and on which backend (or why not), the oracle's and the
     do-nothing run's reward per milestone, and how long each took.
 
@@ -98,7 +105,7 @@ def check(paths: tuple[str, ...], command_timeout: float, fmt: str) -> None:
     results = []
     with _progress(len(directories), quiet=fmt != "table") as advance:
         for directory in directories:
-            results.append(check_task(directory, limits))
+            results.append(check_task(directory, limits, backend))
             advance()
     if fmt == "json":
         echo_json([dataclasses.asdict(r) | {"ok": r.ok} for r in results])

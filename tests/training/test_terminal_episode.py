@@ -14,8 +14,18 @@ from tests.training.terminal_tasks import write_task
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap (scripts/setup.sh installs it)")
 
 
-def test_the_shell_keeps_its_state_between_commands(tmp_path):
-    with Episode(load_task(write_task(tmp_path))) as episode:
+@pytest.fixture(params=["bwrap", "docker"])
+def backend(request, require_docker):
+    """Each episode test on bubblewrap, and on Docker (a daemon is required there; conftest marks it)."""
+    if request.param == "docker":
+        from curriculab.training.terminal.docker import client
+
+        require_docker(client() is not None)
+    return request.param
+
+
+def test_the_shell_keeps_its_state_between_commands(tmp_path, backend):
+    with Episode(load_task(write_task(tmp_path)), backend=backend) as episode:
         assert episode.run("pwd").output == "/app\n"
         assert episode.run("cd out && export GREETING=hi && counter=41").exit_code == 0
         assert episode.run("counter=$((counter + 1)); echo $PWD $GREETING $counter").output == "/app/out hi 42\n"
@@ -28,9 +38,9 @@ def test_the_shell_keeps_its_state_between_commands(tmp_path):
         assert restarted.output == "/app\nunset\n" and not restarted.shell_exited
 
 
-def test_a_command_is_bounded_in_time_and_output_and_the_shell_survives_it(tmp_path):
+def test_a_command_is_bounded_in_time_and_output_and_the_shell_survives_it(tmp_path, backend):
     limits = EpisodeLimits(command_timeout_s=1.0, output_bytes=1000)
-    with Episode(load_task(write_task(tmp_path)), limits) as episode:
+    with Episode(load_task(write_task(tmp_path)), limits, backend=backend) as episode:
         episode.run("cd out; marker=kept")
         slow = episode.run("sleep 20; echo never")
         assert slow.timed_out and slow.exit_code == 124 and "never" not in slow.output
@@ -42,7 +52,7 @@ def test_a_command_is_bounded_in_time_and_output_and_the_shell_survives_it(tmp_p
         assert episode.run("cat").output == ""  # stdin is /dev/null: nothing waits on the harness's pipe
 
 
-def test_the_task_files_are_laid_out_and_nothing_else_of_the_host_is_visible(tmp_path):
+def test_the_task_files_are_laid_out_and_nothing_else_of_the_host_is_visible(tmp_path, backend):
     task = write_task(
         tmp_path,
         files={"src/app.py": "print('hi')\n"},
@@ -51,7 +61,7 @@ def test_the_task_files_are_laid_out_and_nothing_else_of_the_host_is_visible(tmp
             "RUN mkdir -p /srv2/build && touch /srv2/build/.keep\n"
         ),
     )
-    with Episode(load_task(task)) as episode:
+    with Episode(load_task(task), backend=backend) as episode:
         listing = episode.run("find /srv2 -type f | sort; echo $MODE").output.split()
         assert listing == ["/srv2/build/.keep", "/srv2/input/data.txt", "/srv2/src/app.py", "test"]
         assert episode.run("python3 src/app.py").output == "hi\n"
@@ -63,19 +73,19 @@ def test_the_task_files_are_laid_out_and_nothing_else_of_the_host_is_visible(tmp
         assert network.exit_code != 0 and "unreachable" in network.output.lower()
 
 
-def test_the_verifier_reads_milestones_and_says_why_when_there_is_no_reward(tmp_path):
+def test_the_verifier_reads_milestones_and_says_why_when_there_is_no_reward(tmp_path, backend):
     task = load_task(write_task(tmp_path))
-    with Episode(task) as episode:
+    with Episode(task, backend=backend) as episode:
         episode.run("echo hello > greeting.txt")
         result = episode.finish()
     assert result.milestones == {"greeting": 1.0, "count": 0.0} and result.reward == 0.5 and result.error is None
     silent = load_task(write_task(tmp_path, "silent", test_sh="#!/bin/bash\necho checked\n"))
-    with Episode(silent) as episode:
+    with Episode(silent, backend=backend) as episode:
         result = episode.finish()
     assert result.reward == 0 and "wrote no /logs/verifier/reward.txt" in result.error
     assert "checked" in result.steps[0].output
     text = load_task(write_task(tmp_path, "text", test_sh="#!/bin/bash\necho 0.25 > /logs/verifier/reward.txt\n"))
-    with Episode(text) as episode:
+    with Episode(text, backend=backend) as episode:
         assert episode.finish().milestones == {"reward": 0.25}
 
 
@@ -122,10 +132,10 @@ def _two_steps(tmp_path, strategy):
     return load_task(task)
 
 
-def test_a_multi_step_task_is_judged_step_by_step_and_combined_as_its_strategy_says(tmp_path):
+def test_a_multi_step_task_is_judged_step_by_step_and_combined_as_its_strategy_says(tmp_path, backend):
     task = _two_steps(tmp_path, "mean")
     assert [s.name for s in task.steps] == ["write", "extend"] and task.steps[1].verifier_timeout_s == 30.0
-    with Episode(task) as episode:
+    with Episode(task, backend=backend) as episode:
         assert episode.instruction == "Step write.\n"
         episode.run("echo one > notes.txt")
         assert episode.end_step().reward == 1.0
@@ -134,22 +144,26 @@ def test_a_multi_step_task_is_judged_step_by_step_and_combined_as_its_strategy_s
         result = episode.finish()
     assert result.milestones == {"write": 1.0, "extend": 0.0} and result.reward == 0.5
     final = _two_steps(tmp_path, "final")
-    with Episode(final) as episode:
+    with Episode(final, backend=backend) as episode:
         episode.run("echo one > notes.txt")
         result = episode.finish()  # the last step is judged as the agent left it
     assert result.milestones == {"write": 1.0, "extend": 0.0} and result.reward == 0.0
-    assert check_task(final.path).ok  # each step's oracle runs before that step's verifier
+    assert check_task(final.path, backend=backend).ok  # each step's oracle runs before that step's verifier
 
 
-def test_check_runs_the_oracle_and_the_do_nothing_agent_and_flags_a_verifier_it_cannot_trust(tmp_path):
-    good = check_task(write_task(tmp_path, "good"))
-    assert good.ok and good.backend == "bwrap"
+def test_check_runs_the_oracle_and_the_do_nothing_agent_and_flags_a_verifier_it_cannot_trust(tmp_path, backend):
+    good = check_task(write_task(tmp_path, "good"), backend=backend)
+    assert good.ok and good.backend == backend
     assert good.oracle.milestones == {"greeting": 1.0, "count": 1.0} and good.nop.reward == 0.0
-    lenient = check_task(write_task(tmp_path, "lenient", test_sh="#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n"))
+    lenient = check_task(
+        write_task(tmp_path, "lenient", test_sh="#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n"), backend=backend
+    )
     assert not lenient.ok and any("do-nothing run scores 1" in flag for flag in lenient.flags)
-    wrong = check_task(write_task(tmp_path, "wrong", solve_sh="#!/bin/bash\necho hello > /app/greeting.txt\n"))
+    wrong = check_task(
+        write_task(tmp_path, "wrong", solve_sh="#!/bin/bash\necho hello > /app/greeting.txt\n"), backend=backend
+    )
     assert any("oracle scores 0.5 (count=0)" in flag for flag in wrong.flags)
-    unsolved = check_task(write_task(tmp_path, "unsolved", solve_sh=None))
+    unsolved = check_task(write_task(tmp_path, "unsolved", solve_sh=None), backend=backend)
     assert unsolved.ok and unsolved.oracle is None and unsolved.nop is not None
 
 

@@ -19,6 +19,17 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap (scripts/setup.sh installs it)"),
 ]
 
+
+@pytest.fixture(params=["bwrap", "docker"])
+def backend(request, require_docker):
+    """The red team runs on both backends (conftest marks the Docker run; it needs a daemon)."""
+    if request.param == "docker":
+        from curriculab.training.terminal.docker import client
+
+        require_docker(client() is not None)
+    return request.param
+
+
 LIMITS = EpisodeLimits(command_timeout_s=10, disk_bytes=32 << 20, memory_bytes=256 << 20, processes=64)
 MARKER = "curriculab-redteam-marker"
 
@@ -75,10 +86,9 @@ HOSTILE = {
         "printf '#!/bin/bash\\necho 1 > /logs/verifier/reward.txt\\n' > /app/test.sh",
     ],
     "leaves a process that writes the answer after it finishes": [
-        f"nohup bash -c 'while :; do echo hello > /app/greeting.txt; wc -l < /app/data.txt > /app/count.txt; "
-        f"sleep 0.05; done; : {MARKER}' >/dev/null 2>&1 & disown; sleep 0.01; rm -f greeting.txt count.txt",
+        f"nohup bash -c 'sleep 0.3; echo hello > /app/greeting.txt; wc -l < /app/data.txt > /app/count.txt; "
+        f": {MARKER}' >/dev/null 2>&1 & disown",
         f"setsid bash -c 'sleep 0.3; echo hello > /app/greeting.txt; : {MARKER}' </dev/null >/dev/null 2>&1 &",
-        "rm -f greeting.txt count.txt; true",
     ],
     "fills the disk": [
         "dd if=/dev/zero of=/app/fill bs=1M count=100 2>&1 | head -1",
@@ -114,21 +124,21 @@ def _marked_processes() -> list[int]:
     return alive
 
 
-def test_every_hostile_episode_scores_0_and_the_honest_one_after_it_scores_1(tmp_path):
+def test_every_hostile_episode_scores_0_and_the_honest_one_after_it_scores_1(tmp_path, backend):
     canary = tmp_path / "canary"
     canary.mkdir()
     (canary / "secret").write_text("host only\n")
     task = _task(tmp_path)
     seen = {}
     for name, commands in HOSTILE.items():
-        with Episode(task, LIMITS) as episode:
+        with Episode(task, LIMITS, backend=backend) as episode:
             outputs = [episode.run(c.replace("{canary}", str(canary))).output for c in commands]
             result = episode.finish()
         seen[name] = outputs
         assert result.reward == 0 and set(result.milestones.values()) <= {0.0}, (name, result.milestones, outputs)
         time.sleep(0.5)  # a process that survived would have written by now
         assert _marked_processes() == [], name
-        with Episode(task, LIMITS) as honest:
+        with Episode(task, LIMITS, backend=backend) as honest:
             assert honest.run("ls -A /app /tmp").output == "/app:\ndata.txt\nout\n\n/tmp:\n", name
             honest.run(MILESTONE_SOLUTION.replace("#!/bin/bash\n", ""))
             assert honest.finish().milestones == {"greeting": 1.0, "count": 1.0}, name
@@ -151,17 +161,19 @@ if [ "$out" = 42 ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt
 """
 
 
-def test_an_agent_program_that_writes_the_reward_and_kills_the_verifier_scores_0(tmp_path):
+def test_an_agent_program_that_writes_the_reward_and_kills_the_verifier_scores_0(tmp_path, backend):
     task = load_task(
         write_task(tmp_path, "runs-agent-code", test_sh=RUNS_AGENT_CODE, solve_sh="echo 'print(42)' > /app/solve.py")
     )
-    with Episode(task, LIMITS) as episode:  # the program the tests will run forges the reward, then kills them
+    with Episode(
+        task, LIMITS, backend=backend
+    ) as episode:  # the program the tests will run forges the reward, then kills them
         episode.run(
             'printf \'import os\\nopen("/logs/verifier/reward.txt", "w").write("1")\\n'
             "os.kill(-1, 9)\\n' > /app/solve.py"
         )
         forged = episode.finish()
     assert forged.reward == 0 and forged.error == "main: test.sh was killed by signal 9: its reward is not trusted"
-    with Episode(task, LIMITS) as honest:
+    with Episode(task, LIMITS, backend=backend) as honest:
         honest.run("echo 'print(42)' > /app/solve.py")
         assert honest.finish().reward == 1.0

@@ -56,25 +56,39 @@ def _pip_missing(requirement: str) -> str | None:
     return None
 
 
-def readiness(task: TerminalTask) -> list[str]:
-    """Why the task cannot run on the bubblewrap backend here (empty: it can)."""
-    reasons = [f"needs its image: {item}" for item in task.image.unsupported]
-    if task.config.environment.docker_image and not task.image.placements:
+def readiness(task: TerminalTask, backend: str = "bwrap", image_present: bool = False) -> list[str]:
+    """Why the task cannot run on `backend` here (empty: it can). bubblewrap runs it on this
+    machine's tools; Docker in its own image when the daemon has it (`image_present`), else in the
+    host-tools image (`docker.HOST_TOOL_PACKAGES`, python3 with its standard library only)."""
+    image = task.config.environment.docker_image
+    own_image = backend == "docker" and image_present
+    reasons = [] if own_image else [f"needs its image: {item}" for item in task.image.unsupported]
+    if image and not task.image.placements and not own_image:
         reasons.append(
-            f"needs its image: {task.config.environment.docker_image} (a prebuilt image, no Dockerfile to read)"
+            f"needs its image: {image} (a prebuilt image with no Dockerfile to read; "
+            "`docker load` it and use --backend docker: no registry is reachable)"
         )
-    missing_apt = [p for p in task.image.apt_packages if not _installed_apt(p)]
-    if missing_apt:
-        reasons.append(f"needs its image: apt packages missing here: {', '.join(missing_apt)}")
-    missing_pip = [m for m in map(_pip_missing, task.image.pip_packages) if m]
-    if missing_pip:
-        reasons.append(f"needs its image: python3 packages missing here: {', '.join(missing_pip)}")
+    if not own_image:
+        if backend == "docker":
+            from curriculab.training.terminal.docker import HOST_TOOL_PACKAGES
+
+            missing_apt = [p for p in task.image.apt_packages if p not in HOST_TOOL_PACKAGES]
+            missing_pip = list(task.image.pip_packages)
+            where = "the host-tools image"
+        else:
+            missing_apt = [p for p in task.image.apt_packages if not _installed_apt(p)]
+            missing_pip = [m for m in map(_pip_missing, task.image.pip_packages) if m]
+            where = "here"
+        if missing_apt:
+            reasons.append(f"needs its image: apt packages missing {where}: {', '.join(missing_apt)}")
+        if missing_pip:
+            reasons.append(f"needs its image: python3 packages missing {where}: {', '.join(missing_pip)}")
     for step in task.steps:
         for folder in step.test_dirs:
-            if (folder / "Dockerfile").is_file():  # Harbor's separate verifier image
-                image = read_dockerfile(folder / "Dockerfile")
-                missing = [p for p in image.apt_packages if not _installed_apt(p)]
-                missing += [m for m in map(_pip_missing, image.pip_packages) if m]
+            if (folder / "Dockerfile").is_file() and not own_image:  # Harbor's separate verifier image
+                verifier_image = read_dockerfile(folder / "Dockerfile")
+                missing = [p for p in verifier_image.apt_packages if not _installed_apt(p)]
+                missing += [m for m in map(_pip_missing, verifier_image.pip_packages) if m]
                 if missing:
                     reasons.append(f"verifier needs packages: {', '.join(missing)} (its tests/Dockerfile)")
             script = folder / step.test_script
@@ -88,8 +102,10 @@ def readiness(task: TerminalTask) -> list[str]:
             ]
             if fetches:
                 reasons.append(f"verifier needs the network: {'; '.join(fetches[:3])}")
-            if any(re.search(r"\bpytest\b", line) for line in lines) and _python_distribution("pytest") is None:
-                reasons.append("verifier needs packages: pytest (not in this machine's python3)")
+            uses_pytest = any(re.search(r"\bpytest\b", line) for line in lines)
+            if uses_pytest and not own_image and (backend == "docker" or _python_distribution("pytest") is None):
+                where = "the host-tools image" if backend == "docker" else "this machine's python3"
+                reasons.append(f"verifier needs packages: pytest (not in {where})")
     return list(dict.fromkeys(reasons))
 
 
@@ -120,7 +136,7 @@ class TaskCheck:
     task_id: str
     """Its name."""
     backend: str | None
-    """Where it runs here (`bwrap`), or None."""
+    """Where it ran (`bwrap` or `docker`), or None when it cannot run here."""
     reasons: list[str] = field(default_factory=list)
     """Why it does not run here."""
     unreadable: str | None = None
@@ -138,22 +154,33 @@ class TaskCheck:
         return self.backend is not None and not self.flags
 
 
-def check_task(path: Path | str, limits: EpisodeLimits | None = None) -> TaskCheck:
-    """Load, check readiness, run the oracle and the do-nothing agent, flag an untrustworthy verifier."""
+def check_task(path: Path | str, limits: EpisodeLimits | None = None, backend: str = "bwrap") -> TaskCheck:
+    """Load, check readiness, run the oracle and the do-nothing agent on `backend` (bwrap or
+    docker), flag an untrustworthy verifier."""
     path = Path(path)
     try:
         task = load_task(path)
     except TaskError as exc:
         return TaskCheck(str(path), path.name, None, unreadable=str(exc))
-    reasons = readiness(task)
-    report = TaskCheck(str(path), task.task_id, None if reasons else "bwrap", reasons)
+    image_present = False
+    if backend == "docker":
+        from curriculab.training.terminal.docker import client, task_image
+
+        docker_client = client()
+        if docker_client is None:
+            return TaskCheck(
+                str(path), task.task_id, None, ["no Docker daemon answers (start dockerd or set DOCKER_HOST)"]
+            )
+        image_present = task_image(docker_client, task) is not None
+    reasons = readiness(task, backend, image_present)
+    report = TaskCheck(str(path), task.task_id, None if reasons else backend, reasons)
     if reasons:
         return report
     limits = limits or EpisodeLimits()
     try:
-        report.nop = _timed(task, limits, oracle=False)
+        report.nop = _timed(task, limits, False, backend)
         if task.has_oracle:
-            report.oracle = _timed(task, limits, oracle=True)
+            report.oracle = _timed(task, limits, True, backend)
     except NeedsImage as exc:
         report.backend, report.reasons = None, [str(exc)]
         return report
@@ -182,9 +209,9 @@ def _named(milestones: dict[str, float]) -> str:
     return ", ".join(f"{k}={v:g}" for k, v in milestones.items()) or "no milestone"
 
 
-def _timed(task: TerminalTask, limits: EpisodeLimits, oracle: bool) -> RunSummary:
+def _timed(task: TerminalTask, limits: EpisodeLimits, oracle: bool, backend: str) -> RunSummary:
     started = time.monotonic()
-    with Episode(task, limits, oracle=oracle) as episode:
+    with Episode(task, limits, oracle=oracle, backend=backend) as episode:
         while not episode.finished:
             if oracle:
                 budget = max(limits.command_timeout_s, min(task.steps[episode.step_index].agent_timeout_s or 600, 600))

@@ -26,9 +26,13 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from curriculab.training.sandbox.isolation import Cgroup, UidLease, seccomp_program
-from curriculab.training.terminal.task import TerminalTask
+from curriculab.training.terminal.task import Step, TerminalTask
+
+if TYPE_CHECKING:
+    from curriculab.training.terminal.docker import DockerAgent
 
 SHOWN = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc")
 """Top-level host folders an episode sees (read-only); everything else of the host is absent."""
@@ -461,85 +465,97 @@ def parse_rewards(logs: Path) -> dict[str, float]:
     raise ValueError("the verifier wrote no /logs/verifier/reward.txt or reward.json")
 
 
-class Episode:
-    """One attempt at `task` on the bubblewrap backend. Use as a context manager (or call `close`):
+def writable_roots(task: TerminalTask) -> list[str]:
+    """The top-level folders the task's files and workdir live in (each a writable folder of the
+    episode); a file meant for a folder the host shows read-only means the task needs its image."""
+    if task.image.unsupported:
+        raise NeedsImage("needs its image: " + "; ".join(task.image.unsupported))
+    roots: list[str] = []
+    for path in [task.workdir, *(p.target for p in task.image.placements)]:
+        top = path.strip("/").split("/")[0]
+        if not top:
+            raise NeedsImage(f"needs its image: it writes into / itself ({path})")
+        if top in SHOWN or top in ("proc", "dev", "sys"):
+            raise NeedsImage(
+                f"needs its image: it places files in /{top} ({path}), which this backend shows read-only from the host"
+            )
+        if top not in SKIPPED_ROOTS and top not in roots:
+            roots.append(top)
+    return roots
 
-        with Episode(task) as episode:
-            episode.run("ls")
-            result = episode.finish()
 
-    `oracle=True` mounts each step's `solution/` at /solution (Harbor's oracle agent)."""
+def agent_env(task: TerminalTask) -> dict[str, str]:
+    """The agent shell's environment: a plain terminal's, and the Dockerfile's ENV."""
+    return {"PATH": SYSTEM_PATH, "HOME": "/root", "TERM": "dumb", "LANG": "C.UTF-8", "PS1": "", **task.image.env}
 
-    def __init__(self, task: TerminalTask, limits: EpisodeLimits | None = None, oracle: bool = False):
-        self.task, self.limits, self.oracle = task, limits or EpisodeLimits(), oracle
-        self.step_index = 0
-        self.verdicts: list[StepVerdict] = []
-        self.commands: list[CommandResult] = []
-        self._shell: subprocess.Popen | None = None
-        self._box = _Box(self.limits, "curriculab-episode-")
+
+def verifier_env(step: Step) -> dict[str, str]:
+    """The judge's clean environment: nothing the agent set or planted, the step's `[verifier.env]`."""
+    return {
+        "PATH": SYSTEM_PATH,
+        "HOME": "/root",
+        "LANG": "C.UTF-8",
+        "TEST_DIR": "/tests",
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTEST_ADDOPTS": "-p no:cacheprovider --confcutdir=/tests",
+        **step.verifier_env,
+    }
+
+
+def verdict(
+    step: Step, output: bytes, exit_code: int | None, seconds: float, logs: Path | None, error: str | None
+) -> StepVerdict:
+    """The step's verdict from what the judge did: its reward files, unless it timed out or was killed."""
+    rewards: dict[str, float] = {}
+    if error is None and exit_code is not None and exit_code >= 128:
+        # a program the tests ran (the agent's) may have written a reward and killed them
+        error = f"test.sh was killed by signal {exit_code - 128}: its reward is not trusted"
+    if error is None and logs is not None:
         try:
-            self._roots = self._lay_out()
-            self._start_shell()
-            self._replay_setup()
+            rewards = parse_rewards(logs)
+        except ValueError as exc:
+            error = str(exc)
+    text, _ = _cap(output, 64 * 1024)
+    return StepVerdict(step.name, rewards, text, seconds, error, exit_code)
+
+
+class _BwrapAgent:
+    """The agent's side on bubblewrap: the episode's folders on the host, its shell a child process."""
+
+    backend = "bwrap"
+
+    def __init__(self, task: TerminalTask, limits: EpisodeLimits, oracle: bool):
+        self.task, self.limits, self.oracle = task, limits, oracle
+        self.shell: subprocess.Popen | None = None
+        self.bash: int | None = None
+        self.box = _Box(limits, "curriculab-episode-")
+        try:
+            self.roots = writable_roots(task)
+            uid = self.box.uid
+            for name in (*self.roots, "tmp", "root", "logs/agent", "solution"):
+                self.box.folder(f"fs/{name}", uid)
+            self.box.folder("fs/logs", uid)
+            for placement in task.image.placements:
+                _copy_tree(placement.source, self.box.root / "fs" / placement.target.lstrip("/"), uid)
+            self.box.folder("fs/" + task.workdir.lstrip("/"), uid)
         except BaseException:
-            self.close()
+            self.box.end()
             raise
 
-    # -- layout -------------------------------------------------------------------------------
+    command_prefix = ""
+    replays_setup = True
 
-    def _writable_roots(self) -> list[str]:
-        paths = [self.task.workdir, *(p.target for p in self.task.image.placements)]
-        roots = []
-        for path in paths:
-            top = path.strip("/").split("/")[0]
-            if not top:
-                raise NeedsImage(f"needs its image: it writes into / itself ({path})")
-            if top in SHOWN or top in ("proc", "dev", "sys"):
-                raise NeedsImage(
-                    f"needs its image: it places files in /{top} ({path}), which this backend shows read-only from the host"
-                )
-            if top not in SKIPPED_ROOTS and top not in roots:
-                roots.append(top)
-        return roots
-
-    def _lay_out(self) -> list[str]:
-        box, uid = self._box, self._box.uid
-        if self.task.image.unsupported:
-            raise NeedsImage("needs its image: " + "; ".join(self.task.image.unsupported))
-        roots = self._writable_roots()
-        for name in (*roots, "tmp", "root", "logs/agent", "solution"):
-            box.folder(f"fs/{name}", uid)
-        box.folder("fs/logs", uid)
-        for placement in self.task.image.placements:
-            _copy_tree(placement.source, box.root / "fs" / placement.target.lstrip("/"), uid)
-        box.folder("fs/" + self.task.workdir.lstrip("/"), uid)
-        return roots
-
-    def _binds(self) -> list[str]:
-        fs = self._box.root / "fs"
-        binds = []
-        for name in (*self._roots, "tmp", "root", "logs"):
-            binds += ["--bind", str(fs / name), f"/{name}"]
+    def start_shell(self) -> None:
+        fs = self.box.root / "fs"
+        binds = [arg for name in (*self.roots, "tmp", "root", "logs") for arg in ("--bind", str(fs / name), f"/{name}")]
         if self.oracle:
             binds += ["--ro-bind", str(fs / "solution"), "/solution"]
-        return binds
-
-    def _env(self) -> dict[str, str]:
-        return {
-            "PATH": SYSTEM_PATH,
-            "HOME": "/root",
-            "TERM": "dumb",
-            "LANG": "C.UTF-8",
-            "PS1": "",
-            **self.task.image.env,
-        }
-
-    def _start_shell(self) -> None:
-        argv, seccomp = self._box.command(
-            self._binds(), self.task.workdir, self._env(), ["/bin/bash", "--noprofile", "--norc"]
+        argv, seccomp = self.box.command(
+            binds, self.task.workdir, agent_env(self.task), ["/bin/bash", "--noprofile", "--norc"]
         )
         try:
-            self._shell = subprocess.Popen(
+            self.shell = subprocess.Popen(
                 argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -550,128 +566,53 @@ class Episode:
         finally:
             if seccomp is not None:
                 os.close(seccomp)
-        os.set_blocking(self._shell.stdout.fileno(), False)  # type: ignore[union-attr]
-        # a timed-out command is interrupted as Ctrl-C would: its processes are killed and SIGUSR1
-        # makes the shell return from the sourced command at once (a pure-shell loop included)
-        probe = self._send("trap 'return 124 2>/dev/null' USR1", self.limits.setup_timeout_s, raw=True)
-        if probe.exit_code != 0 or probe.shell_exited:
-            raise EpisodeError(f"the episode's shell did not start: {probe.output.strip()[:500]}")
-        init = _descendants(self._shell.pid)[:1]
-        self._bash = min(_children_of(init[0])) if init and _children_of(init[0]) else None
+        os.set_blocking(self.shell.stdout.fileno(), False)  # type: ignore[union-attr]
 
-    def _replay_setup(self) -> None:
-        deadline = time.monotonic() + self.limits.setup_timeout_s
-        for command in self.task.image.commands:
-            done = self._send(command, max(1.0, deadline - time.monotonic()))
-            if done.exit_code != 0:
-                raise NeedsImage(
-                    f"needs its image: its Dockerfile's `RUN {command}` fails here "
-                    f"(exit {done.exit_code}: {done.output.strip()[-300:]})"
-                )
-        self._send(f"cd {shlex.quote(self.task.workdir)}", self.limits.setup_timeout_s)
-        if self.oracle:
-            self._stage_solution()
+    def shell_started(self) -> None:
+        """Called once the shell answered: find its host pid (below bwrap and its init)."""
+        assert self.shell is not None
+        init = _descendants(self.shell.pid)[:1]
+        children = _children_of(init[0]) if init else []
+        self.bash = min(children) if children else None
 
-    def _stage_solution(self) -> None:
-        target = self._box.root / "fs" / "solution"
-        for child in target.iterdir():
-            shutil.rmtree(child) if child.is_dir() else child.unlink()
-        source = self.task.steps[self.step_index].solution_dir
-        if source is not None:
-            _copy_tree(source, target, self._box.uid)
+    def alive(self) -> bool:
+        return self.shell is not None and self.shell.poll() is None
 
-    # -- the agent's turn ---------------------------------------------------------------------
-
-    @property
-    def instruction(self) -> str:
-        """What the agent is told for the current step."""
-        return self.task.steps[self.step_index].instruction
-
-    @property
-    def finished(self) -> bool:
-        return self.step_index >= len(self.task.steps)
-
-    def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
-        """Run one command in the agent's shell; its state (cwd, variables, jobs) carries on."""
-        if self.finished:
-            raise EpisodeError("the episode is over: every step has been verified")
-        if self._shell is None or self._shell.poll() is not None:
-            self._start_shell()
-        result = self._send(command, timeout_s or self.limits.command_timeout_s)
-        self.commands.append(result)
-        return result
-
-    def _send(self, command: str, timeout_s: float, raw: bool = False) -> CommandResult:
-        shell = self._shell
-        assert shell is not None and shell.stdin is not None and shell.stdout is not None
-        nonce = secrets.token_hex(8)
-        before = set(_descendants(shell.pid))
-        started = time.monotonic()
-        # sourced, not eval'd in a function: `declare` stays global and the USR1 trap's `return` ends it
-        run = command if raw else f". <(printf '%s' {shlex.quote(command)})"
-        line = f"{run} </dev/null 2>&1; printf '\\n{nonce} %d\\n' \"$?\"\n"
+    def write(self, data: bytes) -> bool:
+        assert self.shell is not None and self.shell.stdin is not None
         try:
-            shell.stdin.write(line.encode())
-            shell.stdin.flush()
+            self.shell.stdin.write(data)
+            self.shell.stdin.flush()
+            return True
         except BrokenPipeError:
-            return self._shell_gone(command, b"", started)
-        sentinel = f"\n{nonce} ".encode()
-        buffer, timed_out, deadline = bytearray(), False, started + timeout_s
-        kept_limit = max(self.limits.output_bytes * 4, 1 << 20)
-        dropped_middle = 0
-        while True:
-            at = buffer.find(sentinel)
-            if at >= 0 and buffer.find(b"\n", at + len(sentinel)) >= 0:
-                end = buffer.find(b"\n", at + len(sentinel))
-                code = int(buffer[at + len(sentinel) : end] or b"1")
-                output, dropped = _cap(bytes(buffer[:at]), self.limits.output_bytes)
-                if timed_out:
-                    output += f"\n[timed out after {timeout_s:g} s: killed]"
-                    code = 124
-                return CommandResult(
-                    command, output, code, time.monotonic() - started, timed_out, dropped + dropped_middle
-                )
-            now = time.monotonic()
-            if now >= deadline:
-                if timed_out:  # killed and still no sentinel: the shell itself is stuck
-                    self._end_shell()
-                    return self._shell_gone(command, bytes(buffer), started, timed_out=True)
-                timed_out = True
-                if self._bash is not None:
-                    _signal(self._bash, 10)  # SIGUSR1: the trap returns once the foreground is gone
-                _kill([pid for pid in _descendants(shell.pid) if pid not in before])
-                deadline = now + 5.0
-                continue
-            ready, _, _ = select.select([shell.stdout], [], [], min(0.5, deadline - now))
-            if not ready:
-                continue
-            chunk = shell.stdout.read(1 << 16)
-            if not chunk:  # EOF: the shell exited
-                shell.wait()
-                return self._shell_gone(command, bytes(buffer), started, timed_out)
-            buffer += chunk
-            if len(buffer) > kept_limit:  # keep the head and the tail, count the middle
-                head = self.limits.output_bytes
-                drop = len(buffer) - kept_limit
-                del buffer[head : head + drop]
-                dropped_middle += drop
+            return False
 
-    def _shell_gone(self, command: str, data: bytes, started: float, timed_out: bool = False) -> CommandResult:
-        code = self._shell.returncode if self._shell and self._shell.returncode is not None else 1
-        output, dropped = _cap(data, self.limits.output_bytes)
-        self._end_shell()
-        return CommandResult(
-            command,
-            output + "\n[the shell exited; the next command starts a new one at the workdir]",
-            code,
-            time.monotonic() - started,
-            timed_out,
-            dropped,
-            shell_exited=True,
-        )
+    def read(self, timeout: float) -> bytes | None:
+        """What the shell wrote within `timeout` (None: nothing yet; b"": it exited)."""
+        assert self.shell is not None and self.shell.stdout is not None
+        ready, _, _ = select.select([self.shell.stdout], [], [], timeout)
+        if not ready:
+            return None
+        chunk = self.shell.stdout.read(1 << 16)
+        if not chunk:
+            self.shell.wait()
+        return chunk
 
-    def _end_shell(self) -> None:
-        shell, self._shell = self._shell, None
+    def exit_code(self) -> int:
+        return self.shell.returncode if self.shell is not None and self.shell.returncode is not None else 1
+
+    def before_command(self) -> set[int]:
+        return set(_descendants(self.shell.pid)) if self.shell is not None else set()
+
+    def interrupt(self, before: set[int]) -> None:
+        """As Ctrl-C: SIGUSR1 makes the shell's trap return once the command's processes are killed."""
+        if self.bash is not None:
+            _signal(self.bash, 10)
+        if self.shell is not None:
+            _kill([pid for pid in _descendants(self.shell.pid) if pid not in before])
+
+    def end_shell(self) -> None:
+        shell, self.shell = self.shell, None
         if shell is not None:
             _end_process(shell)
             for stream in (shell.stdin, shell.stdout):
@@ -680,29 +621,16 @@ class Episode:
                         stream.close()
                     except OSError:
                         pass
-        self._box.kill_all()
+        self.box.kill_all()
 
-    # -- the verifier's turn ------------------------------------------------------------------
+    def stage_solution(self, source: Path | None) -> None:
+        target = self.box.root / "fs" / "solution"
+        for child in target.iterdir():
+            shutil.rmtree(child) if child.is_dir() else child.unlink()
+        if source is not None:
+            _copy_tree(source, target, self.box.uid)
 
-    def end_step(self) -> StepVerdict:
-        """End the agent's turn on the current step (killing all it started) and judge it."""
-        if self.finished:
-            raise EpisodeError("the episode is over: every step has been verified")
-        self._end_shell()
-        verdict = self._verify(self.task.steps[self.step_index])
-        self.verdicts.append(verdict)
-        self.step_index += 1
-        if not self.finished and self.oracle:
-            self._stage_solution()
-        return verdict
-
-    def finish(self) -> EpisodeResult:
-        """Judge the current step and every step not yet run (unattempted steps are judged as left)."""
-        while not self.finished:
-            self.end_step()
-        return EpisodeResult(self.task.task_id, self.verdicts, self.task.reward_strategy, self.commands)
-
-    def _verify(self, step) -> StepVerdict:  # type: ignore[no-untyped-def]
+    def judge(self, step: Step) -> StepVerdict:
         tests_bytes = sum(f.stat().st_size for d in step.test_dirs for f in d.rglob("*") if f.is_file())
         # room for everything the agent left (at most its own disk) and as much again for the tests' writes
         judge = _Box(self.limits, "curriculab-verifier-", 2 * self.limits.disk_bytes + tests_bytes)
@@ -714,27 +642,17 @@ class Episode:
             for path in [tests, *tests.rglob("*")]:
                 path.chmod(0o755 if path.is_dir() or os.access(path, os.X_OK) else 0o644)
             fs = judge.folder("fs")
-            for name in self._roots:
-                _copy_tree(self._box.root / "fs" / name, fs / name, uid)
+            for name in self.roots:
+                _copy_tree(self.box.root / "fs" / name, fs / name, uid)
             for name in ("tmp", "root"):
                 judge.folder(f"fs/{name}", uid)
             logs = judge.folder("fs/logs/verifier", uid)
-            binds = []
-            for name in (*self._roots, "tmp", "root"):
-                binds += ["--bind", str(fs / name), f"/{name}"]
+            binds = [arg for name in (*self.roots, "tmp", "root") for arg in ("--bind", str(fs / name), f"/{name}")]
             binds += ["--ro-bind", str(tests), "/tests", "--bind", str(logs), "/logs/verifier"]
-            env = {
-                "PATH": SYSTEM_PATH,
-                "HOME": "/root",
-                "LANG": "C.UTF-8",
-                "TEST_DIR": "/tests",
-                "PYTHONNOUSERSITE": "1",
-                "PYTHONDONTWRITEBYTECODE": "1",
-                "PYTEST_ADDOPTS": "-p no:cacheprovider --confcutdir=/tests",
-                **step.verifier_env,
-            }
             timeout = min(self.limits.verifier_timeout_s, step.verifier_timeout_s or self.limits.verifier_timeout_s)
-            argv, seccomp = judge.command(binds, self.task.workdir, env, ["/bin/bash", f"/tests/{step.test_script}"])
+            argv, seccomp = judge.command(
+                binds, self.task.workdir, verifier_env(step), ["/bin/bash", f"/tests/{step.test_script}"]
+            )
             started = time.monotonic()
             try:
                 process = subprocess.Popen(
@@ -756,27 +674,200 @@ class Episode:
                 data, _ = process.communicate()
                 error = f"the verifier timed out after {timeout:g} s"
             judge.kill_all()  # nothing the tests started outlives them
-            output, _ = _cap(data, 64 * 1024)
-            rewards: dict[str, float] = {}
-            if error is None and process.returncode >= 128:
-                # a program the tests ran (the agent's) may have written a reward and killed them
-                error = f"test.sh was killed by signal {process.returncode - 128}: its reward is not trusted"
-            if error is None:
-                try:
-                    rewards = parse_rewards(logs)
-                except ValueError as exc:
-                    error = str(exc)
-            return StepVerdict(step.name, rewards, output, time.monotonic() - started, error, process.returncode)
+            return verdict(step, data, process.returncode, time.monotonic() - started, logs, error)
         finally:
             judge.end()
 
     def close(self) -> None:
+        self.end_shell()
+        self.box.end()
+
+
+BACKENDS = ("bwrap", "docker")
+"""Where episodes run: bubblewrap over this machine's root (read-only), or Docker through the SDK."""
+
+
+class Episode:
+    """One attempt at `task`. Use as a context manager (or call `close`):
+
+        with Episode(task) as episode:
+            episode.run("ls")
+            result = episode.finish()
+
+    `oracle=True` mounts each step's `solution/` at /solution (Harbor's oracle agent). `backend`
+    is `bwrap` (default) or `docker` (a local or remote daemon, `DOCKER_HOST`; `docker_client`
+    to pass one)."""
+
+    def __init__(
+        self,
+        task: TerminalTask,
+        limits: EpisodeLimits | None = None,
+        oracle: bool = False,
+        backend: str = "bwrap",
+        docker_client: object | None = None,
+    ):
+        if backend not in BACKENDS:
+            raise ValueError(f"backend {backend!r} is not one of {', '.join(BACKENDS)}")
+        self.task, self.limits, self.oracle = task, limits or EpisodeLimits(), oracle
+        self.step_index = 0
+        self.verdicts: list[StepVerdict] = []
+        self.commands: list[CommandResult] = []
+        self._agent: _BwrapAgent | DockerAgent | None = None
+        if backend == "docker":
+            from curriculab.training.terminal.docker import DockerAgent
+
+            self._agent = DockerAgent(task, self.limits, oracle, docker_client)
+        else:
+            self._agent = _BwrapAgent(task, self.limits, oracle)
+        try:
+            self._start_shell()
+            self._replay_setup()
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def backend(self) -> str:
+        assert self._agent is not None
+        return self._agent.backend
+
+    def _start_shell(self) -> None:
+        assert self._agent is not None
+        self._agent.start_shell()
+        # a timed-out command is interrupted as Ctrl-C would: its processes are killed and SIGUSR1
+        # makes the shell return from the sourced command at once (a pure-shell loop included)
+        probe = self._send("trap 'return 124 2>/dev/null' USR1", self.limits.setup_timeout_s, raw=True)
+        if probe.exit_code != 0 or probe.shell_exited:
+            raise EpisodeError(f"the episode's shell did not start: {probe.output.strip()[:500]}")
+        self._agent.shell_started()
+
+    def _replay_setup(self) -> None:
+        assert self._agent is not None
+        deadline = time.monotonic() + self.limits.setup_timeout_s
+        for command in self.task.image.commands if self._agent.replays_setup else []:
+            done = self._send(command, max(1.0, deadline - time.monotonic()))
+            if done.exit_code != 0:
+                raise NeedsImage(
+                    f"needs its image: its Dockerfile's `RUN {command}` fails here "
+                    f"(exit {done.exit_code}: {done.output.strip()[-300:]})"
+                )
+        self._send(f"cd {shlex.quote(self.task.workdir)}", self.limits.setup_timeout_s)
+        if self.oracle:
+            assert self._agent is not None
+            self._agent.stage_solution(self.task.steps[0].solution_dir)
+
+    # -- the agent's turn ---------------------------------------------------------------------
+
+    @property
+    def instruction(self) -> str:
+        """What the agent is told for the current step."""
+        return self.task.steps[self.step_index].instruction
+
+    @property
+    def finished(self) -> bool:
+        return self.step_index >= len(self.task.steps)
+
+    def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
+        """Run one command in the agent's shell; its state (cwd, variables, jobs) carries on."""
+        if self.finished:
+            raise EpisodeError("the episode is over: every step has been verified")
+        assert self._agent is not None
+        if not self._agent.alive():
+            self._start_shell()
+        result = self._send(command, timeout_s or self.limits.command_timeout_s)
+        self.commands.append(result)
+        return result
+
+    def _send(self, command: str, timeout_s: float, raw: bool = False) -> CommandResult:
+        agent = self._agent
+        assert agent is not None
+        nonce = secrets.token_hex(8)
+        before = agent.before_command()
+        started = time.monotonic()
+        # sourced, not eval'd in a function: `declare` stays global and the USR1 trap's `return` ends it
+        run = command if raw else f"{agent.command_prefix}. <(printf '%s' {shlex.quote(command)})"
+        line = f"{run} </dev/null 2>&1; printf '\\n{nonce} %d\\n' \"$?\"\n"
+        if not agent.write(line.encode()):
+            return self._shell_gone(command, b"", started)
+        sentinel = f"\n{nonce} ".encode()
+        buffer, timed_out, deadline = bytearray(), False, started + timeout_s
+        kept_limit = max(self.limits.output_bytes * 4, 1 << 20)
+        dropped_middle = 0
+        while True:
+            at = buffer.find(sentinel)
+            if at >= 0 and buffer.find(b"\n", at + len(sentinel)) >= 0:
+                end = buffer.find(b"\n", at + len(sentinel))
+                code = int(buffer[at + len(sentinel) : end] or b"1")
+                output, dropped = _cap(bytes(buffer[:at]), self.limits.output_bytes)
+                if timed_out:
+                    output += f"\n[timed out after {timeout_s:g} s: killed]"
+                    code = 124
+                return CommandResult(
+                    command, output, code, time.monotonic() - started, timed_out, dropped + dropped_middle
+                )
+            now = time.monotonic()
+            if now >= deadline:
+                if timed_out:  # interrupted and still no sentinel: the shell itself is stuck
+                    return self._shell_gone(command, bytes(buffer), started, timed_out=True)
+                timed_out = True
+                agent.interrupt(before)
+                deadline = now + 5.0
+                continue
+            chunk = agent.read(min(0.5, deadline - now))
+            if chunk is None:
+                continue
+            if not chunk:  # EOF: the shell exited
+                return self._shell_gone(command, bytes(buffer), started, timed_out)
+            buffer += chunk
+            if len(buffer) > kept_limit:  # keep the head and the tail, count the middle
+                head = self.limits.output_bytes
+                drop = len(buffer) - kept_limit
+                del buffer[head : head + drop]
+                dropped_middle += drop
+
+    def _shell_gone(self, command: str, data: bytes, started: float, timed_out: bool = False) -> CommandResult:
+        assert self._agent is not None
+        code = self._agent.exit_code()
+        output, dropped = _cap(data, self.limits.output_bytes)
+        self._agent.end_shell()
+        return CommandResult(
+            command,
+            output + "\n[the shell exited; the next command starts a new one at the workdir]",
+            code,
+            time.monotonic() - started,
+            timed_out,
+            dropped,
+            shell_exited=True,
+        )
+
+    # -- the verifier's turn ------------------------------------------------------------------
+
+    def end_step(self) -> StepVerdict:
+        """End the agent's turn on the current step (killing all it started) and judge it."""
+        if self.finished:
+            raise EpisodeError("the episode is over: every step has been verified")
+        assert self._agent is not None
+        if self._agent.alive():  # the shell's own builtin kill stops the agent's processes at once
+            self._agent.write(b"kill -9 -1 2>/dev/null; exit 0\n")
+        self._agent.end_shell()
+        verdict = self._agent.judge(self.task.steps[self.step_index])
+        self.verdicts.append(verdict)
+        self.step_index += 1
+        if not self.finished and self.oracle:
+            self._agent.stage_solution(self.task.steps[self.step_index].solution_dir)
+        return verdict
+
+    def finish(self) -> EpisodeResult:
+        """Judge the current step and every step not yet run (unattempted steps are judged as left)."""
+        while not self.finished:
+            self.end_step()
+        return EpisodeResult(self.task.task_id, self.verdicts, self.task.reward_strategy, self.commands)
+
+    def close(self) -> None:
         """Kill everything the episode started and remove its files."""
-        if getattr(self, "_box", None) is None:
-            return
-        self._end_shell()
-        self._box.end()
-        self._box = None  # type: ignore[assignment]
+        agent, self._agent = self._agent, None
+        if agent is not None:
+            agent.close()
 
     def __enter__(self) -> Episode:
         return self

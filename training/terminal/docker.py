@@ -1,0 +1,490 @@
+"""Episodes on Docker, through the SDK: the same shell, layout and judge as on bubblewrap, in
+containers of an image the daemon already has. No registry is reachable, so a task that runs on
+this machine's tools runs in `host_tools_image()`: bash, coreutils, grep, sed, awk, find, diff,
+tar, ps and python3 from this machine's Debian packages, made into an image with `docker import`.
+
+Nothing is shared with the harness's filesystem (files travel as tar streams through `docker exec`),
+so the daemon may be remote (`DOCKER_HOST=tcp://…`)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tarfile
+from pathlib import Path
+
+from curriculab.training.sandbox.isolation import docker_seccomp_profile
+
+HOST_TOOL_PACKAGES = (
+    "bash",
+    "dash",
+    "coreutils",
+    "grep",
+    "sed",
+    "mawk",
+    "findutils",
+    "diffutils",
+    "tar",
+    "gzip",
+    "procps",
+    "libc6",
+    "python3-minimal",
+    "python3.11-minimal",
+    "libpython3.11-minimal",
+    "libpython3.11-stdlib",
+    "python3.11",
+)
+"""Debian packages whose files make the host-tools image (their shared libraries come along)."""
+_LINKS = {"bin": "usr/bin", "sbin": "usr/sbin", "lib": "usr/lib", "lib64": "usr/lib64", "usr/bin/awk": "mawk"}
+_IMAGE_VERSION = "2"
+"""Bumped when the image's recipe changes (its tag names it with the packages' versions)."""
+
+
+def client():  # type: ignore[no-untyped-def]
+    """A Docker client, or None when no daemon answers (or the SDK is missing)."""
+    from curriculab.training.sandbox.docker_backend import client as sandbox_client
+
+    return sandbox_client()
+
+
+def _package_files(package: str) -> list[Path]:
+    listing = subprocess.run(["dpkg", "-L", package], capture_output=True, text=True, check=False).stdout
+    return [Path(line) for line in listing.splitlines() if line.startswith("/")]
+
+
+def _libraries(binary: Path) -> set[Path]:
+    out = subprocess.run(["ldd", str(binary)], capture_output=True, text=True, check=False).stdout
+    found = set()
+    for line in out.splitlines():
+        target = line.split("=>")[-1].strip().split(" ")[0]
+        if target.startswith("/"):
+            found.add(Path(target))
+    return found
+
+
+def _in_image(path: Path) -> str:
+    """Where a host path goes in the image (usrmerge: /bin, /lib … are links to /usr's)."""
+    name = str(path).lstrip("/")
+    return "usr/" + name if name.split("/")[0] in ("bin", "sbin", "lib", "lib64") else name
+
+
+def host_tools_image(docker_client, packages: tuple[str, ...] = HOST_TOOL_PACKAGES) -> str:  # type: ignore[no-untyped-def]
+    """Import (once; the tag names the packages' versions) an image of this machine's tools."""
+    import docker
+
+    if not shutil.which("dpkg-query"):
+        raise RuntimeError("the host-tools image is made from Debian packages, and dpkg is not here")
+    versions = subprocess.run(
+        ["dpkg-query", "-W", "-f=${Package}=${Version}\n", *packages], capture_output=True, text=True, check=False
+    ).stdout
+    tag = "curriculab-episode:host-" + hashlib.sha256((_IMAGE_VERSION + versions).encode()).hexdigest()[:12]
+    try:
+        docker_client.images.get(tag)
+        return tag
+    except docker.errors.ImageNotFound:
+        pass
+    files: set[Path] = set()
+    links: dict[str, str] = {}
+    for package in packages:
+        for path in _package_files(package):
+            if path.is_symlink() and path.parent != Path("/"):  # not usrmerge's /bin -> usr/bin itself
+                links[_in_image(path)] = os.readlink(path)
+            elif path.is_file():
+                files.add(path)
+    for path in list(files):
+        if os.access(path, os.X_OK) or ".so" in path.name:
+            files.update(_libraries(path))
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for directory in ("tmp", "root", "etc", "proc", "dev", "usr/bin", "usr/lib", "usr/sbin"):
+            info = tarfile.TarInfo(directory)
+            info.type, info.mode = tarfile.DIRTYPE, 0o1777 if directory == "tmp" else 0o755
+            tar.addfile(info)
+        placed: dict[str, Path] = {}
+        for path in sorted(files):
+            placed.setdefault(_in_image(path), path.resolve())
+        links.update(_LINKS)
+        for arcname, real in sorted(placed.items()):
+            if arcname not in links:
+                tar.add(str(real), arcname=arcname, recursive=False)
+        for link, target in sorted(links.items()):
+            info = tarfile.TarInfo(link)
+            info.type, info.linkname = tarfile.SYMTYPE, target
+            tar.addfile(info)
+        for name, text in (
+            ("etc/passwd", "root:x:0:0:root:/root:/bin/bash\n"),
+            ("etc/group", "root:x:0:\n"),
+        ):
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), 0o644
+            tar.addfile(info, io.BytesIO(data))
+    repository, version = tag.split(":")
+    docker_client.api.import_image_from_data(buffer.getvalue(), repository=repository, tag=version)
+    return tag
+
+
+def task_image(docker_client, task) -> str | None:  # type: ignore[no-untyped-def]
+    """The task's own image when the daemon has it (`[environment] docker_image`, never pulled)."""
+    import docker
+
+    name = task.config.environment.docker_image
+    if not name:
+        return None
+    try:
+        docker_client.images.get(name)
+        return name
+    except docker.errors.ImageNotFound:
+        return None
+
+
+def _top_folders(task) -> list[str]:  # type: ignore[no-untyped-def]
+    """A prebuilt image's writable folders: its workdir's and its Dockerfile's COPY targets' tops."""
+    tops = [path.strip("/").split("/")[0] for path in [task.workdir, *(p.target for p in task.image.placements)]]
+    return list(dict.fromkeys(t for t in tops if t and t not in ("tmp", "root", "logs", "tests", "solution")))
+
+
+def exec_run(
+    container,
+    command: list[str],
+    user: str,
+    stdin: bytes | None = None,
+    env: dict | None = None,
+    workdir: str | None = None,
+) -> tuple[int, bytes]:  # type: ignore[no-untyped-def]
+    """Run `command` in a running container (feeding `stdin`, then closing it); its exit code and
+    stdout+stderr. Works on a remote daemon: the bytes travel over the API's hijacked stream."""
+    api = container.client.api
+    created = api.exec_create(
+        container.id, command, stdin=stdin is not None, user=user, environment=env, workdir=workdir
+    )
+    raw = api.exec_start(created["Id"], socket=True)
+    sock = getattr(raw, "_sock", raw)
+    try:
+        if stdin is not None:
+            sock.sendall(stdin)
+            sock.shutdown(socket.SHUT_WR)
+        output = bytearray()
+        header = b""
+        while True:
+            chunk = sock.recv(1 << 16)
+            if not chunk:
+                break
+            header += chunk
+            while len(header) >= 8:  # the daemon's frames: stream, 0, 0, 0, big-endian length
+                size = int.from_bytes(header[4:8], "big")
+                if len(header) < 8 + size:
+                    break
+                output += header[8 : 8 + size]
+                header = header[8 + size :]
+    finally:
+        sock.close()
+    return api.exec_inspect(created["Id"])["ExitCode"], bytes(output)
+
+
+def seccomp_option() -> str:
+    return "seccomp=" + json.dumps(docker_seccomp_profile())
+
+
+# Finds the agent's shell (the bash `docker exec` started: its parent is outside the container) and
+# interrupts the command it runs as Ctrl-C would: SIGUSR1 to the shell, SIGKILL to its descendants
+# except the background jobs it had before the command (listed by the command's prefix).
+_INTERRUPT = r"""
+desc() { for c in $(cat /proc/$1/task/*/children 2>/dev/null); do echo $c; desc $c; done; }
+shell=
+for stat in /proc/[0-9]*/stat; do
+  read -r pid comm state ppid rest < "$stat" 2>/dev/null || continue
+  [ "$comm" = "(bash)" ] && [ "$ppid" = 0 ] && shell=$pid
+done
+[ -n "$shell" ] || exit 0
+keep=" $(for j in $(cat /logs/.curriculab-jobs 2>/dev/null); do echo $j; desc $j; done | tr '\n' ' ') "
+kill -USR1 "$shell"
+for p in $(desc "$shell"); do case "$keep" in *" $p "*) ;; *) kill -9 "$p" 2>/dev/null;; esac; done
+"""
+
+
+def _tar_of(entries: list[tuple[Path, str]], mode_from_host: bool = True) -> bytes:
+    """A tar of host files and folders, each under its arcname, owned by nobody in particular."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+
+        def reset(info: tarfile.TarInfo) -> tarfile.TarInfo:
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            return info
+
+        for source, arcname in entries:
+            tar.add(str(source), arcname=arcname, filter=reset)
+    return buffer.getvalue()
+
+
+def _safe_extract(data: bytes, target: Path) -> None:
+    """Extract regular files and folders only (a judge's logs are read, never trusted as paths)."""
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        for member in tar.getmembers():
+            name = Path(member.name)
+            if name.is_absolute() or ".." in name.parts or not (member.isfile() or member.isdir()):
+                continue
+            tar.extract(member, target, set_attrs=False, filter="data")
+
+
+class DockerAgent:
+    """The agent's side on Docker: a container of the task's image (the daemon's own, or the
+    host-tools image) whose writable folders are size-capped tmpfs; the shell is a `docker exec`,
+    so it can exit and start again without losing the files; the judge is a fresh container."""
+
+    backend = "docker"
+    command_prefix = "jobs -p > /logs/.curriculab-jobs 2>/dev/null; "
+
+    def __init__(self, task, limits, oracle: bool, docker_client=None):  # type: ignore[no-untyped-def]
+        from curriculab.training.sandbox.isolation import UidLease
+        from curriculab.training.terminal.episode import writable_roots
+
+        self.task, self.limits, self.oracle = task, limits, oracle
+        self.docker = docker_client or client()
+        if self.docker is None:
+            raise RuntimeError("no Docker daemon answers. Start one (dockerd) or use the bwrap backend")
+        self.prebuilt = task_image(self.docker, task)
+        """The task's own image (its files and tools built in), else None: the host-tools image."""
+        self.image = self.prebuilt or host_tools_image(self.docker)
+        self.roots = writable_roots(task) if self.prebuilt is None else _top_folders(task)
+        self.lease, self.judge_lease = UidLease(), UidLease()
+        self.uid = self.lease.uid
+        self.socket = None
+        self.exec_id: str | None = None
+        self.pending = b""
+        self.container = None
+        try:
+            folders = [*self.roots, "root", "logs", *(["solution"] if oracle else [])]
+            self.container = self._container(self.uid, folders)
+            user = f"{self.uid}:{self.uid}"
+            if self.prebuilt is not None:  # the image's own files in its writable folders, seeded into their tmpfs
+                for name in self.roots:
+                    seed = self._image_folder(name)
+                    if seed:
+                        self._untar(self.container, seed, user)
+            else:
+                placements = [(p.source, p.target.lstrip("/")) for p in task.image.placements]
+                if placements:
+                    self._untar(self.container, _tar_of(placements), user)
+            exec_run(self.container, ["mkdir", "-p", task.workdir], user)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def replays_setup(self) -> bool:
+        """Whether the Dockerfile's RUN lines are replayed (not in the task's own image: they built it)."""
+        return self.prebuilt is None
+
+    def _image_folder(self, name: str) -> bytes | None:
+        """The image's /<name> as a tar (from a created, never started, container), or None."""
+        import docker
+
+        holder = self.docker.containers.create(self.image, ["/bin/true"], network_disabled=True)
+        try:
+            stream, _ = holder.get_archive(f"/{name}")
+            return b"".join(stream)
+        except docker.errors.NotFound:
+            return None
+        finally:
+            holder.remove(force=True)
+
+    def _container(self, uid: int, folders: list[str], root_owned: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
+        """A running container of the image, its main process an idle root `cat` (so the agent's
+        uid can kill all its own processes without stopping it), every folder a tmpfs."""
+        from docker.types import Ulimit
+
+        size = self.limits.disk_bytes
+        tmpfs = {f"/{name}": f"size={size},uid={uid},gid={uid},mode=0755" for name in folders}
+        tmpfs["/tmp"] = f"size={size},mode=1777"
+        for name in root_owned:
+            tmpfs[f"/{name}"] = f"size={size},mode=0755"
+        return self.docker.containers.run(
+            self.image,
+            ["/bin/cat"],
+            stdin_open=True,
+            detach=True,
+            user="0:0",
+            init=True,
+            network_disabled=True,
+            network_mode="none",
+            read_only=True,
+            tmpfs=tmpfs,
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges", seccomp_option()],
+            mem_limit=self.limits.memory_bytes,
+            memswap_limit=self.limits.memory_bytes,
+            pids_limit=self.limits.processes,
+            ulimits=[
+                Ulimit(name="cpu", soft=self.limits.cpu_s, hard=self.limits.cpu_s),
+                Ulimit(name="fsize", soft=self.limits.file_bytes, hard=self.limits.file_bytes),
+                Ulimit(name="nofile", soft=self.limits.open_files, hard=self.limits.open_files),
+            ],
+            log_config={"Type": "json-file", "Config": {"max-size": "1m", "max-file": "1"}},
+        )
+
+    def _untar(self, container, data: bytes, user: str, into: str = "/") -> None:  # type: ignore[no-untyped-def]
+        code, output = exec_run(container, ["tar", "-x", "--no-same-owner", "-C", into], user, stdin=data)
+        if code != 0:
+            raise RuntimeError(f"could not place files in the container: {output.decode(errors='replace')[-300:]}")
+
+    # -- the shell ----------------------------------------------------------------------------
+
+    def start_shell(self) -> None:
+        from curriculab.training.terminal.episode import agent_env
+
+        api = self.docker.api
+        self.exec_id = api.exec_create(
+            self.container.id,
+            ["/bin/bash", "--noprofile", "--norc"],
+            stdin=True,
+            user=f"{self.uid}:{self.uid}",
+            environment=agent_env(self.task),
+            workdir=self.task.workdir,
+        )["Id"]
+        raw = api.exec_start(self.exec_id, socket=True)
+        self.socket = getattr(raw, "_sock", raw)
+        self.pending = b""
+
+    def shell_started(self) -> None:
+        pass
+
+    def alive(self) -> bool:
+        return self.socket is not None
+
+    def write(self, data: bytes) -> bool:
+        try:
+            assert self.socket is not None
+            self.socket.sendall(data)
+            return True
+        except OSError:
+            return False
+
+    def read(self, timeout: float) -> bytes | None:
+        """The shell's stdout and stderr, unframed (None: nothing within `timeout`; b"": it exited)."""
+        assert self.socket is not None
+        self.socket.settimeout(timeout)
+        try:
+            chunk = self.socket.recv(1 << 16)
+        except TimeoutError:
+            # the daemon keeps an exec's stream open while its stdin is: ask whether the shell is gone
+            running = self.docker.api.exec_inspect(self.exec_id).get("Running")
+            return None if running else b""
+        except OSError:
+            chunk = b""
+        if not chunk:
+            return b""
+        self.pending += chunk
+        out = bytearray()
+        while len(self.pending) >= 8:
+            size = int.from_bytes(self.pending[4:8], "big")
+            if len(self.pending) < 8 + size:
+                break
+            out += self.pending[8 : 8 + size]
+            self.pending = self.pending[8 + size :]
+        return bytes(out) if out else None
+
+    def exit_code(self) -> int:
+        if self.exec_id is None:
+            return 1
+        code = self.docker.api.exec_inspect(self.exec_id).get("ExitCode")
+        return code if code is not None else 1
+
+    def before_command(self) -> None:
+        return None
+
+    def interrupt(self, before: None) -> None:
+        exec_run(self.container, ["/bin/sh", "-c", _INTERRUPT], f"{self.uid}:{self.uid}")
+
+    def end_shell(self) -> None:
+        """Kill every process of the agent's uid in the container (the root `cat` stays)."""
+        if self.socket is not None:
+            try:
+                self.socket.close()
+            except OSError:
+                pass
+            self.socket = None
+        if self.container is not None:
+            exec_run(self.container, ["/bin/sh", "-c", "kill -9 -1 2>/dev/null; true"], f"{self.uid}:{self.uid}")
+
+    def stage_solution(self, source: Path | None) -> None:
+        user = f"{self.uid}:{self.uid}"
+        exec_run(self.container, ["/bin/sh", "-c", "rm -rf /solution/* /solution/.[!.]*"], user)
+        if source is not None:
+            self._untar(
+                self.container, _tar_of([(child, child.name) for child in sorted(source.iterdir())]), user, "/solution"
+            )
+
+    # -- the judge ----------------------------------------------------------------------------
+
+    def judge(self, step):  # type: ignore[no-untyped-def]
+        import time
+
+        from curriculab.training.terminal.episode import verdict, verifier_env
+
+        uid = self.judge_lease.uid
+        code, files = exec_run(self.container, ["tar", "-c", "-C", "/", *self.roots], f"{self.uid}:{self.uid}")
+        judge = self._container(uid, [*self.roots, "root", "logs/verifier"], root_owned=("tests",))
+        started = time.monotonic()
+        try:
+            tests = _tar_of([(child, child.name) for folder in step.test_dirs for child in sorted(folder.iterdir())])
+            self._untar(judge, tests, "0:0", "/tests")  # root's, read-only to the verifier
+            self._untar(judge, files, f"{uid}:{uid}")
+            timeout = min(self.limits.verifier_timeout_s, step.verifier_timeout_s or self.limits.verifier_timeout_s)
+            outcome: dict = {}
+
+            def run_tests() -> None:
+                outcome["code"], outcome["output"] = exec_run(
+                    judge,
+                    ["/bin/bash", f"/tests/{step.test_script}"],
+                    f"{uid}:{uid}",
+                    env=verifier_env(step),
+                    workdir=self.task.workdir,
+                )
+
+            import threading
+
+            worker = threading.Thread(target=run_tests, daemon=True)
+            worker.start()
+            worker.join(timeout)
+            if worker.is_alive():
+                judge.kill()
+                worker.join(5)
+                return verdict(
+                    step,
+                    outcome.get("output", b""),
+                    None,
+                    time.monotonic() - started,
+                    None,
+                    f"the verifier timed out after {timeout:g} s",
+                )
+            # nothing the tests started outlives them; then the logs are read
+            _, logs = exec_run(
+                judge, ["/bin/sh", "-c", "kill -9 -1 2>/dev/null; tar -c -C /logs/verifier ."], f"{uid}:{uid}"
+            )
+            import tempfile
+
+            with tempfile.TemporaryDirectory(prefix="curriculab-judge-logs-") as folder:
+                try:
+                    _safe_extract(logs, Path(folder))
+                except tarfile.TarError:
+                    pass
+                return verdict(step, outcome["output"], outcome["code"], time.monotonic() - started, Path(folder), None)
+        finally:
+            judge.remove(force=True)
+
+    def close(self) -> None:
+        if self.container is not None:
+            try:
+                self.container.remove(force=True)
+            except Exception:  # already gone; cleanup never hides a result
+                pass
+            self.container = None
+        for lease in (self.lease, self.judge_lease):
+            lease.close()
