@@ -14,6 +14,8 @@ the reward from the verifier's own /logs/verifier, which the agent never had."""
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import json
 import math
 import os
@@ -175,6 +177,7 @@ class EpisodeResult:
         return next((f"{s.step}: {s.error}" for s in self.steps if s.error), None)
 
 
+@functools.cache
 def hidden_paths() -> list[str]:
     """Folders inside `SHOWN` an episode sees empty: this project's installed files (its built-in
     suite carries tests and solutions) and any Python environment holding it."""
@@ -195,7 +198,8 @@ def hidden_paths() -> list[str]:
     return sorted(found)
 
 
-def _shown_args() -> list[str]:
+@functools.cache
+def _shown_args() -> tuple[str, ...]:
     args: list[str] = []
     for name in SHOWN:
         host = f"/{name}"
@@ -205,23 +209,7 @@ def _shown_args() -> list[str]:
             args += ["--ro-bind", host, host]
     for path in hidden_paths():
         args += ["--tmpfs", path, "--remount-ro", path]
-    return args
-
-
-def _drop(uid: int) -> list[str]:
-    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"] if os.geteuid() == 0 else []
-
-
-def _limits_prefix(limits: EpisodeLimits) -> list[str]:
-    return [
-        "prlimit",
-        f"--cpu={limits.cpu_s}",
-        f"--fsize={limits.file_bytes}",
-        f"--nofile={limits.open_files}",
-        f"--nproc={limits.processes}",
-        "--core=0",
-        "--",
-    ]
+    return tuple(args)
 
 
 def _uid_processes(uid: int) -> list[int]:
@@ -296,6 +284,17 @@ def _kill(pids: list[int]) -> None:
             pass
 
 
+def _mount_tmpfs(path: Path, size: int) -> bool:
+    """Mount a size-capped tmpfs at `path` (root only): the mount(2) call itself, no `mount` process."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    options = f"size={size},mode=0711".encode()
+    return libc.mount(b"tmpfs", str(path).encode(), b"tmpfs", 0, options) == 0
+
+
+def _unmount(path: Path) -> None:
+    ctypes.CDLL(None, use_errno=True).umount2(str(path).encode(), 2)  # MNT_DETACH
+
+
 class _Box:
     """Host side of one sandbox: a directory (a size-capped tmpfs when root), a uid of its own, a
     cgroup where writable; `end()` kills everything that ran as its uid and removes it all."""
@@ -305,21 +304,7 @@ class _Box:
         self.lease = UidLease()
         self.uid = self.lease.uid
         self.root = Path(tempfile.mkdtemp(prefix=prefix))
-        self.mounted = False
-        if os.geteuid() == 0:
-            done = subprocess.run(
-                [
-                    "mount",
-                    "-t",
-                    "tmpfs",
-                    "-o",
-                    f"size={disk_bytes or limits.disk_bytes},mode=0711",
-                    "tmpfs",
-                    str(self.root),
-                ],
-                capture_output=True,
-            )
-            self.mounted = done.returncode == 0
+        self.mounted = os.geteuid() == 0 and _mount_tmpfs(self.root, disk_bytes or limits.disk_bytes)
         os.chmod(self.root, 0o711)
         self.cgroup = Cgroup.create(
             f"curriculab-episode-{os.getpid()}-{secrets.token_hex(4)}", limits.memory_bytes, limits.processes
@@ -332,26 +317,38 @@ class _Box:
             os.chown(path, owner, owner)
         return path
 
-    def command(
-        self, binds: list[str], workdir: str, env: dict[str, str], argv: list[str]
-    ) -> tuple[list[str], int | None]:
-        """The command line of a sandbox, and the seccomp filter's fd it reads (to pass, then close:
-        bubblewrap reads it to its end, so every start gets a fresh one)."""
+    def start(
+        self, binds: list[str], workdir: str, env: dict[str, str], argv: list[str], **popen: object
+    ) -> subprocess.Popen:
+        """Start `argv` in this sandbox: a `sh` joins the cgroup, sets the rlimits and execs setpriv
+        (this box's uid), which execs bubblewrap; bubblewrap reads the seccomp filter from a fresh
+        memfd (it reads it to the end, so one per start). Popen's own `user=` would cost a full
+        fork of the harness (no vfork), tens of milliseconds in a trainer-sized process."""
         seccomp_fd = None
         program = seccomp_program(())
         if program is not None:
             seccomp_fd = os.memfd_create("episode-seccomp", 0)
             os.write(seccomp_fd, program)
             os.lseek(seccomp_fd, 0, os.SEEK_SET)
-        memory = [] if self.cgroup else [f"--as={self.limits.memory_bytes}"]
-        prefix = self.cgroup.enter_command() if self.cgroup else []
+        limits = self.limits
+        # dash's ulimit: -f in 512-byte blocks, -v in KiB, -p processes; one option a call
+        ulimits = [f"-t {limits.cpu_s}", f"-f {limits.file_bytes // 512}", f"-n {limits.open_files}", "-c 0"]
+        ulimits += [f"-p {limits.processes}"] + ([] if self.cgroup else [f"-v {limits.memory_bytes // 1024}"])
+        script = (
+            'while [ "$1" != -- ]; do echo $$ > "$1" || exit 97; shift; done; shift; '
+            + "; ".join(f"ulimit {u}" for u in ulimits)
+            + '; exec "$@"'
+        )
+        procs = [str(path / "cgroup.procs") for path in self.cgroup.paths] if self.cgroup else []
         settings = [arg for key, value in env.items() for arg in ("--setenv", key, value)]
-        return [
-            *prefix,
-            *_limits_prefix(self.limits)[:-1],
-            *memory,
+        command = [
+            "/bin/sh",
+            "-c",
+            script,
+            "sh",
+            *procs,
             "--",
-            *_drop(self.uid),
+            *(["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups"] if os.geteuid() == 0 else []),
             "bwrap",
             "--unshare-all",
             "--unshare-user",
@@ -375,7 +372,17 @@ class _Box:
             "--clearenv",
             *settings,
             *argv,
-        ], seccomp_fd
+        ]
+        try:
+            return subprocess.Popen(  # type: ignore[call-overload, no-any-return]
+                command,
+                start_new_session=True,
+                pass_fds=(seccomp_fd,) if seccomp_fd is not None else (),
+                **popen,
+            )
+        finally:
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
 
     def kill_all(self) -> None:
         """Kill every process of this sandbox (its uid is leased to it alone) until none is left."""
@@ -395,7 +402,7 @@ class _Box:
     def end(self) -> None:
         self.kill_all()
         if self.mounted:
-            subprocess.run(["umount", "-l", str(self.root)], capture_output=True)
+            _unmount(self.root)
         shutil.rmtree(self.root, ignore_errors=True)
         if self.cgroup:
             self.cgroup.remove()
@@ -551,21 +558,15 @@ class _BwrapAgent:
         binds = [arg for name in (*self.roots, "tmp", "root", "logs") for arg in ("--bind", str(fs / name), f"/{name}")]
         if self.oracle:
             binds += ["--ro-bind", str(fs / "solution"), "/solution"]
-        argv, seccomp = self.box.command(
-            binds, self.task.workdir, agent_env(self.task), ["/bin/bash", "--noprofile", "--norc"]
+        self.shell = self.box.start(
+            binds,
+            self.task.workdir,
+            agent_env(self.task),
+            ["/bin/bash", "--noprofile", "--norc"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
         )
-        try:
-            self.shell = subprocess.Popen(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                pass_fds=(seccomp,) if seccomp is not None else (),
-            )
-        finally:
-            if seccomp is not None:
-                os.close(seccomp)
         os.set_blocking(self.shell.stdout.fileno(), False)  # type: ignore[union-attr]
 
     def shell_started(self) -> None:
@@ -650,22 +651,16 @@ class _BwrapAgent:
             binds = [arg for name in (*self.roots, "tmp", "root") for arg in ("--bind", str(fs / name), f"/{name}")]
             binds += ["--ro-bind", str(tests), "/tests", "--bind", str(logs), "/logs/verifier"]
             timeout = min(self.limits.verifier_timeout_s, step.verifier_timeout_s or self.limits.verifier_timeout_s)
-            argv, seccomp = judge.command(
-                binds, self.task.workdir, verifier_env(step), ["/bin/bash", f"/tests/{step.test_script}"]
-            )
             started = time.monotonic()
-            try:
-                process = subprocess.Popen(
-                    argv,
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                    pass_fds=(seccomp,) if seccomp is not None else (),
-                )
-            finally:
-                if seccomp is not None:
-                    os.close(seccomp)
+            process = judge.start(
+                binds,
+                self.task.workdir,
+                verifier_env(step),
+                ["/bin/bash", f"/tests/{step.test_script}"],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+            )
             try:
                 data, _ = process.communicate(timeout=timeout)
                 error = None
@@ -744,14 +739,16 @@ class Episode:
     def _replay_setup(self) -> None:
         assert self._agent is not None
         deadline = time.monotonic() + self.limits.setup_timeout_s
-        for command in self.task.image.commands if self._agent.replays_setup else []:
+        commands = self.task.image.commands if self._agent.replays_setup else []
+        for command in commands:
             done = self._send(command, max(1.0, deadline - time.monotonic()))
             if done.exit_code != 0:
                 raise NeedsImage(
                     f"needs its image: its Dockerfile's `RUN {command}` fails here "
                     f"(exit {done.exit_code}: {done.output.strip()[-300:]})"
                 )
-        self._send(f"cd {shlex.quote(self.task.workdir)}", self.limits.setup_timeout_s)
+        if commands:  # a RUN may have moved the shell; the agent starts at the workdir
+            self._send(f"cd {shlex.quote(self.task.workdir)}", self.limits.setup_timeout_s)
         if self.oracle:
             assert self._agent is not None
             self._agent.stage_solution(self.task.steps[0].solution_dir)
