@@ -52,6 +52,17 @@ def test_a_command_is_bounded_in_time_and_output_and_the_shell_survives_it(tmp_p
         assert episode.run("cat").output == ""  # stdin is /dev/null: nothing waits on the harness's pipe
 
 
+def test_a_step_gets_its_agent_timeout_and_nothing_runs_after_it(tmp_path, backend):
+    toml = 'version = "1.0"\n\n[metadata]\ndifficulty = "easy"\n\n[agent]\ntimeout_sec = 1.5\n'
+    with Episode(load_task(write_task(tmp_path, toml=toml)), backend=backend) as episode:
+        assert episode.run("echo in time").output == "in time\n"
+        slow = episode.run("sleep 10; echo never")
+        assert slow.timed_out and slow.seconds < 3  # the command's own timeout, cut to the time left
+        late = episode.run("echo hello > greeting.txt")
+        assert late.exit_code == 124 and "is over: nothing ran" in late.output
+        assert episode.finish().milestones == {"greeting": 0.0, "count": 0.0}
+
+
 def test_the_task_files_are_laid_out_and_nothing_else_of_the_host_is_visible(tmp_path, backend):
     task = write_task(
         tmp_path,

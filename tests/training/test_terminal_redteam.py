@@ -138,6 +138,8 @@ def test_every_hostile_episode_scores_0_and_the_honest_one_after_it_scores_1(tmp
         assert result.reward == 0 and set(result.milestones.values()) <= {0.0}, (name, result.milestones, outputs)
         time.sleep(0.5)  # a process that survived would have written by now
         assert _marked_processes() == [], name
+        if backend == "docker" and name != list(HOSTILE)[-1]:
+            continue  # each Docker episode is a fresh container: the honest one runs once, after all
         with Episode(task, LIMITS, backend=backend) as honest:
             assert honest.run("ls -A /app /tmp").output == "/app:\ndata.txt\nout\n\n/tmp:\n", name
             honest.run(MILESTONE_SOLUTION.replace("#!/bin/bash\n", ""))

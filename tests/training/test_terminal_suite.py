@@ -31,6 +31,9 @@ def test_the_suite_spans_the_tiers_and_kinds_and_gives_every_behavioural_code_ro
         assert readiness(task) == [], task.task_id  # bash, coreutils, grep/sed/awk and python3 only
         assert task.image.apt_packages == task.image.pip_packages == [], task.task_id
     assert sum(len(t.steps) > 1 for t in tasks) >= 3  # multi-step repairs and workflows
+    # what git and a wheel carry: no empty folder, no dotfile (the Dockerfile makes empty folders)
+    carried = [p for p in BUILTIN_SUITE.rglob("*") if "__pycache__" not in p.parts]
+    assert [p for p in carried if p.name.startswith(".") or (p.is_dir() and not any(p.iterdir()))] == []
 
 
 def test_tasks_import_builtin_stores_the_suite_with_its_tiers(cli_run):

@@ -16,6 +16,7 @@ import shutil
 import socket
 import subprocess
 import tarfile
+import threading
 from pathlib import Path
 
 from curriculab.training.sandbox.isolation import docker_seccomp_profile
@@ -185,6 +186,13 @@ def exec_run(
     finally:
         sock.close()
     return api.exec_inspect(created["Id"])["ExitCode"], bytes(output)
+
+
+def _remove(container) -> None:  # type: ignore[no-untyped-def]
+    try:
+        container.remove(force=True)
+    except Exception:  # already gone; cleanup never hides a verdict
+        pass
 
 
 def seccomp_option() -> str:
@@ -448,8 +456,6 @@ class DockerAgent:
                     workdir=self.task.workdir,
                 )
 
-            import threading
-
             worker = threading.Thread(target=run_tests, daemon=True)
             worker.start()
             worker.join(timeout)
@@ -477,7 +483,9 @@ class DockerAgent:
                     pass
                 return verdict(step, outcome["output"], outcome["code"], time.monotonic() - started, Path(folder), None)
         finally:
-            judge.remove(force=True)
+            # its processes are dead (killed above, or the timeout's kill): removing the rest of
+            # the container need not hold up the episode
+            threading.Thread(target=_remove, args=(judge,), daemon=True).start()
 
     def close(self) -> None:
         if self.container is not None:

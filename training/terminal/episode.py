@@ -705,6 +705,7 @@ class Episode:
             raise ValueError(f"backend {backend!r} is not one of {', '.join(BACKENDS)}")
         self.task, self.limits, self.oracle = task, limits or EpisodeLimits(), oracle
         self.step_index = 0
+        self._step_started = time.monotonic()
         self.verdicts: list[StepVerdict] = []
         self.commands: list[CommandResult] = []
         self._agent: _BwrapAgent | DockerAgent | None = None
@@ -720,6 +721,7 @@ class Episode:
         except BaseException:
             self.close()
             raise
+        self._step_started = time.monotonic()  # the agent's time starts when the environment is ready
 
     @property
     def backend(self) -> str:
@@ -765,13 +767,25 @@ class Episode:
         return self.step_index >= len(self.task.steps)
 
     def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
-        """Run one command in the agent's shell; its state (cwd, variables, jobs) carries on."""
+        """Run one command in the agent's shell; its state (cwd, variables, jobs) carries on.
+        Within the step's `[agent] timeout_sec` (as Harbor bounds an agent): past it, nothing runs."""
         if self.finished:
             raise EpisodeError("the episode is over: every step has been verified")
         assert self._agent is not None
+        timeout = timeout_s or self.limits.command_timeout_s
+        budget = self.task.steps[self.step_index].agent_timeout_s
+        if budget is not None:
+            left = budget - (time.monotonic() - self._step_started)
+            if left <= 0:
+                over = CommandResult(
+                    command, f"[the agent's time for this step ({budget:g} s) is over: nothing ran]", 124, 0.0, True
+                )
+                self.commands.append(over)
+                return over
+            timeout = min(timeout, left)
         if not self._agent.alive():
             self._start_shell()
-        result = self._send(command, timeout_s or self.limits.command_timeout_s)
+        result = self._send(command, timeout)
         self.commands.append(result)
         return result
 
@@ -850,6 +864,7 @@ class Episode:
         verdict = self._agent.judge(self.task.steps[self.step_index])
         self.verdicts.append(verdict)
         self.step_index += 1
+        self._step_started = time.monotonic()
         if not self.finished and self.oracle:
             self._agent.stage_solution(self.task.steps[self.step_index].solution_dir)
         return verdict
