@@ -162,19 +162,16 @@ def test_a_multi_step_task_is_judged_step_by_step_and_combined_as_its_strategy_s
     assert check_task(final.path, backend=backend).ok  # each step's oracle runs before that step's verifier
 
 
-def test_check_runs_the_oracle_and_the_do_nothing_agent_and_flags_a_verifier_it_cannot_trust(tmp_path, backend):
-    good = check_task(write_task(tmp_path, "good"), backend=backend)
-    assert good.ok and good.backend == backend
+def test_check_runs_the_oracle_and_the_do_nothing_agent_and_flags_a_verifier_it_cannot_trust(tmp_path):
+    # on bubblewrap: the Docker backend's check runs in tests/training/test_terminal_docker.py
+    good = check_task(write_task(tmp_path, "good"))
+    assert good.ok and good.backend == "bwrap"
     assert good.oracle.milestones == {"greeting": 1.0, "count": 1.0} and good.nop.reward == 0.0
-    lenient = check_task(
-        write_task(tmp_path, "lenient", test_sh="#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n"), backend=backend
-    )
+    lenient = check_task(write_task(tmp_path, "lenient", test_sh="#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n"))
     assert not lenient.ok and any("do-nothing run scores 1" in flag for flag in lenient.flags)
-    wrong = check_task(
-        write_task(tmp_path, "wrong", solve_sh="#!/bin/bash\necho hello > /app/greeting.txt\n"), backend=backend
-    )
+    wrong = check_task(write_task(tmp_path, "wrong", solve_sh="#!/bin/bash\necho hello > /app/greeting.txt\n"))
     assert any("oracle scores 0.5 (count=0)" in flag for flag in wrong.flags)
-    unsolved = check_task(write_task(tmp_path, "unsolved", solve_sh=None), backend=backend)
+    unsolved = check_task(write_task(tmp_path, "unsolved", solve_sh=None))
     assert unsolved.ok and unsolved.oracle is None and unsolved.nop is not None
 
 
