@@ -421,6 +421,23 @@ class DockerAgent:
         if self.container is not None:
             exec_run(self.container, ["/bin/sh", "-c", "kill -9 -1 2>/dev/null; true"], f"{self.uid}:{self.uid}")
 
+    def files(self) -> dict[str, tuple[int, int]]:
+        """Every file of the task's folders and /root: size and modification time, by path (a find
+        in the container; root there has no capability, so a folder the agent made unreadable is
+        not looked into)."""
+        from curriculab.training.terminal.episode import FILES_OBSERVED
+
+        folders = [f"/{name}" for name in (*self.roots, "root")]
+        command = ["find", *folders, "-xdev", "!", "-type", "d", "-printf", "%p\\t%s\\t%T@\\n"]
+        _, output = exec_run(self.container, command, "0:0")
+        found: dict[str, tuple[int, int]] = {}
+        for line in output.decode(errors="replace").splitlines()[:FILES_OBSERVED]:
+            path, _, rest = line.partition("\t")
+            size, _, stamp = rest.partition("\t")
+            if size.isdigit():
+                found[path] = (int(size), int(float(stamp) * 1e9))
+        return found
+
     def stage_solution(self, source: Path | None) -> None:
         user = f"{self.uid}:{self.uid}"
         exec_run(self.container, ["/bin/sh", "-c", "rm -rf /solution/* /solution/.[!.]*"], user)

@@ -100,6 +100,10 @@ class CommandResult:
     """Output dropped by the cap."""
     shell_exited: bool = False
     """The command ended the shell (`exit`); the next command starts a new one at the workdir."""
+    changed: list[str] = field(default_factory=list)
+    """Files it created, modified or removed in the task's folders and /root (an `observe` episode's)."""
+    step: int = 0
+    """The task step it ran in (0 for a single-step task)."""
 
 
 @dataclass
@@ -624,6 +628,25 @@ class _BwrapAgent:
                         pass
         self.box.kill_all()
 
+    def files(self) -> dict[str, tuple[int, int]]:
+        """Every file of the task's folders and /root: its size and modification time, by path."""
+        fs = self.box.root / "fs"
+        found: dict[str, tuple[int, int]] = {}
+        stack = [fs / name for name in (*self.roots, "root")]
+        while stack and len(found) < FILES_OBSERVED:
+            folder = stack.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+                else:
+                    info = entry.stat(follow_symlinks=False)
+                    found["/" + str(Path(entry.path).relative_to(fs))] = (info.st_size, info.st_mtime_ns)
+        return found
+
     def stage_solution(self, source: Path | None) -> None:
         target = self.box.root / "fs" / "solution"
         for child in target.iterdir():
@@ -678,6 +701,8 @@ class _BwrapAgent:
         self.box.end()
 
 
+FILES_OBSERVED = 20_000
+"""Most files an observing episode follows (a tree larger than this is followed in part)."""
 BACKENDS = ("bwrap", "docker")
 """Where episodes run: bubblewrap over this machine's root (read-only), or Docker through the SDK."""
 
@@ -700,10 +725,12 @@ class Episode:
         oracle: bool = False,
         backend: str = "bwrap",
         docker_client: object | None = None,
+        observe: bool = False,
     ):
         if backend not in BACKENDS:
             raise ValueError(f"backend {backend!r} is not one of {', '.join(BACKENDS)}")
-        self.task, self.limits, self.oracle = task, limits or EpisodeLimits(), oracle
+        self.task, self.limits, self.oracle, self.observe = task, limits or EpisodeLimits(), oracle, observe
+        self._files: dict[str, tuple[int, int]] = {}
         self.step_index = 0
         self._step_started = time.monotonic()
         self.verdicts: list[StepVerdict] = []
@@ -721,6 +748,9 @@ class Episode:
         except BaseException:
             self.close()
             raise
+        if observe:
+            assert self._agent is not None
+            self._files = self._agent.files()
         self._step_started = time.monotonic()  # the agent's time starts when the environment is ready
 
     @property
@@ -778,7 +808,12 @@ class Episode:
             left = budget - (time.monotonic() - self._step_started)
             if left <= 0:
                 over = CommandResult(
-                    command, f"[the agent's time for this step ({budget:g} s) is over: nothing ran]", 124, 0.0, True
+                    command,
+                    f"[the agent's time for this step ({budget:g} s) is over: nothing ran]",
+                    124,
+                    0.0,
+                    True,
+                    step=self.step_index,
                 )
                 self.commands.append(over)
                 return over
@@ -786,6 +821,13 @@ class Episode:
         if not self._agent.alive():
             self._start_shell()
         result = self._send(command, timeout)
+        result.step = self.step_index
+        if self.observe:  # what the command changed, seen from outside the agent's reach
+            files = self._agent.files()
+            result.changed = sorted(
+                path for path in files.keys() | self._files.keys() if files.get(path) != self._files.get(path)
+            )
+            self._files = files
         self.commands.append(result)
         return result
 

@@ -1,0 +1,94 @@
+"""Terminal tasks as a TRL environment: `GRPOTrainer(environment_factory=TerminalEnvironment)`.
+
+TRL's contract (trl 1.16 `grpo_trainer.py`): it keeps a pool of instances and calls
+`reset(**dataset_row)` before each rollout, appending what `reset` returns to the prompt; every
+other public method is a tool, described to the model by its signature and docstring; reward
+functions receive the instances as `environments=`. So this class has one tool, `bash`; what the
+rewards read (`result`, `commands`) are properties, which TRL does not take for tools. The verifier
+runs once per episode, when a reward first reads `result`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from curriculab.training.terminal.episode import CommandResult, Episode, EpisodeLimits, EpisodeResult
+from curriculab.training.terminal.suite import BUILTIN_SUITE
+from curriculab.training.terminal.task import TerminalTask, load_task
+
+
+class TerminalEnvironment:
+    """One terminal episode per rollout. `tasks` is a suite folder (a task directory per folder)
+    or a mapping of task id to directory; a dataset row names its task with `task_id`."""
+
+    def __init__(
+        self,
+        tasks: Path | str | Mapping[str, Path | str] = BUILTIN_SUITE,
+        limits: EpisodeLimits | None = None,
+        backend: str = "bwrap",
+    ):
+        if isinstance(tasks, Mapping):
+            self._paths = {name: Path(path) for name, path in tasks.items()}
+        else:
+            self._paths = {p.parent.name: p.parent for p in Path(tasks).glob("*/task.toml")}
+        self._limits, self._backend = limits or EpisodeLimits(), backend
+        self._tasks: dict[str, TerminalTask] = {}
+        self._episode: Episode | None = None
+        self._result: EpisodeResult | None = None
+
+    def reset(self, task_id: str, **row: object) -> str:
+        """End the previous episode and start one on `task_id`; its instruction joins the prompt."""
+        self._close()
+        if task_id not in self._paths:
+            raise KeyError(f"task {task_id!r} is not in this environment's tasks ({len(self._paths)} known)")
+        if task_id not in self._tasks:
+            self._tasks[task_id] = load_task(self._paths[task_id])
+        self._episode = Episode(self._tasks[task_id], self._limits, backend=self._backend, observe=True)
+        return self._episode.instruction
+
+    def bash(self, command: str) -> str:
+        """Run a command in the task's terminal and return what it printed and its exit code.
+
+        Args:
+            command: A bash command line. The working directory, variables and background jobs carry over between calls.
+
+        Returns:
+            The command's output (stdout and stderr), then its exit code.
+        """
+        if self._episode is None or self._result is not None:
+            return "[no episode is running]"
+        done = self._episode.run(command)
+        text = done.output if not done.output or done.output.endswith("\n") else done.output + "\n"
+        return f"{text}[exit code {done.exit_code}]"
+
+    @property
+    def result(self) -> EpisodeResult:
+        """The episode judged (the verifier runs on the first read; every step is judged as left)."""
+        if self._result is None:
+            if self._episode is None:
+                raise RuntimeError("no episode: call reset(task_id=...) first")
+            self._result = self._episode.finish()
+        return self._result
+
+    @property
+    def commands(self) -> list[CommandResult]:
+        """What the agent ran, each with its exit code, time and the files it changed."""
+        return self._episode.commands if self._episode is not None else []
+
+    @property
+    def task(self) -> TerminalTask | None:
+        return self._episode.task if self._episode is not None else None
+
+    def _close(self) -> None:
+        if self._episode is not None:
+            self._episode.close()
+        self._episode, self._result = None, None
+
+    def __enter__(self) -> TerminalEnvironment:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._close()
+
+    def __del__(self) -> None:
+        self._close()
