@@ -43,13 +43,13 @@ def test_the_environment_is_trls_contract_one_bash_tool_and_a_verdict_read_once(
             if callable(getattr(TerminalEnvironment, name)) and not name.startswith("_")
         ] == ["bash", "reset"]  # TRL's tools: every public method but reset
         environment.reset(task_id="count-error-lines")
-        assert environment.bash("ls logs") == "api.log\ndb.log\nworker.log\n[exit code 0]"
-        assert environment.bash("ls missing").endswith("[exit code 2]")
+        assert environment.bash("ls logs") == "[exit code 0]\napi.log\ndb.log\nworker.log\n"
+        assert environment.bash("ls missing").startswith("[exit code 2]\nls: cannot access")
         first = environment.result
         assert environment.result is first  # the verifier ran once
         assert environment.bash("echo late") == "[no episode is running]"
         environment.reset(task_id="count-error-lines")  # a fresh episode: nothing of the last one
-        assert environment.bash("ls /app").startswith("logs\n")
+        assert environment.bash("ls /app").startswith("[exit code 0]\nlogs\n")
     assert all(pickle.loads(pickle.dumps(f)) is f for f in (milestone_reward, pass_reward, verification_reward))
     assert milestone_reward([TerminalEnvironment()]) == [None]  # no episode: the environment's fault, not a score
 

@@ -53,13 +53,12 @@ class TerminalEnvironment:
             command: A bash command line. The working directory, variables and background jobs carry over between calls.
 
         Returns:
-            The command's output (stdout and stderr), then its exit code.
+            The command's exit code, then its output (stdout and stderr).
         """
         if self._episode is None or self._result is not None:
             return "[no episode is running]"
         done = self._episode.run(command)
-        text = done.output if not done.output or done.output.endswith("\n") else done.output + "\n"
-        return f"{text}[exit code {done.exit_code}]"
+        return f"[exit code {done.exit_code}]\n{done.output}"
 
     @property
     def result(self) -> EpisodeResult:

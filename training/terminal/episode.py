@@ -104,6 +104,8 @@ class CommandResult:
     """Files it created, modified or removed in the task's folders and /root (an `observe` episode's)."""
     step: int = 0
     """The task step it ran in (0 for a single-step task)."""
+    started_at: float | None = None
+    """When it was sent (seconds since the epoch)."""
 
 
 @dataclass
@@ -820,8 +822,9 @@ class Episode:
             timeout = min(timeout, left)
         if not self._agent.alive():
             self._start_shell()
+        sent_at = time.time()
         result = self._send(command, timeout)
-        result.step = self.step_index
+        result.step, result.started_at = self.step_index, sent_at
         if self.observe:  # what the command changed, seen from outside the agent's reach
             files = self._agent.files()
             result.changed = sorted(
