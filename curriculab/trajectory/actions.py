@@ -185,7 +185,7 @@ def _classified(first_line: str) -> tuple[str, str | None]:
         elif token not in ("<", ">"):
             segments[-1].append(token)
     for segment in segments:
-        words = _strip_wrappers(segment)
+        words = strip_wrappers(segment)
         if not words:
             continue
         head, args = words[0], words[1:]
@@ -207,7 +207,7 @@ def _classified(first_line: str) -> tuple[str, str | None]:
             written.extend(args[args.index("--") + 1 :])
     if written:
         return "edit", _clean_path(written[0])
-    words = _strip_wrappers(segments[0])
+    words = strip_wrappers(segments[0])
     if not words:
         return "run", None
     head, args = words[0], words[1:]
@@ -221,7 +221,8 @@ def _classified(first_line: str) -> tuple[str, str | None]:
     return "run", None
 
 
-def _strip_wrappers(words: list[str]) -> list[str]:
+def strip_wrappers(words: list[str]) -> list[str]:
+    """A command's words without what only wraps it (`sudo`, `timeout 30`, `env`, `X=1`, …)."""
     k = 0
     while k < len(words) and (words[k] in _WRAPPERS or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[k])):
         k += 1

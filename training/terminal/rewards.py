@@ -23,7 +23,7 @@ import re
 import shlex
 from typing import Any
 
-from curriculab.trajectory.actions import normalise_shell
+from curriculab.trajectory.actions import normalise_shell, strip_wrappers
 
 INCIDENTAL = re.compile(
     r"(^|/)(__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache|\.coverage|\.cache)(/|$)|\.py[co]$"
@@ -33,7 +33,6 @@ _RUNNERS = {"pytest", "py.test", "tox", "nox"}
 _SUBCOMMAND_RUNNERS = {"make", "npm", "yarn", "pnpm", "cargo", "go"}
 _PYTHON = re.compile(r"^python(\d(\.\d+)?)?$")
 _NOT_A_RUN = {"--help", "-h", "--version", "-V", "--collect-only", "--co"}
-_WRAPPERS = {"sudo", "time", "nohup", "timeout", "env", "command", "exec", "cd"}
 
 
 def _words(text: str) -> list[str]:
@@ -41,12 +40,7 @@ def _words(text: str) -> list[str]:
         words = shlex.split(text, comments=True)
     except ValueError:
         words = text.split()
-    k = 0
-    while k < len(words) and (words[k] in _WRAPPERS or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[k])):
-        k += 1
-        if k < len(words) and words[k - 1] == "timeout" and re.match(r"^\d+[smh]?$", words[k]):
-            k += 1
-    return words[k:]
+    return strip_wrappers(words)
 
 
 def _names(path: str, edited: set[str]) -> bool:
