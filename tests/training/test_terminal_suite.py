@@ -34,6 +34,9 @@ def test_the_suite_spans_the_tiers_and_kinds_and_gives_every_behavioural_code_ro
     # what git and a wheel carry: no empty folder, no dotfile (the Dockerfile makes empty folders)
     carried = [p for p in BUILTIN_SUITE.rglob("*") if "__pycache__" not in p.parts]
     assert [p for p in carried if p.name.startswith(".") or (p.is_dir() and not any(p.iterdir()))] == []
+    # nor bytecode beside a task's files (scripts/setup.sh compiles the package, not the suite):
+    # an episode would get it with the files its Dockerfile copies
+    assert list(BUILTIN_SUITE.glob("*/environment/**/__pycache__")) == []
 
 
 def test_tasks_import_builtin_stores_the_suite_with_its_tiers(cli_run):
