@@ -67,17 +67,24 @@ def _instruction(task_dir: Path, config: HarborTaskConfig) -> str | None:
         return single.read_text(errors="replace") if single.exists() else None
     parts = []
     for index, step in enumerate(config.steps):
-        step_file = task_dir / "steps" / step.name / "instruction.md"
-        if not step_file.is_file():
-            raise fail(
-                config.path,
-                f"step {step.name!r} has no instruction ({step_file} is missing)",
-                f"Write steps/{step.name}/instruction.md or remove the step",
-                field=f"steps[{index}].name",
-                source_format="harbor",
-            )
-        parts.append(f"## Step {index + 1}: {step.name}\n\n{step_file.read_text(errors='replace').strip()}")
+        text = step_instruction(task_dir, config, index).read_text(errors="replace").strip()
+        parts.append(f"## Step {index + 1}: {step.name}\n\n{text}")
     return "\n\n".join(parts)
+
+
+def step_instruction(task_dir: Path, config: HarborTaskConfig, index: int) -> Path:
+    """`steps/<name>/instruction.md` of step `index`; an `IngestFailure` names the step when it is missing."""
+    name = config.steps[index].name
+    path = task_dir / "steps" / name / "instruction.md"
+    if not path.is_file():
+        raise fail(
+            config.path,
+            f"step {name!r} has no instruction ({path} is missing)",
+            f"Write steps/{name}/instruction.md or remove the step",
+            field=f"steps[{index}].name",
+            source_format="harbor",
+        )
+    return path
 
 
 def task_from_yaml(task_dir: Path, source: str | None = None) -> Task:

@@ -162,8 +162,8 @@ def check_task(path: Path | str, limits: EpisodeLimits | None = None, backend: s
         task = load_task(path)
     except TaskError as exc:
         return TaskCheck(str(path), path.name, None, unreadable=str(exc))
-    image_present = False
-    if backend == "docker":
+    image_present, docker_client = False, None
+    if backend == "docker":  # one client serves the check and both its episodes
         from curriculab.training.terminal.docker import client, task_image
 
         docker_client = client()
@@ -178,9 +178,9 @@ def check_task(path: Path | str, limits: EpisodeLimits | None = None, backend: s
         return report
     limits = limits or EpisodeLimits()
     try:
-        report.nop = _timed(task, limits, False, backend)
+        report.nop = _timed(task, limits, False, backend, docker_client)
         if task.has_oracle:
-            report.oracle = _timed(task, limits, True, backend)
+            report.oracle = _timed(task, limits, True, backend, docker_client)
     except NeedsImage as exc:
         report.backend, report.reasons = None, [str(exc)]
         return report
@@ -209,9 +209,11 @@ def _named(milestones: dict[str, float]) -> str:
     return ", ".join(f"{k}={v:g}" for k, v in milestones.items()) or "no milestone"
 
 
-def _timed(task: TerminalTask, limits: EpisodeLimits, oracle: bool, backend: str) -> RunSummary:
+def _timed(
+    task: TerminalTask, limits: EpisodeLimits, oracle: bool, backend: str, docker_client: object | None
+) -> RunSummary:
     started = time.monotonic()
-    with Episode(task, limits, oracle=oracle, backend=backend) as episode:
+    with Episode(task, limits, oracle=oracle, backend=backend, docker_client=docker_client) as episode:
         while not episode.finished:
             if oracle:
                 budget = max(limits.command_timeout_s, min(task.steps[episode.step_index].agent_timeout_s or 600, 600))

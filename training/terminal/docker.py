@@ -8,6 +8,7 @@ so the daemon may be remote (`DOCKER_HOST=tcp://…`)."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -19,6 +20,7 @@ import tarfile
 import threading
 from pathlib import Path
 
+from curriculab.training.sandbox.docker_backend import client  # noqa: F401  (episodes' callers use it from here)
 from curriculab.training.sandbox.isolation import docker_seccomp_profile
 
 HOST_TOOL_PACKAGES = (
@@ -46,13 +48,6 @@ _IMAGE_VERSION = "2"
 """Bumped when the image's recipe changes (its tag names it with the packages' versions)."""
 
 
-def client():  # type: ignore[no-untyped-def]
-    """A Docker client, or None when no daemon answers (or the SDK is missing)."""
-    from curriculab.training.sandbox.docker_backend import client as sandbox_client
-
-    return sandbox_client()
-
-
 def _package_files(package: str) -> list[Path]:
     listing = subprocess.run(["dpkg", "-L", package], capture_output=True, text=True, check=False).stdout
     return [Path(line) for line in listing.splitlines() if line.startswith("/")]
@@ -74,16 +69,22 @@ def _in_image(path: Path) -> str:
     return "usr/" + name if name.split("/")[0] in ("bin", "sbin", "lib", "lib64") else name
 
 
-def host_tools_image(docker_client, packages: tuple[str, ...] = HOST_TOOL_PACKAGES) -> str:  # type: ignore[no-untyped-def]
-    """Import (once; the tag names the packages' versions) an image of this machine's tools."""
-    import docker
-
+@functools.cache
+def _host_tools_tag(packages: tuple[str, ...]) -> str:
+    """The image's tag: its recipe's version and the packages' versions (asked of dpkg once a process)."""
     if not shutil.which("dpkg-query"):
         raise RuntimeError("the host-tools image is made from Debian packages, and dpkg is not here")
     versions = subprocess.run(
         ["dpkg-query", "-W", "-f=${Package}=${Version}\n", *packages], capture_output=True, text=True, check=False
     ).stdout
-    tag = "curriculab-episode:host-" + hashlib.sha256((_IMAGE_VERSION + versions).encode()).hexdigest()[:12]
+    return "curriculab-episode:host-" + hashlib.sha256((_IMAGE_VERSION + versions).encode()).hexdigest()[:12]
+
+
+def host_tools_image(docker_client, packages: tuple[str, ...] = HOST_TOOL_PACKAGES) -> str:  # type: ignore[no-untyped-def]
+    """Import (once; the tag names the packages' versions) an image of this machine's tools."""
+    import docker
+
+    tag = _host_tools_tag(packages)
     try:
         docker_client.images.get(tag)
         return tag
@@ -146,8 +147,23 @@ def task_image(docker_client, task) -> str | None:  # type: ignore[no-untyped-de
 
 def _top_folders(task) -> list[str]:  # type: ignore[no-untyped-def]
     """A prebuilt image's writable folders: its workdir's and its Dockerfile's COPY targets' tops."""
+    from curriculab.training.terminal.episode import SKIPPED_ROOTS
+
     tops = [path.strip("/").split("/")[0] for path in [task.workdir, *(p.target for p in task.image.placements)]]
-    return list(dict.fromkeys(t for t in tops if t and t not in ("tmp", "root", "logs", "tests", "solution")))
+    return list(dict.fromkeys(t for t in tops if t and t not in SKIPPED_ROOTS))
+
+
+def _unframe(data: bytes) -> tuple[bytes, bytes]:
+    """The payloads of the whole frames in `data` (the daemon's stream, 0, 0, 0, big-endian length
+    headers; stdout and stderr alike), and the bytes of a frame not yet complete."""
+    out = bytearray()
+    while len(data) >= 8:
+        size = int.from_bytes(data[4:8], "big")
+        if len(data) < 8 + size:
+            break
+        out += data[8 : 8 + size]
+        data = data[8 + size :]
+    return bytes(out), data
 
 
 def exec_run(
@@ -170,19 +186,13 @@ def exec_run(
         if stdin is not None:
             sock.sendall(stdin)
             sock.shutdown(socket.SHUT_WR)
-        output = bytearray()
-        header = b""
+        output, pending = bytearray(), b""
         while True:
             chunk = sock.recv(1 << 16)
             if not chunk:
                 break
-            header += chunk
-            while len(header) >= 8:  # the daemon's frames: stream, 0, 0, 0, big-endian length
-                size = int.from_bytes(header[4:8], "big")
-                if len(header) < 8 + size:
-                    break
-                output += header[8 : 8 + size]
-                header = header[8 + size :]
+            payload, pending = _unframe(pending + chunk)
+            output += payload
     finally:
         sock.close()
     return api.exec_inspect(created["Id"])["ExitCode"], bytes(output)
@@ -216,7 +226,7 @@ for p in $(desc "$shell"); do case "$keep" in *" $p "*) ;; *) kill -9 "$p" 2>/de
 """
 
 
-def _tar_of(entries: list[tuple[Path, str]], mode_from_host: bool = True) -> bytes:
+def _tar_of(entries: list[tuple[Path, str]]) -> bytes:
     """A tar of host files and folders, each under its arcname, owned by nobody in particular."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
@@ -388,15 +398,8 @@ class DockerAgent:
             chunk = b""
         if not chunk:
             return b""
-        self.pending += chunk
-        out = bytearray()
-        while len(self.pending) >= 8:
-            size = int.from_bytes(self.pending[4:8], "big")
-            if len(self.pending) < 8 + size:
-                break
-            out += self.pending[8 : 8 + size]
-            self.pending = self.pending[8 + size :]
-        return bytes(out) if out else None
+        out, self.pending = _unframe(self.pending + chunk)
+        return out or None
 
     def exit_code(self) -> int:
         if self.exec_id is None:
@@ -506,10 +509,7 @@ class DockerAgent:
 
     def close(self) -> None:
         if self.container is not None:
-            try:
-                self.container.remove(force=True)
-            except Exception:  # already gone; cleanup never hides a result
-                pass
+            _remove(self.container)
             self.container = None
         for lease in (self.lease, self.judge_lease):
             lease.close()

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 SHOWN = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc")
 """Top-level host folders an episode sees (read-only); everything else of the host is absent."""
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-SKIPPED_ROOTS = ("tmp", "root", "logs", "tests", "solution", "proc", "dev")
+SKIPPED_ROOTS = ("tmp", "root", "logs", "tests", "solution")
 """Top-level names the harness mounts itself (a task's files may go under /tmp and /root)."""
 
 

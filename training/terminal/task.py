@@ -15,6 +15,7 @@ from pathlib import Path
 
 from curriculab.analysis.ingest.common import read_bytes
 from curriculab.analysis.ingest.harbor_task import HarborTaskConfig, read_task_config
+from curriculab.analysis.ingest.tasks import step_instruction
 from curriculab.analysis.issues import IngestFailure, fail
 
 DEFAULT_WORKDIR = "/app"
@@ -147,14 +148,7 @@ def _steps(task_dir: Path, config: HarborTaskConfig) -> list[Step]:
     steps = []
     for index, step in enumerate(config.steps):
         folder = task_dir / "steps" / step.name
-        instruction = folder / "instruction.md"
-        if not instruction.is_file():
-            raise fail(
-                config.path,
-                f"step {step.name!r} has no instruction ({instruction} is missing)",
-                f"Write steps/{step.name}/instruction.md or remove the step",
-                field=f"steps[{index}].name",
-            )
+        instruction = step_instruction(task_dir, config, index)
         dirs = [d for d in (tests, folder / "tests") if d.is_dir()]
         if not any((d / "test.sh").is_file() for d in dirs):
             raise fail(
