@@ -86,3 +86,15 @@ def test_a_task_missing_a_step_instruction_is_refused_naming_the_step(tmp_path):
         f"{task / 'task.toml'}: field steps[1].name: step 'publish' has no instruction "
         f"({task / 'steps' / 'publish' / 'instruction.md'} is missing). Write steps/publish/instruction.md or remove the step"
     )
+
+
+def test_bad_arguments_to_the_tasks_commands_say_what_to_give(cli_run, tmp_path):
+    missing = cli_run("tasks", "check", str(tmp_path / "nowhere"))
+    assert missing.exit_code == 2
+    assert f"{tmp_path / 'nowhere'}: no such file or directory. Give task directories, or `builtin`" in missing.output
+    zero = cli_run("tasks", "check", str(SHAPES / "word-count-init"), "--command-timeout", "0")
+    assert zero.exit_code == 2 and "EpisodeLimits.command_timeout_s is 0.0; it must be positive" in zero.output
+    from curriculab.training.terminal.environment import TerminalEnvironment
+
+    with pytest.raises(KeyError, match="task 'no-such-task' is not in this environment's tasks"):
+        TerminalEnvironment(SHAPES).reset(task_id="no-such-task")
