@@ -114,6 +114,118 @@ def run_verifier_coder(
     )
 
 
+def run_environment_coder(
+    store: Store, where: str | None = None, *, run_id: str | None = None, uncoded_only: bool = False
+) -> CodingReport:
+    """Code every trajectory matching `where` (and `run_id`) whose steps carry what a terminal
+    episode's environment observed, with the environment's process codes
+    (`taxonomy.coders.environment`). Reliability is recorded as exact (`method = environment`),
+    so the planner may act on them without labels. `uncoded_only` skips trajectories already coded."""
+    import json
+
+    from curriculab.taxonomy.coders import environment
+
+    taxonomy = load_taxonomy(environment.TAXONOMY_VERSION)
+    chosen, commands = queries.environment_evidence(
+        store, where, run_id=run_id, uncoded_by=environment.CODER if uncoded_only else None
+    )
+    by_trajectory: dict[str, list[tuple[int, environment.Observed]]] = {}
+    for row in queries.records(commands):
+        by_trajectory.setdefault(row["trajectory_id"], []).append(
+            (
+                int(row["step_idx"]),
+                environment.Observed(
+                    row["command"] or "",
+                    row["exit_code"],
+                    row["output"] or "",
+                    tuple(json.loads(row["changed"])),
+                    bool(row["timed_out"]),
+                    bool(row["output_truncated"]),
+                ),
+            )
+        )
+    present, judged = [], []
+    for row in queries.records(chosen):
+        tid = row["trajectory_id"]
+        seen = by_trajectory.get(tid, [])
+        verdict = None if row["outcome"] == "error" else row["outcome"] == "passed"
+        for code, finding in environment.code_episode([o for _, o in seen], verdict).items():
+            judged.append(
+                (tid, code, finding.status, finding.rationale if finding.status == "not_applicable" else None)
+            )
+            if finding.status == "present":
+                present.append((tid, code, 1.0, [seen[i][0] for i in finding.evidence], finding.rationale))
+    store.replace_codes(environment.CODER, taxonomy.version, list(chosen["trajectory_id"]), present, judged)
+    store.save_reliability(
+        environment.CODER,
+        VERIFIER_ANNOTATOR,
+        taxonomy.version,
+        [(c, 0, None, None, 1.0, True, False) for c in environment.CODES],
+        method="environment",
+    )
+    return CodingReport(
+        coder=environment.CODER,
+        taxonomy_version=taxonomy.version,
+        trajectories=len(chosen),
+        counts=_counts([(t, c, s) for t, c, s, _ in judged]),
+    )
+
+
+@dataclass
+class CoderAgreement:
+    """How two coders agree on one code over the trajectories both judged."""
+
+    code: str
+    """The code."""
+    n: int
+    """Trajectories both coders judged (present or absent)."""
+    both: int
+    """Present for both."""
+    only_first: int
+    """Present for the first coder only."""
+    only_second: int
+    """Present for the second coder only."""
+    kappa: float | None
+    """Cohen's kappa (None when undefined: neither coder ever varies)."""
+
+    @property
+    def agreement(self) -> float | None:
+        """Share of trajectories on which the two agree."""
+        return (self.n - self.only_first - self.only_second) / self.n if self.n else None
+
+
+def coder_agreement(
+    store: Store, first: str, second: str, codes: list[str] | tuple[str, ...], taxonomy_version: str = "v4"
+) -> list[CoderAgreement]:
+    """Per code, how `first` agrees with `second` (the reference, e.g. the environment) on the
+    trajectories both judged; a trajectory either coder found not applicable is left out."""
+    from curriculab.taxonomy.agreement import cohen_kappa
+
+    statuses = queries.records(queries.coding_statuses(store, [first, second], list(codes), taxonomy_version))
+    by_key: dict[tuple[str, str], dict[str, str]] = {}
+    for row in statuses:
+        by_key.setdefault((row["trajectory_id"], row["code"]), {})[row["coder"]] = row["status"]
+    out = []
+    for code in codes:
+        pairs = [
+            (seen[first] == "present", seen[second] == "present")
+            for (_, c), seen in by_key.items()
+            if c == code and {seen.get(first), seen.get(second)} <= {"present", "absent"}
+        ]
+        a, b = [p[0] for p in pairs], [p[1] for p in pairs]
+        out.append(
+            CoderAgreement(
+                code,
+                len(pairs),
+                sum(x and y for x, y in pairs),
+                sum(x and not y for x, y in pairs),
+                sum(y and not x for x, y in pairs),
+                cohen_kappa(a, b) if pairs else None,
+            )
+        )
+    return out
+
+
 def _trajectory_texts(store: Store, selected) -> tuple[list[str], list[str], list[list[float]], dict[str, list[int]]]:
     """Rendered text, structural features and agent step ids of the `selected` trajectories."""
     from curriculab.taxonomy.render import render, structural_features

@@ -236,6 +236,13 @@ def label_and_measure(
             return []
 
 
+EXACT_METHODS = {
+    "verifier": "the verifier's codes follow from the tests",
+    "environment": "the environment's codes follow from the commands, exit codes and files it observed",
+}
+"""Reliability methods that are exact by construction, and why."""
+
+
 def planner_use(rows: list[dict], mine: dict | None = None) -> tuple[bool, str, str]:
     """The one reliability rule, read by the planner, the report and the Labelling page: from every
     `code_reliability` row of one coder's code, (used, method, why). A code is used when a row says
@@ -243,20 +250,18 @@ def planner_use(rows: list[dict], mine: dict | None = None) -> tuple[bool, str, 
     people against it, they do not gate it), or measured against an annotator's labels. `mine`, an
     annotator's own row, is the one the sentence speaks of where it decides."""
     usable = [r for r in rows if r.get("reliable") and not r.get("in_sample")]
-    exact = [r for r in usable if r.get("method") == "verifier"]
+    exact = [r for r in usable if r.get("method") in EXACT_METHODS]
     if exact:
+        method = exact[0]["method"]
         yours = (
             ""
-            if not mine or mine.get("kappa") is None or mine.get("method") == "verifier"
+            if not mine or mine.get("kappa") is None or mine.get("method") in EXACT_METHODS
             else f"; your labels agree with it at κ = {mine['kappa']:.2f} on {int(mine['n'])}"
         )
         return (
             True,
-            "verifier",
-            (
-                "exact by construction (the verifier's codes follow from the tests): the planner "
-                f"uses it whatever labels say{yours}"
-            ),
+            method,
+            f"exact by construction ({EXACT_METHODS[method]}): the planner uses it whatever labels say{yours}",
         )
     if usable:
         deciding = mine if mine in usable else usable[0]

@@ -17,7 +17,13 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from curriculab.planner.dynamic import DynamicSettings
-from curriculab.planner.portfolio import REWARD_FUNCTIONS, Strategy, TierCurriculum, schedule_phases
+from curriculab.planner.portfolio import (
+    REWARD_FUNCTIONS,
+    TERMINAL_REWARD_FUNCTIONS,
+    Strategy,
+    TierCurriculum,
+    schedule_phases,
+)
 from curriculab.trajectory.validation import first_problem
 from curriculab.trajectory.vocabulary import TIERS
 
@@ -133,21 +139,26 @@ class DatasetSection(_Section):
     """Its row count."""
     problems: str = "builtin"
     """The problem set: builtin, humaneval or a file."""
+    tasks: str | None = None
+    """A terminal task suite (builtin or a folder of Harbor task directories): the plan trains an agent in
+    episodes (`train_agent`), its rows name tasks by `task_id`. None: a code-completion plan."""
 
 
 class RewardSection(_Section):
     """Reward functions and their weights, in TRL's order (`GRPOConfig.reward_weights` is set from them)."""
 
     functions: list[str] = Field(default_factory=lambda: ["tarot_reward"])
-    """Names from training.rewards: tarot_reward, avg_reward, pass_all_reward, format_reward."""
+    """Names from training.rewards (tarot_reward, avg_reward, pass_all_reward, format_reward), or for a task
+    plan from training.terminal.rewards (milestone_reward, pass_reward, verification_reward)."""
     weights: list[float] = Field(default_factory=lambda: [1.0])
     """One weight per function."""
 
     @model_validator(mode="after")
     def _valid(self) -> RewardSection:
-        unknown = [f for f in self.functions if f not in REWARD_FUNCTIONS]
+        known = REWARD_FUNCTIONS + TERMINAL_REWARD_FUNCTIONS
+        unknown = [f for f in self.functions if f not in known]
         if unknown:
-            raise ValueError(f"functions: {unknown} unknown; use {', '.join(REWARD_FUNCTIONS)}")
+            raise ValueError(f"functions: {unknown} unknown; use {', '.join(known)}")
         if len(self.weights) != len(self.functions):
             raise ValueError(
                 f"weights: {len(self.weights)} given for {len(self.functions)} functions; give one per function"

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from curriculab.analysis import queries
-from curriculab.analysis.labels import planner_use_by_code
+from curriculab.analysis.labels import EXACT_METHODS, planner_use_by_code
 from curriculab.analysis.queries import COVERAGE_MIN
 from curriculab.analysis.store import Store
 from curriculab.taxonomy.taxonomy import load_taxonomy
@@ -219,7 +219,7 @@ def failure_targets(
             effect = (", ".join(target.tiers) if target.tiers else "") + (
                 f"{' and ' if target.tiers else ''}a {target.reward_term} reward term" if target.reward_term else ""
             )
-            how = "exact (verifier)" if reliable[code] == "verifier" else "reliable against labels"
+            how = f"exact ({reliable[code]})" if reliable[code] in EXACT_METHODS else "reliable against labels"
             decisions.append(
                 CodeDecision(
                     **common,

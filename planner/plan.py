@@ -496,6 +496,10 @@ def training_config(plan: Plan, yaml_name: str = "plan.yaml", rows: int | None =
 
 def render_config(plan: Plan, yaml_name: str = "plan.yaml", rows: int | None = None) -> str:
     """The text of plan.yaml (its dataset is the .parquet of the same name)."""
+    if plan.problems.startswith("tasks:"):  # a terminal-task plan (planner.tasks)
+        from curriculab.planner.tasks import task_training_config
+
+        return task_training_config(plan, yaml_name, rows).to_yaml()
     return training_config(plan, yaml_name, rows).to_yaml()
 
 
@@ -533,6 +537,13 @@ def load(store: Store, plan_id: str | None = None) -> Plan:
 
 def explain(plan: Plan) -> list[str]:
     """The plan in words: one line per decision."""
+    if plan.problems.startswith("tasks:"):
+        rewards = ", ".join(f"{f} {w:.3f}" for f, w in zip(plan.reward_functions, plan.reward_weights))
+        head = (
+            f"plan {plan.plan_id} for {plan.target_model}: {plan.problems}, rewards {rewards}, "
+            f"{len(plan.task_mix)} tasks ({sum(e.copies for e in plan.task_mix)} rows)"
+        )
+        return [head, *plan.reasons]
     head = (
         f"plan {plan.plan_id} for {plan.target_model}: {plan.strategy}, {plan.schedule}"
         + (f" starting on {plan.start_tier}" if plan.start_tier else "")

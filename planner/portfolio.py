@@ -12,6 +12,8 @@ from curriculab.trajectory.vocabulary import TIERS
 REWARD_FUNCTIONS = ("tarot_reward", "avg_reward", "pass_all_reward", "format_reward")
 """The reward functions a plan may name (`grpo.functions`), each a plain callable in
 `training.rewards` (here, not in the config models: scoring imports no pydantic)."""
+TERMINAL_REWARD_FUNCTIONS = ("milestone_reward", "pass_reward", "verification_reward")
+"""Reward functions of a terminal-task plan (`training.terminal.rewards`)."""
 
 PHASE_STARTS = (0.0, 0.2, 0.4, 0.6)
 """Fractions of training at which a staged schedule adds its next tier (TAROT)."""

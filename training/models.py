@@ -28,49 +28,83 @@ def tiny_model_dir(cache_dir: Path = CACHE_DIR) -> Path:
     target = cache_dir / "tiny"
     if (target / "config.json").exists() and (target / "tokenizer.json").exists():
         return target
-    import torch
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
     from curriculab.training.problems import builtin_problems
 
     corpus = [text for p in builtin_problems() for text in (p.prompt, p.reference, *(t.code for t in p.tests))]
+    return _make_tiny(target, corpus, vocab_size=512)
+
+
+def tiny_agent_model_dir(cache_dir: Path = CACHE_DIR) -> Path:
+    """The tiny model for terminal episodes: its tokenizer is trained on the built-in task suite
+    (instructions, solutions, files) and the tool-calling chat format, whose markers are single
+    tokens; the end of a turn is its end-of-sequence token. Made at first use and cached."""
+    target = cache_dir / "tiny-agent"
+    if (target / "config.json").exists() and (target / "tokenizer.json").exists():
+        return target
+    from curriculab.training.terminal.chat import SPECIAL_TOKENS, SYSTEM_PROMPT, TOOL_CHAT_TEMPLATE, enable_tool_calling
+    from curriculab.training.terminal.suite import BUILTIN_SUITE
+
+    corpus = [SYSTEM_PROMPT, TOOL_CHAT_TEMPLATE, '{"name": "bash", "arguments": {"command": "ls -la"}}']
+    corpus += [
+        path.read_text(errors="replace")
+        for path in sorted(BUILTIN_SUITE.rglob("*"))
+        if path.is_file() and path.stat().st_size < 20_000 and "__pycache__" not in path.parts
+    ]
+    return _make_tiny(
+        target, corpus, vocab_size=1024, special=SPECIAL_TOKENS, eos="<|im_end|>", configure=enable_tool_calling
+    )
+
+
+def _make_tiny(
+    target: Path,
+    corpus: list[str],
+    vocab_size: int,
+    special: tuple[str, ...] = (),
+    eos: str = "</s>",
+    configure: Any = None,
+) -> Path:
+    """Train a byte-level BPE tokenizer on `corpus` and save it with a seeded 2-layer Llama at `target`."""
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
     bpe = Tokenizer(models.BPE(unk_token="<unk>"))
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.train_from_iterator(
         corpus,
         trainers.BpeTrainer(
-            vocab_size=512,
-            special_tokens=["<unk>", "<pad>", "<s>", "</s>"],
+            vocab_size=vocab_size,
+            special_tokens=["<unk>", "<pad>", "<s>", "</s>", *special],
             initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         ),
     )
-    from tokenizers import decoders
-
     bpe.decoder = decoders.ByteLevel()
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=bpe,
         unk_token="<unk>",
         pad_token="<pad>",
         bos_token="<s>",
-        eos_token="</s>",
+        eos_token=eos,
         padding_side="left",
+        additional_special_tokens=list(special) or None,
     )
+    if configure is not None:
+        configure(tokenizer)
     torch.manual_seed(0)
     config = LlamaConfig(
         vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
+        hidden_size=128 if special else 64,  # the agent's calls need a little more room than noise does
+        intermediate_size=256 if special else 128,
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=4,
-        max_position_embeddings=2048,
+        max_position_embeddings=8192 if special else 2048,
         pad_token_id=tokenizer.pad_token_id,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
         tie_word_embeddings=True,
     )
-    partial = target.with_name("tiny.partial")
+    partial = target.with_name(f"{target.name}.partial")
     LlamaForCausalLM(config).save_pretrained(partial)
     tokenizer.save_pretrained(partial)
     partial.rename(target)

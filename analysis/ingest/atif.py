@@ -443,6 +443,8 @@ def _walk_document(doc: dict, builder: StepBuilder, summed: list, prefix: str) -
                 delegated.extend(_delegated(result))
         if tool_calls is not None and type(tool_calls) is not list:
             raise Unusual
+        observed = (_dict(step.get("extra")) or {}).get("commands")
+        observed = observed if type(observed) is list else []
         if metrics:
             prompt, completion = _count(metrics.get("prompt_tokens")), _count(metrics.get("completion_tokens"))
             _count(metrics.get("cached_tokens"))
@@ -477,6 +479,8 @@ def _walk_document(doc: dict, builder: StepBuilder, summed: list, prefix: str) -
                         else (unlinked[-1] if c == len(tool_calls) - 1 else None)
                     )
                 raw = {"step_id": step_id, "tool_call_id": call_id, "function_name": name, "arguments": arguments}
+                if len(observed) == len(tool_calls) and type(observed[c]) is dict:
+                    raw["observed"] = observed[c]  # what an environment saw the call do (its files changed)
                 seen = agent.observe(output)
                 failed = _reported_failure(result_of.get(call_id), step)
                 builder.calls(

@@ -34,6 +34,7 @@ from curriculab.analysis.queries.attempts import (
     harness_errors,
     held_out_attempts,
     known_models,
+    milestones_reached,
     model_pooling,
     model_summary,
     pass_rates,
@@ -43,6 +44,7 @@ from curriculab.analysis.queries.attempts import (
     systems,
     task_cells,
     task_pass_rates,
+    tasks_by_id,
     test_failure_rates,
     test_result_counts,
     tier_pass_rates,
@@ -78,6 +80,8 @@ from curriculab.analysis.queries.failures import (
     coder_agreement,
     coder_coverage,
     coders,
+    coding_statuses,
+    environment_evidence,
     failed_code_sets,
     failure_cells,
     failure_clusters,
@@ -106,7 +110,7 @@ from curriculab.analysis.queries.store_state import (
     quarantined_inputs,
     store_fingerprint,
 )
-from curriculab.analysis.queries.training import plans, rollout_codes, training_curves, training_runs
+from curriculab.analysis.queries.training import episode_codes, plans, rollout_codes, training_curves, training_runs
 from curriculab.analysis.queries.trajectories import (
     selected_trajectories,
     steps_of,
@@ -187,7 +191,9 @@ __all__ = [
     "store_fingerprint",
     "stored_held_out",
     "systems",
+    "milestones_reached",
     "task_cells",
+    "tasks_by_id",
     "task_difficulty",
     "task_pass_rates",
     "taxonomy_versions",
@@ -207,5 +213,8 @@ __all__ = [
     "trajectory_summary",
     "trajectory_tests",
     "unknown_models",
+    "coding_statuses",
+    "environment_evidence",
+    "episode_codes",
     "verifier_evidence",
 ]

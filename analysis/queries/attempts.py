@@ -113,6 +113,25 @@ def task_cells(store: Store, *, model: str | None = None) -> Statement:
     )
 
 
+@SqlRead
+def tasks_by_id(store: Store, task_ids: list[str]) -> Statement:
+    """The stored tasks among `task_ids`. Columns: task_id, tier_authored, n_milestones, metadata."""
+    return (
+        "select task_id, tier_authored, n_milestones, metadata from tasks where list_contains(?, task_id) order by 1",
+        [task_ids],
+    )
+
+
+def milestones_reached(store: Store, model: str) -> float | None:
+    """The mean number of milestones `model`'s failed attempts passed (None: none recorded)."""
+    _, rows = store.query(
+        """select avg(milestones_passed) from trajectories
+           where model = ? and outcome = 'failed' and milestones_total is not null""",
+        [model],
+    )
+    return None if rows[0][0] is None else float(rows[0][0])
+
+
 def test_failure_rates(store: Store, *, model: str | None = None, tier: str | None = None) -> pd.DataFrame:
     """Per task (problem) and test tier: how often its tests fail, for retiering.
 

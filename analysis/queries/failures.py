@@ -9,6 +9,7 @@ from curriculab.analysis.store import Store, check_filter
 if TYPE_CHECKING:  # reads return DataFrames, but DuckDB imports pandas only when one is made:
     import pandas as pd  # ingest's readers import the read API and never make one
 from curriculab.analysis.queries.core import _SYSTEM, EVERYTHING, Scope, SqlRead, Statement, _where
+from curriculab.taxonomy.coders.environment import OBSERVING_AGENTS
 
 
 @SqlRead
@@ -322,6 +323,60 @@ def verifier_evidence(
         [list(chosen["trajectory_id"])],
     )
     return chosen, tests
+
+
+def environment_evidence(
+    store: Store, where: str | None = None, *, run_id: str | None = None, uncoded_by: str | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """What the environment coder reads: trajectories whose agent steps carry what an episode's
+    environment observed (`raw.observed`), or of an agent whose every trial is an observed episode
+    (`OBSERVING_AGENTS`: one that ran no command has no such step), matching
+    `where`, of one run, and/or not yet coded by `uncoded_by`.
+
+    Returns (trajectories, commands). trajectories: trajectory_id, outcome. commands:
+    trajectory_id, step_idx, command, exit_code, output, output_truncated, changed (a JSON list),
+    timed_out, in step order.
+    """
+    if where:
+        check_filter(store, where)
+    narrower, params = "", list[Any]()
+    if run_id is not None:
+        narrower, params = narrower + " and t.run_id = ?", params + [run_id]
+    if uncoded_by is not None:
+        narrower += (
+            " and not exists (select 1 from coding_status c where c.trajectory_id = t.trajectory_id and c.coder = ?)"
+        )
+        params.append(uncoded_by)
+    chosen = store.frame(
+        f"""
+        select t.trajectory_id, t.outcome from trajectories t
+        where t.trajectory_id in (select trajectory_id from trajectories where ({where or "true"})){narrower}
+          and (exists (select 1 from steps s where s.trajectory_id = t.trajectory_id and s.source = 'agent'
+                       and json_exists(s.raw, '$.observed'))
+               or t.run_id in (select run_id from runs where list_contains(?, agent)))
+        order by t.trajectory_id""",
+        [*params, list(OBSERVING_AGENTS)],
+    )
+    commands = store.frame(
+        """select trajectory_id, step_idx, command, exit_code, output, output_truncated,
+                  coalesce(json_extract_string(raw, '$.observed.changed'), '[]') as changed,
+                  coalesce(json_extract(raw, '$.observed.timed_out')::boolean, false) as timed_out
+           from steps where list_contains(?, trajectory_id) and source = 'agent' and json_exists(raw, '$.observed')
+           order by trajectory_id, step_idx""",
+        [list(chosen["trajectory_id"])],
+    )
+    return chosen, commands
+
+
+def coding_statuses(store: Store, coders: list[str], codes: list[str], taxonomy_version: str) -> pd.DataFrame:
+    """Each of `coders`' statuses on `codes` under one taxonomy version. Columns: trajectory_id,
+    coder, code, status."""
+    return store.frame(
+        """select trajectory_id, coder, code, status from coding_status
+           where list_contains(?, coder) and list_contains(?, code) and taxonomy_version = ?
+           order by trajectory_id, code, coder""",
+        [coders, codes, taxonomy_version],
+    )
 
 
 def top_code_by_model(store: Store, coder: str = "rules") -> pd.DataFrame:

@@ -82,3 +82,23 @@ def rollout_codes(store: Store, *, run_id: str | None = None) -> Statement:
         group by all having n > 0 order by t.run_id, share desc, c.code""",
         [TRAINING_AGENT, *params],
     )
+
+
+@SqlRead
+def episode_codes(store: Store, trajectory_prefix: str, *, coder: str = "environment") -> Statement:
+    """One coder's codes over the failed trajectories whose id starts with `trajectory_prefix`
+    (an agentic training run's episodes are named `<run_id>-…`).
+
+    Columns: code, n (failed episodes with it), failures (failed episodes judged), share, ci_low,
+    ci_high (Wilson 95%). Codes judged at least once, largest share first.
+    """
+    return (
+        """
+        select c.code, count(*) filter (c.status = 'present') as n,
+               count(*) filter (c.status <> 'not_applicable') as failures,
+               n / nullif(failures, 0) as share, wilson_low(n, failures) as ci_low, wilson_high(n, failures) as ci_high
+        from coding_status c join trajectories t using (trajectory_id)
+        where c.coder = ? and t.outcome = 'failed' and starts_with(t.trajectory_id, ?)
+        group by all having failures > 0 order by share desc, c.code""",
+        [coder, trajectory_prefix],
+    )

@@ -59,6 +59,16 @@ from curriculab.tables import safe_text
 @click.option(
     "--strong-from", type=float, default=0.75, show_default=True, help="Capability from which a model is strong."
 )
+@click.option(
+    "--tasks",
+    "suite",
+    default=None,
+    metavar="builtin|DIR",
+    help="Plan agentic training on this terminal task suite (Harbor task directories) instead of problems.",
+)
+@click.option(
+    "--held-out", "held_out", multiple=True, metavar="TASK", help="With --tasks: keep this task out of training."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 @db_option
 @click.pass_context
@@ -73,6 +83,8 @@ def plan(
     group_size: int,
     weak_below: float,
     strong_from: float,
+    suite: str | None,
+    held_out: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Plan the next round of training for a model: schedule, weights, task mix, and why.
@@ -85,6 +97,7 @@ def plan(
       curriculab plan --model atlas-7b-coder -o plans/atlas.yaml
       curriculab plan show
       curriculab plan diff 4a290fc730cc f71c2afa8e7e
+      curriculab plan --model tiny-agent --tasks builtin -o plans/agent.yaml
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -97,6 +110,12 @@ def plan(
     from curriculab.planner.evidence import PlanError
     from curriculab.planner.portfolio import Thresholds
 
+    if suite is not None:
+        default_coders = ctx.get_parameter_source("coders") == click.core.ParameterSource.DEFAULT
+        _plan_tasks(target, suite, held_out, None if default_coders else coders, output, as_json)
+        return
+    if held_out:
+        raise CliError("--held-out keeps tasks out of a task plan: give --tasks SUITE too")
     problems = load_problem_set(problems_path)
     try:
         thresholds = Thresholds(weak_below=weak_below, strong_from=strong_from, group_size=group_size)
@@ -123,6 +142,47 @@ def plan(
     _print_plan(made, as_json)
     if output is not None and not as_json:
         click.echo(f"wrote {output} and its dataset {output.with_suffix('.parquet')}")
+
+
+def _plan_tasks(
+    target: str,
+    suite: str,
+    held_out: tuple[str, ...],
+    coders: tuple[str, ...] | None,
+    output: Path | None,
+    as_json: bool,
+) -> None:
+    """`plan --tasks`: store the suite's tasks, plan over them, export plan.yaml for `train`."""
+    from curriculab.analysis.ingest import ingest
+    from curriculab.planner import plan as planning
+    from curriculab.planner.evidence import PlanError
+    from curriculab.planner.tasks import TASK_CODERS, build_task_plan, export_task_plan
+    from curriculab.training.agentic import suite_paths
+    from curriculab.training.models import TrainError
+
+    try:
+        paths = suite_paths(suite)
+    except TrainError as exc:
+        raise CliError(f"--tasks {suite}: {exc}") from None
+    unknown = sorted(set(held_out) - set(paths))
+    if unknown:
+        raise CliError(
+            f"--held-out: {', '.join(unknown)} not in the suite {suite} (its tasks: {', '.join(sorted(paths)[:5])}, …)"
+        )
+    with open_store(read_only=False) as store:
+        ingest(store, [str(p) for p in paths.values()], "tasks")
+        try:
+            made = build_task_plan(store, target, suite, sorted(paths), held_out=held_out, coders=coders or TASK_CODERS)
+        except PlanError as exc:
+            raise CliError(str(exc)) from None
+        planning.save(store, made)
+    if output is not None:
+        export_task_plan(made, output)
+    _print_plan(made, as_json)
+    if output is not None and not as_json:
+        click.echo(
+            f"wrote {output} and its dataset {output.with_suffix('.parquet')} (train it: curriculab train --config {output})"
+        )
 
 
 @plan.command("show")

@@ -93,6 +93,9 @@ def train(
     from curriculab.training.grpo import train as run_training
 
     db = existing_store()  # rollouts land in it
+    if _is_task_plan(config_path):
+        _train_agent(config_path, model, max_steps, output_dir, save_steps, resume, db)
+        return
     try:
         result = run_training(
             config_path,
@@ -127,6 +130,52 @@ def train(
         click.echo(f"  the schedule reached {result.schedule_progress:.0%} of its planned steps")
 
 
+def _is_task_plan(config_path: Path) -> bool:
+    from curriculab.planner.config import ConfigError, TrainingConfig
+
+    try:
+        return TrainingConfig.load(config_path).dataset.tasks is not None
+    except ConfigError:
+        return False  # `train` itself reports what is wrong with it
+
+
+def _train_agent(
+    config_path: Path,
+    model: str,
+    max_steps: int | None,
+    output_dir: Path | None,
+    save_steps: int | None,
+    resume: bool,
+    db,
+) -> None:
+    """A task plan: agentic GRPO in terminal episodes (`training.agentic`)."""
+    from tqdm.auto import tqdm
+
+    from curriculab.training.agentic import train_agent
+    from curriculab.training.callback import summary_line
+    from curriculab.training.models import TrainError
+
+    try:
+        result = train_agent(
+            config_path,
+            model,
+            max_steps=max_steps,
+            output_dir=output_dir,
+            resume=resume,
+            db_path=str(db),
+            save_steps=save_steps,
+            announce=click.echo,
+            summary=lambda step, logs: tqdm.write(summary_line(step, logs)),
+        )
+    except TrainError as exc:
+        raise CliError(str(exc)) from None
+    click.echo(
+        f"run {result.run_id}: {result.steps} steps, {result.rollouts} episodes in {db} as trajectories of "
+        f"curriculab-terminal, coded by the environment, the rules and the verifier ({result.seconds:.1f} s); "
+        f"model in {result.output_dir}/final"
+    )
+
+
 @click.command()
 @click.option(
     "--model", "target", required=True, help="The model to improve (as the store names it, or new with a prior)."
@@ -152,20 +201,66 @@ def train(
     show_default=True,
     help="Plans, checkpoints and rollouts of every round; loop.json sums them up.",
 )
+@click.option(
+    "--tasks",
+    "suite",
+    default=None,
+    metavar="builtin|DIR",
+    help="Train an agent in episodes of this terminal task suite (agentic GRPO) instead of on problems.",
+)
+@click.option(
+    "--held-out",
+    "held_out",
+    multiple=True,
+    metavar="TASK",
+    help="With --tasks: evaluate on this task, never train on it.",
+)
 @db_option
 def loop(
-    target: str, rounds: int, steps_per_round: int, train_model: str, problems_path: str, prior: str, out: Path
+    target: str,
+    rounds: int,
+    steps_per_round: int,
+    train_model: str,
+    problems_path: str,
+    prior: str,
+    out: Path,
+    suite: str | None,
+    held_out: tuple[str, ...],
 ) -> None:
     """The closed loop: analyse → plan → train → ingest → re-plan, for N rounds.
 
     \b
     Example:
       curriculab loop --model atlas-7b-coder --rounds 2 --steps-per-round 4
+      curriculab loop --model tiny-agent --tasks builtin --held-out greet-script --rounds 2
     """
     from curriculab.loop import run_loop
     from curriculab.training.models import TrainError
 
     db = existing_store()
+    if suite is not None:
+        from curriculab.agent_loop import run_agentic_loop
+
+        try:
+            rounds_done = run_agentic_loop(
+                str(db),
+                suite,
+                rounds,
+                steps_per_round,
+                out,
+                model=train_model,
+                label=target,
+                held_out=held_out,
+                say=lambda line: click.echo(safe_text(line)),
+            )
+        except (TrainError, ValueError) as exc:
+            raise CliError(str(exc)) from None
+        click.echo(
+            f"{len(rounds_done)} rounds; plans {', '.join(r.plan_id for r in rounds_done)}; summary in {out / 'loop.json'}"
+        )
+        return
+    if held_out:
+        raise CliError("--held-out names tasks of a suite: give --tasks SUITE too")
     problems = load_problem_set(problems_path)
     try:
         history = run_loop(

@@ -9,6 +9,7 @@ runs once per episode, when a reward first reads `result`."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -90,4 +91,5 @@ class TerminalEnvironment:
         self._close()
 
     def __del__(self) -> None:
-        self._close()
+        if not sys.is_finalizing():  # at interpreter exit the sandbox dies with its parent process
+            self._close()

@@ -19,84 +19,9 @@
 
 from __future__ import annotations
 
-import re
-import shlex
 from typing import Any
 
-from curriculab.trajectory.actions import normalise_shell, strip_wrappers
-
-INCIDENTAL = re.compile(
-    r"(^|/)(__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache|\.coverage|\.cache)(/|$)|\.py[co]$"
-)
-"""Files a check writes as a side effect: never an edit."""
-_RUNNERS = {"pytest", "py.test", "tox", "nox"}
-_SUBCOMMAND_RUNNERS = {"make", "npm", "yarn", "pnpm", "cargo", "go"}
-_PYTHON = re.compile(r"^python(\d(\.\d+)?)?$")
-_NOT_A_RUN = {"--help", "-h", "--version", "-V", "--collect-only", "--co"}
-
-
-def _words(text: str) -> list[str]:
-    try:
-        words = shlex.split(text, comments=True)
-    except ValueError:
-        words = text.split()
-    return strip_wrappers(words)
-
-
-def _names(path: str, edited: set[str]) -> bool:
-    """Whether a command's argument names one of the files the agent changed (by path suffix)."""
-    tail = path.lstrip("./")
-    return bool(tail) and any(e == path or e.endswith("/" + tail) for e in edited)
-
-
-def is_check(part: str, edited: set[str]) -> bool:
-    """Whether one shell command (a part of a command line) runs a check, as the rubric counts it."""
-    words = _words(part)
-    if not words or any(w in _NOT_A_RUN for w in words[1:]):
-        return False
-    head, args = words[0], words[1:]
-    base = head.rsplit("/", 1)[-1]
-    if base in _RUNNERS:
-        return True
-    if base in _SUBCOMMAND_RUNNERS:
-        return "test" in args[:2]
-    operands = [a for a in args if not a.startswith("-")]
-    if _PYTHON.match(base):
-        if "-m" in args and args.index("-m") + 1 < len(args):
-            return args[args.index("-m") + 1] in ("pytest", "unittest", "doctest")
-        if "-c" in args and args.index("-c") + 1 < len(args):
-            code = args[args.index("-c") + 1]
-            stems = {e.rsplit("/", 1)[-1].removesuffix(".py") for e in edited if e.endswith(".py")}
-            return any(re.search(rf"\b(import|from)\s+{re.escape(stem)}\b", code) for stem in stems)
-        script = operands[0] if operands else ""
-        return bool(script) and ("test" in script.rsplit("/", 1)[-1] or _names(script, edited))
-    if base in ("bash", "sh"):
-        script = operands[0] if operands else ""
-        return bool(script) and ("test" in script.rsplit("/", 1)[-1] or _names(script, edited))
-    if "/" in head:  # ./run_tests.sh, /app/bin/greet.sh
-        return "test" in base or _names(head, edited)
-    return False
-
-
-def verified_after_last_edit(commands: list[Any]) -> bool:
-    """The rubric itself, over an observing episode's commands (`CommandResult`s, in order)."""
-    edited: set[str] = set()
-    for command in commands:
-        edited.update(p for p in command.changed if not INCIDENTAL.search(p))
-    if not edited:
-        return False
-    last_edit, last_check = (-1, -1), (-1, -1)
-    for index, command in enumerate(commands):
-        parts = normalise_shell(command.command)
-        runnable = command.exit_code not in (126, 127)
-        checks = [k for k, part in enumerate(parts) if runnable and is_check(part.command or "", edited)]
-        if checks:
-            last_check = (index, checks[-1])
-        if any(not INCIDENTAL.search(p) for p in command.changed):
-            # the change happened at the last part that can write: an edit, else any run that is not a check
-            writers = [k for k, part in enumerate(parts) if part.action == "edit" or k not in checks]
-            last_edit = (index, writers[-1] if writers else -1)
-    return last_check > last_edit
+from curriculab.taxonomy.coders.environment import verified_after_last_edit
 
 
 def _results(environments: list[Any]) -> list[Any]:

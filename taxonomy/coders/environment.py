@@ -1,0 +1,225 @@
+"""Process codes decided from what a terminal episode's environment observed (taxonomy v4): every
+command the agent ran, its exit code and output, and the files each command changed, seen from
+outside the agent's reach. Exact by construction for the facts they name
+(`code_reliability.method = environment`), so the planner may act on them without labels, like
+the verifier's codes; the rules coder codes the same trajectories from their logged steps, and
+the two are compared per code (`analysis.coding.coder_agreement`).
+
+- `skipped_verification`: the agent changed a file and ran no check after its last change (the
+  rubric of `verified_after_last_edit`, the same one `verification_reward` pays for). Not
+  applicable when it changed nothing.
+- `premature_stop`: the verifier found milestones unmet and the agent changed no file at all (it
+  looked around and stopped). Not applicable when the agent's time ran out (not a choice to stop).
+- `no_plan_revision`: a command failed and the agent ran the same command again, with nothing
+  changed in between, and it failed again (a search that found nothing, exit 1 of grep or diff,
+  is not a failure).
+- `redundant_rework`: the same command run again with nothing changed in between, and it printed
+  the same complete output.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from curriculab.trajectory.actions import normalise_shell, strip_wrappers
+
+CODER = "environment"
+"""The coder name in `failure_codes`, `coding_status` and `code_reliability`."""
+TAXONOMY_VERSION = "v4"
+"""The taxonomy whose definitions these rules decide."""
+OBSERVING_AGENTS: tuple[str, ...] = ("curriculab-terminal",)
+"""Agents whose every trial is an episode of curriculab's terminal environment (its observations in the steps)."""
+CODES: tuple[str, ...] = ("skipped_verification", "premature_stop", "no_plan_revision", "redundant_rework")
+"""The codes an episode's observations decide."""
+
+INCIDENTAL = re.compile(
+    r"(^|/)(__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache|\.coverage|\.cache)(/|$)|\.py[co]$"
+)
+"""Files a check writes as a side effect: never an edit."""
+_RUNNERS = {"pytest", "py.test", "tox", "nox"}
+_SUBCOMMAND_RUNNERS = {"make", "npm", "yarn", "pnpm", "cargo", "go"}
+_PYTHON = re.compile(r"^python(\d(\.\d+)?)?$")
+_NOT_A_RUN = {"--help", "-h", "--version", "-V", "--collect-only", "--co"}
+
+
+def _words(text: str) -> list[str]:
+    try:
+        words = shlex.split(text, comments=True)
+    except ValueError:
+        words = text.split()
+    return strip_wrappers(words)
+
+
+def _names(path: str, edited: set[str]) -> bool:
+    """Whether a command's argument names one of the files the agent changed (by path suffix)."""
+    tail = path.lstrip("./")
+    return bool(tail) and any(e == path or e.endswith("/" + tail) for e in edited)
+
+
+def is_check(part: str, edited: set[str]) -> bool:
+    """Whether one shell command (a part of a command line) runs a check, as the rubric counts it."""
+    words = _words(part)
+    if not words or any(w in _NOT_A_RUN for w in words[1:]):
+        return False
+    head, args = words[0], words[1:]
+    base = head.rsplit("/", 1)[-1]
+    if base in _RUNNERS:
+        return True
+    if base in _SUBCOMMAND_RUNNERS:
+        return "test" in args[:2]
+    operands = [a for a in args if not a.startswith("-")]
+    if _PYTHON.match(base):
+        if "-m" in args and args.index("-m") + 1 < len(args):
+            return args[args.index("-m") + 1] in ("pytest", "unittest", "doctest")
+        if "-c" in args and args.index("-c") + 1 < len(args):
+            code = args[args.index("-c") + 1]
+            stems = {e.rsplit("/", 1)[-1].removesuffix(".py") for e in edited if e.endswith(".py")}
+            return any(re.search(rf"\b(import|from)\s+{re.escape(stem)}\b", code) for stem in stems)
+        script = operands[0] if operands else ""
+        return bool(script) and ("test" in script.rsplit("/", 1)[-1] or _names(script, edited))
+    if base in ("bash", "sh"):
+        script = operands[0] if operands else ""
+        return bool(script) and ("test" in script.rsplit("/", 1)[-1] or _names(script, edited))
+    if "/" in head:  # ./run_tests.sh, /app/bin/greet.sh
+        return "test" in base or _names(head, edited)
+    return False
+
+
+def verified_after_last_edit(commands: list[Any]) -> bool:
+    """The rubric itself, over an observing episode's commands (`CommandResult`s, in order)."""
+    edited: set[str] = set()
+    for command in commands:
+        edited.update(p for p in command.changed if not INCIDENTAL.search(p))
+    if not edited:
+        return False
+    last_edit, last_check = (-1, -1), (-1, -1)
+    for index, command in enumerate(commands):
+        parts = normalise_shell(command.command)
+        runnable = command.exit_code not in (126, 127)
+        checks = [k for k, part in enumerate(parts) if runnable and is_check(part.command or "", edited)]
+        if checks:
+            last_check = (index, checks[-1])
+        if any(not INCIDENTAL.search(p) for p in command.changed):
+            # the change happened at the last part that can write: an edit, else any run that is not a check
+            writers = [k for k, part in enumerate(parts) if part.action == "edit" or k not in checks]
+            last_edit = (index, writers[-1] if writers else -1)
+    return last_check > last_edit
+
+
+@dataclass(frozen=True)
+class Observed:
+    """One command as the environment saw it."""
+
+    command: str
+    """The command line the agent sent."""
+    exit_code: int | None
+    """Its exit code."""
+    output: str = ""
+    """What it printed (as the agent saw it)."""
+    changed: tuple[str, ...] = ()
+    """Files it changed (created, modified or removed), seen from outside the sandbox."""
+    timed_out: bool = False
+    """Whether the environment interrupted it (the command's or the agent's time ran out)."""
+    truncated: bool = False
+    """Whether its output was cut."""
+
+
+@dataclass
+class Finding:
+    """One code for one episode: present, absent or not applicable, with why and where."""
+
+    code: str
+    """The code."""
+    status: str
+    """present, absent or not_applicable."""
+    rationale: str = ""
+    """One line: what decided it."""
+    evidence: list[int] = field(default_factory=list)
+    """Indices of the commands that show it."""
+
+
+_SEARCHES = {"grep", "egrep", "fgrep", "rg", "diff", "cmp", "test", "["}
+
+
+def _edits(commands: Sequence[Any]) -> list[int]:
+    return [i for i, c in enumerate(commands) if any(not INCIDENTAL.search(p) for p in c.changed)]
+
+
+def _failed(command: Any) -> bool:
+    if command.exit_code in (0, None):
+        return False
+    words = _words(command.command)
+    return not (command.exit_code == 1 and words and words[0].rsplit("/", 1)[-1] in _SEARCHES)
+
+
+def _repeats(commands: Sequence[Any], same_result) -> list[tuple[int, int]]:
+    """Pairs (earlier, later) of one command line run twice with no change in between whose
+    results `same_result` says repeat."""
+    found, last_seen = [], {}
+    for index, command in enumerate(commands):
+        key = " ".join(command.command.split())
+        earlier = last_seen.get(key)
+        if earlier is not None and not _edits(commands[earlier:index]) and same_result(commands[earlier], command):
+            found.append((earlier, index))
+        last_seen[key] = index
+    return found
+
+
+def code_episode(commands: Sequence[Any], passed_all: bool | None) -> dict[str, Finding]:
+    """Each of `CODES` for one episode: `commands` in order (`Observed` or the episode's own
+    `CommandResult`s), `passed_all` whether every milestone passed (None: no verdict)."""
+    found: dict[str, Finding] = {}
+    edits = _edits(commands)
+    if not edits:
+        found["skipped_verification"] = Finding("skipped_verification", "not_applicable", "changed no file")
+    elif verified_after_last_edit(commands):
+        found["skipped_verification"] = Finding("skipped_verification", "absent", "ran a check after its last change")
+    else:
+        found["skipped_verification"] = Finding(
+            "skipped_verification",
+            "present",
+            f"no check after its last change (command {edits[-1] + 1} of {len(commands)}: "
+            f"{commands[edits[-1]].command.splitlines()[0][:80]!r})",
+            [edits[-1]],
+        )
+    if passed_all is None:
+        found["premature_stop"] = Finding("premature_stop", "not_applicable", "no verdict")
+    elif any(c.timed_out and "agent's time" in c.output for c in commands):
+        found["premature_stop"] = Finding("premature_stop", "not_applicable", "its time ran out: not a choice to stop")
+    elif not passed_all and not edits:
+        found["premature_stop"] = Finding(
+            "premature_stop", "present", f"milestones unmet and no file changed in {len(commands)} command(s)"
+        )
+    else:
+        found["premature_stop"] = Finding("premature_stop", "absent", "passed" if passed_all else "changed files")
+    retried = _repeats(commands, lambda a, b: _failed(a) and _failed(b))
+    found["no_plan_revision"] = (
+        Finding(
+            "no_plan_revision",
+            "present",
+            f"command {retried[0][0] + 1} failed (exit {commands[retried[0][0]].exit_code}) and ran again "
+            f"unchanged as command {retried[0][1] + 1}, failing again",
+            [i for pair in retried for i in pair],
+        )
+        if retried
+        else Finding("no_plan_revision", "absent", "no failing command repeated unchanged")
+    )
+    reread = _repeats(
+        commands,
+        lambda a, b: a.exit_code == 0 and b.exit_code == 0 and not a.truncated and a.output == b.output,
+    )
+    found["redundant_rework"] = (
+        Finding(
+            "redundant_rework",
+            "present",
+            f"command {reread[0][1] + 1} repeats command {reread[0][0] + 1} with nothing changed and the same output",
+            [i for pair in reread for i in pair],
+        )
+        if reread
+        else Finding("redundant_rework", "absent", "no command repeated with the same output")
+    )
+    return found

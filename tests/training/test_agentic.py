@@ -1,0 +1,230 @@
+"""Agentic training: the tool-calling chat format, the environment's process codes, plans made
+over a task suite from them, and the two-round loop (agentic GRPO with TRL on the tiny model)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from curriculab.taxonomy.coders.environment import Observed, code_episode
+from curriculab.training.terminal.chat import RESPONSE_TEMPLATE, TOOL_CHAT_TEMPLATE, enable_tool_calling
+
+needs_bwrap = pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="needs bubblewrap (scripts/setup.sh installs it)"
+)
+
+
+def _status(commands, passed_all=False):
+    return {code: finding.status for code, finding in code_episode(commands, passed_all).items()}
+
+
+def test_environment_codes_follow_from_commands_exit_codes_and_files_changed():
+    edit = Observed("sed -i s/a/b/ app.py", 0, "", ("/app/app.py",))
+    check = Observed("python3 -m pytest", 0, "1 passed")
+    assert _status([edit]) == {
+        "skipped_verification": "present",
+        "premature_stop": "absent",
+        "no_plan_revision": "absent",
+        "redundant_rework": "absent",
+    }
+    assert _status([edit, check])["skipped_verification"] == "absent"
+    assert _status([check, edit])["skipped_verification"] == "present"
+    # looked around, changed nothing, milestones unmet: stopped early; nothing to verify
+    looked = [Observed("ls", 0, "app.py"), Observed("cat app.py", 0, "x = 1")]
+    assert _status(looked)["premature_stop"] == "present"
+    assert _status(looked)["skipped_verification"] == "not_applicable"
+    assert _status(looked, passed_all=None)["premature_stop"] == "not_applicable"
+    timed_out = [Observed("sleep 999", 124, "[the agent's time for this step (5 s) is over: nothing ran]", (), True)]
+    assert _status(timed_out)["premature_stop"] == "not_applicable"
+    # the same failing command again with nothing changed in between; a fix in between is a revision
+    failing = Observed("python3 run.py", 1, "Traceback")
+    assert _status([failing, failing])["no_plan_revision"] == "present"
+    assert _status([failing, edit, failing])["no_plan_revision"] == "absent"
+    assert _status([Observed("grep x f", 1, ""), Observed("grep x f", 1, "")])["no_plan_revision"] == "absent"
+    # a re-read of unchanged output is rework; after an edit it is not
+    assert _status([looked[1], looked[1]])["redundant_rework"] == "present"
+    assert _status([looked[1], edit, looked[1]])["redundant_rework"] == "absent"
+
+
+def test_the_tool_format_renders_calls_parses_them_back_and_keeps_prefixes(tmp_path):
+    from transformers import AutoTokenizer
+    from transformers.utils import get_json_schema
+    from trl.chat_template_utils import is_chat_template_prefix_preserving, supports_tool_calling
+
+    from curriculab.training.models import tiny_agent_model_dir
+    from curriculab.training.terminal.environment import TerminalEnvironment
+
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_agent_model_dir(tmp_path)))
+    assert tokenizer.chat_template == TOOL_CHAT_TEMPLATE and tokenizer.response_template == RESPONSE_TEMPLATE
+    assert tokenizer.eos_token == "<|im_end|>"
+    assert supports_tool_calling(tokenizer) and is_chat_template_prefix_preserving(tokenizer)
+    tools = [get_json_schema(TerminalEnvironment.bash)]
+    prompt = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "Fix it."}], tools=tools, tokenize=False, add_generation_prompt=True
+    )
+    assert '"name": "bash"' in prompt and prompt.endswith("<|im_start|>assistant\n")
+    said = 'Look first.<tool_call>{"name": "bash", "arguments": {"command": "ls -la"}}</tool_call><|im_end|>'
+    assert tokenizer.parse_response(said, prefix=prompt) == {
+        "role": "assistant",
+        "content": "Look first.",
+        "tool_calls": [{"type": "function", "function": {"name": "bash", "arguments": {"command": "ls -la"}}}],
+    }
+    assert tokenizer.parse_response("Done.<|im_end|>", prefix=prompt) == {"role": "assistant", "content": "Done."}
+    # a model whose own template drops tool calls gets this one
+    plain = AutoTokenizer.from_pretrained(str(tiny_agent_model_dir(tmp_path)))
+    plain.chat_template = "{% for m in messages %}{{ m.content }}{% endfor %}"
+    assert not supports_tool_calling(plain) and supports_tool_calling(enable_tool_calling(plain))
+
+
+@needs_bwrap
+def test_demonstrations_are_real_episodes_half_of_them_checking(tmp_path):
+    from curriculab.training.terminal import load_task
+    from curriculab.training.terminal.suite import BUILTIN_SUITE
+    from curriculab.training.terminal.warmup import demonstrations, verification_share
+
+    tasks = [load_task(BUILTIN_SUITE / name) for name in ("fix-median", "greet-script", "count-error-lines")]
+    demos = demonstrations(tasks)
+    assert [d.task_id for d in demos] == ["count-error-lines", "fix-median", "greet-script"]
+    assert all(d.reward == 1.0 for d in demos)
+    assert [d.checked for d in demos] == [True, False, True] and verification_share(demos) == pytest.approx(2 / 3)
+    first = demos[0].messages
+    assert [m["role"] for m in first] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    assert first[1]["tool_calls"][0]["function"]["arguments"] == {"command": "ls"}
+    assert first[2]["content"].startswith("[exit code 0]\n")
+
+
+@needs_bwrap
+def test_environment_coder_codes_stored_episodes_and_rules_agreement_is_measured(tmp_path, store):
+    from curriculab.analysis.coding import coder_agreement, run_environment_coder, run_rule_coders
+    from curriculab.analysis.ingest import ingest
+    from curriculab.taxonomy.coders.environment import CODES
+    from curriculab.training.terminal.environment import TerminalEnvironment
+    from curriculab.training.terminal.trial import write_trial
+
+    plays = {
+        "looked": ["ls", "cat stats.py", "cat stats.py"],
+        "edited": ["sed -i 's/2/3/' stats.py"],
+        "checked": ["sed -i 's/2/3/' stats.py", "bash run_tests.sh"],
+        "silent": [],
+    }
+    with TerminalEnvironment() as environment:
+        for name, commands in plays.items():
+            environment.reset(task_id="fix-median")
+            for command in commands:
+                environment.bash(command)
+            write_trial(tmp_path / "job", name, environment.task, environment.result, model="m")
+    ingest(store, [tmp_path / "job"])
+    report = run_environment_coder(store)
+    assert report.trajectories == 4  # the one that ran nothing too: its agent's trials are all observed
+    rows = store.query(
+        "select trajectory_id, code, status from coding_status where coder = 'environment' order by 1, 2"
+    ).rows
+    status = {(t, c): s for t, c, s in rows}
+    assert status[("looked", "premature_stop")] == "present" and status[("looked", "redundant_rework")] == "present"
+    assert status[("silent", "premature_stop")] == "present"
+    assert status[("edited", "skipped_verification")] == "present"
+    assert status[("checked", "skipped_verification")] == "absent"
+    method = store.query("select distinct method from code_reliability where coder = 'environment'").rows
+    assert method == [("environment",)]
+    run_rule_coders(store)
+    agreement = {a.code: a for a in coder_agreement(store, "rules", "environment", CODES)}
+    assert agreement["skipped_verification"].n == 2 and agreement["skipped_verification"].agreement == 1.0
+    assert agreement["premature_stop"].n >= 3
+
+
+@needs_bwrap
+def test_a_task_plan_acts_on_exact_environment_codes_and_switches_on_the_verification_term(tmp_path, store):
+    from curriculab.analysis.coding import run_environment_coder
+    from curriculab.analysis.ingest import ingest
+    from curriculab.planner.tasks import build_task_plan
+    from curriculab.training.agentic import suite_paths
+    from curriculab.training.terminal.environment import TerminalEnvironment
+    from curriculab.training.terminal.trial import write_trial
+
+    paths = suite_paths("builtin")
+    ingest(store, [str(p) for p in paths.values()], "tasks")
+    before = build_task_plan(store, "agent-x", "builtin", sorted(paths), held_out=["greet-script"])
+    assert before.reward_functions == ["milestone_reward"]
+    assert len({e.copies for e in before.task_mix}) == 1 and "greet-script" not in {
+        e.problem_id for e in before.task_mix
+    }
+    with TerminalEnvironment() as environment:  # eight edits, none checked, none passing
+        for index in range(8):
+            environment.reset(task_id="fix-median")
+            environment.bash(f"echo '# {index}' >> stats.py")
+            write_trial(tmp_path / "job", f"edit-{index}", environment.task, environment.result, model="agent-x")
+    ingest(store, [tmp_path / "job"])
+    run_environment_coder(store)
+    after = build_task_plan(store, "agent-x", "builtin", sorted(paths), held_out=["greet-script"])
+    assert after.reward_functions == ["milestone_reward", "verification_reward"]
+    assert 0 < after.reward_weights[1] <= 0.5
+    cited = [r for r in after.reasons if r.startswith("skipped_verification (environment)")]
+    assert cited and "exact (environment)" in cited[0] and "100.0% of 8 judged failures" in cited[0]
+    copies = {e.problem_id: e.copies for e in after.task_mix}
+    # an atomic task built to provoke it is practised more than a decoy task; the task failed 8 of 8
+    # times carries little signal (p(1 − p) of its smoothed pass rate) and is practised less
+    assert copies["count-error-lines"] > copies["decoy-old-config"] > copies["fix-median"]
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_two_round_agentic_loop_lands_coded_episodes_and_round_two_acts_on_round_one(tmp_path, cli_run):
+    out = tmp_path / "loop"
+    assert cli_run("tasks", "import", "builtin").exit_code == 0
+    done = cli_run(
+        "loop",
+        "--model",
+        "tiny-agent",
+        "--tasks",
+        "builtin",
+        "--held-out",
+        "greet-script",
+        "--rounds",
+        "2",
+        "--steps-per-round",
+        "2",
+        "--out",
+        str(out),
+    )
+    assert done.exit_code == 0, done.output
+    rounds = json.loads((out / "loop.json").read_text())
+    assert [r["round"] for r in rounds] == [1, 2] and all(r["episodes"] == 8 for r in rounds)
+    rows = json.loads(
+        cli_run(
+            "query",
+            "select t.trajectory_id, t.milestones_total, (select count(*) from steps s where s.trajectory_id = "
+            "t.trajectory_id) as steps, (select count(*) from test_results r where r.trajectory_id = t.trajectory_id "
+            "and r.milestone_idx is not null) as milestone_results, (select list(distinct coder order by coder) from "
+            "coding_status c where c.trajectory_id = t.trajectory_id) as coders from trajectories t "
+            "where t.model = 'tiny-agent' order by 1",
+            "--json",
+        ).stdout
+    )
+    assert len(rows) == 16
+    for row in rows:
+        assert (
+            row["steps"] >= 2 and row["milestones_total"] >= 2 and row["milestone_results"] == row["milestones_total"]
+        )
+        assert {"environment", "rules", "verifier"} <= set(row["coders"])
+    first, second = rounds
+    cites = [r for r in second["code_reasons"] if "(environment)" in r and "judged failures" in r]
+    assert cites, second["code_reasons"]
+    assert first["task_mix"] != second["task_mix"] or first["reward_functions"] != second["reward_functions"]
+    assert second["held_out"]["episodes"] == 1 and "greet-script" not in second["task_mix"]
+    evaluated = json.loads(
+        cli_run("query", "select count(*) as n from trajectories where model = 'tiny-agent@eval'", "--json").stdout
+    )
+    assert evaluated == [{"n": 2}]
+    plan_yaml = (out / "round2" / "plan.yaml").read_text()
+    assert "tasks: builtin" in plan_yaml and "milestone_reward" in plan_yaml

@@ -1,0 +1,464 @@
+"""Agentic GRPO: a plan whose dataset is terminal tasks (`dataset.tasks`) trained with
+`trl.GRPOTrainer(environment_factory=…)`, each rollout a real episode in the sandbox.
+
+TRL runs the turns: it resets a pooled `TerminalEnvironment` with the dataset row (`task_id`),
+appends the task's instruction to the prompt, parses the model's `<tool_call>`s, runs `bash` and
+feeds the answers back, until the model stops calling tools, `max_tool_calling_iterations` or the
+completion length. The reward functions are the plan's (`training.terminal.rewards`), read off
+the environments. Every episode is written as a Harbor trial (ATIF trajectory, per-milestone
+results) under `<output_dir>/rollouts/step-NNNNN/`; at each checkpoint and at the end they are
+ingested into the store and coded by the environment, the rules and the verifier.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from curriculab.planner.config import ConfigError, TrainingConfig
+from curriculab.planner.portfolio import TERMINAL_REWARD_FUNCTIONS
+from curriculab.training.grpo import TrainResult, _check_grpo_section, last_complete_checkpoint, run_id_for
+from curriculab.training.models import TrainError, resolve_model, tiny_agent_model_dir
+from curriculab.training.options import TrainOptions
+from curriculab.training.terminal.suite import BUILTIN_SUITE
+from curriculab.training.terminal.trial import Turn, write_trial
+
+TERMINAL_REWARDS = TERMINAL_REWARD_FUNCTIONS
+"""Reward functions a terminal plan may name (`training.terminal.rewards`)."""
+WARM_UP_EPOCHS = 12
+TINY_TURN_TOKENS = 96
+"""Completion length for the tiny model (all turns of a rollout together)."""
+
+
+def suite_paths(spec: str, base_dir: Path | None = None) -> dict[str, Path]:
+    """Task id → task directory for a suite spec: `builtin` or a folder of task directories."""
+    root = BUILTIN_SUITE if spec == "builtin" else Path(spec)
+    if not root.is_absolute() and spec != "builtin" and base_dir is not None and not root.exists():
+        root = base_dir / root
+    found = {p.parent.name: p.parent for p in sorted(root.glob("*/task.toml"))}
+    if not found:
+        raise TrainError(f"dataset.tasks: {spec!r} holds no task directories (folders with task.toml)")
+    return found
+
+
+def speaks_tool_format(model_dir: Path) -> bool:
+    """Whether the model at `model_dir` was saved with the tool-calling chat format (warmed up here)."""
+    import json
+
+    from curriculab.training.terminal.chat import TOOL_CHAT_TEMPLATE
+
+    for name in ("chat_template.jinja", "tokenizer_config.json"):
+        path = model_dir / name
+        if path.is_file():
+            text = path.read_text()
+            template = text if name.endswith(".jinja") else json.loads(text).get("chat_template")
+            if template == TOOL_CHAT_TEMPLATE:
+                return True
+    return False
+
+
+def warmed_agent_model(
+    model: str, tasks: Mapping[str, Path], cache_dir: Path, announce: Callable[[str], None] | None = None
+) -> tuple[str, str]:
+    """(model directory, short name) of a model that can call the terminal's tool: the base model
+    with the tool-calling chat format, fine-tuned on demonstration episodes of `tasks` (made once
+    per base model and task set, cached)."""
+    from curriculab.training.terminal.task import load_task
+    from curriculab.training.terminal.warmup import demonstrations, verification_share, warm_up
+
+    if model == "tiny":
+        base, name = str(tiny_agent_model_dir(cache_dir)), "tiny-agent"
+    else:
+        base, _, name = resolve_model(model, cache_dir)
+        if speaks_tool_format(Path(base)):  # a model trained here before (an earlier round's): no warm-up
+            return base, name
+    key = hashlib.sha256(
+        "\n".join([base, str(WARM_UP_EPOCHS), *(f"{k}:{p.resolve()}" for k, p in sorted(tasks.items()))]).encode()
+    ).hexdigest()[:10]
+    target = cache_dir / "warmed" / f"{name}-{key}"
+    if (target / "config.json").exists():
+        return str(target), name
+    demos = demonstrations([load_task(p) for p in tasks.values()])
+    if not demos:
+        raise TrainError("no task in the suite has a solution that passes: nothing to demonstrate for the warm-up")
+    if announce:
+        announce(
+            f"warm-up: {len(demos)} demonstration episodes ({verification_share(demos):.0%} check their work), "
+            f"{WARM_UP_EPOCHS} epochs of trl.SFTTrainer → {target}"
+        )
+    partial = target.with_name(target.name + ".partial")
+    warm_up(base, demos, partial, epochs=WARM_UP_EPOCHS)
+    partial.rename(target)
+    return str(target), name
+
+
+def turns_of(messages: Sequence[Mapping[str, Any]], tokenizer: Any) -> list[Turn]:
+    """The assistant turns of a TRL completion (its messages, tool answers between them) as trial
+    turns: each `bash` call is the episode's next command; completion tokens counted by
+    re-tokenising the turn's text and calls."""
+    import json
+
+    turns, next_command = [], 0
+    for message in messages:
+        if message.get("role") != "assistant":
+            continue
+        calls = [c.get("function", c) for c in message.get("tool_calls") or []]
+        sent = [c for c in calls if c.get("name") == "bash" and isinstance(c.get("arguments"), dict)]
+        indices = list(range(next_command, next_command + len(sent)))
+        next_command += len(sent)
+        text = (message.get("content") or "") + "".join(json.dumps(c) for c in calls)
+        turns.append(Turn(message.get("content") or None, indices, None, len(tokenizer(text)["input_ids"])))
+    return turns
+
+
+@dataclass
+class EpisodeLog:
+    """Writes each scored batch's episodes as trials (a reward function's side job: TRL calls the
+    rewards once per batch with the environments, before the next `reset`)."""
+
+    directory: Path
+    run_id: str
+    model: str
+    tokenizer: Any
+    written: int = 0
+    seconds: float = 0.0
+    batches: dict[int, int] = field(default_factory=dict)
+
+    def __call__(self, environments: Sequence[Any], completions: Sequence[Any], step: int) -> None:
+        started = time.perf_counter()
+        job = self.directory / f"step-{step:05d}"
+        batch = self.batches[step] = self.batches.get(step, -1) + 1  # a step may score several batches
+        for index, (environment, messages) in enumerate(zip(environments, completions)):
+            if environment.task is None:
+                continue
+            commands = environment.commands
+            turns = turns_of(messages, self.tokenizer)
+            known = sum(len(t.commands) for t in turns)
+            if known != len(commands):  # a call TRL ran but the parse above did not see: one turn each
+                turns = [Turn(None, [i]) for i in range(len(commands))]
+            write_trial(
+                job,
+                f"{self.run_id}-{step:05d}-{batch}-{index:02d}",
+                environment.task,
+                environment.result,
+                model=self.model,
+                turns=turns,
+                started_at=commands[0].started_at if commands else None,
+                finished_at=time.time(),
+            )
+            self.written += 1
+        self.seconds += time.perf_counter() - started
+
+
+def logged_rewards(names: Sequence[str], log: EpisodeLog) -> list[Callable[..., list[float | None]]]:
+    """The plan's terminal reward functions; the first also writes the batch's episodes."""
+    from curriculab.training.terminal import rewards
+
+    unknown = [n for n in names if n not in TERMINAL_REWARDS]
+    if unknown:
+        raise TrainError(f"reward.functions: {unknown} are not terminal rewards; use {', '.join(TERMINAL_REWARDS)}")
+    functions = [getattr(rewards, name) for name in names]
+    first = functions[0]
+
+    def recorded(environments, completions=None, trainer_state=None, **kwargs):
+        scores = first(environments=environments, **kwargs)
+        log(environments, completions or [[] for _ in environments], int(getattr(trainer_state, "global_step", 0)))
+        return scores
+
+    recorded.__name__ = first.__name__
+    return [recorded, *functions[1:]]
+
+
+def ingest_and_code(db_path: str, directory: Path) -> dict[str, int]:
+    """Ingest the episodes written under `directory` and code what is new: the environment's,
+    the rules' and the verifier's codes. Returns counts."""
+    from curriculab.analysis.coding import run_environment_coder, run_rule_coders, run_verifier_coder
+    from curriculab.analysis.ingest.pipeline import ingest
+    from curriculab.analysis.store import Store
+
+    jobs = sorted(p for p in directory.glob("step-*") if p.is_dir())
+    if not jobs:
+        return {"inserted": 0, "coded": 0}
+    with Store(db_path) as store:
+        report = ingest(store, jobs)
+        coded = run_environment_coder(store, uncoded_only=True)
+        ids = coded.trajectories
+        if ids:
+            run_rule_coders(
+                store, where="trajectory_id in (select trajectory_id from coding_status where coder = 'environment')"
+            )
+            run_verifier_coder(store, uncoded_only=True)
+    return {"inserted": report.inserted, "coded": ids}
+
+
+def _resume_from(output: Path, resume: bool, rollouts: Path) -> Path | None:
+    """The checkpoint to resume from (the episodes of later steps dropped: they run again), or None
+    for a fresh run, which must not overwrite another run's checkpoints."""
+    import shutil
+
+    if not resume:
+        if output.exists() and any(output.glob("checkpoint-*")):
+            raise TrainError(
+                f"{output} holds checkpoints of an earlier run. Pass --resume to continue it, or another --output-dir"
+            )
+        return None
+    checkpoint = last_complete_checkpoint(output)
+    if checkpoint is None:
+        raise TrainError(f"--resume: no complete checkpoint in {output}. Start without --resume")
+    step = int(checkpoint.name.split("-")[-1])
+    for job in rollouts.glob("step-*"):
+        if int(job.name.split("-")[-1]) > step:
+            shutil.rmtree(job)
+    return checkpoint
+
+
+def train_agent(
+    config: TrainingConfig | Path | str,
+    model: str = "tiny",
+    options: TrainOptions | None = None,
+    **changes: Any,
+) -> TrainResult:
+    """Train `model` with agentic GRPO on a terminal-task plan (`dataset.tasks` set): warm-up
+    (tiny, or `warm_up`), then `GRPOTrainer(environment_factory=…)` with the plan's rewards; the
+    episodes land in `options.db_path`, coded. Same options as `train`."""
+    try:
+        options = replace(options, **changes) if options is not None else TrainOptions(**changes)
+    except TypeError as exc:
+        raise TrainError(f"{exc}; the options are TrainOptions' fields") from None
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    from datasets import load_dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    from curriculab.training.quiet import LOG_NAME, library_output_to
+    from curriculab.training.terminal.chat import enable_tool_calling
+    from curriculab.training.terminal.environment import TerminalEnvironment
+
+    if not isinstance(config, TrainingConfig):
+        try:
+            config = TrainingConfig.load(config)
+        except ConfigError as exc:
+            raise TrainError(str(exc)) from None
+    if config.dataset.tasks is None:
+        raise TrainError("the plan's dataset has no `tasks`: train it with `train`, or plan with --tasks")
+    _check_grpo_section(config, GRPOConfig)
+    tasks = suite_paths(config.dataset.tasks, config.base_dir)
+    output = Path(options.output_dir or config.grpo.get("output_dir") or "runs/agentic")
+    grpo = dict(config.grpo)
+    seed, plan_id = int(grpo.get("seed", 0)), config.plan.plan_id
+    run_id = run_id_for(plan_id, seed, output)
+    with library_output_to(output / LOG_NAME):
+        path, base_name = warmed_agent_model(model, tasks, options.cache_dir, options.announce)
+        tokenizer = enable_tool_calling(AutoTokenizer.from_pretrained(path))
+        tokenizer.padding_side = "left"
+        label = options.model_label or base_name
+        log = EpisodeLog(output / "rollouts", run_id, label, tokenizer)
+        checkpoint = _resume_from(output, options.resume, log.directory)
+        dataset = load_dataset("parquet", data_files=str(config.dataset_path), split="train")
+        unknown = sorted(set(dataset["task_id"]) - set(tasks))
+        if unknown:
+            raise TrainError(f"dataset: tasks {unknown[:5]} are not in the suite {config.dataset.tasks!r}")
+        dataset = dataset.map(lambda row: {"prompt": [{"role": "user", "content": ""}]})
+        grpo.update(
+            output_dir=str(output),
+            logging_steps=1,
+            save_strategy="steps",
+            report_to="none",
+            save_steps=options.save_steps or max(1, (options.max_steps or 10) // 2),
+            use_cpu=True,
+            bf16=False,
+            reward_weights=list(config.reward.weights),
+        )
+        if options.max_steps is not None:
+            grpo["max_steps"] = options.max_steps
+        if model == "tiny":
+            grpo["max_completion_length"] = min(int(grpo.get("max_completion_length", 512)), TINY_TURN_TOKENS)
+        try:
+            args = GRPOConfig(**grpo)
+        except (TypeError, ValueError) as exc:
+            raise TrainError(f"grpo section rejected by trl.GRPOConfig: {exc}") from None
+        environments: list[TerminalEnvironment] = []
+
+        def environment() -> TerminalEnvironment:
+            made = TerminalEnvironment(tasks)
+            environments.append(made)
+            return made
+
+        db_path = options.db_path
+
+        class IngestAtCheckpoints(TrainerCallback):
+            """The episodes written so far ingested and coded at each checkpoint and at the end."""
+
+            seconds = 0.0
+
+            def _ingest(self) -> None:
+                if db_path:
+                    started = time.perf_counter()
+                    ingest_and_code(db_path, log.directory)
+                    self.seconds += time.perf_counter() - started
+
+            def on_save(self, args, state, control, **kwargs):
+                self._ingest()
+
+            def on_train_end(self, args, state, control, **kwargs):
+                self._ingest()
+
+        ingesting = IngestAtCheckpoints()
+        trainer = GRPOTrainer(
+            model=AutoModelForCausalLM.from_pretrained(path),
+            reward_funcs=logged_rewards(config.reward.functions, log),
+            args=args,
+            train_dataset=dataset,
+            processing_class=tokenizer,
+            environment_factory=environment,
+            callbacks=[ingesting],
+        )
+        if options.summary:
+            summary = options.summary
+
+            class Summary(TrainerCallback):
+                def on_log(self, args, state, control, logs=None, **kwargs):
+                    if logs and "reward" in logs:
+                        summary(state.global_step, {k: v for k, v in logs.items() if isinstance(v, (int, float))})
+
+            trainer.add_callback(Summary())
+        started = time.perf_counter()
+        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+        seconds = time.perf_counter() - started
+        trainer.save_model(str(output / "final"))
+        tokenizer.save_pretrained(str(output / "final"))
+        for made in environments:
+            made.__exit__()  # not a public method: TRL would offer it to the model as a tool
+    logs = next((h for h in reversed(trainer.state.log_history) if "reward" in h), {})
+    return TrainResult(
+        run_id,
+        str(output),
+        int(trainer.state.global_step),
+        log.written,
+        seconds,
+        log.seconds + ingesting.seconds,
+        0.0,
+        {k: v for k, v in logs.items() if isinstance(v, (int, float))},
+        None,
+        None,
+        "generate",
+        True,
+    )
+
+
+@dataclass
+class Evaluation:
+    """Greedy episodes on held-out tasks."""
+
+    episodes: int
+    """Episodes run."""
+    passed: int
+    """Episodes that passed every milestone."""
+    milestone_share: float
+    """Mean share of milestones passed."""
+    verified_share: float
+    """Share of episodes that ran a check after their last change (of those that changed something)."""
+    tool_calls: int
+    """Commands run in all."""
+    job_dir: str
+    """Where the episodes were written as trials."""
+
+
+def evaluate_agent(
+    model_dir: str | Path,
+    tasks: Mapping[str, Path],
+    task_ids: Sequence[str],
+    job_dir: Path,
+    label: str,
+    *,
+    max_turns: int = 6,
+    max_new_tokens: int = 96,
+    trial_prefix: str = "eval",
+) -> Evaluation:
+    """Run one greedy episode per held-out task with the model at `model_dir`, as TRL's turn loop
+    would (the model's tool calls run in the episode until it stops calling or `max_turns`), and
+    write each as a trial `<trial_prefix>-NN-<task>` under `job_dir` (stored under `label`)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import get_json_schema
+
+    from curriculab.taxonomy.coders.environment import INCIDENTAL, verified_after_last_edit
+    from curriculab.training.terminal.chat import enable_tool_calling
+    from curriculab.training.terminal.environment import TerminalEnvironment
+
+    tokenizer = enable_tool_calling(AutoTokenizer.from_pretrained(str(model_dir)))
+    network = AutoModelForCausalLM.from_pretrained(str(model_dir)).eval()
+    schema = [get_json_schema(TerminalEnvironment.bash)]
+    passed, shares, verified, changed_any, calls = 0, [], 0, 0, 0
+    with TerminalEnvironment(tasks) as environment:
+        for index, task_id in enumerate(task_ids):
+            instruction = environment.reset(task_id=task_id)
+            messages: list[dict[str, Any]] = [{"role": "user", "content": instruction}]
+            turns: list[Turn] = []
+            for _ in range(max_turns):
+                prompt = tokenizer.apply_chat_template(
+                    messages, tools=schema, add_generation_prompt=True, tokenize=False
+                )
+                ids = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
+                with torch.no_grad():
+                    out = network.generate(
+                        **ids, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tokenizer.pad_token_id
+                    )
+                new = out[0][ids["input_ids"].shape[1] :].tolist()
+                try:
+                    reply = tokenizer.parse_response(new, prefix=ids["input_ids"][0].tolist())
+                except (ValueError, TypeError):  # a malformed call is text, as TRL treats it
+                    reply = {"role": "assistant", "content": tokenizer.decode(new, skip_special_tokens=True)}
+                bash_calls = [
+                    c.get("function", c)
+                    for c in reply.get("tool_calls") or []
+                    if c.get("function", c).get("name") == "bash"
+                    and isinstance(c.get("function", c).get("arguments"), dict)
+                ]
+                first = len(environment.commands)
+                messages.append(
+                    {"role": "assistant", "content": reply.get("content") or "", "tool_calls": reply.get("tool_calls")}
+                )
+                for call in bash_calls:
+                    answer = environment.bash(str(call["arguments"].get("command", "")))
+                    messages.append({"role": "tool", "name": "bash", "content": answer})
+                turns.append(
+                    Turn(
+                        reply.get("content") or None,
+                        list(range(first, len(environment.commands))),
+                        ids["input_ids"].shape[1],
+                        len(new),
+                    )
+                )
+                if not bash_calls:
+                    break
+            result = environment.result
+            commands = environment.commands
+            calls += len(commands)
+            passed += int(all(v >= 1 for v in result.milestones.values()))
+            shares.append(sum(min(v, 1.0) for v in result.milestones.values()) / max(1, len(result.milestones)))
+            if any(not INCIDENTAL.search(p) for c in commands for p in c.changed):
+                changed_any += 1
+                verified += int(verified_after_last_edit(commands))
+            assert environment.task is not None
+            write_trial(
+                job_dir,
+                f"{trial_prefix}-{index:02d}-{task_id}",
+                environment.task,
+                result,
+                model=label,
+                turns=turns,
+            )
+    return Evaluation(
+        len(task_ids),
+        passed,
+        sum(shares) / len(shares) if shares else 0.0,
+        verified / changed_any if changed_any else 0.0,
+        calls,
+        str(job_dir),
+    )
