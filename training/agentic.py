@@ -174,7 +174,7 @@ def logged_rewards(names: Sequence[str], log: EpisodeLog) -> list[Callable[..., 
     return [recorded, *functions[1:]]
 
 
-def ingest_and_code(db_path: str, directory: Path) -> dict[str, int]:
+def ingest_and_code(db_path: str, directory: Path, run_id: str) -> dict[str, int]:
     """Ingest the episodes written under `directory` and code what is new: the environment's,
     the rules' and the verifier's codes. Returns counts."""
     from curriculab.analysis.coding import run_environment_coder, run_rule_coders, run_verifier_coder
@@ -189,9 +189,7 @@ def ingest_and_code(db_path: str, directory: Path) -> dict[str, int]:
         coded = run_environment_coder(store, uncoded_only=True)
         ids = coded.trajectories
         if ids:
-            run_rule_coders(
-                store, where="trajectory_id in (select trajectory_id from coding_status where coder = 'environment')"
-            )
+            run_rule_coders(store, where=f"starts_with(trajectory_id, '{run_id}-')")  # this run's episodes
             run_verifier_coder(store, uncoded_only=True)
     return {"inserted": report.inserted, "coded": ids}
 
@@ -299,7 +297,7 @@ def train_agent(
             def _ingest(self) -> None:
                 if db_path:
                     started = time.perf_counter()
-                    ingest_and_code(db_path, log.directory)
+                    ingest_and_code(db_path, log.directory, run_id)
                     self.seconds += time.perf_counter() - started
 
             def on_save(self, args, state, control, **kwargs):
