@@ -138,7 +138,7 @@ def run_agentic_loop(
                 f"{evaluation.milestone_share:.2f}, {evaluation.tool_calls} commands"
             )
         with Store(db_path, read_only=True) as store:
-            current.rollout_codes = queries.episode_codes.records(store, result.run_id + "-")
+            current.rollout_codes = queries.episode_codes.records(store, result.run_id + "-", coder="environment")
             current.agreement = [
                 {**asdict(a), "agreement": a.agreement}
                 for a in coder_agreement(store, "rules", "environment", ENVIRONMENT_CODES)

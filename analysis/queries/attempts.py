@@ -114,11 +114,12 @@ def task_cells(store: Store, *, model: str | None = None) -> Statement:
 
 
 @SqlRead
-def tasks_by_id(store: Store, task_ids: list[str]) -> Statement:
-    """The stored tasks among `task_ids`. Columns: task_id, tier_authored, n_milestones, metadata."""
+def tasks_by_id(store: Store, task_ids: list[str] | None = None) -> Statement:
+    """The stored tasks among `task_ids` (None: all). Columns: task_id, tier_authored, n_milestones, metadata."""
     return (
-        "select task_id, tier_authored, n_milestones, metadata from tasks where list_contains(?, task_id) order by 1",
-        [task_ids],
+        "select task_id, tier_authored, n_milestones, metadata from tasks "
+        "where ?::varchar[] is null or list_contains(?, task_id) order by 1",
+        [task_ids, task_ids],
     )
 
 

@@ -85,9 +85,9 @@ def rollout_codes(store: Store, *, run_id: str | None = None) -> Statement:
 
 
 @SqlRead
-def episode_codes(store: Store, trajectory_prefix: str, *, coder: str = "environment") -> Statement:
+def episode_codes(store: Store, trajectory_prefix: str = "", *, coder: str = "rules") -> Statement:
     """One coder's codes over the failed trajectories whose id starts with `trajectory_prefix`
-    (an agentic training run's episodes are named `<run_id>-…`).
+    (an agentic training run's episodes are named `<run_id>-…`; "" for all).
 
     Columns: code, n (failed episodes with it), failures (failed episodes judged), share, ci_low,
     ci_high (Wilson 95%). Codes judged at least once, largest share first.
