@@ -99,7 +99,7 @@ def throughput() -> None:
     tasks = [load_task(p.parent) for p in sorted(BUILTIN_SUITE.glob("*/task.toml"))]
     work = [(t.task_id, solution_command(t)) for t in tasks if len(t.steps) == 1 and solution_command(t)][:8]
     rates = {}
-    for _ in range(3):
+    for _ in range(5):
         with TerminalEnvironment() as one:
             started = time.perf_counter()
             for task_id, solution in work:
@@ -116,9 +116,11 @@ def throughput() -> None:
         for environment in many:
             environment.__exit__()
     one_rate, eight_rate = statistics.median(rates[1]), statistics.median(rates[8])
+    ratios = sorted(b / a for a, b in zip(rates[1], rates[8]))
     print(
-        f"2. episodes per second: 1 environment {one_rate:.2f}, 8 at once {eight_rate:.2f} "
-        f"({eight_rate / one_rate:.2f}× ; median of 3, 8 solved episodes each)"
+        f"2. episodes per second: 1 environment {one_rate:.2f}, 8 at once {eight_rate:.2f}; 8 at once / 1: median "
+        f"{statistics.median(ratios):.2f}× (pairs {', '.join(f'{r:.2f}' for r in ratios)}; the two sides alternated, "
+        "8 solved episodes each)"
     )
 
 

@@ -101,11 +101,7 @@ def run_agentic_loop(
             made.reward_functions,
             made.reward_weights,
             {e.problem_id: e.copies for e in made.task_mix},
-            [
-                r
-                for r in made.reasons
-                if "(environment" in r or "(rules" in r or "(verifier" in r or r.startswith("reward:")
-            ],
+            [r for r in made.reasons if r.split(" (")[0] in {c["code"] for c in made.codes} or r.startswith("reward:")],
         )
         say(f"round {number}: plan {made.plan_id} rewards {dict(zip(made.reward_functions, made.reward_weights))}")
         for reason in current.code_reasons:

@@ -4,6 +4,7 @@ and which failure codes it may act on."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -229,6 +230,20 @@ def failure_targets(
                 )
             )
     return decisions, version
+
+
+def coded_decisions(store: Store, model: str, coders: Sequence[str]) -> tuple[list[CodeDecision], list[str]]:
+    """Every coder's `failure_targets` for `model` (none when the store does not know it) and the
+    `coder:version` each read."""
+    decisions: list[CodeDecision] = []
+    versions = []
+    if model in queries.known_models(store):
+        for coder in coders:
+            found, version = failure_targets(store, model, coder)
+            decisions += found
+            if version:
+                versions.append(f"{coder}:{version}")
+    return decisions, versions
 
 
 def n_judged(row: dict[str, Any]) -> str:

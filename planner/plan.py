@@ -28,8 +28,8 @@ from curriculab.planner.dynamic import DynamicSettings
 from curriculab.planner.evidence import (
     CodeDecision,
     PlanError,
+    coded_decisions,
     estimate_capability,
-    failure_targets,
     reward_terms,
     shift_toward,
 )
@@ -306,14 +306,7 @@ def build_plan(
                     f"zero-variance guard: {chosen} pass rate {measured[chosen]:.2f} → {same[chosen]:.0%} of "
                     f"groups of {g} all-same (limit {limit:.0%}): start there"
                 )
-    decisions: list[CodeDecision] = []
-    versions = []
-    if model in queries.known_models(store):
-        for coder in coders:
-            found, version = failure_targets(store, model, coder)
-            decisions += found
-            if version:
-                versions.append(f"{coder}:{version}")
+    decisions, versions = coded_decisions(store, model, coders)
     weights, alpha_bias = shift_toward(WEIGHTS[preset], decisions, shift_strength)
     shifting = [d for d in decisions if d.used and d.tiers]
     if shifting:

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 from curriculab.analysis import queries
 from curriculab.analysis.store import Store
 from curriculab.planner.config import DatasetSection, PlanHeader, RewardSection, TrainingConfig
-from curriculab.planner.evidence import CodeDecision, PlanError, failure_targets
-from curriculab.planner.plan import MixEntry, Plan
+from curriculab.planner.evidence import CodeDecision, PlanError, coded_decisions, reward_terms
+from curriculab.planner.plan import MixEntry, Plan, grpo_section
 from curriculab.taxonomy.task_effects import table_version, task_effects
 
 TASK_CODERS = ("environment", "rules", "verifier")
@@ -73,15 +73,8 @@ def build_task_plan(
     reasons = [
         f"suite {suite}: {len(task_ids)} tasks, {len(held_out)} held out for evaluation, {len(training)} to train on"
     ]
-    decisions: list[CodeDecision] = []
-    versions = []
-    if model in queries.known_models(store):
-        for coder in coders:
-            found, version = failure_targets(store, model, coder)
-            decisions += found
-            if version:
-                versions.append(f"{coder}:{version}")
-    else:
+    decisions, versions = coded_decisions(store, model, coders)
+    if model not in queries.known_models(store):
         reasons.append(f"no trajectories of {model} in the store: every task weighs the same, the outcome reward alone")
     effects = task_effects()
     used = [d for d in decisions if d.used]
@@ -100,7 +93,7 @@ def build_task_plan(
     deep = max(depths[len(depths) // 2], int(reached or 0))  # deeper: past the suite's median and what failures reach
     bonus = {t: 0.0 for t in training}
     why: dict[str, list[str]] = {t: [] for t in training}
-    terms: dict[str, tuple[float, list[str]]] = {}
+    calling: list[CodeDecision] = []  # used codes whose task effect switches on a reward term
     for code, d in sorted(by_code.items()):
         effect = effects.get(code)
         if effect is None:
@@ -125,8 +118,7 @@ def build_task_plan(
             f"(its own exercises, kinds {', '.join(effect.kinds) or 'none'}{depth}): {effect.note}"
         )
         if effect.reward_term:
-            weight, codes = terms.get(effect.reward_term, (0.0, []))
-            terms[effect.reward_term] = (min(REWARD_CAP, max(weight, round(d.ci_low or 0.0, 4))), codes + [code])
+            calling.append(replace(d, reward_term=effect.reward_term))
     for d in decisions:
         if not d.used:
             reasons.append(f"{d.code} ({d.coder}): {d.reason}")
@@ -154,7 +146,7 @@ def build_task_plan(
         "smoothed pass rate (signal a group of its rollouts can carry), times the code shifts above"
     )
     functions, weights = [BASE_REWARD], [1.0]
-    for term, (weight, codes) in sorted(terms.items()):
+    for term, (weight, codes) in sorted(reward_terms(calling, REWARD_CAP).items()):
         functions.append(f"{term}_reward")
         weights.append(weight)
         reasons.append(
@@ -201,22 +193,11 @@ def build_task_plan(
 
 def task_grpo_section(plan: Plan, output_dir: str = "runs/agentic") -> dict[str, Any]:
     """`trl.GRPOConfig` fields for agentic GRPO: small groups, a few tool turns."""
-    group = int(plan.thresholds.get("group_size", 4))
     return {
-        "output_dir": output_dir,
-        "num_generations": group,
-        "per_device_train_batch_size": group,
-        "gradient_accumulation_steps": 1,
+        **grpo_section(plan, output_dir),
         "max_completion_length": 1024,
         "max_tool_calling_iterations": 6,
         "learning_rate": 1.0e-5,
-        "beta": 0.0,
-        "temperature": 1.0,
-        "num_train_epochs": 1,
-        "logging_steps": 1,
-        "seed": 0,
-        "report_to": "none",
-        "log_completions": False,
     }
 
 

@@ -30,9 +30,13 @@ class TaskEffect:
 
 
 @cache
+def _table() -> dict:
+    return dict(yaml.safe_load(TABLE.read_text()))
+
+
 def task_effects() -> dict[str, TaskEffect]:
     """The table, by code."""
-    doc = yaml.safe_load(TABLE.read_text())
+    doc = _table()
     return {
         code: TaskEffect(
             code,
@@ -47,4 +51,4 @@ def task_effects() -> dict[str, TaskEffect]:
 
 def table_version() -> int:
     """The table's version (recorded in a plan's provenance)."""
-    return int(yaml.safe_load(TABLE.read_text())["version"])
+    return int(_table()["version"])

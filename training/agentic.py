@@ -22,15 +22,14 @@ from typing import Any
 
 from curriculab.planner.config import ConfigError, TrainingConfig
 from curriculab.planner.portfolio import TERMINAL_REWARD_FUNCTIONS
-from curriculab.training.grpo import TrainResult, _check_grpo_section, last_complete_checkpoint, run_id_for
+from curriculab.training.grpo import TrainResult, _check_grpo_section, checkpoint_to_resume, run_id_for
 from curriculab.training.models import TrainError, resolve_model, tiny_agent_model_dir
 from curriculab.training.options import TrainOptions
 from curriculab.training.terminal.suite import BUILTIN_SUITE
 from curriculab.training.terminal.trial import Turn, write_trial
 
-TERMINAL_REWARDS = TERMINAL_REWARD_FUNCTIONS
-"""Reward functions a terminal plan may name (`training.terminal.rewards`)."""
 WARM_UP_EPOCHS = 12
+"""Epochs of the supervised warm-up (enough for the tiny model to write well-formed calls part of the time)."""
 TINY_TURN_TOKENS = 96
 """Completion length for the tiny model (all turns of a rollout together)."""
 
@@ -77,9 +76,13 @@ def warmed_agent_model(
         base, _, name = resolve_model(model, cache_dir)
         if speaks_tool_format(Path(base)):  # a model trained here before (an earlier round's): no warm-up
             return base, name
-    key = hashlib.sha256(
-        "\n".join([base, str(WARM_UP_EPOCHS), *(f"{k}:{p.resolve()}" for k, p in sorted(tasks.items()))]).encode()
-    ).hexdigest()[:10]
+    digest = hashlib.sha256("\n".join([base, str(WARM_UP_EPOCHS)]).encode())
+    for task_id, folder in sorted(tasks.items()):  # an edited task or solution makes other demonstrations
+        digest.update(task_id.encode())
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(path.relative_to(folder).as_posix().encode() + path.read_bytes())
+    key = digest.hexdigest()[:10]
     target = cache_dir / "warmed" / f"{name}-{key}"
     if (target / "config.json").exists():
         return str(target), name
@@ -97,6 +100,17 @@ def warmed_agent_model(
     return str(target), name
 
 
+def bash_calls(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The well-formed `bash` calls of an assistant message, in order: the ones the environment ran
+    (TRL calls `bash(**arguments)`, so any other argument than `command` makes the call fail)."""
+    calls = [c.get("function", c) for c in message.get("tool_calls") or []]
+    return [
+        c
+        for c in calls
+        if c.get("name") == "bash" and isinstance(c.get("arguments"), dict) and set(c["arguments"]) == {"command"}
+    ]
+
+
 def turns_of(messages: Sequence[Mapping[str, Any]], tokenizer: Any) -> list[Turn]:
     """The assistant turns of a TRL completion (its messages, tool answers between them) as trial
     turns: each `bash` call is the episode's next command; completion tokens counted by
@@ -108,7 +122,7 @@ def turns_of(messages: Sequence[Mapping[str, Any]], tokenizer: Any) -> list[Turn
         if message.get("role") != "assistant":
             continue
         calls = [c.get("function", c) for c in message.get("tool_calls") or []]
-        sent = [c for c in calls if c.get("name") == "bash" and isinstance(c.get("arguments"), dict)]
+        sent = bash_calls(message)
         indices = list(range(next_command, next_command + len(sent)))
         next_command += len(sent)
         text = (message.get("content") or "") + "".join(json.dumps(c) for c in calls)
@@ -139,8 +153,8 @@ class EpisodeLog:
             commands = environment.commands
             turns = turns_of(messages, self.tokenizer)
             known = sum(len(t.commands) for t in turns)
-            if known != len(commands):  # a call TRL ran but the parse above did not see: one turn each
-                turns = [Turn(None, [i]) for i in range(len(commands))]
+            if known != len(commands):  # calls and commands do not pair up: one turn per command, or the turns alone
+                turns = [Turn(None, [i]) for i in range(len(commands))] or [replace(t, commands=[]) for t in turns]
             write_trial(
                 job,
                 f"{self.run_id}-{step:05d}-{batch}-{index:02d}",
@@ -155,14 +169,22 @@ class EpisodeLog:
         self.seconds += time.perf_counter() - started
 
 
-def logged_rewards(names: Sequence[str], log: EpisodeLog) -> list[Callable[..., list[float | None]]]:
-    """The plan's terminal reward functions; the first also writes the batch's episodes."""
+def terminal_rewards(names: Sequence[str]) -> list[Callable[..., list[float | None]]]:
+    """The plan's terminal reward functions, by name (a TrainError names any that is not one)."""
     from curriculab.training.terminal import rewards
 
-    unknown = [n for n in names if n not in TERMINAL_REWARDS]
+    unknown = [n for n in names if n not in TERMINAL_REWARD_FUNCTIONS]
     if unknown:
-        raise TrainError(f"reward.functions: {unknown} are not terminal rewards; use {', '.join(TERMINAL_REWARDS)}")
-    functions = [getattr(rewards, name) for name in names]
+        raise TrainError(
+            f"reward.functions: {unknown} are not terminal rewards; use {', '.join(TERMINAL_REWARD_FUNCTIONS)}"
+        )
+    return [getattr(rewards, name) for name in names]
+
+
+def logged_rewards(
+    functions: Sequence[Callable[..., list[float | None]]], log: EpisodeLog
+) -> list[Callable[..., list[float | None]]]:
+    """The reward functions, the first also writing the batch's episodes."""
     first = functions[0]
 
     def recorded(environments, completions=None, trainer_state=None, **kwargs):
@@ -196,18 +218,12 @@ def ingest_and_code(db_path: str, directory: Path, run_id: str) -> dict[str, int
 
 def _resume_from(output: Path, resume: bool, rollouts: Path) -> Path | None:
     """The checkpoint to resume from (the episodes of later steps dropped: they run again), or None
-    for a fresh run, which must not overwrite another run's checkpoints."""
+    for a fresh run."""
     import shutil
 
-    if not resume:
-        if output.exists() and any(output.glob("checkpoint-*")):
-            raise TrainError(
-                f"{output} holds checkpoints of an earlier run. Pass --resume to continue it, or another --output-dir"
-            )
-        return None
-    checkpoint = last_complete_checkpoint(output)
+    checkpoint = checkpoint_to_resume(output, resume)
     if checkpoint is None:
-        raise TrainError(f"--resume: no complete checkpoint in {output}. Start without --resume")
+        return None
     step = int(checkpoint.name.split("-")[-1])
     for job in rollouts.glob("step-*"):
         if int(job.name.split("-")[-1]) > step:
@@ -246,6 +262,14 @@ def train_agent(
         raise TrainError("the plan's dataset has no `tasks`: train it with `train`, or plan with --tasks")
     _check_grpo_section(config, GRPOConfig)
     tasks = suite_paths(config.dataset.tasks, config.base_dir)
+    reward_functions = terminal_rewards(config.reward.functions)
+    import pyarrow.parquet as pq
+
+    named = set(pq.read_table(config.dataset_path, columns=["task_id"]).column("task_id").to_pylist())
+    if named - set(tasks):
+        raise TrainError(
+            f"dataset: tasks {sorted(named - set(tasks))[:5]} are not in the suite {config.dataset.tasks!r}"
+        )
     output = Path(options.output_dir or config.grpo.get("output_dir") or "runs/agentic")
     grpo = dict(config.grpo)
     seed, plan_id = int(grpo.get("seed", 0)), config.plan.plan_id
@@ -258,9 +282,6 @@ def train_agent(
         log = EpisodeLog(output / "rollouts", run_id, label, tokenizer)
         checkpoint = _resume_from(output, options.resume, log.directory)
         dataset = load_dataset("parquet", data_files=str(config.dataset_path), split="train")
-        unknown = sorted(set(dataset["task_id"]) - set(tasks))
-        if unknown:
-            raise TrainError(f"dataset: tasks {unknown[:5]} are not in the suite {config.dataset.tasks!r}")
         dataset = dataset.map(lambda row: {"prompt": [{"role": "user", "content": ""}]})
         grpo.update(
             output_dir=str(output),
@@ -309,7 +330,7 @@ def train_agent(
         ingesting = IngestAtCheckpoints()
         trainer = GRPOTrainer(
             model=AutoModelForCausalLM.from_pretrained(path),
-            reward_funcs=logged_rewards(config.reward.functions, log),
+            reward_funcs=logged_rewards(reward_functions, log),
             args=args,
             train_dataset=dataset,
             processing_class=tokenizer,
@@ -412,18 +433,13 @@ def evaluate_agent(
                     reply = tokenizer.parse_response(new, prefix=ids["input_ids"][0].tolist())
                 except (ValueError, TypeError):  # a malformed call is text, as TRL treats it
                     reply = {"role": "assistant", "content": tokenizer.decode(new, skip_special_tokens=True)}
-                bash_calls = [
-                    c.get("function", c)
-                    for c in reply.get("tool_calls") or []
-                    if c.get("function", c).get("name") == "bash"
-                    and isinstance(c.get("function", c).get("arguments"), dict)
-                ]
+                sent = bash_calls(reply)
                 first = len(environment.commands)
                 messages.append(
                     {"role": "assistant", "content": reply.get("content") or "", "tool_calls": reply.get("tool_calls")}
                 )
-                for call in bash_calls:
-                    answer = environment.bash(str(call["arguments"].get("command", "")))
+                for call in sent:
+                    answer = environment.bash(str(call["arguments"]["command"]))
                     messages.append({"role": "tool", "name": "bash", "content": answer})
                 turns.append(
                     Turn(
@@ -433,7 +449,7 @@ def evaluate_agent(
                         len(new),
                     )
                 )
-                if not bash_calls:
+                if not sent:
                     break
             result = environment.result
             commands = environment.commands

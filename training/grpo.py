@@ -340,11 +340,9 @@ def _rank(live_sampling: bool, stop_after_s: float | None) -> int:
     return rank
 
 
-def _resume_from(output: Path, resume: bool, writer: RolloutWriter, rank: int) -> Path | None:
-    """The checkpoint to resume from (its later rollouts and metrics dropped, to be made again), or
-    None for a fresh run, which must not overwrite another run's checkpoints."""
-    from curriculab.training.callback import drop_metrics_after
-
+def checkpoint_to_resume(output: Path, resume: bool) -> Path | None:
+    """The checkpoint to resume from, or None for a fresh run, which must not overwrite another
+    run's checkpoints (a TrainError says what to pass instead)."""
     if not resume:
         if output.exists() and any(output.glob("checkpoint-*")):
             raise TrainError(
@@ -354,6 +352,17 @@ def _resume_from(output: Path, resume: bool, writer: RolloutWriter, rank: int) -
     checkpoint = last_complete_checkpoint(output)
     if checkpoint is None:
         raise TrainError(f"--resume: no complete checkpoint in {output}. Start without --resume")
+    return checkpoint
+
+
+def _resume_from(output: Path, resume: bool, writer: RolloutWriter, rank: int) -> Path | None:
+    """The checkpoint to resume from (its later rollouts and metrics dropped, to be made again), or
+    None for a fresh run."""
+    from curriculab.training.callback import drop_metrics_after
+
+    checkpoint = checkpoint_to_resume(output, resume)
+    if checkpoint is None:
+        return None
     step = int(checkpoint.name.split("-")[-1])
     writer.drop_after(step)  # each rank its own shards
     if rank == 0:

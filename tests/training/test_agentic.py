@@ -228,3 +228,63 @@ def test_two_round_agentic_loop_lands_coded_episodes_and_round_two_acts_on_round
     assert evaluated == [{"n": 2}]
     plan_yaml = (out / "round2" / "plan.yaml").read_text()
     assert "tasks: builtin" in plan_yaml and "milestone_reward" in plan_yaml
+
+
+def test_bad_task_plan_arguments_say_what_to_give(cli_run):
+    assert cli_run("tasks", "import", "builtin").exit_code == 0
+    nowhere = cli_run("plan", "--model", "m", "--tasks", "/no/such/suite")
+    assert nowhere.exit_code != 0
+    assert "--tasks /no/such/suite: dataset.tasks: '/no/such/suite' holds no task directories" in nowhere.output
+    alone = cli_run("plan", "--model", "m", "--held-out", "greet-script")
+    assert alone.exit_code != 0 and "--held-out keeps tasks out of a task plan: give --tasks SUITE too" in alone.output
+    unknown = cli_run("plan", "--model", "m", "--tasks", "builtin", "--held-out", "nope")
+    assert unknown.exit_code != 0 and "--held-out: nope not in the suite builtin" in unknown.output
+    looping = cli_run("loop", "--model", "m", "--held-out", "greet-script")
+    assert looping.exit_code != 0 and "--held-out names tasks of a suite: give --tasks SUITE too" in looping.output
+    stored = json.loads(cli_run("query", "select count(*) as n from plans", "--json").stdout)
+    assert stored == [{"n": 0}]  # nothing half-made was kept
+
+
+def test_a_task_plan_naming_tasks_outside_its_suite_or_code_rewards_is_refused_before_any_model_loads(
+    tmp_path, cli_run
+):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import yaml
+
+    assert cli_run("tasks", "import", "builtin").exit_code == 0
+    plan = tmp_path / "plan.yaml"
+    assert cli_run("plan", "--model", "m", "--tasks", "builtin", "-o", str(plan)).exit_code == 0
+    pq.write_table(pa.table({"task_id": ["fix-median", "no-such-task"]}), plan.with_suffix(".parquet"))
+    done = cli_run("train", "--config", str(plan), "--max-steps", "1", "--output-dir", str(tmp_path / "run"))
+    assert done.exit_code != 0 and "dataset: tasks ['no-such-task'] are not in the suite 'builtin'" in done.output
+    pq.write_table(pa.table({"task_id": ["fix-median"]}), plan.with_suffix(".parquet"))
+    doc = yaml.safe_load(plan.read_text())
+    doc["reward"] = {"functions": ["tarot_reward"], "weights": [1.0]}
+    plan.write_text(yaml.safe_dump(doc))
+    done = cli_run("train", "--config", str(plan), "--max-steps", "1", "--output-dir", str(tmp_path / "run"))
+    assert done.exit_code != 0
+    assert "reward.functions: ['tarot_reward'] are not terminal rewards; use milestone_reward" in done.output
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_rollouts_turns_pair_each_bash_call_the_environment_ran_with_its_command(tmp_path):
+    from transformers import AutoTokenizer
+
+    from curriculab.training.agentic import turns_of
+    from curriculab.training.models import tiny_agent_model_dir
+
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_agent_model_dir(tmp_path)))
+
+    def call(arguments):
+        return {"type": "function", "function": {"name": "bash", "arguments": arguments}}
+
+    messages = [
+        {"role": "assistant", "content": "", "tool_calls": [call({"command": "ls"}), call({"cmd": "pwd"})]},
+        {"role": "tool", "name": "bash", "content": "[exit code 0]\nstats.py"},
+        {"role": "assistant", "content": "Done."},
+    ]
+    turns = turns_of(messages, tokenizer)
+    # TRL runs bash(**arguments): the call with `cmd` failed before reaching the episode
+    assert [(t.message, t.commands) for t in turns] == [(None, [0]), ("Done.", [])]
+    assert all(t.completion_tokens and t.completion_tokens > 0 for t in turns)

@@ -79,10 +79,9 @@ def demonstrate(
         return None
     messages: list[dict[str, Any]] = [{"role": "user", "content": task.steps[0].instruction}]
     with Episode(task, limits, backend=backend, observe=True) as episode:
-        for command in ("ls", solution, None if check else ""):
-            if command == "":
-                break
-            command = command or check_command(episode.commands[-1].changed)
+        for command in ("ls", solution, "<check>") if check else ("ls", solution):
+            if command == "<check>":
+                command = check_command(episode.commands[-1].changed)
             done = episode.run(command)
             messages.append({"role": "assistant", "content": "", "tool_calls": [_call(command)]})
             messages.append({"role": "tool", "name": "bash", "content": f"[exit code {done.exit_code}]\n{done.output}"})
