@@ -196,24 +196,21 @@ def logged_rewards(
     return [recorded, *functions[1:]]
 
 
-def ingest_and_code(db_path: str, directory: Path, run_id: str) -> dict[str, int]:
+def ingest_and_code(db_path: str, directory: Path, run_id: str) -> None:
     """Ingest the episodes written under `directory` and code what is new: the environment's,
-    the rules' and the verifier's codes. Returns counts."""
+    the rules' and the verifier's codes."""
     from curriculab.analysis.coding import run_environment_coder, run_rule_coders, run_verifier_coder
     from curriculab.analysis.ingest.pipeline import ingest
     from curriculab.analysis.store import Store
 
     jobs = sorted(p for p in directory.glob("step-*") if p.is_dir())
     if not jobs:
-        return {"inserted": 0, "coded": 0}
+        return
     with Store(db_path) as store:
-        report = ingest(store, jobs)
-        coded = run_environment_coder(store, uncoded_only=True)
-        ids = coded.trajectories
-        if ids:
+        ingest(store, jobs)
+        if run_environment_coder(store, uncoded_only=True).trajectories:  # new episodes landed
             run_rule_coders(store, where=f"starts_with(trajectory_id, '{run_id}-')")  # this run's episodes
             run_verifier_coder(store, uncoded_only=True)
-    return {"inserted": report.inserted, "coded": ids}
 
 
 def _resume_from(output: Path, resume: bool, rollouts: Path) -> Path | None:
@@ -237,14 +234,16 @@ def train_agent(
     options: TrainOptions | None = None,
     **changes: Any,
 ) -> TrainResult:
-    """Train `model` with agentic GRPO on a terminal-task plan (`dataset.tasks` set): warm-up
-    (tiny, or `warm_up`), then `GRPOTrainer(environment_factory=…)` with the plan's rewards; the
-    episodes land in `options.db_path`, coded. Same options as `train`."""
+    """Train `model` with agentic GRPO on a terminal-task plan (`dataset.tasks` set): a warm-up
+    where the model does not yet speak the tool format, then `GRPOTrainer(environment_factory=…)`
+    with the plan's rewards; the episodes land in `options.db_path`, coded. Same options as `train`.
+    The plan's tasks and reward names are checked before anything heavy loads."""
     try:
         options = replace(options, **changes) if options is not None else TrainOptions(**changes)
     except TypeError as exc:
         raise TrainError(f"{exc}; the options are TrainOptions' fields") from None
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    import pyarrow.parquet as pq
     from datasets import load_dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
@@ -263,8 +262,6 @@ def train_agent(
     _check_grpo_section(config, GRPOConfig)
     tasks = suite_paths(config.dataset.tasks, config.base_dir)
     reward_functions = terminal_rewards(config.reward.functions)
-    import pyarrow.parquet as pq
-
     named = set(pq.read_table(config.dataset_path, columns=["task_id"]).column("task_id").to_pylist())
     if named - set(tasks):
         raise TrainError(
