@@ -118,13 +118,14 @@ def run_agentic_loop(
         current.run_id, current.episodes, current.seconds = result.run_id, result.rollouts, round(result.seconds, 2)
         current_model = str(folder / "train" / "final")
         if held_out:
+            evaluation_run = f"{out.name}-r{number}-eval"  # the job folder's name is the store's run_id
             evaluation = evaluate_agent(
                 current_model,
                 tasks,
                 list(held_out),
-                folder / "eval",
+                folder / evaluation_run,
                 f"{label}@eval",
-                trial_prefix=f"{out.name}-r{number}-eval",
+                trial_prefix=evaluation_run,
             )
             with Store(db_path) as store:
                 ingest(store, [evaluation.job_dir])

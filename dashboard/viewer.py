@@ -93,6 +93,8 @@ def _header(summary: dict[str, Any]) -> None:
         or "Faults outside the agent; an attempt without a verdict is left out of pass rates",
     )
     details = [f"run `{summary['run_id']}`", f"authored tier {summary['tier'] or '(none)'}"]
+    if summary["milestones_total"]:
+        details.append(f"milestones {summary['milestones_passed'] or 0}/{summary['milestones_total']} passed")
     if summary["input_tokens"] or summary["output_tokens"]:
         details.append(f"{summary['input_tokens'] or 0:,} tokens in / {summary['output_tokens'] or 0:,} out")
     if summary["cost_usd"]:

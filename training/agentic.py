@@ -6,8 +6,10 @@ appends the task's instruction to the prompt, parses the model's `<tool_call>`s,
 feeds the answers back, until the model stops calling tools, `max_tool_calling_iterations` or the
 completion length. The reward functions are the plan's (`training.terminal.rewards`), read off
 the environments. Every episode is written as a Harbor trial (ATIF trajectory, per-milestone
-results) under `<output_dir>/rollouts/step-NNNNN/`; at each checkpoint and at the end they are
-ingested into the store and coded by the environment, the rules and the verifier.
+results) under `<output_dir>/rollouts/<run_id>/` (a job per run: the store's run is the training
+run); at each checkpoint and at the end they are ingested into the store with the run's metrics
+(where each step's time went, the environment's part included) and coded by the environment, the
+rules and the verifier.
 """
 
 from __future__ import annotations
@@ -143,9 +145,18 @@ class EpisodeLog:
     seconds: float = 0.0
     batches: dict[int, int] = field(default_factory=dict)
 
+    @property
+    def job(self) -> Path:
+        """The run's Harbor job folder: its name is the store's run_id."""
+        return self.directory / self.run_id
+
+    def step_of(self, trial: Path) -> int:
+        """The training step a trial of this run was written at."""
+        return int(trial.name.removeprefix(f"{self.run_id}-").split("-")[0])
+
     def __call__(self, environments: Sequence[Any], completions: Sequence[Any], step: int) -> None:
         started = time.perf_counter()
-        job = self.directory / f"step-{step:05d}"
+        job = self.job
         batch = self.batches[step] = self.batches.get(step, -1) + 1  # a step may score several batches
         for index, (environment, messages) in enumerate(zip(environments, completions)):
             if environment.task is None:
@@ -196,35 +207,40 @@ def logged_rewards(
     return [recorded, *functions[1:]]
 
 
-def ingest_and_code(db_path: str, directory: Path, run_id: str) -> None:
-    """Ingest the episodes written under `directory` and code what is new: the environment's,
-    the rules' and the verifier's codes."""
+def ingest_and_code(db_path: str, job: Path, run_id: str, metrics_path: Path | None = None) -> None:
+    """Ingest the run's episodes (its job folder `job`) and the metrics it logged, and code what is
+    new: the environment's, the rules' and the verifier's codes."""
     from curriculab.analysis.coding import run_environment_coder, run_rule_coders, run_verifier_coder
     from curriculab.analysis.ingest.pipeline import ingest
     from curriculab.analysis.store import Store
+    from curriculab.training.callback import store_metrics
 
-    jobs = sorted(p for p in directory.glob("step-*") if p.is_dir())
-    if not jobs:
-        return
     with Store(db_path) as store:
-        ingest(store, jobs)
+        if metrics_path is not None:  # first: the metrics mark the run as training, not evaluation
+            store_metrics(store, run_id, metrics_path)
+        if not job.is_dir():
+            return
+        ingest(store, [job])
         if run_environment_coder(store, uncoded_only=True).trajectories:  # new episodes landed
             run_rule_coders(store, where=f"starts_with(trajectory_id, '{run_id}-')")  # this run's episodes
             run_verifier_coder(store, uncoded_only=True)
 
 
-def _resume_from(output: Path, resume: bool, rollouts: Path) -> Path | None:
-    """The checkpoint to resume from (the episodes of later steps dropped: they run again), or None
-    for a fresh run."""
+def _resume_from(output: Path, resume: bool, log: EpisodeLog) -> Path | None:
+    """The checkpoint to resume from (the episodes and metrics of later steps dropped: they run
+    again), or None for a fresh run."""
     import shutil
+
+    from curriculab.training.callback import drop_metrics_after
 
     checkpoint = checkpoint_to_resume(output, resume)
     if checkpoint is None:
         return None
     step = int(checkpoint.name.split("-")[-1])
-    for job in rollouts.glob("step-*"):
-        if int(job.name.split("-")[-1]) > step:
-            shutil.rmtree(job)
+    for trial in log.job.glob(f"{log.run_id}-*"):
+        if log.step_of(trial) > step:
+            shutil.rmtree(trial)
+    drop_metrics_after(output / "metrics.jsonl", step)
     return checkpoint
 
 
@@ -244,13 +260,18 @@ def train_agent(
         raise TrainError(f"{exc}; the options are TrainOptions' fields") from None
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     import pyarrow.parquet as pq
+    import torch
     from datasets import load_dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
-    from trl import GRPOConfig, GRPOTrainer
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+    from trl import GRPOConfig
 
+    from curriculab.training.callback import MetricsLog, ProgressBar
     from curriculab.training.quiet import LOG_NAME, library_output_to
     from curriculab.training.terminal.chat import enable_tool_calling
     from curriculab.training.terminal.environment import TerminalEnvironment
+    from curriculab.training.timing import StepClock
+    from curriculab.training.trainer import CurriculumGRPOTrainer
 
     if not isinstance(config, TrainingConfig):
         try:
@@ -277,7 +298,9 @@ def train_agent(
         tokenizer.padding_side = "left"
         label = options.model_label or base_name
         log = EpisodeLog(output / "rollouts", run_id, label, tokenizer)
-        checkpoint = _resume_from(output, options.resume, log.directory)
+        checkpoint = _resume_from(output, options.resume, log)
+        metrics_path = output / "metrics.jsonl"
+        cuda = torch.cuda.is_available() and not options.force_cpu
         dataset = load_dataset("parquet", data_files=str(config.dataset_path), split="train")
         dataset = dataset.map(lambda row: {"prompt": [{"role": "user", "content": ""}]})
         grpo.update(
@@ -286,8 +309,8 @@ def train_agent(
             save_strategy="steps",
             report_to="none",
             save_steps=options.save_steps or max(1, (options.max_steps or 10) // 2),
-            use_cpu=True,
-            bf16=False,
+            use_cpu=not cuda,
+            bf16=cuda,
             reward_weights=list(config.reward.weights),
         )
         if options.max_steps is not None:
@@ -299,24 +322,26 @@ def train_agent(
         except (TypeError, ValueError) as exc:
             raise TrainError(f"grpo section rejected by trl.GRPOConfig: {exc}") from None
         environments: list[TerminalEnvironment] = []
+        clock = StepClock()
 
         def environment() -> TerminalEnvironment:
-            made = TerminalEnvironment(tasks)
+            made = TerminalEnvironment(tasks, clock=clock)
             environments.append(made)
             return made
 
         db_path = options.db_path
 
         class IngestAtCheckpoints(TrainerCallback):
-            """The episodes written so far ingested and coded at each checkpoint and at the end."""
+            """The episodes and metrics written so far ingested and coded at each checkpoint and at the end."""
 
             seconds = 0.0
 
             def _ingest(self) -> None:
                 if db_path:
                     started = time.perf_counter()
-                    ingest_and_code(db_path, log.directory, run_id)
+                    ingest_and_code(db_path, log.job, run_id, metrics_path)
                     self.seconds += time.perf_counter() - started
+                    clock.add(store_s=time.perf_counter() - started)
 
             def on_save(self, args, state, control, **kwargs):
                 self._ingest()
@@ -325,24 +350,20 @@ def train_agent(
                 self._ingest()
 
         ingesting = IngestAtCheckpoints()
-        trainer = GRPOTrainer(
+        metrics = MetricsLog(None, metrics_path, clock, options.summary)
+        trainer = CurriculumGRPOTrainer(
             model=AutoModelForCausalLM.from_pretrained(path),
             reward_funcs=logged_rewards(reward_functions, log),
             args=args,
             train_dataset=dataset,
             processing_class=tokenizer,
             environment_factory=environment,
-            callbacks=[ingesting],
+            callbacks=[ProgressBar(), metrics, ingesting],
+            clock=clock,
+            written_s=lambda: log.seconds,
         )
-        if options.summary:
-            summary = options.summary
-
-            class Summary(TrainerCallback):
-                def on_log(self, args, state, control, logs=None, **kwargs):
-                    if logs and "reward" in logs:
-                        summary(state.global_step, {k: v for k, v in logs.items() if isinstance(v, (int, float))})
-
-            trainer.add_callback(Summary())
+        for noisy in (ProgressCallback, PrinterCallback):  # our bar and one summary line per step replace the raw dicts
+            trainer.remove_callback(noisy)
         started = time.perf_counter()
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
         seconds = time.perf_counter() - started
@@ -357,7 +378,7 @@ def train_agent(
         int(trainer.state.global_step),
         log.written,
         seconds,
-        log.seconds + ingesting.seconds,
+        log.seconds + ingesting.seconds + metrics.store_seconds,
         0.0,
         {k: v for k, v in logs.items() if isinstance(v, (int, float))},
         None,

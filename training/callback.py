@@ -25,19 +25,22 @@ from curriculab.trajectory.vocabulary import TIERS
 
 
 def summary_line(step: int, logs: dict[str, float]) -> str:
-    """One line per logging step: reward, per-tier pass rate and α, KL, zero-variance share, step time
-    and where it went (generation, reward, train, store; generated tokens/s)."""
-    tiers = " ".join(
-        f"{t[:5]} {logs.get(f'pass_rate/{t}', float('nan')):.2f}/α{logs.get(f'alpha/{t}', 0.0):.2f}" for t in TIERS
+    """One line per logging step: reward, per-tier pass rate and α (a tier curriculum's runs), KL,
+    zero-variance share, step time and where it went (generation, environment, reward, train,
+    store; generated tokens/s)."""
+    tiers = "".join(
+        f"{t[:5]} {logs.get(f'pass_rate/{t}', float('nan')):.2f}/α{logs.get(f'alpha/{t}', 0.0):.2f} "
+        for t in TIERS
+        if f"pass_rate/{t}" in logs or f"alpha/{t}" in logs
     )
     parts = " ".join(
         f"{name} {logs[f'time/{name}_s']:.2f}"
-        for name in ("generation", "reward", "train", "store")
+        for name in ("generation", "environment", "reward", "train", "store")
         if f"time/{name}_s" in logs
     )
     speed = f" {logs['generated_tokens_per_s']:.0f} tok/s" if "generated_tokens_per_s" in logs else ""
     return (
-        f"step {step:>4}  reward {logs.get('reward', float('nan')):.3f}  {tiers}  kl {logs.get('kl', 0.0):.4f}  "
+        f"step {step:>4}  reward {logs.get('reward', float('nan')):.3f}  {tiers} kl {logs.get('kl', 0.0):.4f}  "
         f"zero-std {logs.get('frac_reward_zero_std', float('nan')):.2f}  {logs.get('step_time', 0.0):.2f}s"
         + (f" ({parts}{speed})" if parts else "")
     )
@@ -55,6 +58,17 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
                 entry["metrics"]
             )
     return [by_step[k] for k in sorted(by_step)]
+
+
+def store_metrics(store: Any, run_id: str, metrics_path: Path) -> None:
+    """Put the metrics the run logged so far (`metrics_path`) into the store's `training_metrics`."""
+    rows = [
+        (run_id, entry["step"], name, value)
+        for entry in read_metrics(metrics_path)
+        for name, value in sorted(entry["metrics"].items())
+    ]
+    if rows:
+        store.save_training_metrics(run_id, rows)
 
 
 def drop_metrics_after(path: Path, step: int) -> None:
@@ -135,13 +149,14 @@ class DynamicSchedule(TrainerCallback):
 
 
 class MetricsLog(TrainerCallback):
-    """Each log's numbers, with the tier weights, the all-same share of live sampling's groups
-    (`stats`) and where the step's time went (`clock`), appended to `metrics_path` (on disk first:
-    a kill loses nothing a checkpoint covers) and told to `summary`. Rank 0 alone writes."""
+    """Each log's numbers, with the tier weights (a tier curriculum's runs), the all-same share of
+    live sampling's groups (`stats`) and where the step's time went (`clock`), appended to
+    `metrics_path` (on disk first: a kill loses nothing a checkpoint covers) and told to `summary`.
+    Rank 0 alone writes."""
 
     def __init__(
         self,
-        curriculum: TierCurriculum,
+        curriculum: TierCurriculum | None,
         metrics_path: Path,
         clock: StepClock,
         summary: Callable[[int, dict[str, float]], None] | None = None,
@@ -158,7 +173,7 @@ class MetricsLog(TrainerCallback):
             return
         logs = dict(logs or {})
         step = int(state.global_step)
-        for tier in TIERS:
+        for tier in TIERS if self.curriculum is not None else ():
             logs.setdefault(f"weight/{tier}", self.curriculum.weights.get(tier, 0.0))
         if self.stats is not None and self.stats.groups:
             logs["live_sampling/all_same_share"] = self.stats.all_same / self.stats.groups
@@ -243,11 +258,6 @@ class RolloutIngest(TrainerCallback):
         from curriculab.analysis.ingest import ingest
         from curriculab.analysis.store import Store
 
-        rows = [
-            (self.run_id, entry["step"], name, value)
-            for entry in read_metrics(self.metrics_path)
-            for name, value in sorted(entry["metrics"].items())
-        ]
         shards = sorted(
             str(p)
             for p in self.writer.directory.glob("step-*.jsonl")
@@ -258,8 +268,7 @@ class RolloutIngest(TrainerCallback):
                 ingest(store, shards, fmt="jsonl", workers=1)
                 self.ingested.update(shards)
                 run_verifier_coder(store, run_id=self.run_id, uncoded_only=True)
-            if rows:
-                store.save_training_metrics(self.run_id, rows)
+            store_metrics(store, self.run_id, self.metrics_path)
 
 
 @dataclass

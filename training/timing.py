@@ -21,6 +21,9 @@ class StepClock:
     """Time in the reward functions, the sandboxed scoring, less the rollout writes inside them."""
     store_s: float = 0.0
     """Time training waited on writing rollouts, metrics and the store."""
+    environment_s: float = 0.0
+    """Time in agentic episodes' environments (resets, commands, the verifier), taken out of the
+    generation and reward time it happened inside of."""
     generated_tokens: int = 0
     """Completion tokens generated."""
 
@@ -36,15 +39,18 @@ class StepClock:
         """The metrics for a logging step of `step_time_s` seconds, and a fresh start for the next."""
         with self._lock:
             generation, reward, store, tokens = self.generation_s, self.reward_s, self.store_s, self.generated_tokens
-            self.generation_s = self.reward_s = self.store_s = 0.0
+            environment = self.environment_s
+            self.generation_s = self.reward_s = self.store_s = self.environment_s = 0.0
             self.generated_tokens = 0
         numbers = {
             "time/generation_s": generation,
             "time/reward_s": reward,
             "time/store_s": store,
-            "time/train_s": max(0.0, step_time_s - generation - reward - store),
+            "time/train_s": max(0.0, step_time_s - generation - reward - store - environment),
             "generated_tokens": float(tokens),
         }
+        if environment > 0:
+            numbers["time/environment_s"] = environment
         if generation > 0:
             numbers["generated_tokens_per_s"] = tokens / generation
         numbers.update(gpu_reading())

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from trl import GRPOTrainer
 
 from curriculab.training.sampling import LiveRepeatSampler, ProblemStats
-from curriculab.training.timing import StepClock, timed
+from curriculab.training.timing import StepClock
 
 
 class CurriculumGRPOTrainer(GRPOTrainer):
@@ -34,21 +34,26 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         """Wall time in the reward functions over the run (the sandbox, and the rollout writes they make)."""
         super().__init__(*args, **kwargs)
 
+    def _environment_s(self) -> float:
+        return self.clock.environment_s if self.clock is not None else 0.0
+
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
-        started, written = time.perf_counter(), self.written_s()
+        started, written, environment = time.perf_counter(), self.written_s(), self._environment_s()
         try:
             return super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
         finally:
             elapsed, writing = time.perf_counter() - started, self.written_s() - written
             self.reward_seconds += elapsed
-            if self.clock is not None:
-                self.clock.add(reward_s=max(0.0, elapsed - writing), store_s=writing)
+            if self.clock is not None:  # an agentic episode's verdict is the environment's time
+                judged = self._environment_s() - environment
+                self.clock.add(reward_s=max(0.0, elapsed - writing - judged), store_s=writing)
 
     def _generate(self, prompts: list):
-        with timed(self.clock, "generation_s"):
-            out = super()._generate(prompts)
-        if self.clock is not None:
-            self.clock.add(generated_tokens=sum(len(ids) for ids in out[1]))  # (prompt_ids, completion_ids, ...)
+        started, environment = time.perf_counter(), self._environment_s()
+        out = super()._generate(prompts)
+        if self.clock is not None:  # an agent's tool calls run inside generation: they are the environment's
+            elapsed = time.perf_counter() - started - (self._environment_s() - environment)
+            self.clock.add(generation_s=max(0.0, elapsed), generated_tokens=sum(len(ids) for ids in out[1]))
         return out
 
     def _get_train_sampler(self, dataset=None):

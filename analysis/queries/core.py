@@ -21,6 +21,10 @@ COVERAGE_MIN = 0.5
 could judge at least this share of the failures (`coverage` of `failure_distribution`)."""
 TRAINING_AGENT = "curriculab-grpo"
 """The agent name of a GRPO training run's rollouts: their attempts are training, not evaluation."""
+TRAINING_RUN = "(coalesce({agent}, '') = ? or {run_id} in (select run_id from training_metrics))"
+"""SQL true for a training run's attempts, given the run's agent and run_id columns (one parameter,
+`TRAINING_AGENT`): GRPO rollouts, and any run that logged training metrics (an agentic run's
+episodes are stored under the agent that acted, `curriculab-terminal`, as its evaluations are)."""
 KINDS = ("evaluation", "training", "all")
 """Which attempts a `Scope` covers: evaluation runs, training rollouts, or both."""
 
@@ -46,7 +50,8 @@ class Scope:
     tier: str | None = None
     """The task's authored tier; `(none)` selects tasks without one."""
     kind: str = "evaluation"
-    """evaluation (runs that are not GRPO training), training (its rollouts) or all."""
+    """evaluation (runs that are not training), training (training runs' rollouts and episodes:
+    `TRAINING_RUN`) or all."""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -77,7 +82,8 @@ class Scope:
                 conditions.append(f"{column} = ?")
                 params.append(value)
         if self.kind != "all":
-            conditions.append(f"coalesce(sr.agent, '') {'<>' if self.kind == 'evaluation' else '='} ?")
+            training = TRAINING_RUN.format(agent="sr.agent", run_id="st.run_id")
+            conditions.append(f"not {training}" if self.kind == "evaluation" else training)
             params.append(TRAINING_AGENT)
         if not conditions:
             return "true", []

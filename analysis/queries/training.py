@@ -8,7 +8,7 @@ from curriculab.analysis.store import Store
 
 if TYPE_CHECKING:  # reads return DataFrames, but DuckDB imports pandas only when one is made:
     import pandas as pd  # ingest's readers import the read API and never make one
-from curriculab.analysis.queries.core import TRAINING_AGENT, SqlRead, Statement, _where
+from curriculab.analysis.queries.core import TRAINING_AGENT, TRAINING_RUN, SqlRead, Statement, _where
 
 
 def plans(store: Store, *, target_model: str | None = None) -> pd.DataFrame:
@@ -34,12 +34,13 @@ def training_curves(store: Store, *, run_id: str | None = None, name: str | None
 
 @SqlRead
 def training_runs(store: Store, *, run_id: str | None = None) -> Statement:
-    """Per GRPO training run (agent `curriculab-grpo`): what it generated and how it went.
+    """Per training run (GRPO rollouts, agent `curriculab-grpo`, and agentic runs, whose episodes
+    are the agent's own, `curriculab-terminal`): what it generated and how it went.
 
     Columns: run_id, model (the base model), rollout_models (the store names of its rollouts,
     e.g. `<M>@round2`), rollouts, failed, passed, pass_rate (every test passed), mean_reward,
     steps (logged), zero_std_share (mean `frac_reward_zero_std`: groups with no gradient),
-    final_reward (the last logged step's mean reward).
+    final_reward (the last logged step's mean reward), agent (whose rollouts or episodes).
     """
     where, params = _where({"run_id": "r.run_id"}, after_where=True, run_id=run_id)
     return (
@@ -56,9 +57,9 @@ def training_runs(store: Store, *, run_id: str | None = None) -> Statement:
             from training_metrics group by 1)
         select r.run_id, r.model, o.rollout_models, o.rollouts, o.failed, o.passed,
                o.passed / nullif(o.passed + o.failed, 0) as pass_rate, o.mean_reward, m.steps, m.zero_std_share,
-               m.final_reward
+               m.final_reward, r.agent
         from runs r join rollouts o using (run_id) left join metrics m using (run_id)
-        where r.agent = ? {where}
+        where {TRAINING_RUN.format(agent="r.agent", run_id="r.run_id")} {where}
         order by r.started_at nulls last, r.run_id""",
         [TRAINING_AGENT, *params],
     )
@@ -66,19 +67,22 @@ def training_runs(store: Store, *, run_id: str | None = None) -> Statement:
 
 @SqlRead
 def rollout_codes(store: Store, *, run_id: str | None = None) -> Statement:
-    """The verifier's failure codes over each training run's failed rollouts.
+    """The exact coders' failure codes over each training run's failed rollouts: the verifier's,
+    and in agentic episodes the environment's process codes.
 
     Columns: run_id, code, n (failed rollouts with it), failures (failed rollouts judged),
-    share, ci_low, ci_high (Wilson 95%). Codes present at least once, largest share first.
+    share, ci_low, ci_high (Wilson 95%), coder. Codes present at least once, largest share first.
     """
     where, params = _where({"run_id": "t.run_id"}, after_where=True, run_id=run_id)
     return (
         f"""
         select t.run_id, c.code, count(*) filter (c.status = 'present') as n,
                count(*) filter (c.status <> 'not_applicable') as failures,
-               n / nullif(failures, 0) as share, wilson_low(n, failures) as ci_low, wilson_high(n, failures) as ci_high
+               n / nullif(failures, 0) as share, wilson_low(n, failures) as ci_low, wilson_high(n, failures) as ci_high,
+               c.coder
         from coding_status c join trajectories t using (trajectory_id) join runs r on r.run_id = t.run_id
-        where c.coder = 'verifier' and t.outcome = 'failed' and r.agent = ? {where}
+        where c.coder in ('verifier', 'environment') and t.outcome = 'failed'
+              and {TRAINING_RUN.format(agent="r.agent", run_id="r.run_id")} {where}
         group by all having n > 0 order by t.run_id, share desc, c.code""",
         [TRAINING_AGENT, *params],
     )

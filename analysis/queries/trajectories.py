@@ -152,7 +152,8 @@ def trajectory_summary(store: Store, trajectory_id: str) -> dict[str, Any]:
 
     Keys: trajectory_id, run_id, task_id, agent, model, outcome, reward, harness_error,
     exception_type, n_steps, input_tokens, output_tokens, cost_usd, tier (authored), source_path,
-    tests_passed, tests. Raises ValueError naming the fix when the id is not in the store.
+    tests_passed, tests, milestones_passed, milestones_total (None for a task without milestones).
+    Raises ValueError naming the fix when the id is not in the store.
     """
     frame = store.frame(
         """
@@ -160,7 +161,8 @@ def trajectory_summary(store: Store, trajectory_id: str) -> dict[str, Any]:
                t.exception_type, t.n_steps, t.input_tokens, t.output_tokens, t.cost_usd, k.tier_authored as tier,
                t.source_path,
                (select count(*) filter (x.passed) from test_results x where x.trajectory_id = t.trajectory_id) as tests_passed,
-               (select count(*) from test_results x where x.trajectory_id = t.trajectory_id) as tests
+               (select count(*) from test_results x where x.trajectory_id = t.trajectory_id) as tests,
+               t.milestones_passed, t.milestones_total
         from trajectories t left join runs r on r.run_id = t.run_id left join tasks k on k.task_id = t.task_id
         where t.trajectory_id = ?""",
         [trajectory_id],

@@ -1,11 +1,21 @@
 """Training: the diagnostics that say whether a run learns (zero-variance share, KL), per-tier
 pass-rate and α curves in the curriculum page's tier colours, reward mean with its spread, where
-each step's time went, runs compared round over round, and each run's rollout failure codes."""
+each step's time went (an agentic run's environment included), runs compared round over round,
+each run's rollout failure codes (the verifier's, and the environment's process codes on agentic
+episodes), and an agentic run's episodes, each a link to the trajectory viewer."""
+
+from urllib.parse import quote
 
 import plotly.graph_objects as go
 import streamlit as st
 
+from curriculab.analysis.queries import Scope
 from curriculab.dashboard.common import TIER_COLOURS, filters, ignored_filters, read, store_ready, table
+from curriculab.dashboard.viewer import show_trajectory
+
+AGENTIC = "curriculab-terminal"
+"""The agent whose runs are agentic GRPO (episodes in terminal tasks)."""
+EPISODES_SHOWN = 500
 
 # the mean share of prompt groups whose completions all scored the same above which a run is
 # flagged: GRPO's advantage is zero for such a group, so it teaches nothing
@@ -196,10 +206,29 @@ if store_ready():
             figure.update_layout(
                 title="Rollout failure codes per run (share of failed rollouts, 95% CI)",
                 barmode="group",
-                xaxis_title="verifier code",
+                xaxis_title="code (the verifier's; on agentic episodes also the environment's process codes)",
                 yaxis_title="share of failed rollouts",
                 height=420,
             )
             figure.update_yaxes(tickformat=".0%", range=[0, 1.02])
             st.plotly_chart(figure, width="stretch", key="rollout_codes")
             table(codes, "rollout_codes_table", "Rollout failure codes per run (the next round's plan acts on these)")
+        agentic = [r for r in summary.itertuples() if r.agent == AGENTIC]
+        if agentic:
+            st.subheader("Episodes of an agentic run")
+            run = st.selectbox(
+                "Agentic run", [r.run_id for r in agentic], index=len(agentic) - 1, key="training_agentic_run"
+            )  # the newest by default
+            episodes = read("trajectory_list", scope=Scope(run_id=run, kind="training"), limit=EPISODES_SHOWN)
+            table(
+                episodes,
+                "training_episodes",
+                f"{len(episodes):,} episodes of {run}, each a Harbor trial (ATIF), with every coder's codes",
+                height=260,
+            )
+            if not episodes.empty:
+                chosen = st.selectbox("Episode", list(episodes["trajectory_id"]), key="training_episode")
+                st.markdown(
+                    f"[:material/open_in_new: Open in the trajectory viewer](trajectory?trajectory={quote(chosen)})"
+                )
+                show_trajectory(chosen, key="training_episode")

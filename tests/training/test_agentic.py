@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -179,7 +180,9 @@ def test_a_task_plan_acts_on_exact_environment_codes_and_switches_on_the_verific
 
 @pytest.mark.slow
 @needs_bwrap
-def test_two_round_agentic_loop_lands_coded_episodes_and_round_two_acts_on_round_one(tmp_path, cli_run):
+def test_two_round_agentic_loop_lands_coded_episodes_and_round_two_acts_on_round_one(
+    tmp_path, cli_run, db_path, monkeypatch
+):
     out = tmp_path / "loop"
     assert cli_run("tasks", "import", "builtin").exit_code == 0
     done = cli_run(
@@ -228,6 +231,46 @@ def test_two_round_agentic_loop_lands_coded_episodes_and_round_two_acts_on_round
     assert evaluated == [{"n": 2}]
     plan_yaml = (out / "round2" / "plan.yaml").read_text()
     assert "tasks: builtin" in plan_yaml and "milestone_reward" in plan_yaml
+    _the_store_and_the_dashboard_show_the_agentic_runs(db_path, monkeypatch, rounds)
+
+
+def _the_store_and_the_dashboard_show_the_agentic_runs(db_path, monkeypatch, rounds):
+    from streamlit.testing.v1 import AppTest
+
+    from curriculab.analysis import queries
+    from curriculab.analysis.store import Store
+    from curriculab.dashboard import common
+
+    run_ids = [r["run_id"] for r in rounds]
+    with Store(db_path, read_only=True) as store:
+        runs = queries.training_runs.records(store)
+        assert [(r["run_id"], r["agent"], r["rollouts"], r["steps"]) for r in runs] == [
+            (run, "curriculab-terminal", 8, 2) for run in run_ids
+        ]
+        curves = queries.training_curves(store, run_id=run_ids[0])
+        environment_s = curves[curves["name"] == "time/environment_s"]["value"]
+        assert len(environment_s) == 2 and (environment_s > 0).all()  # each step's episodes, timed
+        assert {"reward", "time/generation_s", "time/train_s"} <= set(curves["name"])
+        codes = queries.rollout_codes.records(store)
+        assert {r["coder"] for r in codes} >= {"environment"} and {r["run_id"] for r in codes} <= set(run_ids)
+        # training episodes stay out of evaluation views; the held-out episodes are evaluation
+        evaluation = queries.trajectory_list(store, scope=queries.Scope())
+        training = queries.trajectory_list(store, scope=queries.Scope(kind="training"))
+        assert set(evaluation["system"]) == {"curriculab-terminal · tiny-agent@eval"} and len(evaluation) == 2
+        assert set(training["run_id"]) == set(run_ids) and len(training) == 16
+    monkeypatch.setenv("CURRICULAB_DB", str(db_path))
+    common._cached.clear()
+    common._LAST_GOOD.clear()
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=60).run()
+    at = at.switch_page("dashboard/views/training.py").run()
+    assert not at.exception and not at.error, [e.value for e in at.exception]
+    charts = " ".join(c.proto.spec for c in at.get("plotly_chart"))
+    assert '"name":"environment"' in charts and "Rollout failure codes per run" in charts
+    episodes = next(d.value for d in at.dataframe if "trajectory_id" in d.value.columns)
+    assert len(episodes) == 8 and set(episodes["run_id"]) == {run_ids[-1]}  # the last run's episodes
+    assert at.selectbox(key="training_episode").value == episodes["trajectory_id"].iloc[0]
+    assert any("Open in the trajectory viewer" in m.value for m in at.markdown)
+    assert any(s.value.endswith(f"attempt `{episodes['trajectory_id'].iloc[0]}`") for s in at.subheader)
 
 
 def test_bad_task_plan_arguments_say_what_to_give(cli_run):

@@ -16,36 +16,40 @@ from pathlib import Path
 from curriculab.training.terminal.episode import CommandResult, Episode, EpisodeLimits, EpisodeResult
 from curriculab.training.terminal.suite import BUILTIN_SUITE
 from curriculab.training.terminal.task import TerminalTask, load_task
+from curriculab.training.timing import StepClock, timed
 
 
 class TerminalEnvironment:
     """One terminal episode per rollout. `tasks` is a suite folder (a task directory per folder)
-    or a mapping of task id to directory; a dataset row names its task with `task_id`."""
+    or a mapping of task id to directory; a dataset row names its task with `task_id`. A `clock`
+    is given the time spent in the episode (resets, commands, the verifier)."""
 
     def __init__(
         self,
         tasks: Path | str | Mapping[str, Path | str] = BUILTIN_SUITE,
         limits: EpisodeLimits | None = None,
         backend: str = "bwrap",
+        clock: StepClock | None = None,
     ):
         if isinstance(tasks, Mapping):
             self._paths = {name: Path(path) for name, path in tasks.items()}
         else:
             self._paths = {p.parent.name: p.parent for p in Path(tasks).glob("*/task.toml")}
-        self._limits, self._backend = limits or EpisodeLimits(), backend
+        self._limits, self._backend, self._clock = limits or EpisodeLimits(), backend, clock
         self._tasks: dict[str, TerminalTask] = {}
         self._episode: Episode | None = None
         self._result: EpisodeResult | None = None
 
     def reset(self, task_id: str, **row: object) -> str:
         """End the previous episode and start one on `task_id`; its instruction joins the prompt."""
-        self._close()
-        if task_id not in self._paths:
-            raise KeyError(f"task {task_id!r} is not in this environment's tasks ({len(self._paths)} known)")
-        if task_id not in self._tasks:
-            self._tasks[task_id] = load_task(self._paths[task_id])
-        self._episode = Episode(self._tasks[task_id], self._limits, backend=self._backend, observe=True)
-        return self._episode.instruction
+        with timed(self._clock, "environment_s"):
+            self._close()
+            if task_id not in self._paths:
+                raise KeyError(f"task {task_id!r} is not in this environment's tasks ({len(self._paths)} known)")
+            if task_id not in self._tasks:
+                self._tasks[task_id] = load_task(self._paths[task_id])
+            self._episode = Episode(self._tasks[task_id], self._limits, backend=self._backend, observe=True)
+            return self._episode.instruction
 
     def bash(self, command: str) -> str:
         """Run a command in the task's terminal and return what it printed and its exit code.
@@ -58,7 +62,8 @@ class TerminalEnvironment:
         """
         if self._episode is None or self._result is not None:
             return "[no episode is running]"
-        done = self._episode.run(command)
+        with timed(self._clock, "environment_s"):
+            done = self._episode.run(command)
         return f"[exit code {done.exit_code}]\n{done.output}"
 
     @property
@@ -67,7 +72,8 @@ class TerminalEnvironment:
         if self._result is None:
             if self._episode is None:
                 raise RuntimeError("no episode: call reset(task_id=...) first")
-            self._result = self._episode.finish()
+            with timed(self._clock, "environment_s"):
+                self._result = self._episode.finish()
         return self._result
 
     @property
