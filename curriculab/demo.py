@@ -1,4 +1,5 @@
-"""`curriculab demo`: the loop on embedded data, stage by stage, on a laptop CPU in seconds."""
+"""`curriculab demo`: the loop on embedded data, stage by stage, on a laptop CPU: the code model's loop in
+seconds, then a short agentic round (a minute more the first time, for the agent's warm-up)."""
 
 from __future__ import annotations
 
@@ -173,6 +174,49 @@ def _train(db_path: Path, out: Path, plan: dict[str, Any], console: Console | No
     }
 
 
+def _agent(db_path: Path, out: Path, console: Console | None) -> dict[str, Any]:
+    """One short round of the agentic loop: a plan for the tiny agent over the built-in terminal
+    tasks, 2 steps of agentic GRPO (TRL, `environment_factory`) after the warm-up, the episodes
+    stored as Harbor trials and coded, and a greedy held-out episode."""
+    from curriculab.agent_loop import run_agentic_loop
+    from curriculab.training.sandbox import detect_backend
+
+    say = console.print if console else (lambda *a, **k: None)
+    if detect_backend() != "bwrap":
+        say("[bold]9. Agent[/]     skipped: terminal episodes need bubblewrap (scripts/setup.sh installs it)")
+        return {"skipped": "terminal episodes need bubblewrap"}
+    say(
+        "[bold]9. Agent[/]     one round of agentic GRPO on the built-in terminal tasks: tiny model, 2 steps "
+        "(the tool-format warm-up runs once, about a minute, then is cached):"
+    )
+    folder = out / "agent"
+    if folder.exists():
+        import shutil
+
+        shutil.rmtree(folder)
+    (done,) = run_agentic_loop(
+        str(db_path),
+        "builtin",
+        1,
+        2,
+        folder,
+        label="tiny-agent",
+        held_out=("greet-script",),
+        say=lambda line: say("  " + line, highlight=False, markup=False),
+    )
+    say(
+        f"  run {done.run_id}: {done.episodes} episodes stored as trajectories of curriculab-terminal "
+        f"(Training page of the dashboard); round summary -> {folder / 'round1' / 'round.json'}"
+    )
+    return {
+        "run_id": done.run_id,
+        "episodes": done.episodes,
+        "reward_functions": done.reward_functions,
+        "environment_codes": done.rollout_codes,
+        "held_out": done.held_out,
+    }
+
+
 def run_demo(
     out: Path | str, n_tasks: int = 36, attempts: int = 3, seed: int = 0, console: Console | None = None
 ) -> dict[str, Any]:
@@ -253,6 +297,7 @@ def run_demo(
         result["plans"] = _plan(store, out, console)
     result["verification"] = _verify(console)
     result["training"] = _train(db_path, out, result["plans"][0], console)
+    result["agent"] = _agent(db_path, out, console)
     result["seconds"] = round(time.perf_counter() - started, 2)
     say(
         f"Done in {result['seconds']} s. Explore with: curriculab query --db {db_path} "

@@ -179,13 +179,22 @@ def test_demo_runs_the_loop_on_embedded_data(tmp_path):
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,  # the agent's warm-up, the first time
     )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["trajectories"] == 18 * 2 * 3 and result["quarantined"] == 0
     assert {row["model"] for row in result["by_model"]} == {"atlas-7b-coder", "borealis-32b", "cirrus-large"}
     assert Path(result["db"]).exists()
+    # it ends with a short agentic round: episodes stored, coded by the environment, one held out
+    agent = result["agent"]
+    assert agent["episodes"] == 8 and agent["held_out"]["episodes"] == 1
+    assert {row["code"] for row in agent["environment_codes"]} <= {
+        "skipped_verification",
+        "premature_stop",
+        "no_plan_revision",
+        "redundant_rework",
+    } and agent["environment_codes"]
 
 
 MISSING_STORE = "Run `curriculab ingest PATH` to create one, or pass --db / set CURRICULAB_DB\n"
