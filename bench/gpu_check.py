@@ -1,7 +1,14 @@
 """A short GRPO run with the same code as `curriculab train`, for the figures that matter on a GPU.
 
     bash bench/gpu_check.sh [--cpu] [--model tiny|smollm2|PATH.gguf|DIR] [--steps 6] [--vllm]
-                            [--backends B,B] [--allow-unsandboxed] [--max-seconds S]
+                            [--backends B,B] [--allow-unsandboxed] [--max-seconds S] [--agentic]
+
+With --agentic: agentic GRPO instead (the same code as `train` on a `plan --tasks builtin` plan):
+the built-in terminal suite's tasks as episodes, after the tool-format warm-up (cached), and one
+JSON line with episodes per second and the step's time split (generation, environment, reward,
+train, store). Where bubblewrap does not work (a GPU box), --allow-unsandboxed runs the episodes
+under namespaces and chroot only (root; no seccomp filter: the tasks are the project's own), and
+the line says so: `bash bench/gpu_check.sh --agentic --model smollm2 --allow-unsandboxed`.
 
 On CUDA: bf16. With --cpu: the CPU path (use_cpu, no bf16), which CI runs. It trains once per
 generation backend (`--backends`, default every one `train --generation-backend auto` would
@@ -64,6 +71,7 @@ def main() -> None:
     parser.add_argument(
         "--max-seconds", type=float, default=None, help="Stop training after the step that passes this."
     )
+    parser.add_argument("--agentic", action="store_true", help="Agentic GRPO in the built-in terminal tasks.")
     args = parser.parse_args()
     check_started = time.perf_counter()
 
@@ -85,8 +93,11 @@ def main() -> None:
             "no sandbox works here (bubblewrap is missing or cannot start). Install bubblewrap, or pass "
             "--allow-unsandboxed to score under rlimits and namespaces only"
         )
-    backends = args.backends.split(",") if args.backends else [*probed(cuda), *(["vllm-colocate"] if args.vllm else [])]
     work = Path(tempfile.mkdtemp(prefix="curriculab-gpu-check-"))
+    if args.agentic:
+        print(json.dumps(_agentic_check(args, cuda, sandbox, work, check_started, torch)), flush=True)
+        return
+    backends = args.backends.split(",") if args.backends else [*probed(cuda), *(["vllm-colocate"] if args.vllm else [])]
     problems = builtin_problems()
     with Store(work / "store.duckdb") as store:
         made = planning.build_plan(store, "gpu-check", problems, "builtin", prior="weak")
@@ -164,6 +175,61 @@ def _check(args, backend, budget, cuda, sandbox, plan, work, check_started, trai
         },
         "peak_memory_gib": round(peak, 3),
         "peak_memory_kind": "GPU allocated" if cuda else "process RSS (the check's peak so far)",
+    }
+
+
+def _agentic_check(args, cuda, sandbox, work, check_started, torch) -> dict:
+    from curriculab.analysis import queries
+    from curriculab.analysis.ingest import ingest
+    from curriculab.analysis.store import Store
+    from curriculab.planner.tasks import build_task_plan, export_task_plan
+    from curriculab.training.agentic import suite_paths, train_agent
+
+    tasks = suite_paths("builtin")
+    db = work / "store.duckdb"
+    with Store(db) as store:
+        ingest(store, [str(p) for p in tasks.values()], "tasks")
+        plan = export_task_plan(build_task_plan(store, "gpu-check-agent", "builtin", sorted(tasks)), work / "plan.yaml")
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    result = train_agent(
+        plan,
+        args.model,
+        max_steps=args.steps,
+        output_dir=work / "out",
+        db_path=str(db),
+        save_steps=args.steps,
+        force_cpu=not cuda,
+        allow_unsandboxed=args.allow_unsandboxed,
+    )
+    wall = time.perf_counter() - check_started
+    with Store(db, read_only=True) as store:
+        curves = queries.training_curves(store, run_id=result.run_id)
+    later = curves[curves["step"] > 1]  # the first step pays one-time costs (the first sandbox, the kernels)
+    means = later.groupby("name")["value"].mean()
+    split = {n: round(float(means[n]), 3) for n in (*BREAKDOWN, "time/environment_s") if n in means}
+    step_s = float(means["step_time"]) if "step_time" in means else None
+    return {
+        "device": torch.cuda.get_device_name(0) if cuda else "cpu",
+        "dtype": "bf16" if cuda else "fp32",
+        "mode": "agentic",
+        "model": args.model,
+        "sandbox": "unsandboxed (namespaces and chroot, no seccomp)" if sandbox == "rlimits" else sandbox,
+        "steps": result.steps,
+        "episodes": result.rollouts,
+        "episodes_per_s": round(result.rollouts / result.seconds, 3) if result.seconds else None,
+        "mean_step_s": round(step_s, 3) if step_s else None,
+        "environment_share": round(split["time/environment_s"] / step_s, 3)
+        if step_s and "time/environment_s" in split
+        else None,
+        "breakdown_mean_after_step_1": split,
+        "wall_s": round(wall, 2),
+        "peak_memory_gib": round(
+            torch.cuda.max_memory_allocated() / 2**30
+            if cuda
+            else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+            3,
+        ),
     }
 
 

@@ -64,11 +64,15 @@ def speaks_tool_format(model_dir: Path) -> bool:
 
 
 def warmed_agent_model(
-    model: str, tasks: Mapping[str, Path], cache_dir: Path, announce: Callable[[str], None] | None = None
+    model: str,
+    tasks: Mapping[str, Path],
+    cache_dir: Path,
+    announce: Callable[[str], None] | None = None,
+    backend: str = "bwrap",
 ) -> tuple[str, str]:
     """(model directory, short name) of a model that can call the terminal's tool: the base model
-    with the tool-calling chat format, fine-tuned on demonstration episodes of `tasks` (made once
-    per base model and task set, cached)."""
+    with the tool-calling chat format, fine-tuned on demonstration episodes of `tasks` (run on the
+    episode `backend`; made once per base model and task set, cached)."""
     from curriculab.training.terminal.task import load_task
     from curriculab.training.terminal.warmup import demonstrations, verification_share, warm_up
 
@@ -88,7 +92,7 @@ def warmed_agent_model(
     target = cache_dir / "warmed" / f"{name}-{key}"
     if (target / "config.json").exists():
         return str(target), name
-    demos = demonstrations([load_task(p) for p in tasks.values()])
+    demos = demonstrations([load_task(p) for p in tasks.values()], backend=backend)
     if not demos:
         raise TrainError("no task in the suite has a solution that passes: nothing to demonstrate for the warm-up")
     if announce:
@@ -244,6 +248,25 @@ def _resume_from(output: Path, resume: bool, log: EpisodeLog) -> Path | None:
     return checkpoint
 
 
+def episode_backend(allow_unsandboxed: bool) -> str:
+    """Where training episodes run: bubblewrap; where it does not work and `allow_unsandboxed` says
+    so, the `namespaces` isolation (root only, no seccomp filter: for tasks one trusts)."""
+    from curriculab.training.sandbox import detect_backend
+
+    if detect_backend() == "bwrap":
+        return "bwrap"
+    if not allow_unsandboxed:
+        raise TrainError(
+            "terminal episodes need bubblewrap, which does not work here (scripts/setup.sh installs it); "
+            "pass --allow-unsandboxed to run them under namespaces and chroot only (root; no seccomp filter)"
+        )
+    if os.geteuid() != 0:
+        raise TrainError(
+            "--allow-unsandboxed episodes (namespaces and chroot) need root: run as root or install bubblewrap"
+        )
+    return "namespaces"
+
+
 def train_agent(
     config: TrainingConfig | Path | str,
     model: str = "tiny",
@@ -283,6 +306,7 @@ def train_agent(
     _check_grpo_section(config, GRPOConfig)
     tasks = suite_paths(config.dataset.tasks, config.base_dir)
     reward_functions = terminal_rewards(config.reward.functions)
+    episodes = episode_backend(options.allow_unsandboxed)
     named = set(pq.read_table(config.dataset_path, columns=["task_id"]).column("task_id").to_pylist())
     if named - set(tasks):
         raise TrainError(
@@ -293,7 +317,7 @@ def train_agent(
     seed, plan_id = int(grpo.get("seed", 0)), config.plan.plan_id
     run_id = run_id_for(plan_id, seed, output)
     with library_output_to(output / LOG_NAME):
-        path, base_name = warmed_agent_model(model, tasks, options.cache_dir, options.announce)
+        path, base_name = warmed_agent_model(model, tasks, options.cache_dir, options.announce, episodes)
         tokenizer = enable_tool_calling(AutoTokenizer.from_pretrained(path))
         tokenizer.padding_side = "left"
         label = options.model_label or base_name
@@ -325,7 +349,7 @@ def train_agent(
         clock = StepClock()
 
         def environment() -> TerminalEnvironment:
-            made = TerminalEnvironment(tasks, clock=clock)
+            made = TerminalEnvironment(tasks, backend=episodes, clock=clock)
             environments.append(made)
             return made
 
@@ -379,7 +403,7 @@ def train_agent(
         log.written,
         seconds,
         log.seconds + ingesting.seconds + metrics.store_seconds,
-        0.0,
+        trainer.reward_seconds,
         {k: v for k, v in logs.items() if isinstance(v, (int, float))},
         None,
         None,

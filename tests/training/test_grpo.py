@@ -217,15 +217,20 @@ def test_the_gpu_check_runs_its_cpu_path_once_per_backend_and_says_which_it_coul
         )
 
 
-def test_the_gpu_check_stops_inside_its_time_budget_and_flags_unsandboxed_scoring(tmp_path):
-    # what a bare GPU box has: no bubblewrap (here: a PATH without it), so scoring is unsandboxed,
-    # only when asked and said out loud; and a time limit the figures must come back inside
-    root = Path(__file__).resolve().parents[2]
+def _bare_gpu_box(tmp_path: Path) -> dict[str, str]:
+    """The environment of a bare GPU box: no bubblewrap (here: a PATH without it)."""
     bare = tmp_path / "bin"
     bare.mkdir()
     for tool in ("bash", "sh", "dirname", "prlimit", "setpriv", "unshare", "env", "true", "ldd"):
         (bare / tool).symlink_to(f"/usr/bin/{tool}")
-    env = {**os.environ, "PYTHON": sys.executable, "PATH": str(bare)}
+    return {**os.environ, "PYTHON": sys.executable, "PATH": str(bare)}
+
+
+def test_the_gpu_check_stops_inside_its_time_budget_and_flags_unsandboxed_scoring(tmp_path):
+    # what a bare GPU box has: no bubblewrap, so scoring is unsandboxed, only when asked and said
+    # out loud; and a time limit the figures must come back inside
+    root = Path(__file__).resolve().parents[2]
+    env = _bare_gpu_box(tmp_path)
     command = [
         "/usr/bin/bash",
         str(root / "bench" / "gpu_check.sh"),
@@ -250,6 +255,22 @@ def test_the_gpu_check_stops_inside_its_time_budget_and_flags_unsandboxed_scorin
     assert figures["breakdown_mean_after_step_1"]["time/generation_s"] > 0
     assert figures["wall_s"] <= 30, figures  # setup, steps, checkpoints and store: inside the budget
     assert time.monotonic() - started < 90
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="episodes without bubblewrap (namespaces and chroot) need root")
+def test_the_gpu_checks_agentic_mode_runs_terminal_episodes_without_bubblewrap_and_says_so(tmp_path):
+    root = Path(__file__).resolve().parents[2]
+    command = [str(root / "bench" / "gpu_check.sh"), "--cpu", "--agentic", "--steps", "2", "--allow-unsandboxed"]
+    done = subprocess.run(
+        ["/usr/bin/bash", *command], capture_output=True, text=True, timeout=600, env=_bare_gpu_box(tmp_path)
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    (figures,) = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert figures["mode"] == "agentic" and figures["sandbox"] == "unsandboxed (namespaces and chroot, no seccomp)"
+    assert figures["steps"] == 2 and figures["episodes"] == 8 and figures["episodes_per_s"] > 0
+    split = figures["breakdown_mean_after_step_1"]
+    assert split["time/environment_s"] > 0 and split["time/generation_s"] > 0 and split["time/train_s"] >= 0
+    assert 0 < figures["environment_share"] < 1
 
 
 def test_the_dynamic_schedule_drives_alpha_from_live_pass_rates(planned, tmp_path):

@@ -20,9 +20,12 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(params=["bwrap", "docker"])
+@pytest.fixture(params=["bwrap", "docker", "namespaces"])
 def backend(request, require_docker):
-    """The red team runs on both backends (conftest marks the Docker run; it needs a daemon)."""
+    """The red team runs on every backend (conftest marks the Docker run; it needs a daemon), the
+    namespaces isolation of a machine without bubblewrap included (root only)."""
+    if request.param == "namespaces" and os.geteuid() != 0:
+        pytest.skip("the namespaces isolation needs root (CI and scripts/setup.sh run as root)")
     if request.param == "docker":
         from curriculab.training.terminal.docker import client
 
@@ -154,7 +157,9 @@ def test_every_hostile_episode_scores_0_and_the_honest_one_after_it_scores_1(tmp
     made = int(forks[0].split("stopped after ")[1].split()[0])
     assert "processes: Resource temporarily unavailable" in forks[0] and made < LIMITS.processes
     network = seen["reaches the network and the host"]
-    assert "unreachable" in network[0].lower() and "refused" in network[1].lower()
+    # the host's Docker port: refused by the sandbox's own loopback (bubblewrap brings it up; under
+    # `namespaces` it stays down: unreachable)
+    assert "unreachable" in network[0].lower() and ("refused" in network[1].lower() or "unreachable" in network[1])
     assert "No such file or directory" in network[2]
 
 
@@ -177,7 +182,10 @@ def test_an_agent_program_that_writes_the_reward_and_kills_the_verifier_scores_0
             "os.kill(-1, 9)\\n' > /app/solve.py"
         )
         forged = episode.finish()
-    assert forged.reward == 0 and forged.error == "main: test.sh was killed by signal 9: its reward is not trusted"
+    if backend == "namespaces":  # test.sh is its pid namespace's init: kill -1 cannot reach it, and it writes 0
+        assert forged.reward == 0 and forged.error is None
+    else:
+        assert forged.reward == 0 and forged.error == "main: test.sh was killed by signal 9: its reward is not trusted"
     with Episode(task, LIMITS, backend=backend) as honest:
         honest.run("echo 'print(42)' > /app/solve.py")
         assert honest.finish().reward == 1.0

@@ -305,8 +305,8 @@ class _Box:
     """Host side of one sandbox: a directory (a size-capped tmpfs when root), a uid of its own, a
     cgroup where writable; `end()` kills everything that ran as its uid and removes it all."""
 
-    def __init__(self, limits: EpisodeLimits, prefix: str, disk_bytes: int | None = None):
-        self.limits = limits
+    def __init__(self, limits: EpisodeLimits, prefix: str, disk_bytes: int | None = None, isolation: str = "bwrap"):
+        self.limits, self.isolation = limits, isolation
         self.lease = UidLease()
         self.uid = self.lease.uid
         self.root = Path(tempfile.mkdtemp(prefix=prefix))
@@ -329,9 +329,10 @@ class _Box:
         """Start `argv` in this sandbox: a `sh` joins the cgroup, sets the rlimits and execs setpriv
         (this box's uid), which execs bubblewrap; bubblewrap reads the seccomp filter from a fresh
         memfd (it reads it to the end, so one per start). Popen's own `user=` would cost a full
-        fork of the harness (no vfork), tens of milliseconds in a trainer-sized process."""
+        fork of the harness (no vfork), tens of milliseconds in a trainer-sized process. With the
+        `namespaces` isolation the same mounts are made by `unshare` and a script (`_unshared`)."""
         seccomp_fd = None
-        program = seccomp_program(())
+        program = seccomp_program(()) if self.isolation == "bwrap" else None
         if program is not None:
             seccomp_fd = os.memfd_create("episode-seccomp", 0)
             os.write(seccomp_fd, program)
@@ -346,6 +347,12 @@ class _Box:
             + '; exec "$@"'
         )
         procs = [str(path / "cgroup.procs") for path in self.cgroup.paths] if self.cgroup else []
+        mounts = [*_shown_args(), "--proc", "/proc", "--dev", "/dev", *binds, "--remount-ro", "/"]
+        if self.isolation == "namespaces":
+            unshared = _unshared(mounts, self.root / "newroot", self.uid, workdir, env, argv)
+            return subprocess.Popen(  # type: ignore[call-overload, no-any-return]
+                ["/bin/sh", "-c", script, "sh", *procs, "--", *unshared], start_new_session=True, **popen
+            )
         settings = [arg for key, value in env.items() for arg in ("--setenv", key, value)]
         command = [
             "/bin/sh",
@@ -365,14 +372,7 @@ class _Box:
             "--die-with-parent",
             "--new-session",
             *(["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []),
-            *_shown_args(),
-            "--proc",
-            "/proc",
-            "--dev",
-            "/dev",
-            *binds,
-            "--remount-ro",
-            "/",  # only the folders bound above are writable
+            *mounts,  # only the folders bound are writable: "/" is remounted read-only last
             "--chdir",
             workdir,
             "--clearenv",
@@ -413,6 +413,85 @@ class _Box:
         if self.cgroup:
             self.cgroup.remove()
         self.lease.close()
+
+
+def _system_tool(name: str) -> str:
+    """A system program by absolute path (a bare PATH may lack the sbin folders)."""
+    found = shutil.which(name) or next(
+        (f"{d}/{name}" for d in ("/usr/sbin", "/usr/bin", "/sbin", "/bin") if os.path.exists(f"{d}/{name}")), None
+    )
+    if found is None:
+        raise EpisodeError(f"the namespaces isolation needs `{name}` (util-linux / coreutils)")
+    return found
+
+
+def _unshared(mounts: list[str], root: Path, uid: int, workdir: str, env: dict[str, str], argv: list[str]) -> list[str]:
+    """bubblewrap's mounts made by hand, for a machine without bubblewrap (the `namespaces`
+    isolation; root only): `unshare` gives new mount, pid, network, IPC and UTS namespaces, a script
+    mounts a tmpfs root with the same folders bound in, then chroot, drop to the box's uid and exec
+    `argv`. What it lacks next to bubblewrap: the seccomp filter, and read-only submounts of the
+    host's read-only folders."""
+    root.mkdir(parents=True, exist_ok=True)
+    q = shlex.quote
+    mount, mkdir, ln = (q(_system_tool(name)) for name in ("mount", "mkdir", "ln"))  # a bare PATH has none
+    lines = ["set -e", f"{mount} -t tmpfs -o mode=0755 curriculab-root {q(str(root))}"]
+    args = iter(mounts)
+    for option in args:
+        if option == "--symlink":
+            target, path = next(args), next(args)
+            lines.append(f"{ln} -s {q(target)} {q(str(root) + path)}")
+            continue
+        if option == "--remount-ro":
+            path = next(args)
+            lines.append(f"{mount} -o remount,ro,bind {q(str(root) + path.rstrip('/'))}")
+            continue
+        if option in ("--proc", "--dev", "--tmpfs"):
+            source, path = None, next(args)
+        else:  # --bind, --ro-bind
+            source, path = next(args), next(args)
+        target = q(str(root) + path)
+        lines.append(f"{mkdir} -p {target}")
+        if option == "--proc":
+            lines.append(f"{mount} -t proc proc {target}")
+        elif option == "--dev":
+            lines.append(f"{mount} --rbind /dev {target}")
+        elif option == "--tmpfs":
+            lines.append(f"{mount} -t tmpfs tmpfs {target}")
+        else:
+            lines.append(f"{mount} --bind {q(source or '')} {target}")
+            if option == "--ro-bind":
+                lines.append(f"{mount} -o remount,ro,bind {target}")
+    settings = [f"{key}={value}" for key, value in env.items()]
+    lines.append('exec "$@"')
+    return [
+        _system_tool("unshare"),
+        "--mount",
+        "--pid",
+        "--net",
+        "--ipc",
+        "--uts",
+        "--fork",
+        "--kill-child",
+        "--propagation",
+        "private",
+        "/bin/sh",
+        "-c",
+        "\n".join(lines),
+        "sh",
+        _system_tool("chroot"),
+        str(root),
+        "/usr/bin/setpriv",
+        f"--reuid={uid}",
+        f"--regid={uid}",
+        "--clear-groups",
+        "--no-new-privs",
+        "/usr/bin/env",
+        "-i",
+        "-C",
+        workdir,
+        *settings,
+        *argv,
+    ]
 
 
 def _copy_tree(source: Path, target: Path, owner: int) -> None:
@@ -536,13 +615,11 @@ def verdict(
 class _BwrapAgent:
     """The agent's side on bubblewrap: the episode's folders on the host, its shell a child process."""
 
-    backend = "bwrap"
-
-    def __init__(self, task: TerminalTask, limits: EpisodeLimits, oracle: bool):
-        self.task, self.limits, self.oracle = task, limits, oracle
+    def __init__(self, task: TerminalTask, limits: EpisodeLimits, oracle: bool, isolation: str = "bwrap"):
+        self.task, self.limits, self.oracle, self.backend = task, limits, oracle, isolation
         self.shell: subprocess.Popen | None = None
         self.bash: int | None = None
-        self.box = _Box(limits, "curriculab-episode-")
+        self.box = _Box(limits, "curriculab-episode-", isolation=isolation)
         try:
             self.roots = writable_roots(task)
             uid = self.box.uid
@@ -576,9 +653,13 @@ class _BwrapAgent:
         os.set_blocking(self.shell.stdout.fileno(), False)  # type: ignore[union-attr]
 
     def shell_started(self) -> None:
-        """Called once the shell answered: find its host pid (below bwrap and its init)."""
+        """Called once the shell answered: find its host pid (below bwrap and its init; with the
+        namespaces isolation, unshare's child is the shell itself)."""
         assert self.shell is not None
         init = _descendants(self.shell.pid)[:1]
+        if self.backend == "namespaces":
+            self.bash = init[0] if init else None
+            return
         children = _children_of(init[0]) if init else []
         self.bash = min(children) if children else None
 
@@ -659,7 +740,9 @@ class _BwrapAgent:
     def judge(self, step: Step) -> StepVerdict:
         tests_bytes = sum(f.stat().st_size for d in step.test_dirs for f in d.rglob("*") if f.is_file())
         # room for everything the agent left (at most its own disk) and as much again for the tests' writes
-        judge = _Box(self.limits, "curriculab-verifier-", 2 * self.limits.disk_bytes + tests_bytes)
+        judge = _Box(
+            self.limits, "curriculab-verifier-", 2 * self.limits.disk_bytes + tests_bytes, isolation=self.backend
+        )
         try:
             uid = judge.uid
             tests = judge.folder("tests")  # the pristine tests land first
@@ -705,8 +788,10 @@ class _BwrapAgent:
 
 FILES_OBSERVED = 20_000
 """Most files an observing episode follows (a tree larger than this is followed in part)."""
-BACKENDS = ("bwrap", "docker")
-"""Where episodes run: bubblewrap over this machine's root (read-only), or Docker through the SDK."""
+BACKENDS = ("bwrap", "docker", "namespaces")
+"""Where episodes run: bubblewrap over this machine's root (read-only), Docker through the SDK, or
+`namespaces`: bubblewrap's mounts made with unshare and chroot, for a machine without bubblewrap
+(root only; no seccomp filter: weaker, for the project's own tasks, said so wherever it is used)."""
 
 
 class Episode:
@@ -717,8 +802,8 @@ class Episode:
             result = episode.finish()
 
     `oracle=True` mounts each step's `solution/` at /solution (Harbor's oracle agent). `backend`
-    is `bwrap` (default) or `docker` (a local or remote daemon, `DOCKER_HOST`; `docker_client`
-    to pass one)."""
+    is `bwrap` (default), `docker` (a local or remote daemon, `DOCKER_HOST`; `docker_client`
+    to pass one) or `namespaces` (no bubblewrap: see `BACKENDS`)."""
 
     def __init__(
         self,
@@ -743,7 +828,7 @@ class Episode:
 
             self._agent = DockerAgent(task, self.limits, oracle, docker_client)
         else:
-            self._agent = _BwrapAgent(task, self.limits, oracle)
+            self._agent = _BwrapAgent(task, self.limits, oracle, backend)
         try:
             self._start_shell()
             self._replay_setup()
