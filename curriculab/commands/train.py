@@ -60,11 +60,7 @@ from curriculab.training.generation import CHOICES as GENERATION_CHOICES
     default=None,
     help="Draw problems less whose recent groups were all-same (default: as the plan says, on).",
 )
-@click.option(
-    "--allow-unsandboxed",
-    is_flag=True,
-    help="Score even where no sandbox works (rlimits only; terminal episodes: namespaces and chroot, as root).",
-)
+@click.option("--allow-unsandboxed", is_flag=True, help="Score where no sandbox works (rlimits; episodes: namespaces).")
 @db_option
 def train(
     config_path: Path,
