@@ -119,6 +119,13 @@ def main() -> None:
         )
 
 
+def _peak_memory_gib(cuda, torch) -> float:
+    """GPU memory allocated at its peak on CUDA, else the process's peak resident memory."""
+    if cuda:
+        return torch.cuda.max_memory_allocated() / 2**30
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
 def _check(args, backend, budget, cuda, sandbox, plan, work, check_started, train, Store, torch) -> dict:
     if cuda:
         torch.cuda.reset_peak_memory_stats()
@@ -151,11 +158,7 @@ def _check(args, backend, budget, cuda, sandbox, plan, work, check_started, trai
     by_name: dict[str, list[float]] = {}
     for _, name, value in rows:
         by_name.setdefault(name, []).append(value)
-    peak = (
-        torch.cuda.max_memory_allocated() / 2**30
-        if cuda
-        else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-    )
+    peak = _peak_memory_gib(cuda, torch)
     return {
         "device": torch.cuda.get_device_name(0) if cuda else "cpu",
         "dtype": "bf16" if cuda else "fp32",
@@ -224,12 +227,7 @@ def _agentic_check(args, cuda, sandbox, work, check_started, torch) -> dict:
         else None,
         "breakdown_mean_after_step_1": split,
         "wall_s": round(wall, 2),
-        "peak_memory_gib": round(
-            torch.cuda.max_memory_allocated() / 2**30
-            if cuda
-            else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
-            3,
-        ),
+        "peak_memory_gib": round(_peak_memory_gib(cuda, torch), 3),
     }
 
 

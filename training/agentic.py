@@ -364,8 +364,9 @@ def train_agent(
                 if db_path:
                     started = time.perf_counter()
                     ingest_and_code(db_path, log.job, run_id, metrics_path)
-                    self.seconds += time.perf_counter() - started
-                    clock.add(store_s=time.perf_counter() - started)
+                    elapsed = time.perf_counter() - started
+                    self.seconds += elapsed
+                    clock.add(store_s=elapsed)
 
             def on_save(self, args, state, control, **kwargs):
                 self._ingest()
