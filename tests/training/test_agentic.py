@@ -311,6 +311,33 @@ def test_a_task_plan_naming_tasks_outside_its_suite_or_code_rewards_is_refused_b
     assert not (tmp_path / "run").exists()
 
 
+def test_without_bubblewrap_training_episodes_are_refused_unless_unsandboxed_is_asked_for_as_root(
+    tmp_path, cli_run, monkeypatch
+):
+    from curriculab.training import sandbox
+    from curriculab.training.agentic import episode_backend
+    from curriculab.training.models import TrainError
+
+    monkeypatch.setattr(sandbox, "detect_backend", lambda: "rlimits")  # as on a GPU box
+    assert cli_run("tasks", "import", "builtin").exit_code == 0
+    plan = tmp_path / "plan.yaml"
+    assert cli_run("plan", "--model", "m", "--tasks", "builtin", "-o", str(plan)).exit_code == 0
+    done = cli_run("train", "--config", str(plan), "--max-steps", "1", "--output-dir", str(tmp_path / "run"))
+    assert done.exit_code != 0
+    assert (
+        "terminal episodes need bubblewrap, which does not work here (scripts/setup.sh installs it); "
+        "pass --allow-unsandboxed to run them under namespaces and chroot only (root; no seccomp filter)"
+    ) in done.output
+    assert not (tmp_path / "run").exists()  # refused before the model or the run folder
+    monkeypatch.setattr("os.geteuid", lambda: 0)
+    assert episode_backend(allow_unsandboxed=True) == "namespaces"
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+    with pytest.raises(TrainError, match="episodes \\(namespaces and chroot\\) need root"):
+        episode_backend(allow_unsandboxed=True)
+    monkeypatch.setattr(sandbox, "detect_backend", lambda: "bwrap")
+    assert episode_backend(allow_unsandboxed=False) == "bwrap"
+
+
 def test_a_rollouts_turns_pair_each_bash_call_the_environment_ran_with_its_command(tmp_path):
     from transformers import AutoTokenizer
 
