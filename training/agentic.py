@@ -179,6 +179,7 @@ class EpisodeLog:
                 turns=turns,
                 started_at=commands[0].started_at if commands else None,
                 finished_at=time.time(),
+                told_at_once=True,
             )
             self.written += 1
         self.seconds += time.perf_counter() - started
@@ -510,6 +511,7 @@ def evaluate_agent(
                 result,
                 model=label,
                 turns=turns,
+                told_at_once=True,
             )
     return Evaluation(
         len(task_ids),

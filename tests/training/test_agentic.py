@@ -358,3 +358,27 @@ def test_a_rollouts_turns_pair_each_bash_call_the_environment_ran_with_its_comma
     # TRL runs bash(**arguments): the call with `cmd` failed before reaching the episode
     assert [(t.message, t.commands) for t in turns] == [(None, [0]), ("Done.", [])]
     assert all(t.completion_tokens and t.completion_tokens > 0 for t in turns)
+
+
+def test_a_multi_step_task_tells_the_agent_every_step_and_one_episode_can_pass_them_all(tmp_path):
+    from curriculab.training.terminal.environment import TerminalEnvironment
+    from curriculab.training.terminal.suite import BUILTIN_SUITE
+    from curriculab.training.terminal.task import load_task
+    from curriculab.training.terminal.trial import write_trial
+
+    task = load_task(BUILTIN_SUITE / "fix-backup-script")
+    assert len(task.steps) >= 2
+    with TerminalEnvironment() as environment:
+        told = environment.reset(task_id=task.task_id)
+        assert told == task.agent_instruction
+        for number, step in enumerate(task.steps, start=1):  # each step's whole instruction, in order
+            assert f"Step {number} of {len(task.steps)} ({step.name}):\n{step.instruction.strip()}" in told
+        for step in task.steps:  # an agent doing every step it was told, in the one episode TRL gives it
+            script = (step.solution_dir / "solve.sh").read_text()
+            assert environment.bash(f"bash <<'SOLVE'\n{script}\nSOLVE").startswith("[exit code 0]")
+        result = environment.result
+        assert len(result.steps) == len(task.steps)
+        assert result.milestones and all(v >= 1 for v in result.milestones.values()), result.milestones
+        trial = write_trial(tmp_path / "job", "t-0", environment.task, result, model="m", told_at_once=True)
+    steps = json.loads((trial / "agent" / "trajectory.json").read_text())["steps"]
+    assert steps[0]["message"] == told and [s["source"] for s in steps].count("user") == 1

@@ -41,7 +41,8 @@ class TerminalEnvironment:
         self._result: EpisodeResult | None = None
 
     def reset(self, task_id: str, **row: object) -> str:
-        """End the previous episode and start one on `task_id`; its instruction joins the prompt."""
+        """End the previous episode and start one on `task_id`; its instruction (a multi-step task's
+        every step, `TerminalTask.agent_instruction`) joins the prompt."""
         with timed(self._clock, "environment_s"):
             self._close()
             if task_id not in self._paths:
@@ -49,7 +50,7 @@ class TerminalEnvironment:
             if task_id not in self._tasks:
                 self._tasks[task_id] = load_task(self._paths[task_id])
             self._episode = Episode(self._tasks[task_id], self._limits, backend=self._backend, observe=True)
-            return self._episode.instruction
+            return self._tasks[task_id].agent_instruction
 
     def bash(self, command: str) -> str:
         """Run a command in the task's terminal and return what it printed and its exit code.

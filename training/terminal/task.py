@@ -107,6 +107,22 @@ class TerminalTask:
     def has_oracle(self) -> bool:
         return all(step.solution_dir is not None for step in self.steps)
 
+    @property
+    def agent_instruction(self) -> str:
+        """What an agent trained on the task is told: a single step's instruction, or every step's
+        in order under its name. TRL's environments have no "done" signal to move an episode on to
+        its next step, so the agent hears the whole task at once and each step is judged at the end."""
+        if len(self.steps) == 1:
+            return self.steps[0].instruction
+        count = len(self.steps)
+        return (
+            "\n\n".join(
+                f"Step {number} of {count} ({step.name}):\n{step.instruction.strip()}"
+                for number, step in enumerate(self.steps, start=1)
+            )
+            + f"\n\nDo all {count} steps; each is checked when you finish."
+        )
+
 
 def load_task(task_dir: Path | str) -> TerminalTask:
     """Read a task directory; `TaskError` names the file, the field and the fix."""

@@ -54,16 +54,24 @@ def write_trial(
     turns: list[Turn] | None = None,
     started_at: float | None = None,
     finished_at: float | None = None,
+    told_at_once: bool = False,
 ) -> Path:
     """Write the episode as `<job_dir>/<trial_name>/` and return that folder. Without `turns`,
-    each command is a turn of its own with no text."""
+    each command is a turn of its own with no text. `told_at_once`: the agent was given every
+    step's instruction at the start (`TerminalTask.agent_instruction`, as in training), not each
+    step's as its turn came."""
     commands = result.commands
     turns = turns if turns is not None else [Turn(None, [i]) for i in range(len(commands))]
     trial = Path(job_dir) / trial_name
     (trial / "agent").mkdir(parents=True, exist_ok=True)
     (trial / "verifier").mkdir(exist_ok=True)
     steps: list[dict] = [
-        {"step_id": 1, "timestamp": _stamp(started_at), "source": "user", "message": task.steps[0].instruction}
+        {
+            "step_id": 1,
+            "timestamp": _stamp(started_at),
+            "source": "user",
+            "message": task.agent_instruction if told_at_once else task.steps[0].instruction,
+        }
     ]
     shown_step = 0
     for turn in turns:

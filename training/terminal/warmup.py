@@ -77,7 +77,7 @@ def demonstrate(
     solution = solution_command(task)
     if solution is None:
         return None
-    messages: list[dict[str, Any]] = [{"role": "user", "content": task.steps[0].instruction}]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": task.agent_instruction}]
     with Episode(task, limits, backend=backend, observe=True) as episode:
         for command in ("ls", solution, "<check>") if check else ("ls", solution):
             if command == "<check>":
