@@ -76,6 +76,7 @@ def _make_tiny(
             vocab_size=vocab_size,
             special_tokens=["<unk>", "<pad>", "<s>", "</s>", *special],
             initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            show_progress=False,  # its bar ends with newlines on stdout, where `--json` output goes
         ),
     )
     bpe.decoder = decoders.ByteLevel()

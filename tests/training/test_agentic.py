@@ -106,6 +106,22 @@ def test_demonstrations_are_real_episodes_half_of_them_checking(tmp_path):
 
 
 @needs_bwrap
+def test_the_warm_up_trains_quietly_so_a_json_command_prints_only_json(tmp_path, capfd):
+    # `curriculab demo --json` warms the agent up the first time: nothing of SFT's may reach stdout
+    from curriculab.training.agentic import speaks_tool_format
+    from curriculab.training.models import tiny_agent_model_dir
+    from curriculab.training.terminal import load_task
+    from curriculab.training.terminal.suite import BUILTIN_SUITE
+    from curriculab.training.terminal.warmup import demonstrations, warm_up
+
+    demos = demonstrations([load_task(BUILTIN_SUITE / "greet-script")])
+    capfd.readouterr()
+    out = warm_up(str(tiny_agent_model_dir(tmp_path)), demos, tmp_path / "warmed", epochs=5)
+    assert capfd.readouterr().out == ""
+    assert speaks_tool_format(out) and (out / "model.safetensors").is_file()
+
+
+@needs_bwrap
 def test_environment_coder_codes_stored_episodes_and_rules_agreement_is_measured(tmp_path, store):
     from curriculab.analysis.coding import coder_agreement, run_environment_coder, run_rule_coders
     from curriculab.analysis.ingest import ingest

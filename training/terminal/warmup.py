@@ -129,6 +129,7 @@ def warm_up(
 
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.trainer_callback import PrinterCallback
     from transformers.utils import get_json_schema
     from trl import SFTConfig, SFTTrainer
 
@@ -155,7 +156,10 @@ def warm_up(
         assistant_only_loss=True,  # the template marks assistant turns: learn the calls, not the tools' answers
     )
     network = AutoModelForCausalLM.from_pretrained(str(model_dir))
-    SFTTrainer(model=network, args=args, train_dataset=rows, processing_class=tokenizer).train()
+    trainer = SFTTrainer(model=network, args=args, train_dataset=rows, processing_class=tokenizer)
+    # with tqdm off, transformers prints every log dict to stdout, where `--json` output goes
+    trainer.remove_callback(PrinterCallback)
+    trainer.train()
     network.save_pretrained(str(output_dir))
     tokenizer.save_pretrained(str(output_dir))
     return Path(output_dir)
