@@ -74,7 +74,12 @@ def warmed_agent_model(
     with the tool-calling chat format, fine-tuned on demonstration episodes of `tasks` (run on the
     episode `backend`; made once per base model and task set, cached)."""
     from curriculab.training.terminal.task import load_task
-    from curriculab.training.terminal.warmup import demonstrations, verification_share, warm_up
+    from curriculab.training.terminal.warmup import (
+        DEMONSTRATIONS_VERSION,
+        demonstrations,
+        verification_share,
+        warm_up,
+    )
 
     if model == "tiny":
         base, name = str(tiny_agent_model_dir(cache_dir)), "tiny-agent"
@@ -82,7 +87,7 @@ def warmed_agent_model(
         base, _, name = resolve_model(model, cache_dir)
         if speaks_tool_format(Path(base)):  # a model trained here before (an earlier round's): no warm-up
             return base, name
-    digest = hashlib.sha256("\n".join([base, str(WARM_UP_EPOCHS)]).encode())
+    digest = hashlib.sha256("\n".join([base, str(WARM_UP_EPOCHS), str(DEMONSTRATIONS_VERSION)]).encode())
     for task_id, folder in sorted(tasks.items()):  # an edited task or solution makes other demonstrations
         digest.update(task_id.encode())
         for path in sorted(folder.rglob("*")):

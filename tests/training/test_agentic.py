@@ -106,6 +106,22 @@ def test_demonstrations_are_real_episodes_half_of_them_checking(tmp_path):
 
 
 @needs_bwrap
+def test_a_multi_step_tasks_demonstration_does_every_step_it_was_told_and_passes_them_all():
+    from curriculab.training.terminal import load_task
+    from curriculab.training.terminal.suite import BUILTIN_SUITE
+    from curriculab.training.terminal.warmup import demonstrations, solution_command
+
+    task = load_task(BUILTIN_SUITE / "package-word-tool")
+    (demo,) = demonstrations([task])
+    assert demo.messages[0]["content"] == task.agent_instruction and "Step 3 of 3" in task.agent_instruction
+    called = [m["tool_calls"][0]["function"]["arguments"]["command"] for m in demo.messages if m.get("tool_calls")]
+    steps = [solution_command(task, i) for i in range(3)]
+    assert called[:4] == ["ls", *steps] and len(set(steps)) == 3
+    assert demo.checked and len(called) == 5  # the first demonstration checks, after the last step
+    assert demo.reward == 1.0 and all(c.step == 0 for c in demo.commands)  # all in one turn, judged at the end
+
+
+@needs_bwrap
 def test_the_warm_up_trains_quietly_so_a_json_command_prints_only_json(tmp_path, capfd):
     # `curriculab demo --json` warms the agent up the first time: nothing of SFT's may reach stdout
     from curriculab.training.agentic import speaks_tool_format

@@ -24,6 +24,9 @@ from curriculab.training.terminal.task import TerminalTask
 
 DONE_MESSAGE = "Done."
 """The demonstrations' last assistant turn."""
+DEMONSTRATIONS_VERSION = 2
+"""Changes when what a demonstration does changes (2: multi-step tasks too), so that a warmed
+model cached under the old demonstrations is made again."""
 _SHEBANG_OR_STRICT = re.compile(r"^(#!.*|set -[a-z]*e[a-z]*)$")
 
 
@@ -43,10 +46,10 @@ class Demonstration:
     """What it ran."""
 
 
-def solution_command(task: TerminalTask) -> str | None:
-    """The first step's solve.sh as one command the agent could type (its leading shebang and `set -e`
+def solution_command(task: TerminalTask, step: int = 0) -> str | None:
+    """A step's solve.sh as one command the agent could type (its leading shebang and `set -e`
     dropped: the agent's shell persists, and `set -e` would end it at the next failing command)."""
-    solution = task.steps[0].solution_dir
+    solution = task.steps[step].solution_dir
     script = solution / "solve.sh" if solution else None
     if script is None or not script.is_file():
         return None
@@ -73,13 +76,15 @@ def _call(command: str) -> dict[str, Any]:
 def demonstrate(
     task: TerminalTask, check: bool, limits: EpisodeLimits | None = None, backend: str = "bwrap"
 ) -> Demonstration | None:
-    """Run one demonstration episode of `task` (None when the task has no solution script)."""
-    solution = solution_command(task)
-    if solution is None:
+    """Run one demonstration episode of `task`: a look around, every step's solution in order (the
+    agent is told every step at once, as in training), and a check when `check`. None when a step
+    has no solution script."""
+    solutions = [solution_command(task, i) for i in range(len(task.steps))]
+    if None in solutions:
         return None
     messages: list[dict[str, Any]] = [{"role": "user", "content": task.agent_instruction}]
     with Episode(task, limits, backend=backend, observe=True) as episode:
-        for command in ("ls", solution, "<check>") if check else ("ls", solution):
+        for command in ["ls", *solutions, "<check>"] if check else ["ls", *solutions]:
             if command == "<check>":
                 command = check_command(episode.commands[-1].changed)
             done = episode.run(command)
@@ -96,12 +101,10 @@ def demonstrations(
     backend: str = "bwrap",
     progress: Any = None,
 ) -> list[Demonstration]:
-    """One demonstration per single-step task with a solution that passes, every other one checking.
-    `progress(task_id)` is called as each runs."""
+    """One demonstration per task whose solutions pass, every other one checking. `progress(task_id)`
+    is called as each runs."""
     found = []
     for task in sorted(tasks, key=lambda t: t.task_id):
-        if len(task.steps) != 1:
-            continue  # a multi-step task's later instructions come from the environment, not the demo
         if progress:
             progress(task.task_id)
         demo = demonstrate(task, check=len(found) % 2 == 0, limits=limits, backend=backend)
