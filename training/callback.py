@@ -79,10 +79,11 @@ def drop_metrics_after(path: Path, step: int) -> None:
 
 
 class ProgressBar(TrainerCallback):
-    """A tqdm bar of optimizer steps (rank 0 shows it)."""
+    """A tqdm bar of optimizer steps on stderr (rank 0 shows it), named `desc`."""
 
-    def __init__(self, main_process: bool = True) -> None:
+    def __init__(self, main_process: bool = True, desc: str = "GRPO") -> None:
         self.main_process = main_process
+        self.desc = desc
         self.bar: Any = None
 
     def on_train_begin(self, args, state, control, **kwargs):
@@ -91,7 +92,7 @@ class ProgressBar(TrainerCallback):
         self.bar = tqdm(
             total=state.max_steps,
             initial=state.global_step,
-            desc="GRPO",
+            desc=self.desc,
             unit="step",
             dynamic_ncols=True,
             disable=not self.main_process,

@@ -122,7 +122,7 @@ def test_a_multi_step_tasks_demonstration_does_every_step_it_was_told_and_passes
 
 
 @needs_bwrap
-def test_the_warm_up_trains_quietly_so_a_json_command_prints_only_json(tmp_path, capfd):
+def test_the_warm_up_shows_progress_on_stderr_so_a_json_command_prints_only_json(tmp_path, capfd):
     # `curriculab demo --json` warms the agent up the first time: nothing of SFT's may reach stdout
     from curriculab.training.agentic import speaks_tool_format
     from curriculab.training.models import tiny_agent_model_dir
@@ -133,7 +133,8 @@ def test_the_warm_up_trains_quietly_so_a_json_command_prints_only_json(tmp_path,
     demos = demonstrations([load_task(BUILTIN_SUITE / "greet-script")])
     capfd.readouterr()
     out = warm_up(str(tiny_agent_model_dir(tmp_path)), demos, tmp_path / "warmed", epochs=5)
-    assert capfd.readouterr().out == ""
+    printed = capfd.readouterr()
+    assert printed.out == "" and "SFT warm-up: 100%" in printed.err  # its progress goes to stderr
     assert speaks_tool_format(out) and (out / "model.safetensors").is_file()
 
 

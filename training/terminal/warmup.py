@@ -136,6 +136,7 @@ def warm_up(
     from transformers.utils import get_json_schema
     from trl import SFTConfig, SFTTrainer
 
+    from curriculab.training.callback import ProgressBar
     from curriculab.training.terminal.chat import enable_tool_calling
     from curriculab.training.terminal.environment import TerminalEnvironment
 
@@ -159,7 +160,13 @@ def warm_up(
         assistant_only_loss=True,  # the template marks assistant turns: learn the calls, not the tools' answers
     )
     network = AutoModelForCausalLM.from_pretrained(str(model_dir))
-    trainer = SFTTrainer(model=network, args=args, train_dataset=rows, processing_class=tokenizer)
+    trainer = SFTTrainer(
+        model=network,
+        args=args,
+        train_dataset=rows,
+        processing_class=tokenizer,
+        callbacks=[ProgressBar(desc="SFT warm-up")],
+    )
     # with tqdm off, transformers prints every log dict to stdout, where `--json` output goes
     trainer.remove_callback(PrinterCallback)
     trainer.train()
