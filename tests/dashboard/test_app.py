@@ -155,7 +155,10 @@ def test_a_long_statement_is_stopped_at_its_timeout(demo_store):
 
 def test_pages_show_a_notice_not_an_error_while_a_writer_holds_the_store(demo_store_copy, monkeypatch):
     # the writer takes the store before this process ever opens it (DuckDB shares one open file per process)
+    from curriculab.dashboard import common
+
     monkeypatch.setenv("CURRICULAB_DB", str(demo_store_copy))
+    monkeypatch.setattr(common, "READ_WAIT_S", 0.5)  # each page waits this long for the writer, then says so
     holder = subprocess.Popen(
         [
             sys.executable,
