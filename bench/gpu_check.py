@@ -2,6 +2,7 @@
 
     bash bench/gpu_check.sh [--cpu] [--model tiny|smollm2|PATH.gguf|DIR] [--steps 6] [--vllm]
                             [--backends B,B] [--allow-unsandboxed] [--max-seconds S] [--agentic]
+                            [--work-dir DIR]
 
 With --agentic: agentic GRPO instead (the same code as `train` on a `plan --tasks builtin` plan):
 the built-in terminal suite's tasks as episodes, after the tool-format warm-up (cached), and one
@@ -25,7 +26,9 @@ them with `pip install --no-index --find-links WHEELS curriculab`, then run
 sandbox section); the output says so. `--max-seconds` is the check's budget from its start, shared
 equally by the backends still to run (less a tenth, for reading the figures back and a loaded
 machine's jitter): each one's training stops early enough to leave its checkpoint and store, so
-every line comes back inside it (`wall_s` reports the whole check so far).
+every line comes back inside it (`wall_s` reports the whole check so far). `--work-dir DIR` keeps
+the run's store (its rollouts, episodes and codes, for SQL afterwards), plan and checkpoints;
+without it they go to a temporary folder that is removed at the end.
 """
 
 from __future__ import annotations
@@ -72,7 +75,27 @@ def main() -> None:
         "--max-seconds", type=float, default=None, help="Stop training after the step that passes this."
     )
     parser.add_argument("--agentic", action="store_true", help="Agentic GRPO in the built-in terminal tasks.")
+    parser.add_argument(
+        "--work-dir",
+        type=Path,
+        default=None,
+        help="A new or empty folder to keep the run's store, plan and checkpoints in (default: a temporary "
+        "folder, removed at the end).",
+    )
     args = parser.parse_args()
+    if args.work_dir is not None:
+        if args.work_dir.exists() and any(args.work_dir.iterdir()):
+            raise SystemExit(f"--work-dir {args.work_dir} is not empty: name a new or empty folder")
+        args.work_dir.mkdir(parents=True, exist_ok=True)
+        _run(args)
+        return
+    with tempfile.TemporaryDirectory(prefix="curriculab-gpu-check-", ignore_cleanup_errors=True) as work:
+        args.work_dir = Path(work)
+        _run(args)
+
+
+def _run(args: argparse.Namespace) -> None:
+    """The checks, their store, plan and checkpoints under `args.work_dir`."""
     check_started = time.perf_counter()
 
     import torch
@@ -93,7 +116,7 @@ def main() -> None:
             "no sandbox works here (bubblewrap is missing or cannot start). Install bubblewrap, or pass "
             "--allow-unsandboxed to score under rlimits and namespaces only"
         )
-    work = Path(tempfile.mkdtemp(prefix="curriculab-gpu-check-"))
+    work = args.work_dir
     if args.agentic:
         print(json.dumps(_agentic_check(args, cuda, sandbox, work, check_started, torch)), flush=True)
         return

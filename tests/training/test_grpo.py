@@ -184,8 +184,10 @@ def test_a_two_round_loop_plans_trains_and_replans(demo_store_copy, tmp_path):
     assert statuses == (32 * len(COMPLETION_CODES), 32)  # every rollout, every completion code, none not_applicable
 
 
-def test_the_gpu_check_runs_its_cpu_path_once_per_backend_and_says_which_it_could_not_run():
+def test_the_gpu_check_runs_its_cpu_path_once_per_backend_and_says_which_it_could_not_run(tmp_path):
     root = Path(__file__).resolve().parents[2]
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
     done = subprocess.run(
         [
             "bash",
@@ -199,9 +201,10 @@ def test_the_gpu_check_runs_its_cpu_path_once_per_backend_and_says_which_it_coul
         capture_output=True,
         text=True,
         timeout=600,
-        env={**os.environ, "PYTHON": sys.executable},
+        env={**os.environ, "PYTHON": sys.executable, "TMPDIR": str(temporary)},
     )
     assert done.returncode == 0, done.stderr[-2000:]
+    assert not list(temporary.glob("curriculab-gpu-check-*"))  # its store and checkpoints are not left behind
     first, skipped, second = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     assert skipped == {"generation_backend": "vllm-colocate", "skipped": "vllm-colocate needs a CUDA GPU"}
     assert (first["generation_backend"], second["generation_backend"]) == ("generate", "static-cache")
@@ -260,12 +263,19 @@ def test_the_gpu_check_stops_inside_its_time_budget_and_flags_unsandboxed_scorin
 @pytest.mark.skipif(os.geteuid() != 0, reason="episodes without bubblewrap (namespaces and chroot) need root")
 def test_the_gpu_checks_agentic_mode_runs_terminal_episodes_without_bubblewrap_and_says_so(tmp_path):
     root = Path(__file__).resolve().parents[2]
+    work = tmp_path / "work"
     command = [str(root / "bench" / "gpu_check.sh"), "--cpu", "--agentic", "--steps", "2", "--allow-unsandboxed"]
     done = subprocess.run(
-        ["/usr/bin/bash", *command], capture_output=True, text=True, timeout=600, env=_bare_gpu_box(tmp_path)
+        ["/usr/bin/bash", *command, "--work-dir", str(work)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=_bare_gpu_box(tmp_path),
     )
     assert done.returncode == 0, done.stderr[-3000:]
     (figures,) = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    with Store(work / "store.duckdb", read_only=True) as store:  # --work-dir keeps the run's store for SQL
+        assert store.query("select count(*) from trajectories where model not like '%@eval'").scalar() == 8
     assert figures["mode"] == "agentic" and figures["sandbox"] == "unsandboxed (namespaces and chroot, no seccomp)"
     assert figures["steps"] == 2 and figures["episodes"] == 8 and figures["episodes_per_s"] > 0
     split = figures["breakdown_mean_after_step_1"]
