@@ -97,6 +97,14 @@ def main() -> None:
 def _run(args: argparse.Namespace) -> None:
     """The checks, their store, plan and checkpoints under `args.work_dir`."""
     check_started = time.perf_counter()
+    from curriculab.training.sandbox import detect_backend
+
+    sandbox = detect_backend()
+    if sandbox == "rlimits" and not args.allow_unsandboxed:  # said before torch's seconds of import
+        raise SystemExit(
+            "no sandbox works here (bubblewrap is missing or cannot start). Install bubblewrap, or pass "
+            "--allow-unsandboxed to score under rlimits and namespaces only"
+        )
 
     import torch
 
@@ -105,17 +113,10 @@ def _run(args: argparse.Namespace) -> None:
     from curriculab.training.generation import probed, unavailable_reason
     from curriculab.training.grpo import train
     from curriculab.training.problems import builtin_problems
-    from curriculab.training.sandbox import detect_backend
 
     cuda = torch.cuda.is_available() and not args.cpu
     if args.vllm and not cuda:
         raise SystemExit("--vllm needs a CUDA GPU")
-    sandbox = detect_backend()
-    if sandbox == "rlimits" and not args.allow_unsandboxed:
-        raise SystemExit(
-            "no sandbox works here (bubblewrap is missing or cannot start). Install bubblewrap, or pass "
-            "--allow-unsandboxed to score under rlimits and namespaces only"
-        )
     work = args.work_dir
     if args.agentic:
         print(json.dumps(_agentic_check(args, cuda, sandbox, work, check_started, torch)), flush=True)
