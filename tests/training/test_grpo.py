@@ -243,7 +243,7 @@ def test_the_gpu_check_stops_inside_its_time_budget_and_flags_unsandboxed_scorin
         "--steps",
         "200",
         "--max-seconds",
-        "15",
+        "20",  # its tenth held back for what follows training must cover a slow machine's store and exit
     ]
     refused = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
     assert refused.returncode != 0 and "pass --allow-unsandboxed" in refused.stderr
@@ -256,7 +256,7 @@ def test_the_gpu_check_stops_inside_its_time_budget_and_flags_unsandboxed_scorin
     assert figures["sandbox"] == "unsandboxed (rlimits and namespaces)"
     assert figures["stopped_by_max_seconds"] and 2 <= figures["steps"] < 200, figures
     assert figures["breakdown_mean_after_step_1"]["time/generation_s"] > 0
-    assert figures["wall_s"] <= 15, figures  # setup, steps, checkpoints and store: inside the budget
+    assert figures["wall_s"] <= 20, figures  # setup, steps, checkpoints and store: inside the budget
     assert time.monotonic() - started < 75
 
 
