@@ -158,9 +158,6 @@ def warm_up(
         max_length=4096,
         disable_tqdm=True,
         assistant_only_loss=True,  # the template marks assistant turns: learn the calls, not the tools' answers
-        # TRL's default (recompute activations: SmolLM2's agentic check peaked at 8.4 GiB on CPU with
-        # it), named as transformers 5 wants it: TRL's old name warns of its removal
-        activation_checkpointing=True,
     )
     network = AutoModelForCausalLM.from_pretrained(str(model_dir))
     trainer = SFTTrainer(
