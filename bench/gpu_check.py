@@ -87,15 +87,14 @@ def main() -> None:
         if args.work_dir.exists() and any(args.work_dir.iterdir()):
             raise SystemExit(f"--work-dir {args.work_dir} is not empty: name a new or empty folder")
         args.work_dir.mkdir(parents=True, exist_ok=True)
-        _run(args)
+        _run(args, args.work_dir)
         return
     with tempfile.TemporaryDirectory(prefix="curriculab-gpu-check-", ignore_cleanup_errors=True) as work:
-        args.work_dir = Path(work)
-        _run(args)
+        _run(args, Path(work))
 
 
-def _run(args: argparse.Namespace) -> None:
-    """The checks, their store, plan and checkpoints under `args.work_dir`."""
+def _run(args: argparse.Namespace, work: Path) -> None:
+    """The checks, their store, plan and checkpoints under `work`."""
     check_started = time.perf_counter()
     from curriculab.training.sandbox import detect_backend
 
@@ -117,7 +116,6 @@ def _run(args: argparse.Namespace) -> None:
     cuda = torch.cuda.is_available() and not args.cpu
     if args.vllm and not cuda:
         raise SystemExit("--vllm needs a CUDA GPU")
-    work = args.work_dir
     if args.agentic:
         print(json.dumps(_agentic_check(args, cuda, sandbox, work, check_started, torch)), flush=True)
         return

@@ -292,10 +292,9 @@ def train_agent(
     import torch
     from datasets import load_dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
-    from transformers.trainer_callback import PrinterCallback, ProgressCallback
     from trl import GRPOConfig
 
-    from curriculab.training.callback import MetricsLog, ProgressBar
+    from curriculab.training.callback import MetricsLog, ProgressBar, drop_library_progress
     from curriculab.training.quiet import LOG_NAME, library_output_to
     from curriculab.training.terminal.chat import enable_tool_calling
     from curriculab.training.terminal.environment import TerminalEnvironment
@@ -393,8 +392,7 @@ def train_agent(
             clock=clock,
             written_s=lambda: log.seconds,
         )
-        for noisy in (ProgressCallback, PrinterCallback):  # our bar and one summary line per step replace the raw dicts
-            trainer.remove_callback(noisy)
+        drop_library_progress(trainer)
         started = time.perf_counter()
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
         seconds = time.perf_counter() - started

@@ -105,6 +105,16 @@ class ProgressBar(TrainerCallback):
         self.bar.close()
 
 
+def drop_library_progress(trainer: Any) -> None:
+    """Take transformers' own progress bar and log printer off `trainer`: our `ProgressBar` and
+    summary lines replace them, and the printer writes raw log dicts to stdout, where `--json`
+    output goes."""
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+    for noisy in (ProgressCallback, PrinterCallback):
+        trainer.remove_callback(noisy)
+
+
 class TimeBudget(TrainerCallback):
     """Stops training before a step that would end too late: the whole `train()` call, from
     `started`, stays inside `stop_after_s`, leaving the run's end (checkpoint, store) as long as its

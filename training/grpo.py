@@ -117,7 +117,7 @@ def train(
     from transformers import AutoModelForCausalLM
     from trl import GRPOConfig
 
-    from curriculab.training.callback import run_callbacks
+    from curriculab.training.callback import drop_library_progress, run_callbacks
     from curriculab.training.rewards import make_reward_functions
     from curriculab.training.sampling import LiveSamplingSettings, ProblemStats
     from curriculab.training.sandbox import Limits
@@ -241,10 +241,7 @@ def train(
             clock=clock,
             written_s=lambda: writer.seconds,
         )
-        from transformers.trainer_callback import PrinterCallback, ProgressCallback
-
-        for noisy in (ProgressCallback, PrinterCallback):  # our bar and one summary line per step replace the raw dicts
-            trainer.remove_callback(noisy)
+        drop_library_progress(trainer)
         started = time.perf_counter()
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
         seconds = time.perf_counter() - started

@@ -132,11 +132,10 @@ def warm_up(
 
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from transformers.trainer_callback import PrinterCallback
     from transformers.utils import get_json_schema
     from trl import SFTConfig, SFTTrainer
 
-    from curriculab.training.callback import ProgressBar
+    from curriculab.training.callback import ProgressBar, drop_library_progress
     from curriculab.training.terminal.chat import enable_tool_calling
     from curriculab.training.terminal.environment import TerminalEnvironment
 
@@ -167,8 +166,7 @@ def warm_up(
         processing_class=tokenizer,
         callbacks=[ProgressBar(desc="SFT warm-up")],
     )
-    # with tqdm off, transformers prints every log dict to stdout, where `--json` output goes
-    trainer.remove_callback(PrinterCallback)
+    drop_library_progress(trainer)
     trainer.train()
     network.save_pretrained(str(output_dir))
     tokenizer.save_pretrained(str(output_dir))
