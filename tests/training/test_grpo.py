@@ -260,6 +260,21 @@ def test_the_gpu_check_stops_inside_its_time_budget_and_flags_unsandboxed_scorin
     assert time.monotonic() - started < 75
 
 
+def test_the_gpu_check_refuses_a_work_dir_that_holds_anything_and_leaves_it_as_it_was(tmp_path):
+    root = Path(__file__).resolve().parents[2]
+    (tmp_path / "store.duckdb").write_text("an earlier run's")
+    done = subprocess.run(
+        ["bash", str(root / "bench" / "gpu_check.sh"), "--cpu", "--work-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHON": sys.executable},
+    )
+    assert done.returncode != 0 and f"--work-dir {tmp_path} is not empty: name a new or empty folder" in done.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["store.duckdb"]
+    assert (tmp_path / "store.duckdb").read_text() == "an earlier run's"
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="episodes without bubblewrap (namespaces and chroot) need root")
 def test_the_gpu_checks_agentic_mode_runs_terminal_episodes_without_bubblewrap_and_says_so(tmp_path):
     root = Path(__file__).resolve().parents[2]
