@@ -268,15 +268,25 @@ def test_ingesting_only_bad_input_into_a_full_store_records_it_once(ingested, tm
 @pytest.mark.slow
 def test_an_unreachable_judge_says_so_and_fails(cli_run, fixtures):
     assert cli_run("ingest", str(fixtures / "atif")).exit_code == 0
-    result = cli_run("code", "--coder", "judge", "--judge-url", "http://127.0.0.1:9/v1", "--judge-model", "m")
+    judge = ("code", "--coder", "judge", "--judge-url", "http://127.0.0.1:9/v1", "--judge-model", "m")
+    result = cli_run(*judge, "--judge-retries", "0")  # the default's three retries wait 7 s
     assert result.exit_code == 1
     assert result.stderr.startswith(
         "1 of 1 trajectories got no usable answer from the judge; they are left not_applicable. "
-        "First: atif-standalone-42: "
+        "First: atif-standalone-42: no answer ("
     )
+    assert "after 1 attempt(s)" in result.stderr
     assert result.stderr.rstrip().endswith(
         "Error: the judge answered none of the 1 trajectories. Check --judge-url and "
         "--judge-model (is the server up and serving that model?)"
+    )
+    refused = cli_run(*judge, "--judge-retries", "-1")
+    assert refused.exit_code == 2
+    assert "Invalid value for '--judge-retries': -1 is not in the range x>=0." in refused.stderr
+    no_scheme = cli_run("code", "--coder", "judge", "--judge-url", "localhost:8000/v1", "--judge-model", "m")
+    assert no_scheme.exit_code == 1
+    assert no_scheme.stderr.strip() == (
+        "Error: --judge-url: base_url 'localhost:8000/v1' is not an http(s) URL. Pass e.g. http://localhost:8000/v1"
     )
 
 

@@ -36,6 +36,14 @@ from curriculab.commands.common import CliError, db_option, echo_json, emit, ope
     help="OpenAI-compatible base URL, e.g. http://localhost:8000/v1 (with --coder judge).",
 )
 @click.option("--judge-model", envvar="CURRICULAB_JUDGE_MODEL", default=None, help="Model name the endpoint serves.")
+@click.option(
+    "--judge-retries",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="Further attempts per trajectory after no answer (refused, timed out), a 429/5xx or an answer that is not "
+    "JSON, waiting 1, 2, 4, ... s; 0 fails fast.",
+)
 @taxonomy_option("Taxonomy to code under (the rules, the judge; the verifier codes the newest).")
 @click.option("--json", "as_json", is_flag=True, help="Print per-code counts as JSON.")
 @db_option
@@ -45,6 +53,7 @@ def code(
     model_path: Path | None,
     judge_url: str | None,
     judge_model: str | None,
+    judge_retries: int,
     taxonomy_version: str,
     as_json: bool,
 ) -> None:
@@ -56,6 +65,7 @@ def code(
       curriculab code --coder verifier
     """
     from curriculab.analysis import coding
+    from curriculab.taxonomy.coders.judge import JudgeConfig
 
     with open_store(read_only=False, create=False) as store:
         if coder == "rules":
@@ -74,7 +84,11 @@ def code(
                 raise CliError(
                     "--coder judge needs --judge-url and --judge-model. Point them at an OpenAI-compatible server"
                 )
-            report = coding.run_judge(store, judge_url, judge_model, where, taxonomy_version=taxonomy_version)
+            try:
+                config = JudgeConfig(base_url=judge_url, model=judge_model, max_retries=judge_retries)
+            except ValueError as exc:
+                raise CliError(f"--judge-url: {exc}") from None  # what click cannot check
+            report = coding.run_judge(store, judge_url, judge_model, where, config, taxonomy_version=taxonomy_version)
     failed = getattr(report, "failed", [])
     if failed:
         click.echo(

@@ -38,7 +38,7 @@ class JudgeConfig:
     timeout_s: float = 60.0
     """Seconds to wait for one response."""
     max_retries: int = 3
-    """Further attempts after a timeout, a 429/5xx, or an answer that is not JSON."""
+    """Further attempts after no answer (a refused connection, a timeout), a 429/5xx, or an answer that is not JSON."""
     backoff_s: float = 1.0
     """Wait before the first retry; doubles each time."""
     concurrency: int = 4
