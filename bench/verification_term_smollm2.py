@@ -77,6 +77,7 @@ def run_arm(arm: str, work: Path, steps: int, weight: float, model: str) -> None
 def episodes(work: Path, arm: str) -> list[dict]:
     """Each stored episode of the arm: task, step, whether it changed a file, whether it finished unchecked."""
     from curriculab.analysis.store import Store
+    from curriculab.training.agentic import trial_step
 
     run_id = json.loads((work / arm / "result.json").read_text())["run_id"]
     with Store(work / arm / "store.duckdb", read_only=True) as store:
@@ -91,7 +92,7 @@ def episodes(work: Path, arm: str) -> list[dict]:
     return [
         {
             "task": task,
-            "step": int(trajectory.removeprefix(run_id + "-").split("-")[0]),
+            "step": trial_step(run_id, trajectory),
             "edited": status != "not_applicable",
             "unchecked": status == "present",
         }
@@ -128,9 +129,10 @@ def report(work: Path) -> dict:
             }
         (k_off, n_off), (k_on, n_on) = counts[half, "off"], counts[half, "on"]
         low, high = cluster_bootstrap_difference(k_off, n_off, k_on, n_on)
-        shares = [out["rounds"][half][a]["share"] for a in ARMS]
         out["difference_off_minus_on"][half] = {
-            "difference": round(shares[0] - shares[1], 3) if None not in shares else None,
+            "difference": round(sum(k_off) / sum(n_off) - sum(k_on) / sum(n_on), 3)
+            if sum(n_off) and sum(n_on)
+            else None,
             "ci95": [round(low, 3), round(high, 3)] if low is not None else None,
         }
     return out

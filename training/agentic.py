@@ -141,6 +141,12 @@ def turns_of(messages: Sequence[Mapping[str, Any]], tokenizer: Any) -> list[Turn
     return turns
 
 
+def trial_step(run_id: str, trial: str) -> int:
+    """The training step the run's trial (its folder name, its trajectory id) was written at:
+    `EpisodeLog` names them `<run_id>-<step>-<batch>-<index>`."""
+    return int(trial.removeprefix(f"{run_id}-").split("-")[0])
+
+
 @dataclass
 class EpisodeLog:
     """Writes each scored batch's episodes as trials (a reward function's side job: TRL calls the
@@ -158,10 +164,6 @@ class EpisodeLog:
     def job(self) -> Path:
         """The run's Harbor job folder: its name is the store's run_id."""
         return self.directory / self.run_id
-
-    def step_of(self, trial: Path) -> int:
-        """The training step a trial of this run was written at."""
-        return int(trial.name.removeprefix(f"{self.run_id}-").split("-")[0])
 
     def __call__(self, environments: Sequence[Any], completions: Sequence[Any], step: int) -> None:
         started = time.perf_counter()
@@ -248,7 +250,7 @@ def _resume_from(output: Path, resume: bool, log: EpisodeLog) -> Path | None:
         return None
     step = int(checkpoint.name.split("-")[-1])
     for trial in log.job.glob(f"{log.run_id}-*"):
-        if log.step_of(trial) > step:
+        if trial_step(log.run_id, trial.name) > step:
             shutil.rmtree(trial)
     drop_metrics_after(output / "metrics.jsonl", step)
     return checkpoint

@@ -415,3 +415,25 @@ def test_a_multi_step_task_tells_the_agent_every_step_and_one_episode_can_pass_t
         trial = write_trial(tmp_path / "job", "t-0", environment.task, result, model="m", told_at_once=True)
     steps = json.loads((trial / "agent" / "trajectory.json").read_text())["steps"]
     assert steps[0]["message"] == told and [s["source"] for s in steps].count("user") == 1
+
+
+def test_resuming_an_agentic_run_drops_the_episodes_and_metrics_written_after_its_checkpoint(tmp_path):
+    from curriculab.training.agentic import EpisodeLog, _resume_from
+
+    run_id = "grpo-fe9c8ea0b141-s0-106e32"  # hyphens and digits of its own before the step
+    log = EpisodeLog(tmp_path / "rollouts", run_id, "tiny-agent", tokenizer=None)
+    for step, batch, index in [(1, 0, 0), (2, 0, 3), (2, 1, 0), (3, 0, 0), (12, 0, 1)]:
+        (log.job / f"{run_id}-{step:05d}-{batch}-{index:02d}").mkdir(parents=True)
+    (tmp_path / "checkpoint-2").mkdir()
+    (tmp_path / "checkpoint-2" / "trainer_state.json").write_text("{}")
+    (tmp_path / "checkpoint-3").mkdir()  # cut short by a kill: no trainer_state.json
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "metrics": {}}) + "\n" for s in (1, 2, 3)))
+
+    assert _resume_from(tmp_path, True, log) == tmp_path / "checkpoint-2"
+    assert sorted(p.name for p in log.job.iterdir()) == [
+        f"{run_id}-00001-0-00",
+        f"{run_id}-00002-0-03",
+        f"{run_id}-00002-1-00",
+    ]
+    assert [json.loads(line)["step"] for line in (tmp_path / "metrics.jsonl").read_text().splitlines()] == [1, 2]
+    assert not (tmp_path / "checkpoint-3").exists()
