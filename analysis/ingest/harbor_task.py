@@ -42,6 +42,8 @@ class StepConfig:
     """The step's `[steps.verifier]`."""
     min_reward: float | dict[str, float] | None = None
     """Below this, Harbor stops the remaining steps."""
+    milestones: tuple[str, ...] | None = None
+    """`milestones = [...]`: the keys the step's reward.json must hold (curriculab's; None: not declared)."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,12 @@ class HarborTaskConfig:
             if isinstance(value, int) and not isinstance(value, bool):
                 return value
         return len(self.steps) or None
+
+    @property
+    def milestone_names(self) -> tuple[str, ...] | None:
+        """`[metadata] milestones`: the keys a single-step task's reward.json must hold (None: not declared)."""
+        names = self.metadata.get("milestones")
+        return tuple(names) if names else None
 
 
 class _Reader:
@@ -169,7 +177,7 @@ def read_task_config(path: Path, data: bytes, source_format: str = "harbor") -> 
         raise reader.error(
             "metadata.difficulty", f"is {difficulty!r}", f"Use one of {', '.join(DIFFICULTIES)} (Harbor's scale)"
         )
-    for key in ("tags", "languages", "subcategories"):
+    for key in ("tags", "languages", "subcategories", "milestones"):
         value = metadata.get(key)
         if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
             raise reader.error(f"metadata.{key}", f"is {value!r}, not a list of strings", f'Write {key} = ["a", "b"]')
@@ -217,6 +225,13 @@ def read_task_config(path: Path, data: bytes, source_format: str = "harbor") -> 
         if step_name.casefold() in seen:
             raise reader.error(f"{where}.name", f"repeats {step_name!r}", "Give every step a name of its own")
         seen.add(step_name.casefold())
+        step_milestones = step.get("milestones")
+        if step_milestones is not None and not (
+            isinstance(step_milestones, list) and step_milestones and all(isinstance(v, str) for v in step_milestones)
+        ):
+            raise reader.error(
+                f"{where}.milestones", f"is {step_milestones!r}, not a list of names", 'Write milestones = ["a", "b"]'
+            )
         min_reward = step.get("min_reward")
         if min_reward is not None and not isinstance(min_reward, int | float | dict):
             raise reader.error(f"{where}.min_reward", f"is {min_reward!r}", "Write a number or a table of numbers")
@@ -226,6 +241,7 @@ def read_task_config(path: Path, data: bytes, source_format: str = "harbor") -> 
                 reader.phase(step, "agent", f"{where}.agent"),
                 reader.phase(step, "verifier", f"{where}.verifier"),
                 min_reward,
+                tuple(step_milestones) if step_milestones else None,
             )
         )
     return HarborTaskConfig(

@@ -95,9 +95,18 @@ def test_the_verifier_reads_milestones_and_says_why_when_there_is_no_reward(tmp_
         result = episode.finish()
     assert result.reward == 0 and "wrote no /logs/verifier/reward.txt" in result.error
     assert "checked" in result.steps[0].output
-    text = load_task(write_task(tmp_path, "text", test_sh="#!/bin/bash\necho 0.25 > /logs/verifier/reward.txt\n"))
+    bare = "#!/bin/bash\necho 0.25 > /logs/verifier/reward.txt\n"
+    one = 'version = "1.0"\n[metadata]\ndifficulty = "easy"\nnumber_of_milestones = 1\n'
+    text = load_task(write_task(tmp_path, "text", test_sh=bare, toml=one))
     with Episode(text, backend=backend) as episode:
         assert episode.finish().milestones == {"reward": 0.25}
+    # a bare reward cannot stand for the two milestones a task declares
+    two = load_task(write_task(tmp_path, "two", test_sh=bare))
+    with Episode(two, backend=backend) as episode:
+        refused = episode.finish()
+    assert refused.reward == 0 and refused.error == (
+        "main: the verifier wrote 0 named milestones (a bare reward), but the task declares 2"
+    )
 
 
 MULTI_STEP = """schema_version = "1.4"
@@ -167,7 +176,8 @@ def test_check_runs_the_oracle_and_the_do_nothing_agent_and_flags_a_verifier_it_
     good = check_task(write_task(tmp_path, "good"))
     assert good.ok and good.backend == "bwrap"
     assert good.oracle.milestones == {"greeting": 1.0, "count": 1.0} and good.nop.reward == 0.0
-    lenient = check_task(write_task(tmp_path, "lenient", test_sh="#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n"))
+    always = """#!/bin/bash\necho '{"greeting": 1, "count": 1}' > /logs/verifier/reward.json\n"""
+    lenient = check_task(write_task(tmp_path, "lenient", test_sh=always))
     assert not lenient.ok and any("do-nothing run scores 1" in flag for flag in lenient.flags)
     wrong = check_task(write_task(tmp_path, "wrong", solve_sh="#!/bin/bash\necho hello > /app/greeting.txt\n"))
     assert any("oracle scores 0.5 (count=0)" in flag for flag in wrong.flags)

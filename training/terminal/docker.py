@@ -319,10 +319,11 @@ class DockerAgent:
         from docker.types import Ulimit
 
         size = self.limits.disk_bytes
-        tmpfs = {f"/{name}": f"size={size},uid={uid},gid={uid},mode=0755" for name in folders}
-        tmpfs["/tmp"] = f"size={size},mode=1777"
+        # Docker mounts a tmpfs noexec unless told: scripts the agent writes must run, as on bubblewrap
+        tmpfs = {f"/{name}": f"size={size},uid={uid},gid={uid},mode=0755,exec" for name in folders}
+        tmpfs["/tmp"] = f"size={size},mode=1777,exec"
         for name in root_owned:
-            tmpfs[f"/{name}"] = f"size={size},mode=0755"
+            tmpfs[f"/{name}"] = f"size={size},mode=0755,exec"
         return self.docker.containers.run(
             self.image,
             ["/bin/cat"],
@@ -424,22 +425,59 @@ class DockerAgent:
         if self.container is not None:
             exec_run(self.container, ["/bin/sh", "-c", "kill -9 -1 2>/dev/null; true"], f"{self.uid}:{self.uid}")
 
-    def files(self) -> dict[str, tuple[int, int]]:
-        """Every file of the task's folders and /root: size and modification time, by path (a find
-        in the container; root there has no capability, so a folder the agent made unreadable is
-        not looked into)."""
-        from curriculab.training.terminal.episode import FILES_OBSERVED
+    def _listing(self, folders: list[str]) -> tuple[list[list[bytes]], bool]:
+        """Up to `judged_entries` entries under `folders` (a find in the container as its root, which
+        has no capability: a folder the agent made unreadable is not looked into), each as
+        [type, depth, size, mtime, path, link target]; False when there were more. NUL-separated,
+        so no name (tabs, newlines, bytes that are not UTF-8) can break a record; the listing
+        stops at the bound, so its cost does not grow with what the agent made."""
+        bound = self.limits.judged_entries
+        script = (
+            'find "$@" -xdev -mindepth 1 -printf "%y\\0%d\\0%s\\0%T@\\0%p\\0%l\\0" 2>/dev/null'
+            f" | head -z -n {6 * (bound + 1)}"
+        )
+        _, output = exec_run(self.container, ["/bin/sh", "-c", script, "sh", *folders], "0:0")
+        fields = output.split(b"\0")
+        entries = [fields[i : i + 6] for i in range(0, len(fields) - 6, 6)]
+        return entries[:bound], len(entries) <= bound
 
-        folders = [f"/{name}" for name in (*self.roots, "root")]
-        command = ["find", *folders, "-xdev", "!", "-type", "d", "-printf", "%p\\t%s\\t%T@\\n"]
-        _, output = exec_run(self.container, command, "0:0")
+    def files(self) -> tuple[dict[str, tuple[int, int]], bool]:
+        """Every file of the task's folders and /root: size and modification time, by path (display-
+        safe); False past `judged_entries` entries, folders counted."""
+        from curriculab.training.terminal.episode import display_path
+
+        entries, whole = self._listing([f"/{name}" for name in (*self.roots, "root")])
         found: dict[str, tuple[int, int]] = {}
-        for line in output.decode(errors="replace").splitlines()[:FILES_OBSERVED]:
-            path, _, rest = line.partition("\t")
-            size, _, stamp = rest.partition("\t")
-            if size.isdigit():
-                found[path] = (int(size), int(float(stamp) * 1e9))
-        return found
+        for kind, _, size, stamp, path, _ in entries:
+            if kind != b"d" and size.isdigit():
+                found[display_path(os.fsdecode(path))] = (int(size), int(float(stamp or b"0") * 1e9))
+        return found, whole
+
+    def judged_files(self) -> tuple[bytes | None, str | None]:
+        """A tar of what the judge gets of the agent's folders (`JudgedCopy`'s rule: files, folders
+        and links that resolve inside them or the system folders), or the reason there is none."""
+        from curriculab.training.terminal.episode import JudgedCopy, link_allowed
+
+        copy = JudgedCopy(self.limits, self.roots)
+        entries, whole = self._listing([f"/{name}" for name in self.roots])
+        if not whole:
+            return None, f"the agent left more than {self.limits.judged_entries:,} files and folders"
+        links = {os.fsdecode(e[4]): os.fsdecode(e[5]) for e in entries if e[0] == b"l"}
+        kept: list[bytes] = [name.encode() for name in self.roots]
+        for kind, depth, size, _, path, target in entries:
+            name = os.fsdecode(path)
+            if not copy.admit(name, int(depth or b"0")) or (kind == b"f" and not copy.grow(int(size or b"0"))):
+                return None, copy.refused
+            if kind in (b"f", b"d") or (
+                kind == b"l" and link_allowed(name, os.fsdecode(target), links.get, self.roots)
+            ):
+                kept.append(path.lstrip(b"/"))
+        user = f"{self.uid}:{self.uid}"
+        command = ["tar", "-c", "-C", "/", "--no-recursion", "--null", "-T", "-"]
+        code, files = exec_run(self.container, command, user, stdin=b"\0".join(kept) + b"\0")
+        if code != 0:
+            raise RuntimeError(f"could not copy the agent's files for the judge: {files[-300:]!r}")
+        return files, None
 
     def stage_solution(self, source: Path | None) -> None:
         user = f"{self.uid}:{self.uid}"
@@ -454,10 +492,12 @@ class DockerAgent:
     def judge(self, step):  # type: ignore[no-untyped-def]
         import time
 
-        from curriculab.training.terminal.episode import verdict, verifier_env
+        from curriculab.training.terminal.episode import refused_verdict, verdict, verifier_env
 
         uid = self.judge_lease.uid
-        code, files = exec_run(self.container, ["tar", "-c", "-C", "/", *self.roots], f"{self.uid}:{self.uid}")
+        files, refused = self.judged_files()
+        if files is None:
+            return refused_verdict(step, refused or "the agent's files could not be read")
         judge = self._container(uid, [*self.roots, "root", "logs/verifier"], root_owned=("tests",))
         started = time.monotonic()
         try:

@@ -23,9 +23,11 @@ import secrets
 import select
 import shlex
 import shutil
+import stat
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -75,6 +77,11 @@ class EpisodeLimits:
     """Most seconds the verifier may take (the task's `[verifier] timeout_sec` when lower)."""
     setup_timeout_s: float = 60.0
     """Seconds for the Dockerfile's replayed RUN commands, together."""
+    judged_entries: int = 20_000
+    """Files, folders and links of the agent's the judge copies (past it the verdict is 0, said why);
+    also the most an observing episode follows after each command."""
+    judged_depth: int = 64
+    """Deepest folder nesting the judge copies (past it the verdict is 0, said why)."""
 
     def __post_init__(self) -> None:
         for name, value in vars(self).items():
@@ -106,6 +113,8 @@ class CommandResult:
     """The task step it ran in (0 for a single-step task)."""
     started_at: float | None = None
     """When it was sent (seconds since the epoch)."""
+    unobserved: str | None = None
+    """Why `changed` could not be told (the agent's folders held too many entries to walk)."""
 
 
 @dataclass
@@ -124,6 +133,10 @@ class StepVerdict:
     """Why no reward could be read (no file, unparsable, timed out, killed); rewards are then empty."""
     exit_code: int | None = None
     """test.sh's exit status (128 + N when signal N killed it)."""
+    refused: str | None = None
+    """Why the verdict is 0 whatever the verifier wrote: test.sh exited non-zero, or what the agent
+    left could not be judged (too many entries, too deep, too large). Not an error: the agent's
+    doing, scored as a failure."""
 
     @property
     def milestones(self) -> dict[str, float]:
@@ -516,6 +529,124 @@ def _copy_tree(source: Path, target: Path, owner: int) -> None:
             os.lchown(there, owner, owner)
 
 
+def _split(path: str) -> list[str]:
+    return [part for part in path.split("/") if part not in ("", ".")]
+
+
+def link_allowed(link: str, target: str, is_link: Callable[[str], str | None], roots: Sequence[str]) -> bool:
+    """Whether a link at `link` (an absolute path in the episode) to `target` resolves, as the kernel
+    would resolve it in the judge, inside the agent's folders `roots` or the read-only system
+    folders (`SHOWN`): never through /tests, /solution, /logs, /proc, /dev or anywhere else.
+    `is_link(path)` answers a path's link target in the episode (None: not a link)."""
+    pending = _split(target) if target.startswith("/") else [*_split(link)[:-1], *_split(target)]
+    resolved: list[str] = []
+    hops = 0
+    while pending:
+        part = pending.pop(0)
+        if part == "..":
+            resolved = resolved[:-1]
+            continue
+        resolved.append(part)
+        if resolved[0] not in roots and resolved[0] not in SHOWN:
+            return False
+        inner = is_link("/" + "/".join(resolved))
+        if inner is not None:
+            hops += 1
+            if hops > 40:  # the kernel's own limit: ELOOP
+                return False
+            resolved.pop()
+            if inner.startswith("/"):
+                resolved = []
+            pending = _split(inner) + pending
+    return bool(resolved)
+
+
+PATH_BYTES = 3072
+"""Longest path of the agent's the judge copies: the host's limit (4,096) less the harness's folders."""
+
+
+class JudgedCopy:
+    """What the agent left, counted as it is copied for the judge: regular files, folders and links
+    `link_allowed` accepts; FIFOs, sockets, devices and other links are dropped. Past a bound of
+    `EpisodeLimits` (entries, depth, bytes) `refused` says why and the copy stops there."""
+
+    def __init__(self, limits: EpisodeLimits, roots: Sequence[str]):
+        self.limits, self.roots = limits, roots
+        self.entries = self.bytes = self.dropped = 0
+        self.refused: str | None = None
+
+    def admit(self, path: str, depth: int) -> bool:
+        """Count one entry; False (and `refused` set) past a bound."""
+        self.entries += 1
+        limits = self.limits
+        if len(os.fsencode(path)) > PATH_BYTES:
+            self.refused = f"the agent left a path longer than {PATH_BYTES:,} bytes"
+        elif self.entries > limits.judged_entries:
+            self.refused = f"the agent left more than {limits.judged_entries:,} files and folders"
+        elif depth > limits.judged_depth:
+            self.refused = f"the agent left folders nested more than {limits.judged_depth} deep"
+        return self.refused is None
+
+    def grow(self, size: int) -> bool:
+        """Count a file's bytes; False (and `refused` set) past the agent's disk."""
+        self.bytes += size
+        if self.bytes > self.limits.disk_bytes:
+            self.refused = f"the agent left more than {self.limits.disk_bytes >> 20} MiB of files"
+        return self.refused is None
+
+    def copy(self, fs: Path, target: Path, owner: int) -> str | None:
+        """Copy the agent's `roots` from the episode's root `fs` to `target` (given to `owner`);
+        the reason it stopped, or None. Work is bounded by the bounds, whatever the agent made."""
+
+        def is_link(path: str) -> str | None:
+            top = path.strip("/").split("/")[0]
+            here = fs / path.lstrip("/") if top in self.roots else Path(path)
+            try:
+                return os.readlink(here)
+            except OSError:
+                return None
+
+        stack = [(f"/{name}", 0) for name in self.roots]
+        while stack:
+            path, depth = stack.pop()
+            if not self.admit(path, depth):
+                return self.refused
+            here, there = fs / path.lstrip("/"), target / path.lstrip("/")
+            try:
+                info = os.lstat(here)
+            except OSError:  # gone or unreadable: the judge does not see it
+                self.dropped += 1
+                continue
+            if stat.S_ISREG(info.st_mode) and not self.grow(info.st_size):
+                return self.refused
+            try:
+                if stat.S_ISLNK(info.st_mode):
+                    if not link_allowed(path, os.readlink(here), is_link, self.roots):
+                        self.dropped += 1
+                        continue
+                    os.symlink(os.readlink(here), there)
+                elif stat.S_ISDIR(info.st_mode):
+                    there.mkdir(exist_ok=True)
+                    os.chmod(there, stat.S_IMODE(info.st_mode) | stat.S_IRWXU)
+                    stack += [(f"{path}/{entry.name}", depth + 1) for entry in os.scandir(here)]
+                elif stat.S_ISREG(info.st_mode):
+                    shutil.copy2(here, there)
+                else:  # a FIFO, socket or device: never the judge's
+                    self.dropped += 1
+                    continue
+            except PermissionError:  # a folder or file the agent made unreadable (harness not root)
+                self.dropped += 1
+                continue
+            if os.geteuid() == 0:
+                os.lchown(there, owner, owner)
+        return None
+
+
+def display_path(path: str) -> str:
+    """A path as text that any JSON writer takes: bytes that are not UTF-8 written as `\\xNN`."""
+    return os.fsencode(path).decode("utf-8", errors="backslashreplace")
+
+
 def _cap(data: bytes, limit: int) -> tuple[str, int]:
     if len(data) <= limit:
         return data.decode("utf-8", errors="replace"), 0
@@ -598,18 +729,48 @@ def verifier_env(step: Step) -> dict[str, str]:
 def verdict(
     step: Step, output: bytes, exit_code: int | None, seconds: float, logs: Path | None, error: str | None
 ) -> StepVerdict:
-    """The step's verdict from what the judge did: its reward files, unless it timed out or was killed."""
+    """The step's verdict from what the judge did: its reward files, unless it timed out or was
+    killed; a test.sh that exited non-zero caps every number at 0, and the keys must be the step's
+    milestones (`check_milestones`)."""
     rewards: dict[str, float] = {}
+    refused = None
     if error is None and exit_code is not None and exit_code >= 128:
         # a program the tests ran (the agent's) may have written a reward and killed them
         error = f"test.sh was killed by signal {exit_code - 128}: its reward is not trusted"
     if error is None and logs is not None:
         try:
             rewards = parse_rewards(logs)
+            check_milestones(step, rewards)
         except ValueError as exc:
-            error = str(exc)
+            rewards, error = {}, str(exc)
+    if error is None and exit_code:
+        # the verifier failed (or a program it ran made it fail after forging the reward): at most 0
+        refused = f"test.sh exited {exit_code}: its reward is capped at 0"
+        rewards = {key: min(value, 0.0) for key, value in rewards.items()}
     text, _ = _cap(output, 64 * 1024)
-    return StepVerdict(step.name, rewards, text, seconds, error, exit_code)
+    return StepVerdict(step.name, rewards, text, seconds, error, exit_code, refused)
+
+
+def refused_verdict(step: Step, reason: str) -> StepVerdict:
+    """0 on each of the step's milestones, without running the verifier: what the agent left cannot be judged."""
+    zeros = dict.fromkeys(step.milestones or ["reward"], 0.0)
+    return StepVerdict(step.name, zeros, "", 0.0, None, None, reason)
+
+
+def check_milestones(step: Step, rewards: dict[str, float]) -> None:
+    """ValueError unless `rewards` holds the step's milestones: the names it declares, exactly, or
+    as many named numbers as it declares (a bare `reward` stands for one milestone only)."""
+    named = sorted(key for key in rewards if key != "reward")
+    if step.milestones is not None:
+        if sorted(rewards) != sorted(step.milestones):
+            raise ValueError(
+                f"reward.json holds {sorted(rewards)}, not the milestones the task declares {sorted(step.milestones)}"
+            )
+    elif step.milestone_count is not None and step.milestone_count > 1 and len(named) != step.milestone_count:
+        raise ValueError(
+            f"the verifier wrote {len(named)} named milestones ({', '.join(named) or 'a bare reward'}), "
+            f"but the task declares {step.milestone_count}"
+        )
 
 
 class _BwrapAgent:
@@ -711,24 +872,33 @@ class _BwrapAgent:
                         pass
         self.box.kill_all()
 
-    def files(self) -> dict[str, tuple[int, int]]:
-        """Every file of the task's folders and /root: its size and modification time, by path."""
+    def files(self) -> tuple[dict[str, tuple[int, int]], bool]:
+        """Every file of the task's folders and /root: its size and modification time, by path (a
+        display-safe name: bytes that are not UTF-8 escaped); False past `judged_entries` entries,
+        folders counted (the walk stops there)."""
         fs = self.box.root / "fs"
         found: dict[str, tuple[int, int]] = {}
         stack = [fs / name for name in (*self.roots, "root")]
-        while stack and len(found) < FILES_OBSERVED:
+        seen, bound = 0, self.limits.judged_entries
+        while stack:
             folder = stack.pop()
             try:
                 entries = list(os.scandir(folder))
             except OSError:
                 continue
+            seen += len(entries)
+            if seen > bound:
+                return found, False
             for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(Path(entry.path))
-                else:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(Path(entry.path))
+                        continue
                     info = entry.stat(follow_symlinks=False)
-                    found["/" + str(Path(entry.path).relative_to(fs))] = (info.st_size, info.st_mtime_ns)
-        return found
+                except OSError:
+                    continue
+                found[display_path("/" + str(Path(entry.path).relative_to(fs)))] = (info.st_size, info.st_mtime_ns)
+        return found, True
 
     def stage_solution(self, source: Path | None) -> None:
         target = self.box.root / "fs" / "solution"
@@ -751,8 +921,9 @@ class _BwrapAgent:
             for path in [tests, *tests.rglob("*")]:
                 path.chmod(0o755 if path.is_dir() or os.access(path, os.X_OK) else 0o644)
             fs = judge.folder("fs")
-            for name in self.roots:
-                _copy_tree(self.box.root / "fs" / name, fs / name, uid)
+            refused = JudgedCopy(self.limits, self.roots).copy(self.box.root / "fs", fs, uid)
+            if refused is not None:
+                return refused_verdict(step, refused)
             for name in ("tmp", "root"):
                 judge.folder(f"fs/{name}", uid)
             logs = judge.folder("fs/logs/verifier", uid)
@@ -786,8 +957,6 @@ class _BwrapAgent:
         self.box.end()
 
 
-FILES_OBSERVED = 20_000
-"""Most files an observing episode follows (a tree larger than this is followed in part)."""
 BACKENDS = ("bwrap", "docker", "namespaces")
 """Where episodes run: bubblewrap over this machine's root (read-only), Docker through the SDK, or
 `namespaces`: bubblewrap's mounts made with unshare and chroot, for a machine without bubblewrap
@@ -818,6 +987,7 @@ class Episode:
             raise ValueError(f"backend {backend!r} is not one of {', '.join(BACKENDS)}")
         self.task, self.limits, self.oracle, self.observe = task, limits or EpisodeLimits(), oracle, observe
         self._files: dict[str, tuple[int, int]] = {}
+        self._observed_whole = True
         self.step_index = 0
         self._step_started = time.monotonic()
         self.verdicts: list[StepVerdict] = []
@@ -837,7 +1007,7 @@ class Episode:
             raise
         if observe:
             assert self._agent is not None
-            self._files = self._agent.files()
+            self._files, self._observed_whole = self._agent.files()
         self._step_started = time.monotonic()  # the agent's time starts when the environment is ready
 
     @property
@@ -911,11 +1081,14 @@ class Episode:
         result = self._send(command, timeout)
         result.step, result.started_at = self.step_index, sent_at
         if self.observe:  # what the command changed, seen from outside the agent's reach
-            files = self._agent.files()
-            result.changed = sorted(
-                path for path in files.keys() | self._files.keys() if files.get(path) != self._files.get(path)
-            )
-            self._files = files
+            files, whole = self._agent.files()
+            if whole and self._observed_whole:
+                result.changed = sorted(
+                    path for path in files.keys() | self._files.keys() if files.get(path) != self._files.get(path)
+                )
+            elif not whole:
+                result.unobserved = f"too many entries to observe (more than {self.limits.judged_entries:,})"
+            self._files, self._observed_whole = files, whole
         self.commands.append(result)
         return result
 

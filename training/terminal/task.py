@@ -78,6 +78,12 @@ class Step:
     """`[verifier] timeout_sec` (the step's, else the task's)."""
     verifier_env: dict[str, str]
     """`[verifier.env]`, the step's over the task's."""
+    milestones: tuple[str, ...] | None = None
+    """The keys its reward.json must hold, when the task names them (`[metadata] milestones`, or the
+    step's `milestones` in a multi-step task); a verdict with other keys is refused."""
+    milestone_count: int | None = None
+    """How many named milestones its reward.json must hold (a single-step task's
+    `number_of_milestones`, when the names are not given): more than one refuses a bare `reward`."""
 
 
 @dataclass(frozen=True)
@@ -159,6 +165,8 @@ def _steps(task_dir: Path, config: HarborTaskConfig) -> list[Step]:
                 config.agent.timeout_sec,
                 config.verifier.timeout_sec,
                 dict(config.verifier.env),
+                config.milestone_names,
+                config.declared_milestones,
             )
         ]
     steps = []
@@ -184,6 +192,7 @@ def _steps(task_dir: Path, config: HarborTaskConfig) -> list[Step]:
                 step.agent.timeout_sec or config.agent.timeout_sec,
                 step.verifier.timeout_sec or config.verifier.timeout_sec,
                 {**config.verifier.env, **step.verifier.env},
+                step.milestones,
             )
         )
     return steps

@@ -1,22 +1,9 @@
-"""Milestones of this task, checked from the files the agent left; reward.json is written last."""
+"""Milestones of this task, checked from the files the agent left; milestones.py (the suite's shared
+final step) stops every other process, then writes /logs/verifier/reward.json."""
 
 import json
-import subprocess
-from pathlib import Path
 
-APP = Path("/app")
-
-
-def read(name):
-    try:
-        return (APP / name).read_text()
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def run(*args, stdin=None):
-    return subprocess.run(args, capture_output=True, text=True, timeout=20, cwd=APP, input=stdin)
-
+from milestones import APP, finish, read, run
 
 EXPECTED = (
     "api debug=False host='api.internal' port=8080 workers=4\n"
@@ -38,15 +25,4 @@ MILESTONES = {
     ),
 }
 
-
-def score():
-    results = {}
-    for name, check in MILESTONES.items():
-        try:
-            results[name] = 1 if check() else 0
-        except Exception:  # a broken deliverable fails its milestone, never the verifier
-            results[name] = 0
-    return results
-
-
-Path("/logs/verifier/reward.json").write_text(json.dumps(score()))
+finish(MILESTONES)
