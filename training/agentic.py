@@ -458,6 +458,7 @@ def evaluate_agent(
     from curriculab.taxonomy.coders.environment import INCIDENTAL, verified_after_last_edit
     from curriculab.training.terminal.chat import enable_tool_calling
     from curriculab.training.terminal.environment import TerminalEnvironment
+    from curriculab.training.terminal.rewards import milestone_share
 
     tokenizer = enable_tool_calling(AutoTokenizer.from_pretrained(str(model_dir)))
     network = AutoModelForCausalLM.from_pretrained(str(model_dir)).eval()
@@ -501,10 +502,11 @@ def evaluate_agent(
                 if not sent:
                     break
             result = environment.result
-            commands = environment.commands
+            commands = result.commands
             calls += len(commands)
-            passed += int(all(v >= 1 for v in result.milestones.values()))
-            shares.append(sum(min(v, 1.0) for v in result.milestones.values()) / max(1, len(result.milestones)))
+            share = 0.0 if result.failure else milestone_share(result)  # scored as in training
+            passed += int(share == 1.0)
+            shares.append(share)
             if any(not INCIDENTAL.search(p) for c in commands for p in c.changed):
                 changed_any += 1
                 verified += int(verified_after_last_edit(commands))

@@ -26,6 +26,8 @@ class StepClock:
     generation and reward time it happened inside of."""
     generated_tokens: int = 0
     """Completion tokens generated."""
+    environment_failures: int = 0
+    """Agentic episodes whose environment failed (`EpisodeResult.failure`): their rewards are None."""
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -39,9 +41,9 @@ class StepClock:
         """The metrics for a logging step of `step_time_s` seconds, and a fresh start for the next."""
         with self._lock:
             generation, reward, store, tokens = self.generation_s, self.reward_s, self.store_s, self.generated_tokens
-            environment = self.environment_s
+            environment, failures = self.environment_s, self.environment_failures
             self.generation_s = self.reward_s = self.store_s = self.environment_s = 0.0
-            self.generated_tokens = 0
+            self.generated_tokens = self.environment_failures = 0
         numbers = {
             "time/generation_s": generation,
             "time/reward_s": reward,
@@ -51,6 +53,7 @@ class StepClock:
         }
         if environment > 0:
             numbers["time/environment_s"] = environment
+            numbers["env/failures"] = float(failures)
         if generation > 0:
             numbers["generated_tokens_per_s"] = tokens / generation
         numbers.update(gpu_reading())

@@ -51,6 +51,7 @@ HARNESS_ERROR_OF_EXCEPTION = {
     "RewardFileEmptyError": "missing_reward",
     "VerifierOutputParseError": "parse_error",
     "NonZeroAgentExitCodeError": "agent_crashed",
+    "EnvironmentError": "sandbox_error",  # curriculab's episodes: the sandbox or the judge failed
 }
 # Generic exception types (RuntimeError, TimeoutError, ...) named by what their message says.
 HARNESS_ERROR_OF_MESSAGE: tuple[tuple[re.Pattern, str], ...] = (

@@ -77,10 +77,11 @@ def import_tasks(paths: tuple[str, ...], as_json: bool) -> None:
 )
 @click.option(
     "--backend",
-    type=click.Choice(["bwrap", "docker"]),
+    type=click.Choice(["bwrap", "docker", "namespaces"]),
     default="bwrap",
     show_default=True,
-    help="Run episodes under bubblewrap here, or in containers (a local or DOCKER_HOST daemon).",
+    help="Run episodes under bubblewrap here, in containers (a local or DOCKER_HOST daemon), or in "
+    "namespaces made without bubblewrap (root only).",
 )
 @output_options()
 def check(paths: tuple[str, ...], command_timeout: float, backend: str, fmt: str) -> None:

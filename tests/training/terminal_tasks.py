@@ -12,6 +12,10 @@ g=0; c=0
 [ "$(cat /app/count.txt 2>/dev/null | tr -d ' ')" = 3 ] && c=1
 printf '{"greeting": %d, "count": %d}\\n' $g $c > /logs/verifier/reward.json
 """
+ONE_MILESTONE = (
+    'version = "1.0"\n\n[metadata]\ndifficulty = "easy"\nnumber_of_milestones = 1\n\n[verifier]\ntimeout_sec = 60.0\n'
+)
+"""A task.toml for a verifier that writes one number (reward.txt): a bare reward is its one milestone."""
 MILESTONE_SOLUTION = """#!/bin/bash
 echo hello > /app/greeting.txt
 wc -l < /app/data.txt > /app/count.txt

@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from curriculab.training.terminal import Episode, EpisodeLimits, NeedsImage, check_task, load_task
-from tests.training.terminal_tasks import write_task
+from tests.training.terminal_tasks import ONE_MILESTONE, write_task
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap (scripts/setup.sh installs it)")
 
@@ -96,8 +96,7 @@ def test_the_verifier_reads_milestones_and_says_why_when_there_is_no_reward(tmp_
     assert result.reward == 0 and "wrote no /logs/verifier/reward.txt" in result.error
     assert "checked" in result.steps[0].output
     bare = "#!/bin/bash\necho 0.25 > /logs/verifier/reward.txt\n"
-    one = 'version = "1.0"\n[metadata]\ndifficulty = "easy"\nnumber_of_milestones = 1\n'
-    text = load_task(write_task(tmp_path, "text", test_sh=bare, toml=one))
+    text = load_task(write_task(tmp_path, "text", test_sh=bare, toml=ONE_MILESTONE))
     with Episode(text, backend=backend) as episode:
         assert episode.finish().milestones == {"reward": 0.25}
     # a bare reward cannot stand for the two milestones a task declares

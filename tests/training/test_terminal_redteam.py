@@ -12,7 +12,7 @@ import time
 import pytest
 
 from curriculab.training.terminal import Episode, EpisodeLimits, load_task
-from tests.training.terminal_tasks import MILESTONE_SOLUTION, write_task
+from tests.training.terminal_tasks import MILESTONE_SOLUTION, ONE_MILESTONE, write_task
 
 pytestmark = [
     pytest.mark.slow,
@@ -172,7 +172,13 @@ if [ "$out" = 42 ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt
 
 def test_an_agent_program_that_writes_the_reward_and_kills_the_verifier_scores_0(tmp_path, backend):
     task = load_task(
-        write_task(tmp_path, "runs-agent-code", test_sh=RUNS_AGENT_CODE, solve_sh="echo 'print(42)' > /app/solve.py")
+        write_task(
+            tmp_path,
+            "runs-agent-code",
+            test_sh=RUNS_AGENT_CODE,
+            solve_sh="echo 'print(42)' > /app/solve.py",
+            toml=ONE_MILESTONE,
+        )
     )
     with Episode(
         task, LIMITS, backend=backend

@@ -5,7 +5,12 @@ TRL's contract (trl 1.16 `grpo_trainer.py`): it keeps a pool of instances and ca
 other public method is a tool, described to the model by its signature and docstring; reward
 functions receive the instances as `environments=`. So this class has one tool, `bash`; what the
 rewards read (`result`, `commands`) are properties, which TRL does not take for tools. The verifier
-runs once per episode, when a reward first reads `result`."""
+runs once per episode, when a reward first reads `result`.
+
+One episode never stops a run: whatever fails in the environment (the sandbox does not start, a
+command or its observation breaks, the judge crashes, the container is gone) ends that episode
+with `EpisodeResult.failure` set, counted on the clock (`env/failures`); its rewards are None,
+its later commands run nothing, and the trial is still written with the reason."""
 
 from __future__ import annotations
 
@@ -38,19 +43,26 @@ class TerminalEnvironment:
         self._limits, self._backend, self._clock = limits or EpisodeLimits(), backend, clock
         self._tasks: dict[str, TerminalTask] = {}
         self._episode: Episode | None = None
+        self._task: TerminalTask | None = None
         self._result: EpisodeResult | None = None
+        self._failure: str | None = None
 
     def reset(self, task_id: str, **row: object) -> str:
         """End the previous episode and start one on `task_id`; its instruction (a multi-step task's
-        every step, `TerminalTask.agent_instruction`) joins the prompt."""
+        every step, `TerminalTask.agent_instruction`) joins the prompt. A task that cannot start
+        here is a failed episode, not an exception: the model is still told the task."""
         with timed(self._clock, "environment_s"):
             self._close()
             if task_id not in self._paths:
                 raise KeyError(f"task {task_id!r} is not in this environment's tasks ({len(self._paths)} known)")
             if task_id not in self._tasks:
                 self._tasks[task_id] = load_task(self._paths[task_id])
-            self._episode = Episode(self._tasks[task_id], self._limits, backend=self._backend, observe=True)
-            return self._tasks[task_id].agent_instruction
+            self._task = self._tasks[task_id]
+            try:
+                self._episode = Episode(self._task, self._limits, backend=self._backend, observe=True)
+            except Exception as exc:
+                self._fail(f"the episode could not start: {exc}")
+            return self._task.agent_instruction
 
     def bash(self, command: str) -> str:
         """Run a command in the task's terminal and return what it printed and its exit code.
@@ -61,21 +73,50 @@ class TerminalEnvironment:
         Returns:
             The command's exit code, then its output (stdout and stderr).
         """
+        if self._failure is not None:
+            return "[the environment failed; nothing ran]"
         if self._episode is None or self._result is not None:
             return "[no episode is running]"
         with timed(self._clock, "environment_s"):
-            done = self._episode.run(command)
+            try:
+                done = self._episode.run(command)
+            except Exception as exc:
+                self._fail(f"a command could not run: {exc}")
+                return "[the environment failed; nothing ran]"
         return f"[exit code {done.exit_code}]\n{done.output}"
 
     @property
     def result(self) -> EpisodeResult:
-        """The episode judged (the verifier runs on the first read; every step is judged as left)."""
+        """The episode judged, once (the verifier runs on the first read; every step is judged as
+        left); a failed episode's result carries its `failure` and no verdict."""
         if self._result is None:
-            if self._episode is None:
+            if self._task is None:
                 raise RuntimeError("no episode: call reset(task_id=...) first")
-            with timed(self._clock, "environment_s"):
-                self._result = self._episode.finish()
+            if self._failure is None and self._episode is not None:
+                with timed(self._clock, "environment_s"):
+                    try:
+                        self._result = self._episode.finish()
+                    except Exception as exc:
+                        self._fail(f"the judge failed: {exc}")
+            if self._result is None:
+                commands = self._episode.commands if self._episode is not None else []
+                verdicts = self._episode.verdicts if self._episode is not None else []
+                self._result = EpisodeResult(
+                    self._task.task_id, verdicts, self._task.reward_strategy, commands, self._failure
+                )
         return self._result
+
+    def _fail(self, reason: str) -> None:
+        """End the episode as the environment's failure (its sandbox removed), counted once."""
+        if self._failure is None:
+            self._failure = reason
+            if self._clock is not None:
+                self._clock.add(environment_failures=1)
+        if self._episode is not None:
+            try:
+                self._episode.close()
+            except Exception:  # the sandbox is already half gone; what is left is its owner's to reap
+                pass
 
     @property
     def commands(self) -> list[CommandResult]:
@@ -84,12 +125,16 @@ class TerminalEnvironment:
 
     @property
     def task(self) -> TerminalTask | None:
-        return self._episode.task if self._episode is not None else None
+        """The task of the current episode (also when it failed)."""
+        return self._task
 
     def _close(self) -> None:
         if self._episode is not None:
-            self._episode.close()
-        self._episode, self._result = None, None
+            try:
+                self._episode.close()
+            except Exception:  # a sandbox that will not close never stops the next episode
+                pass
+        self._episode, self._result, self._task, self._failure = None, None, None, None
 
     def __enter__(self) -> TerminalEnvironment:
         return self

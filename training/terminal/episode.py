@@ -165,6 +165,9 @@ class EpisodeResult:
     """How steps combine: mean (per key, missing keys 0) or final."""
     commands: list[CommandResult] = field(default_factory=list)
     """Everything the agent ran, in order."""
+    failure: str | None = None
+    """Why the environment failed (the harness's fault, never the agent's: the sandbox did not
+    start, a command or the judge broke); its rewards are then None, not 0."""
 
     @property
     def rewards(self) -> dict[str, float]:
@@ -438,13 +441,44 @@ def _system_tool(name: str) -> str:
     return found
 
 
+_SECCOMP_THEN_EXEC = """
+import ctypes, os, sys
+program = bytes.fromhex(sys.argv[1])
+class Program(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.prctl(22, 2, ctypes.byref(Program(len(program) // 8, program)), 0, 0) != 0:  # PR_SET_SECCOMP, FILTER
+    sys.exit("the episode's seccomp filter could not be installed: " + os.strerror(ctypes.get_errno()))
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+"""Installs the seccomp filter (setpriv set no_new_privs before), then execs the rest: the last
+link of the namespaces chain, after every mount and the chroot the filter would refuse."""
+
+
+def _own_dev(mount: str, mkdir: str, ln: str, target: str) -> list[str]:
+    """A /dev as bubblewrap's `--dev` makes it: a tmpfs with the harmless host devices bound in,
+    the fd links, a private devpts instance and a fresh /dev/shm; no other host device node."""
+    lines = [f"{mount} -t tmpfs -o mode=0755,nosuid,size=1m curriculab-dev {target}"]
+    for name in ("null", "zero", "full", "random", "urandom", "tty"):
+        lines += [f": > {target}/{name}", f"{mount} --bind /dev/{name} {target}/{name}"]
+    for name, link in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1")):
+        lines.append(f"{ln} -s {link} {target}/{name}")
+    lines += [f"{ln} -s /proc/self/fd/2 {target}/stderr", f"{mkdir} {target}/pts {target}/shm"]
+    lines.append(f"{mount} -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts {target}/pts || true")
+    lines += [f"{ln} -s pts/ptmx {target}/ptmx", f"{mount} -t tmpfs -o mode=1777,nosuid,nodev shm {target}/shm"]
+    return lines
+
+
 def _unshared(mounts: list[str], root: Path, uid: int, workdir: str, env: dict[str, str], argv: list[str]) -> list[str]:
     """bubblewrap's mounts made by hand, for a machine without bubblewrap (the `namespaces`
     isolation; root only): `unshare` gives new mount, pid, network, IPC and UTS namespaces, a script
-    mounts a tmpfs root with the same folders bound in, then chroot, drop to the box's uid and exec
-    `argv`. What it lacks next to bubblewrap: the seccomp filter, and read-only submounts of the
-    host's read-only folders."""
+    mounts a tmpfs root with the same folders bound in (a /dev of its own, `_own_dev`), then chroot,
+    drop to the box's uid, install the seccomp filter and exec `argv`. What it lacks next to
+    bubblewrap: read-only submounts of the host's read-only folders."""
     root.mkdir(parents=True, exist_ok=True)
+    program = seccomp_program(())
+    if program is not None and not os.path.exists("/usr/bin/python3"):
+        raise EpisodeError("the namespaces isolation installs its seccomp filter with /usr/bin/python3, absent here")
     q = shlex.quote
     mount, mkdir, ln = (q(_system_tool(name)) for name in ("mount", "mkdir", "ln"))  # a bare PATH has none
     lines = ["set -e", f"{mount} -t tmpfs -o mode=0755 curriculab-root {q(str(root))}"]
@@ -467,7 +501,7 @@ def _unshared(mounts: list[str], root: Path, uid: int, workdir: str, env: dict[s
         if option == "--proc":
             lines.append(f"{mount} -t proc proc {target}")
         elif option == "--dev":
-            lines.append(f"{mount} --rbind /dev {target}")
+            lines += _own_dev(mount, mkdir, ln, target)
         elif option == "--tmpfs":
             lines.append(f"{mount} -t tmpfs tmpfs {target}")
         else:
@@ -498,6 +532,7 @@ def _unshared(mounts: list[str], root: Path, uid: int, workdir: str, env: dict[s
         f"--regid={uid}",
         "--clear-groups",
         "--no-new-privs",
+        *(["/usr/bin/python3", "-I", "-S", "-c", _SECCOMP_THEN_EXEC, program.hex()] if program else []),
         "/usr/bin/env",
         "-i",
         "-C",
@@ -657,35 +692,53 @@ def _cap(data: bytes, limit: int) -> tuple[str, int]:
 
 
 def parse_rewards(logs: Path) -> dict[str, float]:
-    """Read `reward.json` (preferred) or `reward.txt` as Harbor does; ValueError says what is wrong."""
+    """Read `reward.json` or `reward.txt` as Harbor does; ValueError says what is wrong. Where both
+    were written they must agree (reward.txt is reward.json's `reward`, or the mean of its numbers):
+    a program the verifier ran may have written one of them before the verifier wrote the other."""
     as_json, as_text = logs / "reward.json", logs / "reward.txt"
-    if as_json.is_file() and not as_json.is_symlink():
-        text = as_json.read_text(errors="replace")
-        if not text.strip():
-            raise ValueError("reward.json is empty")
-        try:
-            value = json.loads(text)
-        except ValueError:
-            raise ValueError("reward.json is not JSON") from None
-        values = value if isinstance(value, dict) else {"reward": value}
-        rewards = {}
-        for key, number in values.items():
-            if isinstance(number, bool) or not isinstance(number, int | float) or not math.isfinite(number):
-                raise ValueError(f"reward.json: {key} is {number!r}, not a finite number")
-            rewards[str(key)] = float(number)
-        return rewards
-    if as_text.is_file() and not as_text.is_symlink():
-        text = as_text.read_text(errors="replace").strip()
-        if not text:
-            raise ValueError("reward.txt is empty")
-        try:
-            number = float(text)
-        except ValueError:
-            raise ValueError(f"reward.txt holds {text[:40]!r}, not a number") from None
-        if not math.isfinite(number):
-            raise ValueError(f"reward.txt holds {number}, not a finite number")
+    named = _json_rewards(as_json) if as_json.is_file() and not as_json.is_symlink() else None
+    number = _text_reward(as_text) if as_text.is_file() and not as_text.is_symlink() else None
+    if named is not None and number is not None:
+        overall = named.get("reward", sum(named.values()) / len(named) if named else math.nan)
+        if not math.isclose(overall, number, abs_tol=1e-9):
+            raise ValueError(
+                f"reward.json ({overall:g}) and reward.txt ({number:g}) disagree: the verdict is not trusted"
+            )
+    if named is not None:
+        return named
+    if number is not None:
         return {"reward": number}
     raise ValueError("the verifier wrote no /logs/verifier/reward.txt or reward.json")
+
+
+def _json_rewards(path: Path) -> dict[str, float]:
+    text = path.read_text(errors="replace")
+    if not text.strip():
+        raise ValueError("reward.json is empty")
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise ValueError("reward.json is not JSON") from None
+    values = value if isinstance(value, dict) else {"reward": value}
+    rewards = {}
+    for key, number in values.items():
+        if isinstance(number, bool) or not isinstance(number, int | float) or not math.isfinite(number):
+            raise ValueError(f"reward.json: {key} is {number!r}, not a finite number")
+        rewards[str(key)] = float(number)
+    return rewards
+
+
+def _text_reward(path: Path) -> float:
+    text = path.read_text(errors="replace").strip()
+    if not text:
+        raise ValueError("reward.txt is empty")
+    try:
+        number = float(text)
+    except ValueError:
+        raise ValueError(f"reward.txt holds {text[:40]!r}, not a number") from None
+    if not math.isfinite(number):
+        raise ValueError(f"reward.txt holds {number}, not a finite number")
+    return number
 
 
 def writable_roots(task: TerminalTask) -> list[str]:

@@ -1,5 +1,6 @@
 """Rewards for terminal episodes: plain callables TRL calls with `environments=` (instances of
-`TerminalEnvironment`), one float per rollout, None where the environment itself failed.
+`TerminalEnvironment`), one float per rollout, None where the environment itself failed
+(`EpisodeResult.failure`: the harness's fault; TRL leaves a None out of the rollout's sum).
 
 - `milestone_reward`: the share of the task's milestones the verifier passed (a multi-step task's
   `multi_step_reward_strategy` respected: `final` counts the last step's milestones only).
@@ -25,16 +26,19 @@ from curriculab.taxonomy.coders.environment import verified_after_last_edit
 
 
 def _results(environments: list[Any]) -> list[Any]:
+    """Each episode's result, or None where the environment failed (not the agent's doing)."""
     out = []
     for environment in environments:
         try:
-            out.append(environment.result)
-        except Exception:  # the environment itself failed (no sandbox): not the agent's doing
-            out.append(None)
+            result = environment.result
+        except Exception:  # no episode at all
+            result = None
+        out.append(None if result is None or result.failure is not None else result)
     return out
 
 
-def _share(result: Any) -> float:
+def milestone_share(result: Any) -> float:
+    """The share of milestones passed, each clamped to [0, 1] (`final`: the last step's only)."""
     steps = result.steps
     if len(steps) > 1 and result.strategy == "final":
         values = list(steps[-1].milestones.values())
@@ -45,14 +49,17 @@ def _share(result: Any) -> float:
 
 def milestone_reward(environments: list[Any], **kwargs: Any) -> list[float | None]:
     """The share of milestones passed, per rollout."""
-    return [None if r is None else _share(r) for r in _results(environments)]
+    return [None if r is None else milestone_share(r) for r in _results(environments)]
 
 
 def pass_reward(environments: list[Any], **kwargs: Any) -> list[float | None]:
     """1 when every milestone passed, else 0, per rollout."""
-    return [None if r is None else float(_share(r) == 1.0) for r in _results(environments)]
+    return [None if r is None else float(milestone_share(r) == 1.0) for r in _results(environments)]
 
 
 def verification_reward(environments: list[Any], **kwargs: Any) -> list[float | None]:
     """1 when the agent ran a check after its last change (module docstring: the exact rule)."""
-    return [float(verified_after_last_edit(environment.commands)) for environment in environments]
+    return [
+        None if result is None else float(verified_after_last_edit(result.commands))
+        for result in _results(environments)
+    ]

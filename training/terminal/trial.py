@@ -109,6 +109,7 @@ def write_trial(
                         "seconds": round(c.seconds, 4),
                         "timed_out": c.timed_out,
                         "changed": c.changed,
+                        **({"unobserved": c.unobserved} if c.unobserved else {}),
                     }
                     for c in sent
                 ]
@@ -128,7 +129,13 @@ def write_trial(
             "total_completion_tokens": sum(completion_tokens) if completion_tokens else None,
             "total_steps": len(steps),
         },
-        "extra": {"task_id": task.task_id, "milestones": result.milestones, "rewards": result.rewards},
+        "extra": {
+            "task_id": task.task_id,
+            "milestones": result.milestones,
+            "rewards": result.rewards,
+            # why a verdict is 0 whatever the verifier wrote (test.sh exited non-zero, unjudgeable files)
+            "refused": {s.step: s.refused for s in result.steps if s.refused},
+        },
     }
     milestones = list(result.milestones.items())
     ctrf = {
@@ -145,7 +152,8 @@ def write_trial(
             ],
         }
     }
-    verdict_error = result.error
+    verdict_error = result.failure or result.error
+    error_type = "EnvironmentError" if result.failure else "VerifierError"
     trial_result = {
         "id": trial_name,
         "task_name": task.task_id,
@@ -165,7 +173,7 @@ def write_trial(
             "n_output_tokens": atif["final_metrics"]["total_completion_tokens"],
         },
         "verifier_result": {"rewards": {**result.rewards, "reward": result.reward}} if verdict_error is None else None,
-        "exception_info": {"exception_type": "VerifierError", "exception_message": verdict_error}
+        "exception_info": {"exception_type": error_type, "exception_message": verdict_error}
         if verdict_error is not None
         else None,
         "started_at": _stamp(started_at),
