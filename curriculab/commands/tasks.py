@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 import click
@@ -83,8 +84,15 @@ def import_tasks(paths: tuple[str, ...], as_json: bool) -> None:
     help="Run episodes under bubblewrap here, in containers (a local or DOCKER_HOST daemon), or in "
     "namespaces made without bubblewrap (root only).",
 )
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Tasks checked at once (episodes wait mostly on the sandbox or the Docker daemon).",
+)
 @output_options()
-def check(paths: tuple[str, ...], command_timeout: float, backend: str, fmt: str) -> None:
+def check(paths: tuple[str, ...], command_timeout: float, backend: str, jobs: int, fmt: str) -> None:
     """Whether each task runs here and on which backend (or why not), the oracle's and the
     do-nothing run's reward per milestone, and how long each took.
 
@@ -95,6 +103,7 @@ def check(paths: tuple[str, ...], command_timeout: float, backend: str, fmt: str
     \b
     Example:
       curriculab tasks check builtin
+      curriculab tasks check builtin --backend docker --jobs 4
     """
     from curriculab.training.terminal import EpisodeLimits, check_task
 
@@ -103,11 +112,12 @@ def check(paths: tuple[str, ...], command_timeout: float, backend: str, fmt: str
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--command-timeout") from None
     directories = _task_dirs(paths)
-    results = []
-    with _progress(len(directories), quiet=fmt != "table") as advance:
-        for directory in directories:
-            results.append(check_task(directory, limits, backend))
+    with _progress(len(directories), quiet=fmt != "table") as advance, ThreadPoolExecutor(jobs) as pool:
+        pending = [pool.submit(check_task, directory, limits, backend) for directory in directories]
+        for future in as_completed(pending):
+            future.result()
             advance()
+        results = [future.result() for future in pending]
     if fmt == "json":
         echo_json([dataclasses.asdict(r) | {"ok": r.ok} for r in results])
     else:

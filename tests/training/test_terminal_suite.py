@@ -4,6 +4,7 @@ every behavioural code of the taxonomy, runnable here, and verifiers that `tasks
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections import Counter
 
@@ -58,3 +59,33 @@ def test_every_builtin_task_passes_its_check_oracle_one_and_do_nothing_zero_on_e
         assert len(report.oracle.milestones) == declared, report.task_id
         assert set(report.oracle.milestones.values()) == {1.0}, report.task_id
         assert set(report.nop.milestones.values()) == {0.0}, report.task_id
+
+
+def test_every_checker_ends_with_the_suites_shared_final_step_and_names_its_milestones():
+    shared = (BUILTIN_SUITE / "milestones.py").read_text()
+    checks = sorted(BUILTIN_SUITE.glob("*/tests/check.py")) + sorted(BUILTIN_SUITE.glob("*/steps/*/tests/check.py"))
+    assert len(checks) >= 30
+    for check in checks:
+        # a stale copy would judge by old rules: `python -m curriculab.training.terminal.suite.milestones` rewrites them
+        assert (check.parent / "milestones.py").read_text() == shared, check
+        assert check.read_text().rstrip().endswith("finish(MILESTONES)"), check
+    for path in TASKS:
+        task = load_task(path)
+        assert all(step.milestones for step in task.steps), task.task_id  # checked by name
+        counted = len(task.steps[0].milestones) if len(task.steps) == 1 else len(task.steps)
+        assert counted == task.config.declared_milestones, task.task_id
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+def test_every_builtin_task_passes_its_check_on_docker_and_on_namespaces(cli_run, require_docker):
+    from curriculab.training.terminal.docker import client
+
+    require_docker(client() is not None)
+    backends = ["docker"] + (["namespaces"] if os.geteuid() == 0 else [])
+    for backend in backends:
+        done = cli_run("tasks", "check", "builtin", "--backend", backend, "--jobs", "4", "--json", db=False)
+        reports = json.loads(done.stdout)
+        assert done.exit_code == 0 and len(reports) == len(TASKS), (backend, done.output[-2000:])
+        failing = [(r["task_id"], r["flags"], r["reasons"]) for r in reports if not r["ok"] or r["backend"] != backend]
+        assert failing == [], backend

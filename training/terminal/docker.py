@@ -182,6 +182,7 @@ def exec_run(
     )
     raw = api.exec_start(created["Id"], socket=True)
     sock = getattr(raw, "_sock", raw)
+    sock.settimeout(None)  # a verifier may run for minutes: its caller bounds it, not the client's timeout
     try:
         if stdin is not None:
             sock.sendall(stdin)
@@ -508,13 +509,16 @@ class DockerAgent:
             outcome: dict = {}
 
             def run_tests() -> None:
-                outcome["code"], outcome["output"] = exec_run(
-                    judge,
-                    ["/bin/bash", f"/tests/{step.test_script}"],
-                    f"{uid}:{uid}",
-                    env=verifier_env(step),
-                    workdir=self.task.workdir,
-                )
+                try:
+                    outcome["code"], outcome["output"] = exec_run(
+                        judge,
+                        ["/bin/bash", f"/tests/{step.test_script}"],
+                        f"{uid}:{uid}",
+                        env=verifier_env(step),
+                        workdir=self.task.workdir,
+                    )
+                except Exception as exc:  # the daemon or the container failed: the harness's fault
+                    outcome["failed"] = exc
 
             worker = threading.Thread(target=run_tests, daemon=True)
             worker.start()
@@ -530,6 +534,8 @@ class DockerAgent:
                     None,
                     f"the verifier timed out after {timeout:g} s",
                 )
+            if "failed" in outcome:
+                raise RuntimeError(f"the verifier could not be run: {outcome['failed']}")
             # nothing the tests started outlives them; then the logs are read
             _, logs = exec_run(
                 judge, ["/bin/sh", "-c", "kill -9 -1 2>/dev/null; tar -c -C /logs/verifier ."], f"{uid}:{uid}"

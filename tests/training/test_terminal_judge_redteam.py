@@ -1,0 +1,215 @@
+"""Hostile agents against the judge: forged verdicts, links to the answer key, things that are not
+files, trees and names meant to break the copy or the observation, state carried between
+episodes, socket families no network namespace confines. On every backend the machine has, each
+hostile episode scores 0 (or is refused with its reason) and the honest episode after it scores
+1 in an untouched environment. Payloads stay small and run only inside the episode under test."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import time
+
+import pytest
+
+from curriculab.training.terminal import Episode, EpisodeLimits, load_task
+from curriculab.training.terminal.suite import BUILTIN_SUITE
+from tests.training.terminal_tasks import ONE_MILESTONE, write_task
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap (scripts/setup.sh installs it)"),
+]
+
+LIMITS = EpisodeLimits(command_timeout_s=20, disk_bytes=32 << 20, judged_entries=3000)
+
+
+@pytest.fixture(params=["bwrap", "docker", "namespaces"])
+def backend(request, require_docker):
+    if request.param == "namespaces" and os.geteuid() != 0:
+        pytest.skip("the namespaces isolation needs root (CI and scripts/setup.sh run as root)")
+    if request.param == "docker":
+        from curriculab.training.terminal.docker import client
+
+        require_docker(client() is not None)
+    return request.param
+
+
+def _episode(task, backend, commands):
+    with Episode(task, LIMITS, backend=backend, observe=True) as episode:
+        ran = [episode.run(command) for command in commands]
+        return episode.finish(), ran
+
+
+def _oracle(task, backend):
+    """The task's own solution, run as an agent would in a fresh episode."""
+    with Episode(task, LIMITS, backend=backend, oracle=True) as episode:
+        episode.run("bash /solution/solve.sh")
+        return episode.finish()
+
+
+# A program the built-in verifier runs (`python3 topwords.py …`) forges the verdict: a read-only
+# reward.json with a bare reward, or a watcher left behind to rewrite it after the checks write theirs.
+FORGE_TOPWORDS = """cat > /app/topwords.py <<'EOF'
+import os, json
+for name in ("reward.json", "reward.txt"):
+    try:
+        os.chmod("/logs/verifier/" + name, 0o644)
+    except OSError:
+        pass
+json.dump({"reward": 1}, open("/logs/verifier/reward.json", "w"))
+open("/logs/verifier/reward.txt", "w").write("1")
+os.chmod("/logs/verifier/reward.json", 0o444)
+os.chmod("/logs/verifier/reward.txt", 0o444)
+EOF"""
+WATCHER_TOPWORDS = """cat > /app/topwords.py <<'EOF'
+import os, json, time
+if os.fork() == 0:
+    os.setsid()
+    end = time.time() + 3
+    while time.time() < end:
+        try:
+            json.dump({"sample": 1, "hidden_text": 1}, open("/logs/verifier/reward.json", "w"))
+        except OSError:
+            pass
+        time.sleep(0.01)
+    os._exit(0)
+EOF"""
+FORGE_GREET = """mkdir -p /app/bin && cat > /app/bin/greet.sh <<'EOF'
+#!/bin/bash
+echo '{"executable": 1, "greets": 1}' > /logs/verifier/reward.json
+chmod 444 /logs/verifier/reward.json
+EOF
+chmod +x /app/bin/greet.sh"""
+
+
+def test_programs_the_builtin_verifier_runs_cannot_write_its_verdict(backend):
+    topwords = load_task(BUILTIN_SUITE / "top-words-ties")
+    for name, commands in {"read-only forged reward": [FORGE_TOPWORDS], "watcher": [WATCHER_TOPWORDS]}.items():
+        result, _ = _episode(topwords, backend, commands)
+        assert result.milestones == {"sample": 0.0, "hidden_text": 0.0}, (name, result.steps[0].output)
+        assert result.error is None, name
+    assert _oracle(topwords, backend).milestones == {"sample": 1.0, "hidden_text": 1.0}
+    greet = load_task(BUILTIN_SUITE / "greet-script")
+    result, _ = _episode(greet, backend, [FORGE_GREET])
+    assert result.milestones == {"executable": 1.0, "greets": 0.0}  # it is executable; it greets no one
+    assert _oracle(greet, backend).milestones == {"executable": 1.0, "greets": 1.0}
+
+
+# A foreign verifier (not the suite's) that runs the agent's program, then writes reward.txt last.
+RUNS_PROGRAM = """#!/bin/bash
+out=$(timeout 10 python3 /app/solve.py)
+if [ "$out" = 42 ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt
+"""
+
+
+def test_a_foreign_verifier_that_runs_the_agents_program_keeps_its_verdict(tmp_path, backend):
+    task = load_task(
+        write_task(
+            tmp_path,
+            "runs-program",
+            test_sh=RUNS_PROGRAM,
+            toml=ONE_MILESTONE,
+            solve_sh="echo 'print(42)' > /app/solve.py",
+        )
+    )
+    forgeries = {
+        # reward.json is read before reward.txt: both written, they must agree
+        "json over txt": "import json; json.dump({'reward': 1}, open('/logs/verifier/reward.json', 'w'))",
+        # the verifier's own write then fails, and test.sh exits non-zero: capped at 0
+        "read-only txt": "import os; open('/logs/verifier/reward.txt', 'w').write('1'); "
+        "os.chmod('/logs/verifier/reward.txt', 0o444)",
+    }
+    results = {}
+    for name, program in forgeries.items():
+        results[name], _ = _episode(task, backend, [f"printf '%s\\n' {program!r} > /app/solve.py"])
+        assert results[name].reward == 0, (name, results[name].steps[0])
+    json_over_txt, read_only = results.values()
+    assert json_over_txt.error == "main: reward.json (1) and reward.txt (0) disagree: the verdict is not trusted"
+    assert read_only.steps[0].refused == "test.sh exited 1: its reward is capped at 0"
+    assert _oracle(task, backend).reward == 1.0
+
+
+# The answer key ships with the tests at a guessable path; the verifier compares the agent's file to it.
+COMPARES = """#!/bin/bash
+if timeout 5 cmp -s /app/answer.txt /tests/expected.txt; then echo 1; else echo 0; fi > /logs/verifier/reward.txt
+"""
+
+
+def test_links_to_the_answer_key_and_things_that_are_not_files_never_reach_the_judge(tmp_path, backend):
+    task = load_task(
+        write_task(
+            tmp_path,
+            "answer-key",
+            test_sh=COMPARES,
+            test_files={"expected.txt": "42\n"},
+            toml=ONE_MILESTONE,
+            solve_sh="echo 42 > /app/answer.txt",
+        )
+    )
+    hostile = {
+        "absolute link": "ln -s /tests/expected.txt /app/answer.txt",
+        "relative link": "ln -s ../tests/expected.txt /app/answer.txt",
+        "through /proc": "ln -s /proc/self/root/tests/expected.txt /app/answer.txt",
+        "through a link to a system folder": "ln -s /usr /app/u && ln -s u/../tests/expected.txt /app/answer.txt",
+        "through a link of its own": "ln -s /tests /app/t && ln -s t/expected.txt /app/answer.txt",
+        "a FIFO": "mkfifo /app/answer.txt",
+    }
+    for name, command in hostile.items():
+        started = time.monotonic()
+        result, ran = _episode(task, backend, [command])
+        assert ran[0].exit_code == 0, (name, ran[0].output)
+        assert result.reward == 0 and result.error is None, (name, result.steps[0])
+        assert time.monotonic() - started < 15, name  # a FIFO never stalls the judge
+    # links that stay inside the agent's files or point at the system's read-only folders still work
+    kept = [
+        "mkdir -p /app/venv/bin && ln -s /usr/bin/python3 /app/venv/bin/python",
+        "echo 42 > /app/real.txt && ln -s real.txt /app/answer.txt",
+    ]
+    result, _ = _episode(task, backend, kept)
+    assert result.reward == 1.0
+    runs = load_task(write_task(tmp_path, "venv", test_sh=RUNS_PROGRAM, toml=ONE_MILESTONE))
+    venv = [*kept[:1], "printf '#!/app/venv/bin/python\\nprint(42)\\n' > /app/solve.py"]
+    assert _episode(runs, backend, venv)[0].reward == 1.0
+    assert _oracle(task, backend).reward == 1.0
+
+
+def test_trees_and_names_meant_to_break_the_judge_or_the_observation_are_bounded_and_recorded(tmp_path, backend):
+    task = load_task(
+        write_task(tmp_path, "greet", test_sh="#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n", toml=ONE_MILESTONE)
+    )
+    name = "d" * 200
+    deep = f"for i in $(seq 30); do mkdir {name} && cd {name} || break; done; pwd | wc -c"
+    result, ran = _episode(task, backend, [deep])
+    assert int(ran[0].output.split()[-1]) > 4096  # deeper than the host's path limit
+    assert result.reward == 0 and result.steps[0].refused == "the agent left a path longer than 3,072 bytes"
+    bomb = "mkdir -p /app/bomb && cd /app/bomb && seq 4000 | xargs mkdir && cd /app"
+    result, ran = _episode(task, backend, [bomb, "true", "echo done > /app/after.txt"])
+    assert result.reward == 0 and result.steps[0].refused == "the agent left more than 3,000 files and folders"
+    assert [r.unobserved for r in ran] == ["too many entries to observe (more than 3,000)"] * 3
+    assert ran[2].output == "" and ran[2].exit_code == 0  # the command's own result is kept
+    odd = "touch $'tab\\there' $'new\\nline' $'\\xff\\xfe' plain && echo made"
+    result, ran = _episode(task, backend, [odd, "echo next > /app/next.txt"])
+    assert [r.output for r in ran] == ["made\n", ""]
+    assert set(ran[0].changed) == {"/app/tab\there", "/app/new\nline", "/app/\\xff\\xfe", "/app/plain"}
+    assert ran[1].changed == ["/app/next.txt"] and result.reward == 1.0
+
+
+def test_nothing_carries_from_one_episode_to_the_next_and_only_ip_and_unix_sockets_open(tmp_path, backend):
+    task = load_task(write_task(tmp_path))
+    _, ran = _episode(task, backend, ["echo left > /dev/shm/curriculab-redteam && ls /dev/shm"])
+    assert ran[0].output == "curriculab-redteam\n"
+    families = "import socket\nfor family in (40, 16, 17):\n    try:\n        socket.socket(family, 2)\n        print('open')\n    except OSError as e:\n        print(e.errno)\n"
+    _, ran = _episode(
+        task, backend, ["ls -A /dev/shm", f"python3 -c {shlex.quote(families)}", "ls /dev | tr '\\n' ' '"]
+    )
+    assert ran[0].output == ""
+    assert ran[1].output.split() == ["1", "1", "1"]  # AF_VSOCK, AF_NETLINK, AF_PACKET: EPERM
+    devices = set(ran[2].output.split())
+    assert devices >= {"null", "zero", "random", "urandom", "shm", "fd"} and not devices & {
+        "kvm",
+        "loop0",
+        "sda",
+        "mem",
+    }
