@@ -8,7 +8,7 @@ With --agentic: agentic GRPO instead (the same code as `train` on a `plan --task
 the built-in terminal suite's tasks as episodes, after the tool-format warm-up (cached), and one
 JSON line with episodes per second and the step's time split (generation, environment, reward,
 train, store). Where bubblewrap does not work (a GPU box), --allow-unsandboxed runs the episodes
-under namespaces and chroot only (root; no seccomp filter: the tasks are the project's own), and
+under namespaces and chroot (root; the same seccomp filter, weaker mounts), and
 the line says so: `bash bench/gpu_check.sh --agentic --model smollm2 --allow-unsandboxed`.
 
 On CUDA: bf16. With --cpu: the CPU path (use_cpu, no bf16), which CI runs. It trains once per
@@ -239,7 +239,7 @@ def _agentic_check(args, cuda, sandbox, work, check_started, torch) -> dict:
         "dtype": "bf16" if cuda else "fp32",
         "mode": "agentic",
         "model": args.model,
-        "sandbox": "unsandboxed (namespaces and chroot, no seccomp)" if sandbox == "rlimits" else sandbox,
+        "sandbox": "unsandboxed (namespaces and chroot, seccomp)" if sandbox == "rlimits" else sandbox,
         "steps": result.steps,
         "episodes": result.rollouts,
         "episodes_per_s": round(result.rollouts / result.seconds, 3) if result.seconds else None,

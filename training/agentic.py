@@ -258,7 +258,7 @@ def _resume_from(output: Path, resume: bool, log: EpisodeLog) -> Path | None:
 
 def episode_backend(allow_unsandboxed: bool) -> str:
     """Where training episodes run: bubblewrap; where it does not work and `allow_unsandboxed` says
-    so, the `namespaces` isolation (root only, no seccomp filter: for tasks one trusts)."""
+    so, the `namespaces` isolation (root only; bubblewrap's mounts made by hand, the same seccomp filter, no read-only submounts)."""
     from curriculab.training.sandbox import detect_backend
 
     if detect_backend() == "bwrap":
@@ -266,7 +266,7 @@ def episode_backend(allow_unsandboxed: bool) -> str:
     if not allow_unsandboxed:
         raise TrainError(
             "terminal episodes need bubblewrap, which does not work here (scripts/setup.sh installs it); "
-            "pass --allow-unsandboxed to run them under namespaces and chroot only (root; no seccomp filter)"
+            "pass --allow-unsandboxed to run them under namespaces and chroot (root; the same seccomp filter, weaker mounts)"
         )
     if os.geteuid() != 0:
         raise TrainError(

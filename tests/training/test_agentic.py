@@ -359,7 +359,7 @@ def test_without_bubblewrap_training_episodes_are_refused_unless_unsandboxed_is_
     assert done.exit_code != 0
     assert (
         "terminal episodes need bubblewrap, which does not work here (scripts/setup.sh installs it); "
-        "pass --allow-unsandboxed to run them under namespaces and chroot only (root; no seccomp filter)"
+        "pass --allow-unsandboxed to run them under namespaces and chroot (root; the same seccomp filter, weaker mounts)"
     ) in done.output
     assert not (tmp_path / "run").exists()  # refused before the model or the run folder
     monkeypatch.setattr("os.geteuid", lambda: 0)

@@ -291,7 +291,7 @@ def test_the_gpu_checks_agentic_mode_runs_terminal_episodes_without_bubblewrap_a
     (figures,) = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     with Store(work / "store.duckdb", read_only=True) as store:  # --work-dir keeps the run's store for SQL
         assert store.query("select count(*) from trajectories where model not like '%@eval'").scalar() == 8
-    assert figures["mode"] == "agentic" and figures["sandbox"] == "unsandboxed (namespaces and chroot, no seccomp)"
+    assert figures["mode"] == "agentic" and figures["sandbox"] == "unsandboxed (namespaces and chroot, seccomp)"
     assert figures["steps"] == 2 and figures["episodes"] == 8 and figures["episodes_per_s"] > 0
     split = figures["breakdown_mean_after_step_1"]
     assert split["time/environment_s"] > 0 and split["time/generation_s"] > 0 and split["time/train_s"] >= 0

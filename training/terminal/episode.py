@@ -1013,7 +1013,7 @@ class _BwrapAgent:
 BACKENDS = ("bwrap", "docker", "namespaces")
 """Where episodes run: bubblewrap over this machine's root (read-only), Docker through the SDK, or
 `namespaces`: bubblewrap's mounts made with unshare and chroot, for a machine without bubblewrap
-(root only; no seccomp filter: weaker, for the project's own tasks, said so wherever it is used)."""
+(root only; the same seccomp filter, no read-only submounts: weaker, said so wherever it is used)."""
 
 
 class Episode:
