@@ -8,6 +8,7 @@ from curriculab.analysis import queries
 from curriculab.analysis.store import Store, check_filter
 from curriculab.taxonomy.coders.rules import CODER, CODER_STEPS_SQL, RULES
 from curriculab.taxonomy.taxonomy import load_taxonomy
+from curriculab.taxonomy.versions import NEWEST
 
 
 @dataclass
@@ -141,6 +142,7 @@ def run_environment_coder(
                     tuple(json.loads(row["changed"])),
                     bool(row["timed_out"]),
                     bool(row["output_truncated"]),
+                    None if row["executed"] is None else tuple(tuple(e) for e in json.loads(row["executed"])),
                 ),
             )
         )
@@ -195,7 +197,7 @@ class CoderAgreement:
 
 
 def coder_agreement(
-    store: Store, first: str, second: str, codes: list[str] | tuple[str, ...], taxonomy_version: str = "v4"
+    store: Store, first: str, second: str, codes: list[str] | tuple[str, ...], taxonomy_version: str = NEWEST
 ) -> list[CoderAgreement]:
     """Per code, how `first` agrees with `second` (the reference, e.g. the environment) on the
     trajectories both judged; a trajectory either coder found not applicable is left out."""

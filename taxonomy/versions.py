@@ -12,4 +12,4 @@ def newest_version() -> str:
 
 
 NEWEST = newest_version()
-"""The newest shipped version (`v4`): what `code`, `agreement`, labels, the report and the dashboard use by default."""
+"""The newest shipped version (`v5`): what `code`, `agreement`, labels, the report and the dashboard use by default."""

@@ -360,7 +360,8 @@ def environment_evidence(
     commands = store.frame(
         """select trajectory_id, step_idx, command, exit_code, output, output_truncated,
                   coalesce(json_extract_string(raw, '$.observed.changed'), '[]') as changed,
-                  coalesce(json_extract(raw, '$.observed.timed_out')::boolean, false) as timed_out
+                  coalesce(json_extract(raw, '$.observed.timed_out')::boolean, false) as timed_out,
+                  json_extract_string(raw, '$.observed.executed') as executed
            from steps where list_contains(?, trajectory_id) and source = 'agent' and json_exists(raw, '$.observed')
            order by trajectory_id, step_idx""",
         [list(chosen["trajectory_id"])],

@@ -1,4 +1,4 @@
-"""Process codes decided from what a terminal episode's environment observed (taxonomy v4): every
+"""Process codes decided from what a terminal episode's environment observed (taxonomy v5): every
 command the agent ran, its exit code and output, and the files each command changed, seen from
 outside the agent's reach. Exact by construction for the facts they name
 (`code_reliability.method = environment`), so the planner may act on them without labels, like
@@ -7,7 +7,9 @@ the two are compared per code (`analysis.coding.coder_agreement`).
 
 - `skipped_verification`: the agent changed a file and ran no check after its last change (the
   rubric of `verified_after_last_edit`, the same one `verification_reward` pays for). Not
-  applicable when it changed nothing.
+  applicable when it changed nothing. Since v5 a check counts only if the shell executed it (the
+  episode's record of executed commands: `true || pytest` checks nothing, `if pytest; then …`
+  does); a command whose record is missing or was tampered with credits no check.
 - `premature_stop`: the verifier found milestones unmet and the agent changed no file at all (it
   looked around and stopped). Not applicable when the agent's time ran out (not a choice to stop).
 - `no_plan_revision`: a command failed and the agent ran the same command again, with nothing
@@ -29,7 +31,7 @@ from curriculab.trajectory.actions import normalise_shell, strip_wrappers
 
 CODER = "environment"
 """The coder name in `failure_codes`, `coding_status` and `code_reliability`."""
-TAXONOMY_VERSION = "v4"
+TAXONOMY_VERSION = "v5"
 """The taxonomy whose definitions these rules decide."""
 OBSERVING_AGENTS: tuple[str, ...] = ("curriculab-terminal",)
 """Agents whose every trial is an episode of curriculab's terminal environment (its observations in the steps)."""
@@ -43,6 +45,24 @@ INCIDENTAL = re.compile(
 _RUNNERS = {"pytest", "py.test", "tox", "nox"}
 _SUBCOMMAND_RUNNERS = {"make", "npm", "yarn", "pnpm", "cargo", "go"}
 _PYTHON = re.compile(r"^python(\d(\.\d+)?)?$")
+_NEVER_WRITES = {
+    "echo",
+    "printf",
+    "true",
+    "false",
+    ":",
+    "test",
+    "[",
+    "cat",
+    "ls",
+    "pwd",
+    "cd",
+    "grep",
+    "head",
+    "tail",
+    "wc",
+}
+"""Commands that write no file unless redirected (a redirection makes the part an `edit`)."""
 _NOT_A_RUN = {"--help", "-h", "--version", "-V", "--collect-only", "--co"}
 
 
@@ -52,6 +72,11 @@ def _words(text: str) -> list[str]:
     except ValueError:
         words = text.split()
     return strip_wrappers(words)
+
+
+def _head(part: str) -> str:
+    words = _words(part)
+    return words[0].rsplit("/", 1)[-1] if words else ""
 
 
 def _names(path: str, edited: set[str]) -> bool:
@@ -89,6 +114,21 @@ def is_check(part: str, edited: set[str]) -> bool:
     return False
 
 
+def _parts(command: Any) -> tuple[list[Any], list[bool]]:
+    """A command's parts in the order they ran, and whether each could run (not 126 or 127): what
+    the shell executed where the episode recorded it (`executed`), else its text read in order."""
+    executed = getattr(command, "executed", None)
+    if executed is None:
+        parts = normalise_shell(command.command)
+        return parts, [command.exit_code not in (126, 127)] * len(parts)
+    parts, runnable = [], []
+    for text, status in executed:
+        for part in normalise_shell(text):
+            parts.append(part)
+            runnable.append(status not in (126, 127))
+    return parts, runnable
+
+
 def verified_after_last_edit(commands: list[Any]) -> bool:
     """The rubric itself, over an observing episode's commands (`CommandResult`s, in order)."""
     edited: set[str] = set()
@@ -98,14 +138,17 @@ def verified_after_last_edit(commands: list[Any]) -> bool:
         return False
     last_edit, last_check = (-1, -1), (-1, -1)
     for index, command in enumerate(commands):
-        parts = normalise_shell(command.command)
-        runnable = command.exit_code not in (126, 127)
-        checks = [k for k, part in enumerate(parts) if runnable and is_check(part.command or "", edited)]
+        parts, runnable = _parts(command)
+        checks = [k for k, part in enumerate(parts) if runnable[k] and is_check(part.command or "", edited)]
         if checks:
             last_check = (index, checks[-1])
         if any(not INCIDENTAL.search(p) for p in command.changed):
             # the change happened at the last part that can write: an edit, else any run that is not a check
-            writers = [k for k, part in enumerate(parts) if part.action == "edit" or k not in checks]
+            writers = [
+                k
+                for k, part in enumerate(parts)
+                if part.action == "edit" or (k not in checks and _head(part.command or "") not in _NEVER_WRITES)
+            ]
             last_edit = (index, writers[-1] if writers else -1)
     return last_check > last_edit
 
@@ -126,6 +169,9 @@ class Observed:
     """Whether the environment interrupted it (the command's or the agent's time ran out)."""
     truncated: bool = False
     """Whether its output was cut."""
+    executed: tuple[tuple[str, int | None], ...] | None = None
+    """The simple commands the shell executed for it, with their statuses (curriculab's episodes
+    record them); None where not recorded: the command line is then read as text."""
 
 
 @dataclass

@@ -82,11 +82,9 @@ def test_v2_adds_premature_stop_and_maps_every_v1_code_to_itself():
     assert stop.positive_examples and len(stop.negative_examples) >= 2 and stop.tier and stop.stage
 
 
-def test_v4_is_the_default_and_redefines_harness_failure_as_an_infrastructure_fault():
-    from curriculab.taxonomy.taxonomy import NEWEST
-
-    v3, v4 = load_taxonomy("v3"), load_taxonomy()
-    assert NEWEST == v4.version == "v4" and v4.maps_from == "v3" and v4.code_names == v3.code_names
+def test_v4_redefines_harness_failure_as_an_infrastructure_fault():
+    v3, v4 = load_taxonomy("v3"), load_taxonomy("v4")
+    assert v4.maps_from == "v3" and v4.code_names == v3.code_names
     assert v4.older_versions == ["v3", "v2", "v1"]
     assert (
         v4.redefined == ["harness_failure"]
@@ -103,6 +101,19 @@ def test_v4_is_the_default_and_redefines_harness_failure_as_an_infrastructure_fa
     assert set(carried) == set(V1_CODES) - {"harness_failure"} and all(k == v for k, v in carried.items())
     assert v4.labels_carried_from("v4")["harness_failure"] == "harness_failure"
     assert "premature_stop" in v4.labels_carried_from("v2") and "premature_stop" not in carried
+
+
+def test_v5_is_the_default_and_a_check_is_what_the_shell_executed():
+    from curriculab.taxonomy.taxonomy import NEWEST
+
+    v4, v5 = load_taxonomy("v4"), load_taxonomy()
+    assert NEWEST == v5.version == "v5" and v5.maps_from == "v4" and v5.code_names == v4.code_names
+    assert v5.older_versions == ["v4", "v3", "v2", "v1"] and v5.redefined == []
+    sharpened = v5.get("skipped_verification").definition
+    assert "only if it was executed" in sharpened and "true || pytest" in sharpened
+    assert sharpened.startswith(v4.get("skipped_verification").definition.rstrip("."))
+    # a labeller read what ran: every v4 label carries over, harness_failure's too
+    assert v5.labels_carried_from("v4") == {code: code for code in v4.code_names}
 
 
 def test_a_redefined_code_must_be_one_the_mapping_names(tmp_path):

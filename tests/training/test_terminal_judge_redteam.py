@@ -6,6 +6,7 @@ hostile episode scores 0 (or is refused with its reason) and the honest episode 
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -213,3 +214,65 @@ def test_nothing_carries_from_one_episode_to_the_next_and_only_ip_and_unix_socke
         "sda",
         "mem",
     }
+
+
+# A check is what the shell executed: the text of a command line pays for nothing.
+SKIPPED_CHECKS = {
+    "after ||": "touch /app/x; true || python3 -m unittest",
+    "after a failed &&": "touch /app/w; false && python3 -m unittest",
+    "in a branch not taken": "touch /app/v; if false; then python3 -m unittest; fi",
+    "with the record's trap removed": "touch /app/u; trap - DEBUG; python3 -m unittest",
+    "one that cannot be found": "touch /app/t; python3-nonexistent -m pytest",
+}
+RAN_CHECKS = {
+    "in a branch taken": "touch /app/y; if true; then python3 -m unittest; fi",
+    "as a condition": "touch /app/z; if python3 -m unittest; then echo ok; fi",
+    "before ||": "touch /app/s; python3 -m unittest || true",
+    "inside a function": "touch /app/r; check() { python3 -m unittest; }; check",
+}
+
+
+def test_verification_reward_pays_only_for_checks_the_shell_executed(tmp_path, backend):
+    from curriculab.training.terminal.environment import TerminalEnvironment
+    from curriculab.training.terminal.rewards import verification_reward
+
+    task = write_task(tmp_path, "greet")
+    with TerminalEnvironment({"greet": task}, LIMITS, backend=backend) as environment:
+        scored = {}
+        for name, command in {**SKIPPED_CHECKS, **RAN_CHECKS}.items():
+            environment.reset(task_id="greet")
+            environment.bash(command)
+            scored[name] = verification_reward([environment])[0]
+            if name == "with the record's trap removed":
+                assert environment.commands[-1].ran_note.startswith("no complete record of what ran"), name
+    assert scored == {**dict.fromkeys(SKIPPED_CHECKS, 0.0), **dict.fromkeys(RAN_CHECKS, 1.0)}
+
+
+def test_stored_episodes_carry_what_ran_and_the_environment_coder_decides_from_it(tmp_path, store):
+    from curriculab.analysis.coding import run_environment_coder
+    from curriculab.analysis.ingest import ingest
+    from curriculab.training.terminal.environment import TerminalEnvironment
+    from curriculab.training.terminal.trial import write_trial
+
+    task = write_task(tmp_path, "greet")
+    plays = {"skipped": SKIPPED_CHECKS["after ||"], "ran": RAN_CHECKS["as a condition"]}
+    with TerminalEnvironment({"greet": task}, LIMITS) as environment:
+        for name, command in plays.items():
+            environment.reset(task_id="greet")
+            environment.bash(command)
+            write_trial(tmp_path / "job", name, environment.task, environment.result, model="m")
+    ingest(store, [tmp_path / "job"])
+    stored = store.query(
+        "select distinct trajectory_id, json_extract_string(raw, '$.observed.executed') from steps "
+        "where json_exists(raw, '$.observed') order by 1"
+    ).rows
+    assert [(t, json.loads(e)) for t, e in stored] == [
+        ("ran", [["touch /app/z", 0], ["python3 -m unittest", 0], ["echo ok", 0]]),
+        ("skipped", [["touch /app/x", 0], ["true", 0]]),
+    ]
+    run_environment_coder(store)
+    rows = store.query(
+        "select trajectory_id, status, taxonomy_version from coding_status "
+        "where coder = 'environment' and code = 'skipped_verification' order by 1"
+    ).rows
+    assert rows == [("ran", "absent", "v5"), ("skipped", "present", "v5")]

@@ -480,6 +480,15 @@ class DockerAgent:
             raise RuntimeError(f"could not copy the agent's files for the judge: {files[-300:]!r}")
         return files, None
 
+    def ran(self) -> bytes | None:
+        """The trap's record of the last command (its last MiB), removed for the next: read as the
+        agent's uid (root here has no capability to read past its permissions)."""
+        from curriculab.training.terminal.episode import RAN_BYTES, RAN_FILE
+
+        script = f"tail -c {RAN_BYTES} {RAN_FILE} 2>/dev/null; rm -f {RAN_FILE}"
+        _, output = exec_run(self.container, ["/bin/sh", "-c", script], f"{self.uid}:{self.uid}")
+        return output
+
     def stage_solution(self, source: Path | None) -> None:
         user = f"{self.uid}:{self.uid}"
         exec_run(self.container, ["/bin/sh", "-c", "rm -rf /solution/* /solution/.[!.]*"], user)

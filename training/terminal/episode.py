@@ -115,6 +115,12 @@ class CommandResult:
     """When it was sent (seconds since the epoch)."""
     unobserved: str | None = None
     """Why `changed` could not be told (the agent's folders held too many entries to walk)."""
+    executed: list[tuple[str, int | None]] | None = None
+    """The simple commands the shell executed for it, in order, each with its exit status (an
+    observing episode's, from bash's DEBUG trap): `true || pytest` executed `true` alone. Empty when
+    the record was tampered with or cut short (`ran_note` says so); None when not recorded."""
+    ran_note: str | None = None
+    """Why `executed` is empty or partial."""
 
 
 @dataclass
@@ -677,6 +683,52 @@ class JudgedCopy:
         return None
 
 
+RAN_FILE = "/logs/.curriculab-ran"
+"""Where the episode shell's DEBUG trap records each simple command it executes (NUL-ended
+`status<TAB>command` records, the status being the previous command's); the harness reads and
+removes it after each command."""
+RECORD_TRAP = f'trap \'printf "%s\\t%s\\0" "$?" "$BASH_COMMAND" >> {RAN_FILE} 2>/dev/null || :\' DEBUG; set -T; '
+"""Armed before every command: functions, subshells, pipelines and command substitutions inherit it
+(`set -T`). A program started by the command (`bash -c`, a script, `make`) is seen as itself only."""
+RAN_BYTES = 1 << 20
+"""Most of the record read after a command (its end: the closing record must be there)."""
+RAN_RECORDS = 1000
+"""Most executed commands kept per command (the last ones: a check after the edit is what counts)."""
+
+
+def executed_commands(
+    record: bytes | None, nonce: str, command: str
+) -> tuple[list[tuple[str, int | None]], str | None]:
+    """The simple commands the agent's `command` executed, with their statuses, from the trap's
+    `record`: those after the `: <nonce>` marker and before the harness's closing `printf` (which
+    proves the trap stayed armed to the end), less the harness's own sourcing. Empty with the
+    reason when that closing record is missing (the trap removed, the record deleted, the shell gone)."""
+    entries = []
+    for raw in (record or b"").split(b"\0"):
+        status, tab, text = raw.partition(b"\t")
+        if tab:
+            entries.append((text.decode("utf-8", errors="replace"), int(status) if status.isdigit() else None))
+    closing = [i for i, (text, _) in enumerate(entries) if text.startswith("printf") and nonce in text]
+    if not closing:
+        return [], "no complete record of what ran (the trap was removed, the record deleted or the shell ended)"
+    end = closing[-1]
+    marks = [i for i, (text, _) in enumerate(entries[:end]) if text == f": {nonce}"]
+    start = marks[-1] + 1 if marks else 0
+    harness = {f"printf '%s' {shlex.quote(command)}"}
+    kept = [
+        i
+        for i in range(start, end)
+        if entries[i][0] not in harness and not entries[i][0].startswith(". <(printf '%s' ")
+    ]
+    # a command's status is what the next record saw in $? (the sourcing's subshell aside)
+    following = [*kept[1:], end]
+    ran = [(entries[i][0], entries[j][1]) for i, j in zip(kept, following)]
+    note = None if marks else "the record of what ran was too long: its start was dropped"
+    if len(ran) > RAN_RECORDS:
+        ran, note = ran[-RAN_RECORDS:], f"{len(ran):,} commands ran: the last {RAN_RECORDS:,} are kept"
+    return ran, note
+
+
 def display_path(path: str) -> str:
     """A path as text that any JSON writer takes: bytes that are not UTF-8 written as `\\xNN`."""
     return os.fsencode(path).decode("utf-8", errors="backslashreplace")
@@ -953,6 +1005,21 @@ class _BwrapAgent:
                 found[display_path("/" + str(Path(entry.path).relative_to(fs)))] = (info.st_size, info.st_mtime_ns)
         return found, True
 
+    def ran(self) -> bytes | None:
+        """The trap's record of the last command (its last MiB), removed for the next."""
+        path = self.box.root / "fs" / RAN_FILE.lstrip("/")
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            return None
+        try:
+            size = os.fstat(fd).st_size
+            os.lseek(fd, max(0, size - RAN_BYTES), os.SEEK_SET)
+            return os.read(fd, RAN_BYTES)
+        finally:
+            os.close(fd)
+            path.unlink(missing_ok=True)
+
     def stage_solution(self, source: Path | None) -> None:
         target = self.box.root / "fs" / "solution"
         for child in target.iterdir():
@@ -1131,8 +1198,11 @@ class Episode:
         if not self._agent.alive():
             self._start_shell()
         sent_at = time.time()
-        result = self._send(command, timeout)
+        nonce = secrets.token_hex(8)
+        result = self._send(command, timeout, nonce=nonce, record=self.observe)
         result.step, result.started_at = self.step_index, sent_at
+        if self.observe:  # what the shell executed, from the trap's record (read and reset by the harness)
+            result.executed, result.ran_note = executed_commands(self._agent.ran(), nonce, command)
         if self.observe:  # what the command changed, seen from outside the agent's reach
             files, whole = self._agent.files()
             if whole and self._observed_whole:
@@ -1145,14 +1215,19 @@ class Episode:
         self.commands.append(result)
         return result
 
-    def _send(self, command: str, timeout_s: float, raw: bool = False) -> CommandResult:
+    def _send(
+        self, command: str, timeout_s: float, raw: bool = False, nonce: str | None = None, record: bool = False
+    ) -> CommandResult:
         agent = self._agent
         assert agent is not None
-        nonce = secrets.token_hex(8)
+        nonce = nonce or secrets.token_hex(8)
         before = agent.before_command()
         started = time.monotonic()
         # sourced, not eval'd in a function: `declare` stays global and the USR1 trap's `return` ends it
-        run = command if raw else f"{agent.command_prefix}. <(printf '%s' {shlex.quote(command)})"
+        run = f"{agent.command_prefix}. <(printf '%s' {shlex.quote(command)})"
+        if record:  # the trap re-armed, then a marker: what the record holds after it is this command's
+            run = f"{RECORD_TRAP}{agent.command_prefix}: {nonce}; . <(printf '%s' {shlex.quote(command)})"
+        run = command if raw else run
         line = f"{run} </dev/null 2>&1; printf '\\n{nonce} %d\\n' \"$?\"\n"
         if not agent.write(line.encode()):
             return self._shell_gone(command, b"", started)

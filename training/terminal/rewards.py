@@ -5,8 +5,10 @@
 - `milestone_reward`: the share of the task's milestones the verifier passed (a multi-step task's
   `multi_step_reward_strategy` respected: `final` counts the last step's milestones only).
 - `pass_reward`: 1 when every milestone passed, else 0.
-- `verification_reward`: the process rubric for `skipped_verification`. 1 when the agent changed
-  something and, after its last change, ran a check: a test runner (pytest, `python3 -m
+- `verification_reward`: the process rubric for `skipped_verification` (taxonomy v5). 1 when the
+  agent changed something and, after its last change, the shell executed a check (the episode's
+  record of executed commands: `true || pytest` runs no check; a command whose record was tampered
+  with credits none): a test runner (pytest, `python3 -m
   unittest`, `make test`, `npm test`, `cargo test`, `go test`, tox, nox), a script whose name
   says test (`bash run_tests.sh`), or what it changed itself (`python3 stats.py`, `./bin/greet.sh`,
   `python3 -c "import stats; …"`). Changes are what the environment saw on disk after each

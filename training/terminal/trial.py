@@ -110,6 +110,9 @@ def write_trial(
                         "timed_out": c.timed_out,
                         "changed": c.changed,
                         **({"unobserved": c.unobserved} if c.unobserved else {}),
+                        # what the shell executed (a check counts only if it ran), with each status
+                        **({"executed": [list(e) for e in c.executed]} if c.executed is not None else {}),
+                        **({"ran_note": c.ran_note} if c.ran_note else {}),
                     }
                     for c in sent
                 ]
