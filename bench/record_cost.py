@@ -1,14 +1,14 @@
 """What recording the executed commands costs a command (issue #56, "a check is what ran"), in one
-process: in one running observing episode, `run("true")` with the record (the DEBUG trap armed,
-its file read and removed after the command) against the same command sent without it, alternated
-pairs; medians and the ratio, per backend.
+process: in one running observing episode, a command with the record (the DEBUG trap armed, its
+file read and removed after the command) and the observation of the files after it, against the
+same command and observation without the record, alternated pairs; medians and the ratio, per
+backend.
 
     python bench/record_cost.py [--pairs 200] [--backend bwrap] [--backend docker]
 
-Both sides go through the episode's own `_send` (the record is `run`'s): the difference is the
-trap's `printf` per simple command, the marker, and reading the record (host-side on bubblewrap,
-one `docker exec` on Docker). The file observation that follows every observing command is left
-out of both sides.
+Both sides go through the episode's own `_send` and its agent's observation (as `run` does): the
+difference is the trap's `printf` per simple command, the marker, and reading the record
+(host-side on bubblewrap; on Docker inside the one `docker exec` that lists the files anyway).
 """
 
 from __future__ import annotations
@@ -37,13 +37,15 @@ def pairs_of(episode: Episode, pairs: int) -> tuple[list[float], list[float]]:
     def recorded() -> float:
         nonce, started = secrets.token_hex(8), time.perf_counter()
         episode._send("true", 30, nonce=nonce, record=True)
-        ran, _ = executed_commands(agent.ran(), nonce, "true")
+        record, _, _ = agent.after_command()
+        ran, _ = executed_commands(record, nonce, "true")
         assert ran == [("true", 0)], ran
         return time.perf_counter() - started
 
     def plain() -> float:
         started = time.perf_counter()
         episode._send("trap - DEBUG; true", 30)  # the trap a recorded command left, removed
+        agent.files()
         return time.perf_counter() - started
 
     on: list[float] = []

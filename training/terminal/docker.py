@@ -426,33 +426,59 @@ class DockerAgent:
         if self.container is not None:
             exec_run(self.container, ["/bin/sh", "-c", "kill -9 -1 2>/dev/null; true"], f"{self.uid}:{self.uid}")
 
-    def _listing(self, folders: list[str]) -> tuple[list[list[bytes]], bool]:
-        """Up to `judged_entries` entries under `folders` (a find in the container as its root, which
-        has no capability: a folder the agent made unreadable is not looked into), each as
-        [type, depth, size, mtime, path, link target]; False when there were more. NUL-separated,
-        so no name (tabs, newlines, bytes that are not UTF-8) can break a record; the listing
-        stops at the bound, so its cost does not grow with what the agent made."""
+    def _listing(self, folders: list[str], record: bool = False) -> tuple[list[list[bytes]], bool, bytes | None]:
+        """Up to `judged_entries` entries under `folders` (a find in the container as the agent's
+        uid: what it made unreadable to itself is not looked into, as the judge's copy does not),
+        each as [type, depth, size, mtime, path, link target]; False when there were more.
+        NUL-separated, so no name (tabs, newlines, bytes that are not UTF-8) can break a record; the
+        listing stops at the bound, so its cost does not grow with what the agent made. With
+        `record`, the same exec first takes the trap's record of the last command (moved aside, so
+        a background job's later records start a new file), its length first: one exec a command."""
+        from curriculab.training.terminal.episode import RAN_BYTES, RAN_FILE
+
         bound = self.limits.judged_entries
         script = (
             'find "$@" -xdev -mindepth 1 -printf "%y\\0%d\\0%s\\0%T@\\0%p\\0%l\\0" 2>/dev/null'
             f" | head -z -n {6 * (bound + 1)}"
         )
-        _, output = exec_run(self.container, ["/bin/sh", "-c", script, "sh", *folders], "0:0")
+        if record:
+            taken = f"{RAN_FILE}.taken"
+            script = (
+                f"mv -f {RAN_FILE} {taken} 2>/dev/null; n=$(wc -c < {taken} 2>/dev/null || echo 0); "
+                f'[ "$n" -gt {RAN_BYTES} ] && n={RAN_BYTES}; echo "$n"; tail -c "$n" {taken} 2>/dev/null; '
+                f"rm -f {taken}; " + script
+            )
+        user = f"{self.uid}:{self.uid}"
+        _, output = exec_run(self.container, ["/bin/sh", "-c", script, "sh", *folders], user)
+        ran = None
+        if record:
+            length, _, output = output.partition(b"\n")
+            size = int(length) if length.strip().isdigit() else 0
+            ran, output = output[:size] or None, output[size:]
         fields = output.split(b"\0")
         entries = [fields[i : i + 6] for i in range(0, len(fields) - 6, 6)]
-        return entries[:bound], len(entries) <= bound
+        return entries[:bound], len(entries) <= bound, ran
 
     def files(self) -> tuple[dict[str, tuple[int, int]], bool]:
         """Every file of the task's folders and /root: size and modification time, by path (display-
         safe); False past `judged_entries` entries, folders counted."""
+        entries, whole, _ = self._listing([f"/{name}" for name in (*self.roots, "root")])
+        return self._found(entries), whole
+
+    def after_command(self) -> tuple[bytes | None, dict[str, tuple[int, int]], bool]:
+        """The trap's record of the last command and the files now (`files`), in one exec."""
+        entries, whole, ran = self._listing([f"/{name}" for name in (*self.roots, "root")], record=True)
+        return ran, self._found(entries), whole
+
+    @staticmethod
+    def _found(entries: list[list[bytes]]) -> dict[str, tuple[int, int]]:
         from curriculab.training.terminal.episode import display_path
 
-        entries, whole = self._listing([f"/{name}" for name in (*self.roots, "root")])
         found: dict[str, tuple[int, int]] = {}
         for kind, _, size, stamp, path, _ in entries:
             if kind != b"d" and size.isdigit():
                 found[display_path(os.fsdecode(path))] = (int(size), int(float(stamp or b"0") * 1e9))
-        return found, whole
+        return found
 
     def judged_files(self) -> tuple[bytes | None, str | None]:
         """A tar of what the judge gets of the agent's folders (`JudgedCopy`'s rule: files, folders
@@ -460,7 +486,7 @@ class DockerAgent:
         from curriculab.training.terminal.episode import JudgedCopy, link_allowed
 
         copy = JudgedCopy(self.limits, self.roots)
-        entries, whole = self._listing([f"/{name}" for name in self.roots])
+        entries, whole, _ = self._listing([f"/{name}" for name in self.roots])
         if not whole:
             return None, f"the agent left more than {self.limits.judged_entries:,} files and folders"
         links = {os.fsdecode(e[4]): os.fsdecode(e[5]) for e in entries if e[0] == b"l"}
@@ -479,15 +505,6 @@ class DockerAgent:
         if code != 0:
             raise RuntimeError(f"could not copy the agent's files for the judge: {files[-300:]!r}")
         return files, None
-
-    def ran(self) -> bytes | None:
-        """The trap's record of the last command (its last MiB), removed for the next: read as the
-        agent's uid (root here has no capability to read past its permissions)."""
-        from curriculab.training.terminal.episode import RAN_BYTES, RAN_FILE
-
-        script = f"tail -c {RAN_BYTES} {RAN_FILE} 2>/dev/null; rm -f {RAN_FILE}"
-        _, output = exec_run(self.container, ["/bin/sh", "-c", script], f"{self.uid}:{self.uid}")
-        return output
 
     def stage_solution(self, source: Path | None) -> None:
         user = f"{self.uid}:{self.uid}"

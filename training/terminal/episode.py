@@ -1005,6 +1005,10 @@ class _BwrapAgent:
                 found[display_path("/" + str(Path(entry.path).relative_to(fs)))] = (info.st_size, info.st_mtime_ns)
         return found, True
 
+    def after_command(self) -> tuple[bytes | None, dict[str, tuple[int, int]], bool]:
+        """The trap's record of the last command and the files now (`files`)."""
+        return self.ran(), *self.files()
+
     def ran(self) -> bytes | None:
         """The trap's record of the last command (its last MiB), removed for the next."""
         path = self.box.root / "fs" / RAN_FILE.lstrip("/")
@@ -1201,10 +1205,9 @@ class Episode:
         nonce = secrets.token_hex(8)
         result = self._send(command, timeout, nonce=nonce, record=self.observe)
         result.step, result.started_at = self.step_index, sent_at
-        if self.observe:  # what the shell executed, from the trap's record (read and reset by the harness)
-            result.executed, result.ran_note = executed_commands(self._agent.ran(), nonce, command)
-        if self.observe:  # what the command changed, seen from outside the agent's reach
-            files, whole = self._agent.files()
+        if self.observe:  # what the shell executed (the trap's record) and what it changed, seen from outside
+            record, files, whole = self._agent.after_command()
+            result.executed, result.ran_note = executed_commands(record, nonce, command)
             if whole and self._observed_whole:
                 result.changed = sorted(
                     path for path in files.keys() | self._files.keys() if files.get(path) != self._files.get(path)
