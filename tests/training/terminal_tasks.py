@@ -16,6 +16,12 @@ ONE_MILESTONE = (
     'version = "1.0"\n\n[metadata]\ndifficulty = "easy"\nnumber_of_milestones = 1\n\n[verifier]\ntimeout_sec = 60.0\n'
 )
 """A task.toml for a verifier that writes one number (reward.txt): a bare reward is its one milestone."""
+RUNS_AGENT_CODE = """#!/bin/bash
+# runs the agent's program, then scores what it printed (the reward file is written last)
+out=$(timeout 10 python3 /app/solve.py)
+if [ "$out" = 42 ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt
+"""
+"""A foreign verifier (not the built-in suite's) that runs the agent's /app/solve.py with its own rights."""
 MILESTONE_SOLUTION = """#!/bin/bash
 echo hello > /app/greeting.txt
 wc -l < /app/data.txt > /app/count.txt

@@ -16,7 +16,7 @@ import pytest
 
 from curriculab.training.terminal import Episode, EpisodeLimits, load_task
 from curriculab.training.terminal.suite import BUILTIN_SUITE
-from tests.training.terminal_tasks import ONE_MILESTONE, write_task
+from tests.training.terminal_tasks import ONE_MILESTONE, RUNS_AGENT_CODE, write_task
 
 pytestmark = [
     pytest.mark.slow,
@@ -98,19 +98,12 @@ def test_programs_the_builtin_verifier_runs_cannot_write_its_verdict(backend):
     assert _oracle(greet, backend).milestones == {"executable": 1.0, "greets": 1.0}
 
 
-# A foreign verifier (not the suite's) that runs the agent's program, then writes reward.txt last.
-RUNS_PROGRAM = """#!/bin/bash
-out=$(timeout 10 python3 /app/solve.py)
-if [ "$out" = 42 ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt
-"""
-
-
 def test_a_foreign_verifier_that_runs_the_agents_program_keeps_its_verdict(tmp_path, backend):
     task = load_task(
         write_task(
             tmp_path,
             "runs-program",
-            test_sh=RUNS_PROGRAM,
+            test_sh=RUNS_AGENT_CODE,
             toml=ONE_MILESTONE,
             solve_sh="echo 'print(42)' > /app/solve.py",
         )
@@ -170,7 +163,7 @@ def test_links_to_the_answer_key_and_things_that_are_not_files_never_reach_the_j
     ]
     result, _ = _episode(task, backend, kept)
     assert result.reward == 1.0
-    runs = load_task(write_task(tmp_path, "venv", test_sh=RUNS_PROGRAM, toml=ONE_MILESTONE))
+    runs = load_task(write_task(tmp_path, "venv", test_sh=RUNS_AGENT_CODE, toml=ONE_MILESTONE))
     venv = [*kept[:1], "printf '#!/app/venv/bin/python\\nprint(42)\\n' > /app/solve.py"]
     assert _episode(runs, backend, venv)[0].reward == 1.0
     assert _oracle(task, backend).reward == 1.0

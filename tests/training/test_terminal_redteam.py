@@ -12,7 +12,7 @@ import time
 import pytest
 
 from curriculab.training.terminal import Episode, EpisodeLimits, load_task
-from tests.training.terminal_tasks import MILESTONE_SOLUTION, ONE_MILESTONE, write_task
+from tests.training.terminal_tasks import MILESTONE_SOLUTION, ONE_MILESTONE, RUNS_AGENT_CODE, write_task
 
 pytestmark = [
     pytest.mark.slow,
@@ -161,13 +161,6 @@ def test_every_hostile_episode_scores_0_and_the_honest_one_after_it_scores_1(tmp
     # `namespaces` it stays down: unreachable)
     assert "unreachable" in network[0].lower() and ("refused" in network[1].lower() or "unreachable" in network[1])
     assert "No such file or directory" in network[2]
-
-
-RUNS_AGENT_CODE = """#!/bin/bash
-# runs the agent's program, then scores what it printed (the reward file is written last)
-out=$(timeout 10 python3 /app/solve.py)
-if [ "$out" = 42 ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt
-"""
 
 
 def test_an_agent_program_that_writes_the_reward_and_kills_the_verifier_scores_0(tmp_path, backend):
