@@ -522,7 +522,8 @@ def _findings(r: Report) -> list[str]:
                 f"{worst['milestones_total']} ({worst['task_type']})."
             )
     no_verdict = sum(e["attempts"] for e in r["harness_errors"] if e["verdict"].startswith("none"))
-    agents = sum(e["attempts"] for e in r["harness_errors"] if "agent's fault" in e["verdict"])
+    agents = sum(e["attempts"] for e in r["harness_errors"] if e["verdict"] == queries.AGENT_FAULT_FAILED)
+    despite = sum(e["attempts"] for e in r["harness_errors"] if e["verdict"] == queries.AGENT_FAULT_PASSED)
     flagged = sum(e["attempts"] for e in r["harness_errors"] if "flagged" in e["verdict"])
     if no_verdict:
         found.append(
@@ -531,8 +532,13 @@ def _findings(r: Report) -> list[str]:
         )
     if agents:
         found.append(
-            f"{agents} attempts ended in the agent's own fault (a timeout, a crash); they are the agent's "
-            f"failures, counted in pass rates (flagged), not harness faults."
+            f"{agents} attempts failed with the agent's own fault recorded (a timeout, a crash): the agent's "
+            f"failures, counted in pass rates, not harness faults."
+        )
+    if despite:
+        found.append(
+            f"{despite} attempts passed although the harness recorded an agent fault (the tests passed after "
+            f"a timeout or a crash): passes, counted as passes."
         )
     if flagged:
         found.append(

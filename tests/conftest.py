@@ -136,3 +136,27 @@ def require_docker():
     """`require_docker(reachable)`: a Docker-backend test without a daemon fails saying how to get
     one, unless Docker was left out on purpose (CURRICULAB_SKIP_DOCKER=1); never a silent skip."""
     return _require_docker
+
+
+def leaderboard_with_a_pass_after_timeout(tmp_path: Path) -> Path:
+    """A copy of the Terminal-Bench leaderboard fixture with one more trial in the real shape: its
+    tests passed although the harness recorded `agent_timeout` (378 of the real leaderboard's
+    1,614 agent faults are such: `is_resolved: true`, `failure_mode: agent_timeout`)."""
+    import json
+    import shutil
+
+    source = Path(shutil.copytree(FIXTURES / "tb-leaderboard", tmp_path / "tb-leaderboard"))
+    run = source / "20250811_cursor-cli_claude-4-sonnet" / "run1_2025-08-10__05-27-18"
+    trial = json.loads(next((run / "hello-world").glob("*/results.json")).read_text())
+    trial.update(
+        id="00000000-0000-4000-8000-379752412299",
+        task_id="hello-world-2",
+        trial_name="hello-world-2.1-of-1.2025-08-10__05-27-18",
+        is_resolved=True,
+        failure_mode="agent_timeout",
+        parser_results={"test_hello_file_exists": "passed", "test_hello_file_content": "passed"},
+    )
+    folder = run / "hello-world-2" / trial["trial_name"]
+    folder.mkdir(parents=True)
+    (folder / "results.json").write_text(json.dumps(trial, indent=4))
+    return source

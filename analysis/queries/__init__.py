@@ -20,6 +20,8 @@ way to call one:
 """
 
 from curriculab.analysis.queries.attempts import (
+    AGENT_FAULT_FAILED,
+    AGENT_FAULT_PASSED,
     INFRASTRUCTURE_FAULT,
     action_mix,
     agents,
@@ -124,6 +126,8 @@ from curriculab.analysis.queries.trajectories import (
 )
 
 __all__ = [
+    "AGENT_FAULT_FAILED",
+    "AGENT_FAULT_PASSED",
     "COVERAGE_MIN",
     "EVERYTHING",
     "INFRASTRUCTURE_FAULT",

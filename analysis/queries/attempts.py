@@ -161,8 +161,8 @@ def harness_errors(store: Store, *, model: str | None = None, scope: Scope | Non
     verdict keeps the verdict, flagged.
 
     Columns: model, harness_error (`unnamed` where a record with no verdict named none), verdict
-    (`none: infrastructure fault (left out)`, `<outcome>
-    (agent's fault, counted)` or `<outcome> (stands, flagged)`), attempts.
+    (`INFRASTRUCTURE_FAULT`, `AGENT_FAULT_FAILED`, `AGENT_FAULT_PASSED` — an agent's fault on an
+    attempt that passed anyway is no failure — or `<outcome> (stands, flagged)`), attempts.
     """
     where, params = _where({"model": "model"}, after_where=True, model=model)
     clause, scope_params = (scope or EVERYTHING).clause("t")
@@ -170,17 +170,23 @@ def harness_errors(store: Store, *, model: str | None = None, scope: Scope | Non
         f"""
         select model, coalesce(harness_error, 'unnamed') as harness_error,
                case when outcome = 'error' then '{INFRASTRUCTURE_FAULT}'
-                    when list_contains(?, harness_error) then outcome || ' (agent''s fault, counted)'
+                    when list_contains(?, harness_error) and outcome = 'passed' then '{AGENT_FAULT_PASSED}'
+                    when list_contains(?, harness_error) then '{AGENT_FAULT_FAILED}'
                     else outcome || ' (stands, flagged)' end as verdict,
                count(*) as attempts
         from trajectories t where (harness_error is not null or outcome = 'error') and {clause} {where}
         group by all order by all""",
-        [sorted(AGENT_FAULTS), *scope_params, *params],
+        [sorted(AGENT_FAULTS), sorted(AGENT_FAULTS), *scope_params, *params],
     )
 
 
 INFRASTRUCTURE_FAULT = "none: infrastructure fault (left out)"
 """`harness_errors.verdict` of an attempt the infrastructure failed (outcome `error`)."""
+AGENT_FAULT_FAILED = "failed with an agent fault (counted)"
+"""`harness_errors.verdict` of a failed attempt whose record names the agent's own fault (a timeout, a crash)."""
+AGENT_FAULT_PASSED = "passed despite a recorded agent fault (counted)"
+"""`harness_errors.verdict` of an attempt that passed although its record names an agent fault
+(Terminal-Bench records `agent_timeout` on trials whose tests then passed): a pass, not a failure."""
 
 
 @SqlRead

@@ -6,7 +6,7 @@ from urllib.parse import quote
 import plotly.graph_objects as go
 import streamlit as st
 
-from curriculab.analysis.queries import INFRASTRUCTURE_FAULT
+from curriculab.analysis.queries import AGENT_FAULT_FAILED, AGENT_FAULT_PASSED, INFRASTRUCTURE_FAULT
 from curriculab.dashboard.common import bars, coders_and_versions, read, scope, store_ready, table
 from curriculab.dashboard.viewer import show_trajectory
 from curriculab.taxonomy.versions import NEWEST
@@ -109,8 +109,9 @@ def infrastructure_faults() -> None:
     Agent timeouts and crashes are the agent's failures and sit among the codes below."""
     errors = read("harness_errors", scope=scope())
     faults = errors[errors["verdict"] == INFRASTRUCTURE_FAULT]
-    agents = errors[errors["verdict"].str.contains("agent's fault", regex=False)]
-    columns = st.columns(2)
+    agents = errors[errors["verdict"] == AGENT_FAULT_FAILED]
+    despite = errors[errors["verdict"] == AGENT_FAULT_PASSED]
+    columns = st.columns(3)
     columns[0].metric(
         "Harness errors: infrastructure faults",
         int(faults["attempts"].sum()),
@@ -118,10 +119,16 @@ def infrastructure_faults() -> None:
         "timeout, verifier, reward): outside pass rates and failure shares. The Overview counts the same.",
     )
     columns[1].metric(
-        "Agent faults the harness recorded",
+        "Failed with an agent fault",
         int(agents["attempts"].sum()),
-        help="Agent timeouts, crashes, unparseable replies: the agent's own failures, counted in pass "
-        "rates and coded below like any failure.",
+        help="Failed attempts whose record names the agent's own fault (a timeout, a crash, an unparseable "
+        "reply): the agent's failures, counted in pass rates and coded below like any failure.",
+    )
+    columns[2].metric(
+        "Passed despite a recorded agent fault",
+        int(despite["attempts"].sum()),
+        help="Attempts whose tests passed although the harness recorded an agent fault (e.g. an agent "
+        "timeout): passes, counted as passes, never coded as failures.",
     )
     if not faults.empty:
         by_kind = (

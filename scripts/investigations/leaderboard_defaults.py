@@ -72,7 +72,7 @@ with Store(db) as store:
         for f in faults
         if f["verdict"] == queries.INFRASTRUCTURE_FAULT and f["harness_error"] == "test_timeout"
     )
-    agents = sum(f["attempts"] for f in faults if "agent's fault" in f["verdict"])
+    agents = sum(f["attempts"] for f in faults if f["verdict"] == queries.AGENT_FAULT_FAILED)
     print(
         f"one harness number: outcome error {errors}, harness_failure coded {coded}, infrastructure faults shown {infra} "
         f"(test_timeout among them: {timeouts}); agent faults counted as failures: {agents}"

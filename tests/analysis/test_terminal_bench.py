@@ -261,6 +261,30 @@ def test_report_in_every_format_with_null_models_all_error_models_and_no_codes(t
         ) in report["findings"]
 
 
+def test_a_pass_after_a_recorded_agent_fault_is_never_called_a_failure(tmp_path, store):
+    from curriculab.analysis import queries
+    from curriculab.analysis.ingest import ingest
+    from tests.conftest import leaderboard_with_a_pass_after_timeout
+
+    ingest(store, [leaderboard_with_a_pass_after_timeout(tmp_path)], workers=1)
+    verdicts = {
+        (r["harness_error"], r["verdict"]): r["attempts"] for r in queries.records(queries.harness_errors(store))
+    }
+    assert verdicts[("agent_timeout", "passed despite a recorded agent fault (counted)")] == 1
+    assert verdicts[("agent_timeout", "failed with an agent fault (counted)")] == 1
+    assert verdicts[("unknown_agent_error", "failed with an agent fault (counted)")] == 1
+    findings = build_report(store)["findings"]
+    assert (
+        "2 attempts failed with the agent's own fault recorded (a timeout, a crash): the agent's failures, counted "
+        "in pass rates, not harness faults." in findings
+    )
+    assert (
+        "1 attempts passed although the harness recorded an agent fault (the tests passed after a timeout or a "
+        "crash): passes, counted as passes." in findings
+    )
+    assert not any("failure" in f and "passed" in f.split(":")[0] for f in findings if "agent fault" in f)
+
+
 def test_report_sentences_and_tables_follow_one_harness_error_policy(tb):
     report = build_report(tb)
     no_verdict = _rows(tb, "select count(*) from trajectories where outcome = 'error'")[0][0]
@@ -272,11 +296,21 @@ def test_report_sentences_and_tables_follow_one_harness_error_policy(tb):
         tb, f"select count(*) from trajectories where outcome <> 'error' and harness_error in {tuple(AGENT_FAULTS)}"
     )[0][0]
     assert 0 < agents < flagged
+    passed_anyway = _rows(
+        tb, f"select count(*) from trajectories where outcome = 'passed' and harness_error in {tuple(AGENT_FAULTS)}"
+    )[0][0]
     assert (
         f"{no_verdict} attempts hit an infrastructure fault (harness_failure) and have no verdict; they are left out "
         "of pass rates and failures." in report["findings"]
     )
-    assert any(f.startswith(f"{agents} attempts ended in the agent's own fault") for f in report["findings"])
+    assert any(
+        f.startswith(f"{agents - passed_anyway} attempts failed with the agent's own fault recorded")
+        for f in report["findings"]
+    )
+    assert passed_anyway == 0 or any(
+        f.startswith(f"{passed_anyway} attempts passed although the harness recorded an agent fault")
+        for f in report["findings"]
+    )
     assert any(
         f.startswith(f"{flagged - agents} attempts hit an infrastructure fault but the tests still gave a verdict")
         for f in report["findings"]

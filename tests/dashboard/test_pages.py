@@ -242,14 +242,18 @@ def agents_store(tmp_path_factory) -> Path:
     return path
 
 
-def _installed_agents_store(tmp_path, *coders) -> Path:
-    """The leaderboard's installed-agent trials (verdicts and per-test results, no actions), coded by `coders`."""
+def _installed_agents_store(tmp_path, *coders, passed_after_timeout: bool = False) -> Path:
+    """The leaderboard's installed-agent trials (verdicts and per-test results, no actions), coded by
+    `coders`; `passed_after_timeout` adds a trial whose tests passed although the harness recorded
+    `agent_timeout` (378 of the real leaderboard's 1,614 agent faults are such)."""
     from curriculab.analysis import coding
     from curriculab.analysis.ingest import ingest
+    from tests.conftest import leaderboard_with_a_pass_after_timeout
 
+    source = leaderboard_with_a_pass_after_timeout(tmp_path) if passed_after_timeout else FIXTURES / "tb-leaderboard"
     path = tmp_path / "tb.duckdb"
     with Store(path) as store:
-        ingest(store, [FIXTURES / "tb-leaderboard"], workers=1)
+        ingest(store, [source], workers=1)
         for run in coders:
             getattr(coding, run)(store)
     return path
@@ -436,19 +440,24 @@ def test_the_drill_downs_coder_choice_changes_the_codes_and_attempts_offered(age
 def test_one_harness_number_on_the_overview_and_failure_modes_with_test_timeouts_among_the_faults(
     tmp_path, monkeypatch
 ):
-    path = _installed_agents_store(tmp_path, "run_rule_coders", "run_verifier_coder")
+    path = _installed_agents_store(tmp_path, "run_rule_coders", "run_verifier_coder", passed_after_timeout=True)
     with Store(path, read_only=True) as store:
-        no_verdict, timeouts, agent_faults = store.query(
+        no_verdict, timeouts, agent_faults, despite = store.query(
             "select count(*) filter (outcome = 'error'), count(*) filter (outcome = 'error' and harness_error = 'test_timeout'), "
-            "count(*) filter (outcome = 'failed' and harness_error is not null) from trajectories"
+            "count(*) filter (outcome = 'failed' and harness_error is not null), "
+            "count(*) filter (outcome = 'passed' and harness_error = 'agent_timeout') from trajectories"
         ).rows[0]
         coded = store.query("select count(*) from failure_codes where code = 'harness_failure'").scalar()
-    assert no_verdict and timeouts and agent_faults and coded == no_verdict  # v4: harness_failure = no verdict
+    assert (
+        no_verdict and timeouts and agent_faults and despite == 1 and coded == no_verdict
+    )  # v4: harness_failure = no verdict
     overview = _page(_fresh(path, monkeypatch), "overview")
     failures = _page(_fresh(path, monkeypatch), "failures")
     assert not overview.exception and not failures.exception
     assert _metric(overview, "Harness errors") == str(no_verdict)
     assert _metric(failures, "Harness errors: infrastructure faults") == str(no_verdict)
-    assert _metric(failures, "Agent faults the harness recorded") == str(agent_faults)
+    assert _metric(failures, "Failed with an agent fault") == str(agent_faults)
+    # an agent timeout on a trial whose tests passed is a pass: never shown among the failures
+    assert _metric(failures, "Passed despite a recorded agent fault") == str(despite)
     faults = next(d.value for d in failures.dataframe if "harness_error" in d.value.columns)
     assert dict(zip(faults["harness_error"], faults["attempts"]))["test_timeout"] == timeouts
