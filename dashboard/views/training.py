@@ -13,8 +13,9 @@ from curriculab.analysis.queries import Scope
 from curriculab.dashboard.common import TIER_COLOURS, filters, ignored_filters, read, store_ready, table
 from curriculab.dashboard.viewer import show_trajectory
 
+# the agent whose runs are agentic GRPO (episodes in terminal tasks); a comment, not a docstring:
+# Streamlit's magic would print a bare string on the page
 AGENTIC = "curriculab-terminal"
-"""The agent whose runs are agentic GRPO (episodes in terminal tasks)."""
 EPISODES_SHOWN = 500
 
 # the mean share of prompt groups whose completions all scored the same above which a run is

@@ -285,3 +285,22 @@ with Store({str(demo_store_copy)!r}) as store:
     assert not at.exception and not at.error
     assert any("numbers are partial" in i.value for i in at.info), [i.value for i in at.info]
     assert _metric(at, "Models") == "3"
+
+
+def test_no_page_has_a_bare_string_streamlits_magic_would_print():
+    """A string statement in a page script (an attribute docstring below a constant) is written on
+    the page by Streamlit's magic, above the title; only the module's docstring is exempt."""
+    import ast
+
+    views = Path(__file__).resolve().parents[2] / "dashboard" / "views"
+    printed = {}
+    for page in sorted(views.glob("*.py")):
+        body = ast.parse(page.read_text()).body
+        strings = [
+            node.lineno
+            for node in body[1:]
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+        ]
+        if strings:
+            printed[page.name] = strings
+    assert printed == {}
