@@ -9,8 +9,10 @@ errors are reported apart and never counted as agent failures.
 
 from __future__ import annotations
 
+import decimal
 import html
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -583,13 +585,22 @@ def _signed(x: float | None) -> str:
     return "n/a" if x is None else f"{x * 100:+.1f}"
 
 
+def half_up(value: float, places: int = 3) -> str:
+    """`value` to `places` decimals, half away from zero, from its shortest decimal form (a share of
+    counts such as 197/400 prints 0.4925 and rounds to 0.493, where binary `:.3f` gives 0.492)."""
+    if not math.isfinite(value):
+        return str(value)
+    exact = decimal.Decimal(repr(value))
+    return str(exact.quantize(decimal.Decimal(1).scaleb(-places), rounding=decimal.ROUND_HALF_UP))
+
+
 def _md_table(rows: list[dict[str, Any]], columns: list[str] | None = None, empty: str = "") -> str:
     if not rows:
         return f"_none{': ' + empty if empty else ''}_\n"
     columns = columns or list(rows[0])
 
     def fmt(v: Any) -> str:
-        return f"{v:.3f}" if isinstance(v, float) else ("" if v is None else str(v))
+        return half_up(v) if isinstance(v, float) else ("" if v is None else str(v))
 
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(fmt(r.get(c)) for c in columns) + " |" for r in rows]
@@ -893,7 +904,7 @@ def _html_table(rows: list[dict[str, Any]], columns: list[str] | None = None, em
     columns = columns or list(rows[0])
 
     def fmt(v: Any) -> str:
-        return f"{v:.3f}" if isinstance(v, float) else ("" if v is None else html.escape(str(v)))
+        return half_up(v) if isinstance(v, float) else ("" if v is None else html.escape(str(v)))
 
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     body = "".join("<tr>" + "".join(f"<td>{fmt(row.get(c))}</td>" for c in columns) + "</tr>" for row in rows)

@@ -328,3 +328,16 @@ def test_the_held_out_check_is_stored_with_the_fit_and_read_while_the_fit_is_cur
         # a stale fit: checked afresh, and said so
         assert held == {**held_out_check(store).__dict__, "computed": "now, for this report: no current fit is stored"}
         assert held["held_out"] > 0
+
+
+def test_report_tables_round_figures_half_up_from_their_exact_values():
+    from curriculab.analysis.report import half_up
+
+    # the leaderboard's run figures: 197/400 and 235/400 are 0.4925 and 0.5875 exactly
+    assert [half_up(197 / 400), half_up(235 / 400), half_up(0.0005), half_up(-0.0005)] == [
+        "0.493",
+        "0.588",
+        "0.001",
+        "-0.001",
+    ]
+    assert half_up(2 / 3) == "0.667" and half_up(1.0) == "1.000" and half_up(float("nan")) == "nan"
