@@ -104,12 +104,27 @@ def _header(summary: dict[str, Any]) -> None:
     st.caption(" · ".join(details))
 
 
+def no_codes_caption(coders: list[dict]) -> str:
+    """What to say of an attempt with no code: nobody coded it, every coder abstained (and why), or
+    the coders judged and found nothing."""
+    if not coders:
+        return "No coder has coded this attempt yet (`curriculab code`)."
+
+    def said(c: dict) -> str:
+        abstained = f"{c['not_applicable']} not applicable ({c['reason'] or 'no reason given'})"
+        return f"{c['coder']}: {c['absent']} absent, {abstained}" if c["absent"] else f"{c['coder']}: {abstained}"
+
+    if not any(c["absent"] for c in coders):
+        return f"Every coder abstained on this attempt ({'; '.join(said(c) for c in coders)})."
+    return f"No coder found anything in this attempt ({'; '.join(said(c) for c in coders)})."
+
+
 def _evidence(trajectory_id: str, codes: pd.DataFrame, highlight_code: str | None) -> dict[int, list[str]]:
     """The codes with their rationale and links to their evidence steps; returns step → codes citing it."""
     labels = read("trajectory_labels", trajectory_id=trajectory_id)
     evidence: dict[int, list[str]] = {}
     if codes.empty:
-        st.caption("No coder found anything in this attempt.")
+        st.caption(no_codes_caption(queries.records(read("trajectory_coders", trajectory_id=trajectory_id))))
         return evidence
     for row in queries.records(codes):
         steps = [int(s) for s in row["evidence_steps"] or []]

@@ -109,6 +109,22 @@ def trajectory_codes(store: Store, trajectory_id: str) -> pd.DataFrame:
     )
 
 
+def trajectory_coders(store: Store, trajectory_id: str) -> pd.DataFrame:
+    """What each coder decided on one trajectory: how many codes it judged present, absent and not
+    applicable, and one reason it gave for not applicable (what a viewer says when no code was found).
+
+    Columns: coder, present, absent, not_applicable, reason.
+    """
+    return store.frame(
+        """select coder, count(*) filter (status = 'present') as present,
+                  count(*) filter (status = 'absent') as absent,
+                  count(*) filter (status = 'not_applicable') as not_applicable,
+                  min(reason) filter (status = 'not_applicable') as reason
+           from coding_status where trajectory_id = ? group by coder order by coder""",
+        [trajectory_id],
+    )
+
+
 def trajectory_list(
     store: Store,
     *,

@@ -461,3 +461,28 @@ def test_one_harness_number_on_the_overview_and_failure_modes_with_test_timeouts
     assert _metric(failures, "Passed despite a recorded agent fault") == str(despite)
     faults = next(d.value for d in failures.dataframe if "harness_error" in d.value.columns)
     assert dict(zip(faults["harness_error"], faults["attempts"]))["test_timeout"] == timeouts
+
+
+def test_the_viewer_says_whether_coders_found_nothing_abstained_or_never_ran(tmp_path):
+    from curriculab.analysis import coding
+    from curriculab.analysis.ingest import ingest
+    from curriculab.dashboard.viewer import no_codes_caption
+
+    with Store(tmp_path / "s.duckdb") as store:
+        ingest(store, [FIXTURES / "tb-leaderboard"], workers=1)
+        first = store.query("select min(trajectory_id) from trajectories").scalar()
+
+        def caption(trajectory_id: str) -> str:
+            return no_codes_caption(queries.records(queries.trajectory_coders(store, trajectory_id)))
+
+        assert caption(first) == "No coder has coded this attempt yet (`curriculab code`)."
+        coding.run_rule_coders(store)
+        counts = queries.records(queries.trajectory_coders(store, first))
+        assert [c["coder"] for c in counts] == ["rules"] and counts[0]["not_applicable"] > 0
+        rules = counts[0]
+        assert caption(first).endswith(
+            f"(rules: {rules['absent']} absent, {rules['not_applicable']} not applicable "
+            "(installed agent: actions not logged))."
+        )
+        store.query("update coding_status set status = 'not_applicable' where trajectory_id = ?", [first])
+        assert caption(first).startswith("Every coder abstained on this attempt (rules: ")
