@@ -458,9 +458,14 @@ def _findings(r: Report) -> list[str]:
                 f"under {NEWEST}."
             )
     fit = r["difficulty"]["fit"]
-    if not fit["current_fit"]:
+    if not fit["current_fit"] and not fit["fitted"]:
         found.append(
-            f"The stored difficulty fit is stale or missing (it used {fit['fitted']} attempts; the store has "
+            "No difficulty fit is stored: the sections below show no fitted difficulty, tiers or signal. "
+            "Fit one with `curriculab difficulty` or `curriculab report --refit`."
+        )
+    elif not fit["current_fit"]:
+        found.append(
+            f"The stored difficulty fit is stale (it used {fit['fitted']} attempts; the store has "
             f"{fit['current']}): difficulty, tiers and signal below are from it. Refit with `curriculab "
             f"difficulty` or `curriculab report --refit`."
         )

@@ -341,3 +341,16 @@ def test_report_tables_round_figures_half_up_from_their_exact_values():
         "-0.001",
     ]
     assert half_up(2 / 3) == "0.667" and half_up(1.0) == "1.000" and half_up(float("nan")) == "nan"
+
+
+def test_before_a_difficulty_fit_exists_the_report_does_not_say_its_sections_are_from_one(store, fixtures):
+    from curriculab.analysis.ingest import ingest
+    from curriculab.analysis.report import build_report
+
+    ingest(store, [fixtures / "tb-leaderboard"], workers=1)
+    findings = build_report(store)["findings"]
+    assert (
+        "No difficulty fit is stored: the sections below show no fitted difficulty, tiers or signal. "
+        "Fit one with `curriculab difficulty` or `curriculab report --refit`." in findings
+    )
+    assert not any("are from it" in f for f in findings)
