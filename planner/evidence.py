@@ -23,6 +23,11 @@ class PlanError(ValueError):
     """A plan that cannot be made; the message says what to pass instead."""
 
 
+class NeedsFit(PlanError):
+    """The model's capability can come only from a difficulty (IRT) fit, and none is stored: fit one
+    (`analysis.difficulty.fit_store`) and plan again."""
+
+
 @dataclass
 class Capability:
     """How able the target model is, where that comes from, and how sure it is."""
@@ -104,7 +109,7 @@ def estimate_capability(store: Store, model: str, prior: str | None = None) -> C
             f"it would be {median_task:.2f})",
         )
     if prior is None:
-        raise PlanError(
+        raise NeedsFit(
             f"model {model!r} has no tiered test results and no IRT fit. Run `curriculab difficulty` "
             "to fit abilities, or give a prior: --capability weak|strong"
         )

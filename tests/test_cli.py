@@ -526,3 +526,19 @@ def test_a_command_imports_its_own_module_only():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "['curriculab.commands.common', 'curriculab.commands.problems']"
+
+
+def test_plan_fits_difficulty_itself_for_a_model_with_no_tiered_results(cli_run, fixtures):
+    """Terminal-Bench models have per-test results but no tiers: their capability comes from an IRT
+    fit, which `plan` now makes (saying so) instead of failing until `curriculab difficulty` ran."""
+    assert cli_run("ingest", str(fixtures / "tb-leaderboard")).exit_code == 0
+    fitted = "select count(*) as n from irt_models"
+    assert json.loads(cli_run("query", fitted, "--json").stdout) == [{"n": 0}]
+    done = cli_run("plan", "--model", "claude-opus-4-1-20250805", "--json")
+    assert done.exit_code == 0, done.output
+    judged = json.loads(
+        cli_run("query", "select count(*) as n from trajectories where outcome <> 'error'", "--json").stdout
+    )
+    assert f"Fitted difficulty on {judged[0]['n']} attempts (stored, as `curriculab difficulty` would)." in done.stderr
+    assert json.loads(done.stdout)["capability"]["source"] == "irt"
+    assert json.loads(cli_run("query", fitted, "--json").stdout)[0]["n"] >= 2

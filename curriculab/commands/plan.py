@@ -6,9 +6,29 @@ from pathlib import Path
 
 import click
 
-from curriculab.commands.common import CliError, db_option, emit, load_problem_set, open_store, output_options
+from curriculab.commands.common import (
+    CliError,
+    db_option,
+    emit,
+    err_console,
+    load_problem_set,
+    open_store,
+    output_options,
+)
 from curriculab.planner.portfolio import STRATEGIES
 from curriculab.tables import safe_text
+
+
+def _fit_difficulty() -> None:
+    """Fit measured difficulty (IRT) and store it, saying so on stderr: what `curriculab difficulty`
+    does, done for a plan that needs the model's fitted ability."""
+    from curriculab.analysis.difficulty import fit_store
+
+    with open_store(read_only=False, create=False) as store:
+        attempts = store.query("select count(*) from trajectories where outcome <> 'error'").scalar()
+        with err_console().status(f"No difficulty fit stored: fitting one on {attempts:,} attempts (IRT)…"):
+            fit_store(store)
+    err_console().print(f"Fitted difficulty on {attempts:,} attempts (stored, as `curriculab difficulty` would).")
 
 
 @click.group(invoke_without_command=True)
@@ -107,7 +127,7 @@ def plan(
             '"select distinct model from trajectories"'
         )
     from curriculab.planner import plan as planning
-    from curriculab.planner.evidence import PlanError
+    from curriculab.planner.evidence import NeedsFit, PlanError
     from curriculab.planner.portfolio import Thresholds
 
     if suite is not None:
@@ -119,17 +139,25 @@ def plan(
     problems = load_problem_set(problems_path)
     try:
         thresholds = Thresholds(weak_below=weak_below, strong_from=strong_from, group_size=group_size)
-        with open_store(read_only=True, create=False) as store:
-            made = planning.build_plan(
-                store,
-                target,
-                problems,
-                problems_path,
-                prior=prior,
-                coders=coders,
-                thresholds=thresholds,
-                strategy=strategy,
-            )
+
+        def build():  # type: ignore[no-untyped-def]
+            with open_store(read_only=True, create=False) as store:
+                return planning.build_plan(
+                    store,
+                    target,
+                    problems,
+                    problems_path,
+                    prior=prior,
+                    coders=coders,
+                    thresholds=thresholds,
+                    strategy=strategy,
+                )
+
+        try:
+            made = build()
+        except NeedsFit:  # no tiered results (e.g. Terminal-Bench): the ability comes from a fit, made now
+            _fit_difficulty()
+            made = build()
     except (PlanError, ValueError) as exc:
         raise CliError(str(exc)) from None
     if output is not None:
