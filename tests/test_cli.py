@@ -536,9 +536,9 @@ def test_plan_fits_difficulty_itself_for_a_model_with_no_tiered_results(cli_run,
     assert json.loads(cli_run("query", fitted, "--json").stdout) == [{"n": 0}]
     done = cli_run("plan", "--model", "claude-opus-4-1-20250805", "--json")
     assert done.exit_code == 0, done.output
-    judged = json.loads(
-        cli_run("query", "select count(*) as n from trajectories where outcome <> 'error'", "--json").stdout
-    )
-    assert f"Fitted difficulty on {judged[0]['n']} attempts (stored, as `curriculab difficulty` would)." in done.stderr
+    counts = "select count(distinct task_id) as tasks, count(distinct model) as models from trajectories where outcome <> 'error'"
+    tasks, models = json.loads(cli_run("query", counts, "--json").stdout)[0].values()
+    said = f"Fitted difficulty on {tasks} tasks and {models} models (stored, as `curriculab difficulty` would)."
+    assert said in done.stderr
     assert json.loads(done.stdout)["capability"]["source"] == "irt"
     assert json.loads(cli_run("query", fitted, "--json").stdout)[0]["n"] >= 2

@@ -25,10 +25,13 @@ def _fit_difficulty() -> None:
     from curriculab.analysis.difficulty import fit_store
 
     with open_store(read_only=False, create=False) as store:
-        attempts = store.query("select count(*) from trajectories where outcome <> 'error'").scalar()
-        with err_console().status(f"No difficulty fit stored: fitting one on {attempts:,} attempts (IRT)…"):
-            fit_store(store)
-    err_console().print(f"Fitted difficulty on {attempts:,} attempts (stored, as `curriculab difficulty` would).")
+        with err_console().status("No difficulty fit stored: fitting one (IRT) on every judged attempt…"):
+            fit = fit_store(store)
+    err_console().print(
+        f"Fitted difficulty on {len(fit.tasks):,} tasks and {len(fit.models):,} models "
+        "(stored, as `curriculab difficulty` would).",
+        soft_wrap=True,
+    )
 
 
 @click.group(invoke_without_command=True)
