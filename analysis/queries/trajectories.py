@@ -138,7 +138,8 @@ def trajectory_list(
 
     `search` matches (case-insensitively) the trajectory id, task, model or agent; `code` keeps
     trajectories any coder gave that code. Columns: trajectory_id, system (agent · model), task_id,
-    outcome, reward, n_steps, harness_error, codes (comma-separated, every coder's), run_id.
+    outcome, reward, n_steps, harness_error, codes (comma-separated, every coder's), run_id, matched
+    (how many trajectories match in all, beyond `limit`).
     """
     clause, params = (scope or EVERYTHING).clause("t")
     where, extra = _where({"outcome": "t.outcome"}, after_where=True, outcome=outcome)
@@ -155,7 +156,7 @@ def trajectory_list(
         select t.trajectory_id, {_SYSTEM.format(model="t.model")} as system, t.task_id, t.outcome, t.reward, t.n_steps,
                t.harness_error,
                (select string_agg(distinct f.code, ', ' order by f.code) from failure_codes f
-                where f.trajectory_id = t.trajectory_id) as codes, t.run_id
+                where f.trajectory_id = t.trajectory_id) as codes, t.run_id, count(*) over () as matched
         from trajectories t left join runs r on r.run_id = t.run_id
         where {clause} {where}
         order by r.started_at desc nulls last, t.run_id, t.task_id, t.attempt, t.trajectory_id limit ?""",

@@ -29,8 +29,10 @@ if store_ready():
         code=code.strip() or None,
         limit=LIST_LIMIT,
     )
-    note = f" (the first {LIST_LIMIT:,}; narrow the search)" if len(listed) == LIST_LIMIT else ""
-    with st.expander(f"{len(listed):,} trajectories match{note}", expanded=not wanted):
+    matched = int(listed["matched"].iloc[0]) if len(listed) else 0
+    note = f" (the first {len(listed):,} listed; narrow the search)" if matched > len(listed) else ""
+    listed = listed.drop(columns=["matched"])
+    with st.expander(f"{matched:,} trajectories match{note}", expanded=not wanted):
         table(listed, "trajectories", height=300)
     ids = list(listed["trajectory_id"])
     linked = wanted and wanted != st.session_state.get("_trajectory_shown")  # from a link, not this page's last pick

@@ -245,3 +245,16 @@ def test_pass_rates_per_authored_tier_take_their_interval_from_the_one_wilson_in
     assert tiers["pass_rate"].is_monotonic_decreasing
     one_tier = queries.authored_tier_pass_rates(reader, scope=queries.Scope(tier=tiers["tier"].iloc[0]))
     assert list(one_tier["tier"]) == [tiers["tier"].iloc[0]]
+
+
+def test_the_trajectory_list_says_how_many_match_beyond_its_limit(store, fixtures):
+    from curriculab.analysis.ingest import ingest
+
+    ingest(store, [fixtures / "tb-leaderboard"], workers=1)
+    total = store.query("select count(*) from trajectories").scalar()
+    first = queries.trajectory_list(store, limit=2)
+    assert len(first) == 2 and set(first["matched"]) == {total} and total > 2
+    failed = queries.trajectory_list(store, outcome="failed", limit=1)
+    assert set(failed["matched"]) == {
+        store.query("select count(*) from trajectories where outcome = 'failed'").scalar()
+    }
