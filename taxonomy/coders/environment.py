@@ -45,24 +45,9 @@ INCIDENTAL = re.compile(
 _RUNNERS = {"pytest", "py.test", "tox", "nox"}
 _SUBCOMMAND_RUNNERS = {"make", "npm", "yarn", "pnpm", "cargo", "go"}
 _PYTHON = re.compile(r"^python(\d(\.\d+)?)?$")
-_NEVER_WRITES = {
-    "echo",
-    "printf",
-    "true",
-    "false",
-    ":",
-    "test",
-    "[",
-    "cat",
-    "ls",
-    "pwd",
-    "cd",
-    "grep",
-    "head",
-    "tail",
-    "wc",
-}
-"""Commands that write no file unless redirected (a redirection makes the part an `edit`)."""
+_NEVER_WRITES = {"echo", "printf", "true", "false", ":", "test", "[", "ls", "pwd", "cd"}
+"""Commands the action vocabulary calls runs that write no file unless redirected (a redirection
+makes the part an `edit`; readers such as `cat` and `grep` are `read` parts already)."""
 _NOT_A_RUN = {"--help", "-h", "--version", "-V", "--collect-only", "--co"}
 
 
@@ -147,7 +132,8 @@ def verified_after_last_edit(commands: list[Any]) -> bool:
             writers = [
                 k
                 for k, part in enumerate(parts)
-                if part.action == "edit" or (k not in checks and _head(part.command or "") not in _NEVER_WRITES)
+                if part.action == "edit"
+                or (part.action != "read" and k not in checks and _head(part.command or "") not in _NEVER_WRITES)
             ]
             last_edit = (index, writers[-1] if writers else -1)
     return last_check > last_edit
@@ -198,8 +184,7 @@ def _edits(commands: Sequence[Any]) -> list[int]:
 def _failed(command: Any) -> bool:
     if command.exit_code in (0, None):
         return False
-    words = _words(command.command)
-    return not (command.exit_code == 1 and words and words[0].rsplit("/", 1)[-1] in _SEARCHES)
+    return not (command.exit_code == 1 and _head(command.command) in _SEARCHES)
 
 
 def _repeats(commands: Sequence[Any], same_result) -> list[tuple[int, int]]:

@@ -613,7 +613,7 @@ class JudgedCopy:
 
     def __init__(self, limits: EpisodeLimits, roots: Sequence[str]):
         self.limits, self.roots = limits, roots
-        self.entries = self.bytes = self.dropped = 0
+        self.entries = self.bytes = 0
         self.refused: str | None = None
 
     def admit(self, path: str, depth: int) -> bool:
@@ -656,16 +656,15 @@ class JudgedCopy:
             try:
                 info = os.lstat(here)
             except OSError:  # gone or unreadable: the judge does not see it
-                self.dropped += 1
                 continue
             if stat.S_ISREG(info.st_mode) and not self.grow(info.st_size):
                 return self.refused
             try:
                 if stat.S_ISLNK(info.st_mode):
-                    if not link_allowed(path, os.readlink(here), is_link, self.roots):
-                        self.dropped += 1
+                    pointed = os.readlink(here)
+                    if not link_allowed(path, pointed, is_link, self.roots):
                         continue
-                    os.symlink(os.readlink(here), there)
+                    os.symlink(pointed, there)
                 elif stat.S_ISDIR(info.st_mode):
                     there.mkdir(exist_ok=True)
                     os.chmod(there, stat.S_IMODE(info.st_mode) | stat.S_IRWXU)
@@ -673,10 +672,8 @@ class JudgedCopy:
                 elif stat.S_ISREG(info.st_mode):
                     shutil.copy2(here, there)
                 else:  # a FIFO, socket or device: never the judge's
-                    self.dropped += 1
                     continue
             except PermissionError:  # a folder or file the agent made unreadable (harness not root)
-                self.dropped += 1
                 continue
             if os.geteuid() == 0:
                 os.lchown(there, owner, owner)
@@ -1227,10 +1224,9 @@ class Episode:
         before = agent.before_command()
         started = time.monotonic()
         # sourced, not eval'd in a function: `declare` stays global and the USR1 trap's `return` ends it
-        run = f"{agent.command_prefix}. <(printf '%s' {shlex.quote(command)})"
-        if record:  # the trap re-armed, then a marker: what the record holds after it is this command's
-            run = f"{RECORD_TRAP}{agent.command_prefix}: {nonce}; . <(printf '%s' {shlex.quote(command)})"
-        run = command if raw else run
+        # recorded: the trap re-armed, then a marker; what the record holds after it is this command's
+        prefix = f"{RECORD_TRAP}{agent.command_prefix}: {nonce}; " if record else agent.command_prefix
+        run = command if raw else f"{prefix}. <(printf '%s' {shlex.quote(command)})"
         line = f"{run} </dev/null 2>&1; printf '\\n{nonce} %d\\n' \"$?\"\n"
         if not agent.write(line.encode()):
             return self._shell_gone(command, b"", started)
