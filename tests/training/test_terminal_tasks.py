@@ -98,3 +98,26 @@ def test_bad_arguments_to_the_tasks_commands_say_what_to_give(cli_run, tmp_path)
 
     with pytest.raises(KeyError, match="task 'no-such-task' is not in this environment's tasks"):
         TerminalEnvironment(SHAPES).reset(task_id="no-such-task")
+
+
+def test_milestone_names_that_are_not_a_list_of_names_are_refused_by_field_and_fix(tmp_path):
+    from curriculab.training.terminal.task import TaskError
+    from tests.training.terminal_tasks import write_task
+
+    single = 'version = "1.0"\n[metadata]\ndifficulty = "easy"\nmilestones = "greeting"\n'
+    with pytest.raises(TaskError) as refused:
+        load_task(write_task(tmp_path, "single", toml=single))
+    assert str(refused.value).endswith(
+        'field metadata.milestones: is \'greeting\', not a list of strings. Write milestones = ["a", "b"]'
+    )
+    steps = 'version = "1.0"\n[metadata]\ndifficulty = "easy"\n\n[[steps]]\nname = "write"\nmilestones = []\n'
+    with pytest.raises(TaskError) as refused:
+        load_task(write_task(tmp_path, "steps", toml=steps))
+    assert str(refused.value).endswith(
+        'field steps[0].milestones: is [], not a list of names. Write milestones = ["a", "b"]'
+    )
+
+
+def test_tasks_check_refuses_a_jobs_count_below_one(cli_run):
+    done = cli_run("tasks", "check", "builtin", "--jobs", "0", db=False)
+    assert done.exit_code == 2 and "Invalid value for '--jobs': 0 is not in the range x>=1." in done.output
