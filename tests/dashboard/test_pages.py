@@ -486,3 +486,17 @@ def test_the_viewer_says_whether_coders_found_nothing_abstained_or_never_ran(tmp
         )
         store.query("update coding_status set status = 'not_applicable' where trajectory_id = ?", [first])
         assert caption(first).startswith("Every coder abstained on this attempt (rules: ")
+
+
+def test_the_trajectory_pages_count_is_every_match_and_follows_its_outcome_filter(tmp_path, monkeypatch):
+    path = _installed_agents_store(tmp_path)
+    with Store(path, read_only=True) as store:
+        total, failed = store.query("select count(*), count(*) filter (outcome = 'failed') from trajectories").rows[0]
+    at = _page(_fresh(path, monkeypatch), "trajectory")
+
+    def said() -> str:
+        return next(e.label for e in at.expander if "trajectories match" in e.label)
+
+    assert said() == f"{total:,} trajectories match"  # the default view: every trajectory, counted
+    at.selectbox(key="trajectory_outcome").select("failed").run()
+    assert said() == f"{failed:,} trajectories match" and 0 < failed < total
