@@ -149,3 +149,24 @@ def held_out_check(store: Store, kind: str = "2pl") -> HeldOutCheck:
         irt_auc=_auc(y, irt),
         baseline_auc=_auc(y, baseline),
     )
+
+
+def system_abilities(solve_matrix: list[dict], flagged: set[str], kind: str = "2pl") -> list[dict]:
+    """Each system's (agent · model) ability from a fit whose unit is the system, over the
+    `queries.solve_matrix` rows of tasks not in `flagged`: where agents share a model, the stored
+    fit (its unit is the model, which the planner reads) pools them. Rows: system, ability,
+    ability_se, best first; none when fewer than two systems or tasks remain."""
+    cells = [
+        {"model": r["system"], "task_id": r["task_id"], "n": r["attempts"], "k": r["passes"]}
+        for r in solve_matrix
+        if r["attempts"] and r["task_id"] not in flagged
+    ]
+    if len({c["model"] for c in cells}) < 2 or len({c["task_id"] for c in cells}) < 2:
+        return []
+    systems, tasks, mi, ti, n, k = _cells(cells)
+    fit = fit_irt(mi, ti, n, k, systems, tasks, kind=kind)
+    rows = [
+        {"system": s, "ability": float(fit.ability[i]), "ability_se": float(fit.ability_se[i])}
+        for i, s in enumerate(systems)
+    ]
+    return sorted(rows, key=lambda r: -r["ability"])

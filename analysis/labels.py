@@ -6,8 +6,10 @@ from __future__ import annotations
 import csv
 import io
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from curriculab.analysis import queries
 from curriculab.analysis.coding import IN_SAMPLE_PREFIX
@@ -243,12 +245,69 @@ EXACT_METHODS = {
 """Reliability methods that are exact by construction, and why."""
 
 
-def planner_use(rows: list[dict], mine: dict | None = None) -> tuple[bool, str, str]:
-    """The one reliability rule, read by the planner, the report and the Labelling page: from every
-    `code_reliability` row of one coder's code, (used, method, why). A code is used when a row says
-    it is reliable out of sample: exact by construction (method `verifier`: labels then measure
-    people against it, they do not gate it), or measured against an annotator's labels. `mine`, an
-    annotator's own row, is the one the sentence speaks of where it decides."""
+class PlannerUse(NamedTuple):
+    """What the planner does with one coder's code, and why: the one statement every page, the
+    report and `plan` print."""
+
+    used: bool
+    """The planner acts on the code (reliable out of sample, or exact, and with a curriculum effect)."""
+    method: str
+    """How its reliability is known: labels, or an exact method (verifier, environment)."""
+    why: str
+    """The reason in a sentence."""
+    status: str
+    """The reason in a few words, for a table cell or a chart label."""
+    reliable: bool
+    """Its reliability alone (exact, or reliable against labels out of sample), whatever its target."""
+
+
+def planner_use(
+    rows: list[dict], mine: dict | None = None, *, code: str | None = None, taxonomy_version: str | None = None
+) -> PlannerUse:
+    """The one rule of what the planner does with a code, read by the planner, the report and the
+    Coders and Labelling pages: from every `code_reliability` row of one coder's code (none: never
+    measured). A code is used when a row says it is reliable out of sample — exact by
+    construction (method `verifier`/`environment`: labels then measure people against it, they do
+    not gate it), or measured against an annotator's labels — and the taxonomy gives it a
+    curriculum effect. `mine`, an annotator's own row, is the one the sentence speaks of where it
+    decides. `code` and `taxonomy_version` default to the rows' own."""
+    code = code or next((r["code"] for r in rows), None)
+    version = taxonomy_version or next((r.get("taxonomy_version") for r in rows if r.get("taxonomy_version")), None)
+    reliable, method, why, status = _reliability(rows, mine)
+    target = None
+    if code is not None:
+        taxonomy = load_taxonomy(version)
+        if code not in taxonomy.code_names:
+            return PlannerUse(
+                False,
+                method,
+                f"not a {taxonomy.version} code: the planner cannot read it",
+                "not used: unknown code",
+                reliable,
+            )
+        target = taxonomy.get(code).target
+        if target is None:
+            return PlannerUse(
+                False,
+                method,
+                f"no remediation target in taxonomy {taxonomy.version}: the planner leaves it out whatever its "
+                f"reliability ({status})",
+                "not used: no remediation target",
+                reliable,
+            )
+        if not target.curriculum_effect:
+            return PlannerUse(
+                False,
+                method,
+                f"no curriculum effect: {target.note} (the planner leaves it out whatever its reliability: {status})",
+                "not used: no curriculum effect",
+                reliable,
+            )
+    return PlannerUse(reliable, method, why, ("used: " if reliable else "not used: ") + status, reliable)
+
+
+def _reliability(rows: list[dict], mine: dict | None) -> tuple[bool, str, str, str]:
+    """(reliable, method, why, status) of one coder's code from its `code_reliability` rows."""
     usable = [r for r in rows if r.get("reliable") and not r.get("in_sample")]
     exact = [r for r in usable if r.get("method") in EXACT_METHODS]
     if exact:
@@ -262,39 +321,61 @@ def planner_use(rows: list[dict], mine: dict | None = None) -> tuple[bool, str, 
             True,
             method,
             f"exact by construction ({EXACT_METHODS[method]}): the planner uses it whatever labels say{yours}",
+            f"exact ({method})",
         )
     if usable:
         deciding = mine if mine in usable else usable[0]
         whose = "" if deciding is mine else f" ({deciding['annotator']}'s labels)"
-        return True, "labels", labels_to_reliable(deciding) + whose
-    return False, "labels", labels_to_reliable(mine)
+        sentence, short = _reliability_words(deciding)
+        return True, "labels", sentence + whose, short
+    # no annotator named: speak of the widest measure there is (no labels yet only when none exists)
+    deciding = mine if mine is not None else max(rows, key=lambda r: r.get("n") or 0, default=None)
+    whose = "" if deciding is mine or not deciding.get("n") else f" ({deciding['annotator']}'s labels)"
+    sentence, short = _reliability_words(deciding)
+    return False, "labels", sentence + whose, short
 
 
-def planner_use_by_code(rows: list[dict]) -> dict[str, tuple[bool, str, str]]:
-    """`planner_use` for each code of `code_reliability` rows (one coder's)."""
-    by_code: dict[str, list[dict]] = {}
+def planner_use_by_code(
+    rows: list[dict], codes: Iterable[str] = (), taxonomy_version: str | None = None
+) -> dict[str, PlannerUse]:
+    """`planner_use` for each code of `code_reliability` rows (one coder's, of one taxonomy
+    version), and for each of `codes` with no rows (never measured)."""
+    by_code: dict[str, list[dict]] = {code: [] for code in codes}
     for row in rows:
         by_code.setdefault(row["code"], []).append(row)
-    return {code: planner_use(measured) for code, measured in by_code.items()}
+    version = taxonomy_version or next((r.get("taxonomy_version") for r in rows if r.get("taxonomy_version")), None)
+    return {code: planner_use(measured, code=code, taxonomy_version=version) for code, measured in by_code.items()}
 
 
 def labels_to_reliable(row: dict | None, threshold: float = DEFAULT_KAPPA_THRESHOLD) -> str:
     """What a `code_reliability` row (None: no labels yet) means for planning, in a sentence."""
+    return _reliability_words(row, threshold)[0]
+
+
+def _reliability_words(row: dict | None, threshold: float = DEFAULT_KAPPA_THRESHOLD) -> tuple[str, str]:
+    """(sentence, a few words) for what a `code_reliability` row means for planning."""
     if row is None or not row.get("n"):
-        return "no labels yet: the planner cannot use this code"
+        return "no labels yet: the planner cannot use this code", "no labels yet"
     n, kappa = int(row["n"]), row.get("kappa")
     if row.get("reliable"):
-        return f"reliable (κ = {kappa:.2f} on {n} labels): the planner uses it"
+        return f"reliable (κ = {kappa:.2f} on {n} labels): the planner uses it", f"reliable (κ {kappa:.2f} on {n})"
     if row.get("in_sample"):
-        return "measured in sample (the classifier learned from these labels): the planner ignores it"
+        return (
+            "measured in sample (the classifier learned from these labels): the planner ignores it",
+            "measured in sample",
+        )
     if kappa is None or kappa != kappa:
         return (
             f"κ undefined on {n} labels (coder and labels never differ in kind yet): label some where the coder "
-            "found the code and some where it did not"
+            "found the code and some where it did not",
+            f"κ undefined on {n}",
         )
     if kappa < threshold:
-        return f"unreliable (κ = {kappa:.2f} < {threshold:.2f} on {n} labels): the planner ignores it"
+        return (
+            f"unreliable (κ = {kappa:.2f} < {threshold:.2f} on {n} labels): the planner ignores it",
+            f"unreliable (κ {kappa:.2f} < {threshold:.2f} on {n})",
+        )
     return (
-        f"becomes reliable after {MIN_LABELS_RELIABLE - n} more labels if they agree as these do "
-        f"(κ = {kappa:.2f} on {n})"
+        f"becomes reliable after {MIN_LABELS_RELIABLE - n} more labels if they agree as these do (κ = {kappa:.2f} on {n})",
+        f"{n} of {MIN_LABELS_RELIABLE} labels (κ {kappa:.2f})",
     )

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from curriculab.analysis import queries
-from curriculab.analysis.difficulty import held_out_check
+from curriculab.analysis.difficulty import held_out_check, system_abilities
 from curriculab.analysis.labels import planner_use_by_code
 from curriculab.analysis.queries import COVERAGE_MIN
 from curriculab.analysis.stats import cluster_bootstrap_difference, cluster_bootstraps, pass_at_k
@@ -47,6 +47,20 @@ class Report:
     """Pass rate per model with Wilson and task-clustered intervals, harness errors and flagged verdicts."""
     comparisons: list[dict]
     """Each model against the next one down: difference and its task-clustered interval."""
+    by: str
+    """The unit the findings compare: `system` (agent · model; the default wherever agents share a
+    model) or `model`."""
+    system_comparisons: list[dict]
+    """Each system against the next one down in the leaderboard's order, by its share of trials
+    solved (every trial counts, as the leaderboard counts): difference and its task-clustered interval."""
+    system_pass_at_k: list[dict]
+    """Unbiased pass@k per system."""
+    system_abilities: list[dict]
+    """With `by="system"`: each system's IRT ability from a fit whose unit is the system (the stored
+    fit's unit is the model), flagged tasks left out."""
+    system_failure_modes: list[dict]
+    """With `by="system"`: each system's three largest codes from the leading coder, as shares of the
+    failures it could judge."""
     top_failure_modes: dict[str, list[dict]]
     """Per model, its top codes by share of the failures the coder could judge."""
     coverage: list[dict]
@@ -84,6 +98,16 @@ class Report:
     and the leaderboard's figure (every error a failure, mean over runs)."""
     pooling: list[dict] = field(default_factory=list)
     """Per model row: the agents and runs it pools, and whether the source named the model."""
+    endings: list[dict] = field(default_factory=list)
+    """Per system: how its failures ended by the harness's record (out of time, another agent fault,
+    at the tests' verdict), beside the tests' codes (`queries.failure_endings`)."""
+    long_tasks: list[dict] = field(default_factory=list)
+    """Per system, the tasks it ran out of time on most (`failure_endings` by task)."""
+    task_health: list[dict] = field(default_factory=list)
+    """Per task: attempts, systems, who solved it, harness faults, timeouts, health and whether it is
+    flagged (never or always solved, unchecked: kept out of fits and mixes), `queries.task_health`."""
+    solve_matrix: list[dict] = field(default_factory=list)
+    """Per task, each system's passes/attempts (the system × task solve matrix, every model)."""
     beside: list[dict] = field(default_factory=list)
     """Every other coder with codes in the store, side by side with `coder` (not merged): per coder
     its coder, taxonomy_version, coverage, top_failure_modes, bottlenecks, cooccurrence, failures_by_tier."""
@@ -102,7 +126,16 @@ class Report:
 
 
 def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{100 * x:.1f}%"
+    return "n/a" if x is None else percent_text(x)
+
+
+def percent_text(share: float) -> str:
+    """`share` as a percentage with one decimal, half-up from its shortest decimal form (0.4925 →
+    49.3%, 0.5875 → 58.8%, where binary `:.1%` gives 49.2% and 58.8%): the report and the pages alike."""
+    if not math.isfinite(share):
+        return "n/a"
+    exact = decimal.Decimal(repr(share)).scaleb(2)
+    return f"{exact.quantize(decimal.Decimal('0.1'), rounding=decimal.ROUND_HALF_UP)}%"
 
 
 def _cells_by(rows: list[dict[str, Any]], keys: list[str], k: str, n: str) -> dict[tuple, dict[str, tuple[int, int]]]:
@@ -138,6 +171,7 @@ def _coder_reads(coder: str, version: str | None, model: str | None) -> dict[str
         "share_clusters": (queries.failure_clusters, coded),
         "coverage": (queries.coder_coverage, coded),
         "pairs": (queries.failure_code_pairs, coded),
+        "timeouts": (queries.code_timeouts, coded),
     }
 
 
@@ -151,9 +185,19 @@ def _coder_view(
     drawn from the same resamples when given."""
     # the planner's rule (`planner_use`), so the two never disagree
     in_sample = {r["code"] for r in rows["reliability"] if r["in_sample"]}
+    measured = {r["code"] for r in rows["reliability"]}
+    timed_out = {(r["model"], r["code"]): r["timed_out"] for r in rows["timeouts"]}
     reliability = {
-        code: {"reliable": used, "in_sample": not used and code in in_sample}
-        for code, (used, _, _) in planner_use_by_code(rows["reliability"]).items()
+        code: {
+            "reliable": use.reliable,
+            "in_sample": not use.reliable and code in in_sample,
+            "for_planning": use.status,
+        }
+        for code, use in planner_use_by_code(
+            rows["reliability"],
+            [r["code"] for r in rows["distribution"]],
+            next((r["taxonomy_version"] for r in rows["distribution"]), None),
+        ).items()
     }
     by_dimension: dict[str, list[dict]] = {"overall": [], "tier": []}
     for row in rows["distribution"]:
@@ -161,9 +205,11 @@ def _coder_view(
     distribution = [r for r in by_dimension["overall"] if r["applied"]]
     share_clusters = {(r["model"], r["code"]): (r["present"], r["applied"]) for r in rows["share_clusters"]}
     for row in distribution:
-        rel = reliability.get(row["code"])
-        row["reliable"] = None if rel is None else rel["reliable"]  # None: agreement never measured
-        row["in_sample"] = bool(rel and rel["in_sample"])
+        rel = reliability[row["code"]]
+        row["reliable"] = rel["reliable"] if row["code"] in measured else None  # None: agreement never measured
+        row["in_sample"] = rel["in_sample"]
+        row["for_planning"] = rel["for_planning"]
+        row["timed_out"] = timed_out.get((row["model"], row["code"]), 0)
     no_tasks: tuple[list[int], list[int]] = ([], [])
     _set_intervals(
         list(overview) + distribution,
@@ -192,13 +238,23 @@ def _coder_view(
 
 
 def build_report(
-    store: Store, model: str | None = None, coder: str = "all", band: tuple[float, float] = (0.2, 0.8), top: int = 5
+    store: Store,
+    model: str | None = None,
+    coder: str = "all",
+    band: tuple[float, float] = (0.2, 0.8),
+    top: int = 5,
+    by: str | None = None,
 ) -> Report:
     """Everything the report says. Reads only: works on `Store(path, read_only=True)`. `coder="all"`
     reports every coder with codes in the store side by side (the first in `CODERS` order leads;
-    the others are `beside`); a coder's name reports that one alone."""
+    the others are `beside`); a coder's name reports that one alone. `by` is the unit the findings
+    compare: `system` (agent · model) or `model`; None chooses systems wherever agents share a model."""
     if coder == "all":
         present = [c for c in CODERS if queries.latest_taxonomy_version(store, c) is not None]
+        # the lead is the first coder that found something: one that abstained everywhere (rules on
+        # installed agents' verdicts) would leave the top-level failure modes empty
+        found = set(queries.coders_with_codes(store))
+        present.sort(key=lambda c: c not in found)
         coder, others = (present[0], present[1:]) if present else ("rules", [])
     else:
         others = []
@@ -216,6 +272,10 @@ def build_report(
             "signal": (queries.signal_efficiency, {"band": band, "model": model}),
             "milestones": (queries.milestone_funnel, {"model": model}),
             "harness_errors": (queries.harness_errors, {"model": model}),
+            "endings": (queries.failure_endings, {"model": model}),
+            "task_health": (queries.task_health, {}),
+            "solve_matrix": (queries.solve_matrix, {"model": model}),
+            "task_endings": (queries.failure_endings, {"model": model, "by": "task"}),
             "unknown_models": (queries.unknown_models, {"model": model}),
             "evidence": (queries.attempt_evidence, {"model": model}),
             "quarantined": (queries.quarantined_inputs, {}),
@@ -235,6 +295,55 @@ def build_report(
     overview.sort(key=lambda r: (r["pass_rate"] is None, -(r["pass_rate"] or 0), r["model"]))
     pass_cells = _cells_by(rows["task_cells"], ["model"], "passes", "attempts")
     comparisons = _comparisons(overview, pass_cells)
+    if by is None:  # systems are the unit wherever agents share a model
+        by = (
+            "system"
+            if any((queries.pooling_concern(p) or ("", ""))[1] == "agents" for p in rows["pooling"])
+            else "model"
+        )
+    if by not in ("system", "model"):
+        raise ValueError(f"a report compares by 'system' or 'model', not {by!r}")
+    # systems compared as the leaderboard counts them: every trial, an infrastructure fault a failure
+    system_cells = _cells_by(rows["solve_matrix"], ["system"], "passes", "trials")
+    leaderboard_order = dict.fromkeys(f"{r['agent']} · {r['model']}" for r in rows["systems"])
+    trials = {name: sum(n for _, n in system_cells.get((name,), {}).values()) for name in leaderboard_order}
+    system_rates = [
+        {"model": name, "pass_rate": sum(k for k, _ in system_cells[(name,)].values()) / trials[name]}
+        for name in leaderboard_order
+        if trials[name]
+    ]
+    judged_cells = _cells_by(rows["solve_matrix"], ["system"], "passes", "attempts")
+    system_comparisons = [
+        {"higher_system": c.pop("higher"), "lower_system": c.pop("lower"), **c}
+        for c in _comparisons(system_rates, system_cells)
+    ]
+    system_pass_at_k = [{"system": e.pop("model"), **e} for e in _pass_at_k(judged_cells)]
+    flagged_tasks = {t["task_id"] for t in rows["task_health"] if t["flagged"]}
+    abilities_by_system = system_abilities(rows["solve_matrix"], flagged_tasks) if by == "system" else []
+    system_modes = []
+    if by == "system" and version is not None:
+        scoped = queries.failure_distribution.records(
+            store, coder, taxonomy_version=version, scope=queries.Scope(model=model)
+        )
+        for row in scoped:
+            if row["code"] != "harness_failure" and row["n"] and row["share"] is not None:
+                if sum(1 for m in system_modes if m["system"] == row["system"]) < 3:
+                    system_modes.append(
+                        {
+                            k: row[k]
+                            for k in (
+                                "system",
+                                "code",
+                                "n",
+                                "applied",
+                                "failures",
+                                "share",
+                                "coverage",
+                                "ci_low",
+                                "ci_high",
+                            )
+                        }
+                    )
     view = _coder_view(rows, top, overview, [_lists(pass_cells.get((r["model"],), {})) for r in overview])
     beside = []
     for other in others:
@@ -267,6 +376,11 @@ def build_report(
         band=list(band),
         overview=overview,
         comparisons=comparisons,
+        by=by,
+        system_comparisons=system_comparisons,
+        system_pass_at_k=system_pass_at_k,
+        system_failure_modes=system_modes,
+        system_abilities=abilities_by_system,
         **view,
         difficulty={
             "fit": {**fit, "current_fit": fit["fitted"] == fit["current"] and fit["fitted"] > 0},
@@ -285,6 +399,10 @@ def build_report(
         pass_at_k=_pass_at_k(pass_cells),
         milestones=rows["milestones"],
         harness_errors=rows["harness_errors"],
+        endings=rows["endings"],
+        task_health=rows["task_health"],
+        solve_matrix=_wide_matrix(rows["solve_matrix"]),
+        long_tasks=_long_tasks(rows["task_endings"]),
         unknown_models=rows["unknown_models"],
         by_agent=_by_agent(rows["systems"]),
         evidence=rows["evidence"],
@@ -297,6 +415,29 @@ def build_report(
     )
     report.findings = _findings(report)
     return report
+
+
+def _wide_matrix(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`solve_matrix` rows as one row per task with a `passes/attempts` cell per system."""
+    systems = sorted({r["system"] for r in rows})
+    by_task: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        by_task.setdefault(r["task_id"], {"task_id": r["task_id"], **dict.fromkeys(systems, "")})[r["system"]] = (
+            f"{r['passes']}/{r['attempts']}"
+        )
+    return [by_task[t] for t in sorted(by_task)]
+
+
+def _long_tasks(rows: list[dict[str, Any]], per_system: int = 5) -> list[dict[str, Any]]:
+    """Per system, the tasks it ran out of time on most (at least once), most first."""
+    timed = sorted((r for r in rows if r["timed_out"]), key=lambda r: (r["system"], -r["timed_out"], r["task_id"]))
+    out: list[dict[str, Any]] = []
+    for row in timed:
+        if sum(1 for o in out if o["system"] == row["system"]) < per_system:
+            out.append(
+                {k: row[k] for k in ("system", "task_id", "attempts", "failures", "timed_out", "crashed", "to_verdict")}
+            )
+    return out
 
 
 def _by_agent(systems: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -426,11 +567,17 @@ def _coder_findings(view: dict[str, Any], rates: list[dict[str, Any]], label: st
                 f"but {'; and '.join(problems)}."
             )
         else:
+            timed = (
+                f" {t['timed_out']} of those {t['n']} ran out of time (agent_timeout): read them as time, not as "
+                "work the tests found wrong."
+                if t.get("timed_out") and t["timed_out"] >= queries.TIME_BOUND * t["n"]
+                else ""
+            )
             found.append(
                 label
                 + f"{m}: the top failure mode is {t['code']}, in {_pct(t['share'])} of the failures the coder could "
                 f"judge ({t['n']} of {t['applied']}; 95% CI over tasks {_pct(t['cluster_low'])}–{_pct(t['cluster_high'])}; "
-                f"coverage {_pct(t['coverage'])} of {t['failures']} failures)."
+                f"coverage {_pct(t['coverage'])} of {t['failures']} failures).{timed}"
             )
     for b in view["bottlenecks"]:
         where = "the top failure mode" if b["within_top"] == 1 else "in the top two failure modes"
@@ -482,18 +629,29 @@ def _findings(r: Report) -> list[str]:
             found.append(
                 f"{o['model']}: every attempt ({o['harness_errors']}) ended in a harness error; it has no pass rate."
             )
-    if len(rates) > 1:
+    if r["by"] == "system":
+        ranked = [x for x in r["systems"] if x["pass_rate"] is not None]
+        if len(ranked) > 1:
+            best, worst = ranked[0], ranked[-1]
+            found.append(
+                "Systems (agent · model) are the unit here: a model's row would mix the agents that ran it. "
+                f"In the leaderboard's order {best['agent']} · {best['model']} leads at "
+                f"{_pct(best['leaderboard_accuracy'])} (runs {_pct(best['run_low'])}–{_pct(best['run_high'])}) and "
+                f"{worst['agent']} · {worst['model']} trails at {_pct(worst['leaderboard_accuracy'])} (runs "
+                f"{_pct(worst['run_low'])}–{_pct(worst['run_high'])}); every trial counts there, an error as a failure."
+            )
+        found += [
+            _indistinguishable(c["higher_system"], c["lower_system"], c, " in solved trials")
+            for c in r["system_comparisons"]
+            if not c["distinguishable"]
+        ]
+    elif len(rates) > 1:
         best, worst = rates[0], rates[-1]
         found.append(
             f"{best['model']} passes {_pct(best['pass_rate'])} of attempts ({_interval_text(best)}); "
             f"{worst['model']} passes {_pct(worst['pass_rate'])} ({_interval_text(worst)})."
         )
-        for c in r["comparisons"]:
-            if not c["distinguishable"]:
-                found.append(
-                    f"{c['higher']} and {c['lower']} are not distinguishable: the {c['difference'] * 100:+.1f}-point "
-                    f"difference has a task-clustered 95% CI of {_signed(c['ci_low'])} to {_signed(c['ci_high'])} points."
-                )
+        found += [_indistinguishable(c["higher"], c["lower"], c) for c in r["comparisons"] if not c["distinguishable"]]
     for view in [{"coder": r["coder"], **{k: r[k] for k in _VIEW_KEYS}}, *r["beside"]]:
         found += _coder_findings(view, rates, f"`{view['coder']}`: " if r["beside"] else "")
     d = r["difficulty"]
@@ -547,6 +705,28 @@ def _findings(r: Report) -> list[str]:
             f"{despite} attempts passed although the harness recorded an agent fault (the tests passed after "
             f"a timeout or a crash): passes, counted as passes."
         )
+    suspect = [t for t in r["task_health"] if t["flagged"]]
+    if suspect:
+        found.append(
+            f"Task health: {len(suspect)} task(s) look broken or trivial and are kept out of difficulty fits, "
+            "capability evidence and task mixes until checked: "
+            + "; ".join(
+                f"{t['task_id']} ({t['health']}; {t['attempts']} attempts by {t['systems']} systems, "
+                f"{t['harness_faults']} harness faults, {t['timed_out']} timeouts)"
+                for t in suspect[:8]
+            )
+            + ("; …" if len(suspect) > 8 else "")
+            + ". `curriculab tasks checked ID` puts a task back once a person has looked."
+        )
+    for e in r["endings"]:
+        if e["failures"] and e["timeout_share"] >= queries.TIME_BOUND:
+            long = [t["task_id"] for t in r["long_tasks"] if t["system"] == e["system"]][:3]
+            found.append(
+                f"{e['system']}: {e['timed_out']} of its {e['failures']} failures ({_pct(e['timeout_share'])}; "
+                f"Wilson 95% CI {_pct(e['ci_low'])}–{_pct(e['ci_high'])}) ran out of time: its failures are about "
+                f"time and long tasks ({', '.join(long)}), whatever the tests' codes say of them; give it more time "
+                f"or practise shorter steps before reading them as difficulty."
+            )
     if flagged:
         found.append(
             f"{flagged} attempts hit an infrastructure fault but the tests still gave a verdict; those "
@@ -578,6 +758,13 @@ def _findings(r: Report) -> list[str]:
             f"{u['attempts']} attempts ({u['runs']} run(s)) name no model; they are reported as '{u['attributed_to']}'."
         )
     return found
+
+
+def _indistinguishable(higher: str, lower: str, c: dict[str, Any], measure: str = "") -> str:
+    return (
+        f"{higher} and {lower} are not distinguishable: the {c['difference'] * 100:+.1f}-point difference{measure} "
+        f"has a task-clustered 95% CI of {_signed(c['ci_low'])} to {_signed(c['ci_high'])} points."
+    )
 
 
 def _interval_text(row: dict[str, Any]) -> str:
@@ -636,6 +823,7 @@ def _coder_sections(view: dict[str, Any], coverage_min: float, label: str) -> li
                 [
                     "code",
                     "n",
+                    "timed_out",
                     "applied",
                     "failures",
                     "share",
@@ -646,6 +834,7 @@ def _coder_sections(view: dict[str, Any], coverage_min: float, label: str) -> li
                     "cluster_high",
                     "reliable",
                     "in_sample",
+                    "for_planning",
                 ],
                 "",
             )
@@ -720,8 +909,26 @@ def _sections(r: Report) -> list[tuple[str, list[dict[str, Any]], list[str] | No
                 "pass_rate",
                 "errors",
                 "leaderboard_accuracy",
+                "run_low",
+                "run_high",
             ],
             "no attempts",
+        ),
+        (
+            "Ranking of systems: each against the next in the leaderboard's order, by its share of trials solved "
+            "(every trial counts, as on the leaderboard; task-clustered 95% CI of the difference)",
+            r["system_comparisons"],
+            None,
+            "fewer than two systems with a pass rate",
+        ),
+        ("pass@k per system (unbiased)", r["system_pass_at_k"], None, "no attempts with a verdict"),
+        (
+            f"Top failure modes per system (`{r['coder']}`; share of the failures the coder could judge)",
+            r["system_failure_modes"],
+            None,
+            "systems are compared only where agents share a model (`--by system` asks for them)"
+            if r["by"] != "system"
+            else "no failed attempt got a code",
         ),
         ("What each model row pools (agents and runs)", r["pooling"], None, "no attempts"),
     ]
@@ -742,16 +949,62 @@ def _sections(r: Report) -> list[tuple[str, list[dict[str, Any]], list[str] | No
             None,
             held.get("error", ""),
         ),
+        (
+            "System abilities (IRT, a fit whose unit is the system; flagged tasks left out)",
+            r["system_abilities"],
+            None,
+            "systems are compared only where agents share a model (`--by system` asks for them)"
+            if r["by"] != "system"
+            else "fewer than two systems or tasks",
+        ),
         ("Model abilities (IRT)", r["difficulty"]["abilities"], None, "no fit"),
         (f"Signal: informative band {r['band'][0]}–{r['band'][1]}", r["signal"], None, "no fit"),
         ("pass@k (unbiased)", r["pass_at_k"], None, "no attempts with a verdict"),
         ("Milestones: first failing milestone", r["milestones"], None, "no milestone-graded attempts"),
+        (
+            "How failures ended, per system (the harness's record: out of time, another agent fault, or at the "
+            "tests' verdict), beside the tests' codes",
+            r["endings"],
+            [
+                "system",
+                "attempts",
+                "failures",
+                "timed_out",
+                "crashed",
+                "to_verdict",
+                "timeout_share",
+                "ci_low",
+                "ci_high",
+                "passed_despite_fault",
+            ],
+            "no attempts",
+        ),
+        ("Tasks each system ran out of time on most", r["long_tasks"], None, "no failure ran out of time"),
         (
             "Harness errors: infrastructure faults (no verdict) and the agent's own faults (counted)",
             r["harness_errors"],
             None,
             "no attempt hit a harness fault",
         ),
+        (
+            "Task health: tasks never or always solved (flagged ones are kept out of fits and mixes until checked)",
+            [t for t in r["task_health"] if t["flagged"] or t["checked"]],
+            [
+                "task_id",
+                "health",
+                "flagged",
+                "checked",
+                "attempts",
+                "systems",
+                "passes",
+                "systems_solved",
+                "harness_faults",
+                "timed_out",
+            ],
+            f"no task was never or always solved in {queries.HEALTH_MIN_ATTEMPTS}+ attempts by "
+            f"{queries.HEALTH_MIN_SYSTEMS}+ systems",
+        ),
+        ("Solve matrix: passes/attempts per task and system", r["solve_matrix"], None, "no attempts"),
         ("Attempts that name no model", r["unknown_models"], None, "every attempt names its model"),
         ("What the coders could see: attempts without logged actions, per model", r["evidence"], None, "no attempts"),
         ("Quarantined inputs (not in any table above)", r["quarantined"], None, "nothing was quarantined"),

@@ -8,6 +8,7 @@ answer its health check within 60 s (the cause was not pinned down; this order l
 
 def _preload() -> None:
     import pandas  # noqa: F401
+    import pandas.io.formats.style  # noqa: F401  (tables' percentages; it brings jinja2 in)
     import plotly.graph_objects  # noqa: F401
 
     import curriculab.dashboard.common  # noqa: F401  (the read API, the taxonomy, the store)

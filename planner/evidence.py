@@ -170,16 +170,16 @@ def failure_targets(
     taxonomy = load_taxonomy(version)
     distribution = queries.records(queries.failure_distribution(store, coder, model=model, taxonomy_version=version))
     reliability = queries.records(queries.code_reliability(store, coder, taxonomy_version=version))
-    decided = planner_use_by_code(reliability)
-    reliable = {code: method for code, (used, method, _) in decided.items() if used}
-    measured = set(decided)
+    decided = planner_use_by_code(reliability, [row["code"] for row in distribution], version)
+    timed_out = {
+        r["code"]: (r["present"], r["timed_out"])
+        for r in queries.records(queries.code_timeouts(store, coder, model=model, taxonomy_version=version))
+    }
     decisions = []
     for row in distribution:
         code = row["code"]
-        try:
-            target = taxonomy.get(code).target
-        except KeyError:
-            target = None
+        use = decided[code]
+        target = taxonomy.get(code).target if code in taxonomy.code_names else None
         share, coverage = row["share"], row["coverage"]
         common = dict(
             code=code,
@@ -191,20 +191,21 @@ def failure_targets(
             task_filters=list(target.task_filters) if target else [],
             coder=coder,
             reward_term=target.reward_term if target else None,
-            method=reliable.get(code, "labels"),
+            method=use.method,
         )
-        if target is None:
-            decisions.append(CodeDecision(**common, used=False, reason=f"no remediation target in taxonomy {version}"))
-        elif not target.curriculum_effect:
-            decisions.append(CodeDecision(**common, used=False, reason=f"no curriculum effect: {target.note}"))
-        elif code not in reliable:
-            why = (
-                "not measured against labels (label some: `curriculab labels export`, then `labels import` and "
-                "`agreement`)"
-                if code not in measured
-                else "its coder is unreliable on it (kappa under threshold)"
+        present, timed = timed_out.get(code, (0, 0))
+        if not use.used:  # the one statement (`planner_use`) the pages and the report print too
+            decisions.append(CodeDecision(**common, used=False, reason=use.why))
+        elif timed and timed >= queries.TIME_BOUND * present and target and target.tiers:
+            # a test that failed because the agent ran out of time is no evidence the task was too hard
+            decisions.append(
+                CodeDecision(
+                    **common,
+                    used=False,
+                    reason=f"not read as difficulty: {timed} of its {present} failures ran out of time "
+                    "(agent_timeout): read as time (the plan's time: reason)",
+                )
             )
-            decisions.append(CodeDecision(**common, used=False, reason=f"ignored: {why}"))
         elif coverage is None or coverage < COVERAGE_MIN:
             decisions.append(
                 CodeDecision(
@@ -222,10 +223,11 @@ def failure_targets(
                 )
             )
         else:
+            assert target is not None  # `planner_use` uses only codes with a remediation target
             effect = (", ".join(target.tiers) if target.tiers else "") + (
                 f"{' and ' if target.tiers else ''}a {target.reward_term} reward term" if target.reward_term else ""
             )
-            how = f"exact ({reliable[code]})" if reliable[code] in EXACT_METHODS else "reliable against labels"
+            how = f"exact ({use.method})" if use.method in EXACT_METHODS else "reliable against labels"
             decisions.append(
                 CodeDecision(
                     **common,
@@ -235,6 +237,25 @@ def failure_targets(
                 )
             )
     return decisions, version
+
+
+def time_reading(store: Store, model: str) -> str | None:
+    """A reason about time when most of `model`'s failures ran out of time (the harness recorded
+    `agent_timeout`), naming the tasks it timed out on most; None otherwise."""
+    endings = queries.records(queries.failure_endings(store, model=model))
+    failures, timed = sum(e["failures"] for e in endings), sum(e["timed_out"] for e in endings)
+    if not failures or timed < queries.TIME_BOUND * failures:
+        return None
+    tasks = queries.records(queries.failure_endings(store, model=model, by="task"))
+    per_task: dict[str, int] = {}
+    for t in tasks:
+        per_task[t["task_id"]] = per_task.get(t["task_id"], 0) + t["timed_out"]
+    longest = sorted((t for t in per_task if per_task[t]), key=lambda t: (-per_task[t], t))[:5]
+    return (
+        f"time: {timed} of {model}'s {failures} failures ({timed / failures:.0%}) ran out of time (agent_timeout), "
+        f"most on {', '.join(f'{t} ({per_task[t]})' for t in longest)}: its failures are about time and long tasks, "
+        "so they shift no tier towards easier tasks; give its episodes more time or turns, or split long tasks"
+    )
 
 
 def coded_decisions(store: Store, model: str, coders: Sequence[str]) -> tuple[list[CodeDecision], list[str]]:

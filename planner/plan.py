@@ -32,6 +32,7 @@ from curriculab.planner.evidence import (
     estimate_capability,
     reward_terms,
     shift_toward,
+    time_reading,
 )
 from curriculab.planner.portfolio import ORDERS, STRATEGIES, WEIGHTS, Strategy, Thresholds, choose, p_all_same
 from curriculab.trajectory.vocabulary import TIERS
@@ -307,6 +308,8 @@ def build_plan(
                     f"groups of {g} all-same (limit {limit:.0%}): start there"
                 )
     decisions, versions = coded_decisions(store, model, coders)
+    if timing := time_reading(store, model):
+        reasons.append(timing)
     weights, alpha_bias = shift_toward(WEIGHTS[preset], decisions, shift_strength)
     shifting = [d for d in decisions if d.used and d.tiers]
     if shifting:

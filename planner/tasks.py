@@ -20,7 +20,7 @@ from typing import Any
 from curriculab.analysis import queries
 from curriculab.analysis.store import Store
 from curriculab.planner.config import DatasetSection, PlanHeader, RewardSection, TrainingConfig
-from curriculab.planner.evidence import CodeDecision, PlanError, coded_decisions, reward_terms
+from curriculab.planner.evidence import CodeDecision, PlanError, coded_decisions, reward_terms, time_reading
 from curriculab.planner.plan import MixEntry, Plan, grpo_section
 from curriculab.taxonomy.task_effects import table_version, task_effects
 
@@ -73,7 +73,27 @@ def build_task_plan(
     reasons = [
         f"suite {suite}: {len(task_ids)} tasks, {len(held_out)} held out for evaluation, {len(training)} to train on"
     ]
+    flagged = {r["task_id"]: r for r in queries.task_health.records(store, flagged_only=True)}
+    suspect = [t for t in training if t in flagged]
+    if suspect:
+        if len(suspect) == len(training):
+            raise PlanError(
+                f"every training task is flagged by task health ({', '.join(suspect[:5])}…): check them and mark them "
+                "with `curriculab tasks checked ID...`, or choose another suite"
+            )
+        training = [t for t in training if t not in flagged]
+        reasons.append(
+            f"task health: {len(suspect)} tasks kept out of the mix until checked ("
+            + "; ".join(
+                f"{t}: {flagged[t]['health']} in {flagged[t]['attempts']} attempts by {flagged[t]['systems']} systems"
+                for t in suspect[:5]
+            )
+            + ("; …" if len(suspect) > 5 else "")
+            + "): `curriculab tasks checked ID` puts one back"
+        )
     decisions, versions = coded_decisions(store, model, coders)
+    if timing := time_reading(store, model):
+        reasons.append(timing)
     if model not in queries.known_models(store):
         reasons.append(f"no trajectories of {model} in the store: every task weighs the same, the outcome reward alone")
     effects = task_effects()

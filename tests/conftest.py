@@ -160,3 +160,79 @@ def leaderboard_with_a_pass_after_timeout(tmp_path: Path) -> Path:
     folder.mkdir(parents=True)
     (folder / "results.json").write_text(json.dumps(trial, indent=4))
     return source
+
+
+def leaderboard_that_mostly_times_out(tmp_path: Path) -> Path:
+    """A copy of the Terminal-Bench leaderboard fixture where cursor-cli with claude-sonnet-4 runs out
+    of time on two more tasks, in the real shape (`failure_mode: agent_timeout`, the tests then
+    failed): 3 of its 4 failures are timeouts, most on tasks the real leaderboard's systems time out on."""
+    import json
+    import shutil
+
+    source = Path(shutil.copytree(FIXTURES / "tb-leaderboard", tmp_path / "tb-leaderboard"))
+    run = source / "20250811_cursor-cli_claude-4-sonnet" / "run2_2025-08-10__21-53-39"
+    timed_out = json.loads(next((run / "reshard-c4-data").glob("*/results.json")).read_text())
+    for number, task in enumerate(("build-linux-kernel-qemu", "train-fasttext"), start=1):
+        trial = {
+            **timed_out,
+            "id": f"00000000-0000-4000-8000-00000000000{number}",
+            "task_id": task,
+            "trial_name": f"{task}.1-of-1.2025-08-10__21-53-39",
+            "instruction": f"Task text of {task} (shortened).",
+            "parser_results": {"test_output_exists": "failed"},
+        }
+        folder = run / task / trial["trial_name"]
+        folder.mkdir(parents=True)
+        (folder / "results.json").write_text(json.dumps(trial, indent=4))
+    return source
+
+
+def leaderboard_with_a_broken_and_a_trivial_task(
+    tmp_path: Path,
+    tasks: tuple[str, str, str] = ("nginx-request-logging", "hello-world", "fix-permissions"),
+    submissions: tuple[str, ...] = ("20250818_goose_claude-opus-4-1", "20250820_terminus_gpt-5", "20250821_codex_o3"),
+) -> Path:
+    """Three Terminal-Bench submissions in the real run-level shape (the goose fixture's
+    `<timestamp>_results.json`), four runs each, over three `tasks`: the first never solved (as
+    nginx-request-logging on the real leaderboard), the second always solved, the third mixed."""
+    import json
+
+    template = json.loads(
+        (
+            FIXTURES / "tb-leaderboard" / "20250818_goose_claude-opus-4-1" / "2025-08-17__09-12-00_results.json"
+        ).read_text()
+    )
+    trial = template["results"][0]
+    root = tmp_path / "tb-health"
+    for s, submission in enumerate(submissions):
+        folder = root / submission
+        folder.mkdir(parents=True)
+        for run in range(4):
+            stamp = f"2025-08-1{run}__0{s}-12-00"
+            results = []
+            for t, (task, resolved) in enumerate(zip(tasks, (False, True, (run + s) % 2 == 0))):
+                results.append(
+                    {
+                        **trial,
+                        "id": f"00000000-0000-4000-8000-{s:04d}{run:04d}{t:04d}",
+                        "task_id": task,
+                        "trial_name": f"{task}.1-of-1.{stamp}",
+                        "instruction": f"Task text of {task} (shortened).",
+                        "is_resolved": resolved,
+                        "failure_mode": "unset",
+                        "parser_results": {"test_outcome": "passed" if resolved else "failed"},
+                    }
+                )
+            resolved_ids = [r["id"] for r in results if r["is_resolved"]]
+            document = {
+                **template,
+                "id": f"00000000-0000-4000-9000-{s:04d}{run:08d}",
+                "results": results,
+                "n_resolved": len(resolved_ids),
+                "n_unresolved": len(results) - len(resolved_ids),
+                "resolved_ids": resolved_ids,
+                "unresolved_ids": [r["id"] for r in results if not r["is_resolved"]],
+                "accuracy": len(resolved_ids) / len(results),
+            }
+            (folder / f"{stamp}_results.json").write_text(json.dumps(document, indent=4))
+    return root

@@ -542,3 +542,29 @@ def test_plan_fits_difficulty_itself_for_a_model_with_no_tiered_results(cli_run,
     assert said in done.stderr
     assert json.loads(done.stdout)["capability"]["source"] == "irt"
     assert json.loads(cli_run("query", fitted, "--json").stdout)[0]["n"] >= 2
+
+
+def test_tasks_health_flags_and_tasks_checked_puts_a_task_back(cli_run, tmp_path):
+    from tests.conftest import leaderboard_with_a_broken_and_a_trivial_task
+
+    assert cli_run("ingest", str(leaderboard_with_a_broken_and_a_trivial_task(tmp_path))).exit_code == 0
+    flagged = json.loads(cli_run("tasks", "health", "--flagged", "--json").stdout)
+    assert {(r["task_id"], r["health"]) for r in flagged} == {
+        ("nginx-request-logging", "never solved: possibly broken"),
+        ("hello-world", "always solved: possibly trivial"),
+    }
+    fitted = cli_run("difficulty", "--json")
+    assert fitted.exit_code == 0
+    assert [r["task_id"] for r in json.loads(fitted.stdout)] == ["fix-permissions"]
+    assert "2 task(s) kept out as never or always solved" in fitted.stderr
+    refused = cli_run("tasks", "checked", "no-such-task")
+    assert refused.exit_code == 1
+    assert refused.stderr == (
+        "Error: no attempt of 'no-such-task' is in the store. `curriculab tasks health` lists the tasks it knows\n"
+    )
+    done = cli_run("tasks", "checked", "nginx-request-logging", "--note", "oracle passes")
+    assert done.exit_code == 0 and "Marked 1 task(s) checked" in done.stdout
+    left = json.loads(cli_run("tasks", "health", "--flagged", "--json").stdout)
+    assert [r["task_id"] for r in left] == ["hello-world"]
+    refitted = json.loads(cli_run("difficulty", "--json").stdout)
+    assert sorted(r["task_id"] for r in refitted) == ["fix-permissions", "nginx-request-logging"]

@@ -428,6 +428,8 @@ def _attribute(sends) -> list[tuple[str, str]]:
         out.append(("env" if harness else "agent", stripped))
         if _RUNS_TESTS.match(stripped):
             testing = True  # the harness runs the tests: what follows (its closing C-d too) is the harness's
+    if out and out[-1] == ("agent", "C-d"):  # the key that ended a recording no tests followed (a trial cut short)
+        out[-1] = ("env", "C-d")
     return out
 
 

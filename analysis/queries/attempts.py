@@ -11,6 +11,7 @@ from curriculab.trajectory.vocabulary import AGENT_FAULTS
 if TYPE_CHECKING:  # reads return DataFrames, but DuckDB imports pandas only when one is made:
     import pandas as pd  # ingest's readers import the read API and never make one
 from curriculab.analysis.queries.core import _SYSTEM, EVERYTHING, SLICES, Scope, SqlRead, Statement, _and_scope, _where
+from curriculab.analysis.queries.difficulty import TASK_HEALTH_SQL
 from curriculab.analysis.queries.failures import coders, taxonomy_versions
 
 _ATTEMPT_FILTERS = {
@@ -180,6 +181,50 @@ def harness_errors(store: Store, *, model: str | None = None, scope: Scope | Non
     )
 
 
+TIME_BOUND = 0.5
+"""Share of failures that ran out of time from which they are read as time (the report's findings,
+the planner's reasons), not as the tests' codes say: half or more."""
+
+
+@SqlRead
+def failure_endings(
+    store: Store, *, by: str = "system", model: str | None = None, scope: Scope | None = None
+) -> Statement:
+    """How failed attempts ended, per system (agent · model) or per system and task, read from the
+    harness's own record (`harness_error`): out of time (`agent_timeout`), another fault of the
+    agent's own (a crash, a parse error, a full context), or at the tests' verdict. A failure that
+    ran out of time says the agent needed more time, whatever the tests' codes then say of it.
+
+    Columns: agent, model, system, task_id (`by="task"` only), attempts (with a verdict), failures,
+    timed_out, crashed (another agent fault), to_verdict (neither), timeout_share (timed_out /
+    failures), ci_low, ci_high (Wilson 95% of timeout_share), passed_despite_fault (passes whose
+    record names an agent fault: passes, not failures).
+    """
+    if by not in ("system", "task"):
+        raise ValueError(f"failure_endings is by 'system' or 'task', not {by!r}")
+    task = ", a.task_id" if by == "task" else ""
+    where, params = _where({"model": "a.model"}, after_where=True, model=model)
+    clause, scope_params = (scope or EVERYTHING).clause("a")
+    return (
+        f"""
+        with counted as (
+            select coalesce(r.agent, '(unknown)') as agent, a.model, {_SYSTEM.format(model="a.model")} as system{task},
+                   count(*) as attempts, count(*) filter (a.outcome = 'failed') as failures,
+                   count(*) filter (a.outcome = 'failed' and a.harness_error = 'agent_timeout') as timed_out,
+                   count(*) filter (a.outcome = 'failed' and a.harness_error <> 'agent_timeout'
+                                    and list_contains(?, a.harness_error)) as crashed,
+                   count(*) filter (a.outcome = 'passed' and list_contains(?, a.harness_error)) as passed_despite_fault
+            from v_attempts a join trajectories t using (trajectory_id) left join runs r on r.run_id = t.run_id
+            where {clause} {where} group by all)
+        select agent, model, system{task.replace("a.", "")}, attempts, failures, timed_out, crashed,
+               failures - timed_out - crashed as to_verdict, timed_out / nullif(failures, 0) as timeout_share,
+               case when failures > 0 then wilson_low(timed_out, failures) end as ci_low,
+               case when failures > 0 then wilson_high(timed_out, failures) end as ci_high, passed_despite_fault
+        from counted order by system{task.replace("a.", "")}""",
+        [sorted(AGENT_FAULTS), sorted(AGENT_FAULTS), *scope_params, *params],
+    )
+
+
 INFRASTRUCTURE_FAULT = "none: infrastructure fault (left out)"
 """`harness_errors.verdict` of an attempt the infrastructure failed (outcome `error`)."""
 AGENT_FAULT_FAILED = "failed with an agent fault (counted)"
@@ -212,7 +257,8 @@ def systems(store: Store, *, model: str | None = None, scope: Scope | None = Non
     Columns: agent, agent_version, model, runs, trials (every attempt), attempts (with a verdict),
     passes, pass_rate (over attempts), ci_low, ci_high (Wilson 95% of pass_rate), errors (no
     verdict), leaderboard_accuracy (every trial counts and an error is a failure, averaged over
-    runs: the figure Terminal-Bench publishes).
+    runs: the figure Terminal-Bench publishes), run_low, run_high (the lowest and highest run's
+    accuracy: the run-to-run spread), run_accuracies (each run's accuracy, in run order).
     """
     where, params = _where({"model": "t.model"}, model=model)
     where, params = _and_scope(where, params, scope, "t")
@@ -227,7 +273,8 @@ def systems(store: Store, *, model: str | None = None, scope: Scope | None = Non
                sum(passes)::bigint as passes, sum(passes) / nullif(sum(attempts), 0) as pass_rate,
                wilson_low(sum(passes)::bigint, sum(attempts)::bigint) as ci_low,
                wilson_high(sum(passes)::bigint, sum(attempts)::bigint) as ci_high, sum(errors)::bigint as errors,
-               avg(passes / trials) as leaderboard_accuracy
+               avg(passes / trials) as leaderboard_accuracy, min(passes / trials) as run_low,
+               max(passes / trials) as run_high, list(passes / trials order by run_id) as run_accuracies
         from per_run group by all
         order by leaderboard_accuracy desc nulls last, pass_rate desc nulls last, agent, model""",
         params,
@@ -294,14 +341,16 @@ def attempt_evidence(store: Store, *, model: str | None = None) -> Statement:
 
 @SqlRead
 def attempt_cells(store: Store, *, train_only: bool = False) -> Statement:
-    """Per model and task: attempts with a verdict and passes, for the IRT fit. With `train_only`,
-    each (model, task)'s last attempt is left out when it tried more than once (held out).
+    """Per model and task: attempts with a verdict and passes, for the IRT fit; tasks flagged by task
+    health (never or always solved, unchecked: `task_health`) are left out. With `train_only`, each
+    (model, task)'s last attempt is left out when it tried more than once (held out).
 
     Columns: model, task_id, n, k.
     """
     return (
         f"""select model, task_id, count(*) as n, count(*) filter (passed) as k from ({_ATTEMPTS_SQL})
-                           {"where not held_out" if train_only else ""} group by 1, 2 order by 1, 2""",
+                           where {"not held_out and " if train_only else ""}{_HEALTHY}
+                           group by 1, 2 order by 1, 2""",
         [],
     )
 
@@ -309,7 +358,7 @@ def attempt_cells(store: Store, *, train_only: bool = False) -> Statement:
 @SqlRead
 def held_out_attempts(store: Store) -> Statement:
     """Each (model, task)'s last attempt where it tried more than once. Columns: model, task_id, passed."""
-    return (f"select model, task_id, passed from ({_ATTEMPTS_SQL}) where held_out order by 1, 2", [])
+    return (f"select model, task_id, passed from ({_ATTEMPTS_SQL}) where held_out and {_HEALTHY} order by 1, 2", [])
 
 
 @SqlRead
@@ -327,6 +376,8 @@ def authored_tier_counts(store: Store) -> dict[str, int]:
 
 
 # Each (model, task)'s last attempt is held out when it tried more than once (held_out_check).
+_HEALTHY = f"task_id not in (select task_id from ({TASK_HEALTH_SQL}) where flagged)"
+"""Tasks the fit may read: none that task health flags as possibly broken or trivial."""
 _ATTEMPTS_SQL = """
 select model, task_id, outcome = 'passed' as passed,
        row_number() over (partition by model, task_id order by attempt desc nulls last, trajectory_id desc) = 1
@@ -371,7 +422,8 @@ def authored_tier_summary(store: Store) -> pd.DataFrame:
 
 def tier_pass_rates(store: Store, *, model: str | None = None) -> pd.DataFrame:
     """Per model and test tier: how often its tests pass, with a standard error over trajectories
-    (the tests of one attempt are not independent).
+    (the tests of one attempt are not independent); tasks flagged by task health are left out,
+    as from the difficulty fit (capability evidence from a possibly broken task is none).
 
     Columns: model, tier, trajectories, results, passes, pass_rate, se.
     """
@@ -381,7 +433,7 @@ def tier_pass_rates(store: Store, *, model: str | None = None) -> pd.DataFrame:
         with per_attempt as (
             select t.model, r.tier, r.trajectory_id, count(*) as results, count(*) filter (r.passed) as passes
             from test_results r join trajectories t using (trajectory_id)
-            where r.tier is not null and t.outcome <> 'error' group by all)
+            where r.tier is not null and t.outcome <> 'error' and t.{_HEALTHY} group by all)
         select * from (
             select model, tier, count(*) as trajectories, sum(results)::bigint as results, sum(passes)::bigint as passes,
                    sum(passes) / sum(results) as pass_rate,

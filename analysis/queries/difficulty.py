@@ -72,11 +72,13 @@ def informative_tasks(
 def fit_staleness(store: Store) -> dict[str, int]:
     """How the stored IRT fit compares with the attempts now in the store.
 
-    Keys: fitted (attempts the fit used), current (attempts with a verdict now). They differ when
-    the store changed since the last fit; `curriculab difficulty` or `report --refit` refits.
+    Keys: fitted (attempts the fit used), current (attempts with a verdict now, on tasks task health
+    does not flag). They differ when the store changed since the last fit (or a task was flagged or
+    checked); `curriculab difficulty` or `report --refit` refits.
     """
-    _, rows = store.query("""select (select coalesce(sum(n_attempts), 0) from irt_tasks),
-                                    (select count(*) from trajectories where outcome in ('passed', 'failed'))""")
+    _, rows = store.query(f"""select (select coalesce(sum(n_attempts), 0) from irt_tasks),
+                                    (select count(*) from trajectories where outcome in ('passed', 'failed')
+                                     and task_id not in (select task_id from ({TASK_HEALTH_SQL}) where flagged))""")
     return {"fitted": int(rows[0][0]), "current": int(rows[0][1])}
 
 
@@ -127,3 +129,71 @@ def fitted_tasks(store: Store) -> pd.DataFrame:
     difficulty_se, n_attempts, pass_rate, measured_tier."""
     return store.frame("""select task_id, difficulty, discrimination, difficulty_se, n_attempts, pass_rate, measured_tier
                           from irt_tasks order by difficulty desc""")
+
+
+HEALTH_MIN_ATTEMPTS = 10
+"""Attempts with a verdict a task needs before it may be flagged: never solved in 10 bounds its pass
+rate under 26% (95%, the rule of three), enough to ask whether it is broken."""
+HEALTH_MIN_SYSTEMS = 3
+"""Systems (agent · model) that must have tried a task before it may be flagged: one system's
+failures say little about the task."""
+
+TASK_HEALTH_SQL = f"""
+with counted as (
+    select t.task_id, count(*) filter (t.outcome <> 'error') as attempts,
+           count(distinct coalesce(r.agent, '(unknown)') || ' · ' || t.model) filter (t.outcome <> 'error') as systems,
+           count(*) filter (t.outcome = 'passed') as passes,
+           count(distinct coalesce(r.agent, '(unknown)') || ' · ' || t.model) filter (t.outcome = 'passed')
+               as systems_solved,
+           count(*) filter (t.outcome = 'error') as harness_faults,
+           count(*) filter (t.outcome = 'failed' and t.harness_error = 'agent_timeout') as timed_out
+    from trajectories t left join runs r on r.run_id = t.run_id
+    where t.model is not null group by t.task_id)
+select c.*, c.passes / nullif(c.attempts, 0) as pass_rate,
+       case when c.attempts < {HEALTH_MIN_ATTEMPTS} or c.systems < {HEALTH_MIN_SYSTEMS} then 'too few attempts to tell'
+            when c.passes = 0 then 'never solved: possibly broken'
+            when c.passes = c.attempts then 'always solved: possibly trivial'
+            else 'ok' end as health,
+       k.task_id is not null as checked,
+       k.task_id is null and c.attempts >= {HEALTH_MIN_ATTEMPTS} and c.systems >= {HEALTH_MIN_SYSTEMS}
+           and (c.passes = 0 or c.passes = c.attempts) as flagged
+from counted c left join task_checks k on k.task_id = c.task_id
+"""
+"""Per task: attempts, systems, passes and who solved it, harness faults and timeouts on it, its
+health and whether it is flagged (never or always solved, not checked): one definition for the
+health table, the difficulty fit and the task mix."""
+
+
+@SqlRead
+def task_health(store: Store, *, flagged_only: bool = False) -> Statement:
+    """Whether each task looks broken or trivial: a task no system ever solved, or every system
+    always solved, in at least `HEALTH_MIN_ATTEMPTS` attempts by `HEALTH_MIN_SYSTEMS` systems, is
+    flagged until a person checks it (`curriculab tasks checked`); flagged tasks stay out of
+    difficulty fits, capability evidence and task mixes.
+
+    Columns: task_id, attempts (with a verdict), systems, passes, systems_solved, harness_faults
+    (attempts the infrastructure failed), timed_out (failures that ran out of time), pass_rate,
+    health, checked, flagged.
+    """
+    return (
+        f"select * from ({TASK_HEALTH_SQL}) {'where flagged ' if flagged_only else ''}"
+        "order by flagged desc, health <> 'ok' desc, pass_rate, task_id",
+        [],
+    )
+
+
+@SqlRead
+def solve_matrix(store: Store, *, model: str | None = None) -> Statement:
+    """Per system (agent · model) and task: trials, attempts with a verdict and passes, the system ×
+    task solve matrix. Columns: system, model, task_id, trials (every trial, an infrastructure
+    fault too: the leaderboard's accounting), attempts, passes, solved (passes / attempts)."""
+    where, params = _where({"model": "t.model"}, after_where=True, model=model)
+    return (
+        f"""
+        select coalesce(r.agent, '(unknown)') || ' · ' || t.model as system, t.model, t.task_id, count(*) as trials,
+               count(*) filter (t.outcome <> 'error') as attempts, count(*) filter (t.outcome = 'passed') as passes,
+               count(*) filter (t.outcome = 'passed') / nullif(count(*) filter (t.outcome <> 'error'), 0) as solved
+        from trajectories t left join runs r on r.run_id = t.run_id
+        where t.model is not null {where} group by all order by all""",
+        params,
+    )

@@ -74,6 +74,34 @@ def failure_distribution(
 
 
 @SqlRead
+def code_timeouts(
+    store: Store, coder: str = "rules", *, model: str | None = None, taxonomy_version: str | None = None
+) -> Statement:
+    """Per model and code: failures with the code (present), and of those how many ran out of time
+    (the harness recorded `agent_timeout`): an `all_tests_fail` that timed out says the agent needed
+    more time, not only that its work was wrong.
+
+    Columns: model, code, present, timed_out.
+    """
+    version = taxonomy_version or latest_taxonomy_version(store, coder)
+    where, params = _where(
+        {"coder": "c.coder", "version": "c.taxonomy_version", "model": "t.model"},
+        after_where=True,
+        coder=coder,
+        version=version,
+        model=model,
+    )
+    return (
+        f"""
+        select t.model, c.code, count(*) as present, count(*) filter (t.harness_error = 'agent_timeout') as timed_out
+        from coding_status c join v_attempts t using (trajectory_id)
+        where t.outcome = 'failed' and c.status = 'present' {where}
+        group by all order by all""",
+        params,
+    )
+
+
+@SqlRead
 def failure_cells(
     store: Store, coder: str = "rules", *, model: str | None = None, taxonomy_version: str | None = None
 ) -> Statement:
@@ -426,3 +454,14 @@ def taxonomy_versions(store: Store) -> list[str]:
 def coders(store: Store) -> list[str]:
     """Coders that have coded the store."""
     return sorted(store.frame("select distinct coder from coding_status")["coder"])
+
+
+def coders_with_codes(store: Store) -> list[str]:
+    """Coders that found at least one failure code (not only abstained, judged everything absent or
+    marked harness faults)."""
+    return [
+        c
+        for (c,) in store.query(
+            "select distinct coder from failure_codes where code <> 'harness_failure' order by 1"
+        ).rows
+    ]

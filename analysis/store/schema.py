@@ -507,6 +507,43 @@ UPDATE coding_status SET status = 'not_applicable', reason = 'installed agent: a
     ),
 )
 
+# Task health: a task no system ever solved (or every system always solved) may be broken or
+# trivial; it is kept out of difficulty fits and task mixes until a person marks it checked.
+MIGRATIONS += (
+    Migration(
+        14,
+        "tasks checked after a health flag",
+        """
+CREATE TABLE IF NOT EXISTS task_checks (
+    task_id VARCHAR PRIMARY KEY,
+    note VARCHAR,
+    checked_at TIMESTAMPTZ DEFAULT current_timestamp
+);
+""",
+    ),
+)
+
+# The C-d that closes an agent's recording is the harness's even when no tests recording follows
+# (a trial cut short): three real trials whose only "agent" step was that key were judged by the
+# rules as if the agent had acted. Stored ones are re-attributed and those verdicts withdrawn.
+MIGRATIONS += (
+    Migration(
+        15,
+        "a closing C-d is the harness's",
+        """
+UPDATE steps SET source = 'env' WHERE source = 'agent' AND command = 'C-d'
+    AND (trajectory_id, step_idx) IN (SELECT trajectory_id, max(step_idx) FROM steps GROUP BY trajectory_id);
+UPDATE trajectories SET actions_logged = false WHERE actions_logged
+    AND trajectory_id NOT IN (SELECT trajectory_id FROM steps WHERE source = 'agent');
+DELETE FROM failure_codes WHERE coder = 'rules' AND code <> 'harness_failure'
+    AND trajectory_id IN (SELECT trajectory_id FROM trajectories WHERE NOT actions_logged);
+UPDATE coding_status SET status = 'not_applicable', reason = 'installed agent: actions not logged'
+    WHERE coder = 'rules' AND code <> 'harness_failure' AND status <> 'not_applicable'
+    AND trajectory_id IN (SELECT trajectory_id FROM trajectories WHERE NOT actions_logged);
+""",
+    ),
+)
+
 LATEST_VERSION = MIGRATIONS[-1].version
 
 TABLE_DOCS: dict[str, str] = {
@@ -523,6 +560,7 @@ TABLE_DOCS: dict[str, str] = {
     "code_reliability": "Per coder and code: agreement with an annotator (method labels), or exact by construction (method verifier); unreliable codes are ignored by the planner.",
     "irt_tasks": "Measured task difficulty b, discrimination a (with standard errors) and measured tier from the last fit.",
     "irt_models": "Measured model ability θ (with standard error) from the last fit.",
+    "task_checks": "Tasks a person checked after task health flagged them (never or always solved): kept in difficulty fits and task mixes again.",
     "irt_checks": "The last fit's held-out check: each (model, task)'s last repeated attempt predicted by a fit without it, against the task's pass rate (log-loss, AUC).",
     "v_attempts": "View: attempts with their task's tier, type and language (no trajectories without a verdict).",
     "v_pass_rates": "View: per model and slice (overall, task, tier, task_type, language): pass rate with Wilson 95% interval; verdicts reached despite a harness fault count and are flagged.",

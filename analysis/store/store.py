@@ -821,6 +821,13 @@ class Store:
                 [(coder, annotator, c, taxonomy_version, n, k, f, t, r, i, method) for c, n, k, f, t, r, i in rows],
             )
 
+    def check_tasks(self, task_ids: list[str], note: str | None = None) -> None:
+        """Mark tasks checked by a person after task health flagged them: they go back into
+        difficulty fits and task mixes. Checking one again replaces its note."""
+        with self._transaction():
+            self._db.execute("delete from task_checks where list_contains(?, task_id)", [list(task_ids)])
+            self._insert("task_checks", ("task_id", "note"), [(t, note) for t in dict.fromkeys(task_ids)])
+
     def save_plan(self, row: PlanRow) -> bool:
         """Store a plan. A plan id is its content's hash: saving the same plan again keeps the
         first. Returns whether it was new."""

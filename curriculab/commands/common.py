@@ -177,3 +177,16 @@ def load_problem_set(name: str, only: Collection[str] | None = None) -> list[Pro
         return p.load_problem_set(name, only)
     except p.ProblemError as exc:
         raise CliError(str(exc)) from None
+
+
+def health_note(store: Store) -> str:
+    """' N task(s) kept out …' where task health flags tasks a fit just left out, else ''."""
+    from curriculab.analysis import queries
+
+    flagged = queries.task_health.records(store, flagged_only=True)
+    if not flagged:
+        return ""
+    return (
+        f" {len(flagged)} task(s) kept out as never or always solved ({', '.join(r['task_id'] for r in flagged[:3])}"
+        f"{', …' if len(flagged) > 3 else ''}): `curriculab tasks health --flagged` shows why."
+    )

@@ -11,6 +11,7 @@ from curriculab.commands.common import (
     db_option,
     emit,
     err_console,
+    health_note,
     load_problem_set,
     open_store,
     output_options,
@@ -27,9 +28,10 @@ def _fit_difficulty() -> None:
     with open_store(read_only=False, create=False) as store:
         with err_console().status("No difficulty fit stored: fitting one (IRT) on every judged attempt…"):
             fit = fit_store(store)
+        kept_out = health_note(store)
     err_console().print(
         f"Fitted difficulty on {len(fit.tasks):,} tasks and {len(fit.models):,} models "
-        "(stored, as `curriculab difficulty` would).",
+        f"(stored, as `curriculab difficulty` would).{kept_out}",
         soft_wrap=True,
     )
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from curriculab.commands.common import CliError, db_option, emit, open_store, output_options
+from curriculab.commands.common import CliError, db_option, emit, err_console, health_note, open_store, output_options
 
 
 @click.command()
@@ -38,9 +38,22 @@ from curriculab.commands.common import CliError, db_option, emit, open_store, ou
 @click.option(
     "--refit", is_flag=True, help="Refit measured difficulty first (writes); otherwise the report only reads."
 )
+@click.option(
+    "--by",
+    type=click.Choice(["system", "model"]),
+    default=None,
+    help="The unit the findings compare: system (agent · model) or model [default: system wherever agents "
+    "share a model, else model].",
+)
 @db_option
 def report(
-    model: str | None, fmt: str, output: Path | None, coder: str, band: tuple[float, float], refit: bool
+    model: str | None,
+    fmt: str,
+    output: Path | None,
+    coder: str,
+    band: tuple[float, float],
+    refit: bool,
+    by: str | None,
 ) -> None:
     """Failure distribution with intervals, bottlenecks, measured difficulty, signal, milestones.
 
@@ -63,7 +76,7 @@ def report(
                 raise CliError(str(exc)) from None
     with open_store(read_only=True) as store:
         try:
-            data = build_report(store, model=model, coder=coder, band=band)
+            data = build_report(store, model=model, coder=coder, band=band, by=by)
         except ValueError as exc:
             raise CliError(str(exc)) from None
     if fmt == "html":
@@ -100,6 +113,8 @@ def difficulty(abilities: bool, kind: str, fmt: str) -> None:
             fit_store(store, kind=kind)
         except ValueError as exc:
             raise CliError(str(exc)) from None
+        if kept_out := health_note(store):
+            err_console().print(kept_out.strip(), soft_wrap=True)
         frame = queries.model_abilities(store).drop(columns=["kind"]) if abilities else queries.fitted_tasks(store)
     rows = queries.records(frame)
     emit(list(frame.columns), [tuple(r.values()) for r in rows], fmt)

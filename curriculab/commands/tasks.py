@@ -1,5 +1,6 @@
-"""Terminal tasks: `tasks import` (Harbor task directories into the store) and `tasks check`
-(does each run here, does its oracle score 1 and its do-nothing run 0)."""
+"""Terminal tasks: `tasks import` (Harbor task directories into the store), `tasks check` (does
+each run here, does its oracle score 1 and its do-nothing run 0), `tasks health` (tasks never or
+always solved, flagged) and `tasks checked` (a person looked: put them back)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,13 @@ from pathlib import Path
 
 import click
 
-from curriculab.commands.common import db_option, echo_json, emit, err_console, open_store, output_options
+from curriculab.commands.common import CliError, db_option, echo_json, emit, err_console, open_store, output_options
 from curriculab.tables import safe_text
 
 
 @click.group()
 def tasks() -> None:
-    """Terminal tasks (Harbor task directories): import them, check them."""
+    """Terminal tasks (Harbor task directories): import them, check them, read their health."""
 
 
 def _task_dirs(paths: tuple[str, ...]) -> list[Path]:
@@ -145,6 +146,53 @@ def check(paths: tuple[str, ...], command_timeout: float, backend: str, jobs: in
             )
     if any(r.flags or r.unreadable for r in results):
         sys.exit(1)
+
+
+@tasks.command("health")
+@click.option("--flagged", is_flag=True, help="Only the flagged tasks (never or always solved, not yet checked).")
+@output_options()
+@db_option
+def health(flagged: bool, fmt: str) -> None:
+    """Whether each attempted task looks broken or trivial: one no system ever solved, or every system
+    always solved (in 10 or more attempts by 3 or more systems), is flagged, with the evidence, and
+    kept out of difficulty fits, capability evidence and `plan --tasks` mixes until checked.
+
+    \b
+    Example:
+      curriculab tasks health --flagged
+    """
+    from curriculab.analysis import queries
+
+    with open_store(read_only=True, create=False) as store:
+        rows = queries.task_health.records(store, flagged_only=flagged)
+    columns = list(rows[0]) if rows else ["task_id", "health", "flagged"]
+    emit(columns, [tuple(r.values()) for r in rows], fmt, title="Task health")
+
+
+@tasks.command("checked")
+@click.argument("task_ids", nargs=-1, required=True)
+@click.option("--note", default=None, help="What the check found (kept with the mark).")
+@db_option
+def checked(task_ids: tuple[str, ...], note: str | None) -> None:
+    """Mark tasks checked after task health flagged them: they count again in difficulty fits,
+    capability evidence and task mixes (refit with `curriculab difficulty`).
+
+    \b
+    Example:
+      curriculab tasks checked nginx-request-logging --note "solvable: oracle passes"
+    """
+    from curriculab.analysis import queries
+
+    with open_store(read_only=False, create=False) as store:
+        known = {r["task_id"] for r in queries.task_health.records(store)}
+        unknown = [t for t in task_ids if t not in known]
+        if unknown:
+            raise CliError(
+                f"no attempt of {', '.join(map(repr, unknown))} is in the store. "
+                "`curriculab tasks health` lists the tasks it knows"
+            )
+        store.check_tasks(list(task_ids), note)
+    click.echo(f"Marked {len(set(task_ids))} task(s) checked: they count in the next fit and plan.")
 
 
 def _milestones(run) -> str:  # type: ignore[no-untyped-def]

@@ -1,9 +1,10 @@
-"""Coders: agreement with annotators per code; unreliable codes flagged; in-sample figures marked."""
+"""Coders: agreement with annotators per code, and what the planner does with each code (the one
+rule, `planner_use`, that `plan` and the report follow); in-sample figures marked."""
 
 import plotly.graph_objects as go
 import streamlit as st
 
-from curriculab.analysis.labels import planner_use_by_code
+from curriculab.analysis.labels import planner_use
 from curriculab.analysis.queries import records
 from curriculab.dashboard.common import filters, ignored_filters, read, store_ready, table
 
@@ -16,44 +17,50 @@ if store_ready():
     if reliability.empty:
         st.info("No agreement measured yet. Import labels (`curriculab labels import`) and run `curriculab agreement`.")
     else:
+        every = records(reliability)
+        by_code: dict[tuple, list[dict]] = {}
+        for r in every:
+            by_code.setdefault((r["coder"], r["code"], r["taxonomy_version"]), []).append(r)
+        # each row's status is the planner's decision on its coder's code, spoken from this row
         view = reliability.assign(
-            status=reliability.apply(
-                lambda r: (
-                    "in sample (not a measure)" if r["in_sample"] else "reliable" if r["reliable"] else "UNRELIABLE"
-                ),
-                axis=1,
-            )
+            for_planning=[planner_use(by_code[(r["coder"], r["code"], r["taxonomy_version"])], r).status for r in every]
         )
-        figure = go.Figure()
-        for (coder, annotator), part in view.groupby(["coder", "annotator"]):
-            figure.add_bar(
-                x=part["code"],
-                y=part["kappa"],
-                name=f"{coder} vs {annotator}",
-                text=part["status"],
-                hovertemplate="%{x}: κ=%{y:.2f} (%{text})",
+        measured = view[(view["method"] == "labels") & view["kappa"].notna()]
+        if measured.empty:
+            st.caption(
+                "No coder has been measured against people's labels yet: the rows below are exact by construction "
+                "(verifier, environment) and need none. Label on the Labelling page to measure the others."
             )
-        threshold = float(view["threshold"].max())
-        figure.add_hline(y=threshold, line_dash="dash", annotation_text=f"threshold κ={threshold:.2f}")
-        figure.update_layout(
-            title="Cohen's κ per code (coder against annotator)",
-            xaxis_title="code",
-            yaxis_title="κ",
-            barmode="group",
-            height=420,
-        )
-        st.plotly_chart(figure, width="stretch", key="kappa")
-        # the planner's own rule, per coder and code over every annotator (and the verifier's exactness)
+        else:
+            figure = go.Figure()
+            for (coder, annotator), part in measured.groupby(["coder", "annotator"]):
+                figure.add_bar(
+                    x=part["code"],
+                    y=part["kappa"],
+                    name=f"{coder} vs {annotator}",
+                    text=part["for_planning"],
+                    hovertemplate="%{x}: κ=%{y:.2f} (%{text})",
+                )
+            threshold = float(measured["threshold"].max())
+            figure.add_hline(y=threshold, line_dash="dash", annotation_text=f"threshold κ={threshold:.2f}")
+            figure.update_layout(
+                title="Cohen's κ per code (coder against annotator)",
+                xaxis_title="code",
+                yaxis_title="κ",
+                yaxis_range=[min(0.0, float(measured["kappa"].min())) - 0.05, 1.05],
+                barmode="group",
+                height=420,
+            )
+            st.plotly_chart(figure, width="stretch", key="kappa")
         ignored = sorted(
-            f"{coder}: {code}"
-            for coder, part in reliability.groupby("coder")
-            for code, (used, _, _) in planner_use_by_code(records(part)).items()
-            if not used
+            f"{coder}: {code} ({use.status.removeprefix('not used: ')})"
+            for (coder, code, _), rows in by_code.items()
+            if not (use := planner_use(rows)).used
         )
         if ignored:
             st.warning(
-                f"{len(ignored)} code(s) are neither exact nor reliable out of sample: the planner ignores them "
-                f"({', '.join(ignored[:12])}{', …' if len(ignored) > 12 else ''})."
+                f"The planner leaves out {len(ignored)} code(s): "
+                f"{', '.join(ignored[:12])}{', …' if len(ignored) > 12 else ''}."
             )
         table(
             view[
@@ -62,11 +69,12 @@ if store_ready():
                     "annotator",
                     "code",
                     "taxonomy_version",
+                    "method",
                     "n",
                     "kappa",
                     "f1",
                     "threshold",
-                    "status",
+                    "for_planning",
                     "computed_at",
                 ]
             ],

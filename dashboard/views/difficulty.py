@@ -5,13 +5,68 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
+from curriculab.analysis.queries import HEALTH_MIN_ATTEMPTS, HEALTH_MIN_SYSTEMS
 from curriculab.dashboard.common import SCOPE_FILTERS, ignored_filters, read, scope, store_ready, table
 
 TIER_ORDER = ["basic", "easy", "intermediate", "medium", "complex", "hard", "edge", "expert", "(none)"]
 
+
+def task_health() -> None:
+    """Tasks never or always solved, with the evidence, and the system × task solve matrix: a broken
+    or trivial task is seen before its fitted difficulty is read (flagged ones are not in the fit)."""
+    health = read("task_health")
+    if health.empty:
+        return
+    flagged = health[health["flagged"]]
+    st.subheader("Task health")
+    if flagged.empty:
+        st.caption(
+            f"No task is flagged: none was never or always solved in {HEALTH_MIN_ATTEMPTS}+ attempts by "
+            f"{HEALTH_MIN_SYSTEMS}+ systems (or a person checked it)."
+        )
+    else:
+        never = int(flagged["health"].str.startswith("never").sum())
+        st.warning(
+            f"{len(flagged)} task(s) may be broken or trivial: {never} never solved, {len(flagged) - never} always "
+            "solved, by every system that tried them. They are kept out of the difficulty fit, capability evidence "
+            "and task mixes until checked (`curriculab tasks checked ID`).",
+            icon=":material/report:",
+        )
+        table(
+            flagged[
+                ["task_id", "health", "attempts", "systems", "passes", "systems_solved", "harness_faults", "timed_out"]
+            ],
+            "flagged_tasks",
+        )
+    matrix = read("solve_matrix")
+    wide = matrix.pivot_table(index="system", columns="task_id", values="solved", aggfunc="first")
+    flagged_ids = set(flagged["task_id"])
+    columns = sorted(wide.columns, key=lambda t: (-wide[t].mean(), t))  # easiest first, left to right
+    figure = go.Figure(
+        go.Heatmap(
+            z=wide[columns].values,
+            x=[f"⚑ {t}" if t in flagged_ids else t for t in columns],
+            y=list(wide.index),
+            zmin=0,
+            zmax=1,
+            colorscale="RdYlGn",
+            colorbar=dict(title="solved", tickformat=".0%"),
+            hovertemplate="%{y} on %{x}: %{z:.0%} of its attempts solved<extra></extra>",
+        )
+    )
+    figure.update_layout(
+        title="Solve matrix: share of each system's attempts that solved each task (⚑ flagged)",
+        xaxis_title="task (easiest first)",
+        height=max(300, 28 * len(wide) + 200),
+        xaxis_tickangle=-60,
+    )
+    st.plotly_chart(figure, width="stretch", key="solve_matrix")
+
+
 st.title("Difficulty")
 if store_ready():
     ignored_filters(SCOPE_FILTERS, "difficulty is fitted from verdicts, not codes.")
+    task_health()
     tasks = read("task_difficulty", scope=scope())
     if tasks.empty:
         st.info("No difficulty fit for these tasks yet. Run `curriculab difficulty` (or `curriculab report --refit`).")

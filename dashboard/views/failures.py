@@ -6,7 +6,7 @@ from urllib.parse import quote
 import plotly.graph_objects as go
 import streamlit as st
 
-from curriculab.analysis.queries import AGENT_FAULT_FAILED, AGENT_FAULT_PASSED, INFRASTRUCTURE_FAULT
+from curriculab.analysis.queries import AGENT_FAULT_FAILED, AGENT_FAULT_PASSED, INFRASTRUCTURE_FAULT, TIME_BOUND
 from curriculab.dashboard.common import bars, coders_and_versions, read, scope, store_ready, table
 from curriculab.dashboard.viewer import show_trajectory
 from curriculab.taxonomy.versions import NEWEST
@@ -142,8 +142,63 @@ def infrastructure_faults() -> None:
         )
 
 
+def endings() -> None:
+    """How each system's failures ended by the harness's record — out of time, another fault of the
+    agent's own, or at the tests' verdict — beside the tests' codes below: a failure that ran out of
+    time reads as time, whatever code the tests then gave it."""
+    ended = read("failure_endings", scope=scope())
+    ended = ended[ended["failures"] > 0]
+    if ended.empty or not (ended["timed_out"].sum() + ended["crashed"].sum()):
+        return
+    st.subheader("How failures ended: out of time, crashed, or at the tests' verdict")
+    figure = go.Figure()
+    for column, name in (
+        ("timed_out", "ran out of time"),
+        ("crashed", "another agent fault"),
+        ("to_verdict", "at the tests' verdict"),
+    ):
+        figure.add_bar(
+            y=ended["system"],
+            x=ended[column] / ended["failures"],
+            name=name,
+            orientation="h",
+            customdata=ended[[column, "failures"]],
+            hovertemplate="%{y}: %{customdata[0]} of %{customdata[1]} failures (%{x:.1%})",
+        )
+    figure.update_layout(
+        title="How each system's failures ended (share of its failures, from the harness's record)",
+        barmode="stack",
+        xaxis_title="share of the system's failures",
+        xaxis_tickformat=".0%",
+        height=max(240, 40 * len(ended) + 120),
+        legend_orientation="h",
+    )
+    st.plotly_chart(figure, width="stretch", key="endings")
+    mostly = ended[ended["timeout_share"] >= TIME_BOUND]
+    if not mostly.empty:
+        st.warning(
+            f"{len(mostly)} system(s) ran out of time in half or more of their failures "
+            f"({', '.join(mostly['system'].head(5))}{', …' if len(mostly) > 5 else ''}): their failures are about time "
+            "and long tasks; the tests' codes below say what was left undone, not that the tasks were too hard."
+        )
+    table(
+        ended[["system", "failures", "timed_out", "crashed", "to_verdict", "timeout_share", "ci_low", "ci_high"]],
+        "failure_endings",
+    )
+    by_task = read("failure_endings", by="task", scope=scope())
+    long_tasks = by_task[by_task["timed_out"] > 0].sort_values(["timed_out", "task_id"], ascending=[False, True])
+    if not long_tasks.empty:
+        table(
+            long_tasks[["task_id", "system", "attempts", "failures", "timed_out"]],
+            "timeouts_by_task",
+            "Where they ran out of time: tasks and systems, most timeouts first",
+            height=260,
+        )
+
+
 if store_ready():
     infrastructure_faults()
+    endings()
     shown_coders = coders_and_versions()
     orders: dict[str, list[str]] = {}
     for index, (coder, version) in enumerate(shown_coders):

@@ -8,7 +8,7 @@ import streamlit as st
 
 from curriculab.analysis import queries
 from curriculab.analysis.labels import MIN_LABELS_RELIABLE, label_and_measure, planner_use
-from curriculab.dashboard.common import coder_and_version, db_path, read, scope, store_ready, table
+from curriculab.dashboard.common import coder_and_version, db_path, filters, read, scope, store_ready, table
 from curriculab.dashboard.viewer import show_trajectory
 from curriculab.taxonomy.taxonomy import load_taxonomy
 
@@ -55,9 +55,32 @@ if store_ready():
             columns[1].metric(
                 f"κ ({coder} against you)", "–" if row is None or row["kappa"] is None else f"{row['kappa']:.2f}"
             )
-            used, _, why = planner_use(queries.records(reliability[reliability["code"] == code]), row)
-            columns[2].metric("For planning", "used" if used else "not used")
-            st.markdown(f"**{code}** from `{coder}`: {why}.")
+            # the planner reads each coder's code apart: with no coder chosen, say what it does with every one
+            uses = {
+                coder: planner_use(
+                    queries.records(reliability[reliability["code"] == code]),
+                    row,
+                    code=code,
+                    taxonomy_version=taxonomy.version,
+                )
+            }
+            if "coder" not in filters():
+                st.caption(f"Labels are measured against `{coder}`; choose a coder in the sidebar to label another's.")
+                everyone = read("code_reliability", taxonomy_version=taxonomy.version)
+                for other, part in everyone[everyone["code"] == code].groupby("coder"):
+                    theirs = queries.records(part)
+                    yours = next((r for r in theirs if r["annotator"] == annotator.strip()), None)
+                    uses.setdefault(
+                        str(other), planner_use(theirs, yours, code=code, taxonomy_version=taxonomy.version)
+                    )
+            users = [name for name, use in uses.items() if use.used]
+            columns[2].metric(
+                "For planning",
+                f"used ({', '.join(users)})" if users else "not used",
+                help="The planner's rule, per coder.",
+            )
+            for name, use in uses.items():
+                st.markdown(f"**{code}** from `{name}`: {use.why}.")
             queue = read(
                 "labelling_queue",
                 code=code,
@@ -118,7 +141,7 @@ if store_ready():
                 every = queries.records(reliability)
                 view = mine.assign(
                     for_planning=[
-                        planner_use([x for x in every if x["code"] == r["code"]], r)[2] for r in queries.records(mine)
+                        planner_use([x for x in every if x["code"] == r["code"]], r).why for r in queries.records(mine)
                     ]
                 )
                 table(

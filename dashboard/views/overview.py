@@ -10,7 +10,10 @@ from curriculab.dashboard.common import (
     filtered_attempts,
     filters,
     ignored_filters,
+    percent,
+    percent_of,
     read,
+    rows_height,
     scope,
     store_ready,
     table,
@@ -26,13 +29,23 @@ if store_ready():
         + ("" if scope().kind != "evaluation" else " (training rollouts: set Attempts in the sidebar)")
         + "."
     )
-    columns = st.columns(6)
+    columns = st.columns(7)
     columns[0].metric("Runs", attempts["run_id"].nunique())
     columns[1].metric("Systems", attempts["system"].nunique(), help="A system is an agent with a model.")
     columns[2].metric("Models", attempts["model"].nunique())
     columns[3].metric("Attempts", len(attempts))
-    columns[4].metric("Pass rate", f"{(judged['outcome'] == 'passed').mean():.1%}" if len(judged) else "–")
+    columns[4].metric(
+        "Pass rate (judged)",
+        percent(int((judged["outcome"] == "passed").sum()), len(judged)),
+        help="Passes over attempts with a verdict: attempts the infrastructure failed are left out.",
+    )
     columns[5].metric(
+        "Solved (every trial)",
+        percent(int((attempts["outcome"] == "passed").sum()), len(attempts)),
+        help="The leaderboard's accounting: passes over every trial, an infrastructure fault counted as a "
+        "failure (Terminal-Bench's accuracy is this per run, averaged over runs: see each system below).",
+    )
+    columns[6].metric(
         "Harness errors",
         int((attempts["outcome"] == "error").sum()),
         help="Infrastructure faults (taxonomy v4's harness_failure): attempts with no verdict because "
@@ -45,38 +58,36 @@ if store_ready():
         leaderboard = read("systems", scope=scope())
         system = leaderboard["agent"] + " · " + leaderboard["model"]
         versioned = leaderboard["agent"] + " " + leaderboard["agent_version"] + " · " + leaderboard["model"]
-        leaderboard = leaderboard.assign(system=system.where(~system.duplicated(keep=False), versioned))
+        leaderboard = leaderboard.assign(
+            system=system.where(~system.duplicated(keep=False), versioned),
+            runs_spread=[
+                f"{percent_of(lo)}–{percent_of(hi)} over {n} runs" if n > 1 else "one run"
+                for lo, hi, n in zip(leaderboard["run_low"], leaderboard["run_high"], leaderboard["runs"])
+            ],
+        )
         bars(
             leaderboard,
             "system",
             "leaderboard_accuracy",
-            title="Systems in the leaderboard's order: its accuracy (every trial counts, an error is a failure)",
+            low="run_low",
+            high="run_high",
+            title="Systems in the leaderboard's order: its accuracy (every trial counts, an error is a failure); "
+            "whiskers: the lowest and highest run",
             x_title="system (agent · model)",
             y_title="leaderboard accuracy",
             key="overview_pass_rates",
         )
         # the leaderboard's figure first, where a 1,500 px screen shows it
+        shown = ["system", "leaderboard_accuracy", "runs_spread", "pass_rate", "ci_low", "ci_high", "attempts"]
+        shown += ["passes", "errors", "trials", "runs", "agent"]
+        shown += ["agent_version"] if leaderboard["agent_version"].astype(bool).any() else []  # none on leaderboards
         table(
-            leaderboard[
-                [
-                    "system",
-                    "leaderboard_accuracy",
-                    "pass_rate",
-                    "ci_low",
-                    "ci_high",
-                    "attempts",
-                    "passes",
-                    "errors",
-                    "trials",
-                    "runs",
-                    "agent",
-                    "agent_version",
-                    "model",
-                ]
-            ],
+            leaderboard[shown + ["model"]],
             "systems",
             "Systems leaderboard, in the leaderboard's order: leaderboard_accuracy counts every trial (an error as "
-            "a failure), as Terminal-Bench publishes; pass_rate (with its 95% interval) is over attempts with a verdict",
+            "a failure), averaged over runs, as Terminal-Bench publishes, with the spread between its runs; pass_rate "
+            "(with its 95% interval) is over attempts with a verdict",
+            height=rows_height(len(leaderboard)),
         )
         pooled = read("model_pooling", model=filters().get("model"))
         pooled = pooled[pooled["agents"] > 1]

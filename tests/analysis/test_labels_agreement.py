@@ -237,17 +237,26 @@ def test_one_reliability_rule_for_the_planner_and_the_labelling_page():
         "method": "labels",
     }
     # five labels that agree only half the time do not make the page say the planner ignores an exact code
-    used, method, why = planner_use([exact, yours], yours)
-    assert (used, method) == (True, "verifier")
+    used, method, why, status, _ = planner_use([exact, yours], yours)
+    assert (used, method, status) == (True, "verifier", "used: exact (verifier)")
     assert why == (
         "exact by construction (the verifier's codes follow from the tests): the planner uses it whatever "
         "labels say; your labels agree with it at κ = 0.50 on 4"
     )
-    used, method, why = planner_use([yours], yours)
+    used, method, why, status, _ = planner_use([yours], yours)
     assert (used, method) == (False, "labels") and why.endswith("the planner ignores it")
+    assert status == "not used: unreliable (κ 0.50 < 0.60 on 4)"
     other = {**yours, "annotator": "bea", "n": 20, "kappa": 0.9, "reliable": True}
-    assert planner_use([yours, other], yours) == (
+    assert planner_use([yours, other], yours)[:4] == (
         True,
         "labels",
         "reliable (κ = 0.90 on 20 labels): the planner uses it (bea's labels)",
+        "used: reliable (κ 0.90 on 20)",
+    )
+    # a code the taxonomy gives no curriculum effect says so first, whatever its reliability
+    exact_timeouts = {**exact, "code": "test_timeout"}
+    refused = planner_use([exact_timeouts])
+    assert (refused.used, refused.reliable, refused.status) == (False, True, "not used: no curriculum effect")
+    assert refused.why.startswith("no curriculum effect: ") and refused.why.endswith(
+        "whatever its reliability: exact (verifier))"
     )

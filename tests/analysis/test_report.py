@@ -184,7 +184,10 @@ def test_difficulty_cli_exports_the_pinned_fields(sim):
         return CliRunner().invoke(cli, ["--db", str(db), *a], catch_exceptions=False)
 
     tasks = json.loads(run("difficulty", "--json").stdout)
-    assert len(tasks) == 72
+    flagged = json.loads(run("tasks", "health", "--flagged", "--json").stdout)
+    # the simulated corpus's 72 tasks: one no model solved in its 12 attempts by 3 systems
+    assert len(flagged) == 1 and flagged[0]["health"] == "never solved: possibly broken"
+    assert len(tasks) == 72 - len(flagged) and flagged[0]["task_id"] not in {t["task_id"] for t in tasks}
     assert {"task_id", "difficulty", "discrimination", "difficulty_se", "n_attempts", "pass_rate"} <= set(tasks[0])
     assert tasks[0]["difficulty"] >= tasks[-1]["difficulty"]  # hardest first
     models = json.loads(run("difficulty", "--models", "--json").stdout)
@@ -192,12 +195,16 @@ def test_difficulty_cli_exports_the_pinned_fields(sim):
 
 
 def test_views_after_a_fit(sim):
+    from curriculab.analysis import queries
+
     _, _, db, _ = sim
     with Store(db, read_only=True) as store:
         informative = store.query(
             "select count(*), count(*) filter (in_band), min(signal) >= 0, max(signal) <= 0.25 from v_informative_tasks"
         ).rows[0]
-        assert informative[0] == 216 and 0 < informative[1] < 216 and informative[2] and informative[3]
+        fitted = 72 - len(queries.task_health.records(store, flagged_only=True))  # flagged tasks are not fitted
+        assert fitted == 71
+        assert informative[0] == 3 * fitted and 0 < informative[1] < 3 * fitted and informative[2] and informative[3]
         narrow = store.query("select count(*) filter (in_band) from informative_tasks(0.45, 0.55)").scalar()
         assert narrow < informative[1]
         funnel = store.query("select sum(attempts) from v_milestone_funnel").scalar()
@@ -206,7 +213,7 @@ def test_views_after_a_fit(sim):
         ).scalar()
         assert funnel == milestoned > 0
         assert store.query("select count(*) from v_coder_agreement where reliable").scalar() == 6
-        assert store.query("select count(*) from v_task_difficulty").scalar() == 72
+        assert store.query("select count(*) from v_task_difficulty").scalar() == fitted
 
 
 def _plain_numbers(rows):
@@ -354,3 +361,126 @@ def test_before_a_difficulty_fit_exists_the_report_does_not_say_its_sections_are
         "Fit one with `curriculab difficulty` or `curriculab report --refit`." in findings
     )
     assert not any("are from it" in f for f in findings)
+
+
+def test_timeouts_are_a_reading_of_their_own_per_system_and_task_in_the_report_and_the_plan(store, tmp_path):
+    """A system whose failures mostly ran out of time gets findings and plan reasons about time and its
+    long tasks, and its test codes are not read as 'easier tasks of the same kind'."""
+    from curriculab.analysis import queries
+    from curriculab.analysis.coding import run_verifier_coder
+    from curriculab.planner.evidence import failure_targets, time_reading
+    from tests.conftest import leaderboard_that_mostly_times_out
+
+    source = leaderboard_that_mostly_times_out(tmp_path)
+    ingest(store, [source], workers=1)
+    run_verifier_coder(store)
+    recorded = {}  # a recount from the trials' own files: (task, failure_mode) of each failed trial
+    for results in source.rglob("*/results.json"):
+        trial = json.loads(results.read_text())
+        if "cursor-cli" in str(results) and trial.get("is_resolved") is False:
+            recorded[trial["trial_name"]] = (trial["task_id"], trial["failure_mode"])
+    endings = {e["system"]: e for e in queries.failure_endings.records(store)}
+    cursor = endings["cursor-cli · claude-sonnet-4-20250514"]
+    timed = sorted(task for task, mode in recorded.values() if mode == "agent_timeout")
+    assert (cursor["failures"], cursor["timed_out"]) == (len(recorded), len(timed)) == (4, 3)
+    assert cursor["to_verdict"] == cursor["failures"] - cursor["timed_out"] - cursor["crashed"]
+    by_task = queries.failure_endings.records(store, by="task")
+    assert sorted(t["task_id"] for t in by_task if t["timed_out"] and t["system"] == cursor["system"]) == timed
+
+    report = build_report(store)
+    said = [f for f in report.findings if f.startswith("cursor-cli · claude-sonnet-4-20250514: 3 of its 4 failures")]
+    assert len(said) == 1 and "ran out of time: its failures are about time and long tasks" in said[0]
+    assert all(task in said[0] for task in timed)
+    assert not any(f.startswith("goose · claude-opus-4-1-20250805") and "ran out of time" in f for f in report.findings)
+    modes = report.top_failure_modes["claude-sonnet-4-20250514"]
+    assert next(r for r in modes if r["code"] == "all_tests_fail")["timed_out"] == 3
+
+    decisions, _ = failure_targets(store, "claude-sonnet-4-20250514", "verifier")
+    failing = next(d for d in decisions if d.code == "all_tests_fail")
+    assert not failing.used and failing.reason.startswith("not read as difficulty: 3 of its")
+    timing = time_reading(store, "claude-sonnet-4-20250514")
+    assert timing.startswith("time: 3 of claude-sonnet-4-20250514's 4 failures (75%) ran out of time")
+    assert time_reading(store, "claude-opus-4-1-20250805") is None  # its one fault is a crash, not time
+
+
+def test_task_health_flags_never_and_always_solved_tasks_and_keeps_them_out_until_checked(store, tmp_path):
+    from curriculab.analysis import queries
+    from curriculab.analysis.difficulty import fit_store
+    from tests.conftest import leaderboard_with_a_broken_and_a_trivial_task
+
+    ingest(store, [leaderboard_with_a_broken_and_a_trivial_task(tmp_path)], workers=1)
+    assert queries.HEALTH_MIN_ATTEMPTS == 10 and queries.HEALTH_MIN_SYSTEMS == 3
+    health = {r["task_id"]: r for r in queries.task_health.records(store)}
+    broken, trivial, mixed = health["nginx-request-logging"], health["hello-world"], health["fix-permissions"]
+    assert (broken["attempts"], broken["systems"], broken["passes"]) == (12, 3, 0)
+    assert (broken["health"], broken["flagged"]) == ("never solved: possibly broken", True)
+    assert (trivial["health"], trivial["flagged"]) == ("always solved: possibly trivial", True)
+    assert (mixed["health"], mixed["flagged"], mixed["systems_solved"]) == ("ok", False, 3)
+    matrix = {(r["system"], r["task_id"]): r for r in queries.solve_matrix.records(store)}
+    assert len(matrix) == 9 and matrix[("terminus · gpt-5", "hello-world")]["solved"] == 1.0
+    # flagged tasks stay out of the fit, the held-out check and the capability evidence
+    fit = fit_store(store)
+    assert fit.tasks == ["fix-permissions"]
+    report = build_report(store)
+    flagged = [f for f in report.findings if f.startswith("Task health:")]
+    assert len(flagged) == 1 and "nginx-request-logging (never solved: possibly broken; 12 attempts" in flagged[0]
+    assert "hello-world (always solved: possibly trivial" in flagged[0]
+    assert {r["task_id"] for r in report.task_health if r["flagged"]} == {"nginx-request-logging", "hello-world"}
+    # a person checks the broken one: it counts again
+    store.check_tasks(["nginx-request-logging"], note="solvable: the oracle passes")
+    assert not next(r for r in queries.task_health.records(store) if r["task_id"] == "nginx-request-logging")["flagged"]
+    assert fit_store(store).tasks == ["fix-permissions", "nginx-request-logging"]
+
+
+def test_systems_are_the_unit_where_agents_share_a_model_with_each_systems_run_spread(store, tmp_path):
+    from tests.conftest import leaderboard_with_a_broken_and_a_trivial_task
+
+    shared = ("20250818_goose_claude-opus-4-1", "20250820_terminus_claude-opus-4-1", "20250821_codex_o3")
+    ingest(store, [leaderboard_with_a_broken_and_a_trivial_task(tmp_path, submissions=shared)], workers=1)
+    report = build_report(store)
+    assert report.by == "system"  # two agents ran claude-opus-4-1: its model row pools them
+    systems = {f"{s['agent']} · {s['model']}": s for s in report.systems}
+    goose = systems["goose · claude-opus-4-1-20250805"]
+    # four runs of three tasks: fix-permissions passes on runs 0 and 2 → runs score 2/3, 1/3, 2/3, 1/3
+    assert goose["run_accuracies"] == pytest.approx([2 / 3, 1 / 3, 2 / 3, 1 / 3])
+    assert (goose["run_low"], goose["run_high"]) == pytest.approx((1 / 3, 2 / 3))
+    assert goose["leaderboard_accuracy"] == pytest.approx(0.5)
+    assert {c["higher_system"] for c in report.system_comparisons} | {
+        c["lower_system"] for c in report.system_comparisons
+    } == set(systems)
+    assert {e["system"] for e in report.system_pass_at_k} == set(systems)
+    # abilities from a fit whose unit is the system need two unflagged tasks: fix-permissions alone
+    # is not enough, and with hello-world checked back in they are fitted
+    assert report.system_abilities == []
+    store.check_tasks(["hello-world"])
+    abilities = {a["system"]: a for a in build_report(store).system_abilities}
+    assert set(abilities) == set(systems) and all(a["ability_se"] > 0 for a in abilities.values())
+    said = next(f for f in report.findings if f.startswith("Systems (agent · model) are the unit here"))
+    assert "(runs 33.3%–66.7%)" in said
+    assert not any(" passes " in f and "of attempts" in f for f in report.findings)  # no per-model ranking sentence
+    by_model = build_report(store, by="model")
+    assert by_model.by == "model" and by_model.system_abilities == [] and by_model.system_failure_modes == []
+    with pytest.raises(ValueError, match="by 'system' or 'model', not 'agent'"):
+        build_report(store, by="agent")
+
+
+def test_percentages_round_half_up_in_the_report_and_on_the_pages():
+    from curriculab.analysis.report import percent_text
+    from curriculab.dashboard.common import percent, percent_of
+
+    # the leaderboard's own figures: 197/400 and 47/80 sit exactly on a half
+    assert [percent_text(x) for x in (197 / 400, 47 / 80, 0.36, 0.525)] == ["49.3%", "58.8%", "36.0%", "52.5%"]
+    assert f"{197 / 400:.1%}" == "49.2%"  # what binary rounding printed
+    assert [percent(197, 400), percent(47, 80), percent(9, 25), percent(1, 3), percent(2, 3)] == [
+        "49.3%",
+        "58.8%",
+        "36.0%",
+        "33.3%",
+        "66.7%",
+    ]
+    assert [percent_of(197 / 400), percent_of(None), percent_of(float("nan")), percent(0, 0)] == [
+        "49.3%",
+        "–",
+        "–",
+        "–",
+    ]

@@ -293,6 +293,7 @@ def test_the_store_only_stores():
     # canonical names, identities and the rules themselves live with their owners (ingest, taxonomy)
     public = {name for name, value in vars(Store).items() if callable(value) and not name.startswith("_")}
     assert public == {
+        "check_tasks",
         "readers_waiting",
         "close",
         "migrate",

@@ -492,3 +492,52 @@ def test_a_held_out_check_says_it_was_computed_when_no_fit_is_stored(tb):
     held_out = [f for f in report["findings"] if f.startswith("Held out")]
     assert held_out and held_out[0].startswith("Held out (computed now, for this report: no current fit is stored): ")
     assert "## Held-out check (computed now, for this report: no current fit is stored)" in to_markdown(report)
+
+
+CLOSED_AT_ONCE = "['asciinema rec --stdin /logs/agent.cast', 'Enter']\n['clear', 'Enter']\n['C-d']\n"
+"""A real commands.txt (orchestrator · claude-sonnet-4, qemu-alpine-ssh.5-of-5 on the leaderboard, and
+two more like it): the harness opened the recording and closed it, the agent typed nothing."""
+
+
+def test_a_recording_closed_before_the_agent_typed_anything_logs_no_action(store, fixtures, tmp_path):
+    run = Path(shutil.copytree(fixtures / "tb" / "2025-08-20__12-00-00", tmp_path / "2025-08-20__12-00-00"))
+    trial = run / "hello-world" / "hello-world.2-of-2.2025-08-20__12-00-00"
+    (trial / "commands.txt").write_text(CLOSED_AT_ONCE)
+    assert typed_commands(CLOSED_AT_ONCE, Path("commands.txt"), "t", []) == [
+        ("env", "asciinema rec --stdin /logs/agent.cast"),
+        ("env", "clear"),
+        ("env", "C-d"),  # the key that ended a recording no tests followed
+    ]
+    ingest(store, [run], workers=1)
+    run_rule_coders(store)
+    tid = _rows(store, "select trajectory_id from trajectories where trajectory_id like '%hello-world.2-of-2%'")[0][0]
+    assert _rows(store, "select actions_logged from trajectories where trajectory_id = ?", [tid]) == [(False,)]
+    judged = _rows(
+        store,
+        "select distinct status from coding_status where trajectory_id = ? and coder = 'rules' and code <> 'harness_failure'",
+        [tid],
+    )
+    assert judged == [("not_applicable",)]  # no reward_hacking 'absent' from a keystroke the agent never typed
+    fresh = _rows(
+        store, "select step_idx, source, action, command from steps where trajectory_id = ? order by 1", [tid]
+    )
+    # a store that attributed the C-d to the agent and coded it is corrected by migration 15
+    last = max(i for i, *_ in fresh)
+    store.query("update steps set source = 'agent' where trajectory_id = ? and step_idx = ?", [tid, last])
+    store.query("update trajectories set actions_logged = true where trajectory_id = ?", [tid])
+    store.query(
+        "update coding_status set status = 'absent', reason = null where trajectory_id = ? and code <> 'harness_failure'",
+        [tid],
+    )
+    store.query("delete from schema_migrations where version >= 15")
+    assert [version for version, _ in store.migrate()] == [15]
+    assert (
+        _rows(store, "select step_idx, source, action, command from steps where trajectory_id = ? order by 1", [tid])
+        == fresh
+    )
+    assert _rows(store, "select actions_logged from trajectories where trajectory_id = ?", [tid]) == [(False,)]
+    assert _rows(
+        store,
+        "select distinct status from coding_status where trajectory_id = ? and coder = 'rules' and code <> 'harness_failure'",
+        [tid],
+    ) == [("not_applicable",)]

@@ -246,5 +246,5 @@ def test_the_labels_that_make_a_code_reliable_are_given_in_the_browser(demo_stor
         row = queries.records(queries.code_reliability(store, "rules"))[0]
         after = planning.build_plan(store, "atlas-7b-coder", builtin_problems(), "builtin").reasons
     assert (row["annotator"], row["code"], row["n"], row["reliable"]) == ("browser", "skipped_verification", 20, True)
-    ignored = "skipped_verification (rules): ignored"
+    ignored = "skipped_verification (rules): no labels yet: the planner cannot use this code"
     assert any(r.startswith(ignored) for r in before) and not any(r.startswith(ignored) for r in after)

@@ -7,6 +7,7 @@ reliable and changes the next plan."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -36,6 +37,13 @@ PAGES = [
     "labelling",
     "sql",
 ]
+
+
+def _display_values(table) -> pd.DataFrame:
+    """What a styled table shows in its cells (the text people read), beside `table.value`'s numbers."""
+    import pyarrow as pa
+
+    return pa.ipc.open_stream(table.proto.arrow_data.styler.display_values).read_all().to_pandas()
 
 
 def _fresh(path: Path, monkeypatch) -> AppTest:
@@ -161,8 +169,14 @@ def test_the_systems_leaderboard_ranks_by_the_leaderboards_figure_and_shows_perc
     board = next(d for d in at.dataframe if "leaderboard_accuracy" in d.value.columns)
     figures = list(board.value["leaderboard_accuracy"])
     assert figures == sorted(figures, reverse=True) and board.value["system"].iloc[0] == "terminus-2 · cirrus-large"
-    assert list(board.value.columns[:3]) == ["system", "leaderboard_accuracy", "pass_rate"]  # on screen at 1,500 px
-    assert json.loads(board.proto.columns)["pass_rate"]["type_config"]["format"] == "percent"
+    # on screen at 1,500 px: the leaderboard's figure, its spread over runs, the judged rate
+    assert list(board.value.columns[:4]) == ["system", "leaderboard_accuracy", "runs_spread", "pass_rate"]
+    shown = _display_values(board)
+    # every proportion is shown as a percentage with one decimal, rounded half-up from its value
+    for column in ("leaderboard_accuracy", "pass_rate", "ci_low", "ci_high"):
+        for value, text in zip(board.value[column], shown[column]):
+            assert re.fullmatch(r"\d{1,3}\.\d%", text) and float(text[:-1]) == pytest.approx(value * 100, abs=0.05)
+    assert all(re.fullmatch(r"\d+\.\d%–\d+\.\d% over \d+ runs|one run", t) for t in shown["runs_spread"])
     assert all(board.value["ci_low"] <= board.value["pass_rate"]) and all(
         board.value["pass_rate"] <= board.value["ci_high"]
     )
@@ -265,7 +279,8 @@ def test_failure_modes_explain_why_nothing_is_coded_on_installed_agents(tmp_path
     assert not at.exception
     notes = " ".join(i.value for i in at.info)
     assert "No failure code to show: coder `rules`" in notes and "installed agents log only their verdicts" in notes
-    assert not at.get("plotly_chart")  # no empty chart with an unlabelled whisker
+    # no empty share chart with an unlabelled whisker: the one chart is how failures ended (a crash, a timeout)
+    assert [c.key for c in at.get("plotly_chart")] == ["endings"]
 
 
 def test_failure_modes_show_what_the_tests_say_beside_the_rules_by_default(tmp_path, monkeypatch):
@@ -359,9 +374,9 @@ def test_labelling_twenty_trajectories_makes_a_code_reliable_and_changes_the_pla
     assert any("reliable (κ = 1.00 on 20 labels): the planner uses it" in m.value for m in at.markdown)
     with Store(path) as store:
         after = planning.build_plan(store, "atlas-7b-coder", builtin_problems(), "builtin").reasons
-    ignored = "skipped_verification (rules): ignored"
+    ignored = "skipped_verification (rules): no labels yet: the planner cannot use this code"
     assert any(r.startswith(ignored) for r in before) and not any(r.startswith(ignored) for r in after)
-    assert any("skipped_verification" in r and "ignored" not in r for r in after), after
+    assert any("skipped_verification" in r and "reliable against labels" in r for r in after), after
 
 
 def test_an_unsure_label_is_kept_and_left_out_of_agreement(demo_store, tmp_path):
@@ -500,3 +515,110 @@ def test_the_trajectory_pages_count_is_every_match_and_follows_its_outcome_filte
     assert said() == f"{total:,} trajectories match"  # the default view: every trajectory, counted
     at.selectbox(key="trajectory_outcome").select("failed").run()
     assert said() == f"{failed:,} trajectories match" and 0 < failed < total
+
+
+def test_one_reliability_statement_on_the_coders_and_labelling_pages_and_in_the_plan(tmp_path, monkeypatch):
+    from curriculab.analysis.labels import agreement, planner_use
+    from curriculab.planner.evidence import failure_targets
+
+    path = _installed_agents_store(tmp_path, "run_rule_coders", "run_verifier_coder")
+    coders_page = _page(_fresh(path, monkeypatch), "coders")
+    # only the verifier's exact rows: no κ to draw, so no empty chart with a threshold at 1.00
+    assert not coders_page.exception and not coders_page.get("plotly_chart")
+    assert any("exact by construction" in c.value for c in coders_page.caption)
+    with Store(path) as store:
+        coded = [
+            row
+            for status in ("present", "absent")
+            for row in store.query(
+                "select trajectory_id, status = 'present' from coding_status "
+                "where coder = 'verifier' and code = 'all_tests_fail' and status = ? order by trajectory_id limit 3",
+                [status],
+            ).rows
+        ]
+        store.save_labels("ann", NEWEST, {(t, "all_tests_fail"): present for t, present in coded})
+        measured = next(r for r in agreement(store, "verifier", "ann") if r.code == "all_tests_fail")
+        rows = queries.records(queries.code_reliability(store, "verifier"))
+        decisions, _ = failure_targets(store, next(iter(queries.known_models(store))), "verifier")
+    # six agreeing labels: κ 1.00 but too few to be reliable by labels; the code is exact all the same
+    assert (measured.kappa, measured.reliable) == (1.0, False)
+    use = planner_use([r for r in rows if r["code"] == "all_tests_fail"])
+    assert use.used and use.status == "used: exact (verifier)"
+    coders_page = _page(_fresh(path, monkeypatch), "coders")
+    table = next(d.value for d in coders_page.dataframe if "for_planning" in d.value.columns)
+    mine = table[(table["annotator"] == "ann") & (table["code"] == "all_tests_fail")]
+    assert list(mine["for_planning"]) == ["used: exact (verifier)"]
+    assert not any("UNRELIABLE" in str(v) for v in table.to_numpy().ravel())
+    assert coders_page.get("plotly_chart")  # now one κ is measured against labels
+    # test_timeout, exact but without a curriculum effect: the page and the plan give that reason
+    timeouts = planner_use([r for r in rows if r["code"] == "test_timeout"])
+    assert not timeouts.used and timeouts.why.startswith("no curriculum effect")
+    assert set(table[table["code"] == "test_timeout"]["for_planning"]) == {"not used: no curriculum effect"}
+    assert [d.reason for d in decisions if d.code == "test_timeout"] == [timeouts.why]
+    # the Labelling page with no coder chosen speaks of every coder of the code, not only `rules`
+    labelling = _page(_fresh(path, monkeypatch), "labelling")
+    labelling.text_input(key="label_annotator").input("ann").run()
+    labelling.selectbox(key="label_code").select("all_tests_fail").run()
+    assert not labelling.exception
+    yours = next(r for r in rows if r["annotator"] == "ann" and r["code"] == "all_tests_fail")
+    verifier_says = planner_use([r for r in rows if r["code"] == "all_tests_fail"], yours).why
+    assert verifier_says.endswith(f"your labels agree with it at κ = 1.00 on {measured.n}")
+    assert f"**all_tests_fail** from `verifier`: {verifier_says}." in [m.value for m in labelling.markdown]
+    assert any(m.value.startswith("**all_tests_fail** from `rules`: ") for m in labelling.markdown)
+    assert _metric(labelling, "For planning") == "used (verifier)"
+
+
+def test_failure_modes_show_how_each_systems_failures_ended_beside_the_tests_codes(tmp_path, monkeypatch):
+    from curriculab.analysis import coding
+    from curriculab.analysis.ingest import ingest
+    from tests.conftest import leaderboard_that_mostly_times_out
+
+    path = tmp_path / "tb.duckdb"
+    with Store(path) as store:
+        ingest(store, [leaderboard_that_mostly_times_out(tmp_path)], workers=1)
+        coding.run_verifier_coder(store)
+    at = _page(_fresh(path, monkeypatch), "failures")
+    assert not at.exception
+    assert "How failures ended: out of time, crashed, or at the tests' verdict" in [h.value for h in at.subheader]
+    assert "endings" in [c.key for c in at.get("plotly_chart")] or any(
+        "ran out of time" in c.proto.spec for c in at.get("plotly_chart")
+    )
+    ended = next(d.value for d in at.dataframe if "timeout_share" in d.value.columns).set_index("system")
+    cursor = ended.loc["cursor-cli · claude-sonnet-4-20250514"]
+    assert (cursor["failures"], cursor["timed_out"], cursor["to_verdict"]) == (4, 3, 1)
+    warned = " ".join(w.value for w in at.warning)
+    assert "1 system(s) ran out of time in half or more of their failures (cursor-cli · claude-sonnet-4" in warned
+    tasks = next(d.value for d in at.dataframe if "task_id" in d.value.columns and "timed_out" in d.value.columns)
+    assert set(tasks["task_id"]) == {"reshard-c4-data", "build-linux-kernel-qemu", "train-fasttext"}
+    # the agent filter narrows it to goose, whose one agent fault is a crash: no system ran out of time
+    at.sidebar.selectbox(key="filter_agent").select("goose").run()
+    ended = next(d.value for d in at.dataframe if "timeout_share" in d.value.columns)
+    assert list(ended["system"]) == ["goose · claude-opus-4-1-20250805"] and list(ended["crashed"]) == [1]
+    assert not any("ran out of time in half or more" in w.value for w in at.warning)
+
+
+def test_the_difficulty_page_flags_never_and_always_solved_tasks_and_shows_the_solve_matrix(tmp_path, monkeypatch):
+    from curriculab.analysis.ingest import ingest
+    from tests.conftest import leaderboard_with_a_broken_and_a_trivial_task
+
+    path = tmp_path / "health.duckdb"
+    with Store(path) as store:
+        ingest(store, [leaderboard_with_a_broken_and_a_trivial_task(tmp_path)], workers=1)
+    at = _page(_fresh(path, monkeypatch), "difficulty")
+    assert not at.exception and "Task health" in [h.value for h in at.subheader]
+    assert any(
+        w.value.startswith("2 task(s) may be broken or trivial: 1 never solved, 1 always solved") for w in at.warning
+    )
+    flagged = next(d.value for d in at.dataframe if "systems_solved" in d.value.columns)
+    assert set(flagged["task_id"]) == {"nginx-request-logging", "hello-world"}
+    matrix = json.loads(next(c.proto.spec for c in at.get("plotly_chart") if "Solve matrix" in c.proto.spec))
+    heat = matrix["data"][0]
+    assert heat["x"][0] == "⚑ hello-world" and heat["x"][-1] == "⚑ nginx-request-logging"
+    assert len(heat["y"]) == 3 and (heat["zmin"], heat["zmax"]) == (0, 1)
+
+
+def test_thirteen_systems_get_thirteen_colours():
+    from curriculab.dashboard.common import colours
+
+    assert len(set(colours(13))) == 13 and len(set(colours(26))) == 26
+    assert colours(3) == colours(10)[:3]  # a few series keep plotly's familiar first colours

@@ -128,7 +128,10 @@ def test_only_reliable_covered_codes_move_the_weights(store_copy):
         )
         decisions, _ = failure_targets(store, "atlas-7b-coder")
         dropped = next(d for d in decisions if d.code == "skipped_verification")
-        assert not dropped.used and dropped.reason == "ignored: its coder is unreliable on it (kappa under threshold)"
+        assert not dropped.used
+        assert (
+            dropped.reason == "unreliable (κ = 0.30 < 0.60 on 80 labels): the planner ignores it (simulator's labels)"
+        )
 
 
 def test_codes_the_coder_could_not_judge_for_most_failures_are_ignored(store_copy):

@@ -437,3 +437,24 @@ def test_resuming_an_agentic_run_drops_the_episodes_and_metrics_written_after_it
     ]
     assert [json.loads(line)["step"] for line in (tmp_path / "metrics.jsonl").read_text().splitlines()] == [1, 2]
     assert not (tmp_path / "checkpoint-3").exists()
+
+
+def test_a_task_plan_keeps_tasks_flagged_by_task_health_out_of_its_mix_until_checked(tmp_path, store):
+    from curriculab.analysis.ingest import ingest
+    from curriculab.planner.tasks import build_task_plan
+    from curriculab.training.agentic import suite_paths
+    from tests.conftest import leaderboard_with_a_broken_and_a_trivial_task
+
+    paths = suite_paths("builtin")
+    ingest(store, [str(p) for p in paths.values()], "tasks")
+    # three systems never solve fix-median and always solve count-error-lines, in 12 attempts each
+    runs = leaderboard_with_a_broken_and_a_trivial_task(tmp_path, ("fix-median", "count-error-lines", "greet-script"))
+    ingest(store, [runs], workers=1)
+    plan = build_task_plan(store, "agent-x", "builtin", sorted(paths), held_out=["greet-script"])
+    mixed = {e.problem_id for e in plan.task_mix}
+    assert not mixed & {"fix-median", "count-error-lines"} and len(mixed) == len(paths) - 3
+    said = next(r for r in plan.reasons if r.startswith("task health: 2 tasks kept out of the mix until checked"))
+    assert "fix-median: never solved: possibly broken in 12 attempts by 3 systems" in said
+    store.check_tasks(["fix-median"])
+    again = build_task_plan(store, "agent-x", "builtin", sorted(paths), held_out=["greet-script"])
+    assert "fix-median" in {e.problem_id for e in again.task_mix}
