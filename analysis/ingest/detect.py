@@ -83,3 +83,19 @@ def is_harbor_trial_dir(path: str | os.PathLike, entries: dict[str, os.DirEntry]
     if kind("job.log", False):
         return False
     return not any(os.path.isfile(os.path.join(e.path, "result.json")) for e in entries.values() if kind(e.name, True))
+
+
+def other_verifier_reports(trial: str) -> list[str]:
+    """The per-test reports under a trial's `verifier/` other than `ctrf.json`, by name
+    (`ctrf.redacted.json`, which redacting tools write beside or instead of it). A trial's tests are
+    read from one report only, so that none is counted twice: `ctrf.json` where it is there, else
+    the first of these."""
+    try:
+        with os.scandir(os.path.join(trial, "verifier")) as entries:
+            return sorted(
+                e.name
+                for e in entries
+                if e.name.startswith("ctrf") and e.name.endswith(".json") and e.name != "ctrf.json"
+            )
+    except (FileNotFoundError, NotADirectoryError):
+        return []

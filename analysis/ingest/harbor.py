@@ -1,5 +1,6 @@
 """Harbor job directories: `<job>/<trial>/result.json` (TrialResult), `agent/trajectory.json`
-(ATIF), `verifier/ctrf.json` (per-test results, when the verifier writes one), and the task's
+(ATIF), `verifier/ctrf.json` (per-test results, when the verifier writes one; else another
+`verifier/ctrf*.json`, such as `ctrf.redacted.json`), and the task's
 `task.toml`, found through the trial config's task path."""
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from curriculab.analysis.ingest.common import (
     test_results_from_ctrf,
     validation_failure,
 )
+from curriculab.analysis.ingest.detect import other_verifier_reports
 from curriculab.analysis.ingest.hashes import ParsedJson, content_hash, legacy_hash
 from curriculab.analysis.ingest.tasks import task_from_toml
 from curriculab.analysis.ingest.terminus import is_terminus_episodes, terminus_episode_steps
@@ -315,6 +317,9 @@ def read_trial(trial_dir: Path) -> UnitResult:
     test_results = []
     ctrf_path = os.path.join(trial, "verifier", "ctrf.json")
     ctrf_bytes = read_if_regular(ctrf_path, FORMAT, record)
+    if ctrf_bytes is None and (others := other_verifier_reports(trial)):
+        ctrf_path = os.path.join(trial, "verifier", others[0])
+        ctrf_bytes = read_if_regular(ctrf_path, FORMAT, record)
     if ctrf_bytes is not None:
         parts.append(ctrf_bytes)
         ctrf = load_json(ctrf_path, ctrf_bytes, FORMAT, record)
@@ -325,7 +330,7 @@ def read_trial(trial_dir: Path) -> UnitResult:
             raise fail(
                 ctrf_path,
                 f"not a CTRF report ({type(exc).__name__}: {exc})",
-                "Fix or remove verifier/ctrf.json",
+                f"Fix or remove verifier/{os.path.basename(ctrf_path)}",
                 record=record,
                 field="results.tests",
                 source_format=FORMAT,

@@ -425,13 +425,19 @@ def read_signed(unit: Unit, signature: str | None) -> tuple[str | None, UnitResu
         result = read_unit(unit)
     trial = str(unit.path)
     seen = [files.get(os.path.join(trial, name), _UNSEEN) for name in HARBOR_TRIAL_FILES]
-    agent = os.path.join(trial, "agent", "")
+    agent, verifier = os.path.join(trial, "agent", ""), os.path.join(trial, "verifier", "")
     continued = sorted(
         (path[len(agent) :], info)
         for path, info in files.items()
         if path.startswith(agent) and path != os.path.join(trial, HARBOR_TRIAL_FILES[1])
     )
-    return (None if _UNSEEN in seen else _trial_signature(seen, continued)), result
+    # the report read where ctrf.json is absent (`detect.other_verifier_reports`), by its name under the trial
+    reports = sorted(
+        ("verifier/" + path[len(verifier) :], info)
+        for path, info in files.items()
+        if path.startswith(verifier) and path != os.path.join(trial, HARBOR_TRIAL_FILES[2])
+    )
+    return (None if _UNSEEN in seen else _trial_signature(seen, continued + reports)), result
 
 
 class _Readers:
@@ -669,8 +675,15 @@ def unit_signature(unit: Unit, stored: str | None = None) -> str | None:
         if unit.kind == "harbor":
             seen = [_regular_file(os.path.join(unit.where, name)) for name in HARBOR_TRIAL_FILES]
             names = [part.rsplit("=", 1)[0] for part in stored.split("|")[1:]] if stored else []
+            segments = [n for n in names if not n.startswith("verifier/")]
+            # without ctrf.json the reader takes another report: one appearing is a change too
+            reports = (
+                [] if seen[2] is not None else [f"verifier/{n}" for n in detect.other_verifier_reports(unit.where)[:1]]
+            )
             return _trial_signature(
-                seen, [(name, _regular_file(os.path.join(unit.where, "agent", name))) for name in names]
+                seen,
+                [(name, _regular_file(os.path.join(unit.where, "agent", name))) for name in segments]
+                + [(name, _regular_file(os.path.join(unit.where, name))) for name in reports],
             )
         info = os.stat(unit.where)
         if stat.S_ISREG(info.st_mode):

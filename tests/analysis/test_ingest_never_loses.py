@@ -379,3 +379,38 @@ def test_readers_start_for_inputs_that_will_be_read_and_not_for_a_no_op_re_inges
     (next(corpus.rglob("result.json"))).touch()  # one input changed: read in this process, below the threshold
     touched = ingest(store, [corpus], workers=2)
     assert touched.skipped == touched.units - 1 and started == []
+
+
+def test_a_trial_that_keeps_only_a_redacted_ctrf_report_has_its_tests_read_once(store, tmp_path):
+    """Trials published with redaction keep `verifier/ctrf.redacted.json` (the same CTRF document)
+    beside or instead of `ctrf.json`: its tests are read from one report, ctrf.json first, never twice."""
+    import curriculab.analysis.ingest.pipeline as pipeline
+
+    job = tmp_path / "job"
+    shutil.copytree(FIXTURES / "harbor" / "jobs" / "2026-10-02__09-00-00", job)
+    only_redacted, both = job / "fix-csv-parser__Hk3mQ2p", job / "fix-csv-parser__Zr8tW4n"
+    (only_redacted / "verifier" / "ctrf.json").rename(only_redacted / "verifier" / "ctrf.redacted.json")
+    shutil.copy(both / "verifier" / "ctrf.json", both / "verifier" / "ctrf.redacted.json")
+    expected = {
+        t: len(
+            json.loads(
+                (FIXTURES / "harbor" / "jobs" / "2026-10-02__09-00-00" / t / "verifier" / "ctrf.json").read_text()
+            )["results"]["tests"]
+        )
+        for t in (only_redacted.name, both.name)
+    }
+    report = ingest(store, [job], workers=1)
+    assert report.errors == []
+    counted = dict(
+        store.query(
+            "select t.trajectory_id, count(r.test_id) from trajectories t left join test_results r using (trajectory_id) "
+            "group by 1"
+        ).rows
+    )
+    assert {t.rsplit("/", 1)[-1]: n for t, n in counted.items()} == expected and all(expected.values())
+    # the redacted report is what the trial is signed by, and a no-op re-ingest skips it
+    unit = pipeline.Unit("harbor", only_redacted)
+    read, _ = pipeline.read_signed(unit, None)
+    assert "|verifier/ctrf.redacted.json=" in read and read == pipeline.unit_signature(unit, read)
+    again = ingest(store, [job], workers=1)
+    assert again.skipped == again.units and again.inserted == 0
