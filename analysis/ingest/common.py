@@ -377,7 +377,7 @@ class StepBuilder:
                         ts,
                         call_id,
                         error_observed(action, command, output, exit_code, tool_failed, folded)
-                        if ends and action == "run"
+                        if ends and (action == "run" or tool_failed)
                         else None,
                         read_is_full(action, tool_name, command, arguments) if action == "read" else None,
                     ),

@@ -1,5 +1,9 @@
 """SWE-agent `.traj` files: `trajectory[{action, observation, thought, response, state}]`,
-`history`, `info{exit_status, submission, model_stats}`.
+`history`, `info{exit_status, submission, model_stats}`, and in newer ones `replay_config` (the
+model's name). Every edit names its file (the one `open` or `create` opened, or the state's);
+its tools' refusals are errors on any step kind; `find_file`/`search_dir` are reads; `submit`
+keeps what it submitted; the model comes from the file or SWE-agent's own run-folder name, never
+another folder's name.
 
 A `.traj` carries no verdict; when the run directory holds a SWE-bench evaluation report
 (`results.json` or `report.json` with `resolved_ids`), it supplies passed/failed.
@@ -8,6 +12,7 @@ A `.traj` carries no verdict; when the run directory holds a SWE-bench evaluatio
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +28,7 @@ from curriculab.analysis.ingest.common import (
     validation_failure,
 )
 from curriculab.analysis.ingest.hashes import content_hash, legacy_hash
-from curriculab.trajectory.actions import normalise_swe_agent_action
+from curriculab.trajectory.actions import normalise_swe_agent_action, swe_agent_failed, swe_agent_open_file
 from curriculab.trajectory.model import Run, Task, Trajectory
 
 FORMAT = "swe-agent"
@@ -93,6 +98,18 @@ def _model(doc: SweTraj) -> str | None:
     return None
 
 
+_RUN_NAME = re.compile(r"^(?P<model>[^_]+(?:_[^_]+)*?)__.+__t-\d[\d.]*__p-\d")
+"""SWE-agent's own name for a run folder, `<model>__<data>__<config>__t-<temperature>__p-<top_p>…`."""
+
+
+def run_name_model(run_id: str) -> str | None:
+    """The model a SWE-agent run folder's name gives (`gpt4__swe-bench-dev…__t-0.00__p-0.95…` →
+    gpt4), None for any other folder (a demonstrations folder such as `crypto` names no model:
+    `ingest --model` says which it was)."""
+    match = _RUN_NAME.match(run_id)
+    return match.group("model") if match else None
+
+
 def read_traj(path: Path) -> UnitResult:
     out = UnitResult()
     data = read_bytes(path, FORMAT)
@@ -117,6 +134,9 @@ def read_traj(path: Path) -> UnitResult:
         break  # only the prompt before the first model turn; later turns are the steps below
     open_file = None
     for k, step in enumerate(doc.trajectory):
+        # an older .traj keeps its state as JSON text taken before the action, a newer one as an
+        # object taken after it; between them, `open` and `create` say which file is open
+        open_file = (_open_file(step.state) if isinstance(step.state, str) else None) or open_file
         calls = normalise_swe_agent_action(step.action, open_file)
         builder.calls(
             calls,
@@ -124,8 +144,11 @@ def read_traj(path: Path) -> UnitResult:
             raw={"index": k, "action": step.action},
             output=step.observation,
             message=step.thought or step.response,
+            # its tools' refusals (a linter rejecting an edit, no file open) on any step kind
+            tool_failed=swe_agent_failed(step.action, step.observation),
         )
-        open_file = _open_file(step.state) or open_file
+        after = _open_file(step.state) if isinstance(step.state, dict) else None
+        open_file = after or swe_agent_open_file(step.action, open_file)
     out.issues.extend(builder.issues)
     stats = doc.info.get("model_stats") or {}
     exit_status = str(doc.info.get("exit_status") or "")
@@ -135,7 +158,7 @@ def read_traj(path: Path) -> UnitResult:
         outcome = "error"
     elif report is not None:
         outcome = "passed" if instance_id in report[0] else "failed"
-    model = _model(doc) or run_id
+    model = _model(doc) or run_name_model(run_id)
     traj = Trajectory(
         trajectory_id=f"{run_id}/{instance_id}",
         run_id=run_id,

@@ -398,6 +398,11 @@ class AgentConventions:
         command = tool if action in ("complete", "message") or detail is None else f"{tool} {detail}"
         return [NormalisedCall(action, None if path is None else str(path), command)]
 
+    def refused(self, output: str | None) -> bool | None:
+        """Whether the agent's own tool refused the call (its `error_if`), None when it says nothing:
+        the reading for a tool whose output is no command's (a file viewer shows code, not errors)."""
+        return True if output and self._error_if is not None and self._error_if.search(output) else None
+
     def observe(self, output: str | None) -> Observation:
         """`observe` by this agent's conventions."""
         if not output or not self.table:
@@ -558,20 +563,21 @@ def observe(agent: str | None, output: str | None) -> Observation:
     return agent_conventions(agent).observe(output)
 
 
-_SWE_READS = re.compile(r"^(open|goto|scroll_up|scroll_down|search_file)\b")
+_SWE_READS = re.compile(r"^(open|goto|scroll_up|scroll_down|search_file|set_cursors)\b")
 _SWE_SEARCH = re.compile(r"^(search_dir|find_file)\b")
 
 
 def normalise_swe_agent_action(action: str, open_file: str | None) -> list[NormalisedCall]:
-    """Normalise one SWE-agent action string; `open_file` is the file open before it."""
+    """Normalise one SWE-agent action string; `open_file` is the file open before it
+    (`swe_agent_open_file` follows it from one action to the next)."""
     text = action.strip()
     if not text:
         return [NormalisedCall(None, None, None)]
     first = text.split("\n", 1)[0]
     words = _tokens(first)
     head = words[0] if words else ""
-    if head == "submit":
-        return [NormalisedCall("complete", None, "submit")]
+    if head == "submit":  # with what it submitted (a flag, a patch's name), as typed
+        return [NormalisedCall("complete", None, first)]
     if head in ("str_replace_editor",) and len(words) >= 3:
         return normalise_tool_call(head, {"command": words[1], "path": words[2]}, agent="swe-agent")
     if _SWE_READS.match(first):
@@ -579,13 +585,40 @@ def normalise_swe_agent_action(action: str, open_file: str | None) -> list[Norma
         if head == "search_file" and len(words) > 2:
             path = words[2]
         return [NormalisedCall("read", path, text)]
-    if _SWE_SEARCH.match(first):
-        return [NormalisedCall("run", None, text)]
+    if _SWE_SEARCH.match(first):  # a search of the repository (or of the folder named): a read
+        return [NormalisedCall("read", words[2] if len(words) > 2 else None, text)]
     if head == "create":
         return [NormalisedCall("edit", words[1] if len(words) > 1 else None, text)]
     if head in ("edit", "insert", "append"):
         return [NormalisedCall("edit", open_file, text)]
     return normalise_shell(text)
+
+
+_SWE_COMMANDS = frozenset(
+    "open goto scroll_up scroll_down search_file set_cursors search_dir find_file create edit insert append "
+    "submit str_replace_editor".split()
+)
+"""SWE-agent's own commands: their output is its tool's (a file's lines, a search's hits), not a shell's."""
+
+
+def swe_agent_failed(action: str, output: str | None) -> bool | None:
+    """Whether a SWE-agent step failed: for its own commands, only its tools' refusals say so (a
+    viewed file full of `raise ValueError` is no error); a shell command's output is read as any
+    shell's, with its terminal warnings set aside (`agents.yaml`)."""
+    conventions = agent_conventions("swe-agent")
+    words = _tokens(action.strip().split("\n", 1)[0])
+    if words and words[0] in _SWE_COMMANDS:
+        return conventions.refused(output)
+    return conventions.observe(output).failed
+
+
+def swe_agent_open_file(action: str, open_file: str | None) -> str | None:
+    """The file open after a SWE-agent action, from the action itself: `open F` and `create F` open
+    F; anything else leaves `open_file` open (the trajectory's own `state`, where it has one, wins)."""
+    words = _tokens(action.strip().split("\n", 1)[0])
+    if len(words) > 1 and words[0] in ("open", "create"):
+        return words[1]
+    return open_file
 
 
 # An observation that shows something went wrong. Counts like "0 failed" are not failures.
@@ -661,12 +694,14 @@ def error_observed(
     """Whether a run shows an error: by exit code where there is one, else by the agent's own
     failure flag (see `observe`), else by what the output says.
 
-    None when nothing was observed (no output, no exit code) or the step is not a run. `grep`
+    A step that is not a run is an error only where the agent's format flags it (`failed`: SWE-agent's
+    linter refusing an edit, an editor call on no open file); None otherwise, as where nothing was
+    observed (no output, no exit code). `grep`
     and friends exit 1 for "no match", which is not an error. `folded`: `output` case-folded
     (`folded_case`), where the caller has it already.
     """
-    if action != "run":
-        return None
+    if action != "run":  # a read, an edit, a submission: only the agent's own refusal says it failed
+        return True if failed else None
     if failed and exit_code in (None, 0):
         return True
     if exit_code is not None:

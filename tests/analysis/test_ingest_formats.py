@@ -158,7 +158,7 @@ def test_swe_agent_trajectories_take_the_verdict_from_the_report(loaded):
         "select action, path from steps where trajectory_id = 'gpt4o-run/astropy__astropy-12907' and source = 'agent' "
         "order by step_idx",
     ) == [
-        ("run", None),
+        ("read", None),  # find_file: a search of the repository
         ("read", "astropy/modeling/separable.py"),
         ("edit", "/astropy__astropy/astropy/modeling/separable.py"),
         ("run", None),
@@ -234,3 +234,59 @@ def test_a_run_starts_when_its_first_trial_did(loaded):
     assert store.query(
         "select started_at = '2026-10-02T09:00:00Z'::timestamptz from runs where run_id = '2026-10-02__09-00-00'"
     ).rows == [(True,)]
+
+
+def test_swe_agent_steps_are_read_as_the_agent_acted(store, fixtures):
+    """A SWE-agent demonstration in the real shape (fixtures/swe-agent-demonstrations/README.md): its
+    tools' refusals are errors on every step kind, a terminal warning in a command that ran is not,
+    every edit names the file open before it, searches are reads, a submission keeps its flag, and a
+    folder named `crypto` is no model."""
+    report = ingest(store, [fixtures.parent / "fixtures" / "swe-agent-demonstrations"], workers=1)
+    assert report.errors == []
+    steps = rows(
+        store,
+        "select action, path, command, error_observed from steps where source = 'agent' order by step_idx",
+    )
+    assert [(a, p, e) for a, p, _, e in steps] == [
+        ("read", None, True),  # goto with no file open: "No file open. Use the open command first."
+        ("read", None, None),  # find_file: a search, not a run
+        ("read", "chall.py", None),  # a file that raises ValueError is shown, not failed
+        ("edit", "solve.py", None),  # create (the state before it names chall.py)
+        ("edit", "/ctf__cube-root/solve.py", True),  # the linter refused it
+        ("edit", "/ctf__cube-root/solve.py", True),  # the same edit, refused again
+        ("edit", "/ctf__cube-root/solve.py", None),
+        ("run", None, False),  # pwntools' _curses terminfo warning, and the flag printed
+        ("run", None, True),  # EXECUTION TIMED OUT
+        ("read", None, None),  # search_dir
+        ("complete", None, True),  # Wrong flag!
+        ("complete", None, None),
+    ]
+    assert [c for a, _, c, _ in steps if a == "complete"] == [
+        "submit flag{cube_root}",
+        "submit 'flag{cube_root_no_padding}'",
+    ]
+    assert rows(store, "select t.model, t.model_raw from trajectories t") == [("swe-agent (model unknown)", None)]
+    # who ran it is said at ingest (`ingest --model`), never guessed from the folder
+    from curriculab.analysis.ingest.attribution import Identity
+
+    again = ingest(
+        store,
+        [fixtures.parent / "fixtures" / "swe-agent-demonstrations"],
+        workers=1,
+        replace=True,
+        identities=[Identity(model="gpt-4-0613")],
+    )
+    assert again.errors == [] and rows(store, "select model from trajectories") == [("gpt-4-0613",)]
+
+
+def test_a_swe_agent_run_folder_names_its_model_only_in_swe_agents_own_run_name():
+    from curriculab.analysis.ingest.swe_agent import run_name_model
+
+    # SWE-agent names a run `<model>__<data>__<config>__t-<temperature>__p-<top_p>__c-<cost>__install-<n>`
+    assert run_name_model("gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1") == "gpt4"
+    assert run_name_model("azure-gpt4__swe-agent__test-repo__default_from_url__t-0.00__p-0.95__c-3.00__install-1") == (
+        "azure-gpt4"
+    )
+    assert [run_name_model(name) for name in ("crypto", "traj_example", "gpt4o-run", "replay__x__default")] == [
+        None
+    ] * 4

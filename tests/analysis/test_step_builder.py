@@ -111,7 +111,8 @@ def test_built_rows_equal_the_rows_of_the_same_steps_read_as_models():
     rows = _built().rows
     assert rows == [step_row("r", step) for step in _as_models()]
     by_name = [row._asdict() for row in rows]
-    assert [r["error_observed"] for r in by_name] == [None, None, None, True, None]
+    # a Read its tool reported failed is an error too: errors are read on every step kind (issue #57)
+    assert [r["error_observed"] for r in by_name] == [None, None, None, True, True]
     assert [r["read_full"] for r in by_name] == [None, None, True, None, True]
     assert by_name[3]["output_truncated"] is True  # the harness said so
 

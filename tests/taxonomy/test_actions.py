@@ -9,6 +9,8 @@ from curriculab.trajectory.actions import (
     normalise_swe_agent_action,
     normalise_tool_call,
     split_commands,
+    swe_agent_failed,
+    swe_agent_open_file,
 )
 
 
@@ -104,8 +106,19 @@ def test_swe_agent_actions_use_the_open_file():
     assert actions(normalise_swe_agent_action("scroll_down", "src/m.py")) == [("read", "src/m.py")]
     assert actions(normalise_swe_agent_action("edit 3:4\nx = 1\nend_of_edit", "src/m.py")) == [("edit", "src/m.py")]
     assert actions(normalise_swe_agent_action("create repro.py", None)) == [("edit", "repro.py")]
-    assert actions(normalise_swe_agent_action("find_file m.py", None)) == [("run", None)]
+    assert actions(normalise_swe_agent_action("find_file m.py", None)) == [("read", None)]  # a search
+    assert actions(normalise_swe_agent_action("search_dir Field src", None)) == [("read", "src")]
     assert actions(normalise_swe_agent_action("submit", "src/m.py")) == [("complete", None)]
+    assert normalise_swe_agent_action("submit 'flag{x}'\n", None)[0].command == "submit 'flag{x}'"
+    assert swe_agent_open_file("create repro.py\n", "src/m.py") == "repro.py"
+    assert swe_agent_open_file("edit 1:1\nx\nend_of_edit", "repro.py") == "repro.py"
+    # its tools' refusals fail any step kind; a viewed file's own error text does not
+    assert swe_agent_failed("edit 1:1\nx(\nend_of_edit", "Your proposed edit has introduced new syntax error(s).")
+    assert swe_agent_failed("open m.py", "[File: m.py (2 lines total)]\n1:raise ValueError('no')") is None
+    assert (
+        swe_agent_failed("python x.py", "Warning: _curses.error: setupterm: could not find terminfo database\nok")
+        is False
+    )
     assert actions(normalise_swe_agent_action("python repro.py && cat out.txt", None)) == [
         ("run", None),
         ("read", "out.txt"),
@@ -331,6 +344,9 @@ def test_required_literals_are_in_every_match_and_the_prefiltered_search_agrees(
         "[exit code ",  # curriculab's own terminal episodes
         ".]",
         "x",
+        "Wrong flag!",  # SWE-agent's refusals
+        "EXECUTION TIMED OUT",
+        "Usage: ",
     ]
     for pattern in patterns:
         searcher = _Searcher(pattern)
