@@ -141,8 +141,16 @@ def _tokens(first_line: str) -> list[str]:
         return first_line.split()
 
 
-def _clean_path(path: str) -> str:
+def _clean_path(path: str) -> str | None:
+    """A path as written, None where the shell computes it (`$sample`, `$(ls)`, a glob is kept)."""
+    if "$" in path or "`" in path:
+        return None
     return path[2:] if path.startswith("./") and len(path) > 2 else path
+
+
+def _adjacent(line: str, descriptor: str, operator: str) -> bool:
+    """Whether `descriptor` was written against `operator` (`2>`, not `echo 2 >`)."""
+    return descriptor + operator in line
 
 
 def _operands(words: list[str]) -> list[str]:
@@ -163,26 +171,34 @@ def _classified(first_line: str) -> tuple[str, str | None]:
     if _TMUX_KEY.match(first_line.strip()):
         return "run", None
     tokens = _tokens(first_line)
-    # Redirection to a file makes any command an edit of that file.
+    # Redirection to a file makes any command an edit of that file; the redirections themselves (the
+    # operator, its descriptor, its target) are no operands: `rg x src 2>/dev/null` reads src.
     written: list[str] = []
+    plain: list[str] = []
     k = 0
     while k < len(tokens):
         token = tokens[k]
+        if token == "<":  # input: what it names is read, as an operand would be
+            k += 1
+            continue
         if token in (">", ">>") or (token.endswith(">") and token[:-1] in ("1", "2", "&")):
+            if plain and token == ">" and plain[-1] in ("1", "2", "&") and _adjacent(first_line, plain[-1], token):
+                plain.pop()  # the descriptor shlex split off `2>`
             target = tokens[k + 1] if k + 1 < len(tokens) else ""
-            if target in (">",):  # shlex splits '>>' into '>' '>'
+            if target in (">", "&"):  # shlex splits '>>' into '>' '>', and '>&2' into '>' '&' '2'
                 target = tokens[k + 2] if k + 2 < len(tokens) else ""
                 k += 1
-            if target and not target.startswith("&") and target not in _NOT_FILES:
+            if target and not target.startswith("&") and target not in _NOT_FILES and not target.isdigit():
                 written.append(target)
             k += 2
             continue
+        plain.append(token)
         k += 1
     segments: list[list[str]] = [[]]
-    for token in tokens:
+    for token in plain:
         if token == "|":
             segments.append([])
-        elif token not in ("<", ">"):
+        else:
             segments[-1].append(token)
     for segment in segments:
         words = strip_wrappers(segment)
@@ -206,7 +222,7 @@ def _classified(first_line: str) -> tuple[str, str | None]:
         elif head == "git" and args[:1] in (["checkout"], ["restore"]) and "--" in args:
             written.extend(args[args.index("--") + 1 :])
     if written:
-        return "edit", _clean_path(written[0])
+        return "edit", _clean_path(written[0])  # None where a shell variable names it
     words = strip_wrappers(segments[0])
     if not words:
         return "run", None

@@ -358,3 +358,17 @@ def test_required_literals_are_in_every_match_and_the_prefiltered_search_agrees(
             lengths=(0, 7),
         )
         assert found > 5, pattern  # the generator does produce matches of every pattern
+
+
+def test_redirections_are_not_operands_and_shell_variables_are_not_paths():
+    # as the real Codex trials wrote them: `rg … 2>/dev/null` reads src, not /dev/null; `cat $sample`
+    # reads a file the shell names at run time, which no reading can name
+    assert classify_command("rg -n TODO src 2>/dev/null")[:2] == ("read", "src")
+    assert classify_command("sed -n 1,40p app.py 2>/dev/null")[:2] == ("read", "app.py")
+    assert classify_command("ls -la >/dev/null 2>&1")[:2] == ("run", None)
+    assert classify_command("cat $sample")[:2] == ("read", None)
+    assert classify_command('cat "$(ls out | head -1)"')[:2] == ("read", None)
+    assert classify_command("python gen.py > $OUT")[:2] == ("edit", None)  # a write, of a file unnamed here
+    assert classify_command("cat < data.csv")[:2] == ("read", "data.csv")
+    assert classify_command("echo 2 > n.txt")[:2] == ("edit", "n.txt")  # `2` is what is echoed here
+    assert classify_command("make 2> build.log")[:2] == ("edit", "build.log")
