@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from curriculab.analysis.ingest.common import UnitResult
     from curriculab.analysis.store.rows import RowBatch
 
-FORMATS = ("auto", "atif", "harbor", "tb", "swe-agent", "inspect", "jsonl", "tasks")
+FORMATS = ("auto", "atif", "harbor", "tb", "swe-agent", "mini-swe-agent", "inspect", "jsonl", "tasks")
 _JOB_FILES = {
     "config.json",
     "result.json",
@@ -58,7 +58,8 @@ _PARALLEL_MIN_UNITS = 200
 @dataclass(frozen=True)
 class Unit:
     kind: str
-    """harbor, tb, tb-results, atif, swe-agent, inspect, jsonl, harbor-task, tb-task, or json (sniffed when read)."""
+    """harbor, tb, tb-results, atif, swe-agent, mini-swe-agent, inspect, jsonl, harbor-task, tb-task, or
+    json (sniffed when read)."""
     where: str
     """Its file or directory, as discovery found it (a path given as a Path is kept as its text)."""
     absolute: str = ""
@@ -126,6 +127,10 @@ def _sniff_json(path: Path, data: bytes) -> str | None:
 
     if tb.is_results_file(data):
         return "tb-results"
+    from curriculab.analysis.ingest import mini_swe_agent
+
+    if mini_swe_agent.is_mini_swe_agent(data[:4096] + data[-4096:]):  # `trajectory_format` ends the file
+        return "mini-swe-agent"
     return None
 
 
@@ -135,7 +140,7 @@ _readers: dict[str, Callable[[Path], UnitResult]] = {}
 
 def _importers() -> dict[str, Callable[[Path], UnitResult]]:
     if not _readers:
-        from curriculab.analysis.ingest import atif, harbor, inspect_log, jsonl, swe_agent, tasks, tb
+        from curriculab.analysis.ingest import atif, harbor, inspect_log, jsonl, mini_swe_agent, swe_agent, tasks, tb
 
         _readers.update(
             {
@@ -144,6 +149,7 @@ def _importers() -> dict[str, Callable[[Path], UnitResult]]:
                 "tb": tb.read_run,
                 "tb-results": tb.read_results_file,
                 "swe-agent": swe_agent.read_traj,
+                "mini-swe-agent": mini_swe_agent.read_traj_json,
                 "inspect": inspect_log.read_eval,
                 "jsonl": jsonl.read_jsonl,
                 "harbor-task": functools.partial(tasks.read_task_dir, kind="harbor-task"),
@@ -204,7 +210,7 @@ def _read_sniffed(path: Path) -> UnitResult:
     kind = _sniff_json(path, data) or ""
     if kind == "atif":
         return atif.read_atif_file(path, data)
-    if kind not in ("inspect", "tb-results"):
+    if kind not in ("inspect", "tb-results", "mini-swe-agent"):
         try:
             orjson.loads(data)
         except orjson.JSONDecodeError as exc:
@@ -213,7 +219,8 @@ def _read_sniffed(path: Path) -> UnitResult:
             make_issue(
                 path,
                 "not a recognised trajectory format (looked for ATIF `schema_version` and `steps`, an "
-                "Inspect log's `eval` and `samples`, or a Terminal-Bench `results` list of trials)",
+                "Inspect log's `eval` and `samples`, a Terminal-Bench `results` list of trials, or a "
+                "mini-swe-agent `trajectory_format`)",
                 "Pass --format to force a reader, or convert the file to curriculab JSONL (docs/jsonl.md)",
             )
         )
@@ -228,6 +235,8 @@ def _file_kind(path: str, fmt: str) -> str | None:
         if fmt in ("harbor", "tb", "tasks"):
             return None  # these formats are directories
         return fmt
+    if path.endswith(".traj.json"):
+        return "mini-swe-agent"
     return {".traj": "swe-agent", ".eval": "inspect", ".jsonl": "jsonl", ".json": "json"}.get(suffix)
 
 
@@ -250,6 +259,7 @@ _WALK_SUFFIXES = {
     "auto": {".json", ".traj", ".eval", ".jsonl"},
     "atif": {".json"},
     "swe-agent": {".traj"},
+    "mini-swe-agent": {".json"},
     "inspect": {".eval", ".json"},
     "jsonl": {".jsonl"},
     "harbor": set(),
@@ -279,7 +289,8 @@ def discover(
                     make_issue(
                         root,
                         f"unknown file type {root.suffix or '(no extension)'!r} for format {fmt}",
-                        "Pass --format with one of atif, swe-agent, inspect, jsonl, or give a Harbor job / tb run directory",
+                        "Pass --format with one of atif, swe-agent, mini-swe-agent, inspect, jsonl, or give a Harbor "
+                        "job / tb run directory",
                     )
                 )
             else:

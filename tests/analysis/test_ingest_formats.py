@@ -290,3 +290,52 @@ def test_a_swe_agent_run_folder_names_its_model_only_in_swe_agents_own_run_name(
     assert [run_name_model(name) for name in ("crypto", "traj_example", "gpt4o-run", "replay__x__default")] == [
         None
     ] * 4
+
+
+def test_mini_swe_agent_trajectories_are_read_with_their_report_and_detected(store, fixtures, tmp_path):
+    """mini-swe-agent's `.traj.json` in both formats (fixtures in the real shapes: `mini-swe-agent-1`
+    with ```bash blocks and SWE-bench's report.json beside it; `-1.1` with `extra.actions` and
+    `extra.returncode`, out of steps)."""
+    import json
+    import shutil
+
+    source = fixtures.parent / "fixtures" / "mini-swe-agent"
+    report = ingest(store, [source], workers=1)
+    assert report.errors == [] and report.inserted == 2
+    assert rows(
+        store,
+        "select t.task_id, t.outcome, t.harness_error, t.model, r.agent, r.agent_version from trajectories t "
+        "join runs r using (run_id) order by 1",
+    ) == [
+        ("astropy__astropy-14365", "passed", None, "claude-sonnet-4-5-20250929", "mini-swe-agent", "1.17.5"),
+        ("sympy__sympy-20590", "failed", "agent_timeout", "gpt-5-mini", "mini-swe-agent", "2.0.0"),
+    ]
+    # each assistant message's one action, with the harness's return code; a format error is no action
+    assert rows(
+        store,
+        "select s.action, s.exit_code, s.error_observed from steps s join trajectories t using (trajectory_id) "
+        "where s.source = 'agent' and t.task_id = 'astropy__astropy-14365' order by s.step_idx",
+    ) == [("run", 0, False), ("edit", 0, None), ("run", 0, False), ("message", None, None), ("complete", None, None)]
+    assert rows(
+        store,
+        "select s.action, s.exit_code, s.error_observed from steps s join trajectories t using (trajectory_id) "
+        "where s.source = 'agent' and t.task_id = 'sympy__sympy-20590' order by s.step_idx",
+    ) == [("run", 0, False), ("run", 1, True), ("run", None, True)]  # the last one timed out and was killed
+    # SWE-bench's per-test results, each test once
+    tests = rows(store, "select test_id, passed from test_results order by 1")
+    doc = json.loads(
+        (source / "claude-sonnet-4-5__swebench-lite" / "astropy__astropy-14365" / "report.json").read_text()
+    )
+    status = doc["astropy__astropy-14365"]["tests_status"]
+    assert {t for t, _ in tests} == {t for group in status.values() for t in group["success"] + group["failure"]}
+    assert all(passed for _, passed in tests)
+    # found by its content under another name, and by --format
+    renamed = tmp_path / "run" / "trajectory.json"
+    renamed.parent.mkdir()
+    shutil.copy(
+        source / "gpt-5-mini__swebench-verified" / "sympy__sympy-20590" / "sympy__sympy-20590.traj.json", renamed
+    )
+    assert [u.kind for u in discover([renamed])[0]] == ["json"]
+    sniffed = ingest(store, [renamed], workers=1)
+    assert sniffed.errors == [] and sniffed.inserted == 1
+    assert [u.kind for u in discover([renamed], "mini-swe-agent")[0]] == ["mini-swe-agent"]
