@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from curriculab.analysis.ingest.common import UnitResult
     from curriculab.analysis.store.rows import RowBatch
 
-FORMATS = ("auto", "atif", "harbor", "tb", "swe-agent", "mini-swe-agent", "inspect", "jsonl", "tasks")
+FORMATS = ("auto", "atif", "harbor", "tb", "swe-agent", "mini-swe-agent", "claude-code", "inspect", "jsonl", "tasks")
 _JOB_FILES = {
     "config.json",
     "result.json",
@@ -58,8 +58,8 @@ _PARALLEL_MIN_UNITS = 200
 @dataclass(frozen=True)
 class Unit:
     kind: str
-    """harbor, tb, tb-results, atif, swe-agent, mini-swe-agent, inspect, jsonl, harbor-task, tb-task, or
-    json (sniffed when read)."""
+    """harbor, tb, tb-results, atif, swe-agent, mini-swe-agent, claude-code, inspect, jsonl (a Claude Code
+    transcript is told apart when read), harbor-task, tb-task, or json (sniffed when read)."""
     where: str
     """Its file or directory, as discovery found it (a path given as a Path is kept as its text)."""
     absolute: str = ""
@@ -140,7 +140,16 @@ _readers: dict[str, Callable[[Path], UnitResult]] = {}
 
 def _importers() -> dict[str, Callable[[Path], UnitResult]]:
     if not _readers:
-        from curriculab.analysis.ingest import atif, harbor, inspect_log, jsonl, mini_swe_agent, swe_agent, tasks, tb
+        from curriculab.analysis.ingest import (
+            atif,
+            claude_code,
+            harbor,
+            inspect_log,
+            mini_swe_agent,
+            swe_agent,
+            tasks,
+            tb,
+        )
 
         _readers.update(
             {
@@ -151,7 +160,8 @@ def _importers() -> dict[str, Callable[[Path], UnitResult]]:
                 "swe-agent": swe_agent.read_traj,
                 "mini-swe-agent": mini_swe_agent.read_traj_json,
                 "inspect": inspect_log.read_eval,
-                "jsonl": jsonl.read_jsonl,
+                "jsonl": _read_jsonl,
+                "claude-code": claude_code.read_transcript,
                 "harbor-task": functools.partial(tasks.read_task_dir, kind="harbor-task"),
                 "tb-task": functools.partial(tasks.read_task_dir, kind="tb-task"),
                 "json": _read_sniffed,
@@ -197,6 +207,20 @@ def _unreadable(unit: Unit, exc: Exception) -> UnitResult:
             )
         ]
     )
+
+
+def _read_jsonl(path: Path) -> UnitResult:
+    """A `.jsonl` file: curriculab JSONL, or a Claude Code session transcript (its first lines tell)."""
+    from curriculab.analysis.ingest import claude_code, jsonl
+
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(16384)
+    except OSError:
+        head = b""
+    if claude_code.is_transcript(head):
+        return claude_code.read_transcript(path)
+    return jsonl.read_jsonl(path)
 
 
 def _read_sniffed(path: Path) -> UnitResult:
@@ -260,6 +284,7 @@ _WALK_SUFFIXES = {
     "atif": {".json"},
     "swe-agent": {".traj"},
     "mini-swe-agent": {".json"},
+    "claude-code": {".jsonl"},
     "inspect": {".eval", ".json"},
     "jsonl": {".jsonl"},
     "harbor": set(),
@@ -289,8 +314,8 @@ def discover(
                     make_issue(
                         root,
                         f"unknown file type {root.suffix or '(no extension)'!r} for format {fmt}",
-                        "Pass --format with one of atif, swe-agent, mini-swe-agent, inspect, jsonl, or give a Harbor "
-                        "job / tb run directory",
+                        "Pass --format with one of atif, swe-agent, mini-swe-agent, claude-code, inspect, jsonl, or "
+                        "give a Harbor job / tb run directory",
                     )
                 )
             else:

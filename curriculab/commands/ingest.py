@@ -21,7 +21,9 @@ from curriculab.tables import safe_text
     "fmt",
     default="auto",
     show_default=True,
-    type=click.Choice(["auto", "atif", "harbor", "tb", "swe-agent", "mini-swe-agent", "inspect", "jsonl"]),
+    type=click.Choice(
+        ["auto", "atif", "harbor", "tb", "swe-agent", "mini-swe-agent", "claude-code", "inspect", "jsonl"]
+    ),
     help="Input format; auto detects it per file or directory.",
 )
 @click.option(

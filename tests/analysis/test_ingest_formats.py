@@ -339,3 +339,30 @@ def test_mini_swe_agent_trajectories_are_read_with_their_report_and_detected(sto
     sniffed = ingest(store, [renamed], workers=1)
     assert sniffed.errors == [] and sniffed.inserted == 1
     assert [u.kind for u in discover([renamed], "mini-swe-agent")[0]] == ["mini-swe-agent"]
+
+
+def test_a_claude_code_transcript_is_read_as_the_agent_acted(store, fixtures):
+    """A Claude Code session (`<project>/<sessionId>.jsonl`, fixtures/claude-code/README.md), told apart
+    from curriculab JSONL by its lines: each tool call through Claude Code's table, its result and
+    `is_error` on its step, a sub-agent's lines left out, no verdict."""
+    source = fixtures.parent / "fixtures" / "claude-code"
+    assert [u.kind for u in discover([source])[0]] == ["jsonl"]  # a .jsonl: its first lines decide when read
+    report = ingest(store, [source], workers=1)
+    assert report.errors == [] and report.inserted == 1
+    assert rows(
+        store, "select t.model, t.outcome, r.agent, r.agent_version from trajectories t join runs r using (run_id)"
+    ) == [("claude-sonnet-4-5-20250929", None, "claude-code", "2.1.63")]
+    steps = rows(store, "select source, action, tool_name, path, error_observed from steps order by step_idx")
+    assert steps == [
+        ("user", None, None, None, None),
+        ("agent", "message", None, None, None),
+        ("agent", "read", "Read", "/Users/dev/src/csvtool/csvtool/parse.py", None),
+        ("agent", "run", "Bash", None, True),  # the tests failed: is_error
+        ("agent", "edit", "Edit", "/Users/dev/src/csvtool/csvtool/parse.py", None),
+        ("agent", "edit", "Bash", "csvtool/parse.py", None),  # `sed -i … && pytest`: an edit, then the run
+        ("agent", "run", "Bash", None, False),
+        ("agent", "message", None, None, None),
+    ]
+    assert not any(tool == "Grep" for _, _, tool, _, _ in steps)  # the sub-agent's Grep is its own
+    forced = discover([source], "claude-code")[0]
+    assert [u.kind for u in forced] == ["claude-code"]
