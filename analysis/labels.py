@@ -14,6 +14,7 @@ from typing import NamedTuple
 from curriculab.analysis import queries
 from curriculab.analysis.coding import IN_SAMPLE_PREFIX
 from curriculab.analysis.issues import Issue, make_issue
+from curriculab.analysis.stats import wilson_interval
 from curriculab.analysis.store import Store
 from curriculab.taxonomy.agreement import BinaryAgreement, binary_agreement, krippendorff_alpha_nominal
 from curriculab.taxonomy.taxonomy import load_taxonomy
@@ -142,6 +143,17 @@ class CodeAgreement(BinaryAgreement):
     reliable: bool = False
     """kappa ≥ threshold on at least MIN_LABELS_RELIABLE labels the coder did not learn from: the
     planner may use this code from this coder."""
+    precision_low: float | None = None
+    """Wilson 95% lower bound of precision (tp over tp + fp); None when the coder found it nowhere."""
+    precision_high: float | None = None
+    """Wilson 95% upper bound of precision."""
+    recall_low: float | None = None
+    """Wilson 95% lower bound of recall (tp over tp + fn); None when no label says present."""
+    recall_high: float | None = None
+    """Wilson 95% upper bound of recall."""
+    abstained_on_present: int = 0
+    """Trajectories the annotator labelled present on which the coder abstained (not_applicable):
+    misses that agreement leaves out, counted here so they are not hidden."""
 
 
 def agreement(
@@ -169,6 +181,9 @@ def agreement(
             index=False, name=None
         )
     )
+    abstained = dict(
+        queries.abstained_on_labelled(store, coder, annotator, taxonomy).itertuples(index=False, name=None)
+    )
     results = []
     for code in taxonomy.code_names:
         mine = [(coded, labelled) for k, coded, labelled, _ in pairs if k == code]
@@ -176,6 +191,9 @@ def agreement(
             continue
         in_sample = any(inside for k, _, _, inside in pairs if k == code)
         stats = binary_agreement([coded for coded, _ in mine], [labelled for _, labelled in mine])
+        found, present = stats.tp + stats.fp, stats.tp + stats.fn
+        precision_ci = wilson_interval(stats.tp, found) if found else (None, None)
+        recall_ci = wilson_interval(stats.tp, present) if present else (None, None)
         by_unit: dict[str, dict[str, bool]] = {}
         for k, trajectory_id, who, present in all_labels:
             if k == code:
@@ -192,6 +210,11 @@ def agreement(
                 alpha=alpha,
                 annotators=len(annotators),
                 in_sample=in_sample,
+                precision_low=precision_ci[0],
+                precision_high=precision_ci[1],
+                recall_low=recall_ci[0],
+                recall_high=recall_ci[1],
+                abstained_on_present=abstained.get(code, 0),
                 reliable=stats.kappa is not None
                 and stats.kappa >= threshold
                 and not in_sample

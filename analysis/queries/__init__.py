@@ -106,6 +106,7 @@ from curriculab.analysis.queries.failures import (
 )
 from curriculab.analysis.queries.labels import (
     STRATA,
+    abstained_on_labelled,
     coded_for_labelling,
     coder_label_pairs,
     labelling_queue,
@@ -151,6 +152,7 @@ __all__ = [
     "Statement",
     "TIME_BOUND",
     "TRAINING_AGENT",
+    "abstained_on_labelled",
     "action_mix",
     "agents",
     "attempt_cells",

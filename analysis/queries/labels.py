@@ -87,6 +87,20 @@ def coder_label_pairs(
     return pairs[["code", "coded", "labelled", "in_sample"]]
 
 
+def abstained_on_labelled(store: Store, coder: str, annotator: str, taxonomy: Taxonomy) -> pd.DataFrame:
+    """Per code, the trajectories `annotator` labelled present on which `coder` abstained
+    (`not_applicable`): the misses agreement cannot see. Columns: code, abstained."""
+    mine = labels_under(store, taxonomy)
+    mine = mine[(mine["annotator"] == annotator) & (mine["present"] == True)]  # noqa: E712 (a pandas mask)
+    abstained = store.frame(
+        "select trajectory_id, code from coding_status where coder = ? and taxonomy_version = ? "
+        "and status = 'not_applicable'",
+        [coder, taxonomy.version],
+    )
+    both = abstained.merge(mine[["trajectory_id", "code"]], on=["trajectory_id", "code"])
+    return both.groupby("code", as_index=False).size().rename(columns={"size": "abstained"})
+
+
 def trajectory_labels(store: Store, trajectory_id: str) -> pd.DataFrame:
     """Human labels on one trajectory. Columns: annotator, code, present, taxonomy_version."""
     return store.frame(

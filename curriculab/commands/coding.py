@@ -237,7 +237,9 @@ def classifier_train(annotator: str, output: Path, folds: int, taxonomy_version:
 @db_option
 def agreement(coder: str, annotator: str, threshold: float, taxonomy_version: str, fmt: str) -> None:
     """Per code: n, prevalence, Cohen's kappa, precision, recall, F1 (and Krippendorff's alpha
-    across 3+ annotators). Codes under the threshold are marked unreliable in the store.
+    across 3+ annotators), with the counts behind them (TP/FP/FN/TN), Wilson 95% intervals of precision
+    and recall, and the labelled presents on which the coder abstained (misses agreement leaves out).
+    Codes under the threshold are marked unreliable in the store.
 
     \b
     Example:
@@ -253,10 +255,19 @@ def agreement(coder: str, annotator: str, threshold: float, taxonomy_version: st
     columns = [
         "code",
         "n",
+        "tp",
+        "fp",
+        "fn",
+        "tn",
+        "abstained_on_present",
         "prevalence",
         "kappa",
         "precision",
+        "precision_low",
+        "precision_high",
         "recall",
+        "recall_low",
+        "recall_high",
         "f1",
         "alpha",
         "annotators",

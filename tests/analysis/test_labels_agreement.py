@@ -128,16 +128,32 @@ def test_agreement_per_code_and_reliability_marking(tmp_path, sim):
     assert set(exact[0]) == {
         "code",
         "n",
+        "tp",
+        "fp",
+        "fn",
+        "tn",
+        "abstained_on_present",
         "prevalence",
         "kappa",
         "precision",
+        "precision_low",
+        "precision_high",
         "recall",
+        "recall_low",
+        "recall_high",
         "f1",
         "alpha",
         "annotators",
         "in_sample",
         "reliable",
     }
+    for r in exact:  # the counts behind every figure, and where each stands
+        assert r["tp"] + r["fp"] + r["fn"] + r["tn"] == r["n"]
+        if r["tp"] + r["fp"]:
+            assert r["precision"] == pytest.approx(r["tp"] / (r["tp"] + r["fp"]))
+            assert r["precision_low"] <= r["precision"] <= r["precision_high"]
+        if r["tp"] + r["fn"]:
+            assert r["recall_low"] <= r["recall"] <= r["recall_high"]
     sloppy = json.loads(run(db, "agreement", "--coder", "rules", "--annotator", "careless", "--json").stdout)
     assert not any(r["reliable"] for r in sloppy)
     with Store(db, read_only=True) as store:
@@ -260,3 +276,30 @@ def test_one_reliability_rule_for_the_planner_and_the_labelling_page():
     assert refused.why.startswith("no curriculum effect: ") and refused.why.endswith(
         "whatever its reliability: exact (verifier))"
     )
+
+
+def test_agreement_counts_the_labelled_presents_on_which_the_coder_abstained(tmp_path, sim):
+    """Agreement leaves a coder's abstentions out; a present label on one is a miss it cannot see,
+    so `agreement` counts them beside TP/FP/FN/TN."""
+    import shutil
+
+    _, corpus, shared = sim
+    db = tmp_path / "db.duckdb"  # a copy: the module's store is left as the other tests know it
+    shutil.copy(shared, db)
+    assert run(db, "labels", "import", str(corpus.root / "ground_truth.csv"), "--annotator", "sim").exit_code == 0
+    with Store(db) as store:
+        present = store.query(
+            "select l.trajectory_id from labels l join coding_status c using (trajectory_id, code) "
+            "where l.annotator = 'sim' and l.code = 'skipped_verification' and l.present and c.coder = 'rules' "
+            "and c.status <> 'not_applicable' order by 1 limit 3"
+        ).rows
+        assert len(present) == 3
+        store.query(
+            "update coding_status set status = 'not_applicable', reason = 'the trajectory lacks the evidence this rule reads' "
+            "where coder = 'rules' and code = 'skipped_verification' and trajectory_id in (?, ?, ?)",
+            [t for (t,) in present],
+        )
+    rows = json.loads(run(db, "agreement", "--coder", "rules", "--annotator", "sim", "--json").stdout)
+    skipped = next(r for r in rows if r["code"] == "skipped_verification")
+    assert skipped["abstained_on_present"] == 3
+    assert all(r["abstained_on_present"] == 0 for r in rows if r["code"] != "skipped_verification")
