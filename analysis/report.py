@@ -13,6 +13,7 @@ import decimal
 import html
 import json
 import math
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -132,10 +133,7 @@ def _pct(x: float | None) -> str:
 def percent_text(share: float) -> str:
     """`share` as a percentage with one decimal, half-up from its shortest decimal form (0.4925 →
     49.3%, 0.5875 → 58.8%, where binary `:.1%` gives 49.2% and 58.8%): the report and the pages alike."""
-    if not math.isfinite(share):
-        return "n/a"
-    exact = decimal.Decimal(repr(share)).scaleb(2)
-    return f"{exact.quantize(decimal.Decimal('0.1'), rounding=decimal.ROUND_HALF_UP)}%"
+    return "n/a" if not math.isfinite(share) else f"{half_up(share, 1, scale=2)}%"
 
 
 def _cells_by(rows: list[dict[str, Any]], keys: list[str], k: str, n: str) -> dict[tuple, dict[str, tuple[int, int]]]:
@@ -325,25 +323,9 @@ def build_report(
         scoped = queries.failure_distribution.records(
             store, coder, taxonomy_version=version, scope=queries.Scope(model=model)
         )
-        for row in scoped:
-            if row["code"] != "harness_failure" and row["n"] and row["share"] is not None:
-                if sum(1 for m in system_modes if m["system"] == row["system"]) < 3:
-                    system_modes.append(
-                        {
-                            k: row[k]
-                            for k in (
-                                "system",
-                                "code",
-                                "n",
-                                "applied",
-                                "failures",
-                                "share",
-                                "coverage",
-                                "ci_low",
-                                "ci_high",
-                            )
-                        }
-                    )
+        coded = [r for r in scoped if r["code"] != "harness_failure" and r["n"] and r["share"] is not None]
+        fields = ("system", "code", "n", "applied", "failures", "share", "coverage", "ci_low", "ci_high")
+        system_modes = _first_per(coded, 3, fields)  # the read is ordered by system, share first
     view = _coder_view(rows, top, overview, [_lists(pass_cells.get((r["model"],), {})) for r in overview])
     beside = []
     for other in others:
@@ -431,12 +413,19 @@ def _wide_matrix(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _long_tasks(rows: list[dict[str, Any]], per_system: int = 5) -> list[dict[str, Any]]:
     """Per system, the tasks it ran out of time on most (at least once), most first."""
     timed = sorted((r for r in rows if r["timed_out"]), key=lambda r: (r["system"], -r["timed_out"], r["task_id"]))
-    out: list[dict[str, Any]] = []
-    for row in timed:
-        if sum(1 for o in out if o["system"] == row["system"]) < per_system:
-            out.append(
-                {k: row[k] for k in ("system", "task_id", "attempts", "failures", "timed_out", "crashed", "to_verdict")}
-            )
+    return _first_per(
+        timed, per_system, ("system", "task_id", "attempts", "failures", "timed_out", "crashed", "to_verdict")
+    )
+
+
+def _first_per(rows: list[dict[str, Any]], limit: int, fields: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The first `limit` rows of each system (rows in their order), with `fields` only."""
+    taken: Counter[str] = Counter()
+    out = []
+    for row in rows:
+        taken[row["system"]] += 1
+        if taken[row["system"]] <= limit:
+            out.append({k: row[k] for k in fields})
     return out
 
 
@@ -777,12 +766,13 @@ def _signed(x: float | None) -> str:
     return "n/a" if x is None else f"{x * 100:+.1f}"
 
 
-def half_up(value: float, places: int = 3) -> str:
-    """`value` to `places` decimals, half away from zero, from its shortest decimal form (a share of
-    counts such as 197/400 prints 0.4925 and rounds to 0.493, where binary `:.3f` gives 0.492)."""
+def half_up(value: float, places: int = 3, scale: int = 0) -> str:
+    """`value` × 10**`scale` to `places` decimals, half away from zero, from its shortest decimal form
+    (a share of counts such as 197/400 prints 0.4925 and rounds to 0.493, where binary `:.3f` gives
+    0.492); the scaling is exact, so a percentage rounds as the share reads."""
     if not math.isfinite(value):
         return str(value)
-    exact = decimal.Decimal(repr(value))
+    exact = decimal.Decimal(repr(value)).scaleb(scale)
     return str(exact.quantize(decimal.Decimal(1).scaleb(-places), rounding=decimal.ROUND_HALF_UP))
 
 

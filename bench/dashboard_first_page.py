@@ -27,6 +27,8 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,7 +62,10 @@ def timed_visit(page, url: str) -> float:
     return time.perf_counter() - started
 
 
-def round_trip(db: Path, context, browser, port: int, repeat: int) -> tuple[float, list[float], float]:
+@contextmanager
+def serving(db: Path, port: int) -> Iterator[str]:
+    """The dashboard over `db` on `port`, started as `curriculab dashboard` starts it and answering its
+    health check, until the block ends: its URL."""
     from curriculab.dashboard import streamlit_command
 
     server = subprocess.Popen(
@@ -78,6 +83,14 @@ def round_trip(db: Path, context, browser, port: int, repeat: int) -> tuple[floa
                     break
             except OSError:
                 time.sleep(0.3)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def round_trip(db: Path, context, browser, port: int, repeat: int) -> tuple[float, list[float], float]:
+    with serving(db, port) as url:
         page = context.new_page()
         first = timed_visit(page, url)
         warm = [timed_visit(page, url) for _ in range(repeat)]
@@ -86,9 +99,6 @@ def round_trip(db: Path, context, browser, port: int, repeat: int) -> tuple[floa
         cold_browser = timed_visit(alone.new_page(), url)
         alone.close()
         return first, warm, cold_browser
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 def main() -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Iterable
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -239,17 +238,13 @@ def _percent_columns(frame: pd.DataFrame) -> list[str]:
 
 
 def percent(count: int, total: int) -> str:
-    """count / total as a percentage with one decimal, rounded half-up from the exact fraction
-    (every figure on the pages the same way: 52.5%, 36.0%, 58.8%), '–' with no total."""
-    if not total:
-        return "–"
-    tenths = (Fraction(count * 1000, total) + Fraction(1, 2)).__floor__()
-    return f"{tenths // 10}.{tenths % 10}%"
+    """count / total as `percent_of` prints it (52.5%, 36.0%, 58.8%), '–' with no total."""
+    return percent_of(count / total) if total else "–"
 
 
 def percent_of(share: float | None) -> str:
-    """A share already computed (a float) as the report prints it (`report.percent_text`: one
-    decimal, half-up from its shortest decimal form); '–' for none."""
+    """A share as the report prints it (`report.percent_text`: one decimal, half-up from its
+    shortest decimal form), every figure on the pages the same way; '–' for none."""
     from curriculab.analysis.report import percent_text
 
     if share is None or share != share:

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from curriculab.analysis.ingest.common import StepBuilder, UnitResult, add_trajectory, read_bytes
+from curriculab.analysis.ingest.common import StepBuilder, UnitResult, add_trajectory, read_bytes, text_of
 from curriculab.analysis.ingest.hashes import content_hash, legacy_hash
 from curriculab.analysis.issues import IngestFailure, make_issue
 from curriculab.trajectory.actions import agent_conventions
@@ -28,18 +28,6 @@ _TYPES = (b'"type":"user"', b'"type":"assistant"', b'"type":"summary"', b'"type"
 def is_transcript(head: bytes) -> bool:
     """Whether the start of a `.jsonl` file is a Claude Code transcript rather than curriculab JSONL."""
     return b'"sessionId"' in head and any(t in head for t in _TYPES) and b'"trajectory_id"' not in head
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(block.get("text", "")) if isinstance(block, dict) else str(block)
-            for block in content
-            if not isinstance(block, dict) or block.get("type") in (None, "text")
-        )
-    return "" if content is None else str(content)
 
 
 def _ts(value: Any) -> datetime | None:
@@ -103,8 +91,10 @@ def read_transcript(path: Path) -> UnitResult:
             for result in results:
                 index = calls_at.get(str(result.get("tool_use_id")))
                 if index is not None:
-                    builder.set_output(index, _text(result.get("content")), tool_failed=bool(result.get("is_error")))
-            text = _text(content) if not results else ""
+                    builder.set_output(
+                        index, text_of(result.get("content")) or "", tool_failed=bool(result.get("is_error"))
+                    )
+            text = (text_of(content) or "") if not results else ""
             if text.strip():
                 builder.message("user", text, ts)
                 instruction = instruction or text
@@ -113,7 +103,7 @@ def read_transcript(path: Path) -> UnitResult:
         usage = message.get("usage") or {}
         input_tokens += int(usage.get("input_tokens") or 0)
         output_tokens += int(usage.get("output_tokens") or 0)
-        for block in content if isinstance(content, list) else [{"type": "text", "text": _text(content)}]:
+        for block in content if isinstance(content, list) else [{"type": "text", "text": text_of(content) or ""}]:
             if not isinstance(block, dict):
                 continue
             if block.get("type") == "text" and str(block.get("text", "")).strip():

@@ -22,6 +22,7 @@ from curriculab.analysis.ingest.common import (
     add_trajectory,
     load_json,
     read_bytes,
+    text_of,
     validation_failure,
 )
 from curriculab.analysis.ingest.hashes import content_hash, legacy_hash
@@ -56,22 +57,13 @@ def is_mini_swe_agent(data: bytes) -> bool:
     return b'"trajectory_format"' in data and b'"mini-swe-agent-1' in data
 
 
-def _text(content: Any) -> str:
-    """A message's content as text (1.1 may hold a list of parts)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
-    return "" if content is None else str(content)
-
-
 def _action(message: dict[str, Any]) -> str | None:
     """The one shell action of an assistant message, None where it holds none or several (a format error)."""
     extra = message.get("extra") or {}
     listed = [a.get("command") for a in extra.get("actions") or [] if isinstance(a, dict)]
     if len(listed) == 1 and isinstance(listed[0], str):
         return listed[0].strip()
-    blocks = _BLOCK.findall(_text(message.get("content")))
+    blocks = _BLOCK.findall(text_of(message.get("content")) or "")
     return blocks[0].strip() if len(blocks) == 1 else None
 
 
@@ -79,7 +71,7 @@ def _observation(message: dict[str, Any] | None) -> tuple[str | None, int | None
     """(output, exit code, timed out) of the harness's reply to an action."""
     if message is None:
         return None, None, False
-    text = _text(message.get("content"))
+    text = text_of(message.get("content")) or ""
     extra = message.get("extra") or {}
     code = extra.get("returncode")
     if not isinstance(code, int):
@@ -158,7 +150,7 @@ def read_traj_json(path: Path) -> UnitResult:
     instruction = None
     k = 0
     while k < len(messages) and messages[k].get("role") in ("system", "user"):
-        content = _text(messages[k].get("content"))
+        content = text_of(messages[k].get("content")) or ""
         builder.message(messages[k]["role"], content)
         if messages[k]["role"] == "user" and instruction is None:
             instruction = content
@@ -173,13 +165,13 @@ def read_traj_json(path: Path) -> UnitResult:
             else None
         )
         action = _action(message)
-        thought = _text(message.get("content"))
+        thought = text_of(message.get("content")) or ""
         if action is None:  # no single action: the harness answered with a format error
             builder.calls(
                 [NormalisedCall("message", None, None)],
                 tool_name=None,
                 raw={"index": index},
-                output=_text(reply.get("content")) if reply else None,
+                output=text_of(reply.get("content")) if reply else None,
                 message=thought,
             )
             continue

@@ -8,7 +8,7 @@ from curriculab.analysis.store import Store
 
 if TYPE_CHECKING:  # reads return DataFrames, but DuckDB imports pandas only when one is made:
     import pandas as pd  # ingest's readers import the read API and never make one
-from curriculab.analysis.queries.core import Scope, SqlRead, Statement, _where
+from curriculab.analysis.queries.core import _SYSTEM, Scope, SqlRead, Statement, _where
 
 
 def task_difficulty(
@@ -141,10 +141,9 @@ failures say little about the task."""
 TASK_HEALTH_SQL = f"""
 with counted as (
     select t.task_id, count(*) filter (t.outcome <> 'error') as attempts,
-           count(distinct coalesce(r.agent, '(unknown)') || ' · ' || t.model) filter (t.outcome <> 'error') as systems,
+           count(distinct {_SYSTEM.format(model="t.model")}) filter (t.outcome <> 'error') as systems,
            count(*) filter (t.outcome = 'passed') as passes,
-           count(distinct coalesce(r.agent, '(unknown)') || ' · ' || t.model) filter (t.outcome = 'passed')
-               as systems_solved,
+           count(distinct {_SYSTEM.format(model="t.model")}) filter (t.outcome = 'passed') as systems_solved,
            count(*) filter (t.outcome = 'error') as harness_faults,
            count(*) filter (t.outcome = 'failed' and t.harness_error = 'agent_timeout') as timed_out
     from trajectories t left join runs r on r.run_id = t.run_id
@@ -190,7 +189,7 @@ def solve_matrix(store: Store, *, model: str | None = None) -> Statement:
     where, params = _where({"model": "t.model"}, after_where=True, model=model)
     return (
         f"""
-        select coalesce(r.agent, '(unknown)') || ' · ' || t.model as system, t.model, t.task_id, count(*) as trials,
+        select {_SYSTEM.format(model="t.model")} as system, t.model, t.task_id, count(*) as trials,
                count(*) filter (t.outcome <> 'error') as attempts, count(*) filter (t.outcome = 'passed') as passes,
                count(*) filter (t.outcome = 'passed') / nullif(count(*) filter (t.outcome <> 'error'), 0) as solved
         from trajectories t left join runs r on r.run_id = t.run_id

@@ -15,16 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 CHROMIUM = "/usr/bin/chromium"
 PAGES = (  # (page name, its path; the Overview is the root)
     ("overview", ""),
@@ -61,9 +58,8 @@ def _free_port() -> int:
 
 
 def main() -> None:
+    from dashboard_first_page import serving  # bench/: the dashboard started as the bench starts it
     from playwright.sync_api import sync_playwright
-
-    from curriculab.dashboard import streamlit_command
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("db", type=Path)
@@ -72,42 +68,20 @@ def main() -> None:
     parser.add_argument("--height", type=int, default=900)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
-    server = subprocess.Popen(
-        streamlit_command(port),
-        cwd=ROOT,
-        env={**os.environ, "CURRICULAB_DB": str(args.db)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(200):
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.3)
-        screens = {}
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
-            page = browser.new_page(viewport={"width": args.width, "height": args.height})
-            for name, path in PAGES:
-                started = time.perf_counter()
-                page.goto(f"{url}/{path}")
-                page.wait_for_function(DONE, timeout=120_000)
-                time.sleep(1.0)  # the charts' first paint
-                screens[name] = {
-                    "seconds": round(time.perf_counter() - started, 1),
-                    **page.evaluate(VISIBLE, args.height),
-                }
-                page.screenshot(path=str(args.out / f"{name}.png"))
-                print(f"{name}: {screens[name]['seconds']} s", flush=True)
-            browser.close()
-        (args.out / "screens.json").write_text(json.dumps(screens, indent=2, ensure_ascii=False))
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    screens = {}
+    with serving(args.db, _free_port()) as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": args.width, "height": args.height})
+        for name, path in PAGES:
+            started = time.perf_counter()
+            page.goto(f"{url}/{path}")
+            page.wait_for_function(DONE, timeout=120_000)
+            time.sleep(1.0)  # the charts' first paint
+            screens[name] = {"seconds": round(time.perf_counter() - started, 1), **page.evaluate(VISIBLE, args.height)}
+            page.screenshot(path=str(args.out / f"{name}.png"))
+            print(f"{name}: {screens[name]['seconds']} s", flush=True)
+        browser.close()
+    (args.out / "screens.json").write_text(json.dumps(screens, indent=2, ensure_ascii=False))
 
 
 if __name__ == "__main__":
