@@ -97,27 +97,40 @@ def _model(info: dict[str, Any]) -> str | None:
     return str(name) if name else None
 
 
-def _report(path: Path, instance_id: str) -> tuple[bool, list[TestResult]] | None:
-    """The verdict and per-test results of SWE-bench's `report.json` beside the trajectory."""
+def _report(path: Path, instance_id: str, issues: list) -> tuple[bool, list[TestResult]] | None:
+    """The verdict and per-test results of SWE-bench's `report.json` beside the trajectory. One that
+    cannot be read as such gives a warning in `issues` and no verdict: the trajectory still lands."""
     report = path.parent / "report.json"
     if not report.is_file():
         return None
     try:
         doc = orjson.loads(report.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
+        entry = doc.get(instance_id) if isinstance(doc, dict) else None
+        if not isinstance(entry, dict) or not isinstance(entry.get("resolved"), bool):
+            raise ValueError(f"no `{instance_id}` entry with a true/false `resolved`")
+        tests: dict[str, TestResult] = {}
+        for group, outcomes in (entry.get("tests_status") or {}).items():
+            for verdict, passed in (("success", True), ("failure", False)):
+                for test_id in outcomes.get(verdict) or []:
+                    # a test in both groups is counted once, its failure kept
+                    if test_id not in tests or not passed:
+                        tests[str(test_id)] = TestResult(
+                            test_id=str(test_id), passed=passed, status="ok" if passed else "failed", detail=group
+                        )
+    except (OSError, ValueError, AttributeError, TypeError, ValidationError) as exc:  # orjson's error is a ValueError
+        issues.append(
+            make_issue(
+                report,
+                f"not a SWE-bench report for {instance_id} ({type(exc).__name__}: {exc}); the trajectory is stored "
+                "without a verdict",
+                "Fix or remove report.json (SWE-bench writes {instance_id: {resolved, tests_status}})",
+                record=instance_id,
+                field="report.json",
+                severity="warning",
+                source_format=FORMAT,
+            )
+        )
         return None
-    entry = doc.get(instance_id) if isinstance(doc, dict) else None
-    if not isinstance(entry, dict) or not isinstance(entry.get("resolved"), bool):
-        return None
-    tests: dict[str, TestResult] = {}
-    for group, outcomes in (entry.get("tests_status") or {}).items():
-        for verdict, passed in (("success", True), ("failure", False)):
-            for test_id in (outcomes or {}).get(verdict) or []:
-                # a test in both groups is counted once, its failure kept
-                if test_id not in tests or not passed:
-                    tests[str(test_id)] = TestResult(
-                        test_id=str(test_id), passed=passed, status="ok" if passed else "failed", detail=group
-                    )
     return entry["resolved"], list(tests.values())
 
 
@@ -195,7 +208,7 @@ def read_traj_json(path: Path) -> UnitResult:
     stats = info.get("model_stats") or {}
     exit_status = str(info.get("exit_status") or "")
     harness_error = _LIMITS.get(exit_status)
-    report = _report(path, instance_id)
+    report = _report(path, instance_id, out.issues)
     tests: list[TestResult] = []
     if report is not None:
         resolved, tests = report

@@ -342,3 +342,39 @@ def test_jsonl_outputs_are_capped_like_every_other_format(store, tmp_path):
     assert store.query(
         "select length(output) < 70000, output_truncated from steps where trajectory_id = 'big'"
     ).rows == [(True, True)]
+
+
+def test_bad_mini_swe_agent_and_claude_code_inputs_are_named_and_the_rest_lands(store, tmp_path, fixtures):
+    root = tmp_path / "input"
+    mini = root / "mini"
+    shutil.copytree(fixtures / "mini-swe-agent", mini)
+    # a report.json beside a trajectory that is not SWE-bench's: a warning, the trajectory lands without a verdict
+    report_file = mini / "claude-sonnet-4-5__swebench-lite" / "astropy__astropy-14365" / "report.json"
+    report_file.write_text('{"astropy__astropy-14365": {"resolved": "yes"}}')
+    # a trajectory of another format's version: refused by name and field
+    other = mini / "run" / "x" / "x.traj.json"
+    other.parent.mkdir(parents=True)
+    other.write_text(json.dumps({"info": {}, "messages": [], "trajectory_format": "mini-swe-agent-9"}))
+    # a Claude Code transcript with one line cut short: that line is skipped with a warning, the rest read
+    session = root / "claude" / "-Users-dev-src-csvtool"
+    shutil.copytree(fixtures / "claude-code" / "-Users-dev-src-csvtool", session)
+    transcript = next(session.glob("*.jsonl"))
+    lines = transcript.read_text().splitlines()
+    lines.insert(3, lines[3][:40])
+    transcript.write_text("\n".join(lines) + "\n")
+    report = ingest(store, [root], workers=1)
+    assert reasons(report) == [
+        f"{other}: record x: field trajectory_format: trajectory_format 'mini-swe-agent-9' is not mini-swe-agent-1 "
+        "or -1.1. Check the file's source, or pass another --format"
+    ]
+    warned = [w.reason for w in report.warnings]
+    assert any(
+        w.startswith(f"{report_file}: record astropy__astropy-14365: field report.json: not a SWE-bench report")
+        for w in warned
+    )
+    assert any(
+        w.startswith(f"{transcript}: record {transcript.stem}: field line 4: line 4 is not JSON") for w in warned
+    )
+    outcomes = dict(store.query("select task_id, outcome from trajectories").rows)
+    assert outcomes["astropy__astropy-14365"] is None and outcomes["sympy__sympy-20590"] == "failed"
+    assert len(outcomes) == 3  # both mini-swe-agent trajectories and the session
