@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
+from curriculab.analysis.ingest.hashes import READING
 from curriculab.analysis.issues import IngestFailure, Issue, fail, make_issue
 from curriculab.analysis.store.rows import RowBatch, StepRow, TestResultRow, TrajectoryRow, as_utc, json_text
 from curriculab.trajectory.actions import NormalisedCall, error_observed, folded_case, looks_truncated, read_is_full
@@ -549,6 +550,7 @@ def add_trajectory(
             model_raw=t.model,
             actions_logged=t.actions_logged,
             exception_type=t.exception_type,
+            reading=READING,
         )
     )
     batch.steps.extend(rows)

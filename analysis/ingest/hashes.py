@@ -13,6 +13,13 @@ HASH_PREFIX = "c1:"
 """Marks a hash of parsed content; stores written before it hold hashes of raw bytes (no prefix)."""
 
 
+READING = 2
+"""The version of how importers read steps into actions, kept on every trajectory
+(`trajectories.reading`). 2: the shell reading (`trajectory.shell`, tree-sitter's bash grammar).
+A stored trajectory read by an older one is re-read by the next ingest of its files, its steps and
+codes replaced, though its content is unchanged."""
+
+
 def byte_hash(*parts: bytes) -> str:
     """The hash of raw bytes that stores before the canonical hash hold (accepted as unchanged)."""
     digest = hashlib.blake2b(digest_size=16)

@@ -90,6 +90,9 @@ class IngestReport:
     """Trajectories already stored with the same content (re-ingest is a no-op)."""
     replaced: int = 0
     """Stored trajectories replaced by other content (`replace=True`)."""
+    reread: int = 0
+    """Stored trajectories of unchanged content read again because an older reading made their steps
+    (`hashes.READING`): steps replaced, codes dropped for the next `code`."""
     skipped: int = 0
     """Input units not read: their files' sizes and modification times match what was read cleanly before."""
     gone: list[str] = field(default_factory=list)
@@ -112,7 +115,7 @@ class IngestReport:
     @property
     def found(self) -> int:
         """Trials (or inputs, where a whole input was refused) this call met: ingested, unchanged or refused."""
-        return self.inserted + self.replaced + self.unchanged + self.quarantined
+        return self.inserted + self.replaced + self.reread + self.unchanged + self.quarantined
 
 
 def _sniff_json(path: Path, data: bytes) -> str | None:
@@ -627,6 +630,7 @@ class _Writer:
     def _count(self, result) -> None:
         self.report.inserted += result.inserted
         self.report.replaced += result.replaced
+        self.report.reread += result.reread
         self.report.unchanged += result.unchanged
         self.report.steps += result.steps
         self.report.by_format.update(result.by_format)

@@ -67,6 +67,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("model_raw", pa.string()),
             ("actions_logged", pa.bool_()),
             ("exception_type", pa.string()),
+            ("reading", pa.int32()),
         ]
     ),
     "steps": pa.schema(

@@ -544,12 +544,27 @@ UPDATE coding_status SET status = 'not_applicable', reason = 'installed agent: a
     ),
 )
 
+# Steps are read into actions by one shell reading (tree-sitter's bash grammar) since reading 2: a
+# trajectory records the reading that made its steps, and those stored before are read again by the
+# next ingest of their files (the manifest forgets them, so the files are opened, not skipped), their
+# steps and codes replaced.
+MIGRATIONS += (
+    Migration(
+        16,
+        "the reading that made a trajectory's steps",
+        """
+ALTER TABLE trajectories ADD COLUMN IF NOT EXISTS reading INTEGER;
+DELETE FROM ingest_manifest;
+""",
+    ),
+)
+
 LATEST_VERSION = MIGRATIONS[-1].version
 
 TABLE_DOCS: dict[str, str] = {
     "tasks": "One row per task: instruction, authored tier and difficulty, language, scale.",
     "runs": "One row per run (job): agent and agent_version, model, dataset, where it was read from.",
-    "trajectories": "One row per attempt: outcome (passed/failed/error), harness_error (exception_type as the source named it), canonical model (model_raw as read), tokens, cost.",
+    "trajectories": "One row per attempt: outcome (passed/failed/error), harness_error (exception_type as the source named it), canonical model (model_raw as read), tokens, cost, the reading that made its steps.",
     "steps": "Normalised steps: action read/edit/run/complete/message/other, path, command, output.",
     "test_results": "Per-test verdicts with tier and milestone; status and detail say how a test ended where the verifier reports it.",
     "failure_codes": "Taxonomy codes assigned by coders, with evidence steps.",

@@ -220,6 +220,9 @@ class WriteResult:
     """Trajectories written per source format."""
     replaced: int = 0
     """Stored trajectories replaced by other content (`replace=True`), their codes dropped with them."""
+    reread: int = 0
+    """Stored trajectories of unchanged content read again by a newer reading (`hashes.READING`): their
+    steps replaced, their codes dropped with them."""
 
 
 SEALED_CONFIG: dict[str, str | bool | int | float | list[str]] = {
@@ -578,12 +581,13 @@ class Store:
         traj = tables["trajectories"]
         with self._transaction():
             if traj.num_rows:
-                ids = traj.select(["trajectory_id", "content_hash", "source_path", "source_format"])
+                ids = traj.select(["trajectory_id", "content_hash", "source_path", "source_format", "reading"])
                 legacy = [batch.legacy_hashes.get(t) for t in ids["trajectory_id"].to_pylist()]
                 self._db.register("_batch_ids", ids.append_column("legacy_hash", pa.array(legacy, pa.string())))
                 stored = self._db.execute(
                     "select b.trajectory_id, b.content_hash = t.content_hash or b.legacy_hash = t.content_hash, "
-                    "b.source_path, t.source_path, b.source_format from _batch_ids b join trajectories t using (trajectory_id)"
+                    "b.source_path, t.source_path, b.source_format, coalesce(t.reading, 1) < b.reading "
+                    "from _batch_ids b join trajectories t using (trajectory_id)"
                 ).fetchall()
                 self._db.execute(
                     "update trajectories t set content_hash = b.content_hash from _batch_ids b "
@@ -591,8 +595,11 @@ class Store:
                 )
                 self._db.unregister("_batch_ids")
                 skip, replaced = set(), []
-                for trajectory_id, same, new_path, old_path, fmt in stored:
-                    if same:
+                for trajectory_id, same, new_path, old_path, fmt, older_reading in stored:
+                    if same and older_reading:  # the same content read by an older reading: its steps again
+                        replaced.append(trajectory_id)
+                        result.reread += 1
+                    elif same:
                         skip.add(trajectory_id)
                         result.unchanged += 1
                     elif replace:
@@ -603,7 +610,7 @@ class Store:
                 if replaced:
                     for name in ("trajectories", "steps", "test_results", "failure_codes", "coding_status"):
                         self._db.execute(f"delete from {name} where list_contains(?, trajectory_id)", [replaced])
-                    result.replaced = len(replaced)
+                    result.replaced = len(replaced) - result.reread
                 if skip:
                     keep = pa.array(sorted(skip), pa.string())
                     for name in ("trajectories", "steps", "test_results"):
@@ -621,7 +628,7 @@ class Store:
             if traj.num_rows:
                 for sql, params in then:
                     self._db.execute(sql, list(params))
-        result.inserted = tables["trajectories"].num_rows
+        result.inserted = tables["trajectories"].num_rows - result.reread
         result.steps = tables["steps"].num_rows
         if result.inserted:
             formats = pc.value_counts(tables["trajectories"]["source_format"]).to_pylist()

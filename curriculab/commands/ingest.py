@@ -106,6 +106,7 @@ def ingest(
         "inserted": report.inserted,
         "unchanged": report.unchanged,
         "replaced": report.replaced,
+        "reread": report.reread,
         "skipped_unread": report.skipped,
         "gone": report.gone,
         "steps": report.steps,
@@ -129,6 +130,11 @@ def ingest(
             )
             + "; "
             + (f"{report.replaced} replaced; " if report.replaced else "")
+            + (
+                f"{report.reread} read again by the newer step reading (run `curriculab code`); "
+                if report.reread
+                else ""
+            )
             + f"{report.tasks} task descriptions; "
             f"{report.quarantined} quarantined; {len(report.warnings)} warnings."
         )

@@ -3,9 +3,10 @@
 Agents differ (Terminus-2 types keystrokes, Claude Code has Read/Edit/Write/Bash, Codex runs
 `exec_command`, SWE-agent has its own commands), but coders need one question answered the
 same way for all of them: did this step read a file, edit a file, run a command or declare
-completion? A shell command that writes files (redirections, here-docs, `sed -i`, `tee`, `mv`,
-`cp`, `rm`, `git apply`, `patch`) is an edit of what it writes, and keystrokes carrying several
-commands are split into one call each.
+completion? Shell text is read once, by `shell` (tree-sitter's bash grammar): a command that writes
+files (redirections, here-docs, `sed -i`, `tee`, `mv`, `cp`, `rm`, `git apply`, `patch`, `python -c`
+opening a literal path) is an edit of what it writes, and keystrokes carrying several commands
+are one call each.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, cast
+
+from curriculab.trajectory.shell import Unit, edits, read_commands, read_units, reading
 
 ToolTable = dict[str, Any]
 """One agent's table, or one tool's entry in it, as `agents.yaml` spells them."""
@@ -35,223 +38,51 @@ class NormalisedCall(NamedTuple):
     """The single shell command, or a short rendering of the tool invocation."""
 
 
-_READERS = {"cat", "head", "tail", "less", "more", "nl", "bat", "view", "wc", "file", "stat", "xxd", "od"}
-_SEARCHERS = {"grep", "egrep", "fgrep", "rg", "ag"}
-_WRAPPERS = {"sudo", "time", "nohup", "timeout", "env", "command", "exec"}
-_NOT_FILES = {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"}
-_HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
 _TMUX_KEY = re.compile(r"^(?:C|M)-[A-Za-z\[\]\\]$")
 
 
 def split_commands(text: str) -> list[str]:
-    """Split shell text into single commands on newlines, `;`, `&&`, `||` and `&`.
-
-    Quotes, backslash-newline continuations and here-doc bodies are kept inside the command
-    that opened them, so `cat > f <<'EOF' ... EOF` stays one command.
-    """
-    commands: list[str] = []
-    current: list[str] = []
-    lines = text.split("\n")
-    i = 0
-    quote: str | None = None
-    while i < len(lines):
-        line = lines[i]
-        i += 1
-        j = 0
-        heredocs: list[tuple[str, bool]] = []
-        while j < len(line):
-            ch = line[j]
-            if quote:
-                if ch == "\\" and quote == '"' and j + 1 < len(line):
-                    current.append(line[j : j + 2])
-                    j += 2
-                    continue
-                if ch == quote:
-                    quote = None
-                current.append(ch)
-                j += 1
-                continue
-            if ch in "'\"":
-                quote = ch
-            elif ch == "\\" and j + 1 < len(line):
-                current.append(line[j : j + 2])
-                j += 2
-                continue
-            elif ch == "#" and (j == 0 or line[j - 1] in " \t;&|"):
-                break  # a comment runs to the end of the line
-            elif ch == "<" and line.startswith("<<", j) and not line.startswith("<<<", j):
-                match = _HEREDOC.match(line, j)
-                if match:
-                    heredocs.append((match.group(3), match.group(1) == "-"))
-                    current.append(match.group(0))
-                    j = match.end()
-                    continue
-            elif ch == ";" or (ch == "&" and not line.startswith("&>", j) and (j == 0 or line[j - 1] not in "<>")):
-                if ch == "&" and line.startswith("&&", j):
-                    j += 1
-                _flush(current, commands)
-                j += 1
-                continue
-            elif ch == "|" and line.startswith("||", j):
-                _flush(current, commands)
-                j += 2
-                continue
-            current.append(ch)
-            j += 1
-        if quote:  # a quoted string spans the newline
-            current.append("\n")
-            continue
-        if line.endswith("\\") and not heredocs:
-            current.append("\n")
-            continue
-        for delimiter, strip_tabs in heredocs:
-            current.append("\n")
-            while i < len(lines):
-                body = lines[i]
-                i += 1
-                if (body.lstrip("\t") if strip_tabs else body) == delimiter:
-                    current.append(body)
-                    break
-                current.append(body + "\n")
-        _flush(current, commands)
-    _flush(current, commands)
-    return commands
+    """Shell text as the commands an agent's step shows, one per pipeline or command alone, in the
+    order they run (`shell.read_units`): here-doc bodies stay with the command that opened them, and
+    the commands of an `if`, a loop or a `case` arm are each their own."""
+    return [unit.text for unit in read_units(text) if not unit.nested]
 
 
-def _flush(current: list[str], commands: list[str]) -> None:
-    command = "".join(current).strip()
-    current.clear()
-    if command:
-        commands.append(command)
-
-
-# Characters on which shlex (posix, punctuation "|<>", whitespace split) and str.split part
-# ways: quotes, escapes, comments, punctuation, and whitespace str.split knows and shlex does not.
-_SHLEX_SPECIAL = re.compile(r"[\'\"\\#|<>\x0b\x0c\x1c-\x1f]")
-
-
-def _tokens(first_line: str) -> list[str]:
-    if first_line.isascii() and _SHLEX_SPECIAL.search(first_line) is None:
-        return first_line.split()  # most commands: the same words, without shlex's per-character loop
-    try:
-        lexer = shlex.shlex(first_line, posix=True, punctuation_chars="|<>")
-        lexer.whitespace_split = True
-        return list(lexer)
-    except ValueError:  # unbalanced quotes: fall back to whitespace
-        return first_line.split()
-
-
-def _clean_path(path: str) -> str | None:
-    """A path as written, None where the shell computes it (`$sample`, `$(ls)`, a glob is kept)."""
-    if "$" in path or "`" in path:
+def _clean_path(path: str | None) -> str | None:
+    """A path as written, None where the shell computes it (`$sample`, `$(ls)`; a glob is kept)."""
+    if path is None or path == "?" or "$" in path or "`" in path:
         return None
     return path[2:] if path.startswith("./") and len(path) > 2 else path
 
 
-def _adjacent(line: str, descriptor: str, operator: str) -> bool:
-    """Whether `descriptor` was written against `operator` (`2>`, not `echo 2 >`)."""
-    return descriptor + operator in line
-
-
-def _operands(words: list[str]) -> list[str]:
-    return [w for w in words if not w.startswith("-")]
-
-
 def classify_command(command: str) -> NormalisedCall:
     """Classify one shell command (as produced by `split_commands`) as read, edit or run."""
-    action, path = _classified(command.split("\n", 1)[0])
-    return NormalisedCall(action, path, command)
+    calls = normalise_shell(command)
+    return calls[0] if calls else NormalisedCall("run", None, command)
 
 
-@functools.lru_cache(maxsize=16384)
-def _classified(first_line: str) -> tuple[str, str | None]:
-    """(action, path) of a command from its first line, which alone decides them: a here-doc's body
-    never does. Cached: agents write the same first lines again and again (`cat > src/app.py << 'EOF'`),
-    and tokenising one with shlex costs tens of microseconds."""
-    if _TMUX_KEY.match(first_line.strip()):
-        return "run", None
-    tokens = _tokens(first_line)
-    # Redirection to a file makes any command an edit of that file; the redirections themselves (the
-    # operator, its descriptor, its target) are no operands: `rg x src 2>/dev/null` reads src.
-    written: list[str] = []
-    plain: list[str] = []
-    k = 0
-    while k < len(tokens):
-        token = tokens[k]
-        if token == "<":  # input: what it names is read, as an operand would be
-            k += 1
-            continue
-        if token in (">", ">>") or (token.endswith(">") and token[:-1] in ("1", "2", "&")):
-            if plain and token == ">" and plain[-1] in ("1", "2", "&") and _adjacent(first_line, plain[-1], token):
-                plain.pop()  # the descriptor shlex split off `2>`
-            target = tokens[k + 1] if k + 1 < len(tokens) else ""
-            if target in (">", "&"):  # shlex splits '>>' into '>' '>', and '>&2' into '>' '&' '2'
-                target = tokens[k + 2] if k + 2 < len(tokens) else ""
-                k += 1
-            if target and not target.startswith("&") and target not in _NOT_FILES and not target.isdigit():
-                written.append(target)
-            k += 2
-            continue
-        plain.append(token)
-        k += 1
-    segments: list[list[str]] = [[]]
-    for token in plain:
-        if token == "|":
-            segments.append([])
-        else:
-            segments[-1].append(token)
-    for segment in segments:
-        words = strip_wrappers(segment)
-        if not words:
-            continue
-        head, args = words[0], words[1:]
-        if head == "tee":
-            written.extend(_operands(args))
-        elif head in ("sed", "perl") and any(
-            a.startswith("-i") or a == "--in-place" or a.startswith("-pi") for a in args
-        ):
-            ops = _operands(args)
-            if len(ops) > 1:
-                written.append(ops[-1])
-        elif head in ("mv", "cp", "install", "ln") and len(_operands(args)) >= 2:
-            written.append(_operands(args)[-1])
-        elif head in ("rm", "touch", "truncate", "unlink") and _operands(args):
-            written.extend(_operands(args))
-        elif head == "patch" or (head == "git" and args[:1] == ["apply"]):
-            return "edit", None
-        elif head == "git" and args[:1] in (["checkout"], ["restore"]) and "--" in args:
-            written.extend(args[args.index("--") + 1 :])
+def _classified(unit: Unit) -> NormalisedCall:
+    """The action of one unit: an edit of the first file any of its commands writes (a redirection,
+    `sed -i`, `tee`, `python -c` opening a literal path, ...), else a read of the file a lone reader
+    or a search shows, else a run."""
+    if _TMUX_KEY.match(unit.text.strip()):
+        return NormalisedCall("run", None, unit.text)
+    written = [path for command in unit.commands for path in edits(command)]
     if written:
-        return "edit", _clean_path(written[0])  # None where a shell variable names it
-    words = strip_wrappers(segments[0])
-    if not words:
-        return "run", None
-    head, args = words[0], words[1:]
-    ops = _operands(args)
-    if head in _READERS and ops and len(segments) == 1 and "<<" not in first_line:
-        return "read", _clean_path(ops[-1])
-    if head == "sed" and "-n" in args and len(ops) >= 2:
-        return "read", _clean_path(ops[-1])
-    if head in _SEARCHERS and len(ops) >= 2 and not any(a.startswith("-r") or a == "-R" for a in args):
-        return "read", _clean_path(ops[-1])
-    return "run", None
-
-
-def strip_wrappers(words: list[str]) -> list[str]:
-    """A command's words without what only wraps it (`sudo`, `timeout 30`, `env`, `X=1`, …)."""
-    k = 0
-    while k < len(words) and (words[k] in _WRAPPERS or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[k])):
-        k += 1
-        # `timeout 30 cmd`: skip the duration too
-        if k < len(words) and words[k - 1] == "timeout" and re.match(r"^\d+[smh]?$", words[k]):
-            k += 1
-    return words[k:]
+        named = [p for p in written if p != "?"]
+        return NormalisedCall("edit", _clean_path(named[0] if named else None), unit.text)
+    first = unit.commands[0]
+    read = reading(first)
+    lone = len(unit.commands) == 1 and "<<" not in unit.text
+    if read and (lone or first.argv[0] not in ("cat", "head", "tail", "less", "more", "nl", "bat", "view", "wc")):
+        return NormalisedCall("read", _clean_path(read[1]), unit.text)
+    return NormalisedCall("run", None, unit.text)
 
 
 def normalise_shell(text: str) -> list[NormalisedCall]:
-    """Split shell text into commands and classify each one."""
+    """Read shell text (`shell.read_units`) and classify each of its commands."""
     if len(text) > _CACHED_SHELL_CHARS:
-        return [classify_command(c) for c in split_commands(text)]
+        return [_classified(unit) for unit in read_units(text) if not unit.nested]
     return list(_normalised_short_shell(text))
 
 
@@ -262,7 +93,15 @@ long ones (here-docs writing files) rarely recur and would only fill the cache."
 
 @functools.lru_cache(maxsize=16384)
 def _normalised_short_shell(text: str) -> tuple[NormalisedCall, ...]:
-    return tuple(classify_command(c) for c in split_commands(text))
+    if _TMUX_KEY.match(text.strip()):
+        return (NormalisedCall("run", None, text.strip()),)
+    return tuple(_classified(unit) for unit in read_units(text) if not unit.nested)
+
+
+def _words(line: str) -> list[str]:
+    """The words of a line's first command (SWE-agent's commands are one line each)."""
+    commands = read_commands(line)
+    return list(commands[0].words) if commands else []
 
 
 def _patch_paths(patch: str) -> list[str]:
@@ -590,7 +429,7 @@ def normalise_swe_agent_action(action: str, open_file: str | None) -> list[Norma
     if not text:
         return [NormalisedCall(None, None, None)]
     first = text.split("\n", 1)[0]
-    words = _tokens(first)
+    words = _words(first)
     head = words[0] if words else ""
     if head == "submit":  # with what it submitted (a flag, a patch's name), as typed
         return [NormalisedCall("complete", None, first)]
@@ -622,7 +461,7 @@ def swe_agent_failed(action: str, output: str | None) -> bool | None:
     viewed file full of `raise ValueError` is no error); a shell command's output is read as any
     shell's, with its terminal warnings set aside (`agents.yaml`)."""
     conventions = agent_conventions("swe-agent")
-    words = _tokens(action.strip().split("\n", 1)[0])
+    words = _words(action.strip().split("\n", 1)[0])
     if words and words[0] in _SWE_COMMANDS:
         return conventions.refused(output)
     return conventions.observe(output).failed
@@ -631,7 +470,7 @@ def swe_agent_failed(action: str, output: str | None) -> bool | None:
 def swe_agent_open_file(action: str, open_file: str | None) -> str | None:
     """The file open after a SWE-agent action, from the action itself: `open F` and `create F` open
     F; anything else leaves `open_file` open (the trajectory's own `state`, where it has one, wins)."""
-    words = _tokens(action.strip().split("\n", 1)[0])
+    words = _words(action.strip().split("\n", 1)[0])
     if len(words) > 1 and words[0] in ("open", "create"):
         return words[1]
     return open_file

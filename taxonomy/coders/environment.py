@@ -22,12 +22,13 @@ the two are compared per code (`analysis.coding.coder_agreement`).
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from curriculab.trajectory.actions import normalise_shell, strip_wrappers
+from curriculab.trajectory.actions import normalise_shell
+from curriculab.trajectory.shell import is_check as _is_check
+from curriculab.trajectory.shell import read_commands
 
 CODER = "environment"
 """The coder name in `failure_codes`, `coding_status` and `code_reliability`."""
@@ -42,21 +43,15 @@ INCIDENTAL = re.compile(
     r"(^|/)(__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache|\.coverage|\.cache)(/|$)|\.py[co]$"
 )
 """Files a check writes as a side effect: never an edit."""
-_RUNNERS = {"pytest", "py.test", "tox", "nox"}
-_SUBCOMMAND_RUNNERS = {"make", "npm", "yarn", "pnpm", "cargo", "go"}
-_PYTHON = re.compile(r"^python(\d(\.\d+)?)?$")
 _NEVER_WRITES = {"echo", "printf", "true", "false", ":", "test", "[", "ls", "pwd", "cd"}
 """Commands the action vocabulary calls runs that write no file unless redirected (a redirection
 makes the part an `edit`; readers such as `cat` and `grep` are `read` parts already)."""
-_NOT_A_RUN = {"--help", "-h", "--version", "-V", "--collect-only", "--co"}
 
 
 def _words(text: str) -> list[str]:
-    try:
-        words = shlex.split(text, comments=True)
-    except ValueError:
-        words = text.split()
-    return strip_wrappers(words)
+    """The words of a command's first simple command, wrappers stripped (`shell.read_commands`)."""
+    commands = read_commands(text)
+    return list(commands[0].argv) if commands else []
 
 
 def _head(part: str) -> str:
@@ -64,39 +59,10 @@ def _head(part: str) -> str:
     return words[0].rsplit("/", 1)[-1] if words else ""
 
 
-def _names(path: str, edited: set[str]) -> bool:
-    """Whether a command's argument names one of the files the agent changed (by path suffix)."""
-    tail = path.lstrip("./")
-    return bool(tail) and any(e == path or e.endswith("/" + tail) for e in edited)
-
-
 def is_check(part: str, edited: set[str]) -> bool:
-    """Whether one shell command (a part of a command line) runs a check, as the rubric counts it."""
-    words = _words(part)
-    if not words or any(w in _NOT_A_RUN for w in words[1:]):
-        return False
-    head, args = words[0], words[1:]
-    base = head.rsplit("/", 1)[-1]
-    if base in _RUNNERS:
-        return True
-    if base in _SUBCOMMAND_RUNNERS:
-        return "test" in args[:2]
-    operands = [a for a in args if not a.startswith("-")]
-    if _PYTHON.match(base):
-        if "-m" in args and args.index("-m") + 1 < len(args):
-            return args[args.index("-m") + 1] in ("pytest", "unittest", "doctest")
-        if "-c" in args and args.index("-c") + 1 < len(args):
-            code = args[args.index("-c") + 1]
-            stems = {e.rsplit("/", 1)[-1].removesuffix(".py") for e in edited if e.endswith(".py")}
-            return any(re.search(rf"\b(import|from)\s+{re.escape(stem)}\b", code) for stem in stems)
-        script = operands[0] if operands else ""
-        return bool(script) and ("test" in script.rsplit("/", 1)[-1] or _names(script, edited))
-    if base in ("bash", "sh"):
-        script = operands[0] if operands else ""
-        return bool(script) and ("test" in script.rsplit("/", 1)[-1] or _names(script, edited))
-    if "/" in head:  # ./run_tests.sh, /app/bin/greet.sh
-        return "test" in base or _names(head, edited)
-    return False
+    """Whether one shell command (a part of a command line) runs a check, as the rubric counts it
+    (`shell.is_check`)."""
+    return _is_check(_words(part), edited)
 
 
 def _parts(command: Any) -> tuple[list[Any], list[bool]]:

@@ -200,6 +200,28 @@ def test_reingest_is_a_no_op(loaded, formats):
     assert {t: row_count(store, t) for t in counts} == counts
 
 
+def test_a_store_read_by_an_older_reading_is_read_again_by_the_next_ingest(loaded, formats):
+    """Migration 16: trajectories whose steps an older reading made (no `reading`) keep their content
+    hash, yet the next ingest opens their files and replaces their steps and codes."""
+    from curriculab.analysis.coding import run_rule_coders
+
+    store, first = loaded
+    run_rule_coders(store)
+    fresh = rows(store, "select trajectory_id, step_idx, action, path, command from steps order by 1, 2")
+    # as a store written before reading 2 holds them: old actions, no reading, codes from the old rules
+    store.query("update trajectories set reading = null")
+    store.query("update steps set action = 'run', path = null where action in ('read', 'edit')")
+    store.query("delete from schema_migrations where version >= 16")
+    assert [version for version, _ in store.migrate()] == [16]
+    assert row_count(store, "ingest_manifest") == 0  # every input is opened again, none skipped
+    again = ingest(store, formats, workers=1)
+    assert (again.reread, again.inserted, again.unchanged, again.errors) == (first.inserted, 0, 0, [])
+    assert rows(store, "select trajectory_id, step_idx, action, path, command from steps order by 1, 2") == fresh
+    assert rows(store, "select count(*) from coding_status where coder = 'rules'") == [(0,)]  # to code again
+    assert rows(store, "select distinct reading from trajectories") == [(2,)]
+    assert ingest(store, formats, workers=1).unchanged == first.inserted  # and then a no-op again
+
+
 def test_explicit_format_restricts_what_is_read(formats):
     units, issues = discover(formats, "tb")
     assert sorted(u.kind for u in units) == ["tb", "tb", "tb", "tb-task", "tb-task"]

@@ -1,0 +1,100 @@
+"""The one shell reading (tree-sitter-bash) every coder uses: commands in the order they run with
+their control, redirections as writes, what each command edits and whether it checks."""
+
+from curriculab.taxonomy.coders.environment import verified_after_last_edit
+from curriculab.trajectory.actions import normalise_shell
+from curriculab.trajectory.shell import edits, is_check, read_commands, read_units
+
+
+def _reading(text: str) -> list[tuple[tuple[str, ...], str, tuple[str, ...]]]:
+    return [(c.words, c.control, c.within) for c in read_commands(text)]
+
+
+def test_control_constructs_give_their_commands_in_order_with_how_each_is_reached():
+    text = (
+        "cd /app && if pytest -q; then echo ok; else make fix; fi; n=$((1+2)); "
+        "case $mode in fast) ls;; *) ls -la;; esac\n[[ -f out.txt ]] || touch out.txt"
+    )
+    assert _reading(text) == [
+        (("cd", "/app"), "", ()),
+        (("pytest", "-q"), "&&", ("if-condition",)),
+        (("echo", "ok"), ";", ("if-body",)),
+        (("make", "fix"), ";", ("if-body",)),
+        (("n=$((1+2))",), ";", ()),
+        (("ls",), ";", ("case",)),
+        (("ls", "-la"), ";", ("case",)),
+        (("[[", "-f", "out.txt", "]]"), ";", ()),
+        (("touch", "out.txt"), "||", ()),
+    ]
+    assert read_commands("true || pytest")[1].conditional and not read_commands("pytest")[0].conditional
+
+
+def test_pipes_subshells_loops_and_substitutions():
+    assert _reading("(cd app && make) | tee build.log") == [
+        (("cd", "app"), "", ("subshell",)),
+        (("make",), "&&", ("subshell",)),
+        (("tee", "build.log"), "|", ()),
+    ]
+    assert _reading("for f in *.py; do python3 $f; done") == [(("python3", "$f"), ";", ("loop",))]
+    # the substitution runs first, and is no step of its own: `cat` of a file the shell names
+    assert _reading('cat "$(ls out | head -1)"')[0] == (("ls", "out"), "", ("substitution",))
+    assert [(c.action, c.path) for c in normalise_shell('cat "$(ls out | head -1)"')] == [("read", None)]
+
+
+def test_redirections_are_writes_and_reads_never_operands():
+    grep, head = read_commands("grep -rn TODO src 2>/dev/null | head -5 > hits.txt")
+    assert grep.words == ("grep", "-rn", "TODO", "src") and grep.writes == ()
+    assert head.writes == ("hits.txt",)
+    (sort,) = read_commands("sort < names.txt >> sorted.txt 2>&1")
+    assert sort.reads == ("names.txt",) and sort.writes == ("sorted.txt",)
+    # a redirection after a list belongs to its last command, as bash binds it
+    assert [c.writes for c in read_commands("[[ -f x ]] && cat x > y")] == [(), ("y",)]
+
+
+def test_what_each_command_edits():
+    cases = {
+        "sed -i 's/a/b/' src/app.py": ["src/app.py"],
+        "echo x | tee -a notes.txt": ["notes.txt"],
+        "cp a.py b.py": ["b.py"],
+        "mv old.py new.py": ["new.py"],
+        "patch -p1 < fix.diff": ["?"],
+        "git apply fix.diff": ["?"],
+        "python3 -c \"open('out.csv', 'w').write('a,b')\"": ["out.csv"],
+        "python3 -c \"from pathlib import Path; Path('cfg.json').write_text('{}')\"": ["cfg.json"],
+        'sqlite3 app.db "UPDATE users SET name = 1"': ["app.db"],
+        'sqlite3 app.db "SELECT * FROM users"': [],
+        "python3 -c \"print(open('data.txt').read())\"": [],
+        "cat > app.py <<'EOF'\nprint(1)\nEOF": ["app.py"],
+        "rm -f $tmp": ["$tmp"],
+    }
+    for text, expected in cases.items():
+        assert [p for c in read_commands(text) for p in edits(c)] == expected, text
+
+
+def test_a_here_doc_keeps_its_body_and_what_its_line_goes_on_to_run_is_its_own_command():
+    units = read_units("cat > a.py << 'EOF' && python3 a.py\nx = 1; y = 2\nEOF\necho done")
+    assert [u.text for u in units] == ["cat > a.py << 'EOF'\nx = 1; y = 2\nEOF", "python3 a.py", "echo done"]
+    assert [c.control for u in units for c in u.commands] == ["", "&&", ";"]
+    # the body is no command: `x = 1` inside it runs nothing
+    assert [c.words[0] for c in read_commands("cat <<EOF > f\nrm -rf /\nEOF")] == ["cat"]
+
+
+def test_checks_are_test_runners_or_running_what_was_changed():
+    changed = {"app.py", "bin/greet.sh"}
+    checks = ["pytest -q", "python3 -m pytest", "npm test", "python3 app.py", "./bin/greet.sh", "bash run_tests.sh"]
+    checks += ['python3 -c "import app"', "timeout 30 pytest -q", "sudo -E python3 -m unittest"]
+    for text in checks:
+        assert is_check(read_commands(text)[0].argv, changed), text
+    for text in ["pytest --help", "python3 other.py", "ls", "cat app.py", "make build"]:
+        assert not is_check(read_commands(text)[0].argv, changed), text
+
+
+def test_the_environment_rubric_reads_checks_inside_control_constructs():
+    class Command:
+        def __init__(self, command, changed=()):
+            self.command, self.changed, self.exit_code, self.executed = command, changed, 0, None
+
+    edited = Command("sed -i 's/a/b/' app.py", ("app.py",))
+    assert verified_after_last_edit([edited, Command("if pytest -q; then echo ok; fi")])
+    assert verified_after_last_edit([edited, Command("cd /app && (pytest -q 2>&1 | tail -3)")])
+    assert not verified_after_last_edit([edited, Command("ls && cat notes.md")])
