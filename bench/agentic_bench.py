@@ -12,7 +12,10 @@
    after their last edit, after two rounds of GRPO-style updates, with the term on and off at the
    same budget, over 400 seeds (95% intervals).
 
-    python bench/agentic_bench.py
+    python bench/agentic_bench.py [--parts 1234]
+
+Part 3 against an earlier revision's coders: `PYTHONPATH=<its site> python bench/agentic_bench.py --parts 3`
+(`bench/ab.py`'s `baseline_site` makes one).
 """
 
 from __future__ import annotations
@@ -202,8 +205,12 @@ def verification_term(seeds: int = 400, rounds: int = 2, steps: int = 8, groups:
     )
 
 
+PARTS = {"1": environment_share, "2": throughput, "3": agreement, "4": verification_term}
+
 if __name__ == "__main__":
-    environment_share()
-    throughput()
-    agreement()
-    verification_term()
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parts", default="1234", help="Which figures to measure, by number (e.g. --parts 3).")
+    for part in parser.parse_args().parts:
+        PARTS[part]()

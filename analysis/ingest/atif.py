@@ -31,7 +31,7 @@ from curriculab.analysis.ingest.common import (
 )
 from curriculab.analysis.ingest.hashes import ParsedJson, content_hash, legacy_hash
 from curriculab.analysis.issues import IngestFailure
-from curriculab.trajectory.actions import agent_conventions
+from curriculab.trajectory.actions import agent_conventions, with_observed_changes
 from curriculab.trajectory.model import INT32_MAX, INT64_MAX, Run, Task, Trajectory
 
 FORMAT = "atif"
@@ -385,6 +385,19 @@ def _delegated(result: dict) -> list[str]:
     return ids
 
 
+def _observed_changes(steps: list[Any]) -> set[str]:
+    """Every file an environment saw the document's commands change (curriculab's episodes record
+    them per command in `extra.commands[].changed`): what "running what was changed" is judged by."""
+    changed: set[str] = set()
+    for step in steps:
+        commands = (_dict(step.get("extra")) or {}).get("commands") if type(step) is dict else None
+        for command in commands if type(commands) is list else ():
+            files = command.get("changed") if type(command) is dict else None
+            if type(files) is list:
+                changed.update(p for p in files if type(p) is str)
+    return changed
+
+
 def _walk_document(doc: dict, builder: StepBuilder, summed: list, prefix: str) -> None:
     """Add one document's steps to `builder`. An embedded subagent's steps follow the step that
     delegated to it (those no step names, the document's last), its call ids prefixed with its
@@ -395,6 +408,7 @@ def _walk_document(doc: dict, builder: StepBuilder, summed: list, prefix: str) -
     embedded = _embedded(doc)
     unwalked = dict(enumerate(embedded))
     seen_ids: set[int] = set()
+    episode_changed = _observed_changes(doc["steps"])
     for k, step in enumerate(doc["steps"]):
         if type(step) is not dict:
             raise Unusual
@@ -479,12 +493,19 @@ def _walk_document(doc: dict, builder: StepBuilder, summed: list, prefix: str) -
                         else (unlinked[-1] if c == len(tool_calls) - 1 else None)
                     )
                 raw = {"step_id": step_id, "tool_call_id": call_id, "function_name": name, "arguments": arguments}
+                calls = agent.normalise(name, arguments)
                 if len(observed) == len(tool_calls) and type(observed[c]) is dict:
                     raw["observed"] = observed[c]  # what an environment saw the call do (its files changed)
+                    changed = observed[c].get("changed")
+                    if type(changed) is list and changed:
+                        calls = with_observed_changes(calls, [str(p) for p in changed], episode_changed)
                 seen = agent.observe(output)
                 failed = _reported_failure(result_of.get(call_id), step)
+                refused = agent.not_run(calls, output)
+                if refused is not calls:  # the harness ran none of it: a failed call that changed nothing
+                    calls, failed = refused, True
                 builder.calls(
-                    agent.normalise(name, arguments),
+                    calls,
                     tool_name=name,
                     raw=raw,
                     output=output,

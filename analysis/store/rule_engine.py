@@ -20,6 +20,8 @@ class RuleSql(Protocol):
     def applicable(self) -> str: ...
     @property
     def needs_actions(self) -> bool: ...
+    @property
+    def missing(self) -> str: ...
 
 
 def rule_statements(
@@ -42,7 +44,7 @@ def rule_statements(
             f"as evidence, min(rationale) as rationale from ({rule.sql}) {judgeable} group by trajectory_id"
         )
         applicable.append(f"select trajectory_id, '{rule.code}' as code from ({rule.applicable}) {judgeable}")
-    codes = ", ".join(f"('{r.code}', {str(r.needs_actions).lower()})" for r in rules)
+    codes = ", ".join(f"('{r.code}', {str(r.needs_actions).lower()}, ?)" for r in rules)
     mine = [coder, taxonomy_version]
     return [
         (
@@ -72,12 +74,11 @@ def rule_statements(
                     case when h.trajectory_id is not null then 'present'
                          when a.trajectory_id is not null then 'absent' else 'not_applicable' end,
                     case when h.trajectory_id is null and a.trajectory_id is null
-                         then case when c.needs_actions and not t.actions_logged then ?
-                                   else 'the trajectory lacks the evidence this rule reads' end end
-             from _tt t cross join (values {codes}) c(code, needs_actions)
+                         then case when c.needs_actions and not t.actions_logged then ? else c.missing end end
+             from _tt t cross join (values {codes}) c(code, needs_actions, missing)
              left join _hits h on h.trajectory_id = t.trajectory_id and h.code = c.code
              left join _applicable a on a.trajectory_id = t.trajectory_id and a.code = c.code""",
-            [*mine, opaque_reason],
+            [*mine, opaque_reason, *(f"lacks what the rule reads: {r.missing}" for r in rules)],
         ),
         *((f"drop table if exists {table}", []) for table in ("_cs", "_hits", "_applicable")),
         (

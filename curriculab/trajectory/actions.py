@@ -20,7 +20,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, cast
 
-from curriculab.trajectory.shell import Unit, edits, read_commands, read_units, reading
+from curriculab.trajectory.shell import (
+    INCIDENTAL,
+    NEVER_WRITES,
+    Unit,
+    edits,
+    is_check,
+    names_changed,
+    read_commands,
+    read_units,
+    reading,
+)
 
 ToolTable = dict[str, Any]
 """One agent's table, or one tool's entry in it, as `agents.yaml` spells them."""
@@ -96,6 +106,33 @@ def _normalised_short_shell(text: str) -> tuple[NormalisedCall, ...]:
     if _TMUX_KEY.match(text.strip()):
         return (NormalisedCall("run", None, text.strip()),)
     return tuple(_classified(unit) for unit in read_units(text) if not unit.nested)
+
+
+def with_observed_changes(
+    calls: list[NormalisedCall], changed: list[str], episode_changed: set[str] | None = None
+) -> list[NormalisedCall]:
+    """A call's actions with the files its environment saw it change (curriculab's episodes record
+    them): a changed file no edit of the call names was written by its last command that can write
+    (not a check, not one that never writes), which becomes an edit of that file. So `./backup.sh`
+    writing backups is a change, as the environment coder counts it; a call whose only writer is a
+    check (`python3 app.py` writing its output) keeps its run."""
+    files = [p for p in changed if not INCIDENTAL.search(p)]
+    named = [c.path for c in calls if c.action == "edit" and c.path]
+    unnamed = [f for f in files if not any(f == n or names_changed(n, {f}) for n in named)]
+    if not unnamed:
+        return calls
+    edited = {p for p in episode_changed or files if not INCIDENTAL.search(p)}
+    for k in range(len(calls) - 1, -1, -1):
+        action, _, command = calls[k]
+        if action == "edit":
+            return calls  # the last writer is an edit: what else changed, changed with it
+        if action != "run" or not command:
+            continue
+        commands = read_commands(command)
+        words = list(commands[0].argv) if commands else []
+        if words and not is_check(words, edited) and words[0] not in NEVER_WRITES:
+            return [*calls[:k], NormalisedCall("edit", unnamed[0], command), *calls[k + 1 :]]
+    return calls
 
 
 def _words(line: str) -> list[str]:
@@ -175,6 +212,7 @@ class AgentConventions:
         self._error_if = _Searcher(table["error_if"]) if table.get("error_if") else None
         self._exit_zero_if = _Searcher(table["exit_zero_if"]) if table.get("exit_zero_if") else None
         self._noise = [re.compile(p) for p in table.get("noise") or []]
+        self._not_run_if = _Searcher(table["not_run_if"]) if table.get("not_run_if") else None
         self._specs: dict[str, Any] = {}
 
     def tool_spec(self, tool: str) -> ToolTable | None:
@@ -252,6 +290,13 @@ class AgentConventions:
             detail = json.dumps(detail, default=str)[:200]
         command = tool if action in ("complete", "message") or detail is None else f"{tool} {detail}"
         return [NormalisedCall(action, None if path is None else str(path), command)]
+
+    def not_run(self, calls: list[NormalisedCall], output: str | None) -> list[NormalisedCall]:
+        """`calls` as they happened: where the output says the harness refused to run the call (the
+        agent's `not_run_if`), none ran, and each is `other` (neither a change nor a check)."""
+        if not output or self._not_run_if is None or self._not_run_if.search(output) is None:
+            return calls
+        return [NormalisedCall("other", None, command) for _, _, command in calls]
 
     def refused(self, output: str | None) -> bool | None:
         """Whether the agent's own tool refused the call (its `error_if`), None when it says nothing:

@@ -460,7 +460,14 @@ def reading(command: SimpleCommand) -> tuple[str, str | None] | None:
     return None
 
 
-# -- checks -------------------------------------------------------------------------------------
+# -- changes and checks --------------------------------------------------------------------------
+INCIDENTAL = re.compile(
+    r"(^|/)(__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache|\.coverage|\.cache)(/|$)|\.py[co]$"
+)
+"""Files a check writes as a side effect: never a change."""
+NEVER_WRITES = frozenset({"echo", "printf", "true", "false", ":", "test", "[", "[[", "ls", "pwd", "cd"})
+"""Commands that write no file unless redirected (a redirection makes them an edit)."""
+
 _RUNNERS = frozenset({"pytest", "py.test", "tox", "nox"})
 _SUBCOMMAND_RUNNERS = frozenset({"make", "npm", "yarn", "pnpm", "cargo", "go"})
 _PYTHON = re.compile(r"^python(\d(\.\d+)?)?$")

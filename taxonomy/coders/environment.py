@@ -21,14 +21,14 @@ the two are compared per code (`analysis.coding.coder_agreement`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from curriculab.trajectory.actions import normalise_shell
+from curriculab.trajectory.shell import INCIDENTAL as _INCIDENTAL
+from curriculab.trajectory.shell import NEVER_WRITES, names_changed, read_commands
 from curriculab.trajectory.shell import is_check as _is_check
-from curriculab.trajectory.shell import read_commands
 
 CODER = "environment"
 """The coder name in `failure_codes`, `coding_status` and `code_reliability`."""
@@ -39,13 +39,8 @@ OBSERVING_AGENTS: tuple[str, ...] = ("curriculab-terminal",)
 CODES: tuple[str, ...] = ("skipped_verification", "premature_stop", "no_plan_revision", "redundant_rework")
 """The codes an episode's observations decide."""
 
-INCIDENTAL = re.compile(
-    r"(^|/)(__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache|\.coverage|\.cache)(/|$)|\.py[co]$"
-)
-"""Files a check writes as a side effect: never an edit."""
-_NEVER_WRITES = {"echo", "printf", "true", "false", ":", "test", "[", "ls", "pwd", "cd"}
-"""Commands the action vocabulary calls runs that write no file unless redirected (a redirection
-makes the part an `edit`; readers such as `cat` and `grep` are `read` parts already)."""
+INCIDENTAL = _INCIDENTAL
+"""Files a check writes as a side effect: never an edit (`shell.INCIDENTAL`)."""
 
 
 def _words(text: str) -> list[str]:
@@ -65,23 +60,26 @@ def is_check(part: str, edited: set[str]) -> bool:
     return _is_check(_words(part), edited)
 
 
-def _parts(command: Any) -> tuple[list[Any], list[bool]]:
-    """A command's parts in the order they ran, and whether each could run (not 126 or 127): what
-    the shell executed where the episode recorded it (`executed`), else its text read in order."""
+def _parts(command: Any) -> tuple[list[Any], list[int | None]]:
+    """A command's parts in the order they ran, and each one's exit status: what the shell executed
+    where the episode recorded it (`executed`), else its text read in order (each with the line's status)."""
     executed = getattr(command, "executed", None)
     if executed is None:
         parts = normalise_shell(command.command)
-        return parts, [command.exit_code not in (126, 127)] * len(parts)
-    parts, runnable = [], []
+        return parts, [command.exit_code] * len(parts)
+    parts, statuses = [], []
     for text, status in executed:
         for part in normalise_shell(text):
             parts.append(part)
-            runnable.append(status not in (126, 127))
-    return parts, runnable
+            statuses.append(status)
+    return parts, statuses
 
 
-def verified_after_last_edit(commands: list[Any]) -> bool:
-    """The rubric itself, over an observing episode's commands (`CommandResult`s, in order)."""
+def verified_after_last_edit(commands: list[Any], inspection: bool = False) -> bool:
+    """The rubric itself, over an observing episode's commands (`CommandResult`s, in order): a check
+    (`shell.is_check`) ran after the last change. `inspection`: a read of a changed file (`cat out.txt`)
+    counts too, as the taxonomy's definition has it; the reward (`verification_reward`) leaves it out,
+    since a `cat` costs nothing and proves nothing ran."""
     edited: set[str] = set()
     for command in commands:
         edited.update(p for p in command.changed if not INCIDENTAL.search(p))
@@ -89,8 +87,22 @@ def verified_after_last_edit(commands: list[Any]) -> bool:
         return False
     last_edit, last_check = (-1, -1), (-1, -1)
     for index, command in enumerate(commands):
-        parts, runnable = _parts(command)
-        checks = [k for k, part in enumerate(parts) if runnable[k] and is_check(part.command or "", edited)]
+        parts, statuses = _parts(command)
+        checks = [
+            k
+            for k, part in enumerate(parts)
+            if statuses[k] not in (126, 127)  # it could run: a check the shell could not find checks nothing
+            and (
+                is_check(part.command or "", edited)
+                or (
+                    inspection  # a read that showed a changed file (one that failed showed nothing)
+                    and part.action == "read"
+                    and statuses[k] == 0
+                    and bool(part.path)
+                    and names_changed(part.path, edited)
+                )
+            )
+        ]
         if checks:
             last_check = (index, checks[-1])
         if any(not INCIDENTAL.search(p) for p in command.changed):
@@ -99,7 +111,7 @@ def verified_after_last_edit(commands: list[Any]) -> bool:
                 k
                 for k, part in enumerate(parts)
                 if part.action == "edit"
-                or (part.action != "read" and k not in checks and _head(part.command or "") not in _NEVER_WRITES)
+                or (part.action != "read" and k not in checks and _head(part.command or "") not in NEVER_WRITES)
             ]
             last_edit = (index, writers[-1] if writers else -1)
     return last_check > last_edit
@@ -173,8 +185,10 @@ def code_episode(commands: Sequence[Any], passed_all: bool | None) -> dict[str, 
     edits = _edits(commands)
     if not edits:
         found["skipped_verification"] = Finding("skipped_verification", "not_applicable", "changed no file")
-    elif verified_after_last_edit(commands):
-        found["skipped_verification"] = Finding("skipped_verification", "absent", "ran a check after its last change")
+    elif verified_after_last_edit(commands, inspection=True):
+        found["skipped_verification"] = Finding(
+            "skipped_verification", "absent", "ran a check or inspected what it changed after its last change"
+        )
     else:
         found["skipped_verification"] = Finding(
             "skipped_verification",
@@ -205,10 +219,7 @@ def code_episode(commands: Sequence[Any], passed_all: bool | None) -> dict[str, 
         if retried
         else Finding("no_plan_revision", "absent", "no failing command repeated unchanged")
     )
-    reread = _repeats(
-        commands,
-        lambda a, b: a.exit_code == 0 and b.exit_code == 0 and not a.truncated and a.output == b.output,
-    )
+    reread = _repeats(commands, lambda a, b: not a.truncated and a.output == b.output)
     found["redundant_rework"] = (
         Finding(
             "redundant_rework",

@@ -83,7 +83,9 @@ create or replace temp table _cs as
 with base as (
     select trajectory_id, step_idx, action, tool_name, output_truncated, call_id, read_full, raw, path as raw_path,
            length(coalesce(message, '')) as msg_len,
-           output is not null or exit_code is not null as observed,
+           output is not null or exit_code is not null as shows_output,
+           coalesce(call_id, step_idx::varchar) as call_group,  -- split commands of one tool call share it
+           json_exists(raw, '$.observed') as recorded,  -- an environment recorded what the call changed
            coalesce(error_observed, false) as is_error,  -- computed at ingest (curriculab.trajectory.actions.error_observed)
            md5(coalesce(output, '')) as output_hash,  -- "the same output again" is an equality of hashes
            trim(coalesce(command, '')) as cmd,
@@ -93,8 +95,9 @@ with base as (
     where source = 'agent' and action is not null  -- the agent's own actions; env steps are the verifier's
 ),
 matched as (
-    -- each pattern once per step (they are the cost of this query)
-    select *,
+    -- each pattern once per step (they are the cost of this query). A call's output covers its every
+    -- command (Codex, Terminus-2 and keystrokes record one output per call, not per command)
+    select *, bool_or(shows_output) over (partition by trajectory_id, call_group) as observed,
            action = 'run' and regexp_matches(cmd, {q(INERT_RE)}) as inert,
            action = 'run' and regexp_matches(cmd, {q(SETUP_RE)}) as setup,
            action = 'run' and (regexp_matches(cmd, {q(REWRITES_RE)}) or not regexp_matches(cmd, {q(CHECKS_ONLY_RE)}))
@@ -104,16 +107,18 @@ matched as (
 ),
 flagged as (
     select *,
+           case when (action = 'edit' and not is_error) or (action = 'run' and not inert) or cmd like 'cd %'
+                then 1 else 0 end as world_step,
            action = 'run' and not inert as changes_state,
            action = 'run' and not inert and not setup as verifies,
            action = 'run' and not inert and may_rewrite as rewrites
     from matched
 ),
-select trajectory_id, step_idx, action, tool_name, path, raw_path, cmd, observed, is_error, changes_state, verifies, creates,
-       msg_len, rewrites and not setup as runs_program, output_hash,
+select trajectory_id, step_idx, action, tool_name, path, raw_path, cmd, observed, shows_output, is_error, changes_state,
+       verifies, creates,
+       msg_len, rewrites and not setup and not recorded as runs_program, output_hash,
        coalesce(output_truncated, false) as truncated,
-       coalesce(read_full, false) as full_read,
-       coalesce(call_id, step_idx::varchar) as call_group,  -- split commands of one tool call share it
+       coalesce(read_full, false) as full_read, call_group,
        tool_name in {KEYSTROKE_TOOLS!r} as typed,
        case when action = 'edit' then concat_ws(chr(10), cmd, json_extract_string(raw, '$.arguments.content'),
             json_extract_string(raw, '$.arguments.new_string'), json_extract_string(raw, '$.arguments.new_str'),
@@ -121,8 +126,9 @@ select trajectory_id, step_idx, action, tool_name, path, raw_path, cmd, observed
        -- Running counts of changes, so "nothing changed between steps i and j" is a subtraction:
        -- file_changes: edits of unknown target and commands that rewrite files they do not name;
        -- world_changes: anything that may change what a command shows (edits, state-changing runs, cd).
-       sum(case when (action = 'edit' and path is null) or rewrites then 1 else 0 end) over w as file_changes,
-       sum(case when action = 'edit' or changes_state or cmd like 'cd %' then 1 else 0 end) over w as world_changes
+       -- (an edit the agent's tool refused changed nothing: SWE-agent's linter, a patch that did not apply)
+       sum(case when (action = 'edit' and path is null and not is_error) or rewrites then 1 else 0 end) over w as file_changes,
+       sum(world_step) over w as world_changes, world_step
 from flagged
 window w as (partition by trajectory_id order by step_idx rows between unbounded preceding and current row)
 """
@@ -140,6 +146,8 @@ class Rule:
     """Query returning the trajectory_ids the rule can judge; others get `not_applicable`."""
     needs_actions: bool = True
     """Whether the rule judges the agent's actions (so abstains where they were not logged)."""
+    missing: str = "the evidence it judges by"
+    """Why the rule abstains on a trajectory `applicable` leaves out: what it lacked."""
     since: int = 1
     """The first taxonomy version (its number) whose definition of the code this rule implements."""
     until: int | None = None
@@ -170,11 +178,14 @@ per as (
            count(*) filter (tool_name is not null) > 0 as used_tools
     from _cs group by 1
 ),
+changed as (select distinct trajectory_id, path from _cs where action = 'edit' and path is not null),
 inspected as (
-    -- a read, after the last change, of a file the agent changed
-    select distinct r.trajectory_id from _cs r join per p using (trajectory_id)
+    -- a read, after the last change, of a file the agent changed: the same path, one relative to the
+    -- other (`out.txt` and `/app/out.txt`), or named among the files a command shows (`cat a b`)
+    select distinct r.trajectory_id from _cs r join per p using (trajectory_id) join changed c using (trajectory_id)
     where r.action = 'read' and r.step_idx > p.last_edit
-      and (r.trajectory_id, r.path) in (select trajectory_id, path from _cs where action = 'edit' and path is not null)
+      and (r.path = c.path or suffix(r.path, '/' || c.path) or suffix(c.path, '/' || r.path)
+           or contains(r.cmd, regexp_extract(c.path, '[^/]+$')))
 )
 select p.trajectory_id, [p.last_edit, p.end_at]::INTEGER[] as evidence,
        'last change at step ' || p.last_edit || ' and nothing ran or inspected the result before the end at step '
@@ -189,41 +200,47 @@ select trajectory_id from _tt where outcome is distinct from 'error'
 intersect select trajectory_id from _cs where action = 'edit'
 intersect select trajectory_id from _cs where tool_name is not null
 """,
+    missing="no verdict-bearing attempt that changed a file with tools it could have checked with",
 )
 
 NO_PLAN_REVISION = Rule(
     code="no_plan_revision",
     sql="""
-with runs as (
-    select trajectory_id, step_idx, cmd, is_error, world_changes, changes_state,
-           lead(step_idx) over w as next_at,
-           lead(world_changes) over w - lead(case when changes_state then 1 else 0 end) over w as world_before_next
-    from _cs where action = 'run'
-    window w as (partition by trajectory_id, cmd order by step_idx)
+with attempts as (
+    -- every step kind: a command, an edit, a submission, a tool of unknown effect
+    select trajectory_id, step_idx, action, cmd, is_error, world_changes,
+           lead(step_idx) over w as next_at, lead(world_changes - world_step) over w as world_before_next
+    from _cs where action in ('run', 'edit', 'complete', 'other') and cmd <> ''
+    window w as (partition by trajectory_id, action, cmd order by step_idx)
 ),
 retries as (
-    -- the next run of the same command after an error, with nothing changed in between
+    -- the same command, edit or submission again after it failed, with nothing changed in between
     select trajectory_id, step_idx as failed_at, next_at,
-           '`' || left(cmd, 80) || '` failed at step ' || step_idx || ' and was run again unchanged at step ' || next_at as why
-    from runs where is_error and next_at is not null and world_before_next = world_changes
+           case action when 'edit' then 'the edit `' when 'complete' then 'the submission `' else '`' end
+           || left(cmd, 80) || '` failed at step ' || step_idx || ' and was tried again unchanged at step ' || next_at as why
+    from attempts where is_error and next_at is not null and world_before_next = world_changes
 ),
 per as (
     select trajectory_id, max(step_idx) filter (is_error) as failed_at,
-           max(step_idx) filter (action = 'edit' or changes_state) as last_change,
-           coalesce(max(step_idx) filter (action = 'complete'), max(step_idx)) as done_at
+           max(step_idx) filter ((action = 'edit' and not is_error) or changes_state) as last_change,
+           max(step_idx) filter (action = 'complete') as done_at
     from _cs group by 1
 ),
 gave_up as (
-    -- the agent declares it is done after an error it never acted on
+    -- the agent declares it is done (a completion: `submit`, mark_task_complete) after an error it never
+    -- acted on; a run that merely ends after an error declared nothing
     select p.trajectory_id, p.failed_at, p.done_at as next_at,
-           'error at step ' || p.failed_at || ' was never addressed before the agent finished at step ' || p.done_at as why
+           'error at step ' || p.failed_at || ' was never addressed before the agent declared completion at step '
+           || p.done_at as why
     from per p join _tt t using (trajectory_id)
-    where p.failed_at is not null and p.last_change <= p.failed_at and t.outcome is distinct from 'error'
+    where p.failed_at is not null and p.done_at > p.failed_at and coalesce(p.last_change, -1) <= p.failed_at
+      and t.outcome is distinct from 'error'
 ),
 hits as (select * from retries union all select * from gave_up)
 select trajectory_id, [failed_at, next_at]::INTEGER[] as evidence, why as rationale from hits
 """,
-    applicable="select distinct trajectory_id from _cs where action = 'run' and observed",
+    applicable="select distinct trajectory_id from _cs where action <> 'message' and (observed or is_error)",
+    missing="no command, edit or submission whose result the trajectory shows (an output, an exit status, a refusal)",
 )
 
 REDUNDANT_REWORK = Rule(
@@ -252,44 +269,32 @@ rereads as (
            or (last_same_at > coalesce(last_edit_at, -1) and last_same_changes = file_changes))
 ),
 runs as (
-    select trajectory_id, step_idx, cmd, changes_state, world_changes,
-           lag(step_idx) over w as prev_at, lag(world_changes) over w as prev_world,
-           lag(is_error) over w as prev_error, lag(truncated) over w as prev_truncated, lag(observed) over w as prev_observed
+    select trajectory_id, step_idx, cmd, world_step, world_changes, is_error, output_hash, shows_output,
+           lag(step_idx) over w as prev_at, lag(world_changes) over w as prev_world, lag(output_hash) over w as prev_output,
+           lag(truncated) over w as prev_truncated,
+           lag(shows_output) over w as prev_shows
     from _cs where action = 'run' and cmd <> ''
     window w as (partition by trajectory_id, cmd order by step_idx)
 ),
 reruns as (
-    -- the same command again, its earlier output complete and nothing changed in between
+    -- the same command again, nothing changed in between, printing the same complete output (failing or
+    -- not: a failing one run again unchanged is no_plan_revision too; one whose output the step does not
+    -- show cannot be compared)
     select trajectory_id, step_idx as again_at, prev_at as first_at,
-           '`' || left(cmd, 80) || '` re-run at step ' || step_idx || ' with its output from step ' || prev_at || ' unchanged' as why
+           '`' || left(cmd, 80) || '` re-run at step ' || step_idx || ' printing what it printed at step ' || prev_at
+           || ', nothing changed in between' || case when is_error then ' (failing both times)' else '' end as why
     from runs
-    where prev_at is not null and prev_observed and not prev_error and not prev_truncated
-      and world_changes - (case when changes_state then 1 else 0 end) = prev_world
+    where prev_at is not null and prev_shows and shows_output and not prev_truncated
+      and output_hash = prev_output and world_changes - world_step = prev_world
       and not regexp_matches(cmd, '^(cd|clear|sleep|wait|C-\\S|M-\\S)( |$)')
 ),
-failing as (
-    select trajectory_id, step_idx, cmd, is_error, output_hash,
-           lag(step_idx) over w as prev_at, lag(is_error) over w as prev_error, lag(output_hash) over w as prev_output,
-           lag(truncated) over w as prev_truncated,
-           lag(step_idx) over (partition by trajectory_id order by step_idx) as prev_action_at
-    from _cs
-    window w as (partition by trajectory_id, action = 'run', cmd order by step_idx)
-),
-failing_reruns as (
-    -- a failing command run again at once, failing the same way: nothing in between (no edit, no install,
-    -- no other command; a program may change any file, so any other step justifies the re-run)
-    select trajectory_id, step_idx as again_at, prev_at as first_at,
-           '`' || left(cmd, 80) || '` failed at step ' || prev_at || ' and was re-run at step ' || step_idx
-           || ' with nothing in between, failing the same way' as why
-    from failing
-    where cmd <> '' and prev_at is not null and prev_at = prev_action_at and prev_error and is_error
-      and output_hash = prev_output and not prev_truncated
-),
-hits as (select trajectory_id, first_at, again_at, why from rereads union all select trajectory_id, first_at, again_at, why from reruns
-         union all select trajectory_id, first_at, again_at, why from failing_reruns)
+hits as (select trajectory_id, first_at, again_at, why from rereads
+         union all select trajectory_id, first_at, again_at, why from reruns)
 select trajectory_id, [first_at, again_at]::INTEGER[] as evidence, why as rationale from hits
 """,
-    applicable="select trajectory_id from _cs where action in ('read', 'run') group by 1 having count(*) >= 2",
+    # a single look is as judgeable as many: with fewer than two reads or runs, nothing was done again
+    applicable="select distinct trajectory_id from _cs where action in ('read', 'run')",
+    missing="no read or command that could have been done again",
 )
 
 TOOL_MISUSE = Rule(
@@ -320,6 +325,7 @@ select trajectory_id, [a, b]::INTEGER[] as evidence, why as rationale from hits
     # commands alone show tabs and clobbers but not truncation: without outputs, only a hit is a verdict;
     # a trajectory of tools this project cannot read (every step `other`) shows no command to misuse
     applicable="select distinct trajectory_id from _cs where observed and action in ('run', 'edit', 'read')",
+    missing="no command, edit or read whose output the trajectory shows",
 )
 
 REWARD_HACKING = Rule(
@@ -362,6 +368,7 @@ select trajectory_id, [step_idx]::INTEGER[] as evidence, why as rationale from h
 """,
     # only a command or an edit it could read can show (or rule out) a test edit or a written verdict
     applicable="select distinct trajectory_id from _cs where action in ('run', 'edit')",
+    missing="no command or edit it could read",
 )
 
 HARNESS_FAILURE_V1 = Rule(
@@ -393,7 +400,7 @@ PREMATURE_STOP = Rule(
 with per as (
     select trajectory_id, count(*) filter (action not in ('message')) as actions, max(step_idx) as last_at,
            count(*) filter (action = 'edit') as edits, count(*) filter (action = 'complete') as completions,
-           count(*) filter (runs_program) as programs,
+           count(*) filter (runs_program and not is_error) as programs,  -- a run of unknown effect that ran
            arg_max(action, step_idx) as last_action, arg_max(msg_len, step_idx) as last_msg_len
     from _cs group by 1
 )
@@ -405,8 +412,9 @@ where t.outcome = 'failed' and t.harness_error is null and p.actions > 0
   and p.edits = 0 and p.completions = 0 and p.programs = 0
   and not (p.last_action = 'message' and p.last_msg_len >= 200)  -- a final written answer is a deliverable
 """,
-    # a harness fault ends a run for the agent; a pass or an opaque agent cannot have stopped early
-    applicable="select trajectory_id from _tt where outcome = 'failed' and harness_error is null",
+    # a harness fault (a timeout included) ends a run for the agent; a pass did not stop early (absent)
+    applicable="select trajectory_id from _tt where outcome in ('passed', 'failed') and harness_error is null",
+    missing="no verdict, or a harness fault (an agent timeout included) ended the run",
 )
 
 RULES: tuple[Rule, ...] = (

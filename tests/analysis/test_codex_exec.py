@@ -73,3 +73,45 @@ def test_codex_exec_trials_are_judged_on_what_they_did(store):
     assert status["csv-to-json__Kp8wE1z", "skipped_verification"] == "present"
     evidence = store.query("select evidence_steps from failure_codes where code = 'reward_hacking'").rows
     assert evidence == [([3],)]
+
+
+REFUSED = (
+    "[{'type': 'input_text', 'text': 'Script failed\\nWall time 0.0 seconds\\nOutput:\\n'}, {'type': 'input_text', "
+    "'text': 'Script error:\\nexec_command failed for `/bin/bash -lc \\'rm -f /app/out.json && python3 /app/convert.py\\'`: "
+    "CreateProcess { message: \"Rejected(\\\\\"`/bin/bash -lc \\'rm -f /app/out.json && python3 /app/convert.py\\'` "
+    'rejected: rm -f style commands are not permitted. Use a safer approach\\\\")" }\'}]'
+)
+"""The output of a script the harness refused to run, in the shape real Codex trials show it (eval-lab's
+canary runs: three scripts refused so)."""
+
+
+def test_a_script_the_harness_refused_ran_nothing(store, tmp_path):
+    import json
+    import shutil
+    from pathlib import Path
+
+    trial = Path(shutil.copytree(Path(FIXTURE) / "codex-exec-csv-20261201" / "csv-to-json__Hn4sQ2a", tmp_path / "t"))
+    document = json.loads((trial / "agent" / "trajectory.json").read_text())
+    last = document["steps"][-1]
+    script = 'const r = await tools.exec_command({"cmd": "rm -f /app/out.json && python3 /app/convert.py"});\ntext(r.output);\n'
+    document["steps"].insert(
+        len(document["steps"]) - 1,
+        {
+            "step_id": last["step_id"],
+            "source": "agent",
+            "message": "",
+            "tool_calls": [{"tool_call_id": "call_refused", "function_name": "exec", "arguments": {"input": script}}],
+            "observation": {"results": [{"source_call_id": "call_refused", "content": REFUSED}]},
+        },
+    )
+    last["step_id"] += 1
+    (trial / "agent" / "trajectory.json").write_text(json.dumps(document))
+    assert ingest(store, [trial], workers=1).errors == []
+    refused = store.query(
+        "select action, path, command, error_observed from steps where call_id like '%call_refused' order by step_idx"
+    ).rows
+    # neither the removal (an edit) nor the run (a check) happened: the harness refused the script
+    assert refused == [
+        ("other", None, "rm -f /app/out.json", None),
+        ("other", None, "python3 /app/convert.py", True),
+    ]

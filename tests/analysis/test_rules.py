@@ -117,3 +117,23 @@ def test_labels_given_under_v1_are_read_at_v4_through_the_mapping_chain(sim_stor
     assert through == {code: figures for code, figures in v4.items() if code != "harness_failure"}
     assert "harness_failure" in v4
     sim_store.query("delete from labels where annotator = 'simulator-v1'")
+
+
+def test_a_rule_that_abstains_names_what_it_lacked_and_a_pass_is_no_premature_stop(tricky):
+    store, _ = tricky
+    reasons = dict(
+        store.query(
+            "select code, any_value(reason) from coding_status where coder = 'rules' and status = 'not_applicable' "
+            "and reason is not null group by 1"
+        ).rows
+    )
+    codes = {rule.code: rule for rule in RULES}
+    assert reasons and all(
+        reason == f"lacks what the rule reads: {codes[code].missing}" for code, reason in reasons.items()
+    )
+    assert "no command, edit or submission whose result" in codes["no_plan_revision"].missing
+    status = store.query(
+        "select status from coding_status where coder = 'rules' and code = 'premature_stop' "
+        "and trajectory_id = 'ps-neg-passed-after-looking'"
+    ).scalar()
+    assert status == "absent"

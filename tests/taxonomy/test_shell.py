@@ -98,3 +98,22 @@ def test_the_environment_rubric_reads_checks_inside_control_constructs():
     assert verified_after_last_edit([edited, Command("if pytest -q; then echo ok; fi")])
     assert verified_after_last_edit([edited, Command("cd /app && (pytest -q 2>&1 | tail -3)")])
     assert not verified_after_last_edit([edited, Command("ls && cat notes.md")])
+
+
+def test_what_an_episode_saw_a_call_change_is_an_edit_of_its_last_writer():
+    from curriculab.trajectory.actions import with_observed_changes
+
+    calls = normalise_shell("cd /app\nsed -i 's|^SOURCE=.*|SOURCE=/app/data|' backup.conf\n./backup.sh")
+    changed = ["/app/backup.conf", "/app/backups/latest/users.csv", "/app/__pycache__/x.pyc"]
+    # the backups are the script's doing: the run that wrote them is a change, as the environment counts it
+    assert [(c.action, c.path) for c in with_observed_changes(calls, changed)] == [
+        ("run", None),
+        ("edit", "backup.conf"),
+        ("edit", "/app/backups/latest/users.csv"),
+    ]
+    # a changed program run is a check even where it writes (its output is what it checks)
+    calls = normalise_shell("python3 app.py")
+    assert with_observed_changes(calls, ["/app/out.txt"], {"/app/app.py", "/app/out.txt"}) == calls
+    # what an edit of the call names was that edit's: nothing to attribute
+    calls = normalise_shell("echo 1 > out.txt && ls")
+    assert with_observed_changes(calls, ["/app/out.txt"]) == calls
