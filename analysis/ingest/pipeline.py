@@ -35,7 +35,20 @@ if TYPE_CHECKING:
     from curriculab.analysis.ingest.common import UnitResult
     from curriculab.analysis.store.rows import RowBatch
 
-FORMATS = ("auto", "atif", "harbor", "tb", "swe-agent", "mini-swe-agent", "claude-code", "inspect", "jsonl", "tasks")
+FORMATS = (
+    "auto",
+    "atif",
+    "harbor",
+    "tb",
+    "swe-agent",
+    "mini-swe-agent",
+    "claude-code",
+    "codex-cli",
+    "openhands",
+    "inspect",
+    "jsonl",
+    "tasks",
+)
 _JOB_FILES = {
     "config.json",
     "result.json",
@@ -134,6 +147,10 @@ def _sniff_json(path: Path, data: bytes) -> str | None:
 
     if mini_swe_agent.is_mini_swe_agent(data[:4096] + data[-4096:]):  # `trajectory_format` ends the file
         return "mini-swe-agent"
+    from curriculab.analysis.ingest import openhands
+
+    if openhands.is_event_list(head):
+        return "openhands"
     return None
 
 
@@ -146,9 +163,11 @@ def _importers() -> dict[str, Callable[[Path], UnitResult]]:
         from curriculab.analysis.ingest import (
             atif,
             claude_code,
+            codex_cli,
             harbor,
             inspect_log,
             mini_swe_agent,
+            openhands,
             swe_agent,
             tasks,
             tb,
@@ -165,6 +184,8 @@ def _importers() -> dict[str, Callable[[Path], UnitResult]]:
                 "inspect": inspect_log.read_eval,
                 "jsonl": _read_jsonl,
                 "claude-code": claude_code.read_transcript,
+                "codex-cli": codex_cli.read_rollout,
+                "openhands": openhands.read_events,
                 "harbor-task": functools.partial(tasks.read_task_dir, kind="harbor-task"),
                 "tb-task": functools.partial(tasks.read_task_dir, kind="tb-task"),
                 "json": _read_sniffed,
@@ -213,8 +234,9 @@ def _unreadable(unit: Unit, exc: Exception) -> UnitResult:
 
 
 def _read_jsonl(path: Path) -> UnitResult:
-    """A `.jsonl` file: curriculab JSONL, or a Claude Code session transcript (its first lines tell)."""
-    from curriculab.analysis.ingest import claude_code, jsonl
+    """A `.jsonl` file: curriculab JSONL, a Claude Code session transcript or a Codex CLI rollout (its
+    first lines tell)."""
+    from curriculab.analysis.ingest import claude_code, codex_cli, jsonl
 
     try:
         with open(path, "rb") as handle:
@@ -223,6 +245,8 @@ def _read_jsonl(path: Path) -> UnitResult:
         head = b""
     if claude_code.is_transcript(head):
         return claude_code.read_transcript(path)
+    if codex_cli.is_rollout(head):
+        return codex_cli.read_rollout(path)
     return jsonl.read_jsonl(path)
 
 
@@ -237,6 +261,10 @@ def _read_sniffed(path: Path) -> UnitResult:
     kind = _sniff_json(path, data) or ""
     if kind == "atif":
         return atif.read_atif_file(path, data)
+    if kind == "openhands":
+        from curriculab.analysis.ingest import openhands
+
+        return openhands.read_events(path, data)
     if kind not in ("inspect", "tb-results", "mini-swe-agent"):
         try:
             orjson.loads(data)
@@ -246,8 +274,8 @@ def _read_sniffed(path: Path) -> UnitResult:
             make_issue(
                 path,
                 "not a recognised trajectory format (looked for ATIF `schema_version` and `steps`, an "
-                "Inspect log's `eval` and `samples`, a Terminal-Bench `results` list of trials, or a "
-                "mini-swe-agent `trajectory_format`)",
+                "Inspect log's `eval` and `samples`, a Terminal-Bench `results` list of trials, a "
+                "mini-swe-agent `trajectory_format`, or an OpenHands event list)",
                 "Pass --format to force a reader, or convert the file to curriculab JSONL (docs/jsonl.md)",
             )
         )
@@ -288,6 +316,8 @@ _WALK_SUFFIXES = {
     "swe-agent": {".traj"},
     "mini-swe-agent": {".json"},
     "claude-code": {".jsonl"},
+    "codex-cli": {".jsonl"},
+    "openhands": {".json"},
     "inspect": {".eval", ".json"},
     "jsonl": {".jsonl"},
     "harbor": set(),
@@ -317,7 +347,8 @@ def discover(
                     make_issue(
                         root,
                         f"unknown file type {root.suffix or '(no extension)'!r} for format {fmt}",
-                        "Pass --format with one of atif, swe-agent, mini-swe-agent, claude-code, inspect, jsonl, or "
+                        "Pass --format with one of atif, swe-agent, mini-swe-agent, claude-code, codex-cli, openhands, inspect, "
+                        "jsonl, or "
                         "give a Harbor job / tb run directory",
                     )
                 )

@@ -22,7 +22,19 @@ from curriculab.tables import safe_text
     default="auto",
     show_default=True,
     type=click.Choice(
-        ["auto", "atif", "harbor", "tb", "swe-agent", "mini-swe-agent", "claude-code", "inspect", "jsonl"]
+        [
+            "auto",
+            "atif",
+            "harbor",
+            "tb",
+            "swe-agent",
+            "mini-swe-agent",
+            "claude-code",
+            "codex-cli",
+            "openhands",
+            "inspect",
+            "jsonl",
+        ]
     ),
     help="Input format; auto detects it per file or directory.",
 )

@@ -259,9 +259,10 @@ def test_unknown_formats(store, good):
     report = ingest(store, [good, csv_file], workers=1)
     assert reasons(report) == [  # problems found while walking come first, then those found while reading
         f"{csv_file}: unknown file type '.csv' for format auto. Pass --format with one of atif, swe-agent, "
-        "mini-swe-agent, claude-code, inspect, jsonl, or give a Harbor job / tb run directory",
+        "mini-swe-agent, claude-code, codex-cli, openhands, inspect, jsonl, or give a Harbor job / tb run directory",
         f"{stray}: not a recognised trajectory format (looked for ATIF `schema_version` and `steps`, an Inspect log's "
-        "`eval` and `samples`, a Terminal-Bench `results` list of trials, or a mini-swe-agent `trajectory_format`). "
+        "`eval` and `samples`, a Terminal-Bench `results` list of trials, a mini-swe-agent `trajectory_format`, or an "
+        "OpenHands event list). "
         "Pass --format to force a reader, or convert the file to curriculab JSONL (docs/jsonl.md)",
     ]
     assert row_count(store, "trajectories") == 21

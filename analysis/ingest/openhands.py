@@ -1,0 +1,147 @@
+"""OpenHands trajectories: the event stream a session saves (the GUI's "export trajectory", the runtime's
+`trajs/*.json`, evaluation outputs' `history`): a JSON list of events, or an object holding the list
+under `history` or `trajectory`. An event is an action (`action`: message, run, run_ipython, read,
+edit, write, browse, finish, think, ... with its `args`) or an observation (`observation`: run, read,
+edit, error, ... with `content` and `extras`) whose `cause` is the id of the action it answers; `source`
+is user, agent or environment. A run's exit status is `extras.metadata.exit_code` (-1 while a command
+still runs: no status). Actions with no effect on the work (think, recall, condensation, agent-state
+changes) are left out. A trajectory carries no verdict."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from curriculab.analysis.ingest.common import StepBuilder, UnitResult, add_trajectory, read_bytes, text_of
+from curriculab.analysis.ingest.hashes import content_hash, legacy_hash
+from curriculab.analysis.issues import IngestFailure, make_issue
+from curriculab.trajectory.actions import NormalisedCall, normalise_shell
+from curriculab.trajectory.model import Run, Task, Trajectory
+
+FORMAT = "openhands"
+_QUIET = {"think", "recall", "condensation", "condensation_request", "change_agent_state", "null", "system"}
+_QUIET |= {"pause", "resume", "stop", "start", "task_tracking", "loop_recovery"}
+"""Actions that neither act on the work nor speak to the user."""
+
+
+def is_event_list(head: bytes) -> bool:
+    """Whether the start of a `.json` file is an OpenHands event stream: a list of events, each with
+    its `source` and its `action` (or `observation`), or an object keeping one under `history`."""
+    events = b'"source"' in head and (b'"action"' in head or b'"observation"' in head)
+    return events and (head.lstrip().startswith(b"[") or b'"history"' in head)
+
+
+def _ts(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
+    except ValueError:
+        return None
+
+
+def _events(document: Any) -> list[dict[str, Any]] | None:
+    if isinstance(document, dict):
+        document = document.get("history", document.get("trajectory"))
+    if not isinstance(document, list):
+        return None
+    return [e for e in document if isinstance(e, dict)]
+
+
+def _calls(action: str, args: dict[str, Any]) -> list[NormalisedCall]:
+    """What one action did, in curriculab's vocabulary."""
+    path = args.get("path")
+    path = str(path) if path else None
+    if action == "run":
+        command = str(args.get("command") or "")
+        return normalise_shell(command) or [NormalisedCall("run", None, command)]
+    if action == "run_ipython":  # Python the agent ran: a program of unknown effect
+        code = str(args.get("code") or "")
+        return [NormalisedCall("run", None, f"ipython {code.splitlines()[0] if code else ''}".strip())]
+    if action == "read":
+        return [NormalisedCall("read", path, f"read {path or ''}".strip())]
+    if action in ("edit", "write"):
+        verb = args.get("command") or action
+        if verb == "view":
+            return [NormalisedCall("read", path, f"view {path or ''}".strip())]
+        return [NormalisedCall("edit", path, f"{verb} {path or ''}".strip())]
+    if action in ("browse", "browse_interactive"):
+        target = args.get("url") or args.get("browser_actions") or ""
+        return [NormalisedCall("read", None, f"browse {str(target)[:200]}".strip())]
+    if action == "finish":
+        return [NormalisedCall("complete", None, "finish")]
+    return [NormalisedCall("other", None, f"{action} {orjson.dumps(args, default=str).decode()[:200]}")]
+
+
+def read_events(path: Path, data: bytes | None = None) -> UnitResult:
+    out = UnitResult()
+    data = data if data is not None else read_bytes(path, FORMAT)
+    record = path.stem
+    try:
+        events = _events(orjson.loads(data))
+    except orjson.JSONDecodeError as exc:
+        raise IngestFailure(
+            make_issue(path, f"not JSON ({exc})", "Export the trajectory again", record=record, source_format=FORMAT)
+        ) from None
+    if not events or not any(e.get("source") == "agent" for e in events):
+        raise IngestFailure(
+            make_issue(
+                path,
+                "no agent event: not an OpenHands trajectory",
+                "Point at a saved event list (a JSON list of actions and observations)",
+                record=record,
+                source_format=FORMAT,
+            )
+        )
+    answers = {e.get("cause"): e for e in events if e.get("observation") and e.get("cause") is not None}
+    run_id = path.parent.name
+    trajectory_id = f"{run_id}/{record}"
+    builder = StepBuilder(path, record, FORMAT, trajectory_id=trajectory_id)
+    instruction = model = None
+    for event in events:
+        action, source = event.get("action"), event.get("source")
+        if not action or action in _QUIET:
+            continue
+        args = event.get("args") if isinstance(event.get("args"), dict) else {}
+        ts = _ts(event.get("timestamp"))
+        metadata = event.get("tool_call_metadata") if isinstance(event.get("tool_call_metadata"), dict) else {}
+        if model is None and isinstance(metadata.get("model_response"), dict):
+            model = metadata["model_response"].get("model")
+        if action == "message":
+            text = str(args.get("content") or event.get("message") or "")
+            if source == "user" and text.strip():
+                builder.message("user", text, ts)
+                instruction = instruction or text
+            elif source == "agent" and text.strip():
+                builder.message("agent", text, ts, action="message")
+            continue
+        if source != "agent":
+            continue
+        answer = answers.get(event.get("id"))
+        output = text_of(answer.get("content")) if answer is not None else None
+        extras = answer.get("extras") if answer is not None and isinstance(answer.get("extras"), dict) else {}
+        status = (extras.get("metadata") or {}).get("exit_code") if isinstance(extras.get("metadata"), dict) else None
+        builder.calls(
+            _calls(str(action), args),
+            tool_name=metadata.get("function_name") or str(action),
+            raw={"action": action, "args": args, "id": event.get("id")},
+            output=output,
+            message=str(args.get("thought") or "") or None,
+            ts=ts,
+            exit_code=status if type(status) is int and status >= 0 else None,
+            call_id=str(event.get("id")) if event.get("id") is not None else None,
+            tool_failed=True if answer is not None and answer.get("observation") == "error" else None,
+        )
+    out.issues.extend(builder.issues)
+    traj = Trajectory(
+        trajectory_id=trajectory_id,
+        run_id=run_id,
+        task_id=record,
+        model=model,
+        outcome=None,  # an event stream has no verdict
+        task=Task(task_id=record, source="openhands", instruction=instruction),
+        run=Run(run_id=run_id, agent="openhands", model=model, source_format=FORMAT, source_path=str(path.parent)),
+    )
+    add_trajectory(out.batch, traj, content_hash(data), FORMAT, str(path), legacy_hash(data), steps=builder)
+    return out

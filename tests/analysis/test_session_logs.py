@@ -1,0 +1,80 @@
+"""The logs agents keep themselves: Codex CLI session rollouts and OpenHands event streams, read as
+what the agent did (fixtures of our own in their real shapes: tests/fixtures/codex-cli/README.md,
+tests/fixtures/openhands/README.md)."""
+
+import json
+
+import pytest
+
+from curriculab.analysis.coding import run_rule_coders
+from curriculab.analysis.ingest import discover, ingest
+
+CODEX = "tests/fixtures/codex-cli"
+OPENHANDS = "tests/fixtures/openhands"
+
+
+def _steps(store):
+    return store.query(
+        "select step_idx, action, path, command, exit_code, error_observed from steps where source = 'agent' order by 1"
+    ).rows
+
+
+@pytest.mark.parametrize("fmt", ["auto", "codex-cli"])
+def test_a_codex_rollout_is_read_as_what_the_agent_did(store, fmt):
+    report = ingest(store, [CODEX], fmt=fmt, workers=1)
+    assert (report.errors, dict(report.by_format)) == ([], {"codex-cli": 1})
+    assert _steps(store) == [
+        (1, "run", None, "ls", None, None),  # one output for the call: on its last command
+        (2, "read", "greeter.py", "sed -n 1,40p greeter.py", 0, None),
+        (3, "edit", "greeter.py", "apply_patch greeter.py", 0, None),
+        (4, "run", None, "python -m pytest -q", 1, True),  # an older build's `metadata.exit_code`
+        # the sandbox refused the script: neither the removal nor the test run happened
+        (5, "other", None, "rm -f .pytest_cache/v/cache/lastfailed", None, None),
+        (6, "other", None, "python -m pytest -q", None, True),
+        (7, "message", None, None, None, None),
+    ]
+    trajectory = store.query(
+        "select run_id, model, input_tokens, output_tokens, outcome, k.instruction "
+        "from trajectories t join tasks k using (task_id)"
+    ).rows
+    # the AGENTS.md and <environment_context> blocks Codex injects are not the task
+    assert trajectory == [
+        (
+            "codex-2026-11-30",
+            "gpt-5.6-codex",
+            18230,
+            640,
+            None,
+            "Make greet() say hello with the name, and keep the tests passing.",
+        )
+    ]
+
+
+def test_an_openhands_event_stream_is_read_as_what_the_agent_did(store):
+    report = ingest(store, [OPENHANDS], workers=1)
+    assert (report.errors, dict(report.by_format)) == ([], {"openhands": 1})
+    assert _steps(store) == [
+        (1, "run", None, "python -m pytest -q tests/test_greeter.py", 1, True),
+        (2, "edit", "/workspace/greeter.py", "str_replace /workspace/greeter.py", None, None),
+        (3, "read", "/workspace/missing.py", "read /workspace/missing.py", None, True),  # an `error` observation
+        (4, "run", None, "python -m pytest -q tests/test_greeter.py", 0, False),
+        (5, "complete", None, "finish", None, None),  # `think` and agent-state changes are no steps
+    ]
+    run_rule_coders(store)
+    statuses = dict(store.query("select code, status from coding_status where coder = 'rules'").rows)
+    # the test ran again after the edit (checked), and the failing run was followed by a change
+    assert (statuses["skipped_verification"], statuses["no_plan_revision"]) == ("absent", "absent")
+
+
+def test_a_running_command_has_no_status_and_the_formats_are_told_apart(tmp_path):
+    from curriculab.analysis.ingest.openhands import read_events
+
+    events = json.loads(open(f"{OPENHANDS}/fix-greeter.json").read())
+    events[3]["extras"]["metadata"]["exit_code"] = -1  # OpenHands' "still running"
+    path = tmp_path / "still-running.json"
+    path.write_text(json.dumps({"history": events}))
+    (row,) = [r for r in read_events(path).batch.steps if r.step_idx == 1]
+    assert row.exit_code is None
+    # a walk finds each by its suffix; the reader that opens it tells the format by the content
+    units, issues = discover([CODEX, OPENHANDS])
+    assert issues == [] and sorted((u.kind, u.path.suffix) for u in units) == [("json", ".json"), ("jsonl", ".jsonl")]
