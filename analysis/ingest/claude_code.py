@@ -13,9 +13,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from curriculab.analysis.ingest.common import StepBuilder, UnitResult, add_trajectory, read_bytes, text_of
+from curriculab.analysis.ingest.common import (
+    StepBuilder,
+    UnitResult,
+    add_trajectory,
+    jsonl_objects,
+    read_bytes,
+    text_of,
+)
 from curriculab.analysis.ingest.hashes import content_hash, legacy_hash
 from curriculab.analysis.issues import IngestFailure, make_issue
 from curriculab.trajectory.actions import agent_conventions
@@ -40,27 +45,8 @@ def _ts(value: Any) -> datetime | None:
 def read_transcript(path: Path) -> UnitResult:
     out = UnitResult()
     data = read_bytes(path, FORMAT)
-    lines = []
-    for number, line in enumerate(data.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            out.issues.append(
-                make_issue(
-                    path,
-                    f"line {number} is not JSON ({exc}); skipped",
-                    "Check that the file is a Claude Code transcript",
-                    record=path.stem,
-                    field=f"line {number}",
-                    severity="warning",
-                    source_format=FORMAT,
-                )
-            )
-            continue
-        if isinstance(record, dict):
-            lines.append(record)
+    lines, skipped = jsonl_objects(path, data, FORMAT, "a Claude Code transcript")
+    out.issues.extend(skipped)
     session = next((r.get("sessionId") for r in lines if r.get("sessionId")), None) or path.stem
     chat = [r for r in lines if r.get("type") in ("user", "assistant") and not r.get("isSidechain")]
     if not chat:

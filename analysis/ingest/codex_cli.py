@@ -21,7 +21,14 @@ from typing import Any
 
 import orjson
 
-from curriculab.analysis.ingest.common import StepBuilder, UnitResult, add_trajectory, read_bytes, text_of
+from curriculab.analysis.ingest.common import (
+    StepBuilder,
+    UnitResult,
+    add_trajectory,
+    jsonl_objects,
+    read_bytes,
+    text_of,
+)
 from curriculab.analysis.ingest.hashes import content_hash, legacy_hash
 from curriculab.analysis.issues import IngestFailure, make_issue
 from curriculab.trajectory.actions import NormalisedCall, agent_conventions
@@ -91,27 +98,9 @@ def _arguments(payload: dict[str, Any]) -> tuple[str, Any]:
 def read_rollout(path: Path) -> UnitResult:
     out = UnitResult()
     data = read_bytes(path, FORMAT)
-    lines: list[dict[str, Any]] = []
-    for number, line in enumerate(data.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            out.issues.append(
-                make_issue(
-                    path,
-                    f"line {number} is not JSON ({exc}); skipped",
-                    "Check that the file is a Codex CLI rollout",
-                    record=path.stem,
-                    field=f"line {number}",
-                    severity="warning",
-                    source_format=FORMAT,
-                )
-            )
-            continue
-        if isinstance(record, dict) and isinstance(record.get("payload"), dict):
-            lines.append(record)
+    objects, skipped = jsonl_objects(path, data, FORMAT, "a Codex CLI rollout")
+    out.issues.extend(skipped)
+    lines = [r for r in objects if isinstance(r.get("payload"), dict)]
     meta = next((r["payload"] for r in lines if r.get("type") == "session_meta"), {})
     session = str(meta.get("id") or path.stem)
     items = [r for r in lines if r.get("type") == "response_item"]

@@ -263,6 +263,33 @@ def text_of(content: Any) -> str | None:
     return str(content)
 
 
+def jsonl_objects(path: Path, data: bytes, source_format: str, what: str) -> tuple[list[dict[str, Any]], list[Issue]]:
+    """The JSON objects of a log kept one a line (an agent's session file), and a warning for each line
+    that is not JSON (skipped: the rest of the session still reads). `what`: the format, as the fix names it."""
+    objects, issues = [], []
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            issues.append(
+                make_issue(
+                    path,
+                    f"line {number} is not JSON ({exc}); skipped",
+                    f"Check that the file is {what}",
+                    record=path.stem,
+                    field=f"line {number}",
+                    severity="warning",
+                    source_format=source_format,
+                )
+            )
+            continue
+        if isinstance(record, dict):
+            objects.append(record)
+    return objects, issues
+
+
 _step_row = tuple.__new__  # StepRow's values as a StepRow, without the named tuple's own __new__ (a Python call)
 
 

@@ -28,6 +28,7 @@ from curriculab.analysis.ingest.hashes import HASH_PREFIX, LegacyHashes
 from curriculab.analysis.issues import IngestFailure, Issue, make_issue
 from curriculab.analysis.store import RecordRejected, Store
 from curriculab.analysis.store.attribution import UNKNOWN_MODELS
+from curriculab.trajectory.vocabulary import SOURCE_FORMATS
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -35,20 +36,7 @@ if TYPE_CHECKING:
     from curriculab.analysis.ingest.common import UnitResult
     from curriculab.analysis.store.rows import RowBatch
 
-FORMATS = (
-    "auto",
-    "atif",
-    "harbor",
-    "tb",
-    "swe-agent",
-    "mini-swe-agent",
-    "claude-code",
-    "codex-cli",
-    "openhands",
-    "inspect",
-    "jsonl",
-    "tasks",
-)
+FORMATS = ("auto", *SOURCE_FORMATS, "tasks")
 _JOB_FILES = {
     "config.json",
     "result.json",

@@ -10,6 +10,7 @@ import click
 
 from curriculab.commands.common import db_option, echo_json, err_console, open_store
 from curriculab.tables import safe_text
+from curriculab.trajectory.vocabulary import SOURCE_FORMATS
 
 
 @click.command()
@@ -21,21 +22,7 @@ from curriculab.tables import safe_text
     "fmt",
     default="auto",
     show_default=True,
-    type=click.Choice(
-        [
-            "auto",
-            "atif",
-            "harbor",
-            "tb",
-            "swe-agent",
-            "mini-swe-agent",
-            "claude-code",
-            "codex-cli",
-            "openhands",
-            "inspect",
-            "jsonl",
-        ]
-    ),
+    type=click.Choice(["auto", *SOURCE_FORMATS]),
     help="Input format; auto detects it per file or directory.",
 )
 @click.option(

@@ -60,3 +60,18 @@ INT32_MAX = 2**31 - 1
 """Largest value of the store's INTEGER columns (steps, attempts, milestones, exit codes)."""
 INT64_MAX = 2**63 - 1
 """Largest value of its BIGINT columns (token counts)."""
+
+SOURCE_FORMATS: tuple[str, ...] = (
+    "atif",
+    "harbor",
+    "tb",
+    "swe-agent",
+    "mini-swe-agent",
+    "claude-code",
+    "codex-cli",
+    "openhands",
+    "inspect",
+    "jsonl",
+)
+"""The formats `ingest` reads trajectories from (`--format`; `auto` detects them, `tasks` reads only
+task directories)."""
