@@ -1,10 +1,12 @@
 """OpenHands trajectories: the event stream a session saves (the GUI's "export trajectory", the runtime's
-`trajs/*.json`, evaluation outputs' `history`): a JSON list of events, or an object holding the list
-under `history` or `trajectory`. An event is an action (`action`: message, run, run_ipython, read,
+`trajs/*.json`): a JSON list of events, or an object holding the list under `history` or
+`trajectory`; and an evaluation's `output.jsonl`, one instance a line with its events under `history`
+(2024's outputs keep them as `[action, observation]` pairs). An event is an action (`action`: message, run, run_ipython, read,
 edit, write, browse, finish, think, ... with its `args`) or an observation (`observation`: run, read,
 edit, error, ... with `content` and `extras`) whose `cause` is the id of the action it answers; `source`
 is user, agent or environment. A run's exit status is `extras.metadata.exit_code` (-1 while a command
-still runs: no status). Actions with no effect on the work (think, recall, condensation, agent-state
+still runs: no status); the file editor's refusals ("ERROR:\nNo replacement was performed …") are
+failures, as `error` observations are. Actions with no effect on the work (think, recall, condensation, agent-state
 changes) are left out. A trajectory carries no verdict."""
 
 from __future__ import annotations
@@ -46,7 +48,9 @@ def _events(document: Any) -> list[dict[str, Any]] | None:
         document = document.get("history", document.get("trajectory"))
     if not isinstance(document, list):
         return None
-    return [e for e in document if isinstance(e, dict)]
+    # evaluation outputs of 2024 keep the history as [action, observation] pairs
+    flat = [e for item in document for e in (item if isinstance(item, list) else [item])]
+    return [e for e in flat if isinstance(e, dict)]
 
 
 def _calls(action: str, args: dict[str, Any]) -> list[NormalisedCall]:
@@ -59,8 +63,9 @@ def _calls(action: str, args: dict[str, Any]) -> list[NormalisedCall]:
     if action == "run_ipython":  # Python the agent ran: a program of unknown effect
         code = str(args.get("code") or "")
         return [NormalisedCall("run", None, f"ipython {code.splitlines()[0] if code else ''}".strip())]
-    if action == "read":
-        return [NormalisedCall("read", path, f"read {path or ''}".strip())]
+    if action == "read":  # a partial view names its range: two views of different lines are not the same read
+        window = args.get("view_range")
+        return [NormalisedCall("read", path, f"read {path or ''}{f' {window}' if window else ''}".strip())]
     if action in ("edit", "write"):
         verb = args.get("command") or action
         if verb == "view":
@@ -74,7 +79,13 @@ def _calls(action: str, args: dict[str, Any]) -> list[NormalisedCall]:
     return [NormalisedCall("other", None, f"{action} {orjson.dumps(args, default=str).decode()[:200]}")]
 
 
+def read_file(path: Path) -> UnitResult:
+    """An OpenHands file as `--format openhands` names it: an evaluation output (`.jsonl`) or an event stream."""
+    return read_eval_output(path) if path.suffix == ".jsonl" else read_events(path)
+
+
 def read_events(path: Path, data: bytes | None = None) -> UnitResult:
+    """A saved event stream: one trajectory."""
     out = UnitResult()
     data = data if data is not None else read_bytes(path, FORMAT)
     record = path.stem
@@ -94,9 +105,59 @@ def read_events(path: Path, data: bytes | None = None) -> UnitResult:
                 source_format=FORMAT,
             )
         )
+    _add(out, path, data, events, record, path.parent.name, f"{path.parent.name}/{record}")
+    return out
+
+
+def is_eval_output(head: bytes) -> bool:
+    """Whether the start of a `.jsonl` file is an OpenHands evaluation output (one instance a line)."""
+    return b'"history"' in head and b'"source"' in head and (b'"action"' in head or b'"observation"' in head)
+
+
+def read_eval_output(path: Path) -> UnitResult:
+    """An evaluation's `output.jsonl`: one instance a line, its events under `history` (the verdict, where
+    there is one, comes from the benchmark's own report, not from this file)."""
+    out = UnitResult()
+    data = read_bytes(path, FORMAT)
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            instance = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            out.issues.append(
+                make_issue(
+                    path,
+                    f"line {number} is not JSON ({exc}); skipped",
+                    "Check the evaluation output",
+                    record=f"line {number}",
+                    severity="warning",
+                    source_format=FORMAT,
+                )
+            )
+            continue
+        events = _events(instance) if isinstance(instance, dict) else None
+        if not events or not any(e.get("source") == "agent" for e in events):
+            out.issues.append(
+                make_issue(
+                    path,
+                    f"line {number} holds no agent event; skipped",
+                    "Check the evaluation output",
+                    record=f"line {number}",
+                    severity="warning",
+                    source_format=FORMAT,
+                )
+            )
+            continue
+        record = str(instance.get("instance_id") or instance.get("id") or f"line-{number}")
+        _add(out, path, line, events, record, path.parent.name, f"{path.parent.name}/{record}")
+    return out
+
+
+def _add(
+    out: UnitResult, path: Path, data: bytes, events: list[dict[str, Any]], record: str, run_id: str, trajectory_id: str
+) -> None:
     answers = {e.get("cause"): e for e in events if e.get("observation") and e.get("cause") is not None}
-    run_id = path.parent.name
-    trajectory_id = f"{run_id}/{record}"
     builder = StepBuilder(path, record, FORMAT, trajectory_id=trajectory_id)
     instruction = model = None
     for event in events:
@@ -125,13 +186,21 @@ def read_events(path: Path, data: bytes | None = None) -> UnitResult:
         builder.calls(
             _calls(str(action), args),
             tool_name=metadata.get("function_name") or str(action),
-            raw={"action": action, "args": args, "id": event.get("id")},
+            raw={
+                "function_name": metadata.get("function_name"),
+                "arguments": args,
+                "action": action,
+                "id": event.get("id"),
+            },
             output=output,
             message=str(args.get("thought") or "") or None,
             ts=ts,
             exit_code=status if type(status) is int and status >= 0 else None,
             call_id=str(event.get("id")) if event.get("id") is not None else None,
-            tool_failed=True if answer is not None and answer.get("observation") == "error" else None,
+            # a failure is an `error` observation, or the file editor's own refusal in an `edit`/`read` one
+            tool_failed=True
+            if answer is not None and (answer.get("observation") == "error" or (output or "").startswith("ERROR:"))
+            else None,
         )
     out.issues.extend(builder.issues)
     traj = Trajectory(
@@ -144,4 +213,3 @@ def read_events(path: Path, data: bytes | None = None) -> UnitResult:
         run=Run(run_id=run_id, agent="openhands", model=model, source_format=FORMAT, source_path=str(path.parent)),
     )
     add_trajectory(out.batch, traj, content_hash(data), FORMAT, str(path), legacy_hash(data), steps=builder)
-    return out

@@ -173,7 +173,7 @@ def _importers() -> dict[str, Callable[[Path], UnitResult]]:
                 "jsonl": _read_jsonl,
                 "claude-code": claude_code.read_transcript,
                 "codex-cli": codex_cli.read_rollout,
-                "openhands": openhands.read_events,
+                "openhands": openhands.read_file,
                 "harbor-task": functools.partial(tasks.read_task_dir, kind="harbor-task"),
                 "tb-task": functools.partial(tasks.read_task_dir, kind="tb-task"),
                 "json": _read_sniffed,
@@ -222,9 +222,9 @@ def _unreadable(unit: Unit, exc: Exception) -> UnitResult:
 
 
 def _read_jsonl(path: Path) -> UnitResult:
-    """A `.jsonl` file: curriculab JSONL, a Claude Code session transcript or a Codex CLI rollout (its
-    first lines tell)."""
-    from curriculab.analysis.ingest import claude_code, codex_cli, jsonl
+    """A `.jsonl` file: curriculab JSONL, a Claude Code session transcript, a Codex CLI rollout or an
+    OpenHands evaluation output (its first lines tell)."""
+    from curriculab.analysis.ingest import claude_code, codex_cli, jsonl, openhands
 
     try:
         with open(path, "rb") as handle:
@@ -235,6 +235,8 @@ def _read_jsonl(path: Path) -> UnitResult:
         return claude_code.read_transcript(path)
     if codex_cli.is_rollout(head):
         return codex_cli.read_rollout(path)
+    if openhands.is_eval_output(head):
+        return openhands.read_eval_output(path)
     return jsonl.read_jsonl(path)
 
 
@@ -305,7 +307,7 @@ _WALK_SUFFIXES = {
     "mini-swe-agent": {".json"},
     "claude-code": {".jsonl"},
     "codex-cli": {".jsonl"},
-    "openhands": {".json"},
+    "openhands": {".json", ".jsonl"},
     "inspect": {".eval", ".json"},
     "jsonl": {".jsonl"},
     "harbor": set(),

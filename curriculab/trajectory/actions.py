@@ -624,7 +624,7 @@ def read_is_full(action: str | None, tool_name: str | None, command: str | None,
     args = arguments if isinstance(arguments, dict) else {}
     if (tool_name or "").lower() in _FULL_READ_TOOLS or tool_name == "swe-agent":
         partial = any(args.get(k) is not None for k in ("offset", "limit", "view_range"))
-        return not partial and not re.match(r"^(goto|scroll_|search_file)", (command or "").strip())
+        return not partial and not re.match(r"^(goto|scroll_|search_file|set_cursors)", (command or "").strip())
     return False
 
 

@@ -87,6 +87,7 @@ with base as (
            coalesce(call_id, step_idx::varchar) as call_group,  -- split commands of one tool call share it
            json_exists(raw, '$.observed') as recorded,  -- an environment recorded what the call changed
            coalesce(error_observed, false) as is_error,  -- computed at ingest (curriculab.trajectory.actions.error_observed)
+           exit_code in (126, 127) as not_found,
            md5(coalesce(output, '')) as output_hash,  -- "the same output again" is an equality of hashes
            trim(coalesce(command, '')) as cmd,
            -- /app/src/x.py and src/x.py are the same file: drop an absolute path's top directory
@@ -98,6 +99,8 @@ matched as (
     -- each pattern once per step (they are the cost of this query). A call's output covers its every
     -- command (Codex, Terminus-2 and keystrokes record one output per call, not per command)
     select *, bool_or(shows_output) over (partition by trajectory_id, call_group) as observed,
+           -- a call whose status says a command could not be found or run: none of its commands checked anything
+           bool_or(not_found) over (partition by trajectory_id, call_group) as call_not_found,
            action = 'run' and regexp_matches(cmd, {q(INERT_RE)}) as inert,
            action = 'run' and regexp_matches(cmd, {q(SETUP_RE)}) as setup,
            action = 'run' and (regexp_matches(cmd, {q(REWRITES_RE)}) or not regexp_matches(cmd, {q(CHECKS_ONLY_RE)}))
@@ -110,7 +113,7 @@ flagged as (
            case when (action = 'edit' and not is_error) or (action = 'run' and not inert) or cmd like 'cd %'
                 then 1 else 0 end as world_step,
            action = 'run' and not inert as changes_state,
-           action = 'run' and not inert and not setup as verifies,
+           action = 'run' and not inert and not setup and not coalesce(call_not_found, false) as verifies,
            action = 'run' and not inert and may_rewrite as rewrites
     from matched
 ),
@@ -178,14 +181,15 @@ per as (
            count(*) filter (tool_name is not null) > 0 as used_tools
     from _cs group by 1
 ),
-changed as (select distinct trajectory_id, path from _cs where action = 'edit' and path is not null),
+changed as (select distinct trajectory_id, path, raw_path from _cs where action = 'edit' and path is not null),
 inspected as (
     -- a read, after the last change, of a file the agent changed: the same path, one relative to the
     -- other (`out.txt` and `/app/out.txt`), or named among the files a command shows (`cat a b`)
     select distinct r.trajectory_id from _cs r join per p using (trajectory_id) join changed c using (trajectory_id)
     where r.action = 'read' and r.step_idx > p.last_edit
       and (r.path = c.path or suffix(r.path, '/' || c.path) or suffix(c.path, '/' || r.path)
-           or contains(r.cmd, regexp_extract(c.path, '[^/]+$')))
+           or contains(r.cmd, regexp_extract(c.path, '[^/]+$'))
+           or starts_with(c.raw_path, rtrim(r.raw_path, '/') || '/'))  -- a listing of the folder it is in
 )
 select p.trajectory_id, [p.last_edit, p.end_at]::INTEGER[] as evidence,
        'last change at step ' || p.last_edit || ' and nothing ran or inspected the result before the end at step '
@@ -221,7 +225,7 @@ retries as (
     from attempts where is_error and next_at is not null and world_before_next = world_changes
 ),
 per as (
-    select trajectory_id, max(step_idx) filter (is_error) as failed_at,
+    select trajectory_id, max(step_idx) filter (is_error and action <> 'complete') as failed_at,
            max(step_idx) filter ((action = 'edit' and not is_error) or changes_state) as last_change,
            max(step_idx) filter (action = 'complete') as done_at
     from _cs group by 1
@@ -247,7 +251,7 @@ REDUNDANT_REWORK = Rule(
     code="redundant_rework",
     sql="""
 with reads as (
-    select trajectory_id, step_idx, action, path, full_read, file_changes,
+    select trajectory_id, step_idx, action, path, raw_path, full_read, file_changes,
            max(case when action = 'edit' then step_idx end) over wp as last_edit_at,
            max(case when action = 'read' and full_read and not truncated then step_idx end) over wp as last_full_at,
            max(case when action = 'read' and full_read and not truncated then file_changes end) over wp as last_full_changes,
@@ -263,18 +267,21 @@ rereads as (
            case when full_read and last_full_at > coalesce(last_edit_at, -1) and last_full_changes = file_changes
                 then last_full_at else last_same_at end as first_at,
            path || ' read again at step ' || step_idx || ', unchanged since an earlier read' as why
-    from reads
+    from reads r
     where action = 'read'
       and ((full_read and last_full_at > coalesce(last_edit_at, -1) and last_full_changes = file_changes)
            or (last_same_at > coalesce(last_edit_at, -1) and last_same_changes = file_changes))
+      -- a listing of a folder after a change inside it shows something new
+      and not exists (select 1 from _cs e where e.trajectory_id = r.trajectory_id and e.action = 'edit'
+                       and e.step_idx < r.step_idx and starts_with(e.raw_path, rtrim(r.raw_path, '/') || '/'))
 ),
 runs as (
     select trajectory_id, step_idx, cmd, world_step, world_changes, is_error, output_hash, shows_output,
            lag(step_idx) over w as prev_at, lag(world_changes) over w as prev_world, lag(output_hash) over w as prev_output,
            lag(truncated) over w as prev_truncated,
            lag(shows_output) over w as prev_shows
-    from _cs where action = 'run' and cmd <> ''
-    window w as (partition by trajectory_id, cmd order by step_idx)
+    from _cs where action in ('run', 'complete') and cmd <> ''  -- a command, or the same submission again
+    window w as (partition by trajectory_id, action, cmd order by step_idx)
 ),
 reruns as (
     -- the same command again, nothing changed in between, printing the same complete output (failing or
