@@ -117,6 +117,11 @@ def _run(args: argparse.Namespace, work: Path) -> None:
     if args.vllm and not cuda:
         raise SystemExit("--vllm needs a CUDA GPU")
     if args.agentic:
+        if args.vllm or (args.backends and set(args.backends.split(",")) - {"auto", "generate"}):
+            raise SystemExit(
+                "--agentic generates with transformers' generate (TRL's tool-call loop): --vllm and --backends other "
+                "than generate are for the problem check; drop them"
+            )
         print(json.dumps(_agentic_check(args, cuda, sandbox, work, check_started, torch)), flush=True)
         return
     backends = args.backends.split(",") if args.backends else [*probed(cuda), *(["vllm-colocate"] if args.vllm else [])]
@@ -226,6 +231,8 @@ def _agentic_check(args, cuda, sandbox, work, check_started, torch) -> dict:
         save_steps=args.steps,
         force_cpu=not cuda,
         allow_unsandboxed=args.allow_unsandboxed,
+        # the time left of --max-seconds, less a tenth for reading the figures back
+        stop_after_s=0.9 * (args.max_seconds - (time.perf_counter() - check_started)) if args.max_seconds else None,
     )
     wall = time.perf_counter() - check_started
     with Store(db, read_only=True) as store:

@@ -67,11 +67,15 @@ def run_agentic_loop(
     seed: int = 0,
     say: Callable[[str], None] = print,
     grpo_overrides: dict | None = None,
+    allow_unsandboxed: bool = False,
 ) -> list[AgentRound]:
-    """Run `rounds` rounds; each round's model starts from the previous round's final weights."""
-    from curriculab.training.agentic import evaluate_agent, suite_paths, train_agent
+    """Run `rounds` rounds; each round's model starts from the previous round's final weights.
+    `allow_unsandboxed`: where bubblewrap is missing, episodes (training's and the held-out
+    evaluation's alike) run on the namespaces backend."""
+    from curriculab.training.agentic import episode_backend, evaluate_agent, suite_paths, train_agent
 
     tasks = suite_paths(suite)
+    backend = episode_backend(allow_unsandboxed)  # refuses before anything runs where none works
     unknown = sorted(set(held_out) - set(tasks))
     if unknown:
         raise ValueError(f"--held-out: {unknown} are not tasks of {suite}")
@@ -114,6 +118,7 @@ def run_agentic_loop(
             max_steps=steps_per_round,
             model_label=label,
             announce=say,
+            allow_unsandboxed=allow_unsandboxed,
         )
         current.run_id, current.episodes, current.seconds = result.run_id, result.rollouts, round(result.seconds, 2)
         current_model = str(folder / "train" / "final")
@@ -126,6 +131,7 @@ def run_agentic_loop(
                 folder / evaluation_run,
                 f"{label}@eval",
                 trial_prefix=evaluation_run,
+                backend=backend,
             )
             with Store(db_path) as store:
                 ingest(store, [evaluation.job_dir])

@@ -92,9 +92,11 @@ def run_loop(
     prior: str | None = "weak",
     say: Callable[[str], None] = print,
     grpo_overrides: dict | None = None,
+    allow_unsandboxed: bool = False,
 ) -> list[Round]:
     """Run `rounds` rounds of analyse → plan → train → ingest; `grpo_overrides` change the plans'
-    `grpo` sections before training (e.g. a shorter max_completion_length on a CPU)."""
+    `grpo` sections before training (e.g. a shorter max_completion_length on a CPU);
+    `allow_unsandboxed`: score where no sandbox works (`train`'s option)."""
     from curriculab.training.callback import summary_line
     from curriculab.training.grpo import train
 
@@ -164,6 +166,7 @@ def run_loop(
             save_steps=steps_per_round,
             model_label=label,
             summary=lambda s, logs: say("  " + summary_line(s, logs)),
+            allow_unsandboxed=allow_unsandboxed,
         )
         current.run_id, current.rollouts = result.run_id, result.rollouts
         current.all_same_share, current.schedule_progress = result.all_same_share, result.schedule_progress

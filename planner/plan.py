@@ -65,6 +65,10 @@ class MixEntry(BaseModel):
     """Share of its tests per tier."""
 
 
+TASK_PLAN_PREFIX = "tasks:"
+"""A task plan's `problems` is its suite behind this prefix."""
+
+
 class Plan(BaseModel):
     """A curriculum for one model, with its provenance and the reason for every decision."""
 
@@ -114,6 +118,13 @@ class Plan(BaseModel):
     """Store fingerprint (row counts, content hash) and the inputs."""
     reasons: list[str] = Field(default_factory=list)
     """Every decision with the figure that caused it."""
+
+    @property
+    def kind(self) -> str:
+        """ "tasks" for a terminal-task plan (`planner.tasks`: milestone rewards per task, no tier schedule,
+        its `weights` and `capability` empty), "problems" for a code-model plan. Read from `problems`,
+        so plans stored by any version tell their kind and keep their ids."""
+        return "tasks" if self.problems.startswith(TASK_PLAN_PREFIX) else "problems"
 
     def content_id(self) -> str:
         # rounded: DuckDB's parallel aggregates differ in the last bits from run to run
@@ -492,7 +503,7 @@ def training_config(plan: Plan, yaml_name: str = "plan.yaml", rows: int | None =
 
 def render_config(plan: Plan, yaml_name: str = "plan.yaml", rows: int | None = None) -> str:
     """The text of plan.yaml (its dataset is the .parquet of the same name)."""
-    if plan.problems.startswith("tasks:"):  # a terminal-task plan (planner.tasks)
+    if plan.kind == "tasks":
         from curriculab.planner.tasks import task_training_config
 
         return task_training_config(plan, yaml_name, rows).to_yaml()
@@ -533,7 +544,7 @@ def load(store: Store, plan_id: str | None = None) -> Plan:
 
 def explain(plan: Plan) -> list[str]:
     """The plan in words: one line per decision."""
-    if plan.problems.startswith("tasks:"):
+    if plan.kind == "tasks":
         rewards = ", ".join(f"{f} {w:.3f}" for f, w in zip(plan.reward_functions, plan.reward_weights))
         head = (
             f"plan {plan.plan_id} for {plan.target_model}: {plan.problems}, rewards {rewards}, "
@@ -550,18 +561,28 @@ def explain(plan: Plan) -> list[str]:
 
 
 def diff(a: Plan, b: Plan) -> list[tuple[str, str, str]]:
-    """(field, in a, in b) for what changed between two plans."""
+    """(field, in a, in b) for what changed between two plans. Two task plans compare by their task
+    mix, rewards, held-out tasks and codes; a task plan against a problem plan says they differ in
+    kind and compares what they share (model, rewards, codes, mix)."""
     changes = []
+    if a.kind != b.kind:
+        changes.append(("kind", a.kind, b.kind))
     for name in ("target_model", "strategy", "band", "schedule", "start_tier", "taxonomy_version", "problems"):
         if getattr(a, name) != getattr(b, name):
             changes.append((name, str(getattr(a, name)), str(getattr(b, name))))
-    for tier in TIERS:
+    for tier in TIERS:  # a problem plan's tier choices (a task plan has none)
         for name in ("weights", "alpha_bias"):
-            va, vb = getattr(a, name)[tier], getattr(b, name)[tier]
+            va, vb = getattr(a, name).get(tier), getattr(b, name).get(tier)
             if va != vb:
-                changes.append((f"{name}.{tier}", f"{va:.3f}", f"{vb:.3f}"))
-    if round(a.capability["value"], 4) != round(b.capability["value"], 4):
-        changes.append(("capability", f"{a.capability['value']:.3f}", f"{b.capability['value']:.3f}"))
+                changes.append(
+                    (f"{name}.{tier}", "-" if va is None else f"{va:.3f}", "-" if vb is None else f"{vb:.3f}")
+                )
+    ca, cb = a.capability.get("value"), b.capability.get("value")
+    if (ca is None) != (cb is None) or (ca is not None and cb is not None and round(ca, 4) != round(cb, 4)):
+        changes.append(("capability", "-" if ca is None else f"{ca:.3f}", "-" if cb is None else f"{cb:.3f}"))
+    held_a, held_b = (set(p.provenance.get("inputs", {}).get("held_out") or []) for p in (a, b))
+    if held_a != held_b:
+        changes.append(("held-out tasks", ", ".join(sorted(held_a)) or "-", ", ".join(sorted(held_b)) or "-"))
     reward_a = " + ".join(f"{w:g}·{f}" for f, w in zip(a.reward_functions, a.reward_weights) if w)
     reward_b = " + ".join(f"{w:g}·{f}" for f, w in zip(b.reward_functions, b.reward_weights) if w)
     if reward_a != reward_b:
@@ -572,15 +593,16 @@ def diff(a: Plan, b: Plan) -> list[tuple[str, str, str]]:
         changes.append(("codes used", ", ".join(sorted(used_a)) or "-", ", ".join(sorted(used_b)) or "-"))
     mix_a = {e.problem_id: e.copies for e in a.task_mix}
     mix_b = {e.problem_id: e.copies for e in b.task_mix}
+    unit_a, unit_b = ("tasks" if p.kind == "tasks" else "problems" for p in (a, b))
     if set(mix_a) != set(mix_b):
         changes.append(
             (
                 "task mix",
-                f"{len(mix_a)} problems",
-                f"{len(mix_b)} problems (+{len(set(mix_b) - set(mix_a))} −{len(set(mix_a) - set(mix_b))})",
+                f"{len(mix_a)} {unit_a}",
+                f"{len(mix_b)} {unit_b} (+{len(set(mix_b) - set(mix_a))} −{len(set(mix_a) - set(mix_b))})",
             )
         )
     changed_copies = sum(mix_a[p] != mix_b[p] for p in set(mix_a) & set(mix_b))
     if changed_copies:
-        changes.append(("task mix copies", "", f"{changed_copies} problems practised more or less often"))
+        changes.append(("task mix copies", "", f"{changed_copies} {unit_b} practised more or less often"))
     return changes

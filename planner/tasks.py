@@ -21,7 +21,7 @@ from curriculab.analysis import queries
 from curriculab.analysis.store import Store
 from curriculab.planner.config import DatasetSection, PlanHeader, RewardSection, TrainingConfig
 from curriculab.planner.evidence import CodeDecision, PlanError, coded_decisions, reward_terms, time_reading
-from curriculab.planner.plan import MixEntry, Plan, grpo_section
+from curriculab.planner.plan import TASK_PLAN_PREFIX, MixEntry, Plan, grpo_section
 from curriculab.taxonomy.task_effects import table_version, task_effects
 
 TASK_CODERS = ("environment", "rules", "verifier")
@@ -221,8 +221,8 @@ def task_grpo_section(plan: Plan, output_dir: str = "runs/agentic") -> dict[str,
     }
 
 
-TASKS_PREFIX = "tasks:"
-"""A task plan's `problems` is the suite behind this prefix."""
+TASKS_PREFIX = TASK_PLAN_PREFIX
+"""A task plan's `problems` is the suite behind this prefix (`plan.TASK_PLAN_PREFIX`)."""
 
 
 def task_training_config(plan: Plan, yaml_name: str = "plan.yaml", rows: int | None = None) -> TrainingConfig:

@@ -29,7 +29,7 @@ V1_CODES: tuple[str, ...] = (
     "reward_hacking",
     "harness_failure",
 )
-"""The pinned v1 codes, in DESIGN.md's order."""
+"""The pinned v1 codes, in the order taxonomy/v1.yaml lists them."""
 
 
 class RemediationTarget(BaseModel):

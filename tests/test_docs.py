@@ -4,6 +4,7 @@ scripts/investigations/ is indexed in its folder's README; every doc link resolv
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -33,3 +34,59 @@ def test_every_relative_link_in_the_docs_resolves():
             if not target.startswith(("http://", "https://")) and not (page.parent / target).exists():
                 broken.append(f"{page.relative_to(ROOT)} -> {target}")
     assert broken == []
+
+
+def _layout_rows() -> list[tuple[str, str]]:
+    """(first cell, owns) of each row of docs/layout.md's layout table."""
+    text = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
+    rows = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| `") and len(cells) >= 2:
+            rows.append((cells[0], cells[1]))
+    return rows
+
+
+def test_the_layout_page_names_every_module():
+    """Every module of the project's packages is on docs/layout.md: by its path, by name in a row of
+    its folder, or under a row that owns its whole folder (`training/sandbox/`)."""
+    rows = _layout_rows()
+    packages = ["curriculab", "analysis", "taxonomy", "planner", "training", "dashboard"]
+    missing = []
+    for package in packages:
+        base = ROOT / package if package != "curriculab" else ROOT / "curriculab"
+        files = base.glob("*.py") if package == "curriculab" else base.rglob("*.py")
+        modules = [f for f in files if "__pycache__" not in f.parts and f.name != "__init__.py"]
+        if package == "curriculab":  # its own folders (the others are the packages above, linked in)
+            modules += [
+                f for d in ("commands", "trajectory") for f in (base / d).rglob("*.py") if f.name != "__init__.py"
+            ]
+        for module in modules:
+            path = module.relative_to(ROOT).as_posix()
+            short = (
+                path.removeprefix("curriculab/") if path.startswith("curriculab/") and package == "curriculab" else path
+            )
+            folder = short.rsplit("/", 1)[0] + "/" if "/" in short else ""
+            owners = {f"`{name.rsplit('/', k)[0]}/`" for name in (path, short) for k in range(1, name.count("/") + 1)}
+            covered = any(
+                f"`{short}`" in first
+                or f"`{path}`" in first
+                or (folder and folder in first and f"`{module.name}`" in first)
+                or any(owner in first for owner in owners)
+                for first, _ in rows
+            )
+            if not covered:
+                missing.append(path)
+    assert missing == [], f"modules docs/layout.md does not name: {missing}"
+
+
+def test_no_file_cites_a_document_the_repository_does_not_hold():
+    """The design notes shared with the founders stay outside the repository: nothing in it cites them."""
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    citing = [
+        name
+        for name in tracked
+        if name.endswith((".py", ".md", ".toml", ".yaml", ".sh")) or name == ".importlinter"
+        if "DESIGN" + ".md" in (ROOT / name).read_text(encoding="utf-8", errors="replace")
+    ]
+    assert citing == []

@@ -1,4 +1,4 @@
-"""The layering contract (`.importlinter`, DESIGN.md's import direction) holds, read by
+"""The layering contract (`.importlinter`, docs/layout.md's import direction) holds, read by
 import-linter from the checkout itself (`curriculab/<name>` are symlinks to the top-level folders,
 so static tools resolve `curriculab.*` as Python does), and fails on a planted upward import (in a
 copy of the package). Static tools find every module where it lives."""

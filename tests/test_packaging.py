@@ -80,3 +80,20 @@ def test_the_wheel_installs_one_top_level_name_and_imports_outside_the_repo(tmp_
         [sys.executable, "-c", "import analysis"], cwd=tmp_path, env=env, capture_output=True, text=True
     )
     assert bare.returncode == 1 and "No module named 'analysis'" in bare.stderr
+
+
+def test_the_commit_hooks_are_the_test_commands_static_checks():
+    """.pre-commit-config.yaml: local hooks only (nothing to clone), each running a command of
+    scripts/test.sh, and every static check of scripts/test.sh a hook."""
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    config = yaml.safe_load((root / ".pre-commit-config.yaml").read_text())
+    hooks = [hook for repo in config["repos"] for hook in repo["hooks"]]
+    assert {repo["repo"] for repo in config["repos"]} == {"local"}
+    assert {hook["language"] for hook in hooks} == {"system"}
+    script = [line.strip() for line in (root / "scripts" / "test.sh").read_text().splitlines()]
+    checks = [line for line in script if line.startswith(".venv/bin/") and "pytest" not in line]
+    # a hook given the changed files runs on them where the script runs on the whole tree (`.`)
+    ran = [hook["entry"] + ("" if hook.get("pass_filenames") is False else " .") for hook in hooks]
+    assert sorted(ran) == sorted(checks)

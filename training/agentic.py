@@ -275,6 +275,27 @@ def episode_backend(allow_unsandboxed: bool) -> str:
     return "namespaces"
 
 
+AGENTIC_BACKENDS = ("auto", "generate")
+"""Generation backends agentic GRPO runs: TRL's tool-call loop generates with transformers' `generate`
+here (`auto` picks it); the others are measured and run for problem plans only."""
+
+
+def _refuse_problem_options(options: TrainOptions) -> None:
+    """A problem plan's options given for a task plan: refused, each saying why (none is dropped)."""
+    if options.backend_asked not in AGENTIC_BACKENDS:
+        raise TrainError(
+            f"a task plan trains agents with TRL's tool-call loop, which generates with transformers' generate here: "
+            f"the {options.backend_asked} backend is for problem plans. Leave --generation-backend at auto (or "
+            "generate) and drop --use-vllm"
+        )
+    for name, flag in (("dynamic", "--dynamic/--schedule"), ("live_sampling", "--live-sampling/--static-sampling")):
+        if getattr(options, name) is not None:
+            raise TrainError(
+                f"{flag} steers a problem plan's tier schedule; a task plan has none (its tasks are weighted in "
+                "the plan's task mix): drop the option"
+            )
+
+
 def train_agent(
     config: TrainingConfig | Path | str,
     model: str = "tiny",
@@ -285,10 +306,12 @@ def train_agent(
     where the model does not yet speak the tool format, then `GRPOTrainer(environment_factory=…)`
     with the plan's rewards; the episodes land in `options.db_path`, coded. Same options as `train`.
     The plan's tasks and reward names are checked before anything heavy loads."""
+    called = time.perf_counter()  # the time budget counts the whole call
     try:
         options = replace(options, **changes) if options is not None else TrainOptions(**changes)
     except TypeError as exc:
         raise TrainError(f"{exc}; the options are TrainOptions' fields") from None
+    _refuse_problem_options(options)  # before seconds of imports
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     import pyarrow.parquet as pq
     import torch
@@ -296,7 +319,7 @@ def train_agent(
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
     from trl import GRPOConfig
 
-    from curriculab.training.callback import MetricsLog, ProgressBar, drop_library_progress
+    from curriculab.training.callback import MetricsLog, ProgressBar, TimeBudget, drop_library_progress
     from curriculab.training.quiet import LOG_NAME, library_output_to
     from curriculab.training.terminal.chat import enable_tool_calling
     from curriculab.training.terminal.environment import TerminalEnvironment
@@ -325,6 +348,7 @@ def train_agent(
     run_id = run_id_for(plan_id, seed, output)
     with library_output_to(output / LOG_NAME):
         path, base_name = warmed_agent_model(model, tasks, options.cache_dir, options.announce, episodes)
+        setup_started = time.perf_counter()  # after the warm-up, which a cached model skips
         tokenizer = enable_tool_calling(AutoTokenizer.from_pretrained(path))
         tokenizer.padding_side = "left"
         label = options.model_label or base_name
@@ -383,6 +407,11 @@ def train_agent(
 
         ingesting = IngestAtCheckpoints()
         metrics = MetricsLog(None, metrics_path, clock, options.summary)
+        budget = (
+            [TimeBudget(options.stop_after_s, called, setup_started, lambda: 2 * ingesting.seconds)]
+            if options.stop_after_s is not None
+            else []
+        )
         trainer = CurriculumGRPOTrainer(
             model=AutoModelForCausalLM.from_pretrained(path),
             reward_funcs=logged_rewards(reward_functions, log),
@@ -390,7 +419,7 @@ def train_agent(
             train_dataset=dataset,
             processing_class=tokenizer,
             environment_factory=environment,
-            callbacks=[ProgressBar(), metrics, ingesting],
+            callbacks=[ProgressBar(), metrics, ingesting, *budget],
             clock=clock,
             written_s=lambda: log.seconds,
         )
@@ -447,10 +476,12 @@ def evaluate_agent(
     max_turns: int = 6,
     max_new_tokens: int = 96,
     trial_prefix: str = "eval",
+    backend: str = "bwrap",
 ) -> Evaluation:
     """Run one greedy episode per held-out task with the model at `model_dir`, as TRL's turn loop
     would (the model's tool calls run in the episode until it stops calling or `max_turns`), and
-    write each as a trial `<trial_prefix>-NN-<task>` under `job_dir` (stored under `label`)."""
+    write each as a trial `<trial_prefix>-NN-<task>` under `job_dir` (stored under `label`). `backend`:
+    the episode sandbox, the one training used (`episode_backend`)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import get_json_schema
@@ -464,7 +495,7 @@ def evaluate_agent(
     network = AutoModelForCausalLM.from_pretrained(str(model_dir)).eval()
     schema = [get_json_schema(TerminalEnvironment.bash)]
     passed, shares, verified, changed_any, calls = 0, [], 0, 0, 0
-    with TerminalEnvironment(tasks) as environment:
+    with TerminalEnvironment(tasks, backend=backend) as environment:
         for index, task_id in enumerate(task_ids):
             instruction = environment.reset(task_id=task_id)
             messages: list[dict[str, Any]] = [{"role": "user", "content": instruction}]

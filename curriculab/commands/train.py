@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from curriculab.commands.common import CliError, db_option, existing_store, load_problem_set
+from curriculab.commands.common import CliError, db_option, db_path, existing_store, load_problem_set
 from curriculab.tables import safe_text
 from curriculab.training.generation import CHOICES as GENERATION_CHOICES
+
+if TYPE_CHECKING:
+    from curriculab.training.options import TrainOptions
 
 
 @click.command()
@@ -91,15 +95,11 @@ def train(
     from curriculab.training.callback import summary_line
     from curriculab.training.grpo import TrainError
     from curriculab.training.grpo import train as run_training
+    from curriculab.training.options import TrainOptions
 
     db = existing_store()  # rollouts land in it
-    if _is_task_plan(config_path):
-        _train_agent(config_path, model, max_steps, output_dir, save_steps, resume, db)
-        return
-    try:
-        result = run_training(
-            config_path,
-            model,
+    try:  # one set of options, for the trainer of the plan's kind
+        options = TrainOptions(
             max_steps=max_steps,
             output_dir=output_dir,
             resume=resume,
@@ -109,10 +109,17 @@ def train(
             live_sampling=live_sampling,
             allow_unsandboxed=allow_unsandboxed,
             generation_backend=generation_backend,
-            announce=click.echo,
             save_steps=save_steps,
+            announce=click.echo,
             summary=lambda step, logs: tqdm.write(summary_line(step, logs)),
         )
+    except TrainError as exc:
+        raise CliError(str(exc)) from None
+    if _is_task_plan(config_path):
+        _train_agent(config_path, model, options, db)
+        return
+    try:
+        result = run_training(config_path, model, options)
     except TrainError as exc:
         raise CliError(str(exc)) from None
     if not result.main_process:  # another rank of a multi-process run: rank 0 reports it
@@ -139,34 +146,14 @@ def _is_task_plan(config_path: Path) -> bool:
         return False  # `train` itself reports what is wrong with it
 
 
-def _train_agent(
-    config_path: Path,
-    model: str,
-    max_steps: int | None,
-    output_dir: Path | None,
-    save_steps: int | None,
-    resume: bool,
-    db,
-) -> None:
-    """A task plan: agentic GRPO in terminal episodes (`training.agentic`)."""
-    from tqdm.auto import tqdm
-
+def _train_agent(config_path: Path, model: str, options: TrainOptions, db: Path) -> None:
+    """A task plan: agentic GRPO in terminal episodes (`training.agentic`), with every option of
+    `train` (those of a problem plan's schedule or generation are refused there, saying why)."""
     from curriculab.training.agentic import train_agent
-    from curriculab.training.callback import summary_line
     from curriculab.training.models import TrainError
 
     try:
-        result = train_agent(
-            config_path,
-            model,
-            max_steps=max_steps,
-            output_dir=output_dir,
-            resume=resume,
-            db_path=str(db),
-            save_steps=save_steps,
-            announce=click.echo,
-            summary=lambda step, logs: tqdm.write(summary_line(step, logs)),
-        )
+        result = train_agent(config_path, model, options)
     except TrainError as exc:
         raise CliError(str(exc)) from None
     click.echo(
@@ -215,6 +202,12 @@ def _train_agent(
     metavar="TASK",
     help="With --tasks: evaluate on this task, never train on it.",
 )
+@click.option(
+    "--allow-unsandboxed",
+    is_flag=True,
+    help="Where no sandbox works: score with rlimits (problems), or run the episodes and the held-out "
+    "evaluation on the namespaces backend (--tasks; root).",
+)
 @db_option
 def loop(
     target: str,
@@ -226,6 +219,7 @@ def loop(
     out: Path,
     suite: str | None,
     held_out: tuple[str, ...],
+    allow_unsandboxed: bool,
 ) -> None:
     """The closed loop: analyse → plan → train → ingest → re-plan, for N rounds.
 
@@ -237,9 +231,14 @@ def loop(
     from curriculab.loop import run_loop
     from curriculab.training.models import TrainError
 
-    db = existing_store()
     if suite is not None:
         from curriculab.agent_loop import run_agentic_loop
+
+        given = click.get_current_context().get_parameter_source
+        for name, flag in (("problems_path", "--problems"), ("prior", "--capability")):
+            if given(name) is not click.core.ParameterSource.DEFAULT:
+                raise CliError(f"{flag} is for a loop over problems; --tasks trains on the suite's tasks: drop {flag}")
+        db = Path(db_path())  # the agentic loop imports the suite itself: a new store is made
 
         try:
             rounds_done = run_agentic_loop(
@@ -252,6 +251,7 @@ def loop(
                 label=target,
                 held_out=held_out,
                 say=lambda line: click.echo(safe_text(line)),
+                allow_unsandboxed=allow_unsandboxed,
             )
         except (TrainError, ValueError) as exc:
             raise CliError(str(exc)) from None
@@ -261,6 +261,7 @@ def loop(
         return
     if held_out:
         raise CliError("--held-out names tasks of a suite: give --tasks SUITE too")
+    db = existing_store()
     problems = load_problem_set(problems_path)
     try:
         history = run_loop(
@@ -274,6 +275,7 @@ def loop(
             train_model=train_model,
             prior=prior,
             say=lambda line: click.echo(safe_text(line)),
+            allow_unsandboxed=allow_unsandboxed,
         )
     except TrainError as exc:
         raise CliError(str(exc)) from None

@@ -1,4 +1,5 @@
-"""Curriculum: a stored plan's α over training, weights, reward terms, the failure codes it acted on
+"""Curriculum: a stored plan in its own terms (a problem plan's α over training and weights; a task
+plan's suite, tasks and held-out tasks), its reward terms, the failure codes it acted on
 (rollout codes of the round before included), task mix and reasons; two plans side by side; the
 plan.yaml to download."""
 
@@ -7,7 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from curriculab.dashboard.common import TIER_COLOURS, filters, ignored_filters, read, store_ready, table
-from curriculab.planner.plan import Plan, diff, training_config
+from curriculab.planner.plan import TASK_PLAN_PREFIX, Plan, diff, training_config
 from curriculab.trajectory.model import TIERS
 
 st.title("Curriculum")
@@ -24,36 +25,49 @@ if store_ready():
         chosen = st.selectbox("Plan", list(labels), format_func=labels.get, key="plan_a")
         row = plans[plans["plan_id"] == chosen].iloc[0]
         plan = Plan.model_validate_json(row["plan"])
-        columns = st.columns(4)
-        columns[0].metric("Schedule", plan.schedule + (f" from {plan.start_tier}" if plan.start_tier else ""))
-        columns[1].metric("Capability", f"{plan.capability['value']:.2f}", help=plan.capability["evidence"])
-        columns[2].metric("Band", plan.band)
-        columns[3].metric("Problems", f"{len(plan.task_mix)} ({sum(e.copies for e in plan.task_mix)} rows)")
-        curriculum = training_config(plan).curriculum.tier_curriculum()  # the method `train` builds it with
-        progress = [k / 100 for k in range(101)]
-        figure = go.Figure()
-        for tier in TIERS:
-            figure.add_scatter(
-                x=progress,
-                y=[curriculum.allocation(p)[tier] * plan.weights[tier] for p in progress],
-                mode="lines",
-                name=tier,
-                line_shape="hv",
-                line=dict(color=TIER_COLOURS.get(tier)),
+        if plan.kind == "tasks":  # a terminal-task plan: milestone rewards per task, no tier schedule
+            columns = st.columns(4)
+            columns[0].metric("Suite", plan.problems.removeprefix(TASK_PLAN_PREFIX))
+            columns[1].metric("Tasks", len(plan.task_mix))
+            columns[2].metric("Rows", sum(e.copies for e in plan.task_mix))
+            columns[3].metric("Held out", plan.excluded.get("held_out", 0), help="tasks kept for the evaluation")
+            st.caption(
+                "A task plan: agentic GRPO over terminal tasks, each practised as often as its weight says; the "
+                "reward is the episode's milestones (plus the process terms below), with no tier schedule."
             )
-        figure.update_layout(
-            title="Share of the reward per tier over training (α·w)",
-            xaxis_title="fraction of training done",
-            yaxis_title="α·w (sums to 1)",
-            height=380,
-        )
-        figure.update_xaxes(tickformat=".0%")
-        st.plotly_chart(figure, width="stretch", key="alpha_over_training")
-        weights = go.Figure(
-            go.Bar(x=list(TIERS), y=[plan.weights[t] for t in TIERS], marker_color=[TIER_COLOURS.get(t) for t in TIERS])
-        )
-        weights.update_layout(title="Reward weight w per tier", xaxis_title="tier", yaxis_title="w", height=320)
-        st.plotly_chart(weights, width="stretch", key="weights")
+        else:
+            columns = st.columns(4)
+            columns[0].metric("Schedule", plan.schedule + (f" from {plan.start_tier}" if plan.start_tier else ""))
+            columns[1].metric("Capability", f"{plan.capability['value']:.2f}", help=plan.capability["evidence"])
+            columns[2].metric("Band", plan.band)
+            columns[3].metric("Problems", f"{len(plan.task_mix)} ({sum(e.copies for e in plan.task_mix)} rows)")
+            curriculum = training_config(plan).curriculum.tier_curriculum()  # the method `train` builds it with
+            progress = [k / 100 for k in range(101)]
+            figure = go.Figure()
+            for tier in TIERS:
+                figure.add_scatter(
+                    x=progress,
+                    y=[curriculum.allocation(p)[tier] * plan.weights[tier] for p in progress],
+                    mode="lines",
+                    name=tier,
+                    line_shape="hv",
+                    line=dict(color=TIER_COLOURS.get(tier)),
+                )
+            figure.update_layout(
+                title="Share of the reward per tier over training (α·w)",
+                xaxis_title="fraction of training done",
+                yaxis_title="α·w (sums to 1)",
+                height=380,
+            )
+            figure.update_xaxes(tickformat=".0%")
+            st.plotly_chart(figure, width="stretch", key="alpha_over_training")
+            weights = go.Figure(
+                go.Bar(
+                    x=list(TIERS), y=[plan.weights[t] for t in TIERS], marker_color=[TIER_COLOURS.get(t) for t in TIERS]
+                )
+            )
+            weights.update_layout(title="Reward weight w per tier", xaxis_title="tier", yaxis_title="w", height=320)
+            st.plotly_chart(weights, width="stretch", key="weights")
         st.caption(
             "Reward: " + " + ".join(f"{w:g} × {f}" for f, w in zip(plan.reward_functions, plan.reward_weights) if w)
         )
