@@ -161,7 +161,7 @@ def test_unknown_format_option_is_refused(cli_run, formats):
 
 
 @pytest.mark.slow
-def test_demo_runs_the_loop_on_embedded_data(tmp_path):
+def test_demo_runs_the_loop_on_embedded_data(tmp_path, monkeypatch):
     done = subprocess.run(
         [
             sys.executable,
@@ -195,6 +195,31 @@ def test_demo_runs_the_loop_on_embedded_data(tmp_path):
         "no_plan_revision",
         "redundant_rework",
     } and agent["environment_codes"]
+    # the demo's own store through every page and `plan diff`: its newest plan is the agentic round's
+    _demo_store_pages(Path(result["db"]), monkeypatch)
+
+
+def _demo_store_pages(db: Path, monkeypatch) -> None:
+    from click.testing import CliRunner
+
+    from curriculab.cli import cli
+    from tests.dashboard.test_app import _fresh, _page
+    from tests.dashboard.test_pages import PAGES
+
+    plans = json.loads(
+        CliRunner().invoke(cli, ["--db", str(db), "query", "select plan_id, strategy from plans", "--json"]).output
+    )
+    kinds = {row["strategy"]: row["plan_id"] for row in plans}
+    assert {"milestones", "tarot"} <= set(kinds)  # a task plan and problem plans
+    diffed = CliRunner().invoke(cli, ["--db", str(db), "plan", "diff", kinds["milestones"], kinds["tarot"], "--json"])
+    assert diffed.exit_code == 0 and {"what": "kind", kinds["milestones"]: "tasks", kinds["tarot"]: "problems"} in (
+        json.loads(diffed.output)
+    )
+    monkeypatch.setenv("CURRICULAB_DB", str(db))
+    at = _fresh()
+    for name in PAGES:
+        _page(at, name)
+        assert not at.exception, (name, [e.value for e in at.exception])
 
 
 MISSING_STORE = "Run `curriculab ingest PATH` to create one, or pass --db / set CURRICULAB_DB\n"
