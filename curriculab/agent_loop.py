@@ -73,12 +73,13 @@ def run_agentic_loop(
     `allow_unsandboxed`: where bubblewrap is missing, episodes (training's and the held-out
     evaluation's alike) run on the namespaces backend."""
     from curriculab.training.agentic import episode_backend, evaluate_agent, suite_paths, train_agent
+    from curriculab.training.models import TrainError
 
     tasks = suite_paths(suite)
     backend = episode_backend(allow_unsandboxed)  # refuses before anything runs where none works
     unknown = sorted(set(held_out) - set(tasks))
     if unknown:
-        raise ValueError(f"--held-out: {unknown} are not tasks of {suite}")
+        raise TrainError(f"--held-out: {unknown} are not tasks of {suite}")
     out.mkdir(parents=True, exist_ok=True)
     with Store(db_path) as store:  # the suite's tasks, so plans can read their kinds and milestones
         ingest(store, [str(p) for p in tasks.values()], "tasks")

@@ -27,7 +27,7 @@ from curriculab.planner.portfolio import TERMINAL_REWARD_FUNCTIONS
 from curriculab.training.grpo import TrainResult, _check_grpo_section, checkpoint_to_resume, run_id_for
 from curriculab.training.models import TrainError, resolve_model, tiny_agent_model_dir
 from curriculab.training.options import TrainOptions
-from curriculab.training.terminal.suite import BUILTIN_SUITE
+from curriculab.training.terminal.suite import SuiteError, task_directories
 from curriculab.training.terminal.trial import Turn, write_trial
 
 WARM_UP_EPOCHS = 12
@@ -37,14 +37,12 @@ TINY_TURN_TOKENS = 96
 
 
 def suite_paths(spec: str, base_dir: Path | None = None) -> dict[str, Path]:
-    """Task id → task directory for a suite spec: `builtin` or a folder of task directories."""
-    root = BUILTIN_SUITE if spec == "builtin" else Path(spec)
-    if not root.is_absolute() and spec != "builtin" and base_dir is not None and not root.exists():
-        root = base_dir / root
-    found = {p.parent.name: p.parent for p in sorted(root.glob("*/task.toml"))}
-    if not found:
-        raise TrainError(f"dataset.tasks: {spec!r} holds no task directories (folders with task.toml)")
-    return found
+    """Task id → task directory for a suite spec: `builtin` or a folder of task directories, found by
+    the one rule every command uses (`suite.task_directories`)."""
+    try:
+        return task_directories(spec, base_dir)
+    except SuiteError as exc:
+        raise TrainError(f"dataset.tasks: {exc}") from None
 
 
 def speaks_tool_format(model_dir: Path) -> bool:
@@ -159,6 +157,8 @@ class EpisodeLog:
     written: int = 0
     seconds: float = 0.0
     batches: dict[int, int] = field(default_factory=dict)
+    unscored: int = 0
+    """Episodes the first reward left unscored (None: the environment failed, not the agent)."""
 
     @property
     def job(self) -> Path:
@@ -212,6 +212,7 @@ def logged_rewards(
 
     def recorded(environments, completions=None, trainer_state=None, **kwargs):
         scores = first(environments=environments, **kwargs)
+        log.unscored += sum(score is None for score in scores)
         log(environments, completions or [[] for _ in environments], int(getattr(trainer_state, "global_step", 0)))
         return scores
 
@@ -431,6 +432,10 @@ def train_agent(
         tokenizer.save_pretrained(str(output / "final"))
         for made in environments:
             made.__exit__()  # not a public method: TRL would offer it to the model as a tool
+    if log.unscored and options.announce:
+        options.announce(
+            f"{log.unscored} episode(s) unscored: the environment failed (not the agent); TRL left them out"
+        )
     logs = next((h for h in reversed(trainer.state.log_history) if "reward" in h), {})
     return TrainResult(
         run_id,

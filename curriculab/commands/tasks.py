@@ -21,18 +21,18 @@ def tasks() -> None:
 
 
 def _task_dirs(paths: tuple[str, ...]) -> list[Path]:
-    """Each path, or `builtin` (the built-in suite), as the task directories under it."""
-    from curriculab.training.terminal.suite import BUILTIN_SUITE
+    """Each path, or `builtin` (the built-in suite), as the task directories under it, found by the
+    rule training uses (`suite.task_directories`): what is checked is what trains."""
+    from curriculab.training.terminal.suite import SuiteError, task_directories
 
     found: list[Path] = []
     for given in paths:
-        root = BUILTIN_SUITE if given == "builtin" else Path(given)
-        if not root.exists():
+        if given != "builtin" and not Path(given).exists():
             raise click.UsageError(f"{given}: no such file or directory. Give task directories, or `builtin`")
-        if (root / "task.toml").is_file():
-            found.append(root)
-        else:
-            found += sorted(toml.parent for toml in root.rglob("task.toml"))
+        try:
+            found += task_directories(given).values()
+        except SuiteError as exc:
+            raise click.UsageError(str(exc)) from None
     return found
 
 

@@ -12,6 +12,7 @@ from curriculab.tables import safe_text
 from curriculab.training.generation import CHOICES as GENERATION_CHOICES
 
 if TYPE_CHECKING:
+    from curriculab.planner.config import TrainingConfig
     from curriculab.training.options import TrainOptions
 
 
@@ -115,11 +116,17 @@ def train(
         )
     except TrainError as exc:
         raise CliError(str(exc)) from None
-    if _is_task_plan(config_path):
-        _train_agent(config_path, model, options, db)
+    from curriculab.planner.config import ConfigError, TrainingConfig
+
+    try:  # read once: its kind decides the trainer, and an unreadable plan is said as such
+        config = TrainingConfig.load(config_path)
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    if config.dataset.tasks is not None:
+        _train_agent(config, model, options, db)
         return
     try:
-        result = run_training(config_path, model, options)
+        result = run_training(config, model, options)
     except TrainError as exc:
         raise CliError(str(exc)) from None
     if not result.main_process:  # another rank of a multi-process run: rank 0 reports it
@@ -137,23 +144,14 @@ def train(
         click.echo(f"  the schedule reached {result.schedule_progress:.0%} of its planned steps")
 
 
-def _is_task_plan(config_path: Path) -> bool:
-    from curriculab.planner.config import ConfigError, TrainingConfig
-
-    try:
-        return TrainingConfig.load(config_path).dataset.tasks is not None
-    except ConfigError:
-        return False  # `train` itself reports what is wrong with it
-
-
-def _train_agent(config_path: Path, model: str, options: TrainOptions, db: Path) -> None:
+def _train_agent(config: TrainingConfig, model: str, options: TrainOptions, db: Path) -> None:
     """A task plan: agentic GRPO in terminal episodes (`training.agentic`), with every option of
     `train` (those of a problem plan's schedule or generation are refused there, saying why)."""
     from curriculab.training.agentic import train_agent
     from curriculab.training.models import TrainError
 
     try:
-        result = train_agent(config_path, model, options)
+        result = train_agent(config, model, options)
     except TrainError as exc:
         raise CliError(str(exc)) from None
     click.echo(
@@ -233,6 +231,7 @@ def loop(
 
     if suite is not None:
         from curriculab.agent_loop import run_agentic_loop
+        from curriculab.planner.evidence import PlanError
 
         given = click.get_current_context().get_parameter_source
         for name, flag in (("problems_path", "--problems"), ("prior", "--capability")):
@@ -253,7 +252,7 @@ def loop(
                 say=lambda line: click.echo(safe_text(line)),
                 allow_unsandboxed=allow_unsandboxed,
             )
-        except (TrainError, ValueError) as exc:
+        except (TrainError, PlanError) as exc:  # the user's to fix; anything else is a bug, shown as one
             raise CliError(str(exc)) from None
         click.echo(
             f"{len(rounds_done)} rounds; plans {', '.join(r.plan_id for r in rounds_done)}; summary in {out / 'loop.json'}"

@@ -86,3 +86,28 @@ def test_loop_over_tasks_starts_from_an_empty_store_and_refuses_problem_options(
     for option in (["--problems", "humaneval"], ["--capability", "strong"]):
         refused = _cli(db, "loop", "--model", "tiny-agent", "--tasks", "builtin", "--rounds", "0", *option)
         assert refused.exit_code != 0 and "is for a loop over problems" in refused.output, refused.output
+
+
+def test_one_rule_finds_a_suites_tasks_for_training_checking_and_the_environment(tmp_path):
+    """Tasks nested in folders are found by every command alike (checked is trained); two of one name
+    are refused; a task's own folders are not searched."""
+    import shutil
+
+    from curriculab.commands.tasks import _task_dirs
+    from curriculab.training.agentic import suite_paths
+    from curriculab.training.models import TrainError
+    from curriculab.training.terminal.environment import TerminalEnvironment
+    from curriculab.training.terminal.suite import BUILTIN_SUITE
+
+    suite = tmp_path / "suite"
+    for group, name in (("text", "count-error-lines"), ("data/csv", "csv-quoted-fields")):
+        shutil.copytree(BUILTIN_SUITE / name, suite / group / name)
+    trained = suite_paths(str(suite))
+    assert sorted(trained) == ["count-error-lines", "csv-quoted-fields"]
+    assert sorted(p.name for p in _task_dirs((str(suite),))) == sorted(trained)
+    with TerminalEnvironment(str(suite)) as environment:  # a nested task resets (it used to be unknown here)
+        environment.reset(task_id="csv-quoted-fields")
+        assert environment.task is not None and environment.task.task_id == "csv-quoted-fields"
+    shutil.copytree(BUILTIN_SUITE / "count-error-lines", suite / "again" / "count-error-lines")
+    with pytest.raises(TrainError, match="two tasks are named 'count-error-lines'"):
+        suite_paths(str(suite))

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from curriculab.training.terminal.episode import CommandResult, Episode, EpisodeLimits, EpisodeResult
-from curriculab.training.terminal.suite import BUILTIN_SUITE
+from curriculab.training.terminal.suite import BUILTIN_SUITE, task_directories
 from curriculab.training.terminal.task import TerminalTask, load_task
 from curriculab.training.timing import StepClock, timed
 
@@ -39,7 +39,7 @@ class TerminalEnvironment:
         if isinstance(tasks, Mapping):
             self._paths = {name: Path(path) for name, path in tasks.items()}
         else:
-            self._paths = {p.parent.name: p.parent for p in Path(tasks).glob("*/task.toml")}
+            self._paths = task_directories(tasks)  # the rule every command finds a suite's tasks by
         self._limits, self._backend, self._clock = limits or EpisodeLimits(), backend, clock
         self._tasks: dict[str, TerminalTask] = {}
         self._episode: Episode | None = None

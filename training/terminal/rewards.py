@@ -33,7 +33,7 @@ def _results(environments: list[Any]) -> list[Any]:
     for environment in environments:
         try:
             result = environment.result
-        except Exception:  # no episode at all
+        except RuntimeError:  # no episode was started (`result` says so); any other error is a bug to see
             result = None
         out.append(None if result is None or result.failure is not None else result)
     return out
