@@ -17,7 +17,8 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -297,6 +298,21 @@ def _refuse_problem_options(options: TrainOptions) -> None:
             )
 
 
+@contextmanager
+def _trl_experimental_notice_silenced() -> Iterator[None]:
+    """TRL's notice that `environment_factory` is experimental, silenced while this run builds its trainer
+    only (TRL reads TRL_EXPERIMENTAL_SILENCE there); the process's setting is left as it was."""
+    before = os.environ.get("TRL_EXPERIMENTAL_SILENCE")
+    os.environ["TRL_EXPERIMENTAL_SILENCE"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["TRL_EXPERIMENTAL_SILENCE"]
+        else:
+            os.environ["TRL_EXPERIMENTAL_SILENCE"] = before
+
+
 def train_agent(
     config: TrainingConfig | Path | str,
     model: str = "tiny",
@@ -313,7 +329,6 @@ def train_agent(
     except TypeError as exc:
         raise TrainError(f"{exc}; the options are TrainOptions' fields") from None
     _refuse_problem_options(options)  # before seconds of imports
-    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     import pyarrow.parquet as pq
     import torch
     from datasets import load_dataset
@@ -413,17 +428,18 @@ def train_agent(
             if options.stop_after_s is not None
             else []
         )
-        trainer = CurriculumGRPOTrainer(
-            model=AutoModelForCausalLM.from_pretrained(path),
-            reward_funcs=logged_rewards(reward_functions, log),
-            args=args,
-            train_dataset=dataset,
-            processing_class=tokenizer,
-            environment_factory=environment,
-            callbacks=[ProgressBar(), metrics, ingesting, *budget],
-            clock=clock,
-            written_s=lambda: log.seconds,
-        )
+        with _trl_experimental_notice_silenced():  # TRL warns that environment_factory is experimental
+            trainer = CurriculumGRPOTrainer(
+                model=AutoModelForCausalLM.from_pretrained(path),
+                reward_funcs=logged_rewards(reward_functions, log),
+                args=args,
+                train_dataset=dataset,
+                processing_class=tokenizer,
+                environment_factory=environment,
+                callbacks=[ProgressBar(), metrics, ingesting, *budget],
+                clock=clock,
+                written_s=lambda: log.seconds,
+            )
         drop_library_progress(trainer)
         started = time.perf_counter()
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
@@ -438,18 +454,15 @@ def train_agent(
         )
     logs = next((h for h in reversed(trainer.state.log_history) if "reward" in h), {})
     return TrainResult(
-        run_id,
-        str(output),
-        int(trainer.state.global_step),
-        log.written,
-        seconds,
-        log.seconds + ingesting.seconds + metrics.store_seconds,
-        trainer.reward_seconds,
-        {k: v for k, v in logs.items() if isinstance(v, (int, float))},
-        None,
-        None,
-        "generate",
-        True,
+        run_id=run_id,
+        output_dir=str(output),
+        steps=int(trainer.state.global_step),
+        rollouts=log.written,
+        seconds=seconds,
+        store_seconds=log.seconds + ingesting.seconds + metrics.store_seconds,
+        reward_seconds=trainer.reward_seconds,
+        last_logs={k: v for k, v in logs.items() if isinstance(v, (int, float))},
+        generation_backend="generate",
     )
 
 

@@ -34,9 +34,9 @@ from curriculab.training.rollouts import RolloutWriter
 from curriculab.training.timing import StepClock
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TrainResult:
-    """What a training run did."""
+    """What a training run did (built by keyword: its fields are many and several are alike)."""
 
     run_id: str
     """The run's id in the store."""
@@ -248,18 +248,18 @@ def train(
         rollouts = sum(1 for shard in writer.directory.glob("step-*.jsonl") for _ in shard.open())
         logs = next((h for h in reversed(trainer.state.log_history) if "reward" in h), {})
         return TrainResult(
-            run_id,
-            str(output),
-            int(trainer.state.global_step),
-            rollouts,
-            seconds,
-            writer.seconds + callbacks.store_seconds,
-            trainer.reward_seconds,
-            {k: v for k, v in logs.items() if isinstance(v, (int, float))},
-            section.planned_steps,
-            stats.all_same / stats.groups if stats.groups else None,
-            backend,
-            rank == 0,
+            run_id=run_id,
+            output_dir=str(output),
+            steps=int(trainer.state.global_step),
+            rollouts=rollouts,
+            seconds=seconds,
+            store_seconds=writer.seconds + callbacks.store_seconds,
+            reward_seconds=trainer.reward_seconds,
+            last_logs={k: v for k, v in logs.items() if isinstance(v, (int, float))},
+            planned_steps=section.planned_steps,
+            all_same_share=stats.all_same / stats.groups if stats.groups else None,
+            generation_backend=backend,
+            main_process=rank == 0,
         )
 
 
