@@ -14,12 +14,14 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from curriculab.analysis import queries
 from curriculab.analysis.coding import coder_agreement
 from curriculab.analysis.ingest.pipeline import ingest
 from curriculab.analysis.store import Store
 from curriculab.planner import plan as planning
+from curriculab.planner.config import TrainingConfig
 from curriculab.planner.tasks import build_task_plan, export_task_plan
 from curriculab.taxonomy.coders.environment import CODES as ENVIRONMENT_CODES
 
@@ -46,11 +48,11 @@ class AgentRound:
     """Training episodes written and stored."""
     seconds: float = 0.0
     """Training time (`trainer.train`)."""
-    rollout_codes: list[dict] = field(default_factory=list)
+    rollout_codes: list[dict[str, Any]] = field(default_factory=list)
     """The environment's codes on this round's episodes: code, n, failures, share, ci_low, ci_high."""
-    agreement: list[dict] = field(default_factory=list)
+    agreement: list[dict[str, Any]] = field(default_factory=list)
     """Rules against the environment, per code, on every stored episode so far."""
-    held_out: dict = field(default_factory=dict)
+    held_out: dict[str, Any] = field(default_factory=dict)
     """The held-out evaluation (`training.agentic.Evaluation`)."""
 
 
@@ -66,7 +68,7 @@ def run_agentic_loop(
     held_out: Sequence[str] = (),
     seed: int = 0,
     say: Callable[[str], None] = print,
-    grpo_overrides: dict | None = None,
+    grpo_overrides: dict[str, Any] | None = None,
     allow_unsandboxed: bool = False,
 ) -> list[AgentRound]:
     """Run `rounds` rounds; each round's model starts from the previous round's final weights.
@@ -98,7 +100,7 @@ def run_agentic_loop(
         with Store(db_path) as store:
             planning.save(store, made)
         path = export_task_plan(made, folder / "plan.yaml")
-        config = planning.TrainingConfig.load(path)
+        config = TrainingConfig.load(path)
         config.grpo.update({"seed": seed, **(grpo_overrides or {})})
         current = AgentRound(
             number,

@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from curriculab.analysis import queries
 from curriculab.analysis.coding import run_rule_coders, run_verifier_coder
@@ -22,6 +23,9 @@ from curriculab.analysis.difficulty import fit_store
 from curriculab.analysis.store import Store
 from curriculab.planner import plan as planning
 from curriculab.trajectory.vocabulary import TIERS
+
+if TYPE_CHECKING:
+    from curriculab.training.problems import Problem
 
 
 @dataclass
@@ -48,7 +52,7 @@ class Round:
     """What changed from the round before, in words."""
     code_effects: list[str] = field(default_factory=list)
     """The plan's reasons that act on the previous round's rollout codes."""
-    rollout_codes: list[dict] = field(default_factory=list)
+    rollout_codes: list[dict[str, Any]] = field(default_factory=list)
     """This round's rollout failure distribution (`queries.rollout_codes`): code, n, failures, share, ci_low, ci_high."""
     all_same_share: float | None = None
     """Share of this round's GRPO groups with all-equal rewards (no gradient)."""
@@ -56,7 +60,7 @@ class Round:
     """How far the round's schedule got (steps done over planned steps)."""
 
 
-def _describe(previous: Round, current: Round, diff_rows) -> list[str]:
+def _describe(previous: Round, current: Round, diff_rows: list[tuple[str, str, str]]) -> list[str]:
     words = []
     for tier in TIERS:
         a, b = previous.tier_pass_rates.get(tier), current.tier_pass_rates.get(tier)
@@ -70,7 +74,7 @@ def _describe(previous: Round, current: Round, diff_rows) -> list[str]:
     return words or ["no change"]
 
 
-def describe_distribution(rows: list[dict], limit: int = 6) -> str:
+def describe_distribution(rows: list[dict[str, Any]], limit: int = 6) -> str:
     if not rows:
         return "no failed rollouts"
     return (
@@ -85,13 +89,13 @@ def run_loop(
     rounds: int,
     steps_per_round: int,
     out: Path,
-    problems,
+    problems: list[Problem],
     problems_spec: str,
     *,
     train_model: str = "tiny",
     prior: str | None = "weak",
     say: Callable[[str], None] = print,
-    grpo_overrides: dict | None = None,
+    grpo_overrides: dict[str, Any] | None = None,
     allow_unsandboxed: bool = False,
 ) -> list[Round]:
     """Run `rounds` rounds of analyse → plan → train → ingest; `grpo_overrides` change the plans'
@@ -104,7 +108,7 @@ def run_loop(
     history: list[Round] = []
     checkpoint: str = train_model
     planned_for = model
-    previous_plan = None
+    previous_plan: planning.Plan | None = None
     for number in range(1, rounds + 1):
         with Store(db_path) as store:  # analyse: code what landed, refit difficulty
             run_rule_coders(store)
@@ -145,7 +149,7 @@ def run_loop(
                 f"rollout codes present but not acted on (share's lower bound under 5%, or no "
                 f"curriculum effect): {', '.join(ignored)}"
             )
-        if history:
+        if history and previous_plan is not None:
             current.changes = _describe(history[-1], current, planning.diff(previous_plan, made))
         say(
             f"round {number}: plan {made.plan_id} for {planned_for}: {current.schedule}, "

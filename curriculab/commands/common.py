@@ -48,7 +48,7 @@ class CliError(click.ClickException):
         click.echo(f"Error: {self.message}", err=True)
 
 
-def db_option(func: Callable) -> Callable:
+def db_option(func: Callable[..., Any]) -> Callable[..., Any]:
     """`--db` on every command; it overrides the group-level `--db` / `$CURRICULAB_DB`."""
 
     @click.option(
@@ -67,7 +67,7 @@ def db_option(func: Callable) -> Callable:
     return wrapper
 
 
-def taxonomy_option(help: str) -> Callable:
+def taxonomy_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """`--taxonomy VERSION`, the newest shipped version by default, on every command that makes or
     reads codes or labels (defined once, so they cannot drift apart)."""
     from curriculab.taxonomy.versions import NEWEST
@@ -82,10 +82,10 @@ def taxonomy_option(help: str) -> Callable:
     )
 
 
-def output_options(default: str = "table") -> Callable:
+def output_options(default: str = "table") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """`--json / --csv / --table`, defined once for every command that reports rows."""
 
-    def decorate(func: Callable) -> Callable:
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         func = click.option(
             "--table", "fmt", flag_value="table", default=default == "table", help="Print a table (default)."
         )(func)
@@ -124,7 +124,7 @@ def _for_people(value: Any) -> Any:
     return value
 
 
-def emit(columns: list[str], rows: list[tuple], fmt: str, title: str | None = None) -> None:
+def emit(columns: list[str], rows: list[tuple[Any, ...]], fmt: str, title: str | None = None) -> None:
     """Print rows as a table (figures rounded for people), CSV or JSON array of objects (every digit)."""
     if fmt == "json":
         click.echo(

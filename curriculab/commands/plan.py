@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -18,6 +19,9 @@ from curriculab.commands.common import (
 )
 from curriculab.planner.portfolio import STRATEGIES
 from curriculab.tables import safe_text
+
+if TYPE_CHECKING:
+    from curriculab.planner.plan import Plan
 
 
 def _fit_difficulty() -> None:
@@ -145,7 +149,7 @@ def plan(
     try:
         thresholds = Thresholds(weak_below=weak_below, strong_from=strong_from, group_size=group_size)
 
-        def build():  # type: ignore[no-untyped-def]
+        def build() -> Plan:
             with open_store(read_only=True, create=False) as store:
                 return planning.build_plan(
                     store,
@@ -235,7 +239,7 @@ def plan_show(plan_id: str | None, as_json: bool) -> None:
     _print_plan(stored, as_json)
 
 
-def _print_plan(plan, as_json: bool) -> None:
+def _print_plan(plan: Plan, as_json: bool) -> None:
     """A plan as JSON, or explained: its headline, then one line per decision."""
     from curriculab.planner.plan import explain
 

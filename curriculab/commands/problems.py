@@ -191,7 +191,7 @@ def problems_check(file: str) -> None:
 
     loaded = load_problem_set(file)
     kept, rejected = verify_references(loaded)
-    tiers = Counter(t.tier for p in kept for t in p.tests)
+    tiers: Counter[str] = Counter(t.tier for p in kept for t in p.tests)
     click.echo(
         f"{len(kept)} of {len(loaded)} problems pass their reference; tests per tier: "
         + ", ".join(f"{t} {tiers.get(t, 0)}" for t in TIERS)

@@ -94,8 +94,8 @@ def train(
     from tqdm.auto import tqdm
 
     from curriculab.training.callback import summary_line
-    from curriculab.training.grpo import TrainError
     from curriculab.training.grpo import train as run_training
+    from curriculab.training.models import TrainError
     from curriculab.training.options import TrainOptions
 
     db = existing_store()  # rollouts land in it
