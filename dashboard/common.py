@@ -60,9 +60,9 @@ def db_path() -> Path:
     return Path(os.environ.get("CURRICULAB_DB") or "curriculab.duckdb")
 
 
-def store_version(path: Path) -> tuple:
+def store_version(path: Path) -> tuple[tuple[int, int] | None, ...]:
     """Changes whenever the store's content may have: the file's and its WAL's size and mtime."""
-    parts = []
+    parts: list[tuple[int, int] | None] = []
     for candidate in (path, Path(f"{path}.wal")):
         try:
             stat = candidate.stat()
@@ -73,13 +73,15 @@ def store_version(path: Path) -> tuple:
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
-def _cached(name: str, path: str, version: tuple, kwargs: tuple) -> tuple[Any, bool]:
+def _cached(
+    name: str, path: str, version: tuple[tuple[int, int] | None, ...], kwargs: tuple[tuple[str, Any], ...]
+) -> tuple[Any, bool]:
     module, _, function = name.rpartition(".")  # `queries` by default; `difficulty.held_out_check` for a fit
     source = importlib.import_module(f"curriculab.analysis.{module}") if module else queries
     return queries.read_from(path, getattr(source, function), wait_s=READ_WAIT_S, **dict(kwargs))
 
 
-_LAST_GOOD: dict[tuple, Any] = {}
+_LAST_GOOD: dict[tuple[Any, ...], Any] = {}
 
 
 def read(name: str, **kwargs: Any) -> Any:
@@ -162,16 +164,14 @@ def sidebar_filters() -> dict[str, str]:
         options = _options()
     except StoreError:
         return {}
-    chosen = {}
+    chosen: dict[str, str] = {}
     with st.sidebar:
         st.caption(f"Store: `{db_path()}`")
         for key, label in FILTERS.items():
             values = options[key] if key == "kind" else [ALL, *options[key]]
             if st.session_state.get(f"filter_{key}") not in values:
                 st.session_state[f"filter_{key}"] = values[0]
-            value = st.selectbox(
-                label, values, key=f"filter_{key}", format_func=KIND_LABELS.get if key == "kind" else str
-            )
+            value = st.selectbox(label, values, key=f"filter_{key}", format_func=_kind_label if key == "kind" else str)
             if value != ALL and not (key == "kind" and value == "evaluation"):
                 chosen[key] = value
     for key in FILTERS:  # the URL says what is filtered, so a view can be shared
@@ -183,8 +183,13 @@ def sidebar_filters() -> dict[str, str]:
     return chosen
 
 
+def _kind_label(kind: str) -> str:
+    return KIND_LABELS.get(kind, kind)
+
+
 def filters() -> dict[str, str]:
-    return st.session_state.get("filters", {})
+    chosen: dict[str, str] = st.session_state.get("filters", {})
+    return chosen
 
 
 def scope() -> queries.Scope:

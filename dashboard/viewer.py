@@ -104,13 +104,13 @@ def _header(summary: dict[str, Any]) -> None:
     st.caption(" · ".join(details))
 
 
-def no_codes_caption(coders: list[dict]) -> str:
+def no_codes_caption(coders: list[dict[str, Any]]) -> str:
     """What to say of an attempt with no code: nobody coded it, every coder abstained (and why), or
     the coders judged and found nothing."""
     if not coders:
         return "No coder has coded this attempt yet (`curriculab code`)."
 
-    def said(c: dict) -> str:
+    def said(c: dict[str, Any]) -> str:
         abstained = f"{c['not_applicable']} not applicable ({c['reason'] or 'no reason given'})"
         return f"{c['coder']}: {c['absent']} absent, {abstained}" if c["absent"] else f"{c['coder']}: {abstained}"
 

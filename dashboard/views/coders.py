@@ -1,6 +1,8 @@
 """Coders: agreement with annotators per code, and what the planner does with each code (the one
 rule, `planner_use`, that `plan` and the report follow); in-sample figures marked."""
 
+from typing import Any
+
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -18,7 +20,7 @@ if store_ready():
         st.info("No agreement measured yet. Import labels (`curriculab labels import`) and run `curriculab agreement`.")
     else:
         every = records(reliability)
-        by_code: dict[tuple, list[dict]] = {}
+        by_code: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         for r in every:
             by_code.setdefault((r["coder"], r["code"], r["taxonomy_version"]), []).append(r)
         # each row's status is the planner's decision on its coder's code, spoken from this row

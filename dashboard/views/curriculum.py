@@ -9,7 +9,7 @@ import streamlit as st
 
 from curriculab.dashboard.common import TIER_COLOURS, filters, ignored_filters, read, store_ready, table
 from curriculab.planner.plan import TASK_PLAN_PREFIX, Plan, diff, training_config
-from curriculab.trajectory.model import TIERS
+from curriculab.trajectory.vocabulary import TIERS
 
 st.title("Curriculum")
 if store_ready():
@@ -22,7 +22,7 @@ if store_ready():
             row.plan_id: f"{row.plan_id} · {row.target_model} · {row.strategy} · {row.created_at:%Y-%m-%d %H:%M}"
             for row in plans.itertuples()
         }
-        chosen = st.selectbox("Plan", list(labels), format_func=labels.get, key="plan_a")
+        chosen = st.selectbox("Plan", list(labels), format_func=lambda plan_id: labels[plan_id], key="plan_a")
         row = plans[plans["plan_id"] == chosen].iloc[0]
         plan = Plan.model_validate_json(row["plan"])
         if plan.kind == "tasks":  # a terminal-task plan: milestone rewards per task, no tier schedule
@@ -110,7 +110,10 @@ if store_ready():
         if len(labels) > 1:
             st.subheader("Compare with another plan")
             other_id = st.selectbox(
-                "Second plan", [p for p in labels if p != chosen], format_func=labels.get, key="plan_b"
+                "Second plan",
+                [p for p in labels if p != chosen],
+                format_func=lambda plan_id: labels[plan_id],
+                key="plan_b",
             )
             other = Plan.model_validate_json(plans[plans["plan_id"] == other_id].iloc[0]["plan"])
             changes = pd.DataFrame(diff(plan, other), columns=["what", chosen, other_id])

@@ -1,6 +1,9 @@
 """Difficulty: measured against authored tiers, task difficulty against system ability, misplaced
 tasks, each model's informative band, and whether the IRT fit predicts better than pass rates."""
 
+from collections.abc import Iterable
+from typing import Any
+
 import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
@@ -89,7 +92,10 @@ if store_ready():
         crosstab = tasks.assign(tier_authored=tasks["tier_authored"].fillna("(none)")).pivot_table(
             index="tier_authored", columns="measured_tier", values="task_id", aggfunc="count", fill_value=0
         )
-        order = lambda values: sorted(values, key=lambda v: (TIER_ORDER.index(v) if v in TIER_ORDER else 99, str(v)))  # noqa: E731
+
+        def order(values: Iterable[Any]) -> list[Any]:
+            return sorted(values, key=lambda v: (TIER_ORDER.index(v) if v in TIER_ORDER else 99, str(v)))
+
         crosstab = crosstab.reindex(index=order(crosstab.index), columns=order(crosstab.columns), fill_value=0)
         figure = go.Figure(
             go.Heatmap(

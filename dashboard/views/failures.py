@@ -50,7 +50,7 @@ def coder_section(coder: str, version: str, suffix: str) -> list[str]:
         return []
     if found.empty:
         return []
-    order = found.groupby("code")["share"].mean().sort_values(ascending=False).index.tolist()
+    order: list[str] = found.groupby("code")["share"].mean().sort_values(ascending=False).index.tolist()
     shown = behaviour[behaviour["code"].isin(order)].copy()
     shown["code"] = shown["code"].astype("category").cat.set_categories(order)
     shown = shown.sort_values(["code", "system"])

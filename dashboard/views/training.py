@@ -6,6 +6,7 @@ episodes), and an agentic run's episodes, each a link to the trajectory viewer."
 
 from urllib.parse import quote
 
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -26,7 +27,7 @@ DASHES = ["solid", "dash", "dot", "dashdot"]
 st.title("Training")
 
 
-def _figure(title: str, y_title: str, *, percent: bool = False, y_range: list | None = None) -> go.Figure:
+def _figure(title: str, y_title: str, *, percent: bool = False, y_range: list[float] | None = None) -> go.Figure:
     figure = go.Figure()
     figure.update_layout(
         title=title, xaxis_title="training step", yaxis_title=y_title, height=360, legend=dict(orientation="h", y=-0.25)
@@ -39,7 +40,7 @@ def _figure(title: str, y_title: str, *, percent: bool = False, y_range: list | 
     return figure
 
 
-def _integer_steps(figure: go.Figure, steps) -> None:
+def _integer_steps(figure: go.Figure, steps: pd.Series) -> None:
     """Integer ticks only (a step is a whole number); at most ~12 of them."""
     span = max(int(steps.max()) if len(steps) else 1, 1)
     figure.update_xaxes(dtick=max(1, -(-span // 12)))
