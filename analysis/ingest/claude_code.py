@@ -9,14 +9,13 @@ the session's steps. A session carries no verdict."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from curriculab.analysis.ingest.common import (
     StepBuilder,
     UnitResult,
     add_trajectory,
+    iso_time,
     jsonl_objects,
     read_bytes,
     text_of,
@@ -33,13 +32,6 @@ _TYPES = (b'"type":"user"', b'"type":"assistant"', b'"type":"summary"', b'"type"
 def is_transcript(head: bytes) -> bool:
     """Whether the start of a `.jsonl` file is a Claude Code transcript rather than curriculab JSONL."""
     return b'"sessionId"' in head and any(t in head for t in _TYPES) and b'"trajectory_id"' not in head
-
-
-def _ts(value: Any) -> datetime | None:
-    try:
-        return datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
-    except ValueError:
-        return None
 
 
 def read_transcript(path: Path) -> UnitResult:
@@ -69,7 +61,7 @@ def read_transcript(path: Path) -> UnitResult:
     for record in chat:
         message = record.get("message") or {}
         content = message.get("content")
-        ts = _ts(record.get("timestamp"))
+        ts = iso_time(record.get("timestamp"))
         version = version or record.get("version")
         if record["type"] == "user":
             blocks = content if isinstance(content, list) else []

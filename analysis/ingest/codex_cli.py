@@ -15,7 +15,6 @@ verdict."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from curriculab.analysis.ingest.common import (
     StepBuilder,
     UnitResult,
     add_trajectory,
+    iso_time,
     jsonl_objects,
     read_bytes,
     text_of,
@@ -42,13 +42,6 @@ _OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call
 def is_rollout(head: bytes) -> bool:
     """Whether the start of a `.jsonl` file is a Codex CLI rollout."""
     return b'"session_meta"' in head or (b'"response_item"' in head and b'"payload"' in head)
-
-
-def _ts(value: Any) -> datetime | None:
-    try:
-        return datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
-    except ValueError:
-        return None
 
 
 def _injected(content: Any) -> bool:
@@ -124,7 +117,7 @@ def read_rollout(path: Path) -> UnitResult:
     instruction = None
     model = next((r["payload"].get("model") for r in lines if r.get("type") == "turn_context"), None)
     for record in items:
-        payload, ts = record["payload"], _ts(record.get("timestamp"))
+        payload, ts = record["payload"], iso_time(record.get("timestamp"))
         kind = payload.get("type")
         if kind == "message":
             role, content = payload.get("role"), payload.get("content")

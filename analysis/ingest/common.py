@@ -10,6 +10,7 @@ import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -263,9 +264,12 @@ def text_of(content: Any) -> str | None:
     return str(content)
 
 
-def jsonl_objects(path: Path, data: bytes, source_format: str, what: str) -> tuple[list[dict[str, Any]], list[Issue]]:
-    """The JSON objects of a log kept one a line (an agent's session file), and a warning for each line
-    that is not JSON (skipped: the rest of the session still reads). `what`: the format, as the fix names it."""
+def jsonl_lines(
+    path: Path, data: bytes, source_format: str, what: str
+) -> tuple[list[tuple[int, bytes, dict[str, Any]]], list[Issue]]:
+    """The JSON objects of a log kept one a line (an agent's session file, an evaluation's output), each
+    with its line number and bytes, and a warning for each line that is not JSON (skipped: the rest of
+    the file still reads). `what`: the format, as the fix names it."""
     objects, issues = [], []
     for number, line in enumerate(data.splitlines(), start=1):
         if not line.strip():
@@ -286,8 +290,23 @@ def jsonl_objects(path: Path, data: bytes, source_format: str, what: str) -> tup
             )
             continue
         if isinstance(record, dict):
-            objects.append(record)
+            objects.append((number, line, record))
     return objects, issues
+
+
+def jsonl_objects(path: Path, data: bytes, source_format: str, what: str) -> tuple[list[dict[str, Any]], list[Issue]]:
+    """`jsonl_lines`' objects alone."""
+    lines, issues = jsonl_lines(path, data, source_format, what)
+    return [record for _, _, record in lines], issues
+
+
+def iso_time(value: Any) -> datetime | None:
+    """An agent log's ISO 8601 time (`2026-11-30T10:00:00.100Z`, with an offset or none); None where
+    absent or in another form (a step's time is never worth refusing its log)."""
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
+    except ValueError:
+        return None
 
 
 _step_row = tuple.__new__  # StepRow's values as a StepRow, without the named tuple's own __new__ (a Python call)

@@ -11,13 +11,20 @@ changes) are left out. A trajectory carries no verdict."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from curriculab.analysis.ingest.common import StepBuilder, UnitResult, add_trajectory, read_bytes, text_of
+from curriculab.analysis.ingest.common import (
+    StepBuilder,
+    UnitResult,
+    add_trajectory,
+    iso_time,
+    jsonl_lines,
+    read_bytes,
+    text_of,
+)
 from curriculab.analysis.ingest.hashes import content_hash, legacy_hash
 from curriculab.analysis.issues import IngestFailure, make_issue
 from curriculab.trajectory.actions import NormalisedCall, normalise_shell
@@ -34,13 +41,6 @@ def is_event_list(head: bytes) -> bool:
     its `source` and its `action` (or `observation`), or an object keeping one under `history`."""
     events = b'"source"' in head and (b'"action"' in head or b'"observation"' in head)
     return events and (head.lstrip().startswith(b"[") or b'"history"' in head)
-
-
-def _ts(value: Any) -> datetime | None:
-    try:
-        return datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
-    except ValueError:
-        return None
 
 
 def _events(document: Any) -> list[dict[str, Any]] | None:
@@ -118,25 +118,10 @@ def read_eval_output(path: Path) -> UnitResult:
     """An evaluation's `output.jsonl`: one instance a line, its events under `history` (the verdict, where
     there is one, comes from the benchmark's own report, not from this file)."""
     out = UnitResult()
-    data = read_bytes(path, FORMAT)
-    for number, line in enumerate(data.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            instance = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            out.issues.append(
-                make_issue(
-                    path,
-                    f"line {number} is not JSON ({exc}); skipped",
-                    "Check the evaluation output",
-                    record=f"line {number}",
-                    severity="warning",
-                    source_format=FORMAT,
-                )
-            )
-            continue
-        events = _events(instance) if isinstance(instance, dict) else None
+    lines, skipped = jsonl_lines(path, read_bytes(path, FORMAT), FORMAT, "an OpenHands evaluation output")
+    out.issues.extend(skipped)
+    for number, line, instance in lines:
+        events = _events(instance)
         if not events or not any(e.get("source") == "agent" for e in events):
             out.issues.append(
                 make_issue(
@@ -165,7 +150,7 @@ def _add(
         if not action or action in _QUIET:
             continue
         args = event.get("args") if isinstance(event.get("args"), dict) else {}
-        ts = _ts(event.get("timestamp"))
+        ts = iso_time(event.get("timestamp"))
         metadata = event.get("tool_call_metadata") if isinstance(event.get("tool_call_metadata"), dict) else {}
         if model is None and isinstance(metadata.get("model_response"), dict):
             model = metadata["model_response"].get("model")

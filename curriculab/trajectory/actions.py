@@ -23,6 +23,7 @@ from typing import Any, NamedTuple, cast
 from curriculab.trajectory.shell import (
     INCIDENTAL,
     NEVER_WRITES,
+    READERS,
     Unit,
     edits,
     is_check,
@@ -84,7 +85,7 @@ def _classified(unit: Unit) -> NormalisedCall:
     first = unit.commands[0]
     read = reading(first)
     lone = len(unit.commands) == 1 and "<<" not in unit.text
-    if read and (lone or first.argv[0] not in ("cat", "head", "tail", "less", "more", "nl", "bat", "view", "wc")):
+    if read and (lone or first.argv[0] not in READERS):
         return NormalisedCall("read", _clean_path(read[1]), unit.text)
     return NormalisedCall("run", None, unit.text)
 
@@ -103,8 +104,6 @@ long ones (here-docs writing files) rarely recur and would only fill the cache."
 
 @functools.lru_cache(maxsize=16384)
 def _normalised_short_shell(text: str) -> tuple[NormalisedCall, ...]:
-    if _TMUX_KEY.match(text.strip()):
-        return (NormalisedCall("run", None, text.strip()),)
     return tuple(_classified(unit) for unit in read_units(text) if not unit.nested)
 
 

@@ -398,7 +398,8 @@ class _Reader:
 
 
 # -- what a command does -------------------------------------------------------------------------
-_READERS = frozenset({"cat", "head", "tail", "less", "more", "nl", "bat", "view", "wc", "file", "stat", "xxd", "od"})
+READERS = frozenset({"cat", "head", "tail", "less", "more", "nl", "bat", "view", "wc", "file", "stat", "xxd", "od"})
+"""Commands that show a file named as their last operand (a read only when nothing is piped into or out of them)."""
 _SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag"})
 _PY_WRITE = re.compile(
     r"""open\(\s*(['"])([^'"]+)\1\s*,\s*(['"])[^'"]*[wax+][^'"]*\3"""  # open('x', 'w')
@@ -449,13 +450,13 @@ def reading(command: SimpleCommand) -> tuple[str, str | None] | None:
         return None
     head, args = words[0], list(words[1:])
     ops = operands(args)
-    if head in _READERS and ops:
+    if head in READERS and ops:
         return "read", ops[-1]
     if head == "sed" and "-n" in args and len(ops) >= 2:
         return "read", ops[-1]
     if head in _SEARCHERS and len(ops) >= 2 and not any(a.startswith("-r") or a == "-R" for a in args):
         return "read", ops[-1]
-    if command.reads and head in _READERS | {"python", "python3"}:
+    if command.reads and (head in READERS or head in ("python", "python3")):
         return "read", command.reads[0]
     return None
 

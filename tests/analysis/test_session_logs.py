@@ -78,3 +78,40 @@ def test_a_running_command_has_no_status_and_the_formats_are_told_apart(tmp_path
     # a walk finds each by its suffix; the reader that opens it tells the format by the content
     units, issues = discover([CODEX, OPENHANDS])
     assert issues == [] and sorted((u.kind, u.path.suffix) for u in units) == [("json", ".json"), ("jsonl", ".jsonl")]
+
+
+def test_bad_session_logs_are_refused_or_repaired_saying_which_and_the_rest_lands(store, tmp_path):
+    import shutil
+
+    batch = tmp_path / "logs"
+    shutil.copytree(CODEX, batch / "codex")
+    shutil.copytree(OPENHANDS, batch / "openhands")
+    rollout = next((batch / "codex").rglob("rollout-*.jsonl"))
+    broken = rollout.with_name("rollout-2026-11-30T11-00-00-broken.jsonl")
+    broken.write_bytes(rollout.read_bytes().replace(b'"session_meta"', b'"session_meta2"', 1) + b"{not json\n")
+    (batch / "codex" / "rollout-empty.jsonl").write_text('{"type":"session_meta","payload":{"id":"x"}}\n')
+    (batch / "openhands" / "cut.json").write_text('[{"id": 0, "source": "agent", "action": "run"')
+    (batch / "openhands" / "talk.json").write_text('[{"id": 0, "source": "user", "action": "message", "args": {}}]')
+    events = json.loads((batch / "openhands" / "fix-greeter.json").read_text())
+    (batch / "openhands" / "output.jsonl").write_text(
+        json.dumps({"instance_id": "ok-1", "history": events})
+        + "\n{not json\n"
+        + json.dumps({"instance_id": "empty", "history": [], "instruction": "x", "source": "agent", "action": "x"})
+        + "\n"
+    )
+    report = ingest(store, [batch], workers=1)
+    refused = {issue.path.split("/")[-1]: issue.reason for issue in report.errors}
+    assert set(refused) == {"rollout-empty.jsonl", "cut.json", "talk.json"}
+    assert "no response_item line: not a session rollout" in refused["rollout-empty.jsonl"]
+    assert "Point at a rollout" in refused["rollout-empty.jsonl"]
+    assert "no agent event" in refused["talk.json"] and "not JSON" in refused["cut.json"]
+    warned = [issue.reason for issue in report.warnings]
+    assert any("line 18 is not JSON" in w for w in warned)  # the broken rollout lands without its last line
+    assert any("line 2 is not JSON" in w for w in warned) and any("line 3 holds no agent event" in w for w in warned)
+    landed = {row[0] for row in store.query("select trajectory_id from trajectories").rows}
+    assert landed == {
+        "codex-2026-11-30/0193a1b2-7c4d-7e8f-9a0b-1c2d3e4f5a6b",
+        "codex-2026-11-30/rollout-2026-11-30T11-00-00-broken",  # no session_meta: named by its file
+        "openhands/fix-greeter",
+        "openhands/ok-1",
+    }
