@@ -64,10 +64,10 @@ def environment_share() -> None:
 
     from curriculab.analysis.store import Store
     from curriculab.planner.tasks import build_task_plan
-    from curriculab.training.agentic import suite_paths
+    from curriculab.training.terminal.suite import task_directories
 
     with tempfile.TemporaryDirectory() as folder:
-        paths = suite_paths("builtin")
+        paths = task_directories("builtin")
         from curriculab.analysis.ingest import ingest
 
         with Store(Path(folder) / "s.duckdb") as store:

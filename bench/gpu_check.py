@@ -213,9 +213,10 @@ def _agentic_check(args, cuda, sandbox, work, check_started, torch) -> dict:
     from curriculab.analysis.ingest import ingest
     from curriculab.analysis.store import Store
     from curriculab.planner.tasks import build_task_plan, export_task_plan
-    from curriculab.training.agentic import suite_paths, train_agent
+    from curriculab.training.agentic import train_agent
+    from curriculab.training.terminal.suite import task_directories
 
-    tasks = suite_paths("builtin")
+    tasks = task_directories("builtin")
     db = work / "store.duckdb"
     with Store(db) as store:
         ingest(store, [str(p) for p in tasks.values()], "tasks")

@@ -47,7 +47,7 @@ def main() -> None:
         args.workdir / "loop",
         builtin_problems(),
         "builtin",
-        train_model="smollm2",
+        weights="smollm2",
         prior="weak",
         say=lambda line: print(line, flush=True),
         grpo_overrides={"max_completion_length": 160, "learning_rate": 5e-6, "temperature": 1.0},

@@ -37,12 +37,13 @@ def run_arm(arm: str, work: Path, steps: int, weight: float, model: str) -> None
     from curriculab.analysis.ingest import ingest
     from curriculab.analysis.store import Store
     from curriculab.planner.tasks import build_task_plan, export_task_plan
-    from curriculab.training.agentic import suite_paths, train_agent
+    from curriculab.training.agentic import train_agent
+    from curriculab.training.terminal.suite import task_directories
 
     torch.set_num_threads(1)
     folder = work / arm
     folder.mkdir(parents=True, exist_ok=True)
-    tasks = suite_paths("builtin")
+    tasks = task_directories("builtin")
     db = folder / "store.duckdb"
     with Store(db) as store:
         ingest(store, [str(p) for p in tasks.values()], "tasks")
@@ -77,7 +78,7 @@ def run_arm(arm: str, work: Path, steps: int, weight: float, model: str) -> None
 def episodes(work: Path, arm: str) -> list[dict]:
     """Each stored episode of the arm: task, step, whether it changed a file, whether it finished unchecked."""
     from curriculab.analysis.store import Store
-    from curriculab.training.agentic import trial_step
+    from curriculab.training.terminal.episode_log import trial_step
 
     run_id = json.loads((work / arm / "result.json").read_text())["run_id"]
     with Store(work / arm / "store.duckdb", read_only=True) as store:

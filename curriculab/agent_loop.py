@@ -1,10 +1,10 @@
 """The agentic loop: plan --tasks → agentic GRPO → episodes coded → re-plan, for N rounds.
 
-Round 1 plans for the agent (`<label>`) from the store; its episodes land as trajectories of the
-agent `curriculab-terminal` under that label, coded by the environment, the rules and the
+Round 1 plans for the agent (`<target>`) from the store; its episodes land as trajectories of the
+agent `curriculab-terminal` under that name, coded by the environment, the rules and the
 verifier; round 2 plans from them, so its reasons cite round 1's codes and its task mix or reward
 terms move for them. Each round ends with a held-out evaluation: greedy episodes on tasks kept out
-of training, stored under `<label>@eval` (apart from the rollouts the plan reads). Seeded;
+of training, stored under `<target>@eval` (apart from the rollouts the plan reads). Seeded;
 resumable: a finished round (its `round.json`) is not run again.
 """
 
@@ -53,7 +53,7 @@ class AgentRound:
     agreement: list[dict[str, Any]] = field(default_factory=list)
     """Rules against the environment, per code, on every stored episode so far."""
     held_out: dict[str, Any] = field(default_factory=dict)
-    """The held-out evaluation (`training.agentic.Evaluation`)."""
+    """The held-out evaluation (`training.terminal.evaluation.Evaluation`)."""
 
 
 def run_agentic_loop(
@@ -63,21 +63,24 @@ def run_agentic_loop(
     steps_per_round: int,
     out: Path,
     *,
-    model: str = "tiny",
-    label: str = "tiny-agent",
+    target: str = "tiny-agent",
+    weights: str = "tiny",
     held_out: Sequence[str] = (),
     seed: int = 0,
     say: Callable[[str], None] = print,
     grpo_overrides: dict[str, Any] | None = None,
     allow_unsandboxed: bool = False,
 ) -> list[AgentRound]:
-    """Run `rounds` rounds; each round's model starts from the previous round's final weights.
+    """Run `rounds` rounds planning for `target` (the name its episodes carry) and training `weights`
+    (tiny, smollm2 or a model directory); each round starts from the previous round's final weights.
     `allow_unsandboxed`: where bubblewrap is missing, episodes (training's and the held-out
     evaluation's alike) run on the namespaces backend."""
-    from curriculab.training.agentic import episode_backend, evaluate_agent, suite_paths, train_agent
+    from curriculab.training.agentic import episode_backend, train_agent
     from curriculab.training.models import TrainError
+    from curriculab.training.terminal.evaluation import evaluate_agent
+    from curriculab.training.terminal.suite import task_directories
 
-    tasks = suite_paths(suite)
+    tasks = task_directories(suite)
     backend = episode_backend(allow_unsandboxed)  # refuses before anything runs where none works
     unknown = sorted(set(held_out) - set(tasks))
     if unknown:
@@ -86,7 +89,7 @@ def run_agentic_loop(
     with Store(db_path) as store:  # the suite's tasks, so plans can read their kinds and milestones
         ingest(store, [str(p) for p in tasks.values()], "tasks")
     history: list[AgentRound] = []
-    current_model = model
+    current_model = weights
     for number in range(1, rounds + 1):
         folder = out / f"round{number}"
         done = folder / "round.json"
@@ -96,7 +99,7 @@ def run_agentic_loop(
             say(f"round {number}: done before ({done})")
             continue
         with Store(db_path, read_only=True) as store:
-            made = build_task_plan(store, label, suite, sorted(tasks), held_out=held_out)
+            made = build_task_plan(store, target, suite, sorted(tasks), held_out=held_out)
         with Store(db_path) as store:
             planning.save(store, made)
         path = export_task_plan(made, folder / "plan.yaml")
@@ -119,7 +122,7 @@ def run_agentic_loop(
             output_dir=folder / "train",
             db_path=db_path,
             max_steps=steps_per_round,
-            model_label=label,
+            model_label=target,
             announce=say,
             allow_unsandboxed=allow_unsandboxed,
         )
@@ -132,7 +135,7 @@ def run_agentic_loop(
                 tasks,
                 list(held_out),
                 folder / evaluation_run,
-                f"{label}@eval",
+                f"{target}@eval",
                 trial_prefix=evaluation_run,
                 backend=backend,
             )

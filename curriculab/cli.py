@@ -12,7 +12,7 @@ import click
 from curriculab import commands
 from curriculab.analysis.store import DEFAULT_DB
 from curriculab.commands.common import CliError
-from curriculab.taxonomy.errors import TaxonomyError
+from curriculab.trajectory.errors import CurriculabError
 
 
 class _Group(click.Group):
@@ -36,7 +36,7 @@ class _Group(click.Group):
         except Exception as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
-            if _explained(exc):
+            if isinstance(exc, CurriculabError):  # a user's to fix: its message says how
                 raise CliError(str(exc)) from None
             raise CliError(
                 f"unexpected {type(exc).__name__}: {exc}. Re-run with --debug for the traceback and report it"
@@ -50,13 +50,6 @@ class _Group(click.Group):
         if "--debug" in head[1:]:
             head = ["--debug"] + [a for a in head if a != "--debug"]
         return super().parse_args(ctx, head + sep + tail)
-
-
-def _explained(exc: Exception) -> bool:
-    """A library error whose message names the fix (a store or taxonomy problem). A StoreError can
-    only come from a loaded store module, so one that never loaded is not imported for the check."""
-    store = sys.modules.get("curriculab.analysis.store.store")
-    return isinstance(exc, TaxonomyError) or (store is not None and isinstance(exc, store.StoreError))
 
 
 def _silence_stdout() -> None:

@@ -200,7 +200,7 @@ def _agent(db_path: Path, out: Path, console: Console | None) -> dict[str, Any]:
         1,
         2,
         folder,
-        label="tiny-agent",
+        target="tiny-agent",
         held_out=("greet-script",),
         say=lambda line: say("  " + line, highlight=False, markup=False),
     )

@@ -85,20 +85,22 @@ def describe_distribution(rows: list[dict[str, Any]], limit: int = 6) -> str:
 
 def run_loop(
     db_path: str,
-    model: str,
+    target: str,
     rounds: int,
     steps_per_round: int,
     out: Path,
     problems: list[Problem],
     problems_spec: str,
     *,
-    train_model: str = "tiny",
+    weights: str = "tiny",
     prior: str | None = "weak",
     say: Callable[[str], None] = print,
     grpo_overrides: dict[str, Any] | None = None,
     allow_unsandboxed: bool = False,
 ) -> list[Round]:
-    """Run `rounds` rounds of analyse → plan → train → ingest; `grpo_overrides` change the plans'
+    """Run `rounds` rounds of analyse → plan → train → ingest, planning for `target` (the model name
+    its trajectories carry) and training `weights` (tiny, smollm2 or a model directory; each later
+    round trains on from the round before's); `grpo_overrides` change the plans'
     `grpo` sections before training (e.g. a shorter max_completion_length on a CPU);
     `allow_unsandboxed`: score where no sandbox works (`train`'s option)."""
     from curriculab.training.callback import summary_line
@@ -106,9 +108,9 @@ def run_loop(
 
     out.mkdir(parents=True, exist_ok=True)
     history: list[Round] = []
-    checkpoint: str = train_model
-    planned_for = model
-    previous_plan: planning.Plan | None = None
+    checkpoint: str = weights
+    planned_for = target
+    previous_plan: planning.ProblemPlan | None = None
     for number in range(1, rounds + 1):
         with Store(db_path) as store:  # analyse: code what landed, refit difficulty
             run_rule_coders(store)
@@ -159,7 +161,7 @@ def run_loop(
         )
         for effect in current.code_effects:
             say(f"  from round {number - 1}'s rollout codes: {effect}")
-        label = f"{model}@round{number}"
+        label = f"{target}@round{number}"
         output = out / f"round{number}" / "run"
         result = train(
             config,

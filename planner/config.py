@@ -24,13 +24,14 @@ from curriculab.planner.portfolio import (
     TierCurriculum,
     schedule_phases,
 )
+from curriculab.trajectory.errors import CurriculabError
 from curriculab.trajectory.validation import first_problem
 from curriculab.trajectory.vocabulary import TIERS
 
 """Reward functions `training.rewards.make_reward_functions` can build, by name."""
 
 
-class ConfigError(ValueError):
+class ConfigError(CurriculabError, ValueError):
     """A plan.yaml that cannot be trained on; the message names the file, the key and the fix."""
 
 

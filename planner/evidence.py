@@ -13,13 +13,14 @@ from curriculab.analysis.labels import EXACT_METHODS, planner_use_by_code
 from curriculab.analysis.queries import COVERAGE_MIN
 from curriculab.analysis.store import Store
 from curriculab.taxonomy.taxonomy import load_taxonomy
+from curriculab.trajectory.errors import CurriculabError
 from curriculab.trajectory.vocabulary import TIERS
 
 PRIORS = {"weak": 0.35, "strong": 0.85}
 """Capability assumed for a model the store has no evidence on (`--capability weak|strong`)."""
 
 
-class PlanError(ValueError):
+class PlanError(CurriculabError, ValueError):
     """A plan that cannot be made; the message says what to pass instead."""
 
 

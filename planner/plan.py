@@ -9,9 +9,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, cast
+from typing import Annotated, Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from curriculab.analysis import queries
 from curriculab.analysis.store import PlanRow, Store
@@ -69,19 +69,57 @@ TASK_PLAN_PREFIX = "tasks:"
 """A task plan's `problems` is its suite behind this prefix."""
 
 
-class Plan(BaseModel):
-    """A curriculum for one model, with its provenance and the reason for every decision."""
+class _PlanCommon(BaseModel):
+    """What every plan holds, whatever it trains: the model, rewards, codes read, mix and reasons."""
 
     model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
 
     plan_id: str = ""
-    """Hash of everything below: the same store and inputs give the same id."""
+    """Hash of the plan's content (`content_id`): the same store and inputs give the same id."""
     planner_version: str = PLANNER_VERSION
     """Version of the planning rules."""
     target_model: str
-    """The model the plan trains."""
+    """The model the plan is for (the name its trajectories carry in the store)."""
     strategy: str
-    """tarot (tier-weighted reward), or a baseline: avg_reward, pass_all."""
+    """A problem plan's reward: tarot (tier-weighted), or a baseline (avg_reward, pass_all); a task plan's: milestones."""
+    codes: list[dict[str, Any]]
+    """Every failure code considered: used (with its shift) or ignored (with the reason)."""
+    taxonomy_version: str | None
+    """The taxonomy the codes come from (`coder:version` per coder when several were read)."""
+    coder: str
+    """The coder(s) whose codes were read, joined by `+`."""
+    reward_functions: list[str] = Field(default_factory=lambda: list(PASS_REWARDS))
+    """The reward functions, in TRL's order."""
+    reward_weights: list[float] = Field(default_factory=lambda: [1.0, 0.0, 0.0])
+    """One weight per reward function (TRL's `reward_weights`)."""
+    problems: str
+    """What it draws from: a problem set (builtin, humaneval, a file path) or `tasks:<suite>`."""
+    task_mix: list[MixEntry]
+    """Problems (or tasks) in the dataset and how often."""
+    excluded: dict[str, int]
+    """Left out, by reason: always_solved, never_solved, restored_for_diversity; held_out for tasks."""
+    provenance: dict[str, Any]
+    """Store fingerprint (row counts, content hash) and the inputs."""
+    reasons: list[str] = Field(default_factory=list)
+    """Every decision with the figure that caused it."""
+
+    def content_id(self) -> str:
+        """The plan id: a hash of the content, `kind` left out (it follows from `problems`). Plans had no kind
+        before schema 17 (`_hashed` gives the body they were hashed over then), so ids stay what they were: a
+        stored plan, its runs (`grpo-<plan_id>-…`) and their checkpoints are found again after the upgrade."""
+        # rounded: DuckDB's parallel aggregates differ in the last bits from run to run
+        body = round_floats(self._hashed(), 9)
+        return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+    def _hashed(self) -> dict[str, Any]:
+        return self.model_dump(exclude={"plan_id", "kind"})
+
+
+class ProblemPlan(_PlanCommon):
+    """A code-model curriculum over a tiered problem set: TAROT's schedule and tier weights."""
+
+    kind: Literal["problems"] = "problems"
+    """What the plan trains: a code model on problems."""
     capability: dict[str, Any]
     """value, se, source, per_tier, evidence (planner.evidence.Capability)."""
     band: str
@@ -98,38 +136,47 @@ class Plan(BaseModel):
     """The capability thresholds and the zero-variance guard used."""
     dynamic: dict[str, Any]
     """Settings of the dynamic schedule the training callback may switch on."""
-    codes: list[dict[str, Any]]
-    """Every failure code considered: used (with its shift) or ignored (with the reason)."""
-    taxonomy_version: str | None
-    """The taxonomy the codes come from (`coder:version` per coder when several were read)."""
-    coder: str
-    """The coder(s) whose codes were read, joined by `+`."""
-    reward_functions: list[str] = Field(default_factory=lambda: list(PASS_REWARDS))
-    """The reward functions, in TRL's order."""
-    reward_weights: list[float] = Field(default_factory=lambda: [1.0, 0.0, 0.0])
-    """One weight per reward function (TRL's `reward_weights`)."""
-    problems: str
-    """The problem set: builtin, humaneval or a file path."""
-    task_mix: list[MixEntry]
-    """Problems in the dataset and how often."""
-    excluded: dict[str, int]
-    """Problems left out: always_solved, never_solved (and restored to keep diversity)."""
-    provenance: dict[str, Any]
-    """Store fingerprint (row counts, content hash) and the inputs."""
-    reasons: list[str] = Field(default_factory=list)
-    """Every decision with the figure that caused it."""
 
     @property
-    def kind(self) -> str:
-        """ "tasks" for a terminal-task plan (`planner.tasks`: milestone rewards per task, no tier schedule,
-        its `weights` and `capability` empty), "problems" for a code-model plan. Read from `problems`,
-        so plans stored by any version tell their kind and keep their ids."""
-        return "tasks" if self.problems.startswith(TASK_PLAN_PREFIX) else "problems"
+    def group_size(self) -> int:
+        """GRPO's group (num_generations), the one the zero-variance guard assumed."""
+        return int(self.thresholds["group_size"])
 
-    def content_id(self) -> str:
-        # rounded: DuckDB's parallel aggregates differ in the last bits from run to run
-        body = round_floats(self.model_dump(exclude={"plan_id"}), 9)
-        return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+class TaskPlan(_PlanCommon):
+    """An agent curriculum over a terminal task suite (`planner.tasks`): milestone rewards, tasks
+    weighted by measured difficulty and the codes acted on, no tier schedule."""
+
+    kind: Literal["tasks"] = "tasks"
+    """What the plan trains: an agent on terminal tasks."""
+    group_size: int
+    """GRPO's group (num_generations): episodes per task per step."""
+
+    @property
+    def suite(self) -> str:
+        """The task suite (builtin or a folder of Harbor task directories)."""
+        return self.problems.removeprefix(TASK_PLAN_PREFIX)
+
+    @property
+    def held_out(self) -> list[str]:
+        """Tasks kept out of training for the held-out evaluation."""
+        return list(self.provenance.get("inputs", {}).get("held_out") or [])
+
+    def _hashed(self) -> dict[str, Any]:
+        # the problem-plan fields a task plan held, empty, before plans had kinds
+        legacy: dict[str, Any] = {"capability": {}, "band": "tasks", "schedule": "all", "start_tier": None}
+        legacy |= {"weights": {}, "alpha_bias": {}, "thresholds": {"group_size": self.group_size}, "dynamic": {}}
+        return self.model_dump(exclude={"plan_id", "kind", "group_size"}) | legacy
+
+
+Plan = Annotated[ProblemPlan | TaskPlan, Field(discriminator="kind")]
+"""A plan of either kind, told apart by `kind` (stored plans gained it in schema 17)."""
+_PLAN: TypeAdapter[ProblemPlan | TaskPlan] = TypeAdapter(Plan)
+
+
+def parse(text: str | bytes) -> ProblemPlan | TaskPlan:
+    """A plan from its JSON (as `plans.plan` and `plan --json` hold it)."""
+    return _PLAN.validate_json(text)
 
 
 def _distance_to_band(predicted: float | None, lo: float, hi: float) -> float:
@@ -267,7 +314,7 @@ def build_plan(
     dynamic: DynamicSettings | None = None,
     strategy: str = "tarot",
     shift_strength: float = 0.5,
-) -> Plan:
+) -> ProblemPlan:
     """Plan a curriculum for `model` from the store (read-only; nothing is written). `thresholds` and
     `dynamic`: the defaults of `Thresholds()` and `DynamicSettings()` when not given."""
     thresholds = thresholds if thresholds is not None else Thresholds()
@@ -359,7 +406,7 @@ def build_plan(
             f"strategy {strategy}: the baseline reward replaces the tier-weighted one (schedule and weights "
             "kept for reference)"
         )
-    plan = Plan(
+    plan = ProblemPlan(
         target_model=model,
         strategy=strategy,
         band=band,
@@ -398,7 +445,7 @@ def build_plan(
 def grpo_section(plan: Plan, output_dir: str = "runs/grpo") -> dict[str, Any]:
     """Only `trl.GRPOConfig` fields, with GRPO defaults sized for one GPU (reward weights live in
     the reward section, beside the functions they weigh)."""
-    group = int(plan.thresholds["group_size"])
+    group = plan.group_size
     return {
         "output_dir": output_dir,
         "num_generations": group,
@@ -445,7 +492,7 @@ def export(plan: Plan, path: Path | str, problems: Sequence[Any]) -> Path:
     return path
 
 
-def training_config(plan: Plan, yaml_name: str = "plan.yaml", rows: int | None = None) -> TrainingConfig:
+def training_config(plan: ProblemPlan, yaml_name: str = "plan.yaml", rows: int | None = None) -> TrainingConfig:
     """The plan as the trainer takes it (plan.yaml is its dump; the dataset is the .parquet of the same name)."""
     rows = sum(e.copies for e in plan.task_mix) if rows is None else rows
     launch_model = '"$MODEL"'  # a shell variable: the commands paste as they are once MODEL names the weights
@@ -503,7 +550,7 @@ def training_config(plan: Plan, yaml_name: str = "plan.yaml", rows: int | None =
 
 def render_config(plan: Plan, yaml_name: str = "plan.yaml", rows: int | None = None) -> str:
     """The text of plan.yaml (its dataset is the .parquet of the same name)."""
-    if plan.kind == "tasks":
+    if isinstance(plan, TaskPlan):
         from curriculab.planner.tasks import task_training_config
 
         return task_training_config(plan, yaml_name, rows).to_yaml()
@@ -513,19 +560,23 @@ def render_config(plan: Plan, yaml_name: str = "plan.yaml", rows: int | None = N
 def save(store: Store, plan: Plan) -> bool:
     """Store the plan in `plans` with its plan.yaml text (a plan id is its content: the same plan
     is stored once)."""
+    allocation = (
+        {"schedule": plan.schedule, "start_tier": plan.start_tier, "alpha_bias": plan.alpha_bias}
+        if isinstance(plan, ProblemPlan)
+        else {"held_out": plan.held_out}  # a task plan allocates no tiers: which tasks it keeps out
+    )
     return store.save_plan(
         PlanRow(
             plan_id=plan.plan_id,
             target_model=plan.target_model,
             strategy=plan.strategy,
-            allocation=json.dumps(
-                {"schedule": plan.schedule, "start_tier": plan.start_tier, "alpha_bias": plan.alpha_bias}
-            ),
-            weights=json.dumps(plan.weights),
+            allocation=json.dumps(allocation),
+            weights=json.dumps(plan.weights if isinstance(plan, ProblemPlan) else {}),
             task_mix=json.dumps([e.model_dump() for e in plan.task_mix]),
             reasons=json.dumps(plan.reasons),
             config_yaml=render_config(plan),
             plan=plan.model_dump_json(),
+            kind=plan.kind,
         )
     )
 
@@ -539,50 +590,75 @@ def load(store: Store, plan_id: str | None = None) -> Plan:
     row = rows[0] if plan_id is None else next((r for r in rows if r["plan_id"] == plan_id), None)
     if row is None:
         raise PlanError(f"no plan {plan_id!r}. Stored: {', '.join(r['plan_id'] for r in rows[:10])}")
-    return Plan.model_validate_json(row["plan"])
+    return parse(row["plan"])
 
 
 def explain(plan: Plan) -> list[str]:
     """The plan in words: one line per decision."""
-    if plan.kind == "tasks":
+    rows = sum(e.copies for e in plan.task_mix)
+    if isinstance(plan, TaskPlan):
         rewards = ", ".join(f"{f} {w:.3f}" for f, w in zip(plan.reward_functions, plan.reward_weights))
-        head = (
-            f"plan {plan.plan_id} for {plan.target_model}: {plan.problems}, rewards {rewards}, "
-            f"{len(plan.task_mix)} tasks ({sum(e.copies for e in plan.task_mix)} rows)"
-        )
-        return [head, *plan.reasons]
+        held = f", {len(plan.held_out)} held out" if plan.held_out else ""
+        head = f"task plan {plan.plan_id} for {plan.target_model}: suite {plan.suite}, rewards {rewards}, "
+        return [head + f"{len(plan.task_mix)} tasks ({rows} rows){held}", *plan.reasons]
     head = (
         f"plan {plan.plan_id} for {plan.target_model}: {plan.strategy}, {plan.schedule}"
         + (f" starting on {plan.start_tier}" if plan.start_tier else "")
-        + f", w {', '.join(f'{t} {plan.weights[t]:.3f}' for t in TIERS)}, {len(plan.task_mix)} problems "
-        f"({sum(e.copies for e in plan.task_mix)} rows)"
+        + f", w {', '.join(f'{t} {plan.weights[t]:.3f}' for t in TIERS)}, {len(plan.task_mix)} problems ({rows} rows)"
     )
     return [head, *plan.reasons]
 
 
-def diff(a: Plan, b: Plan) -> list[tuple[str, str, str]]:
-    """(field, in a, in b) for what changed between two plans. Two task plans compare by their task
-    mix, rewards, held-out tasks and codes; a task plan against a problem plan says they differ in
-    kind and compares what they share (model, rewards, codes, mix)."""
-    changes = []
-    if a.kind != b.kind:
-        changes.append(("kind", a.kind, b.kind))
-    for name in ("target_model", "strategy", "band", "schedule", "start_tier", "taxonomy_version", "problems"):
-        if getattr(a, name) != getattr(b, name):
-            changes.append((name, str(getattr(a, name)), str(getattr(b, name))))
-    for tier in TIERS:  # a problem plan's tier choices (a task plan has none)
+Change = tuple[str, str, str]
+
+
+def _listed(values: set[str]) -> str:
+    return ", ".join(sorted(values)) or "-"
+
+
+def _problem_changes(a: ProblemPlan, b: ProblemPlan) -> list[Change]:
+    changes = [
+        (name, str(getattr(a, name)), str(getattr(b, name)))
+        for name in ("band", "schedule", "start_tier")
+        if getattr(a, name) != getattr(b, name)
+    ]
+    for tier in TIERS:
         for name in ("weights", "alpha_bias"):
             va, vb = getattr(a, name).get(tier), getattr(b, name).get(tier)
             if va != vb:
                 changes.append(
                     (f"{name}.{tier}", "-" if va is None else f"{va:.3f}", "-" if vb is None else f"{vb:.3f}")
                 )
-    ca, cb = a.capability.get("value"), b.capability.get("value")
-    if (ca is None) != (cb is None) or (ca is not None and cb is not None and round(ca, 4) != round(cb, 4)):
-        changes.append(("capability", "-" if ca is None else f"{ca:.3f}", "-" if cb is None else f"{cb:.3f}"))
-    held_a, held_b = (set(p.provenance.get("inputs", {}).get("held_out") or []) for p in (a, b))
-    if held_a != held_b:
-        changes.append(("held-out tasks", ", ".join(sorted(held_a)) or "-", ", ".join(sorted(held_b)) or "-"))
+    ca, cb = a.capability["value"], b.capability["value"]
+    if round(ca, 4) != round(cb, 4):
+        changes.append(("capability", f"{ca:.3f}", f"{cb:.3f}"))
+    return changes
+
+
+def _task_changes(a: TaskPlan, b: TaskPlan) -> list[Change]:
+    changes = []
+    if set(a.held_out) != set(b.held_out):
+        changes.append(("held-out tasks", _listed(set(a.held_out)), _listed(set(b.held_out))))
+    if a.group_size != b.group_size:
+        changes.append(("group size", str(a.group_size), str(b.group_size)))
+    return changes
+
+
+def diff(a: Plan, b: Plan) -> list[Change]:
+    """(field, in a, in b) for what changed between two plans. Two problem plans compare their tier
+    choices too (band, schedule, weights, capability); two task plans their held-out tasks and group;
+    a task plan against a problem plan says they differ in kind and compares what they share: model,
+    strategy, rewards, codes used and the mix."""
+    changes: list[Change] = []
+    if a.kind != b.kind:
+        changes.append(("kind", a.kind, b.kind))
+    for name in ("target_model", "strategy", "taxonomy_version", "problems"):
+        if getattr(a, name) != getattr(b, name):
+            changes.append((name, str(getattr(a, name)), str(getattr(b, name))))
+    if isinstance(a, ProblemPlan) and isinstance(b, ProblemPlan):
+        changes += _problem_changes(a, b)
+    elif isinstance(a, TaskPlan) and isinstance(b, TaskPlan):
+        changes += _task_changes(a, b)
     reward_a = " + ".join(f"{w:g}·{f}" for f, w in zip(a.reward_functions, a.reward_weights) if w)
     reward_b = " + ".join(f"{w:g}·{f}" for f, w in zip(b.reward_functions, b.reward_weights) if w)
     if reward_a != reward_b:
@@ -590,19 +666,18 @@ def diff(a: Plan, b: Plan) -> list[tuple[str, str, str]]:
     used_a = {c["code"] for c in a.codes if c["used"]}
     used_b = {c["code"] for c in b.codes if c["used"]}
     if used_a != used_b:
-        changes.append(("codes used", ", ".join(sorted(used_a)) or "-", ", ".join(sorted(used_b)) or "-"))
+        changes.append(("codes used", _listed(used_a), _listed(used_b)))
     mix_a = {e.problem_id: e.copies for e in a.task_mix}
     mix_b = {e.problem_id: e.copies for e in b.task_mix}
-    unit_a, unit_b = ("tasks" if p.kind == "tasks" else "problems" for p in (a, b))
     if set(mix_a) != set(mix_b):
         changes.append(
             (
                 "task mix",
-                f"{len(mix_a)} {unit_a}",
-                f"{len(mix_b)} {unit_b} (+{len(set(mix_b) - set(mix_a))} −{len(set(mix_a) - set(mix_b))})",
+                f"{len(mix_a)} {a.kind}",
+                f"{len(mix_b)} {b.kind} (+{len(set(mix_b) - set(mix_a))} −{len(set(mix_a) - set(mix_b))})",
             )
         )
     changed_copies = sum(mix_a[p] != mix_b[p] for p in set(mix_a) & set(mix_b))
     if changed_copies:
-        changes.append(("task mix copies", "", f"{changed_copies} {unit_b} practised more or less often"))
+        changes.append(("task mix copies", "", f"{changed_copies} {b.kind} practised more or less often"))
     return changes

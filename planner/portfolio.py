@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
+from curriculab.trajectory.errors import CurriculabError
 from curriculab.trajectory.vocabulary import TIERS
 
 REWARD_FUNCTIONS = ("tarot_reward", "avg_reward", "pass_all_reward", "format_reward")
@@ -22,6 +23,10 @@ ORDERS: dict[str, tuple[str, ...]] = {
     "reversed": ("complex", "edge", "intermediate", "basic"),
 }
 """The order in which a staged schedule adds tiers."""
+
+
+class SettingsError(CurriculabError, ValueError):
+    """A schedule, weight preset or threshold that cannot be used; the message names it and the values allowed."""
 
 
 def _staged(order: tuple[str, ...]) -> list[tuple[float, tuple[str, ...]]]:
@@ -49,11 +54,11 @@ def schedule_phases(schedule: str, start_tier: str | None = None) -> list[tuple[
     """The phases of `schedule`; a staged schedule may start on a later tier of its order (the
     zero-variance guard moves it): that tier comes first, the rest follow in the schedule's order."""
     if schedule not in SCHEDULES:
-        raise ValueError(f"schedule {schedule!r} is unknown. Use one of: {', '.join(SCHEDULES)}")
+        raise SettingsError(f"schedule {schedule!r} is unknown. Use one of: {', '.join(SCHEDULES)}")
     if start_tier is None or schedule not in ORDERS or start_tier == ORDERS[schedule][0]:
         return SCHEDULES[schedule]
     if start_tier not in TIERS:
-        raise ValueError(f"start_tier {start_tier!r} is not a tier. Tiers are {', '.join(TIERS)}")
+        raise SettingsError(f"start_tier {start_tier!r} is not a tier. Tiers are {', '.join(TIERS)}")
     order = (start_tier, *(t for t in ORDERS[schedule] if t != start_tier))
     return _staged(order)
 
@@ -80,7 +85,7 @@ def parse_weights(text: str | None) -> dict[str, float] | str:
         try:
             weights[tier.strip()] = float(value)
         except ValueError:
-            raise ValueError(
+            raise SettingsError(
                 f"--weights part {part!r} is not tier=number. Write e.g. "
                 "basic=0.35,intermediate=0.35,complex=0.15,edge=0.15"
             ) from None
@@ -110,16 +115,18 @@ class TierCurriculum:
         schedule_phases(self.schedule, self.start_tier)  # validates both
         if isinstance(self.weights, str):
             if self.weights not in WEIGHTS:
-                raise ValueError(f"weights {self.weights!r} is unknown. Use a preset ({', '.join(WEIGHTS)}) or a dict")
+                raise SettingsError(
+                    f"weights {self.weights!r} is unknown. Use a preset ({', '.join(WEIGHTS)}) or a dict"
+                )
             self.weights = dict(WEIGHTS[self.weights])
         for name, mapping in (("weights", self.weights), ("alpha_bias", self.alpha_bias)):
             unknown = set(mapping) - set(TIERS)
             if unknown:
-                raise ValueError(f"{name} name unknown tier(s) {sorted(unknown)}. Tiers are {', '.join(TIERS)}")
+                raise SettingsError(f"{name} name unknown tier(s) {sorted(unknown)}. Tiers are {', '.join(TIERS)}")
             if any(v < 0 for v in mapping.values()):
-                raise ValueError(f"{name} must be non-negative")
+                raise SettingsError(f"{name} must be non-negative")
         if sum(self.weights.values()) <= 0:
-            raise ValueError("weights must not all be zero")
+            raise SettingsError("weights must not all be zero")
 
     def active(self, progress: float, live: LiveAllocation | None = None) -> tuple[str, ...]:
         """Tiers practised at `progress` (fraction of training done, 0..1), or, once the dynamic
@@ -166,13 +173,13 @@ class Thresholds:
 
     def __post_init__(self) -> None:
         if not 0 < self.weak_below <= self.strong_from < 1:
-            raise ValueError(
+            raise SettingsError(
                 f"thresholds need 0 < weak_below ({self.weak_below}) <= strong_from ({self.strong_from}) < 1"
             )
         if not 0 < self.max_same_share < 1:
-            raise ValueError(f"max_same_share is {self.max_same_share}; give a share between 0 and 1, like 0.5")
+            raise SettingsError(f"max_same_share is {self.max_same_share}; give a share between 0 and 1, like 0.5")
         if self.group_size < 2:
-            raise ValueError(f"group_size is {self.group_size}; GRPO needs at least 2 completions per group")
+            raise SettingsError(f"group_size is {self.group_size}; GRPO needs at least 2 completions per group")
 
 
 def choose(capability: float, thresholds: Thresholds = Thresholds()) -> tuple[str, str, str]:

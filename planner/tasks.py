@@ -21,7 +21,7 @@ from curriculab.analysis import queries
 from curriculab.analysis.store import Store
 from curriculab.planner.config import DatasetSection, PlanHeader, RewardSection, TrainingConfig
 from curriculab.planner.evidence import CodeDecision, PlanError, coded_decisions, reward_terms, time_reading
-from curriculab.planner.plan import TASK_PLAN_PREFIX, MixEntry, Plan, grpo_section
+from curriculab.planner.plan import TASK_PLAN_PREFIX, MixEntry, TaskPlan, grpo_section
 from curriculab.taxonomy.task_effects import table_version, task_effects
 
 TASK_CODERS = ("environment", "rules", "verifier")
@@ -57,7 +57,7 @@ def build_task_plan(
     shift_strength: float = 2.0,
     group_size: int = 4,
     rows_per_task: int = 3,
-) -> Plan:
+) -> TaskPlan:
     """A task plan for `model` over the suite's `task_ids` (read-only). `held_out` tasks are kept
     out of training (the loop's held-out evaluation uses them)."""
     known = _task_rows(store, task_ids)
@@ -175,23 +175,16 @@ def build_task_plan(
         )
     if len(functions) == 1:
         reasons.append(f"reward: {BASE_REWARD} alone (no used code switches on a process term)")
-    plan = Plan(
+    plan = TaskPlan(
         target_model=model,
         strategy="milestones",
-        capability={},
-        band="tasks",
-        schedule="all",
-        start_tier=None,
-        weights={},
-        alpha_bias={},
-        thresholds={"group_size": group_size},
-        dynamic={},
+        group_size=group_size,
         codes=[asdict(d) for d in decisions],
         taxonomy_version=", ".join(versions) or None,
         coder="+".join(coders),
         reward_functions=functions,
         reward_weights=weights,
-        problems=f"{TASKS_PREFIX}{suite}",
+        problems=f"{TASK_PLAN_PREFIX}{suite}",
         task_mix=mix,
         excluded={"held_out": len(held_out)},
         provenance={
@@ -211,7 +204,7 @@ def build_task_plan(
     return plan
 
 
-def task_grpo_section(plan: Plan, output_dir: str = "runs/agentic") -> dict[str, Any]:
+def task_grpo_section(plan: TaskPlan, output_dir: str = "runs/agentic") -> dict[str, Any]:
     """`trl.GRPOConfig` fields for agentic GRPO: small groups, a few tool turns."""
     return {
         **grpo_section(plan, output_dir),
@@ -221,11 +214,7 @@ def task_grpo_section(plan: Plan, output_dir: str = "runs/agentic") -> dict[str,
     }
 
 
-TASKS_PREFIX = TASK_PLAN_PREFIX
-"""A task plan's `problems` is the suite behind this prefix (`plan.TASK_PLAN_PREFIX`)."""
-
-
-def task_training_config(plan: Plan, yaml_name: str = "plan.yaml", rows: int | None = None) -> TrainingConfig:
+def task_training_config(plan: TaskPlan, yaml_name: str = "plan.yaml", rows: int | None = None) -> TrainingConfig:
     """A task plan as the trainer takes it (plan.yaml is its dump; its dataset, the .parquet of the same name)."""
     return TrainingConfig(
         plan=PlanHeader(
@@ -239,7 +228,7 @@ def task_training_config(plan: Plan, yaml_name: str = "plan.yaml", rows: int | N
         dataset=DatasetSection(
             path=Path(yaml_name).with_suffix(".parquet").name,
             rows=sum(e.copies for e in plan.task_mix) if rows is None else rows,
-            tasks=plan.problems.removeprefix(TASKS_PREFIX),
+            tasks=plan.suite,
             columns=["task_id"],
         ),
         reward=RewardSection(functions=plan.reward_functions, weights=plan.reward_weights),
@@ -247,7 +236,7 @@ def task_training_config(plan: Plan, yaml_name: str = "plan.yaml", rows: int | N
     )
 
 
-def export_task_plan(plan: Plan, path: Path | str) -> Path:
+def export_task_plan(plan: TaskPlan, path: Path | str) -> Path:
     """Write plan.yaml and its dataset (one row per practice of a task: `task_id`) beside it."""
     import pyarrow as pa
     import pyarrow.parquet as pq

@@ -593,3 +593,34 @@ def test_tasks_health_flags_and_tasks_checked_puts_a_task_back(cli_run, tmp_path
     assert [r["task_id"] for r in left] == ["hello-world"]
     refitted = json.loads(cli_run("difficulty", "--json").stdout)
     assert sorted(r["task_id"] for r in refitted) == ["fix-permissions", "nginx-request-logging"]
+
+
+def test_errors_a_user_can_fix_reach_the_cli_through_one_base_unwrapped(tmp_path):
+    """Every library error a user can fix derives from `CurriculabError`, which the command group
+    prints as `Error: <cause and fix>`; so no command re-wraps one by hand."""
+    import re
+
+    from click.testing import CliRunner
+
+    from curriculab.analysis.store import StoreError
+    from curriculab.cli import cli
+    from curriculab.planner.config import ConfigError
+    from curriculab.planner.evidence import PlanError
+    from curriculab.planner.portfolio import SettingsError
+    from curriculab.taxonomy.errors import TaxonomyError
+    from curriculab.training.models import TrainError
+    from curriculab.training.problems import ProblemError
+    from curriculab.training.terminal.suite import SuiteError
+    from curriculab.training.terminal.task import TaskError
+    from curriculab.trajectory.errors import CurriculabError
+
+    fixable = (StoreError, ConfigError, PlanError, SettingsError, TaxonomyError, TrainError, ProblemError)
+    fixable += (SuiteError, TaskError)
+    assert all(issubclass(error, CurriculabError) for error in fixable)
+    names = "|".join(error.__name__ for error in fixable)
+    wrap = re.compile(rf"except \(?[\w., ]*\b({names})\b[\w., ]*\)? as exc:\s*\n\s*raise CliError\(str\(exc\)\)")
+    commands = Path(__file__).parents[1] / "curriculab" / "commands"
+    wrapped = [f"{p.name}: {m[0]}" for p in commands.glob("*.py") for m in wrap.finditer(p.read_text())]
+    assert wrapped == []
+    result = CliRunner().invoke(cli, ["plan", "diff", "nope", "nada", "--db", str(tmp_path / "none.duckdb")])
+    assert result.exit_code == 1 and result.output.startswith("Error: ") and "unexpected" not in result.output

@@ -282,6 +282,36 @@ class RolloutIngest(TrainerCallback):
             store_metrics(store, self.run_id, self.metrics_path)
 
 
+class IngestAtSaves(TrainerCallback):
+    """An agentic run's episodes and metrics written so far, ingested and coded at each checkpoint
+    and at the end (`ingest`: the main process's; None: no store or another rank), the time counted
+    as the step's store time. On several processes every rank `wait`s before (each has written the
+    step's episodes) and after (none writes the next step's while they are read)."""
+
+    def __init__(
+        self, ingest: Callable[[], None] | None, clock: StepClock, wait: Callable[[], None] = lambda: None
+    ) -> None:
+        self.ingest, self.clock, self.wait = ingest, clock, wait
+        self.seconds = 0.0
+        """Time spent ingesting over the run."""
+
+    def _ingest(self) -> None:
+        started = time.perf_counter()
+        self.wait()
+        if self.ingest is not None:
+            self.ingest()
+        self.wait()
+        elapsed = time.perf_counter() - started
+        self.seconds += elapsed
+        self.clock.add(store_s=elapsed)
+
+    def on_save(self, args, state, control, **kwargs):
+        self._ingest()
+
+    def on_train_end(self, args, state, control, **kwargs):
+        self._ingest()
+
+
 @dataclass
 class RunCallbacks:
     """The callbacks of one run, in the order they act (iterate to pass them to a trainer)."""

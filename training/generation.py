@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from curriculab.trajectory.errors import CurriculabError
+
 BACKENDS: dict[str, dict[str, Any]] = {
     "generate": {},
     "static-cache": {"cache_implementation": "static"},
@@ -39,7 +41,7 @@ def probed(cuda: bool) -> tuple[str, ...]:
     return ("generate", "static-cache", "continuous-batching") if cuda else ("generate", "static-cache")
 
 
-class BackendUnavailable(ValueError):
+class BackendUnavailable(CurriculabError, ValueError):
     """A backend this machine cannot run; the message says what it needs."""
 
 

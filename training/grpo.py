@@ -11,14 +11,13 @@ rollout once.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from curriculab.planner.config import ConfigError, TrainingConfig
+from curriculab.planner.config import TrainingConfig
 from curriculab.planner.portfolio import LiveAllocation
 from curriculab.training.generation import BACKENDS, CLEAR_WIN, BackendUnavailable, choose_backend
 from curriculab.training.models import (
@@ -31,67 +30,16 @@ from curriculab.training.models import (
 from curriculab.training.options import TrainOptions
 from curriculab.training.quiet import LOG_NAME, library_output_to
 from curriculab.training.rollouts import RolloutWriter
+from curriculab.training.run import (
+    TrainResult,
+    check_grpo_section,
+    checkpoint_to_resume,
+    grpo_arguments,
+    loaded_plan,
+    process_rank,
+    run_id_for,
+)
 from curriculab.training.timing import StepClock
-
-
-@dataclass(kw_only=True)
-class TrainResult:
-    """What a training run did (built by keyword: its fields are many and several are alike)."""
-
-    run_id: str
-    """The run's id in the store."""
-    output_dir: str
-    """Checkpoints, rollouts and the final model."""
-    steps: int
-    """Optimizer steps done."""
-    rollouts: int
-    """Completions written."""
-    seconds: float
-    """Wall time of `trainer.train`."""
-    store_seconds: float
-    """Of which the training loop spent on rollouts and metrics: writing shards, waiting for a
-    checkpoint's ingest (it runs beside training) and the final ingest."""
-    reward_seconds: float
-    """Of which scoring completions in the sandbox (all reward functions)."""
-    last_logs: dict[str, float] = field(default_factory=dict)
-    """The last logged metrics."""
-    planned_steps: int | None = None
-    """Steps the schedule was laid over (None: the run's own max_steps)."""
-    all_same_share: float | None = None
-    """Share of GRPO groups whose rewards were all equal (no gradient), from the reward's own results."""
-    generation_backend: str = "generate"
-    """The backend that generated the rollouts (`training/generation.py`)."""
-    main_process: bool = True
-    """Whether this process is rank 0 of its run (the one that reports it)."""
-
-    @property
-    def schedule_progress(self) -> float:
-        """How far the schedule got: steps done over planned steps (1.0 when the run was the plan)."""
-        return min(1.0, self.steps / self.planned_steps) if self.planned_steps else 1.0
-
-
-def last_complete_checkpoint(output: Path) -> Path | None:
-    """The newest checkpoint that was written to the end (its trainer_state.json is saved last);
-    newer ones, cut short by a kill, are removed."""
-    import shutil
-
-    found = sorted(
-        (int(p.name.split("-")[-1]), p) for p in output.glob("checkpoint-*") if p.name.split("-")[-1].isdigit()
-    )
-    complete = [p for _, p in found if (p / "trainer_state.json").exists()]
-    if not complete:
-        return None
-    last = complete[-1]
-    for step, path in found:
-        if step > int(last.name.split("-")[-1]):
-            shutil.rmtree(path, ignore_errors=True)
-    return last
-
-
-def run_id_for(plan_id: str, seed: int, output_dir: Path) -> str:
-    """The same plan, seed and output directory give the same run id (a resumed run is the same run)."""
-    digest = hashlib.sha256(str(output_dir.resolve()).encode()).hexdigest()[:6]
-    return f"grpo-{plan_id}-s{seed}-{digest}"
 
 
 def train(
@@ -125,8 +73,8 @@ def train(
 
     imported = time.perf_counter()
     config, problems = _checked_plan(config)
-    _check_grpo_section(config, GRPOConfig)
-    max_steps, summary, announce = options.max_steps, options.summary, options.announce
+    check_grpo_section(config, GRPOConfig)
+    summary, announce = options.summary, options.announce
     output = Path(options.output_dir or config.grpo.get("output_dir") or "runs/grpo")
     with library_output_to(output / LOG_NAME):  # one bar and one line per step on the terminal
         path, load_kwargs, base_name = resolve_model(model, options.cache_dir)
@@ -134,11 +82,10 @@ def train(
         section = config.curriculum
         dynamic_on = section.dynamic.enabled if options.dynamic is None else options.dynamic
         live_on = section.live_sampling.enabled if options.live_sampling is None else options.live_sampling
-        rank = _rank(live_on, options.stop_after_s)
+        rank = process_rank(live_on, options.stop_after_s)
         if rank != 0:  # rank 0 speaks for the run
             summary = announce = None
-        grpo = dict(config.grpo)
-        seed, plan_id = int(grpo.get("seed", 0)), config.plan.plan_id
+        seed, plan_id = int(config.grpo.get("seed", 0)), config.plan.plan_id
         run_id = run_id_for(plan_id, seed, output)
         stop_ids = tuple(i for i in {tokenizer.eos_token_id, tokenizer.pad_token_id} if i is not None)
         writer = RolloutWriter(
@@ -160,20 +107,8 @@ def train(
         )
         checkpoint = _resume_from(output, options.resume, writer, rank)
         cuda = torch.cuda.is_available() and not options.force_cpu
-        grpo.update(
-            output_dir=str(output),
-            logging_steps=1,
-            save_strategy="steps",
-            report_to="none",
-            save_steps=options.save_steps or max(1, (max_steps or 10) // 2),
-            use_cpu=not cuda,
-            bf16=cuda,
-            reward_weights=list(config.reward.weights),
-        )
-        if max_steps is not None:
-            grpo["max_steps"] = max_steps
-        if model == "tiny":
-            grpo["max_completion_length"] = min(int(grpo.get("max_completion_length", 512)), TINY_COMPLETION_TOKENS)
+        completion_cap = TINY_COMPLETION_TOKENS if model == "tiny" else None
+        completion_tokens = int(config.grpo.get("max_completion_length", 256))
         network = AutoModelForCausalLM.from_pretrained(path, **load_kwargs)
         backend, why = pick_backend(
             options.backend_asked,
@@ -181,8 +116,8 @@ def train(
             network,
             tokenizer,
             dataset,
-            int(grpo.get("num_generations", 8)),
-            int(grpo.get("max_completion_length", 256)),
+            int(config.grpo.get("num_generations", 8)),
+            min(completion_tokens, completion_cap or completion_tokens),
             f"{base_name}:{path}",
             options.cache_dir,
         )
@@ -191,11 +126,9 @@ def train(
             if model == "tiny":
                 announce(TINY_NOTICE)
         writer.run_config["generation_backend"] = backend  # stored with the run, beside plan and seed
-        grpo.update(BACKENDS[backend])
-        try:
-            args = GRPOConfig(**grpo)
-        except (TypeError, ValueError) as exc:
-            raise TrainError(f"grpo section rejected by trl.GRPOConfig: {exc}") from None
+        args = grpo_arguments(
+            config, options, output, cuda, completion_cap=completion_cap, backend=dict(BACKENDS[backend])
+        )
         sampling = section.live_sampling
         stats = ProblemStats(
             args.num_generations, LiveSamplingSettings(True, sampling.decay, sampling.sharpness, sampling.floor)
@@ -267,11 +200,7 @@ def _checked_plan(config: TrainingConfig | Path | str):
     """The plan and its problems, or a TrainError naming what is wrong (before any run folder exists)."""
     from curriculab.training.problems import ProblemError, load_problem_set
 
-    if not isinstance(config, TrainingConfig):
-        try:
-            config = TrainingConfig.load(config)
-        except ConfigError as exc:
-            raise TrainError(str(exc)) from None
+    config = loaded_plan(config)
     try:
         problems = load_problem_set(config.dataset.problems)
     except ProblemError as exc:
@@ -281,27 +210,6 @@ def _checked_plan(config: TrainingConfig | Path | str):
             f"dataset.path: {config.dataset_path} does not exist. Export the plan with `curriculab plan -o`"
         )
     return config, problems
-
-
-# set by train() itself from the plan and the options; a plan that sets them is overridden
-_SET_BY_TRAIN = frozenset({"logging_steps", "save_strategy", "report_to", "use_cpu", "bf16", "reward_weights"})
-
-
-def _check_grpo_section(config: TrainingConfig, grpo_config: type) -> None:
-    """A TrainError naming each key of the plan's `grpo:` section that `trl.GRPOConfig` has no
-    field for, with the nearest field: found before the model loads, not after."""
-    import difflib
-
-    known = {f.name for f in fields(grpo_config)}
-    where = config.source or "the plan"
-    for key in config.grpo:
-        if key not in known:
-            near = difflib.get_close_matches(key, sorted(known), n=1)
-            hint = f"did you mean {near[0]!r}? " if near else ""
-            raise TrainError(
-                f"{where}: grpo.{key} is not a trl.GRPOConfig field; {hint}"
-                "fix or remove the key (the fields: https://huggingface.co/docs/trl/grpo_trainer#trl.GRPOConfig)"
-            )
 
 
 def _tokenizer_and_dataset(config: TrainingConfig, path, load_kwargs: dict):
@@ -318,38 +226,6 @@ def _tokenizer_and_dataset(config: TrainingConfig, path, load_kwargs: dict):
     if getattr(tokenizer, "chat_template", None):
         dataset = dataset.map(lambda row: {"prompt": [{"role": "user", "content": CODE_INSTRUCTION + row["prompt"]}]})
     return tokenizer, dataset
-
-
-def _rank(live_sampling: bool, stop_after_s: float | None) -> int:
-    """This process's rank (torchrun / accelerate launch say it; each rank scores its own
-    completions), refusing what cannot hold across several processes."""
-    rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
-    if world > 1 and live_sampling:
-        raise TrainError(
-            "live sampling keeps its statistics per process, so ranks would sample different problems. "
-            "Pass --static-sampling to train on several processes"
-        )
-    if world > 1 and stop_after_s is not None:
-        raise TrainError(
-            "a time budget is kept per process, so ranks could stop at different steps. "
-            "Use --max-steps to train on several processes"
-        )
-    return rank
-
-
-def checkpoint_to_resume(output: Path, resume: bool) -> Path | None:
-    """The checkpoint to resume from, or None for a fresh run, which must not overwrite another
-    run's checkpoints (a TrainError says what to pass instead)."""
-    if not resume:
-        if output.exists() and any(output.glob("checkpoint-*")):
-            raise TrainError(
-                f"{output} holds checkpoints of an earlier run. Pass --resume to continue it, or another --output-dir"
-            )
-        return None
-    checkpoint = last_complete_checkpoint(output)
-    if checkpoint is None:
-        raise TrainError(f"--resume: no complete checkpoint in {output}. Start without --resume")
-    return checkpoint
 
 
 def _resume_from(output: Path, resume: bool, writer: RolloutWriter, rank: int) -> Path | None:

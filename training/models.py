@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from curriculab.trajectory.errors import CurriculabError
+
 CACHE_DIR = Path.home() / ".cache" / "curriculab"
 CODE_INSTRUCTION = "Complete this Python function. Answer with the whole function in a ```python block.\n\n"
 """What a chat model is asked before the problem's prompt."""
@@ -18,7 +20,7 @@ TINY_NOTICE = (
 """Said when a run trains `tiny`, so `reward 0.000 ... zero-std 1.00` is not taken for a fault."""
 
 
-class TrainError(ValueError):
+class TrainError(CurriculabError, ValueError):
     """A training run that cannot start; the message says what to change."""
 
 

@@ -21,12 +21,13 @@ from collections.abc import Collection, Iterable
 from pathlib import Path
 
 from curriculab.training.sandbox import Limits, run_many
+from curriculab.trajectory.errors import CurriculabError
 from curriculab.trajectory.vocabulary import TIERS, Tier
 
 _ENTRY_POINT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-class ProblemError(ValueError):
+class ProblemError(CurriculabError, ValueError):
     """A problem file or problem that cannot be used; the message names the file, line and field."""
 
 

@@ -7,7 +7,8 @@ TRL has no curriculum sampler; this keeps its `RepeatSampler` group semantics (s
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from trl import GRPOTrainer
 
@@ -19,7 +20,9 @@ class CurriculumGRPOTrainer(GRPOTrainer):
     """A GRPOTrainer whose training sampler is `LiveRepeatSampler` when `live_stats` is given, and
     whose generation and rewards are timed on `clock` when one is given: generation in seconds and
     completion tokens, rewards split into scoring and the rollout writes the rewards make
-    (`written_s()`: seconds written so far)."""
+    (`written_s()`: seconds written so far). Each of `episode_hooks` is called after each batch's
+    rewards with the batch's environments, completions and the step (an agentic run's episode log):
+    a reward function only scores."""
 
     def __init__(
         self,
@@ -27,9 +30,11 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         live_stats: ProblemStats | None = None,
         clock: StepClock | None = None,
         written_s: Callable[[], float] = lambda: 0.0,
+        episode_hooks: Sequence[Callable[[Sequence[Any], Sequence[Any], int], None]] = (),
         **kwargs,
     ) -> None:
         self.live_stats, self.clock, self.written_s = live_stats, clock, written_s
+        self.episode_hooks = list(episode_hooks)
         self.reward_seconds = 0.0
         """Wall time in the reward functions over the run (the sandbox, and the rollout writes they make)."""
         super().__init__(*args, **kwargs)
@@ -40,7 +45,10 @@ class CurriculumGRPOTrainer(GRPOTrainer):
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
         started, written, environment = time.perf_counter(), self.written_s(), self._environment_s()
         try:
-            return super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+            rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+            for hook in self.episode_hooks:  # this process's environments, before the next reset
+                hook(self.environments or [], completions, int(self.state.global_step))
+            return rewards
         finally:
             elapsed, writing = time.perf_counter() - started, self.written_s() - written
             self.reward_seconds += elapsed

@@ -15,7 +15,7 @@ def plans(store: Store, *, target_model: str | None = None) -> pd.DataFrame:
     """Stored curriculum plans, newest first.
 
     Columns: plan_id, created_at, target_model, strategy, allocation, weights, task_mix, reasons, config_yaml
-    (the plan.yaml text), plan (the whole plan as JSON).
+    (the plan.yaml text), plan (the whole plan as JSON), kind (problems or tasks).
     """
     where, params = _where({"target_model": "target_model"}, target_model=target_model)
     return store.frame(f"select * from plans{where} order by created_at desc", params)

@@ -559,6 +559,28 @@ DELETE FROM ingest_manifest;
     ),
 )
 
+# Plans of two kinds: a code-model plan over problems and an agent's plan over terminal tasks, told
+# apart by `kind`, each holding only its own fields. Task plans stored before carried the problem-plan
+# fields empty (their group size inside `thresholds`); they are rewritten in the new shape, ids kept
+# (a plan's id hashes its content in the shape it had before kinds, `planner.plan._PlanCommon.content_id`).
+MIGRATIONS += (
+    Migration(
+        17,
+        "plans of two kinds",
+        """
+ALTER TABLE plans ADD COLUMN IF NOT EXISTS kind VARCHAR;
+UPDATE plans SET kind = CASE WHEN plan->>'$.problems' LIKE 'tasks:%' THEN 'tasks' ELSE 'problems' END
+    WHERE kind IS NULL;
+UPDATE plans SET plan = json_merge_patch(plan, json_object('kind', 'problems'))
+    WHERE kind = 'problems' AND plan->>'$.kind' IS NULL;
+UPDATE plans SET plan = json_merge_patch(plan, json_object(
+        'kind', 'tasks', 'group_size', (plan->>'$.thresholds.group_size')::INTEGER, 'capability', NULL, 'band', NULL,
+        'schedule', NULL, 'start_tier', NULL, 'weights', NULL, 'alpha_bias', NULL, 'thresholds', NULL, 'dynamic', NULL))
+    WHERE kind = 'tasks' AND plan->>'$.kind' IS NULL;
+""",
+    ),
+)
+
 LATEST_VERSION = MIGRATIONS[-1].version
 
 TABLE_DOCS: dict[str, str] = {
@@ -569,7 +591,7 @@ TABLE_DOCS: dict[str, str] = {
     "test_results": "Per-test verdicts with tier and milestone; status and detail say how a test ended where the verifier reports it.",
     "failure_codes": "Taxonomy codes assigned by coders, with evidence steps.",
     "labels": 'Human labels per trajectory and code; present NULL is an annotator\'s "unsure" (left out of agreement).',
-    "plans": "Curriculum plans: allocation, weights, task mix, reasons, the plan.yaml text (config_yaml) and the whole plan (plan).",
+    "plans": "Curriculum plans: allocation, weights, task mix, reasons, the plan.yaml text (config_yaml), the whole plan (plan) and its kind (problems or tasks).",
     "ingest_errors": "Quarantined input (severity error) and repaired input (severity warning).",
     "coding_status": "Per trajectory, code and coder: present, absent, or not_applicable (the coder abstained).",
     "code_reliability": "Per coder and code: agreement with an annotator (method labels), or exact by construction (method verifier); unreliable codes are ignored by the planner.",

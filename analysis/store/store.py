@@ -16,6 +16,7 @@ import duckdb
 from curriculab.analysis.store import DEFAULT_DB  # defined with the package: read without loading DuckDB
 from curriculab.analysis.store.catalog import schema_version
 from curriculab.analysis.store.schema import LATEST_VERSION, MIGRATIONS
+from curriculab.trajectory.errors import CurriculabError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -27,7 +28,7 @@ Row = tuple[Any, ...]
 """One row as DuckDB returns it."""
 
 
-class StoreError(Exception):
+class StoreError(CurriculabError):
     """A store problem a user can fix; the message says how."""
 
 
@@ -135,6 +136,8 @@ class PlanRow(NamedTuple):
     """plan.yaml's text."""
     plan: str
     """The whole plan, as JSON."""
+    kind: str
+    """problems (a code-model plan) or tasks (an agent's terminal-task plan)."""
 
 
 class RunIdentity(NamedTuple):

@@ -171,12 +171,9 @@ def open_store(read_only: bool, create: bool = True) -> Store:
 def load_problem_set(name: str, only: Collection[str] | None = None) -> list[Problem]:
     """A problems file, or a built-in set by name (builtin, humaneval); `only`: the ids that will be
     used (see `training.problems.load_problem_set`)."""
-    from curriculab.training import problems as p
+    from curriculab.training.problems import load_problem_set as load
 
-    try:
-        return p.load_problem_set(name, only)
-    except p.ProblemError as exc:
-        raise CliError(str(exc)) from None
+    return load(name, only)  # a ProblemError is the user's to fix: the CLI prints it
 
 
 def health_note(store: Store) -> str:

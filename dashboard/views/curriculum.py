@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from curriculab.dashboard.common import TIER_COLOURS, filters, ignored_filters, read, store_ready, table
-from curriculab.planner.plan import TASK_PLAN_PREFIX, Plan, diff, training_config
+from curriculab.planner.plan import TaskPlan, diff, parse, training_config
 from curriculab.trajectory.vocabulary import TIERS
 
 st.title("Curriculum")
@@ -24,13 +24,16 @@ if store_ready():
         }
         chosen = st.selectbox("Plan", list(labels), format_func=lambda plan_id: labels[plan_id], key="plan_a")
         row = plans[plans["plan_id"] == chosen].iloc[0]
-        plan = Plan.model_validate_json(row["plan"])
-        if plan.kind == "tasks":  # a terminal-task plan: milestone rewards per task, no tier schedule
-            columns = st.columns(4)
-            columns[0].metric("Suite", plan.problems.removeprefix(TASK_PLAN_PREFIX))
-            columns[1].metric("Tasks", len(plan.task_mix))
-            columns[2].metric("Rows", sum(e.copies for e in plan.task_mix))
-            columns[3].metric("Held out", plan.excluded.get("held_out", 0), help="tasks kept for the evaluation")
+        plan = parse(row["plan"])
+        if isinstance(plan, TaskPlan):  # a terminal-task plan: milestone rewards per task, no tier schedule
+            suite, tasks, rows, group, held = st.columns(5)
+            suite.metric("Suite", plan.suite)
+            tasks.metric("Tasks", len(plan.task_mix))
+            rows.metric("Rows", sum(e.copies for e in plan.task_mix))
+            group.metric("Group", plan.group_size, help="episodes per task in each GRPO group")
+            held.metric(
+                "Held out", len(plan.held_out), help="kept for the evaluation: " + (", ".join(plan.held_out) or "none")
+            )
             st.caption(
                 "A task plan: agentic GRPO over terminal tasks, each practised as often as its weight says; the "
                 "reward is the episode's milestones (plus the process terms below), with no tier schedule."
@@ -115,7 +118,7 @@ if store_ready():
                 format_func=lambda plan_id: labels[plan_id],
                 key="plan_b",
             )
-            other = Plan.model_validate_json(plans[plans["plan_id"] == other_id].iloc[0]["plan"])
+            other = parse(plans[plans["plan_id"] == other_id].iloc[0]["plan"])
             changes = pd.DataFrame(diff(plan, other), columns=["what", chosen, other_id])
             if changes.empty:
                 st.caption("The two plans make the same choices.")

@@ -125,6 +125,7 @@ PINNED = {
         "reasons",
         "config_yaml",
         "plan",
+        "kind",
     ],
     "training_curves": ["run_id", "step", "name", "value"],
 }

@@ -124,11 +124,10 @@ def test_a_multi_step_tasks_demonstration_does_every_step_it_was_told_and_passes
 @needs_bwrap
 def test_the_warm_up_shows_progress_on_stderr_so_a_json_command_prints_only_json(tmp_path, capfd):
     # `curriculab demo --json` warms the agent up the first time: nothing of SFT's may reach stdout
-    from curriculab.training.agentic import speaks_tool_format
     from curriculab.training.models import tiny_agent_model_dir
     from curriculab.training.terminal import load_task
     from curriculab.training.terminal.suite import BUILTIN_SUITE
-    from curriculab.training.terminal.warmup import demonstrations, warm_up
+    from curriculab.training.terminal.warmup import demonstrations, speaks_tool_format, warm_up
 
     demos = demonstrations([load_task(BUILTIN_SUITE / "greet-script")])
     capfd.readouterr()
@@ -182,11 +181,11 @@ def test_a_task_plan_acts_on_exact_environment_codes_and_switches_on_the_verific
     from curriculab.analysis.coding import run_environment_coder
     from curriculab.analysis.ingest import ingest
     from curriculab.planner.tasks import build_task_plan
-    from curriculab.training.agentic import suite_paths
     from curriculab.training.terminal.environment import TerminalEnvironment
+    from curriculab.training.terminal.suite import task_directories
     from curriculab.training.terminal.trial import write_trial
 
-    paths = suite_paths("builtin")
+    paths = task_directories("builtin")
     ingest(store, [str(p) for p in paths.values()], "tasks")
     before = build_task_plan(store, "agent-x", "builtin", sorted(paths), held_out=["greet-script"])
     assert before.reward_functions == ["milestone_reward"]
@@ -310,7 +309,9 @@ def test_bad_task_plan_arguments_say_what_to_give(cli_run):
     assert cli_run("tasks", "import", "builtin").exit_code == 0
     nowhere = cli_run("plan", "--model", "m", "--tasks", "/no/such/suite")
     assert nowhere.exit_code != 0
-    assert "--tasks /no/such/suite: dataset.tasks: '/no/such/suite' holds no task directories" in nowhere.output
+    assert "Error: suite '/no/such/suite' holds no task directories (folders with task.toml): give builtin" in (
+        nowhere.output
+    )
     alone = cli_run("plan", "--model", "m", "--held-out", "greet-script")
     assert alone.exit_code != 0 and "--held-out keeps tasks out of a task plan: give --tasks SUITE too" in alone.output
     unknown = cli_run("plan", "--model", "m", "--tasks", "builtin", "--held-out", "nope")
@@ -374,8 +375,8 @@ def test_without_bubblewrap_training_episodes_are_refused_unless_unsandboxed_is_
 def test_a_rollouts_turns_pair_each_bash_call_the_environment_ran_with_its_command(tmp_path):
     from transformers import AutoTokenizer
 
-    from curriculab.training.agentic import turns_of
     from curriculab.training.models import tiny_agent_model_dir
+    from curriculab.training.terminal.episode_log import turns_of
 
     tokenizer = AutoTokenizer.from_pretrained(str(tiny_agent_model_dir(tmp_path)))
 
@@ -418,7 +419,9 @@ def test_a_multi_step_task_tells_the_agent_every_step_and_one_episode_can_pass_t
 
 
 def test_resuming_an_agentic_run_drops_the_episodes_and_metrics_written_after_its_checkpoint(tmp_path):
-    from curriculab.training.agentic import EpisodeLog, _resume_from
+    from curriculab.training.callback import drop_metrics_after
+    from curriculab.training.run import checkpoint_to_resume
+    from curriculab.training.terminal.episode_log import EpisodeLog, trim_after
 
     run_id = "grpo-fe9c8ea0b141-s0-106e32"  # hyphens and digits of its own before the step
     log = EpisodeLog(tmp_path / "rollouts", run_id, "tiny-agent", tokenizer=None)
@@ -429,7 +432,10 @@ def test_resuming_an_agentic_run_drops_the_episodes_and_metrics_written_after_it
     (tmp_path / "checkpoint-3").mkdir()  # cut short by a kill: no trainer_state.json
     (tmp_path / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "metrics": {}}) + "\n" for s in (1, 2, 3)))
 
-    assert _resume_from(tmp_path, True, log) == tmp_path / "checkpoint-2"
+    checkpoint = checkpoint_to_resume(tmp_path, True)  # what train_agent does on --resume
+    assert checkpoint == tmp_path / "checkpoint-2"
+    trim_after(log, 2)
+    drop_metrics_after(tmp_path / "metrics.jsonl", 2)
     assert sorted(p.name for p in log.job.iterdir()) == [
         f"{run_id}-00001-0-00",
         f"{run_id}-00002-0-03",
@@ -442,10 +448,10 @@ def test_resuming_an_agentic_run_drops_the_episodes_and_metrics_written_after_it
 def test_a_task_plan_keeps_tasks_flagged_by_task_health_out_of_its_mix_until_checked(tmp_path, store):
     from curriculab.analysis.ingest import ingest
     from curriculab.planner.tasks import build_task_plan
-    from curriculab.training.agentic import suite_paths
+    from curriculab.training.terminal.suite import task_directories
     from tests.conftest import leaderboard_with_a_broken_and_a_trivial_task
 
-    paths = suite_paths("builtin")
+    paths = task_directories("builtin")
     ingest(store, [str(p) for p in paths.values()], "tasks")
     # three systems never solve fix-median and always solve count-error-lines, in 12 attempts each
     runs = leaderboard_with_a_broken_and_a_trivial_task(tmp_path, ("fix-median", "count-error-lines", "greet-script"))

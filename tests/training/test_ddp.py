@@ -102,3 +102,68 @@ def test_live_sampling_on_several_processes_is_refused_with_the_fix(planned, tmp
         "Error: live sampling keeps its statistics per process, so ranks would sample different problems. "
         "Pass --static-sampling to train on several processes"
     )
+
+
+def test_two_processes_train_a_task_plan_land_every_episode_once_and_resume(tmp_path):
+    """A task plan on two processes: each rank runs its own episodes, numbered apart; rank 0 alone
+    reports, ingests and codes them; a resumed run carries on without storing any episode twice."""
+    db, plan = tmp_path / "agent.duckdb", tmp_path / "plan.yaml"
+    made = CliRunner().invoke(
+        cli, ["--db", str(db), "plan", "--model", "tiny-agent", "--tasks", "builtin", "-o", str(plan)]
+    )
+    assert made.exit_code == 0, made.output
+
+    def launch(steps: int, *extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [
+                str(Path(sys.executable).with_name("accelerate")),
+                "launch",
+                "--multi_gpu",
+                "--num_processes",
+                "2",
+                "--main_process_port",
+                str(_free_port()),
+                "-m",
+                "curriculab.cli",
+                "train",
+                "--db",
+                str(db),
+                "--config",
+                str(plan),
+                "--model",
+                "tiny",
+                "--max-steps",
+                str(steps),
+                "--save-steps",
+                "1",
+                "--output-dir",
+                str(tmp_path / "run"),
+                *extra,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, "CUDA_VISIBLE_DEVICES": ""},
+        )
+
+    first = launch(1)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert first.stdout.count("run grpo-") == 1  # rank 0 reports; rank 1 says nothing
+    resumed = launch(2, "--resume")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    with Store(db, read_only=True) as store:
+        rows, distinct, steps = store.query("""select count(*), count(distinct trajectory_id),
+            list(distinct split_part(trajectory_id, '-', 5) order by 1) from trajectories where run_id like 'grpo-%'""").rows[
+            0
+        ]
+        coded = store.query(
+            "select count(distinct trajectory_id) from coding_status where coder = 'environment'"
+        ).scalar()
+        metrics = store.query(
+            "select step, count(*) from training_metrics where name = 'reward' group by 1 order by 1"
+        ).rows
+        errors = store.query("select count(*) from ingest_errors").scalar()
+    assert (rows, distinct) == (16, 16)  # 2 steps × 4 episodes × 2 ranks, each once
+    assert coded == 16 and metrics == [(1, 1), (2, 1)] and errors == 0
+    trials = sorted(p.name.rsplit("-", 1)[1] for p in (tmp_path / "run" / "rollouts").glob("*/*") if p.is_dir())
+    assert trials == sorted([f"{i:02d}" for i in range(8)] * 2)  # rank 1's are 04–07 of each step

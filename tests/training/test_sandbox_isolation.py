@@ -363,7 +363,7 @@ def test_leases_follow_the_runtime_directory(monkeypatch, tmp_path):
 
 
 def test_stopping_a_server_waits_for_its_exit_and_no_longer():
-    from curriculab.training.sandbox.runner import _wait
+    from curriculab.training.sandbox.processes import wait as _wait
 
     quick = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.05)"])
     _wait(quick, 10)

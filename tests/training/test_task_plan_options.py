@@ -94,20 +94,18 @@ def test_one_rule_finds_a_suites_tasks_for_training_checking_and_the_environment
     import shutil
 
     from curriculab.commands.tasks import _task_dirs
-    from curriculab.training.agentic import suite_paths
-    from curriculab.training.models import TrainError
     from curriculab.training.terminal.environment import TerminalEnvironment
-    from curriculab.training.terminal.suite import BUILTIN_SUITE
+    from curriculab.training.terminal.suite import BUILTIN_SUITE, SuiteError, task_directories
 
     suite = tmp_path / "suite"
     for group, name in (("text", "count-error-lines"), ("data/csv", "csv-quoted-fields")):
         shutil.copytree(BUILTIN_SUITE / name, suite / group / name)
-    trained = suite_paths(str(suite))
+    trained = task_directories(str(suite))
     assert sorted(trained) == ["count-error-lines", "csv-quoted-fields"]
     assert sorted(p.name for p in _task_dirs((str(suite),))) == sorted(trained)
     with TerminalEnvironment(str(suite)) as environment:  # a nested task resets (it used to be unknown here)
         environment.reset(task_id="csv-quoted-fields")
         assert environment.task is not None and environment.task.task_id == "csv-quoted-fields"
     shutil.copytree(BUILTIN_SUITE / "count-error-lines", suite / "again" / "count-error-lines")
-    with pytest.raises(TrainError, match="two tasks are named 'count-error-lines'"):
-        suite_paths(str(suite))
+    with pytest.raises(SuiteError, match="two tasks are named 'count-error-lines'"):
+        task_directories(str(suite))

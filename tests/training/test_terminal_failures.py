@@ -92,10 +92,10 @@ def test_a_grpo_step_over_failing_episodes_trains_on_and_counts_them(tmp_path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig
 
-    from curriculab.training.agentic import EpisodeLog, logged_rewards
     from curriculab.training.callback import MetricsLog
     from curriculab.training.models import tiny_agent_model_dir
     from curriculab.training.terminal.chat import enable_tool_calling
+    from curriculab.training.terminal.episode_log import EpisodeLog
     from curriculab.training.timing import StepClock
     from curriculab.training.trainer import CurriculumGRPOTrainer
 
@@ -123,19 +123,20 @@ def test_a_grpo_step_over_failing_episodes_trains_on_and_counts_them(tmp_path):
     metrics_path = tmp_path / "metrics.jsonl"
     trainer = CurriculumGRPOTrainer(
         model=AutoModelForCausalLM.from_pretrained(path),
-        reward_funcs=logged_rewards([milestone_reward, verification_reward], log),
+        reward_funcs=[milestone_reward, verification_reward],
         args=args,
         train_dataset=dataset,
         processing_class=tokenizer,
         environment_factory=lambda: TerminalEnvironment(suite, LIMITS, clock=clock),
         callbacks=[MetricsLog(None, metrics_path, clock)],
         clock=clock,
+        episode_hooks=[log],  # the episode log rides on the trainer, not on a reward
     )
     trainer.train()
     step = json.loads(metrics_path.read_text().splitlines()[0])["metrics"]
     assert step["env/failures"] == 4  # two rollouts each of the task that cannot start and the broken judge
     trials = {p.name: json.loads((p / "result.json").read_text()) for p in log.job.iterdir()}
-    assert len(trials) == 8 and log.written == 8
+    assert len(trials) == 8 and log.written == 8 and log.unscored == 4
     failed = [
         t
         for t in trials.values()

@@ -31,7 +31,6 @@ import json
 import os
 import queue
 import secrets
-import select
 import shutil
 import socket
 import subprocess
@@ -43,7 +42,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from curriculab.training.sandbox import server
+from curriculab.training.sandbox import processes, server
 from curriculab.training.sandbox.isolation import ZYGOTE_ALLOWED, Cgroup, UidLease, seccomp_program
 
 SERVER = Path(server.__file__)
@@ -489,20 +488,20 @@ class _Server:
             try:
                 if stuck:
                     raise subprocess.TimeoutExpired(self.process.args, 0)
-                _wait(self.process, 2)
+                processes.wait(self.process, 2)
             except subprocess.TimeoutExpired:
                 # as pid 1, the server is killed, not bwrap: bwrap then reaps it and exits (killed first,
                 # it would leave the server to whoever adopts orphans, and a container without an init
                 # never reaps); under the reaper, SIGTERM makes it kill bwrap and reap what is left
-                server_pids = _children(self.process.pid) if self.as_pid_1 else []
+                server_pids = processes.children(self.process.pid) if self.as_pid_1 else []
                 for pid in server_pids:
-                    _kill(pid)
+                    processes.kill(pid)
                 if not server_pids:
                     self.process.terminate()
                 try:
-                    _wait(self.process, 2)
+                    processes.wait(self.process, 2)
                 except subprocess.TimeoutExpired:
-                    _kill(self.process.pid)
+                    processes.kill(self.process.pid)
                     self.process.wait()
         if self.cgroup and self.docker is None:
             self.cgroup.remove()
@@ -557,40 +556,6 @@ def server_bytecode() -> bytes | None:
 
 def _server_file(box: Path) -> str:
     return "server.pyc" if (box / "server.pyc").exists() else "server.py"
-
-
-def _wait(process: subprocess.Popen, timeout: float) -> None:
-    """`process.wait(timeout)`, woken by the exit itself (a pidfd) where Popen polls with sleeps that
-    double: a server's exit was seen well after it happened."""
-    if process.returncode is not None:
-        return
-    try:
-        pidfd = os.pidfd_open(process.pid)  # unreaped until waited for here, so the pid is still its own
-    except (AttributeError, OSError):  # no pidfds (before Linux 5.3)
-        process.wait(timeout=timeout)
-        return
-    try:
-        if not select.select([pidfd], [], [], timeout)[0]:
-            raise subprocess.TimeoutExpired(process.args, timeout)
-    finally:
-        os.close(pidfd)
-    process.wait()
-
-
-def _children(pid: int) -> list[int]:
-    """The live children of a single-threaded process of ours (none where procfs cannot say)."""
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as listing:
-            return [int(child) for child in listing.read().split()]
-    except (OSError, ValueError):
-        return []
-
-
-def _kill(pid: int) -> None:
-    try:
-        os.kill(pid, 9)
-    except ProcessLookupError:
-        pass
 
 
 _STOP_WORDS = {

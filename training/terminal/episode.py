@@ -32,8 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from curriculab.training.sandbox import processes
 from curriculab.training.sandbox.isolation import Cgroup, UidLease, seccomp_program
 from curriculab.training.terminal.task import Step, TerminalTask
+from curriculab.trajectory.errors import CurriculabError
 
 if TYPE_CHECKING:
     from curriculab.training.terminal.docker import DockerAgent
@@ -45,7 +47,7 @@ SKIPPED_ROOTS = ("tmp", "root", "logs", "tests", "solution")
 """Top-level names the harness mounts itself (a task's files may go under /tmp and /root)."""
 
 
-class EpisodeError(RuntimeError):
+class EpisodeError(CurriculabError, RuntimeError):
     """The episode could not be set up or run as the task asks (the message says why)."""
 
 
@@ -240,78 +242,6 @@ def _shown_args() -> tuple[str, ...]:
     return tuple(args)
 
 
-def _uid_processes(uid: int) -> list[int]:
-    """Live (not zombie) processes of `uid`."""
-    pids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if os.stat(f"/proc/{entry}").st_uid != uid:
-                    continue
-                with open(f"/proc/{entry}/stat", "rb") as stat:
-                    state = stat.read().rpartition(b")")[2].split()[0]
-            except (OSError, IndexError):
-                continue
-            if state not in (b"Z", b"X"):
-                pids.append(int(entry))
-    return pids
-
-
-def _descendants(pid: int) -> list[int]:
-    out, stack = [], [pid]
-    while stack:
-        current = stack.pop()
-        try:
-            tids = os.listdir(f"/proc/{current}/task")
-        except OSError:
-            continue
-        for tid in tids:
-            try:
-                with open(f"/proc/{current}/task/{tid}/children") as listing:
-                    children = [int(c) for c in listing.read().split()]
-            except (OSError, ValueError):
-                continue
-            out += children
-            stack += children
-    return out
-
-
-def _end_process(process: subprocess.Popen) -> None:
-    """End a sandbox by killing its namespace's init (bubblewrap's child): the kernel then kills
-    everything in the namespace and that init reaps it all, so nothing is left to whoever adopts
-    orphans (a container's pid 1 may never reap). Its bubblewrap parent then exits and is reaped."""
-    if process.poll() is None:
-        _kill(_descendants(process.pid)[:1])
-        try:
-            process.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            _kill([process.pid])
-            process.wait()
-
-
-def _children_of(pid: int) -> list[int]:
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as listing:
-            return [int(child) for child in listing.read().split()]
-    except (OSError, ValueError):
-        return []
-
-
-def _signal(pid: int, number: int) -> None:
-    try:
-        os.kill(pid, number)
-    except ProcessLookupError:
-        pass
-
-
-def _kill(pids: list[int]) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, 9)
-        except ProcessLookupError:
-            pass
-
-
 def _mount_tmpfs(path: Path, size: int) -> bool:
     """Mount a size-capped tmpfs at `path` (root only): the mount(2) call itself, no `mount` process."""
     libc = ctypes.CDLL(None, use_errno=True)
@@ -415,7 +345,7 @@ class _Box:
     def kill_all(self) -> None:
         """Kill every process of this sandbox (its uid is leased to it alone) until none is left."""
         for _ in range(50):
-            pids = _uid_processes(self.uid) if os.geteuid() == 0 else []
+            pids = processes.uid_processes(self.uid) if os.geteuid() == 0 else []
             if self.cgroup:
                 for path in self.cgroup.paths:
                     try:
@@ -424,7 +354,7 @@ class _Box:
                         pass
             if not pids:
                 return
-            _kill(pids)
+            processes.kill(*pids)
             time.sleep(0.01)
 
     def end(self) -> None:
@@ -919,11 +849,11 @@ class _BwrapAgent:
         """Called once the shell answered: find its host pid (below bwrap and its init; with the
         namespaces isolation, unshare's child is the shell itself)."""
         assert self.shell is not None
-        init = _descendants(self.shell.pid)[:1]
+        init = processes.descendants(self.shell.pid)[:1]
         if self.backend == "namespaces":
             self.bash = init[0] if init else None
             return
-        children = _children_of(init[0]) if init else []
+        children = processes.children(init[0]) if init else []
         self.bash = min(children) if children else None
 
     def alive(self) -> bool:
@@ -953,19 +883,19 @@ class _BwrapAgent:
         return self.shell.returncode if self.shell is not None and self.shell.returncode is not None else 1
 
     def before_command(self) -> set[int]:
-        return set(_descendants(self.shell.pid)) if self.shell is not None else set()
+        return set(processes.descendants(self.shell.pid)) if self.shell is not None else set()
 
     def interrupt(self, before: set[int]) -> None:
         """As Ctrl-C: SIGUSR1 makes the shell's trap return once the command's processes are killed."""
         if self.bash is not None:
-            _signal(self.bash, 10)
+            processes.signal(self.bash, 10)
         if self.shell is not None:
-            _kill([pid for pid in _descendants(self.shell.pid) if pid not in before])
+            processes.kill(*(pid for pid in processes.descendants(self.shell.pid) if pid not in before))
 
     def end_shell(self) -> None:
         shell, self.shell = self.shell, None
         if shell is not None:
-            _end_process(shell)
+            processes.end_namespace(shell)
             for stream in (shell.stdin, shell.stdout):
                 if stream is not None:
                     try:
@@ -1065,7 +995,7 @@ class _BwrapAgent:
                 data, _ = process.communicate(timeout=timeout)
                 error = None
             except subprocess.TimeoutExpired:
-                _end_process(process)
+                processes.end_namespace(process)
                 data, _ = process.communicate()
                 error = f"the verifier timed out after {timeout:g} s"
             judge.kill_all()  # nothing the tests started outlives them

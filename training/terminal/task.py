@@ -17,12 +17,13 @@ from curriculab.analysis.ingest.common import read_bytes
 from curriculab.analysis.ingest.harbor_task import HarborTaskConfig, read_task_config
 from curriculab.analysis.ingest.tasks import step_instruction
 from curriculab.analysis.issues import IngestFailure, fail
+from curriculab.trajectory.errors import CurriculabError
 
 DEFAULT_WORKDIR = "/app"
 """Where the agent starts when neither task.toml nor the Dockerfile says (Terminal-Bench's habit)."""
 
 
-class TaskError(ValueError):
+class TaskError(CurriculabError, ValueError):
     """A task directory that cannot be run as written; the message names the file, the field and the fix."""
 
 

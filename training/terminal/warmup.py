@@ -1,4 +1,4 @@
-"""A supervised warm-up before agentic GRPO: a model that has never seen the tool-calling format
+"""A supervised warm-up before agentic GRPO, and the cache of warmed models (`warmed_agent_model`): a model that has never seen the tool-calling format
 (the tiny test model, a small instruct model) rarely writes a call TRL can parse, so every rollout
 would be one turn of text and the environment would never be exercised.
 
@@ -11,9 +11,11 @@ verification reward is there to move (`verification_share` says which share it t
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,8 @@ from curriculab.training.terminal.task import TerminalTask
 
 DONE_MESSAGE = "Done."
 """The demonstrations' last assistant turn."""
+WARM_UP_EPOCHS = 12
+"""Epochs of the supervised warm-up (enough for the tiny model to write well-formed calls part of the time)."""
 DEMONSTRATIONS_VERSION = 2
 """Changes when what a demonstration does changes (2: multi-step tasks too), so that a warmed
 model cached under the old demonstrations is made again."""
@@ -128,8 +132,6 @@ def warm_up(
 ) -> Path:
     """Fine-tune the model at `model_dir` on `demos` with `trl.SFTTrainer` (CPU) and save the model
     and its tool-calling tokenizer to `output_dir`, which is returned."""
-    import json
-
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import get_json_schema
@@ -171,3 +173,60 @@ def warm_up(
     network.save_pretrained(str(output_dir))
     tokenizer.save_pretrained(str(output_dir))
     return Path(output_dir)
+
+
+def speaks_tool_format(model_dir: Path) -> bool:
+    """Whether the model at `model_dir` was saved with the tool-calling chat format (warmed up here)."""
+    from curriculab.training.terminal.chat import TOOL_CHAT_TEMPLATE
+
+    for name in ("chat_template.jinja", "tokenizer_config.json"):
+        path = model_dir / name
+        if path.is_file():
+            text = path.read_text()
+            template = text if name.endswith(".jinja") else json.loads(text).get("chat_template")
+            if template == TOOL_CHAT_TEMPLATE:
+                return True
+    return False
+
+
+def warmed_agent_model(
+    model: str,
+    tasks: Mapping[str, Path],
+    cache_dir: Path,
+    announce: Callable[[str], None] | None = None,
+    backend: str = "bwrap",
+) -> tuple[str, str]:
+    """(model directory, short name) of a model that can call the terminal's tool: the base model
+    with the tool-calling chat format, fine-tuned on demonstration episodes of `tasks` (run on the
+    episode `backend`; made once per base model and task set, cached)."""
+    from curriculab.training.models import TrainError, resolve_model, tiny_agent_model_dir
+    from curriculab.training.terminal.task import load_task
+
+    if model == "tiny":
+        base, name = str(tiny_agent_model_dir(cache_dir)), "tiny-agent"
+    else:
+        base, _, name = resolve_model(model, cache_dir)
+        if speaks_tool_format(Path(base)):  # a model trained here before (an earlier round's): no warm-up
+            return base, name
+    digest = hashlib.sha256("\n".join([base, str(WARM_UP_EPOCHS), str(DEMONSTRATIONS_VERSION)]).encode())
+    for task_id, folder in sorted(tasks.items()):  # an edited task or solution makes other demonstrations
+        digest.update(task_id.encode())
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(path.relative_to(folder).as_posix().encode() + path.read_bytes())
+    key = digest.hexdigest()[:10]
+    target = cache_dir / "warmed" / f"{name}-{key}"
+    if (target / "config.json").exists():
+        return str(target), name
+    demos = demonstrations([load_task(p) for p in tasks.values()], backend=backend)
+    if not demos:
+        raise TrainError("no task in the suite has a solution that passes: nothing to demonstrate for the warm-up")
+    if announce:
+        announce(
+            f"warm-up: {len(demos)} demonstration episodes ({verification_share(demos):.0%} check their work), "
+            f"{WARM_UP_EPOCHS} epochs of trl.SFTTrainer → {target}"
+        )
+    partial = target.with_name(target.name + ".partial")
+    warm_up(base, demos, partial, epochs=WARM_UP_EPOCHS)
+    partial.rename(target)
+    return str(target), name

@@ -5,11 +5,13 @@ every command finds the tasks of a suite (`task_directories`)."""
 import os
 from pathlib import Path
 
+from curriculab.trajectory.errors import CurriculabError
+
 BUILTIN_SUITE = Path(__file__).resolve().parent
 """The folder holding the built-in tasks (`curriculab tasks check builtin`)."""
 
 
-class SuiteError(ValueError):
+class SuiteError(CurriculabError, ValueError):
     """A suite that names no task, or two tasks by one name; the message says which and the fix."""
 
 
@@ -34,5 +36,8 @@ def task_directories(spec: str | Path, base_dir: Path | None = None) -> dict[str
             )
         found[here.name] = here
     if not found:
-        raise SuiteError(f"{spec!r} holds no task directories (folders with task.toml)")
+        raise SuiteError(
+            f"suite {str(spec)!r} holds no task directories (folders with task.toml): give builtin or a folder of "
+            "Harbor task directories"
+        )
     return dict(sorted(found.items()))
