@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from curriculab.training.terminal import Episode, EpisodeLimits, load_task  # noqa: E402
-from curriculab.training.terminal.episode import executed_commands  # noqa: E402
+from curriculab.training.terminal.shared import executed_commands  # noqa: E402
 from tests.training.terminal_tasks import write_task  # noqa: E402
 
 

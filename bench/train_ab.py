@@ -1,6 +1,11 @@
 """A short GRPO run as a process, this checkout against an earlier revision, alternated.
 
     python bench/train_ab.py --baseline 414c0da [--steps 6] [--pairs 3] [--workdir /tmp/train-ab]
+    python bench/train_ab.py --baseline 6c0761e --tasks builtin [--steps 2]    # an agentic run
+
+With `--tasks SUITE` the plan is a task plan (`plan --tasks SUITE` for tiny-agent) and each side runs
+agentic GRPO in terminal episodes; the warm-up before both sides' first timed run fills the shared
+cache of warmed models, so neither side's timed runs include the warm-up.
 
 One store and one plan (the demo's corpus, its weakest model's plan) are made once; each side then
 runs the real `curriculab train --model tiny --max-steps N` into a fresh output folder and a fresh
@@ -29,6 +34,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/train-ab"))
+    parser.add_argument("--tasks", metavar="SUITE", help="Plan agentic training on this task suite instead.")
     args = parser.parse_args()
     work = args.workdir.resolve()
     shutil.rmtree(work, ignore_errors=True)
@@ -37,7 +43,8 @@ def main() -> None:
     run_curriculab(["simulate", str(work / "sim"), "--tasks", "24", "--attempts", "2"], None, work)
     run_curriculab(["--db", str(store), "ingest", str(work / "sim")], None, work, ok=(0, 1))
     run_curriculab(["--db", str(store), "code", "--coder", "rules"], None, work)
-    run_curriculab(["--db", str(store), "plan", "--model", "atlas-7b-coder", "-o", str(work / "plan.yaml")], None, work)
+    planned_for = ["--model", "tiny-agent", "--tasks", args.tasks] if args.tasks else ["--model", "atlas-7b-coder"]
+    run_curriculab(["--db", str(store), "plan", *planned_for, "-o", str(work / "plan.yaml")], None, work)
     runs = iter(range(10_000))
 
     with baseline_site(args.baseline, work / "baseline") as site:
@@ -57,7 +64,7 @@ def main() -> None:
             return seconds
 
         train(None), train(site)  # warm both
-        alternate(args.pairs, train, site, {"baseline": args.baseline, "steps": args.steps})
+        alternate(args.pairs, train, site, {"baseline": args.baseline, "steps": args.steps, "tasks": args.tasks})
 
 
 if __name__ == "__main__":

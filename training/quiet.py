@@ -9,6 +9,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TextIO
 
 LOG_NAME = "libraries.log"
 """The file in the run's output folder that library warnings and log records go to."""
@@ -30,7 +31,14 @@ def library_output_to(log: Path) -> Iterator[None]:
     propagate = {name: logging.getLogger(name).propagate for name in _LOGGERS}
     shown = warnings.showwarning
 
-    def to_log(message, category, filename, lineno, file=None, line=None):
+    def to_log(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
         handler.emit(
             logging.LogRecord(
                 "py.warnings",

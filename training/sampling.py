@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ class ProblemStats:
         above, zero, full, short = self.counts.get(problem_id, [0.0, 0.0, 0.0, 0.0])
         g = self.group_size
         informative = 1.0 - _beta_power_moment(1 + zero, 1 + above, g) - _beta_power_moment(1 + full, 1 + short, g)
-        return max(self.settings.floor, max(informative, 0.0) ** self.settings.sharpness)
+        return float(max(self.settings.floor, max(informative, 0.0) ** self.settings.sharpness))
 
 
 class LiveRepeatSampler:
@@ -148,7 +149,7 @@ def gathered(problem_ids: list[str], rewards: list[float | None]) -> tuple[list[
 
     if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
         return problem_ids, rewards
-    parts: list = [None] * dist.get_world_size()
+    parts: list[Any] = [None] * dist.get_world_size()
     dist.all_gather_object(parts, list(zip(problem_ids, rewards)))
     pairs = [pair for part in parts for pair in part]
     return [p for p, _ in pairs], [r for _, r in pairs]

@@ -70,7 +70,7 @@ class timed:
         self.started = time.perf_counter()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self.clock is not None:
             self.clock.add(**{self.counter: time.perf_counter() - self.started})
 

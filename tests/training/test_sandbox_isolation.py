@@ -419,6 +419,18 @@ def test_the_bubblewrap_probe_leaves_no_orphan_and_copes_with_an_older_bubblewra
     assert under_subreaper(_PROBE, env={**os.environ, "PATH": f"{public_dir}:{os.environ['PATH']}"}) == (["True"], 0)
 
 
+def test_the_bubblewrap_probe_runs_what_a_server_launches_with(public_dir, under_subreaper):
+    """One argument builder for probe and launch: a bubblewrap that cannot run a server's arguments
+    (here it refuses `--disable-userns`, as one too old for it does) fails the probe, so bubblewrap is
+    not chosen only for every launch to fail."""
+    lacking = public_dir / "bwrap"
+    lacking.write_text(
+        f'#!/bin/sh\ncase " $* " in *" --disable-userns "*) exit 1;; esac\nexec {shutil.which("bwrap")} "$@"\n'
+    )
+    lacking.chmod(0o755)
+    assert under_subreaper(_PROBE, env={**os.environ, "PATH": f"{public_dir}:{os.environ['PATH']}"}) == (["False"], 0)
+
+
 def test_scoring_works_with_a_read_only_tmp():
     # a private mount namespace where /tmp is read-only; TMPDIR points somewhere writable
     writable = tempfile.mkdtemp(dir="/var/tmp")

@@ -15,16 +15,21 @@ import json
 import struct
 import subprocess
 import tarfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from curriculab.training.sandbox.isolation import docker_seccomp_profile
+
+if TYPE_CHECKING:
+    from curriculab.training.sandbox.runner import Limits
 
 IMAGE = "curriculab-sandbox:py311-3"
 _PYTHON = Path("/usr/bin/python3.11")
 _STDLIB = Path("/usr/lib/python3.11")
 
 
-def client():
+def client() -> Any:
     """A Docker client, or None when no daemon answers (or the SDK is missing)."""
     try:
         import docker
@@ -38,18 +43,28 @@ def client():
         return None
 
 
-def _linked_libraries(binary: Path) -> list[Path]:
-    out = subprocess.run(["ldd", str(binary)], capture_output=True, text=True).stdout
-    paths = []
+def linked_libraries(binary: Path) -> set[Path]:
+    """The shared libraries `binary` loads (ldd's answer; none for a static one)."""
+    out = subprocess.run(["ldd", str(binary)], capture_output=True, text=True, check=False).stdout
+    found = set()
     for line in out.splitlines():
-        parts = line.split("=>")[-1].strip().split(" ")
-        if parts and parts[0].startswith("/"):
-            paths.append(Path(parts[0]))
-    return paths
+        target = line.split("=>")[-1].strip().split(" ")[0]
+        if target.startswith("/"):
+            found.add(Path(target))
+    return found
 
 
-def build_image(docker_client, tag: str = IMAGE) -> str:
-    """Import a minimal image (python3.11, its stdlib and linked libraries) unless it exists."""
+def add_folders(tar: tarfile.TarFile, names: Sequence[str]) -> None:
+    """Empty folders in an image's tar (tmp sticky and world-writable, the rest 0755)."""
+    for name in names:
+        info = tarfile.TarInfo(name)
+        info.type, info.mode = tarfile.DIRTYPE, 0o1777 if name == "tmp" else 0o755
+        tar.addfile(info)
+
+
+def import_image(docker_client: Any, tag: str, fill: Callable[[tarfile.TarFile], None]) -> str:
+    """The image `tag`, imported from a tarball of this machine's files (`fill` writes them into it)
+    unless the daemon has it: the one way both sandboxes make images, since no registry is reached."""
     import docker
 
     try:
@@ -58,10 +73,20 @@ def build_image(docker_client, tag: str = IMAGE) -> str:
     except docker.errors.ImageNotFound:
         pass
     buffer = io.BytesIO()
-    libraries = set(_linked_libraries(_PYTHON))
-    for module in (_STDLIB / "lib-dynload").glob("*.so"):
-        libraries.update(_linked_libraries(module))
     with tarfile.open(fileobj=buffer, mode="w") as tar:
+        fill(tar)
+    repository, version = tag.split(":")
+    docker_client.api.import_image_from_data(buffer.getvalue(), repository=repository, tag=version)
+    return tag
+
+
+def build_image(docker_client: Any, tag: str = IMAGE) -> str:
+    """Import a minimal image (python3.11, its stdlib and linked libraries) unless it exists."""
+
+    def fill(tar: tarfile.TarFile) -> None:
+        libraries = linked_libraries(_PYTHON)
+        for module in (_STDLIB / "lib-dynload").glob("*.so"):
+            libraries.update(linked_libraries(module))
 
         def add(path: Path, arcname: str | None = None) -> None:
             tar.add(
@@ -76,14 +101,9 @@ def build_image(docker_client, tag: str = IMAGE) -> str:
         for library in libraries:
             add(library, str(library))
             add(library, "usr" + str(library) if not str(library).startswith("/usr") else str(library))
-        for directory in ("tmp", "box", "etc", "proc", "dev"):
-            info = tarfile.TarInfo(directory)
-            info.type, info.mode = tarfile.DIRTYPE, 0o1777 if directory == "tmp" else 0o755
-            tar.addfile(info)
-    buffer.seek(0)
-    repository, version = tag.split(":")
-    docker_client.api.import_image_from_data(buffer.getvalue(), repository=repository, tag=version)
-    return tag
+        add_folders(tar, ("tmp", "box", "etc", "proc", "dev"))
+
+    return import_image(docker_client, tag, fill)
 
 
 class AttachStream:
@@ -91,36 +111,36 @@ class AttachStream:
     stdin; reads return its stdout, demultiplexed from the daemon's 8-byte frame headers (stream,
     0, 0, 0, big-endian length). Anything the container writes to stderr is skipped."""
 
-    def __init__(self, raw):
+    def __init__(self, raw: Any) -> None:
         self.sock = getattr(raw, "_sock", raw)  # the SDK hands back a SocketIO over the hijacked socket
         self.header = b""
         self.left = 0  # bytes of the current frame not yet read
         self.stream = 1
 
-    def settimeout(self, seconds):
+    def settimeout(self, seconds: float | None) -> None:
         self.sock.settimeout(seconds)
 
-    def sendall(self, data):
+    def sendall(self, data: bytes) -> None:
         self.sock.sendall(data)
 
-    def recv(self, size):
+    def recv(self, size: int) -> bytes:
         while True:
             while self.left == 0:  # a header, possibly over several reads (a timeout keeps what came)
-                chunk = self.sock.recv(8 - len(self.header))
-                if not chunk:
+                head: bytes = self.sock.recv(8 - len(self.header))
+                if not head:
                     return b""
-                self.header += chunk
+                self.header += head
                 if len(self.header) == 8:
                     self.stream, self.left = self.header[0], struct.unpack(">I", self.header[4:])[0]
                     self.header = b""
-            chunk = self.sock.recv(min(size, self.left) if self.stream == 1 else self.left)
+            chunk: bytes = self.sock.recv(min(size, self.left) if self.stream == 1 else self.left)
             if not chunk:
                 return b""
             self.left -= len(chunk)
             if self.stream == 1:
                 return chunk
 
-    def close(self):
+    def close(self) -> None:
         self.sock.close()
 
 
@@ -143,14 +163,14 @@ class DockerServer:
 
     def __init__(
         self,
-        docker_client,
+        docker_client: Any,
         role: str,
         uid: int,
         box: Path,
-        limits,
+        limits: Limits,
         cgroup_note: list[str],
         judge: DockerServer | None = None,
-    ):
+    ) -> None:
         from docker.types import Mount, Ulimit
 
         command = ["/usr/bin/python3", "-I", "-S", "-B", "/box/server.py", role, "stdio", "/tmp", "namespace"]
@@ -197,7 +217,7 @@ class DockerServer:
             network_disabled=judge is None,
             host_config=host_config,
         )
-        self.container = docker_client.containers.get(created["Id"])
+        self.container: Any = docker_client.containers.get(created["Id"])
         cgroup_note[:] = [f"Docker cgroup per sandbox: memory {limits.memory_bytes >> 20} MiB, pids {limits.processes}"]
         try:
             self.container.put_archive("/box", _archive(box))

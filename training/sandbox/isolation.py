@@ -1,5 +1,5 @@
 """Host-side pieces of isolation: a uid per sandbox, a cgroup per sandbox where cgroups are
-writable, and a seccomp filter for bubblewrap."""
+writable, a seccomp filter for bubblewrap, and bubblewrap's one command line (`bwrap_command`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import os
 import platform
 import struct
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 UID_BASE = 61000
 UID_COUNT = 2000
@@ -318,7 +320,7 @@ def seccomp_program(allow: tuple[str, ...] = ()) -> bytes | None:
     )
 
 
-def docker_seccomp_profile(zygote: bool = False) -> dict:
+def docker_seccomp_profile(zygote: bool = False) -> dict[str, Any]:
     """The same rules as Docker's seccomp JSON (it replaces Docker's default profile; with every
     capability dropped, the syscalls that default adds beyond these need capabilities anyway). A
     `zygote`'s container may also mount and clone into namespaces: with no capability it makes each
@@ -370,3 +372,48 @@ def docker_seccomp_profile(zygote: bool = False) -> dict:
             *family_rules,
         ],
     }
+
+
+def bwrap_command(
+    mounts: Sequence[str],
+    workdir: str,
+    env: Mapping[str, str],
+    argv: Sequence[str],
+    *,
+    caps: Sequence[str] = (),
+    seccomp_fd: int | None = None,
+    as_pid_1: bool = False,
+) -> list[str]:
+    """The one bubblewrap command line both sandboxes launch (completions' servers and episodes'
+    shells and judges) and the probe runs: every namespace, no nested user namespace (it would grant
+    full capabilities inside), no capability but `caps`, killed with its parent, a session of its
+    own, the seccomp filter read from `seccomp_fd`, then `mounts` (the caller's filesystem, ending
+    read-only), `workdir`, a clean environment of `env` only, and `argv`."""
+    return [
+        "bwrap",
+        *(["--as-pid-1"] if as_pid_1 else []),
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--assert-userns-disabled",
+        "--cap-drop",
+        "ALL",
+        *caps,
+        "--die-with-parent",
+        "--new-session",
+        *(["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []),
+        *mounts,
+        "--chdir",
+        workdir,
+        "--clearenv",
+        *(arg for key, value in env.items() for arg in ("--setenv", key, value)),
+        *argv,
+    ]
+
+
+def as_uid(uid: int) -> list[str]:
+    """The command prefix that runs what follows as `uid` (root only can switch; others keep their own
+    uid, and the sandbox still applies)."""
+    if os.geteuid() != 0:
+        return []
+    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]

@@ -43,7 +43,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from curriculab.training.sandbox import processes, server
-from curriculab.training.sandbox.isolation import ZYGOTE_ALLOWED, Cgroup, UidLease, seccomp_program
+from curriculab.training.sandbox.isolation import (
+    ZYGOTE_ALLOWED,
+    Cgroup,
+    UidLease,
+    as_uid,
+    bwrap_command,
+    seccomp_program,
+)
 
 SERVER = Path(server.__file__)
 PYTHON = "/usr/bin/python3"
@@ -158,34 +165,40 @@ _BWRAP_AS_PID_1 = False
 
 
 def _bwrap_works() -> bool:
+    """Whether bubblewrap runs a sandbox here, probed once with the arguments a server launches
+    with (`_bwrap_command`; `true` for the server, no data files): as its namespace's pid 1 where
+    this bubblewrap can, else under the reaper."""
     global _BWRAP_OK, _BWRAP_AS_PID_1
     if _BWRAP_OK is None:
-        sandbox = [
-            "--unshare-all",
-            "--ro-bind",
-            "/usr",
-            "/usr",
-            "--symlink",
-            "usr/lib",
-            "/lib",
-            "--symlink",
-            "usr/lib64",
-            "/lib64",
-            "--symlink",
-            "usr/bin",
-            "/bin",
-            "true",
-        ]
 
-        def works(command: list[str]) -> bool:
-            return subprocess.run(_drop(65534) + command, capture_output=True, timeout=20).returncode == 0
+        def works(as_pid_1: bool) -> bool:
+            sandbox = _bwrap_command(as_pid_1, [], None, [], 1 << 20, ["/usr/bin/true"])
+            command = as_uid(65534) + ([] if as_pid_1 else REAPER) + sandbox
+            try:
+                return subprocess.run(command, capture_output=True, timeout=20).returncode == 0
+            except (OSError, subprocess.TimeoutExpired):
+                return False
 
         # The sandboxed command as its namespace's pid 1 leaves no init orphaned, so neither the
         # probe nor a server needs the reaper (its Python start is a large share of each sandbox's); a
         # bubblewrap too old for --as-pid-1 runs under the reaper instead.
-        _BWRAP_AS_PID_1 = works(["bwrap", "--as-pid-1", *sandbox])
-        _BWRAP_OK = _BWRAP_AS_PID_1 or works(REAPER + ["bwrap", *sandbox])
+        _BWRAP_AS_PID_1 = works(True)
+        _BWRAP_OK = _BWRAP_AS_PID_1 or works(False)
     return _BWRAP_OK
+
+
+def _bwrap_command(
+    as_pid_1: bool, caps: list[str], seccomp_fd: int | None, data: list[str], tmp_bytes: int, argv: list[str]
+) -> list[str]:
+    """A completion sandbox's bubblewrap command (the probe runs it too): `bwrap_command` over the
+    host's /usr read-only less its installed packages, a capped /tmp the only writable place and
+    `data` files under /box."""
+    hide = [arg for path in _hidden_package_dirs() for arg in ("--tmpfs", path, "--remount-ro", path)]
+    links = ["--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin"]
+    mounts = ["--ro-bind", "/usr", "/usr", *hide, *links, "--proc", "/proc", "--dev", "/dev"]
+    mounts += ["--size", str(tmp_bytes), "--tmpfs", "/tmp", *data, "--remount-ro", "/dev", "--remount-ro", "/"]
+    env = {"PATH": "/usr/bin", "HOME": "/tmp"}
+    return bwrap_command(mounts, "/tmp", env, argv, caps=caps, seccomp_fd=seccomp_fd, as_pid_1=as_pid_1)
 
 
 # Unless it runs its command as pid 1 (--as-pid-1), bubblewrap leaves its namespace's init to be
@@ -230,8 +243,8 @@ def _unsandboxed_namespaces(uid: int) -> tuple[list[str], list[str]]:
     dropped after; nothing where neither works. Probed once per uid."""
     if uid not in _UNSANDBOXED_PREFIX:
         user = ["unshare", "--user", "--map-root-user", *_NAMESPACES]
-        choices = [(_drop(uid), user)] + ([([], ["unshare", *_NAMESPACES] + _drop(uid))] if os.geteuid() == 0 else [])
-        _UNSANDBOXED_PREFIX[uid] = (_drop(uid), [])
+        choices = [(as_uid(uid), user)] + ([([], ["unshare", *_NAMESPACES] + as_uid(uid))] if os.geteuid() == 0 else [])
+        _UNSANDBOXED_PREFIX[uid] = (as_uid(uid), [])
         for before, prefix in choices:
             try:
                 probe = subprocess.run(before + prefix + ["true"], capture_output=True, timeout=20)
@@ -257,13 +270,6 @@ def _hidden_package_dirs() -> list[str]:
         "/usr/share/curriculab",
     ]
     return sorted({path for pattern in patterns for path in glob.glob(pattern) if os.path.isdir(path)})
-
-
-def _drop(uid: int) -> list[str]:
-    """Run as `uid` (root only can switch; others keep their own uid, the sandbox still applies)."""
-    if os.geteuid() != 0:
-        return []
-    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
 
 
 class _Server:
@@ -352,77 +358,22 @@ class _Server:
                 if (box / name).exists():
                     own_fds.append(_memfd((box / name).read_bytes()))
                     data += ["--ro-bind-data", str(own_fds[-1]), f"/box/{name}"]
-            extra = []
+            seccomp_fd = None
             # the zygote alone keeps CAP_SYS_ADMIN (in the sandbox's user namespace) and may mount: it
             # clones each completion's process into namespaces of its own, which then drops it for good
             program = seccomp_program(ZYGOTE_ALLOWED if self.role == "zygote" else ())
             if program is not None:
                 own_fds.append(_memfd(program))
-                extra = ["--seccomp", str(own_fds[-1])]
+                seccomp_fd = own_fds[-1]
             pass_fds += own_fds
-            caps = ["--cap-drop", "ALL"] + (
-                ["--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_NET_ADMIN"] if self.role == "zygote" else []
-            )
-            hide = [arg for path in _hidden_package_dirs() for arg in ("--tmpfs", path, "--remount-ro", path)]
+            caps = ["--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_NET_ADMIN"] if self.role == "zygote" else []
             self.as_pid_1 = _bwrap_works() and _BWRAP_AS_PID_1
+            argv = [*python, f"/box/{_server_file(box)}", self.role, str(theirs.fileno()), "/tmp", "namespace"]
             command = (
                 limits_cmd
-                + _drop(uid)
+                + as_uid(uid)
                 + ([] if self.as_pid_1 else REAPER)
-                + [
-                    # no nested user namespace (it would grant full capabilities inside)
-                    "bwrap",
-                    *(["--as-pid-1"] if self.as_pid_1 else []),
-                    "--unshare-all",
-                    "--unshare-user",
-                    "--disable-userns",
-                    "--assert-userns-disabled",
-                    *caps,
-                    "--die-with-parent",
-                    "--new-session",
-                    *extra,
-                    "--ro-bind",
-                    "/usr",
-                    "/usr",
-                    *hide,
-                    "--symlink",
-                    "usr/lib",
-                    "/lib",
-                    "--symlink",
-                    "usr/lib64",
-                    "/lib64",
-                    "--symlink",
-                    "usr/bin",
-                    "/bin",
-                    "--proc",
-                    "/proc",
-                    "--dev",
-                    "/dev",
-                    "--size",
-                    str(limits.tmp_bytes),
-                    "--tmpfs",
-                    "/tmp",
-                    *data,
-                    "--remount-ro",
-                    "/dev",
-                    "--remount-ro",
-                    "/",  # /tmp is the only writable place, and it is capped
-                    "--chdir",
-                    "/tmp",
-                    "--clearenv",
-                    "--setenv",
-                    "PATH",
-                    "/usr/bin",
-                    "--setenv",
-                    "HOME",
-                    "/tmp",
-                    *python,
-                    f"/box/{_server_file(box)}",
-                    self.role,
-                    str(theirs.fileno()),
-                    "/tmp",
-                    "namespace",
-                ]
+                + _bwrap_command(self.as_pid_1, caps, seccomp_fd, data, limits.tmp_bytes, argv)
             )
             env = {}
             cwd = "/"
@@ -585,7 +536,7 @@ class _Slot:
         starting = []
         contained = self.backend == "docker"
         if contained and self.judge is None:  # a container zygote lives in its judge's network namespace
-            self._drop("zygote")
+            self.as_uid("zygote")
         try:
             for role in ("judge", "zygote") if contained else ("zygote", "judge"):
                 if getattr(self, role) is None:
@@ -607,10 +558,10 @@ class _Slot:
                 getattr(self, role).wait_ready()
         except BaseException:
             for role in starting:
-                self._drop(role)
+                self.as_uid(role)
             raise
 
-    def _drop(self, which: str, stuck: bool = False) -> None:
+    def as_uid(self, which: str, stuck: bool = False) -> None:
         process = getattr(self, which)
         if process is not None:
             process.close(stuck)
@@ -620,8 +571,8 @@ class _Slot:
         for process in (self.zygote, self.judge):  # both begin to exit at once, then each is waited for
             if process is not None and getattr(process, "control", None) is not None:
                 process.control.close()
-        self._drop("zygote")
-        self._drop("judge")
+        self.as_uid("zygote")
+        self.as_uid("judge")
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     def run(self, code: str, entry_point: str, tests: Sequence[tuple[str, TestSpec]], prelude: str = "") -> RunResult:
@@ -693,8 +644,8 @@ class _Slot:
         except (OSError, EOFError, server.RefusedReply, _SlotBroken) as exc:
             if output_fd is not None:
                 os.close(output_fd)
-            self._drop("zygote")
-            self._drop("judge")
+            self.as_uid("zygote")
+            self.as_uid("judge")
             why = (
                 str(exc) if isinstance(exc, _SlotBroken) else f"the sandbox did not start ({type(exc).__name__}: {exc})"
             )
@@ -754,7 +705,7 @@ class _Slot:
                 return False
         except (OSError, EOFError, server.RefusedReply):
             pass
-        self._drop("zygote", stuck=True)
+        self.as_uid("zygote", stuck=True)
         return True
 
     def _forked(self, zygote: _Server) -> None:
@@ -802,7 +753,7 @@ class _Slot:
         except (OSError, EOFError, server.RefusedReply) as exc:
             # The judge is stuck in (or was ended by) test code: a hostile or broken problem, not a completion's
             # fault nor the sandbox's. The test in progress fails; the judge is replaced.
-            self._drop("judge", stuck=True)
+            self.as_uid("judge", stuck=True)
             done = outcomes
             stuck = tests[len(done)][0] if len(done) < len(tests) else tests[-1][0]
             what = "did not finish in time" if isinstance(exc, TimeoutError) else "ended the test runner"
@@ -822,7 +773,7 @@ class _Slot:
             return ended
         except (OSError, EOFError, server.RefusedReply):
             # the completion killed or stopped its zygote (it answered nothing in time): a fresh sandbox next
-            self._drop("zygote", stuck=True)
+            self.as_uid("zygote", stuck=True)
             return {}
 
 

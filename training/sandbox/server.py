@@ -1,5 +1,10 @@
 """The code that runs inside the sandboxes (stdlib only; the system /usr/bin/python3 with -I -S).
 
+One file on purpose: it is what is shipped into each box (a memfd bound at /box on bubblewrap, the
+container's own /box volume on Docker), started with `-I -S` and no import path of the project, so
+it can import nothing of curriculab and nothing beyond the standard library; splitting it would mean
+shipping a package into every sandbox and trusting an import path inside it.
+
 Two roles, each a long-lived process in its own sandbox, each as its own uid:
 
 - `zygote`: a clean interpreter with common modules pre-imported that never runs model code and

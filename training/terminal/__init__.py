@@ -2,9 +2,10 @@
 a sandbox, then the task's verifier as a judge) and `tasks check`'s oracle and do-nothing runs."""
 
 from curriculab.training.terminal.check import TaskCheck, check_task, readiness
-from curriculab.training.terminal.episode import (
+from curriculab.training.terminal.episode import Episode
+from curriculab.training.terminal.shared import (
     CommandResult,
-    Episode,
+    EpisodeAgent,
     EpisodeError,
     EpisodeLimits,
     EpisodeResult,
@@ -16,6 +17,7 @@ from curriculab.training.terminal.task import TaskError, TerminalTask, load_task
 __all__ = [
     "CommandResult",
     "Episode",
+    "EpisodeAgent",
     "EpisodeError",
     "EpisodeLimits",
     "EpisodeResult",

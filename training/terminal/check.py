@@ -12,7 +12,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from curriculab.training.terminal.episode import Episode, EpisodeError, EpisodeLimits, EpisodeResult, NeedsImage
+from curriculab.training.terminal.episode import Episode
+from curriculab.training.terminal.shared import EpisodeError, EpisodeLimits, EpisodeResult, NeedsImage
 from curriculab.training.terminal.task import TaskError, TerminalTask, load_task, read_dockerfile
 
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -164,7 +165,8 @@ def check_task(path: Path | str, limits: EpisodeLimits | None = None, backend: s
         return TaskCheck(str(path), path.name, None, unreadable=str(exc))
     image_present, docker_client = False, None
     if backend == "docker":  # one client serves the check and both its episodes
-        from curriculab.training.terminal.docker import client, task_image
+        from curriculab.training.sandbox.docker_backend import client
+        from curriculab.training.terminal.docker import task_image
 
         docker_client = client()
         if docker_client is None:

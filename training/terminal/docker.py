@@ -19,9 +19,26 @@ import subprocess
 import tarfile
 import threading
 from pathlib import Path
+from typing import Any
 
-from curriculab.training.sandbox.docker_backend import client  # noqa: F401  (episodes' callers use it from here)
+from curriculab.training.sandbox.docker_backend import add_folders, client, import_image, linked_libraries
 from curriculab.training.sandbox.isolation import docker_seccomp_profile
+from curriculab.training.terminal.shared import (
+    RAN_BYTES,
+    RAN_FILE,
+    SKIPPED_ROOTS,
+    EpisodeLimits,
+    JudgedCopy,
+    StepVerdict,
+    agent_env,
+    display_path,
+    link_allowed,
+    refused_verdict,
+    verdict,
+    verifier_env,
+    writable_roots,
+)
+from curriculab.training.terminal.task import Step, TerminalTask
 
 HOST_TOOL_PACKAGES = (
     "bash",
@@ -53,16 +70,6 @@ def _package_files(package: str) -> list[Path]:
     return [Path(line) for line in listing.splitlines() if line.startswith("/")]
 
 
-def _libraries(binary: Path) -> set[Path]:
-    out = subprocess.run(["ldd", str(binary)], capture_output=True, text=True, check=False).stdout
-    found = set()
-    for line in out.splitlines():
-        target = line.split("=>")[-1].strip().split(" ")[0]
-        if target.startswith("/"):
-            found.add(Path(target))
-    return found
-
-
 def _in_image(path: Path) -> str:
     """Where a host path goes in the image (usrmerge: /bin, /lib … are links to /usr's)."""
     name = str(path).lstrip("/")
@@ -80,33 +87,22 @@ def _host_tools_tag(packages: tuple[str, ...]) -> str:
     return "curriculab-episode:host-" + hashlib.sha256((_IMAGE_VERSION + versions).encode()).hexdigest()[:12]
 
 
-def host_tools_image(docker_client, packages: tuple[str, ...] = HOST_TOOL_PACKAGES) -> str:  # type: ignore[no-untyped-def]
+def host_tools_image(docker_client: Any, packages: tuple[str, ...] = HOST_TOOL_PACKAGES) -> str:
     """Import (once; the tag names the packages' versions) an image of this machine's tools."""
-    import docker
 
-    tag = _host_tools_tag(packages)
-    try:
-        docker_client.images.get(tag)
-        return tag
-    except docker.errors.ImageNotFound:
-        pass
-    files: set[Path] = set()
-    links: dict[str, str] = {}
-    for package in packages:
-        for path in _package_files(package):
-            if path.is_symlink() and path.parent != Path("/"):  # not usrmerge's /bin -> usr/bin itself
-                links[_in_image(path)] = os.readlink(path)
-            elif path.is_file():
-                files.add(path)
-    for path in list(files):
-        if os.access(path, os.X_OK) or ".so" in path.name:
-            files.update(_libraries(path))
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        for directory in ("tmp", "root", "etc", "proc", "dev", "usr/bin", "usr/lib", "usr/sbin"):
-            info = tarfile.TarInfo(directory)
-            info.type, info.mode = tarfile.DIRTYPE, 0o1777 if directory == "tmp" else 0o755
-            tar.addfile(info)
+    def fill(tar: tarfile.TarFile) -> None:
+        files: set[Path] = set()
+        links: dict[str, str] = {}
+        for package in packages:
+            for path in _package_files(package):
+                if path.is_symlink() and path.parent != Path("/"):  # not usrmerge's /bin -> usr/bin itself
+                    links[_in_image(path)] = os.readlink(path)
+                elif path.is_file():
+                    files.add(path)
+        for path in list(files):
+            if os.access(path, os.X_OK) or ".so" in path.name:
+                files.update(linked_libraries(path))
+        add_folders(tar, ("tmp", "root", "etc", "proc", "dev", "usr/bin", "usr/lib", "usr/sbin"))
         placed: dict[str, Path] = {}
         for path in sorted(files):
             placed.setdefault(_in_image(path), path.resolve())
@@ -126,12 +122,11 @@ def host_tools_image(docker_client, packages: tuple[str, ...] = HOST_TOOL_PACKAG
             info = tarfile.TarInfo(name)
             info.size, info.mode = len(data), 0o644
             tar.addfile(info, io.BytesIO(data))
-    repository, version = tag.split(":")
-    docker_client.api.import_image_from_data(buffer.getvalue(), repository=repository, tag=version)
-    return tag
+
+    return import_image(docker_client, _host_tools_tag(packages), fill)
 
 
-def task_image(docker_client, task) -> str | None:  # type: ignore[no-untyped-def]
+def task_image(docker_client: Any, task: TerminalTask) -> str | None:
     """The task's own image when the daemon has it (`[environment] docker_image`, never pulled)."""
     import docker
 
@@ -145,9 +140,8 @@ def task_image(docker_client, task) -> str | None:  # type: ignore[no-untyped-de
         return None
 
 
-def _top_folders(task) -> list[str]:  # type: ignore[no-untyped-def]
+def _top_folders(task: TerminalTask) -> list[str]:
     """A prebuilt image's writable folders: its workdir's and its Dockerfile's COPY targets' tops."""
-    from curriculab.training.terminal.episode import SKIPPED_ROOTS
 
     tops = [path.strip("/").split("/")[0] for path in [task.workdir, *(p.target for p in task.image.placements)]]
     return list(dict.fromkeys(t for t in tops if t and t not in SKIPPED_ROOTS))
@@ -167,13 +161,13 @@ def _unframe(data: bytes) -> tuple[bytes, bytes]:
 
 
 def exec_run(
-    container,
+    container: Any,
     command: list[str],
     user: str,
     stdin: bytes | None = None,
-    env: dict | None = None,
+    env: dict[str, str] | None = None,
     workdir: str | None = None,
-) -> tuple[int, bytes]:  # type: ignore[no-untyped-def]
+) -> tuple[int, bytes]:
     """Run `command` in a running container (feeding `stdin`, then closing it); its exit code and
     stdout+stderr. Works on a remote daemon: the bytes travel over the API's hijacked stream."""
     api = container.client.api
@@ -199,7 +193,7 @@ def exec_run(
     return api.exec_inspect(created["Id"])["ExitCode"], bytes(output)
 
 
-def _remove(container) -> None:  # type: ignore[no-untyped-def]
+def _remove(container: Any) -> None:
     try:
         container.remove(force=True)
     except Exception:  # already gone; cleanup never hides a verdict
@@ -260,9 +254,8 @@ class DockerAgent:
     backend = "docker"
     command_prefix = "jobs -p > /logs/.curriculab-jobs 2>/dev/null; "
 
-    def __init__(self, task, limits, oracle: bool, docker_client=None):  # type: ignore[no-untyped-def]
+    def __init__(self, task: TerminalTask, limits: EpisodeLimits, oracle: bool, docker_client: Any = None):
         from curriculab.training.sandbox.isolation import UidLease
-        from curriculab.training.terminal.episode import writable_roots
 
         self.task, self.limits, self.oracle = task, limits, oracle
         self.docker = docker_client or client()
@@ -277,7 +270,7 @@ class DockerAgent:
         self.socket = None
         self.exec_id: str | None = None
         self.pending = b""
-        self.container = None
+        self.container: Any = None  # the SDK's Container (untyped); None once closed
         try:
             folders = [*self.roots, "root", "logs", *(["solution"] if oracle else [])]
             self.container = self._container(self.uid, folders)
@@ -314,7 +307,7 @@ class DockerAgent:
         finally:
             holder.remove(force=True)
 
-    def _container(self, uid: int, folders: list[str], root_owned: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
+    def _container(self, uid: int, folders: list[str], root_owned: tuple[str, ...] = ()) -> Any:
         """A running container of the image, its main process an idle root `cat` (so the agent's
         uid can kill all its own processes without stopping it), every folder a tmpfs."""
         from docker.types import Ulimit
@@ -349,7 +342,7 @@ class DockerAgent:
             log_config={"Type": "json-file", "Config": {"max-size": "1m", "max-file": "1"}},
         )
 
-    def _untar(self, container, data: bytes, user: str, into: str = "/") -> None:  # type: ignore[no-untyped-def]
+    def _untar(self, container: Any, data: bytes, user: str, into: str = "/") -> None:
         code, output = exec_run(container, ["tar", "-x", "--no-same-owner", "-C", into], user, stdin=data)
         if code != 0:
             raise RuntimeError(f"could not place files in the container: {output.decode(errors='replace')[-300:]}")
@@ -357,8 +350,6 @@ class DockerAgent:
     # -- the shell ----------------------------------------------------------------------------
 
     def start_shell(self) -> None:
-        from curriculab.training.terminal.episode import agent_env
-
         api = self.docker.api
         self.exec_id = api.exec_create(
             self.container.id,
@@ -409,10 +400,10 @@ class DockerAgent:
         code = self.docker.api.exec_inspect(self.exec_id).get("ExitCode")
         return code if code is not None else 1
 
-    def before_command(self) -> None:
-        return None
+    def before_command(self) -> frozenset[int]:
+        return frozenset()  # an interrupt ends every process of the agent's uid but the shell
 
-    def interrupt(self, before: None) -> None:
+    def interrupt(self, before: frozenset[int]) -> None:
         exec_run(self.container, ["/bin/sh", "-c", _INTERRUPT], f"{self.uid}:{self.uid}")
 
     def end_shell(self) -> None:
@@ -434,7 +425,6 @@ class DockerAgent:
         listing stops at the bound, so its cost does not grow with what the agent made. With
         `record`, the same exec first takes the trap's record of the last command (moved aside, so
         a background job's later records start a new file), its length first: one exec a command."""
-        from curriculab.training.terminal.episode import RAN_BYTES, RAN_FILE
 
         bound = self.limits.judged_entries
         script = (
@@ -472,7 +462,6 @@ class DockerAgent:
 
     @staticmethod
     def _found(entries: list[list[bytes]]) -> dict[str, tuple[int, int]]:
-        from curriculab.training.terminal.episode import display_path
 
         found: dict[str, tuple[int, int]] = {}
         for kind, _, size, stamp, path, _ in entries:
@@ -483,7 +472,6 @@ class DockerAgent:
     def judged_files(self) -> tuple[bytes | None, str | None]:
         """A tar of what the judge gets of the agent's folders (`JudgedCopy`'s rule: files, folders
         and links that resolve inside them or the system folders), or the reason there is none."""
-        from curriculab.training.terminal.episode import JudgedCopy, link_allowed
 
         copy = JudgedCopy(self.limits, self.roots)
         entries, whole, _ = self._listing([f"/{name}" for name in self.roots])
@@ -516,10 +504,8 @@ class DockerAgent:
 
     # -- the judge ----------------------------------------------------------------------------
 
-    def judge(self, step):  # type: ignore[no-untyped-def]
+    def judge(self, step: Step) -> StepVerdict:
         import time
-
-        from curriculab.training.terminal.episode import refused_verdict, verdict, verifier_env
 
         uid = self.judge_lease.uid
         files, refused = self.judged_files()
@@ -532,7 +518,7 @@ class DockerAgent:
             self._untar(judge, tests, "0:0", "/tests")  # root's, read-only to the verifier
             self._untar(judge, files, f"{uid}:{uid}")
             timeout = min(self.limits.verifier_timeout_s, step.verifier_timeout_s or self.limits.verifier_timeout_s)
-            outcome: dict = {}
+            outcome: dict[str, Any] = {}
 
             def run_tests() -> None:
                 try:

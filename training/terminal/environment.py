@@ -18,7 +18,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from curriculab.training.terminal.episode import CommandResult, Episode, EpisodeLimits, EpisodeResult
+from curriculab.training.terminal.episode import Episode
+from curriculab.training.terminal.shared import CommandResult, EpisodeLimits, EpisodeResult
 from curriculab.training.terminal.suite import BUILTIN_SUITE, task_directories
 from curriculab.training.terminal.task import TerminalTask, load_task
 from curriculab.training.timing import StepClock, timed

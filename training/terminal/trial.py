@@ -10,8 +10,9 @@ import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from curriculab.training.terminal.episode import CommandResult, EpisodeResult
+from curriculab.training.terminal.shared import CommandResult, EpisodeResult
 from curriculab.training.terminal.task import TerminalTask
 
 AGENT = "curriculab-terminal"
@@ -65,7 +66,7 @@ def write_trial(
     trial = Path(job_dir) / trial_name
     (trial / "agent").mkdir(parents=True, exist_ok=True)
     (trial / "verifier").mkdir(exist_ok=True)
-    steps: list[dict] = [
+    steps: list[dict[str, Any]] = [
         {
             "step_id": 1,
             "timestamp": _stamp(started_at),
@@ -86,7 +87,7 @@ def write_trial(
                     "message": task.steps[shown_step].instruction,
                 }
             )
-        step: dict = {
+        step: dict[str, Any] = {
             "step_id": len(steps) + 1,
             "timestamp": _stamp(sent[0].started_at if sent else None),
             "source": "agent",
@@ -122,7 +123,7 @@ def write_trial(
         steps.append(step)
     prompt_tokens = [t.prompt_tokens for t in turns if t.prompt_tokens is not None]
     completion_tokens = [t.completion_tokens for t in turns if t.completion_tokens is not None]
-    atif = {
+    atif: dict[str, Any] = {
         "schema_version": ATIF_VERSION,
         "session_id": trial_name,
         "agent": {"name": agent, "version": None, "model_name": model},

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from curriculab.taxonomy.coders.environment import INCIDENTAL
-from curriculab.training.terminal.episode import CommandResult, Episode, EpisodeLimits
+from curriculab.training.terminal.episode import Episode
+from curriculab.training.terminal.shared import CommandResult, EpisodeLimits
 from curriculab.training.terminal.task import TerminalTask
 
 DONE_MESSAGE = "Done."
@@ -83,8 +84,9 @@ def demonstrate(
     """Run one demonstration episode of `task`: a look around, every step's solution in order (the
     agent is told every step at once, as in training), and a check when `check`. None when a step
     has no solution script."""
-    solutions = [solution_command(task, i) for i in range(len(task.steps))]
-    if None in solutions:
+    found = [solution_command(task, i) for i in range(len(task.steps))]
+    solutions = [command for command in found if command is not None]
+    if len(solutions) < len(found):
         return None
     messages: list[dict[str, Any]] = [{"role": "user", "content": task.agent_instruction}]
     with Episode(task, limits, backend=backend, observe=True) as episode:
@@ -107,7 +109,7 @@ def demonstrations(
 ) -> list[Demonstration]:
     """One demonstration per task whose solutions pass, every other one checking. `progress(task_id)`
     is called as each runs."""
-    found = []
+    found: list[Demonstration] = []
     for task in sorted(tasks, key=lambda t: t.task_id):
         if progress:
             progress(task.task_id)
