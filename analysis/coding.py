@@ -9,6 +9,7 @@ from curriculab.analysis.store import Store, check_filter
 from curriculab.taxonomy.coders.rules import CODER, CODER_STEPS_SQL, RULES
 from curriculab.taxonomy.taxonomy import load_taxonomy
 from curriculab.taxonomy.versions import NEWEST
+from curriculab.trajectory.errors import InputError
 
 
 @dataclass
@@ -251,7 +252,7 @@ def train_classifier_from_labels(store: Store, annotator: str, taxonomy_version:
     labelled = queries.labels_under(store, taxonomy)  # older versions' labels carried through the mapping
     labelled = labelled[labelled["annotator"] == annotator]
     if labelled.empty:
-        raise ValueError(
+        raise InputError(
             f"no {taxonomy.version} labels by {annotator!r}. Import some with "
             f"`curriculab labels import FILE.csv --annotator {annotator}`"
         )

@@ -10,6 +10,7 @@ import numpy as np
 from curriculab.analysis import queries
 from curriculab.analysis.irt import IrtFit, fit_irt, measured_tiers
 from curriculab.analysis.store import IrtCheck, IrtModel, IrtTask, Store
+from curriculab.trajectory.errors import InputError
 
 MIN_AUTHORED_FOR_SHARES = 30
 """Authored tiers set the measured tiers' shares only when at least this many (and half the tasks) have one."""
@@ -19,7 +20,7 @@ def _cells(rows: list[dict]) -> tuple[list[str], list[str], np.ndarray, np.ndarr
     """(models, tasks, model index, task index, attempts, passes) per attempted (model, task) cell,
     from `attempt_cells` records."""
     if not rows:
-        raise ValueError("no passed or failed attempts to fit. Ingest trajectories with verdicts first")
+        raise InputError("no passed or failed attempts to fit. Ingest trajectories with verdicts first")
     models = sorted({r["model"] for r in rows})
     tasks = sorted({r["task_id"] for r in rows})
     m_index = {m: i for i, m in enumerate(models)}
@@ -131,7 +132,7 @@ def held_out_check(store: Store, kind: str = "2pl") -> HeldOutCheck:
     """Fit on all but each (model, task)'s last attempt; predict that attempt."""
     test = [(r["model"], r["task_id"], r["passed"]) for r in queries.held_out_attempts.records(store)]
     if not test:
-        raise ValueError("no model attempted a task twice, so nothing can be held out. Ingest repeated attempts")
+        raise InputError("no model attempted a task twice, so nothing can be held out. Ingest repeated attempts")
     models, tasks, mi, ti, n, k = _cells(queries.attempt_cells.records(store, train_only=True))
     fit = fit_irt(mi, ti, n, k, models, tasks, kind=kind)
     m_index = {m: i for i, m in enumerate(models)}

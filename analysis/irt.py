@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from curriculab.trajectory.errors import InputError
 from curriculab.trajectory.vocabulary import TASK_TIERS
 
 PRIOR_SD_THETA = 1.0
@@ -73,13 +74,13 @@ def fit_irt(
 ) -> IrtFit:
     """Fit on cells: `attempts[c]` tries of model `model_idx[c]` at task `task_idx[c]`, `passes[c]` passed."""
     if kind not in ("2pl", "rasch"):
-        raise ValueError(f"kind {kind!r} is not supported. Use '2pl' or 'rasch'")
+        raise InputError(f"kind {kind!r} is not supported. Use '2pl' or 'rasch'")
     mi = np.asarray(model_idx, dtype=np.int64)
     ti = np.asarray(task_idx, dtype=np.int64)
     n = np.asarray(attempts, dtype=np.float64)
     k = np.asarray(passes, dtype=np.float64)
     if len(mi) == 0:
-        raise ValueError("no attempts to fit. Ingest trajectories with outcomes first")
+        raise InputError("no attempts to fit. Ingest trajectories with outcomes first")
     if np.any(k > n) or np.any(n <= 0):
         raise ValueError("passes must be between 0 and attempts, and attempts positive, in every cell")
     n_models, n_tasks = len(models), len(tasks)

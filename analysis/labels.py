@@ -18,6 +18,7 @@ from curriculab.analysis.stats import wilson_interval
 from curriculab.analysis.store import Store
 from curriculab.taxonomy.agreement import BinaryAgreement, binary_agreement, krippendorff_alpha_nominal
 from curriculab.taxonomy.taxonomy import load_taxonomy
+from curriculab.trajectory.errors import InputError
 
 _TRUE = {"1", "true", "yes", "y", "present", "t"}
 _FALSE = {"0", "false", "no", "n", "absent", "f"}
@@ -172,7 +173,7 @@ def agreement(
         ).itertuples(index=False, name=None)
     )
     if not pairs:
-        raise ValueError(
+        raise InputError(
             f"no trajectory is both coded by {coder!r} and labelled by {annotator!r}. "
             f"Run `curriculab code --coder ...` and `curriculab labels import ... --annotator {annotator}` first"
         )
@@ -247,13 +248,13 @@ def label_and_measure(
     (empty while nothing labelled is also coded). Open no reader on `path` while it runs."""
     annotator = annotator.strip()
     if not annotator:
-        raise ValueError("an annotator name is needed: labels are kept per annotator. Type your name first")
+        raise InputError("an annotator name is needed: labels are kept per annotator. Type your name first")
     taxonomy = load_taxonomy(taxonomy_version)
     if code not in taxonomy.code_names:
-        raise ValueError(f"{code!r} is not a {taxonomy.version} code. Use one of: {', '.join(taxonomy.code_names)}")
+        raise InputError(f"{code!r} is not a {taxonomy.version} code. Use one of: {', '.join(taxonomy.code_names)}")
     with Store(path, create=False) as store:
         if trajectory_id not in queries.trajectory_ids(store):
-            raise ValueError(f"trajectory {trajectory_id!r} is not in {path}. Pick one from the queue")
+            raise InputError(f"trajectory {trajectory_id!r} is not in {path}. Pick one from the queue")
         store.save_labels(annotator, taxonomy.version, {(trajectory_id, code): present})
         try:
             return agreement(store, coder, annotator, taxonomy_version=taxonomy.version)

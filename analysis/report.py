@@ -25,6 +25,7 @@ from curriculab.analysis.queries import COVERAGE_MIN
 from curriculab.analysis.stats import cluster_bootstrap_difference, cluster_bootstraps, pass_at_k
 from curriculab.analysis.store import Store
 from curriculab.taxonomy.versions import NEWEST
+from curriculab.trajectory.errors import InputError
 from curriculab.trajectory.vocabulary import TASK_TIERS
 
 
@@ -285,7 +286,7 @@ def build_report(
     )
     overview = rows["overview"]
     if not overview:
-        raise ValueError(
+        raise InputError(
             f"no attempts{' for model ' + repr(model) if model else ''} in the store. "
             "Ingest trajectories first, or check the model name with "
             '`curriculab query "select distinct model from trajectories"`'
@@ -300,7 +301,7 @@ def build_report(
             else "model"
         )
     if by not in ("system", "model"):
-        raise ValueError(f"a report compares by 'system' or 'model', not {by!r}")
+        raise InputError(f"a report compares by 'system' or 'model', not {by!r}")
     # systems compared as the leaderboard counts them: every trial, an infrastructure fault a failure
     system_cells = _cells_by(rows["solve_matrix"], ["system"], "passes", "trials")
     leaderboard_order = dict.fromkeys(f"{r['agent']} · {r['model']}" for r in rows["systems"])

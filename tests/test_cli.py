@@ -612,12 +612,12 @@ def test_errors_a_user_can_fix_reach_the_cli_through_one_base_unwrapped(tmp_path
     from curriculab.training.problems import ProblemError
     from curriculab.training.terminal.suite import SuiteError
     from curriculab.training.terminal.task import TaskError
-    from curriculab.trajectory.errors import CurriculabError
+    from curriculab.trajectory.errors import CurriculabError, InputError
 
     fixable = (StoreError, ConfigError, PlanError, SettingsError, TaxonomyError, TrainError, ProblemError)
-    fixable += (SuiteError, TaskError)
+    fixable += (SuiteError, TaskError, InputError)
     assert all(issubclass(error, CurriculabError) for error in fixable)
-    names = "|".join(error.__name__ for error in fixable)
+    names = "|".join([error.__name__ for error in fixable] + ["ValueError"])  # nor a broad ValueError
     wrap = re.compile(rf"except \(?[\w., ]*\b({names})\b[\w., ]*\)? as exc:\s*\n\s*raise CliError\(str\(exc\)\)")
     commands = Path(__file__).parents[1] / "curriculab" / "commands"
     wrapped = [f"{p.name}: {m[0]}" for p in commands.glob("*.py") for m in wrap.finditer(p.read_text())]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from transformers import TrainerCallback
+from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
 from curriculab.planner.dynamic import DynamicSettings, DynamicState, next_allocation
 from curriculab.planner.portfolio import LiveAllocation, TierCurriculum
@@ -86,7 +86,9 @@ class ProgressBar(TrainerCallback):
         self.desc = desc
         self.bar: Any = None
 
-    def on_train_begin(self, args, state, control, **kwargs):
+    def on_train_begin(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> None:
         from tqdm.auto import tqdm
 
         self.bar = tqdm(
@@ -98,10 +100,12 @@ class ProgressBar(TrainerCallback):
             disable=not self.main_process,
         )
 
-    def on_step_end(self, args, state, control, **kwargs):
+    def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
         self.bar.update(state.global_step - self.bar.n)
 
-    def on_train_end(self, args, state, control, **kwargs):
+    def on_train_end(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> None:
         self.bar.close()
 
 
@@ -129,11 +133,13 @@ class TimeBudget(TrainerCallback):
         self.reserve_s = 0.0
         self.step_ended: float | None = None
 
-    def on_train_begin(self, args, state, control, **kwargs):
+    def on_train_begin(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> None:
         self.reserve_s = time.perf_counter() - self.setup_started
         self.step_ended = time.perf_counter()
 
-    def on_step_end(self, args, state, control, **kwargs):
+    def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
         now = time.perf_counter()
         step_s, self.step_ended = now - (self.step_ended or now), now
         end_s = max(
@@ -152,7 +158,14 @@ class DynamicSchedule(TrainerCallback):
         self.state = DynamicState(settings)
         self.live = live
 
-    def on_log(self, args, state, control, logs=None, **kwargs):
+    def on_log(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        logs: dict[str, float] | None = None,
+        **kwargs: Any,
+    ) -> None:
         observed = {t: (logs or {}).get(f"pass_rate/{t}") for t in TIERS}
         if any(v is not None for v in observed.values()):
             self.state = next_allocation(self.state, observed)
@@ -179,13 +192,21 @@ class MetricsLog(TrainerCallback):
         self.last_log = time.perf_counter()
         self.store_seconds = 0.0
 
-    def on_log(self, args, state, control, logs=None, **kwargs):
+    def on_log(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        logs: dict[str, float] | None = None,
+        **kwargs: Any,
+    ) -> None:
         if not self.main_process:
             return
         logs = dict(logs or {})
         step = int(state.global_step)
+        weights = self.curriculum.tier_weights if self.curriculum is not None else {}
         for tier in TIERS if self.curriculum is not None else ():
-            logs.setdefault(f"weight/{tier}", self.curriculum.weights.get(tier, 0.0))
+            logs.setdefault(f"weight/{tier}", weights.get(tier, 0.0))
         if self.stats is not None and self.stats.groups:
             logs["live_sampling/all_same_share"] = self.stats.all_same / self.stats.groups
         numbers = {k: float(v) for k, v in logs.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
@@ -225,7 +246,7 @@ class RolloutIngest(TrainerCallback):
         self.flush_s = 0.0  # the last checkpoint's ingest: the run's end does one more, and saves
         self.pending: threading.Thread | None = None
 
-    def on_save(self, args, state, control, **kwargs):
+    def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
         if not self.main_process:
             return
         # only shards of the steps before this one: every rank has finished them, while the next
@@ -236,7 +257,9 @@ class RolloutIngest(TrainerCallback):
         )
         self.pending.start()
 
-    def on_train_end(self, args, state, control, **kwargs):
+    def on_train_end(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> None:
         if not self.main_process:
             return
         self.wait()
@@ -305,10 +328,12 @@ class IngestAtSaves(TrainerCallback):
         self.seconds += elapsed
         self.clock.add(store_s=elapsed)
 
-    def on_save(self, args, state, control, **kwargs):
+    def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
         self._ingest()
 
-    def on_train_end(self, args, state, control, **kwargs):
+    def on_train_end(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> None:
         self._ingest()
 
 

@@ -26,6 +26,7 @@ from curriculab.taxonomy.completion import extract_code, has_code_block
 from curriculab.training.problems import TIERS, Problem
 from curriculab.training.sampling import ProblemStats, gathered
 from curriculab.training.sandbox import Limits, RunResult, detect_backend, run_many
+from curriculab.trajectory.errors import InputError
 
 SANDBOX_FAULTS = ("sandbox_error",)
 """Statuses that say nothing about the completion: its reward is None."""
@@ -109,7 +110,7 @@ class Scorer:
     def __post_init__(self) -> None:
         if detect_backend() == "rlimits":
             if not self.allow_unsandboxed:
-                raise ValueError(
+                raise InputError(
                     "no sandbox works here (bubblewrap is missing or cannot start), so model code would run under rlimits "
                     "only and could read the tests and the answer key. Install bubblewrap (apt-get install bubblewrap), "
                     "or accept the risk explicitly (allow_unsandboxed=True; `--allow-unsandboxed` on the command line)"
@@ -246,7 +247,7 @@ class PassReward:
 
     def __init__(self, name: str, context: RewardContext) -> None:
         if name not in PASS_SCORES:
-            raise ValueError(f"{name!r} is not a pass reward; use one of {', '.join(PASS_SCORES)}")
+            raise InputError(f"{name!r} is not a pass reward; use one of {', '.join(PASS_SCORES)}")
         self.__name__ = name
         self.context = context
 
@@ -304,7 +305,7 @@ def make_reward_functions(
     offered = [*PASS_SCORES, FORMAT_REWARD]
     unknown = [n for n in names if n not in offered]
     if unknown:
-        raise ValueError(f"reward function(s) {unknown} unknown; use {', '.join(offered)}")
+        raise InputError(f"reward function(s) {unknown} unknown; use {', '.join(offered)}")
     by_id = {p.problem_id: p for p in problems}
     needs_sandbox = any(n in PASS_SCORES for n in names)
     context = RewardContext(

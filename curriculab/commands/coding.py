@@ -75,10 +75,7 @@ def code(
         elif coder == "classifier":
             if model_path is None:
                 raise CliError("--coder classifier needs --model PATH. Train one with `curriculab classifier train`")
-            try:
-                report = coding.run_classifier(store, model_path, where)
-            except (FileNotFoundError, ValueError) as exc:
-                raise CliError(str(exc)) from None
+            report = coding.run_classifier(store, model_path, where)
         else:
             if not (judge_url and judge_model):
                 raise CliError(
@@ -210,10 +207,7 @@ def classifier_train(annotator: str, output: Path, folds: int, taxonomy_version:
     from curriculab.analysis.coding import train_classifier_from_labels
 
     with open_store(read_only=False, create=False) as store:
-        try:
-            model = train_classifier_from_labels(store, annotator, taxonomy_version=taxonomy_version, folds=folds)
-        except ValueError as exc:
-            raise CliError(str(exc)) from None
+        model = train_classifier_from_labels(store, annotator, taxonomy_version=taxonomy_version, folds=folds)
     model.save(output)
     rows = [
         (code, m["n"], m["folds"], rounded(m["kappa"]), rounded(m["precision"]), rounded(m["recall"]), rounded(m["f1"]))
@@ -248,10 +242,7 @@ def agreement(coder: str, annotator: str, threshold: float, taxonomy_version: st
     from curriculab.analysis.labels import agreement
 
     with open_store(read_only=False, create=False) as store:
-        try:
-            results = agreement(store, coder, annotator, threshold=threshold, taxonomy_version=taxonomy_version)
-        except ValueError as exc:
-            raise CliError(str(exc)) from None
+        results = agreement(store, coder, annotator, threshold=threshold, taxonomy_version=taxonomy_version)
     columns = [
         "code",
         "n",

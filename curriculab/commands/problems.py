@@ -8,7 +8,6 @@ from pathlib import Path
 import click
 
 from curriculab.commands.common import (
-    CliError,
     db_option,
     echo_json,
     emit,
@@ -76,28 +75,19 @@ def reward(
     """
     from curriculab.training.sandbox import Limits, prestart
 
-    try:
-        limits = Limits(test_timeout_s=test_timeout)
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
+    limits = Limits(test_timeout_s=test_timeout)
     prestart(limits)  # the sandboxes start while the rest is imported and the problems load
     from curriculab.planner.portfolio import TierCurriculum, parse_weights
     from curriculab.training.rewards import named_problem_ids, read_completions, score_completions
 
-    try:
-        curriculum = TierCurriculum(schedule=schedule, weights=parse_weights(weights))
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
+    curriculum = TierCurriculum(schedule=schedule, weights=parse_weights(weights))
     problems = load_problem_set(problems_path, only=named_problem_ids(completions_path))
     completions, refused = read_completions(completions_path, problems, problems_path)
-    try:
-        results = (
-            score_completions(problems, completions, curriculum, limits, workers, allow_unsandboxed=allow_unsandboxed)
-            if completions
-            else []
-        )
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
+    results = (
+        score_completions(problems, completions, curriculum, limits, workers, allow_unsandboxed=allow_unsandboxed)
+        if completions
+        else []
+    )
     if fmt == "json":
         echo_json(results)
     else:

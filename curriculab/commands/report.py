@@ -70,15 +70,9 @@ def report(
         from curriculab.analysis.difficulty import fit_store
 
         with open_store(read_only=False, create=False) as store:
-            try:
-                fit_store(store)
-            except ValueError as exc:
-                raise CliError(str(exc)) from None
+            fit_store(store)
     with open_store(read_only=True) as store:
-        try:
-            data = build_report(store, model=model, coder=coder, band=band, by=by)
-        except ValueError as exc:
-            raise CliError(str(exc)) from None
+        data = build_report(store, model=model, coder=coder, band=band, by=by)
     if fmt == "html":
         target = output or Path("report.html")
         target.write_text(to_html(data))
@@ -109,10 +103,7 @@ def difficulty(abilities: bool, kind: str, fmt: str) -> None:
     from curriculab.analysis.difficulty import fit_store
 
     with open_store(read_only=False, create=False) as store:
-        try:
-            fit_store(store, kind=kind)
-        except ValueError as exc:
-            raise CliError(str(exc)) from None
+        fit_store(store, kind=kind)
         if kept_out := health_note(store):
             err_console().print(kept_out.strip(), soft_wrap=True)
         frame = queries.model_abilities(store).drop(columns=["kind"]) if abilities else queries.fitted_tasks(store)

@@ -7,3 +7,8 @@ at `--debug`."""
 class CurriculabError(Exception):
     """An error a user can fix: the message names what is wrong (the file, the record, the option)
     and what to do."""
+
+
+class InputError(CurriculabError, ValueError):
+    """A value the user gave (an option, a setting, a file, a name) or the store they pointed at
+    cannot be used for what was asked; the message names it and what to give instead."""

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from curriculab.taxonomy.agreement import binary_agreement
+from curriculab.trajectory.errors import InputError
 
 MIN_PER_CLASS = 4
 """A code needs at least this many present and absent labels to be learned."""
@@ -73,18 +74,18 @@ def load_classifier(path: Path | str) -> TrainedClassifier:
 
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(
+        raise InputError(
             f"no classifier at {path}. Train one with `curriculab classifier train --annotator NAME -o {path}`"
         )
     try:
         model = joblib.load(path)
     except Exception as exc:  # truncated, corrupt or not a joblib file at all
-        raise ValueError(
+        raise InputError(
             f"{path} cannot be read as a classifier ({type(exc).__name__}: {str(exc)[:80]}). "
             f"Train it again with `curriculab classifier train --annotator NAME -o {path}`"
         ) from None
     if not isinstance(model, TrainedClassifier):
-        raise ValueError(f"{path} is not a curriculab classifier. Train one with `curriculab classifier train`")
+        raise InputError(f"{path} is not a curriculab classifier. Train one with `curriculab classifier train`")
     return model
 
 

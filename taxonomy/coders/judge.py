@@ -19,6 +19,7 @@ from typing import Any
 
 from curriculab.taxonomy.coders.verifier import COMPLETION_CODES, TRIAL_CODES
 from curriculab.taxonomy.taxonomy import Taxonomy
+from curriculab.trajectory.errors import InputError
 
 JUDGED_CODES_EXCLUDE = ("harness_failure", *COMPLETION_CODES, *TRIAL_CODES)
 """Codes the judge is not asked about: harness faults are known from run metadata, and the
@@ -48,16 +49,16 @@ class JudgeConfig:
 
     def __post_init__(self) -> None:
         if not re.match(r"^https?://", self.base_url or ""):
-            raise ValueError(f"base_url {self.base_url!r} is not an http(s) URL. Pass e.g. http://localhost:8000/v1")
+            raise InputError(f"base_url {self.base_url!r} is not an http(s) URL. Pass e.g. http://localhost:8000/v1")
         self.base_url = self.base_url.rstrip("/")
         if not self.model:
-            raise ValueError("model is empty. Pass the model name the endpoint serves (see its /v1/models)")
+            raise InputError("model is empty. Pass the model name the endpoint serves (see its /v1/models)")
         if self.timeout_s <= 0:
-            raise ValueError(f"timeout_s is {self.timeout_s}. Use a positive number of seconds")
+            raise InputError(f"timeout_s is {self.timeout_s}. Use a positive number of seconds")
         if self.max_retries < 0:
-            raise ValueError(f"max_retries is {self.max_retries}. Use 0 or more")
+            raise InputError(f"max_retries is {self.max_retries}. Use 0 or more")
         if self.concurrency < 1:
-            raise ValueError(f"concurrency is {self.concurrency}. Use 1 or more")
+            raise InputError(f"concurrency is {self.concurrency}. Use 1 or more")
 
 
 @dataclass

@@ -51,6 +51,7 @@ from curriculab.training.sandbox.isolation import (
     bwrap_command,
     seccomp_program,
 )
+from curriculab.trajectory.errors import InputError
 
 SERVER = Path(server.__file__)
 PYTHON = "/usr/bin/python3"
@@ -108,9 +109,9 @@ class Limits:
             "max_code_bytes",
         ):
             if getattr(self, name) <= 0:
-                raise ValueError(f"Limits.{name} is {getattr(self, name)}; it must be positive")
+                raise InputError(f"Limits.{name} is {getattr(self, name)}; it must be positive")
         if self.completion_timeout_s is not None and self.completion_timeout_s <= 0:
-            raise ValueError(
+            raise InputError(
                 f"Limits.completion_timeout_s is {self.completion_timeout_s}; it must be positive "
                 "(or None for twice test_timeout_s)"
             )
