@@ -146,8 +146,8 @@ def _dequantized(gguf: Path, target: Path) -> Path:
 
     network = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    network.hf_quantizer = None
-    network.is_quantized = False
+    setattr(network, "hf_quantizer", None)  # noqa: B010  (torch types a Module's attributes as tensors or modules)
+    setattr(network, "is_quantized", False)  # noqa: B010
     if hasattr(network.config, "quantization_config"):
         del network.config.quantization_config
     partial = target.with_name(target.name + ".partial")

@@ -13,11 +13,14 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from curriculab.analysis.queries import TRAINING_AGENT
 from curriculab.taxonomy.completion import extract_code
 from curriculab.training.problems import Problem
+
+if TYPE_CHECKING:
+    from curriculab.training.sandbox.runner import RunResult
 
 COMPLETION_KEY = "completion"
 """Key of the agent step's `raw` that marks a single-turn completion (the verifier coder reads it)."""
@@ -41,7 +44,7 @@ def completion_record(
     attempt: int,
     prompt: str,
     completion: str,
-    result,
+    result: RunResult,
     reward: float | None,
     finish: str | None = None,
     completion_tokens: int | None = None,
@@ -120,7 +123,16 @@ class RolloutWriter:
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
 
-    def __call__(self, trainer_state, prompts, completions, problem_ids, results, rewards, completion_ids=None) -> None:
+    def __call__(
+        self,
+        trainer_state: Any,
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        problem_ids: Sequence[str],
+        results: Sequence[RunResult],
+        rewards: Sequence[float | None],
+        completion_ids: Sequence[Sequence[int]] | None = None,
+    ) -> None:
         started = time.perf_counter()
         step = int(getattr(trainer_state, "global_step", 0) or 0)
         run = {

@@ -26,12 +26,12 @@ class CurriculumGRPOTrainer(GRPOTrainer):
 
     def __init__(
         self,
-        *args,
+        *args: Any,
         live_stats: ProblemStats | None = None,
         clock: StepClock | None = None,
         written_s: Callable[[], float] = lambda: 0.0,
         episode_hooks: Sequence[Callable[[Sequence[Any], Sequence[Any], int], None]] = (),
-        **kwargs,
+        **kwargs: Any,
     ) -> None:
         self.live_stats, self.clock, self.written_s = live_stats, clock, written_s
         self.episode_hooks = list(episode_hooks)
@@ -42,7 +42,10 @@ class CurriculumGRPOTrainer(GRPOTrainer):
     def _environment_s(self) -> float:
         return self.clock.environment_s if self.clock is not None else 0.0
 
-    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
+    # TRL's private hooks, overridden with its own signatures (its trainer carries no annotations there)
+    def _calculate_rewards(
+        self, inputs: list[dict[str, Any]], prompts: list[Any], completions: list[Any], completion_ids_list: list[Any]
+    ) -> Any:
         started, written, environment = time.perf_counter(), self.written_s(), self._environment_s()
         try:
             rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
@@ -56,7 +59,7 @@ class CurriculumGRPOTrainer(GRPOTrainer):
                 judged = self._environment_s() - environment
                 self.clock.add(reward_s=max(0.0, elapsed - writing - judged), store_s=writing)
 
-    def _generate(self, prompts: list):
+    def _generate(self, prompts: list[Any]) -> Any:
         started, environment = time.perf_counter(), self._environment_s()
         out = super()._generate(prompts)
         if self.clock is not None:  # an agent's tool calls run inside generation: they are the environment's
@@ -64,15 +67,17 @@ class CurriculumGRPOTrainer(GRPOTrainer):
             self.clock.add(generation_s=max(0.0, elapsed), generated_tokens=sum(len(ids) for ids in out[1]))
         return out
 
-    def _get_train_sampler(self, dataset=None):
+    def _get_train_sampler(self, dataset: Any = None) -> Any:
         if self.live_stats is None:
             return super()._get_train_sampler(dataset)
         dataset = self.train_dataset if dataset is None else dataset
+        args: Any = self.args  # a GRPOConfig: its generation fields are not TrainingArguments'
+        groups = int(args.num_generations)  # what TRL copies into self.num_generations
         return LiveRepeatSampler(
             dataset["problem_id"],
             self.live_stats,
-            mini_repeat_count=self.num_generations,
-            batch_size=self.args.generation_batch_size // self.num_generations,
-            repeat_count=self.num_iterations * self.args.steps_per_generation,
-            seed=self.args.seed,
+            mini_repeat_count=groups,
+            batch_size=args.generation_batch_size // groups,
+            repeat_count=self.num_iterations * args.steps_per_generation,
+            seed=args.seed,
         )
