@@ -10,7 +10,8 @@ id, resume, `GRPOConfig`, result); what is the agent's own lives beside it in `t
 the suite (`suite`), the warm-up and its cache (`warmup`), the episode log the trainer calls after
 each batch's rewards, writing Harbor trials under `<output_dir>/rollouts/<run_id>/` that are
 ingested and coded at each checkpoint and at the end (`episode_log`), and the held-out evaluation
-(`evaluation`). Agentic runs are one process: the episode log names trials without a rank.
+(`evaluation`). On several processes (`accelerate launch`) each rank runs its own episodes,
+numbered after the lower ranks', and rank 0 alone ingests, trims on resume and reports.
 """
 
 from __future__ import annotations
