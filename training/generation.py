@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import statistics
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,7 +77,7 @@ class Probe:
         return self.tokens / self.seconds if self.seconds > 0 else 0.0
 
 
-def _generate(model, tokenizer, prompts: list[str], backend: str, max_new_tokens: int) -> int:
+def _generate(model: Any, tokenizer: Any, prompts: Sequence[str], backend: str, max_new_tokens: int) -> int:
     """Generate one completion per prompt with `backend` as TRL would; returns completion tokens."""
     import torch
     from transformers import GenerationConfig
@@ -100,9 +101,9 @@ def _generate(model, tokenizer, prompts: list[str], backend: str, max_new_tokens
 
 
 def probe(
-    model,
-    tokenizer,
-    prompts: list[str],
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[str],
     backend: str,
     max_new_tokens: int,
     repeats: int = 2,
@@ -124,7 +125,12 @@ def probe(
 
 
 def choose_backend(
-    requested: str, cuda: bool, model=None, tokenizer=None, prompts: list[str] = (), max_new_tokens: int = 32
+    requested: str,
+    cuda: bool,
+    model: Any = None,
+    tokenizer: Any = None,
+    prompts: Sequence[str] = (),
+    max_new_tokens: int = 32,
 ) -> tuple[str, list[Probe]]:
     """The backend to train with and, for `auto`, what was measured to choose it.
 

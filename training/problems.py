@@ -19,6 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Collection, Iterable
 from pathlib import Path
+from typing import Any, cast
 
 from curriculab.training.sandbox import Limits, run_many
 from curriculab.trajectory.errors import CurriculabError
@@ -47,7 +48,7 @@ def _text(owner: object, name: str, min_length: int = 0) -> None:
         raise InvalidField(name, f"String should have at least {min_length} character")
 
 
-def _fields(cls, record: object, where: str = "") -> dict:
+def _fields(cls: type[Any], record: object, where: str = "") -> dict[str, Any]:
     """The record's fields for `cls`, or InvalidField for a missing or unknown one (as pydantic said them)."""
     if not isinstance(record, dict):
         raise InvalidField(where.rstrip(".") or "(record)", "Input should be a valid dictionary")
@@ -100,7 +101,7 @@ class ProblemTest:
         if self.code:
             raise InvalidField("code", "A stdin/stdout test has no code (give stdin and stdout, or code alone)")
 
-    def spec(self, tolerance: float | None = None) -> str | dict:
+    def spec(self, tolerance: float | None = None) -> str | dict[str, Any]:
         """What the sandbox runs: the test's code, or a stdin/stdout case."""
         if self.stdout is None:
             return self.code
@@ -182,7 +183,7 @@ class Problem:
             return "stdio"
         return "class" if re.search(rf"^class\s+{re.escape(self.entry_point)}\b", self.reference, re.M) else "function"
 
-    def job(self, code: str) -> tuple:
+    def job(self, code: str) -> tuple[str, str, list[tuple[str, str | dict[str, Any]]], str]:
         """What `run_many` takes to score `code` on this problem's tests."""
         return (code, self.entry_point, [(t.test_id, t.spec(self.float_tolerance)) for t in self.tests], self.prelude)
 
@@ -265,7 +266,7 @@ def builtin_problems() -> list[Problem]:
     problems = []
     for problem_id, entry_point, signature, body, tiers in PROBLEMS:
         tests = [
-            ProblemTest(test_id=f"{tier}_{k}", tier=tier, code=code)
+            ProblemTest(test_id=f"{tier}_{k}", tier=cast(Tier, tier), code=code)
             for tier in TIERS
             for k, code in enumerate(tiers[tier], start=1)
         ]
@@ -369,14 +370,15 @@ def humaneval_problems(limit: int | None = None, only: Collection[str] | None = 
         check = next(n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == "check")
         rename = _Rename(check.args.args[0].arg if check.args.args else "candidate", entry)
         setup: list[ast.stmt] = []
-        tests = []
+        tests: list[ProblemTest] = []
         for statement in check.body:
             statement = rename.visit(statement)
             if isinstance(statement, ast.Assert) or (
                 isinstance(statement, (ast.For, ast.If)) and any(isinstance(n, ast.Assert) for n in ast.walk(statement))
             ):
                 code = "\n".join(ast.unparse(n) for n in prompt_helpers + preamble + setup + [statement])
-                tests.append(ProblemTest(test_id=f"t{len(tests)}", tier=tier_of_test(statement, entry), code=code))
+                tier = cast(Tier, tier_of_test(statement, entry))  # one of TIERS
+                tests.append(ProblemTest(test_id=f"t{len(tests)}", tier=tier, code=code))
             elif not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)):
                 setup.append(statement)
         if tests:
@@ -417,8 +419,7 @@ def retier(
             failed, runs = failure_rates.get((problem.problem_id, t.test_id), (0, 0))
             if runs >= min_runs:
                 rate = (failed + 1) / (runs + 2)
-                tier = TIERS[min(3, int(rate / 0.25))]
-                t = dataclasses.replace(t, tier=tier)
+                t = dataclasses.replace(t, tier=cast(Tier, TIERS[min(3, int(rate / 0.25))]))
             tests.append(t)
         out.append(dataclasses.replace(problem, tests=tests))
     return out
