@@ -25,12 +25,11 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def test_two_processes_train_one_plan_and_land_every_rollout_once(planned, tmp_path):
-    db, plan = planned
-    accelerate = Path(sys.executable).with_name("accelerate")
-    run = subprocess.run(
+def _train_on_two_processes(db: Path, plan: Path, output: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    """`accelerate launch` of `curriculab train` on two CPU processes (DDP over gloo) with `options`."""
+    return subprocess.run(
         [
-            str(accelerate),
+            str(Path(sys.executable).with_name("accelerate")),
             "launch",
             "--multi_gpu",
             "--num_processes",
@@ -46,20 +45,30 @@ def test_two_processes_train_one_plan_and_land_every_rollout_once(planned, tmp_p
             str(plan),
             "--model",
             "tiny",
-            "--max-steps",
-            "3",
-            "--save-steps",
-            "2",
             "--output-dir",
-            str(tmp_path / "run"),
-            "--static-sampling",
-            "--generation-backend",
-            "generate",
+            str(output),
+            *options,
         ],
         capture_output=True,
         text=True,
         timeout=600,
         env={**os.environ, "CUDA_VISIBLE_DEVICES": ""},
+    )
+
+
+def test_two_processes_train_one_plan_and_land_every_rollout_once(planned, tmp_path):
+    db, plan = planned
+    run = _train_on_two_processes(
+        db,
+        plan,
+        tmp_path / "run",
+        "--max-steps",
+        "3",
+        "--save-steps",
+        "2",
+        "--static-sampling",
+        "--generation-backend",
+        "generate",
     )
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.count("run grpo-") == 1  # rank 0 reports; rank 1 says nothing
@@ -114,36 +123,8 @@ def test_two_processes_train_a_task_plan_land_every_episode_once_and_resume(tmp_
     assert made.exit_code == 0, made.output
 
     def launch(steps: int, *extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [
-                str(Path(sys.executable).with_name("accelerate")),
-                "launch",
-                "--multi_gpu",
-                "--num_processes",
-                "2",
-                "--main_process_port",
-                str(_free_port()),
-                "-m",
-                "curriculab.cli",
-                "train",
-                "--db",
-                str(db),
-                "--config",
-                str(plan),
-                "--model",
-                "tiny",
-                "--max-steps",
-                str(steps),
-                "--save-steps",
-                "1",
-                "--output-dir",
-                str(tmp_path / "run"),
-                *extra,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            env={**os.environ, "CUDA_VISIBLE_DEVICES": ""},
+        return _train_on_two_processes(
+            db, plan, tmp_path / "run", "--max-steps", str(steps), "--save-steps", "1", *extra
         )
 
     first = launch(1)
