@@ -22,8 +22,8 @@ On a GPU box with no network and no bubblewrap: bring the wheels (`../shared/gpu
 trl, datasets, duckdb, pydantic and the project's wheel) and the model as a GGUF file, install
 them with `pip install --no-index --find-links WHEELS curriculab`, then run
 `bash bench/gpu_check.sh --model SmolLM2-135M-Instruct.Q4_1.gguf --allow-unsandboxed --max-seconds 240`.
-`--allow-unsandboxed` scores completions under rlimits and namespaces only (see docs/sandbox.md's
-sandbox section); the output says so. `--max-seconds` is the check's budget from its start, shared
+`--allow-unsandboxed` scores completions under namespaces and chroot as root (rlimits and
+namespaces only otherwise; see docs/sandbox.md's sandbox section); the output says which. `--max-seconds` is the check's budget from its start, shared
 equally by the backends still to run (less a tenth, for reading the figures back and a loaded
 machine's jitter): each one's training stops early enough to leave its checkpoint and store, so
 every line comes back inside it (`wall_s` reports the whole check so far). `--work-dir DIR` keeps
@@ -93,17 +93,26 @@ def main() -> None:
         _run(args, Path(work))
 
 
+SANDBOX_SAYS = {
+    "namespaces": "namespaces (no bubblewrap: unshare and chroot, the same seccomp filter)",
+    "rlimits": "unsandboxed (rlimits and namespaces)",
+}
+"""How a line names a sandbox other than bubblewrap."""
+
+
 def _run(args: argparse.Namespace, work: Path) -> None:
     """The checks, their store, plan and checkpoints under `work`."""
     check_started = time.perf_counter()
-    from curriculab.training.sandbox import detect_backend
+    from curriculab.training.sandbox import detect_backend, unsandboxed_backend
 
     sandbox = detect_backend()
     if sandbox == "rlimits" and not args.allow_unsandboxed:  # said before torch's seconds of import
         raise SystemExit(
             "no sandbox works here (bubblewrap is missing or cannot start). Install bubblewrap, or pass "
-            "--allow-unsandboxed to score under rlimits and namespaces only"
+            "--allow-unsandboxed to score under namespaces and chroot (root), else rlimits only"
         )
+    if sandbox == "rlimits":
+        sandbox = unsandboxed_backend()
 
     import torch
 
@@ -192,7 +201,7 @@ def _check(args, backend, budget, cuda, sandbox, plan, work, check_started, trai
         "backend": "vllm" if backend.startswith("vllm") else "transformers",
         "generation_backend": backend,
         "model": args.model,
-        "sandbox": "unsandboxed (rlimits and namespaces)" if sandbox == "rlimits" else sandbox,
+        "sandbox": SANDBOX_SAYS.get(sandbox, sandbox),
         "steps": result.steps,
         "steps_asked": args.steps,
         "stopped_by_max_seconds": result.steps < args.steps,
@@ -247,7 +256,7 @@ def _agentic_check(args, cuda, sandbox, work, check_started, torch) -> dict:
         "dtype": "bf16" if cuda else "fp32",
         "mode": "agentic",
         "model": args.model,
-        "sandbox": "unsandboxed (namespaces and chroot, seccomp)" if sandbox == "rlimits" else sandbox,
+        "sandbox": SANDBOX_SAYS.get(sandbox, sandbox),
         "steps": result.steps,
         "episodes": result.rollouts,
         "episodes_per_s": round(result.rollouts / result.seconds, 3) if result.seconds else None,

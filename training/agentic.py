@@ -57,8 +57,9 @@ def terminal_rewards(names: Sequence[str]) -> list[Callable[..., list[float | No
 
 def episode_backend(allow_unsandboxed: bool) -> str:
     """Where training episodes run: bubblewrap; where it does not work and `allow_unsandboxed` says
-    so, the `namespaces` isolation (root only; bubblewrap's mounts made by hand, the same seccomp filter, no read-only submounts)."""
-    from curriculab.training.sandbox import detect_backend
+    so, the `namespaces` sandbox (root only; bubblewrap's mounts made by hand, the same seccomp
+    filter, no read-only submounts), chosen as completions' is (`sandbox.unsandboxed_backend`)."""
+    from curriculab.training.sandbox import detect_backend, unsandboxed_backend
 
     if detect_backend() == "bwrap":
         return "bwrap"
@@ -67,9 +68,10 @@ def episode_backend(allow_unsandboxed: bool) -> str:
             "terminal episodes need bubblewrap, which does not work here (scripts/setup.sh installs it); "
             "pass --allow-unsandboxed to run them under namespaces and chroot (root; the same seccomp filter, weaker mounts)"
         )
-    if os.geteuid() != 0:
+    if unsandboxed_backend() != "namespaces":
         raise TrainError(
-            "--allow-unsandboxed episodes (namespaces and chroot) need root: run as root or install bubblewrap"
+            "--allow-unsandboxed episodes (namespaces and chroot) need root and util-linux's unshare: "
+            "run as root or install bubblewrap"
         )
     return "namespaces"
 

@@ -15,7 +15,7 @@ import os
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from curriculab.planner.config import TrainingConfig
 from curriculab.planner.portfolio import LiveAllocation
@@ -40,6 +40,9 @@ from curriculab.training.run import (
     run_id_for,
 )
 from curriculab.training.timing import StepClock
+
+if TYPE_CHECKING:
+    from curriculab.training.problems import Problem
 
 
 def train(
@@ -72,20 +75,20 @@ def train(
     from curriculab.training.trainer import CurriculumGRPOTrainer
 
     imported = time.perf_counter()
-    config, problems = _checked_plan(config)
-    check_grpo_section(config, GRPOConfig)
+    plan, problems = _checked_plan(config)
+    check_grpo_section(plan, GRPOConfig)
     summary, announce = options.summary, options.announce
-    output = Path(options.output_dir or config.grpo.get("output_dir") or "runs/grpo")
+    output = Path(options.output_dir or plan.grpo.get("output_dir") or "runs/grpo")
     with library_output_to(output / LOG_NAME):  # one bar and one line per step on the terminal
         path, load_kwargs, base_name = resolve_model(model, options.cache_dir)
-        tokenizer, dataset = _tokenizer_and_dataset(config, path, load_kwargs)
-        section = config.curriculum
+        tokenizer, dataset = _tokenizer_and_dataset(plan, path, load_kwargs)
+        section = plan.curriculum
         dynamic_on = section.dynamic.enabled if options.dynamic is None else options.dynamic
         live_on = section.live_sampling.enabled if options.live_sampling is None else options.live_sampling
         rank = process_rank(live_on, options.stop_after_s)
         if rank != 0:  # rank 0 speaks for the run
             summary = announce = None
-        seed, plan_id = int(config.grpo.get("seed", 0)), config.plan.plan_id
+        seed, plan_id = int(plan.grpo.get("seed", 0)), plan.plan.plan_id
         run_id = run_id_for(plan_id, seed, output)
         stop_ids = tuple(i for i in {tokenizer.eos_token_id, tokenizer.pad_token_id} if i is not None)
         writer = RolloutWriter(
@@ -98,8 +101,8 @@ def train(
                 "seed": seed,
                 "model": model,
                 "live_sampling": live_on,
-                "reward_functions": config.reward.functions,
-                "reward_weights": config.reward.weights,
+                "reward_functions": plan.reward.functions,
+                "reward_weights": plan.reward.weights,
             },
             options.model_label,
             stop_ids,
@@ -108,7 +111,7 @@ def train(
         checkpoint = _resume_from(output, options.resume, writer, rank)
         cuda = torch.cuda.is_available() and not options.force_cpu
         completion_cap = TINY_COMPLETION_TOKENS if model == "tiny" else None
-        completion_tokens = int(config.grpo.get("max_completion_length", 256))
+        completion_tokens = int(plan.grpo.get("max_completion_length", 256))
         network = AutoModelForCausalLM.from_pretrained(path, **load_kwargs)
         backend, why = pick_backend(
             options.backend_asked,
@@ -116,7 +119,7 @@ def train(
             network,
             tokenizer,
             dataset,
-            int(config.grpo.get("num_generations", 8)),
+            int(plan.grpo.get("num_generations", 8)),
             min(completion_tokens, completion_cap or completion_tokens),
             f"{base_name}:{path}",
             options.cache_dir,
@@ -127,7 +130,7 @@ def train(
                 announce(TINY_NOTICE)
         writer.run_config["generation_backend"] = backend  # stored with the run, beside plan and seed
         args = grpo_arguments(
-            config, options, output, cuda, completion_cap=completion_cap, backend=dict(BACKENDS[backend])
+            plan, options, output, cuda, completion_cap=completion_cap, backend=dict(BACKENDS[backend])
         )
         sampling = section.live_sampling
         stats = ProblemStats(
@@ -142,7 +145,7 @@ def train(
             Limits(),
             allow_unsandboxed=options.allow_unsandboxed,
             on_scored=writer,
-            names=config.reward.functions,
+            names=plan.reward.functions,
             planned_steps=section.planned_steps,
             stats=stats,
             live=live,
@@ -196,23 +199,21 @@ def train(
         )
 
 
-def _checked_plan(config: TrainingConfig | Path | str):
+def _checked_plan(config: TrainingConfig | Path | str) -> tuple[TrainingConfig, list[Problem]]:
     """The plan and its problems, or a TrainError naming what is wrong (before any run folder exists)."""
     from curriculab.training.problems import ProblemError, load_problem_set
 
-    config = loaded_plan(config)
+    plan = loaded_plan(config)
     try:
-        problems = load_problem_set(config.dataset.problems)
+        problems = load_problem_set(plan.dataset.problems)
     except ProblemError as exc:
         raise TrainError(f"dataset.problems: {exc}") from None
-    if not config.dataset_path.exists():
-        raise TrainError(
-            f"dataset.path: {config.dataset_path} does not exist. Export the plan with `curriculab plan -o`"
-        )
-    return config, problems
+    if not plan.dataset_path.exists():
+        raise TrainError(f"dataset.path: {plan.dataset_path} does not exist. Export the plan with `curriculab plan -o`")
+    return plan, problems
 
 
-def _tokenizer_and_dataset(config: TrainingConfig, path, load_kwargs: dict):
+def _tokenizer_and_dataset(config: TrainingConfig, path: str, load_kwargs: dict[str, Any]) -> tuple[Any, Any]:
     """The tokenizer (left padding, as GRPO generates) and the plan's dataset, its prompts in the
     model's chat format when it has one."""
     from datasets import load_dataset
@@ -246,9 +247,9 @@ def _resume_from(output: Path, resume: bool, writer: RolloutWriter, rank: int) -
 def pick_backend(
     requested: str,
     cuda: bool,
-    network,
-    tokenizer,
-    dataset,
+    network: Any,
+    tokenizer: Any,
+    dataset: Any,
     n_prompts: int,
     completion_tokens: int,
     model_key: str,
@@ -299,7 +300,7 @@ def pick_backend(
     return chosen, f"generation: {chosen} (auto, {verdict}; tokens/s {speeds}; {how})"
 
 
-def _prompt_text(prompt, tokenizer) -> str:
+def _prompt_text(prompt: str | list[dict[str, str]], tokenizer: Any) -> str:
     if isinstance(prompt, list):  # chat messages
-        return tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
+        return str(tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True))
     return prompt

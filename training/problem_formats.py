@@ -26,8 +26,11 @@ import json
 import pickle
 import zlib
 from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
 
 from curriculab.training.problems import InvalidField, Problem, ProblemError, ProblemTest
+from curriculab.trajectory.vocabulary import Tier
 
 LEETCODE_PRELUDE = """from typing import *
 from collections import *
@@ -52,10 +55,10 @@ two node classes its signatures use (both sides of the sandbox define them)."""
 PYTHON3 = 3
 """CodeContests' language code for Python 3."""
 
-_TIERS = {"public": "basic", "private": "intermediate", "generated": "complex"}
+_TIERS: dict[str, Tier] = {"public": "basic", "private": "intermediate", "generated": "complex"}
 
 
-def _json(value, field):
+def _json(value: Any, field: str) -> Any:
     if isinstance(value, (list, dict)):
         return value
     try:
@@ -68,11 +71,11 @@ class _TextOnly(pickle.Unpickler):
     """An unpickler that builds plain values only: any class or function a pickle names is refused,
     so a hostile dataset cannot run code by being read."""
 
-    def find_class(self, module, name):
+    def find_class(self, module: str, name: str) -> Any:
         raise pickle.UnpicklingError(f"the pickle names {module}.{name}; only plain values are read")
 
 
-def _lcb_cases(value, field):
+def _lcb_cases(value: Any, field: str) -> Any:
     """LiveCodeBench's test cases: JSON text, or (the published `private_test_cases` since release
     v2) JSON text pickled, zlib-compressed and base64-encoded."""
     if not isinstance(value, str) or value.lstrip().startswith(("[", "{")):
@@ -100,7 +103,7 @@ def _stdio_tests(groups: Iterable[tuple[str, list[str], list[str]]]) -> list[Pro
     return tests
 
 
-def from_livecodebench(record: dict) -> Problem:
+def from_livecodebench(record: dict[str, Any]) -> Problem:
     """A LiveCodeBench record (its `reference` key holds a solution: the set ships none)."""
     metadata = _json(record.get("metadata") or "{}", "metadata")
     groups = [
@@ -135,7 +138,7 @@ def from_livecodebench(record: dict) -> Problem:
     )
 
 
-def from_apps(record: dict) -> Problem:
+def from_apps(record: dict[str, Any]) -> Problem:
     """An APPS record: its first solution is the reference."""
     io = _json(record.get("input_output") or "{}", "input_output")
     solutions = _json(record.get("solutions") or "[]", "solutions")
@@ -155,7 +158,7 @@ def from_apps(record: dict) -> Problem:
     )
 
 
-def from_codecontests(record: dict) -> Problem:
+def from_codecontests(record: dict[str, Any]) -> Problem:
     """A CodeContests record: its first Python 3 solution is the reference."""
     solutions = record.get("solutions") or {}
     python = [s for lang, s in zip(solutions.get("language", []), solutions.get("solution", [])) if lang == PYTHON3]
@@ -182,7 +185,7 @@ def from_codecontests(record: dict) -> Problem:
 READERS = {"livecodebench": from_livecodebench, "apps": from_apps, "codecontests": from_codecontests}
 
 
-def read_problem_set(path, shape: str, errors: list[str] | None = None) -> list[Problem]:
+def read_problem_set(path: str | Path, shape: str, errors: list[str] | None = None) -> list[Problem]:
     """Every record of a JSONL file in one of the READERS' shapes. A bad record raises with its
     line and field, or, given an `errors` list, is said there and the rest are still read."""
     if shape not in READERS:

@@ -23,10 +23,11 @@ from typing import Any
 
 from curriculab.planner.portfolio import LiveAllocation, TierCurriculum
 from curriculab.taxonomy.completion import extract_code, has_code_block
-from curriculab.training.problems import TIERS, Problem
+from curriculab.training.problems import Problem
 from curriculab.training.sampling import ProblemStats, gathered
-from curriculab.training.sandbox import Limits, RunResult, detect_backend, run_many
+from curriculab.training.sandbox import Limits, RunResult, detect_backend, run_many, unsandboxed_backend
 from curriculab.trajectory.errors import InputError
+from curriculab.trajectory.vocabulary import TIERS
 
 SANDBOX_FAULTS = ("sandbox_error",)
 """Statuses that say nothing about the completion: its reward is None."""
@@ -50,9 +51,8 @@ def tarot_score(
 ) -> float:
     """Σ α_l w_l pass_rate_l over active tiers that have tests (α renormalised over those)."""
     alpha = curriculum.allocation(progress, tuple(t for t, r in rates.items() if r is not None), live)
-    return sum(
-        alpha[t] * curriculum.weights.get(t, 0.0) * rates[t] for t in alpha if alpha[t] and rates.get(t) is not None
-    )
+    weights = curriculum.tier_weights
+    return sum(alpha[t] * weights.get(t, 0.0) * rate for t in alpha if alpha[t] and (rate := rates.get(t)) is not None)
 
 
 def avg_score(result: RunResult) -> float:
@@ -104,24 +104,39 @@ class Scorer:
     cache_size: int = 4096
     """Results kept for reuse."""
     allow_unsandboxed: bool = False
-    """Score even where no sandbox works (rlimits only): model code could then read the answer key."""
-    _cache: OrderedDict = field(default_factory=OrderedDict, repr=False)
+    """Score even where bubblewrap does not work: under the `namespaces` sandbox as root (weaker
+    mounts), else under rlimits only, where model code could read the answer key."""
+    backend: str = field(init=False, default="bwrap")
+    """Where the completions run: bwrap, or without bubblewrap (when allowed) namespaces or rlimits."""
+    _cache: OrderedDict[tuple[str, str], RunResult] = field(default_factory=OrderedDict, repr=False)
 
     def __post_init__(self) -> None:
-        if detect_backend() == "rlimits":
-            if not self.allow_unsandboxed:
-                raise InputError(
-                    "no sandbox works here (bubblewrap is missing or cannot start), so model code would run under rlimits "
-                    "only and could read the tests and the answer key. Install bubblewrap (apt-get install bubblewrap), "
-                    "or accept the risk explicitly (allow_unsandboxed=True; `--allow-unsandboxed` on the command line)"
-                )
+        self.backend = detect_backend()
+        if self.backend != "rlimits":
+            return
+        if not self.allow_unsandboxed:
+            raise InputError(
+                "no sandbox works here (bubblewrap is missing or cannot start), so model code would run under rlimits "
+                "only and could read the tests and the answer key. Install bubblewrap (apt-get install bubblewrap), "
+                "or accept the risk explicitly (allow_unsandboxed=True; `--allow-unsandboxed` on the command line): "
+                "as root, completions then run under namespaces and chroot, else under rlimits only"
+            )
+        self.backend = unsandboxed_backend()
+        if self.backend == "namespaces":
             warnings.warn(
-                "scoring WITHOUT a sandbox (rlimits only): model code runs as you, so your files (the problems file "
-                "and its answer key included) are readable and writable by it, and where this host allows no user "
-                "namespace, the network, your other processes and IPC are reachable too; rewards can be gamed. "
-                "Results are marked `unsandboxed`",
+                "scoring without bubblewrap: completions run under namespaces and chroot as their own uid (the same "
+                "seccomp filter, no network, the problems file out of sight), with weaker mounts than bubblewrap's "
+                "(no read-only submounts) and no namespaces of their own per completion",
                 stacklevel=3,
             )
+            return
+        warnings.warn(
+            "scoring WITHOUT a sandbox (rlimits only): model code runs as you, so your files (the problems file "
+            "and its answer key included) are readable and writable by it, and where this host allows no user "
+            "namespace, the network, your other processes and IPC are reachable too; rewards can be gamed. "
+            "Results are marked `unsandboxed`",
+            stacklevel=3,
+        )
 
     def run(self, problem_ids: Sequence[str], texts: Sequence[str]) -> list[RunResult]:
         keys = list(zip(problem_ids, texts))
@@ -132,7 +147,7 @@ class Scorer:
                     f"problem_id {pid!r} is not in the problem set. Pass the problems file the completions were made for"
                 )
         jobs = [self.problems[pid].job(extract_code(text, self.problems[pid].entry_point)) for pid, text in missing]
-        for key, result in zip(missing, run_many(jobs, self.limits, self.workers)):
+        for key, result in zip(missing, run_many(jobs, self.limits, self.workers, backend=self.backend)):
             self._cache[key] = result
             if len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
@@ -195,14 +210,22 @@ class RewardContext:
     live: LiveAllocation | None = None
     """The dynamic schedule's α as the callback last set it (None: the curriculum's schedule alone)."""
 
-    def progress(self, trainer_state) -> float:
+    def progress(self, trainer_state: Any) -> float:
         """The schedule's progress: global_step over the planned steps, 1.0 outside training."""
         total = self.planned_steps or (getattr(trainer_state, "max_steps", 0) if trainer_state is not None else 0)
         return min(1.0, trainer_state.global_step / total) if trainer_state is not None and total else 1.0
 
     def score(
-        self, name: str, prompts, completions, completion_ids, problem_id, trainer_state, log_metric
+        self,
+        name: str,
+        prompts: Sequence[Any] | None,
+        completions: Sequence[Any],
+        completion_ids: Sequence[Sequence[int]] | None,
+        problem_id: Sequence[str],
+        trainer_state: Any,
+        log_metric: Callable[[str, float], None] | None,
     ) -> list[float | None]:
+        assert self.scorer is not None, "make_reward_functions gives a scorer wherever a pass reward is asked for"
         scoring = PASS_SCORES[name]
         texts = [_text(c) for c in completions]
         results = self.scorer.run(list(problem_id), texts)
@@ -253,14 +276,14 @@ class PassReward:
 
     def __call__(
         self,
-        prompts=None,
-        completions=(),
-        completion_ids=None,
+        prompts: Sequence[Any] | None = None,
+        completions: Sequence[Any] = (),
+        completion_ids: Sequence[Sequence[int]] | None = None,
         *,
-        problem_id,
-        trainer_state=None,
-        log_metric=None,
-        **kwargs,
+        problem_id: Sequence[str],
+        trainer_state: Any = None,
+        log_metric: Callable[[str, float], None] | None = None,
+        **kwargs: Any,
     ) -> list[float | None]:
         return self.context.score(
             self.__name__, prompts, completions, completion_ids, problem_id, trainer_state, log_metric
@@ -275,7 +298,15 @@ class FormatReward:
     def __init__(self, problems: dict[str, Problem]) -> None:
         self.problems = problems
 
-    def __call__(self, prompts=None, completions=(), completion_ids=None, *, problem_id, **kwargs) -> list[float]:
+    def __call__(
+        self,
+        prompts: Sequence[Any] | None = None,
+        completions: Sequence[Any] = (),
+        completion_ids: Sequence[Sequence[int]] | None = None,
+        *,
+        problem_id: Sequence[str],
+        **kwargs: Any,
+    ) -> list[float]:
         return [format_score(_text(c), self.problems[pid]) for c, pid in zip(completions, problem_id)]
 
 

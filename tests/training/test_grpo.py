@@ -253,7 +253,8 @@ def test_the_gpu_check_stops_inside_its_time_budget_and_flags_unsandboxed_scorin
     lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     (figures,) = lines
     assert figures["generation_backend"] == "generate"
-    assert figures["sandbox"] == "unsandboxed (rlimits and namespaces)"
+    # as root without bubblewrap, completions are scored under the namespaces sandbox, as episodes are
+    assert figures["sandbox"] == "namespaces (no bubblewrap: unshare and chroot, the same seccomp filter)"
     assert figures["stopped_by_max_seconds"] and 2 <= figures["steps"] < 200, figures
     assert figures["breakdown_mean_after_step_1"]["time/generation_s"] > 0
     assert figures["wall_s"] <= 20, figures  # setup, steps, checkpoints and store: inside the budget
@@ -291,7 +292,10 @@ def test_the_gpu_checks_agentic_mode_runs_terminal_episodes_without_bubblewrap_a
     (figures,) = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     with Store(work / "store.duckdb", read_only=True) as store:  # --work-dir keeps the run's store for SQL
         assert store.query("select count(*) from trajectories where model not like '%@eval'").scalar() == 8
-    assert figures["mode"] == "agentic" and figures["sandbox"] == "unsandboxed (namespaces and chroot, seccomp)"
+    assert (
+        figures["mode"] == "agentic"
+        and figures["sandbox"] == "namespaces (no bubblewrap: unshare and chroot, the same seccomp filter)"
+    )
     assert figures["steps"] == 2 and figures["episodes"] == 8 and figures["episodes_per_s"] > 0
     split = figures["breakdown_mean_after_step_1"]
     assert split["time/environment_s"] > 0 and split["time/generation_s"] > 0 and split["time/train_s"] >= 0

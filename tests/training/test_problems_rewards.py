@@ -436,6 +436,7 @@ def test_without_a_sandbox_rewards_are_refused_unless_asked_for(monkeypatch, tmp
     from curriculab.training import rewards
 
     monkeypatch.setattr(rewards, "detect_backend", lambda: "rlimits")
+    monkeypatch.setattr(rewards, "unsandboxed_backend", lambda: "rlimits")  # not root, or no unshare
     problems = builtin_problems()[:1]
     with pytest.raises(ValueError, match=r"^no sandbox works here \(bubblewrap is missing or cannot start\)"):
         rewards.make_reward_functions(problems)

@@ -27,11 +27,18 @@ FAST = Limits(test_timeout_s=3.0, load_timeout_s=10.0, cpu_s=20, memory_bytes=51
 _SERIAL = itertools.count(1)
 
 
-@pytest.fixture(params=["bwrap", "docker"])
+@pytest.fixture(params=["bwrap", "docker", "namespaces"])
 def backend(request, require_docker):
     if request.param == "docker":
         require_docker(docker_client() is not None)
+    if request.param == "namespaces" and os.geteuid() != 0:
+        pytest.skip("the namespaces backend needs root (CI and scripts/setup.sh run as root)")
     return request.param
+
+
+WIRE_ONLY = pytest.mark.parametrize("backend", ["bwrap", "docker"], indirect=True)
+"""For the judge's and the harness's own limits, the same code on every backend: bubblewrap and
+Docker only (the namespaces backend differs in the box alone)."""
 
 
 def one_slot_limits(**changes) -> Limits:
@@ -167,6 +174,7 @@ def test_kernel_objects_die_with_the_completion_and_its_teardown_is_not_the_next
 
 
 @pytest.mark.slow
+@WIRE_ONLY
 def test_the_judge_gives_each_completion_its_own_cpu_seconds(backend):
     # each completion's test spends ~0.4 s of the judge's CPU; with one CPU second for the judge's
     # whole life the fourth would die mid-test
@@ -276,6 +284,7 @@ def test_socket_families_other_than_unix_and_ip_are_refused(backend):
 
 
 @pytest.mark.slow
+@WIRE_ONLY
 def test_a_slow_completion_is_stopped_by_its_budget_over_all_tests(backend):
     # right answers, 1.2 s each, on six tests with 3 s per test: the budget (2 x 3 s) stops it
     code = "import time\ndef add(a, b):\n    time.sleep(1.2)\n    return a + b\n"
@@ -294,6 +303,7 @@ def test_a_slow_completion_is_stopped_by_its_budget_over_all_tests(backend):
     assert elapsed < limits.budget_s + 2.5, elapsed
 
 
+@WIRE_ONLY
 def test_the_first_completion_in_a_new_slot_gets_its_whole_budget(backend):
     # the slot starts inside this call (about 0.5 s for a container, 0.1 s for bubblewrap); that
     # time is the harness's, so 1.15 s of work in a 1.5 s budget passes in the first run too
@@ -333,6 +343,10 @@ def test_a_completion_too_large_scores_zero_before_anything_runs(backend):
 
 def test_isolation_is_reported(backend):
     result = run_tests("def add(a, b):\n    return a + b\n", "add", TESTS[:1], FAST, backend=backend)
+    if backend == "namespaces":  # chrooted, with no capability: the zygote empties what completions share
+        assert "namespaces and chroot, no bubblewrap: no read-only submounts" in result.isolation
+        assert "a shared /tmp and /dev/shm emptied and IPC objects removed after each completion" in result.isolation
+        return
     assert "a fresh /tmp, /dev/shm and IPC, pid and network namespaces per completion" in result.isolation
 
 
@@ -553,6 +567,7 @@ def test_the_unsandboxed_warning_says_what_is_not_protected(monkeypatch):
     from curriculab.training.problems import builtin_problems
 
     monkeypatch.setattr(rewards, "detect_backend", lambda: "rlimits")
+    monkeypatch.setattr(rewards, "unsandboxed_backend", lambda: "rlimits")  # not root, or no unshare
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         rewards.Scorer({p.problem_id: p for p in builtin_problems()[:1]}, allow_unsandboxed=True)

@@ -9,6 +9,16 @@ from curriculab.training.sandbox.runner import (
     prestart,
     run_many,
     run_tests,
+    unsandboxed_backend,
 )
 
-__all__ = ["Limits", "RunResult", "TestOutcome", "detect_backend", "prestart", "run_many", "run_tests"]
+__all__ = [
+    "Limits",
+    "RunResult",
+    "TestOutcome",
+    "detect_backend",
+    "prestart",
+    "run_many",
+    "run_tests",
+    "unsandboxed_backend",
+]

@@ -156,6 +156,39 @@ def _archive(box: Path) -> bytes:
     return buffer.getvalue()
 
 
+def confinement(
+    *,
+    memory_bytes: int,
+    processes: int,
+    cpu_s: int,
+    file_bytes: int,
+    open_files: int,
+    cpu_soft_only: bool = False,
+    zygote: bool = False,
+) -> dict[str, Any]:
+    """The one confinement every container gets, completions' and episodes' alike, as keyword
+    arguments both `APIClient.create_host_config` and `containers.run` take: a read-only root, every
+    capability dropped, no new privileges, the bubblewrap backend's seccomp rules (a `zygote`'s
+    allow it to mount), memory without swap, a pid cap, CPU seconds (`cpu_soft_only`: a soft limit
+    the process resets for each completion), file size and descriptor caps, and a bounded log."""
+    from docker.types import Ulimit
+
+    return {
+        "read_only": True,
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges", "seccomp=" + json.dumps(docker_seccomp_profile(zygote=zygote))],
+        "mem_limit": memory_bytes,
+        "memswap_limit": memory_bytes,
+        "pids_limit": processes,
+        "ulimits": [
+            Ulimit(name="cpu", soft=cpu_s, hard=-1 if cpu_soft_only else cpu_s),
+            Ulimit(name="fsize", soft=file_bytes, hard=file_bytes),
+            Ulimit(name="nofile", soft=open_files, hard=open_files),
+        ],
+        "log_config": {"Type": "json-file", "Config": {"max-size": "1m", "max-file": "1"}},
+    }
+
+
 class DockerServer:
     """One long-lived container running a sandbox role (zygote or judge) of server.py. A zygote
     joins the network namespace of its slot's judge (`judge`): no network there but loopback, and
@@ -174,32 +207,28 @@ class DockerServer:
         from docker.types import Mount, Ulimit
 
         command = ["/usr/bin/python3", "-I", "-S", "-B", "/box/server.py", role, "stdio", "/tmp", "namespace"]
+        confined = confinement(
+            memory_bytes=limits.memory_bytes,
+            processes=limits.processes,
+            cpu_s=limits.cpu_s,
+            file_bytes=limits.file_bytes,
+            open_files=limits.open_files,
+            cpu_soft_only=role == "judge",  # it lives through many completions, giving each its own CPU seconds
+            zygote=role == "zygote",
+        )
+        confined["ulimits"] += [
+            Ulimit(name="msgqueue", soft=0, hard=0),  # no POSIX message queue can be made at all
+            # RLIMIT_DATA counts anonymous memory: a big allocation raises MemoryError before the cgroup kills
+            Ulimit(name="data", soft=limits.memory_bytes, hard=limits.memory_bytes),
+            Ulimit(name="nproc", soft=limits.processes, hard=limits.processes),
+        ]
         host_config = docker_client.api.create_host_config(
             ipc_mode="private",
-            read_only=True,
-            cap_drop=["ALL"],
             # a zygote joins its judge's network namespace: no network there but loopback
             network_mode=f"container:{judge.container.id}" if judge else "none",
-            security_opt=[
-                "no-new-privileges",
-                "seccomp=" + json.dumps(docker_seccomp_profile(zygote=role == "zygote")),
-            ],
-            mem_limit=limits.memory_bytes,
-            memswap_limit=limits.memory_bytes,
-            pids_limit=limits.processes,
             tmpfs={"/tmp": f"size={limits.tmp_bytes},mode=1777"},
             mounts=[Mount("/box", None, type="volume")],  # the container's own, filled below, removed with it
-            log_config={"Type": "json-file", "Config": {"max-size": "1m", "max-file": "1"}},
-            # the judge lives through many completions and gives each its own CPU seconds (soft limit)
-            ulimits=[
-                Ulimit(name="cpu", soft=limits.cpu_s, hard=-1 if role == "judge" else limits.cpu_s),
-                Ulimit(name="fsize", soft=limits.file_bytes, hard=limits.file_bytes),
-                Ulimit(name="nofile", soft=limits.open_files, hard=limits.open_files),
-                Ulimit(name="msgqueue", soft=0, hard=0),  # no POSIX message queue can be made at all
-                # RLIMIT_DATA counts anonymous memory: a big allocation raises MemoryError before the cgroup kills
-                Ulimit(name="data", soft=limits.memory_bytes, hard=limits.memory_bytes),
-                Ulimit(name="nproc", soft=limits.processes, hard=limits.processes),
-            ],
+            **confined,
         )
         if role == "zygote":
             # Docker's masks over /proc stop a proc mount in a user namespace (the CLI's

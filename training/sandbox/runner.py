@@ -41,17 +41,22 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from curriculab.training.sandbox import processes, server
-from curriculab.training.sandbox.isolation import (
-    ZYGOTE_ALLOWED,
-    Cgroup,
-    UidLease,
-    as_uid,
-    bwrap_command,
-    seccomp_program,
+from curriculab.training.sandbox.backends import (
+    SANDBOX_BACKENDS,
+    Bwrap,
+    Launch,
+    Namespaces,
+    ProcessBackend,
+    SandboxUnavailable,
 )
+from curriculab.training.sandbox.isolation import ZYGOTE_ALLOWED, Cgroup, UidLease, as_uid, seccomp_program
 from curriculab.trajectory.errors import InputError
+
+if TYPE_CHECKING:
+    from curriculab.training.sandbox.docker_backend import DockerServer
 
 SERVER = Path(server.__file__)
 PYTHON = "/usr/bin/python3"
@@ -62,9 +67,11 @@ TEARDOWN_S = 1.0
 a zygote still tearing it down after that is replaced."""
 SETTLE_S = 0.1
 """Kept back from a completion's budget for ending it (kill, reap), so the whole stays within the budget."""
-TestSpec = str | dict
+TestSpec = str | dict[str, Any]
 """A test: Python statements (`assert add(1, 2) == 3`), or a stdin/stdout case
 `{"stdin": ..., "stdout": ..., "tolerance": ...}` judged by `server.output_mismatch`."""
+Job = tuple[str, str, Sequence[tuple[str, TestSpec]]] | tuple[str, str, Sequence[tuple[str, TestSpec]], str]
+"""One completion to score: (code, entry point, tests[, prelude])."""
 STATUSES = ("ok", "failed", "timeout", "crashed", "memory", "output_limit", "load_error")
 """Statuses the judge may report; `sandbox_error` is the harness's alone."""
 
@@ -154,6 +161,10 @@ class RunResult:
     """Which memory and process caps applied to the sandbox (cgroup or rlimits)."""
 
 
+COMPLETION_BACKENDS = (*SANDBOX_BACKENDS, "rlimits")
+"""Where completions run: a sandbox backend, or `rlimits` (no sandbox; results marked `unsandboxed`)."""
+
+
 def detect_backend() -> str:
     """`bwrap` where bubblewrap works, else `rlimits` (unsandboxed). Docker is chosen explicitly."""
     if shutil.which("bwrap") and _bwrap_works():
@@ -161,24 +172,60 @@ def detect_backend() -> str:
     return "rlimits"
 
 
+def unsandboxed_backend() -> str:
+    """Where a machine without bubblewrap runs sandboxes once the user allows it
+    (`--allow-unsandboxed`), for completions and episodes alike: `namespaces` where it works (root,
+    util-linux), else `rlimits` (completions only: no sandbox at all)."""
+    return "namespaces" if os.geteuid() == 0 and _namespaces_work() else "rlimits"
+
+
+def _namespaces_work() -> bool:
+    """Whether the namespaces sandbox starts here, probed once with a completion sandbox's mounts."""
+    global _NAMESPACES_OK
+    if _NAMESPACES_OK is None:
+        _NAMESPACES_OK = False
+        with tempfile.TemporaryDirectory(prefix="curriculab-probe-") as folder:
+            try:
+                launch = Namespaces(Path(folder) / "root").launch(
+                    _mounts([], 1 << 20), "/tmp", _ENV, ["/usr/bin/true"], uid=65534, seccomp=seccomp_program(())
+                )
+                _NAMESPACES_OK = subprocess.run(launch.command, capture_output=True, timeout=20).returncode == 0
+            except (OSError, subprocess.TimeoutExpired, SandboxUnavailable):
+                pass
+    return _NAMESPACES_OK
+
+
+_NAMESPACES_OK: bool | None = None
+
+
 _BWRAP_OK: bool | None = None
 _BWRAP_AS_PID_1 = False
 
 
 def _bwrap_works() -> bool:
-    """Whether bubblewrap runs a sandbox here, probed once with the arguments a server launches
-    with (`_bwrap_command`; `true` for the server, no data files): as its namespace's pid 1 where
-    this bubblewrap can, else under the reaper."""
+    """Whether bubblewrap runs a sandbox here, probed once with what a zygote launches with (its
+    mounts, capability and seccomp filter; `true` for the server, no data files): as its namespace's
+    pid 1 where this bubblewrap can, else under the reaper."""
     global _BWRAP_OK, _BWRAP_AS_PID_1
     if _BWRAP_OK is None:
 
         def works(as_pid_1: bool) -> bool:
-            sandbox = _bwrap_command(as_pid_1, [], None, [], 1 << 20, ["/usr/bin/true"])
-            command = as_uid(65534) + ([] if as_pid_1 else REAPER) + sandbox
+            launch = _bwrap(as_pid_1).launch(
+                _mounts([], 1 << 20),
+                "/tmp",
+                _ENV,
+                ["/usr/bin/true"],
+                uid=65534,
+                seccomp=seccomp_program(ZYGOTE_ALLOWED),
+                caps=ZYGOTE_CAPS,
+            )
             try:
-                return subprocess.run(command, capture_output=True, timeout=20).returncode == 0
+                done = subprocess.run(launch.command, capture_output=True, timeout=20, pass_fds=launch.pass_fds)
+                return done.returncode == 0
             except (OSError, subprocess.TimeoutExpired):
                 return False
+            finally:
+                launch.close()
 
         # The sandboxed command as its namespace's pid 1 leaves no init orphaned, so neither the
         # probe nor a server needs the reaper (its Python start is a large share of each sandbox's); a
@@ -188,18 +235,24 @@ def _bwrap_works() -> bool:
     return _BWRAP_OK
 
 
-def _bwrap_command(
-    as_pid_1: bool, caps: list[str], seccomp_fd: int | None, data: list[str], tmp_bytes: int, argv: list[str]
-) -> list[str]:
-    """A completion sandbox's bubblewrap command (the probe runs it too): `bwrap_command` over the
-    host's /usr read-only less its installed packages, a capped /tmp the only writable place and
-    `data` files under /box."""
+def _bwrap(as_pid_1: bool) -> Bwrap:
+    return Bwrap(as_pid_1=as_pid_1, under=() if as_pid_1 else tuple(REAPER))
+
+
+def _mounts(data: list[str], tmp_bytes: int) -> list[str]:
+    """A completion sandbox's filesystem, in bubblewrap's mount language (every backend makes it):
+    the host's /usr read-only less its installed packages, a capped /tmp the only writable place and
+    `data` under /box."""
     hide = [arg for path in _hidden_package_dirs() for arg in ("--tmpfs", path, "--remount-ro", path)]
     links = ["--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin"]
     mounts = ["--ro-bind", "/usr", "/usr", *hide, *links, "--proc", "/proc", "--dev", "/dev"]
-    mounts += ["--size", str(tmp_bytes), "--tmpfs", "/tmp", *data, "--remount-ro", "/dev", "--remount-ro", "/"]
-    env = {"PATH": "/usr/bin", "HOME": "/tmp"}
-    return bwrap_command(mounts, "/tmp", env, argv, caps=caps, seccomp_fd=seccomp_fd, as_pid_1=as_pid_1)
+    return mounts + ["--size", str(tmp_bytes), "--tmpfs", "/tmp", *data, "--remount-ro", "/dev", "--remount-ro", "/"]
+
+
+_ENV = {"PATH": "/usr/bin", "HOME": "/tmp"}
+ZYGOTE_CAPS = ("--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_NET_ADMIN")
+"""What the zygote alone keeps (in the sandbox's user namespace, where the backend has one): it
+clones each completion's process into namespaces of its own, which then drops them for good."""
 
 
 # Unless it runs its command as pid 1 (--as-pid-1), bubblewrap leaves its namespace's init to be
@@ -278,15 +331,19 @@ class _Server:
     container's: its attach stream). It is started at construction; `wait_ready` waits for its
     handshake, so several can start at once."""
 
-    def __init__(self, role: str, backend: str, limits: Limits, box: Path, workdir: Path, judge: _Server | None = None):
+    control: server.Channel
+
+    def __init__(
+        self, role: str, backend: str, limits: Limits, box: Path, workdir: Path, judge: _Server | None = None
+    ) -> None:
         self.role, self.backend, self.limits = role, backend, limits
         self.lease = UidLease()
-        self.cgroup = None
-        self.process: subprocess.Popen | None = None
-        self.as_pid_1 = False  # bwrap runs the server as its namespace's pid 1, with no reaper above
+        self.cgroup: Cgroup | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+        self.as_pid_1 = False  # the server is its namespace's pid 1 (--as-pid-1, unshare's child): no reaper
         self.private = False  # a zygote that gives each completion namespaces of its own
         self.tearing_down = False  # its last completion was ended; the zygote says when it is gone
-        self.docker = None
+        self.docker: DockerServer | None = None
         self.reported_oom_kills = 0  # a container counts its own (its cgroup may be on another machine)
         self.note: list[str] = []
         try:
@@ -306,12 +363,12 @@ class _Server:
             self.note.append(
                 "a fresh /tmp, /dev/shm and IPC, pid and network namespaces per completion"
                 if hello.get("namespaces")
-                else "a shared /tmp emptied and IPC objects removed after each completion"
+                else "a shared /tmp and /dev/shm emptied and IPC objects removed after each completion"
             )
             if not hello.get("filter"):
                 self.note.append("no seccomp filter on this architecture")
 
-    def reported(self, message: dict) -> None:
+    def reported(self, message: dict[str, Any]) -> None:
         """Keep the OOM-kill count a container's zygote reports (in its handshake and each `ended`)."""
         if type(message.get("oom_kills")) is int:
             self.reported_oom_kills = message["oom_kills"]
@@ -351,32 +408,37 @@ class _Server:
         ]
         python = [PYTHON, "-I", "-S", "-B"]
         own_fds: list[int] = []
-        if self.backend == "bwrap":
-            # the server and the completions' filter go in as data, so no path on the host (a private
-            # TMPDIR, a read-only /tmp) has to be reachable by the sandbox's uid
-            data = []
-            for name in (*_SERVER_FILES, server.CHILD_FILTER):
-                if (box / name).exists():
-                    own_fds.append(_memfd((box / name).read_bytes()))
-                    data += ["--ro-bind-data", str(own_fds[-1]), f"/box/{name}"]
-            seccomp_fd = None
-            # the zygote alone keeps CAP_SYS_ADMIN (in the sandbox's user namespace) and may mount: it
-            # clones each completion's process into namespaces of its own, which then drops it for good
-            program = seccomp_program(ZYGOTE_ALLOWED if self.role == "zygote" else ())
-            if program is not None:
-                own_fds.append(_memfd(program))
-                seccomp_fd = own_fds[-1]
-            pass_fds += own_fds
-            caps = ["--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_NET_ADMIN"] if self.role == "zygote" else []
-            self.as_pid_1 = _bwrap_works() and _BWRAP_AS_PID_1
+        launch: Launch | None = None
+        if self.backend in ("bwrap", "namespaces"):
+            backend: ProcessBackend
+            if self.backend == "bwrap":
+                # the server and the completions' filter go in as data, so no path on the host (a
+                # private TMPDIR, a read-only /tmp) has to be reachable by the sandbox's uid
+                data = []
+                for name in (*_SERVER_FILES, server.CHILD_FILTER):
+                    if (box / name).exists():
+                        own_fds.append(_memfd((box / name).read_bytes()))
+                        data += ["--ro-bind-data", str(own_fds[-1]), f"/box/{name}"]
+                self.as_pid_1 = _bwrap_works() and _BWRAP_AS_PID_1
+                backend = _bwrap(self.as_pid_1)
+            else:  # bound while still root, before the uid is dropped
+                data = ["--ro-bind", str(box), "/box"]
+                self.as_pid_1 = True  # unshare's child, killed first on close so unshare reaps it
+                backend = Namespaces(workdir / f"root-{self.role}")
+                self.note.append("namespaces and chroot, no bubblewrap: no read-only submounts")
             argv = [*python, f"/box/{_server_file(box)}", self.role, str(theirs.fileno()), "/tmp", "namespace"]
-            command = (
-                limits_cmd
-                + as_uid(uid)
-                + ([] if self.as_pid_1 else REAPER)
-                + _bwrap_command(self.as_pid_1, caps, seccomp_fd, data, limits.tmp_bytes, argv)
+            launch = backend.launch(
+                _mounts(data, limits.tmp_bytes),
+                "/tmp",
+                _ENV,
+                argv,
+                uid=uid,
+                seccomp=seccomp_program(ZYGOTE_ALLOWED if self.role == "zygote" else ()),
+                caps=ZYGOTE_CAPS if self.role == "zygote" else (),
             )
-            env = {}
+            pass_fds += [*own_fds, *launch.pass_fds]
+            command = limits_cmd + launch.command
+            env: dict[str, str] = {}
             cwd = "/"
         else:
             # no sandbox, but where we may, namespaces of its own: no network, its own IPC, and a /proc where
@@ -424,6 +486,8 @@ class _Server:
             theirs.close()
             for fd in own_fds:
                 os.close(fd)
+            if launch is not None:
+                launch.close()
 
     def oom_kills(self) -> int:
         return self.cgroup.oom_kills() if self.cgroup else self.reported_oom_kills
@@ -599,6 +663,7 @@ class _Slot:
             # counting it cost the first completion in each slot up to a second of its budget.
             started = time.monotonic()
             zygote, judge = self.zygote, self.judge
+            assert zygote is not None and judge is not None  # _ensure started both or raised
             oom_before = zygote.oom_kills()
             job = {
                 "entry_point": entry_point,
@@ -673,7 +738,7 @@ class _Slot:
                 status = stopper.status if stopper and stopper.status != "ok" else "failed"
                 why = (
                     f"the completion {_STOP_WORDS[status]} on {stopper.test_id}"
-                    if status in _STOP_WORDS
+                    if stopper and status in _STOP_WORDS
                     else f"testing stopped at {stopper.test_id}"
                     if stopper
                     else "testing stopped"
@@ -719,7 +784,7 @@ class _Slot:
         """What is left of the completion's budget for loading and every test, for the judge to keep."""
         return max(0.001, self.limits.budget_s - SETTLE_S - (time.monotonic() - started))
 
-    def _verdicts(self, judge: _Server, tests: list[tuple[str, str]], budget_end: float) -> list[TestOutcome]:
+    def _verdicts(self, judge: _Server, tests: list[tuple[str, TestSpec]], budget_end: float) -> list[TestOutcome]:
         limits = self.limits
 
         def deadline(seconds: float) -> float:  # the judge keeps the budget; past it (and a grace) it is stuck
@@ -730,7 +795,7 @@ class _Slot:
             load = server.recv(judge.control, deadline(limits.load_timeout_s))
             state = load.get("load")
             if state != "ok":
-                status = {"timeout": "timeout", "load_error": "load_error"}.get(state, "load_error")
+                status = {"timeout": "timeout", "load_error": "load_error"}.get(str(state), "load_error")
                 detail = (
                     load.get("detail")
                     if state == "load_error"
@@ -743,7 +808,7 @@ class _Slot:
                 verdict = server.recv(judge.control, deadline(limits.test_timeout_s))
                 if "done" in verdict:
                     break
-                status = verdict.get("status") if verdict.get("status") in STATUSES else "failed"
+                status = str(verdict.get("status")) if verdict.get("status") in STATUSES else "failed"
                 passed = verdict.get("passed") is True and status == "ok"
                 outcomes.append(
                     TestOutcome(str(verdict.get("test")), passed, status, str(verdict.get("detail", ""))[:300])
@@ -764,7 +829,7 @@ class _Slot:
                 )
             ]
 
-    def _end(self, zygote: _Server) -> dict:
+    def _end(self, zygote: _Server) -> dict[str, Any]:
         """End the completion (every process it started); the zygote's report, or {} if it is gone."""
         try:
             server.send(zygote.control, {"op": "end"})
@@ -783,10 +848,10 @@ def _reset(workdir: Path, *names: str) -> None:
         shutil.rmtree(workdir / name, ignore_errors=True)
 
 
-_DOCKER = None
+_DOCKER: Any = None
 
 
-def _docker_client():
+def _docker_client() -> Any:
     """The Docker client, with the sandbox image imported (once per process)."""
     global _DOCKER
     if _DOCKER is None:
@@ -815,7 +880,8 @@ class _Pool:
         for name in (*_SERVER_FILES, server.CHILD_FILTER):
             if (self.box / name).exists():
                 os.chmod(self.box / name, 0o644)
-        self.jobs: queue.Queue = queue.Queue()
+        self.jobs: queue.Queue[tuple[Future[RunResult], tuple[str, str, list[tuple[str, TestSpec]], str]] | None]
+        self.jobs = queue.Queue()
         self.threads: list[threading.Thread] = []
         self.lock = threading.Lock()
 
@@ -846,8 +912,10 @@ class _Pool:
         finally:
             slot.close()
 
-    def submit(self, code: str, entry_point: str, tests: Sequence[tuple[str, TestSpec]], prelude: str = "") -> Future:
-        future: Future = Future()
+    def submit(
+        self, code: str, entry_point: str, tests: Sequence[tuple[str, TestSpec]], prelude: str = ""
+    ) -> Future[RunResult]:
+        future: Future[RunResult] = Future()
         self.jobs.put((future, (code, entry_point, list(tests), prelude)))
         return future
 
@@ -916,11 +984,13 @@ def run_tests(
 
 
 def run_many(
-    jobs: Sequence[tuple], limits: Limits | None = None, workers: int | None = None, backend: str | None = None
+    jobs: Sequence[Job], limits: Limits | None = None, workers: int | None = None, backend: str | None = None
 ) -> list[RunResult]:
     """Run many (completion, entry_point, tests[, prelude]) jobs in parallel sandboxes, results in order."""
     limits = limits or Limits()
     backend = backend or detect_backend()
+    if backend not in COMPLETION_BACKENDS:
+        raise InputError(f"backend {backend!r} is not one of {', '.join(COMPLETION_BACKENDS)}")
     # A slot costs a sandbox start; a warm one scores a completion in a few ms. A small batch starts
     # only the slots it can keep busy (more join as batches grow; warm ones are always used).
     wanted = min(workers or default_workers(), max(1, -(-len(jobs) // JOBS_PER_NEW_SLOT)))

@@ -56,6 +56,30 @@ import sys
 import time
 import types
 
+# Annotations only: `typing` is not imported at run time (a judge's start would pay for it), and no
+# `from __future__ import annotations` either, since compile() would pass it on to the completion's
+# code and the tests. Annotations naming these are quoted.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from typing import Any, Protocol
+
+    class Channel(Protocol):
+        """A control channel: an inherited socket, or a container's attach stream (`Stdio` here,
+        the harness's `docker_backend.AttachStream`)."""
+
+        def settimeout(self, seconds: float | None, /) -> None: ...
+        def recv(self, size: int, /) -> bytes: ...
+        def sendall(self, data: bytes, /) -> None: ...
+        def close(self) -> None: ...
+
+    Message = dict[str, Any]
+    """One framed JSON message."""
+    Graph = dict[str, Any]
+    """A value as it crosses: {"root": ..., "nodes": [...]}."""
+    Node = list[Any]
+    """One node of a graph: [tag, payload] or [tag, payload, children]."""
+
 MAX_MESSAGE = 32 * 1024 * 1024
 MAX_REPLY_BYTES = MAX_MESSAGE
 """Largest reply the judge reads from a completion (a 32 MiB JSON result still fits the judge's
@@ -65,7 +89,7 @@ MAX_REPLY_NODES = 2_000_000
 test's deadline checked as they grow, so colliding hashes cost a timeout, not the judge."""
 CHILD_FILTER = "child.bpf"
 """The seccomp filter (in the box) a completion's process installs before it reads the code."""
-CHANNEL = None
+CHANNEL: "socket.socket | None" = None
 """The child's socket to the judge (module global so red-team tests can reach it as `__main__.CHANNEL`)."""
 PRELOADED = (
     "math",
@@ -116,7 +140,7 @@ _MUTABLE_TAGS = frozenset(("list", "dict", "set", "bytearray", "odict", "counter
 _SCALARS = (str, bool, type(None))
 _EXIT_LIKE = (SystemExit, KeyboardInterrupt, GeneratorExit, StopIteration, StopAsyncIteration)
 
-DATA_TYPES = {}
+DATA_TYPES: "dict[tuple[str, str], type]" = {}
 """(module, qualname) -> type: the types a `type` node may name (builtin data types, the standard
 library's collections, numbers, dates, and every exception class the standard library defines)."""
 for _t in (
@@ -154,10 +178,10 @@ for _t in vars(builtins).values():
 del _t
 
 
-def _std_exception(module, qualname):
+def _std_exception(module: str, qualname: str) -> "Any":
     """A standard-library exception class by name (json.JSONDecodeError, ...), imported only from
     the standard library; None for anything else."""
-    found = DATA_TYPES.get((module, qualname))
+    found: Any = DATA_TYPES.get((module, qualname))
     if found is not None:
         return found
     if module.partition(".")[0] not in sys.stdlib_module_names or module == "__main__":
@@ -174,17 +198,20 @@ def _std_exception(module, qualname):
     return None
 
 
-def _type_name(t):
+def _type_name(t: type) -> str:
     return t.__qualname__ if t.__module__ in ("builtins", None) else f"{t.__module__}.{t.__qualname__}"
 
 
-def _is_namedtuple_class(t):
-    return (
-        isinstance(t, type)
-        and issubclass(t, tuple)
-        and isinstance(getattr(t, "_fields", None), tuple)
-        and all(type(f) is str for f in t._fields)
-    )
+def _is_namedtuple_class(t: object) -> bool:
+    if not (isinstance(t, type) and issubclass(t, tuple)):
+        return False
+    fields = getattr(t, "_fields", None)
+    return isinstance(fields, tuple) and all(type(f) is str for f in fields)
+
+
+def _fields(t: "Any") -> "list[str]":
+    """A namedtuple class's field names (`_is_namedtuple_class` said it is one)."""
+    return list(t._fields)
 
 
 class Remote:
@@ -192,25 +219,26 @@ class Remote:
 
     __slots__ = ("_wire", "_ref", "_kind", "_type", "_entry", "_ahead", "_batch", "__weakref__")
 
-    def __init__(self, wire, ref, kind, type_info, entry=False):
+    def __init__(self, wire: "Wire", ref: "Any", kind: str, type_info: "tuple[Any, str]", entry: bool = False) -> None:
         self._wire, self._ref, self._kind, self._type, self._entry = wire, ref, kind, type_info, entry
-        self._ahead, self._batch = None, 1
+        self._ahead: collections.deque[Any] | None = None
+        self._batch = 1
 
-    def _ask(self, op, *operands, name=None):
+    def _ask(self, op: str, *operands: "Any", name: "str | None" = None) -> "Any":
         return self._wire.request(op, self, operands, name=name)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: "Any", **kwargs: "Any") -> "Any":
         return self._ask("call", list(args), kwargs)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> "Any":
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
         return self._ask("getattr", name=name)
 
-    def __iter__(self):
+    def __iter__(self) -> "Any":
         return self if self._kind in ("iterator", "generator") else self._ask("iter")
 
-    def __next__(self):
+    def __next__(self) -> "Any":
         # Items come in batches that double (to 1,024) while the other side produces each quickly
         # (it stops a batch after a short time): an infinite generator stays lazy, a long one costs few trips.
         ahead = self._ahead
@@ -247,56 +275,56 @@ class Remote:
             )
         return item
 
-    def __len__(self):
+    def __len__(self) -> "Any":
         return self._wire.expect(self._ask("len"), int, "len")
 
-    def __bool__(self):
+    def __bool__(self) -> "Any":
         return self._wire.expect(self._ask("bool"), bool, "bool")
 
-    def __str__(self):
+    def __str__(self) -> "Any":
         return self._wire.expect(self._ask("str"), str, "str")
 
-    def __repr__(self):
+    def __repr__(self) -> "Any":
         return self._wire.expect(self._ask("repr"), str, "repr")
 
-    def __contains__(self, item):
+    def __contains__(self, item: object) -> "Any":
         return self._wire.expect(self._ask("contains", item), bool, "in")
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: "Any") -> "Any":
         return self._ask("getitem", key)
 
-    def __setitem__(self, key, value):
+    def __setitem__(self, key: "Any", value: "Any") -> None:
         self._ask("setitem", key, value)
 
-    def __delitem__(self, key):
+    def __delitem__(self, key: "Any") -> None:
         self._ask("delitem", key)
 
-    def __instancecheck__(self, instance):
+    def __instancecheck__(self, instance: object) -> "Any":
         return self._wire.expect(self._ask("isinstance", instance), bool, "isinstance")
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash((self._wire.side, self._ref))
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> "Any":
         return self._wire.compare(self, other, "==")
 
-    def __ne__(self, other):
+    def __ne__(self, other: object) -> "Any":
         return self._wire.compare(self, other, "!=")
 
-    def __lt__(self, other):
+    def __lt__(self, other: object) -> "Any":
         return self._wire.compare(self, other, "<")
 
-    def __le__(self, other):
+    def __le__(self, other: object) -> "Any":
         return self._wire.compare(self, other, "<=")
 
-    def __gt__(self, other):
+    def __gt__(self, other: object) -> "Any":
         return self._wire.compare(self, other, ">")
 
-    def __ge__(self, other):
+    def __ge__(self, other: object) -> "Any":
         return self._wire.compare(self, other, ">=")
 
-    @property
-    def __class__(self):
+    @property  # type: ignore[misc]  # read-only on purpose: the other side cannot change what it is
+    def __class__(self) -> "Any":
         # a generator stays a generator for isinstance and inspect (the type it names is the
         # standard library's own, looked up here, never taken from the other side)
         return self._wire.class_of(self) or Remote
@@ -310,7 +338,7 @@ class AsReference:
 
     __slots__ = ("obj",)
 
-    def __init__(self, obj):
+    def __init__(self, obj: object) -> None:
         self.obj = obj
 
 
@@ -319,34 +347,34 @@ class Wire:
     answers requests. The judge's side (`trusted=False`) bounds and checks everything it reads,
     waits against the test's deadline and answers only calls on what the test itself passed."""
 
-    def __init__(self, sock, side, trusted, classes=None):
+    def __init__(self, sock: "Channel", side: str, trusted: bool, classes: "dict[str, type] | None" = None) -> None:
         self.sock, self.side, self.trusted = sock, side, trusted
         # the completion's side (trusted) answers whatever its code raised, exits included; the judge's
         # side lets SystemExit and KeyboardInterrupt end it
         self._catchable: type[BaseException] = BaseException if trusted else Exception
-        self.exported = []  # index -> object handed to the other side as a reference
-        self.export_ids = {}  # id(object) -> index
-        self.proxies = {}  # the other side's reference -> Remote
-        self.classes = dict(classes or {})  # shared by both sides: prelude classes, namedtuples by name
+        self.exported: list[object] = []  # index -> object handed to the other side as a reference
+        self.export_ids: dict[int, int] = {}  # id(object) -> index
+        self.proxies: dict[tuple[Any, Any], Remote] = {}  # the other side's reference -> Remote
+        self.classes: dict[str, Any] = dict(classes or {})  # shared by both sides: prelude classes, namedtuples by name
         self.shared = {cls: name for name, cls in self.classes.items()}
-        self.synthetic = {}  # the other side's exception classes -> local ones
+        self.synthetic: dict[tuple[Any, Any], type] = {}  # the other side's exception classes -> local ones
         self.next_id = 0
-        self.deadline = None  # a request's reply waits until then (the judge's side)
+        self.deadline: float | None = None  # a request's reply waits until then (the judge's side)
         self.limit = MAX_MESSAGE
-        self.on_compare = None  # the judge records a refused comparison
-        self.program = None  # a stdin/stdout completion's compiled module
-        self.before_reply = None  # the completion keeps its output's tail before each answer
+        self.on_compare: Callable[[Remote, object, str], Any] | None = None  # the judge records a refused comparison
+        self.program: Any = None  # a stdin/stdout completion's compiled module
+        self.before_reply: Callable[[], None] | None = None  # the completion keeps its output's tail before each answer
 
     # -- encoding --
 
-    def export(self, obj):
+    def export(self, obj: object) -> int:
         index = self.export_ids.get(id(obj))
         if index is None:
             index = self.export_ids[id(obj)] = len(self.exported)
             self.exported.append(obj)
         return index
 
-    def _reference(self, obj):
+    def _reference(self, obj: object) -> "Node":
         t = type(obj)
         if isinstance(obj, type):
             kind = "class"
@@ -365,19 +393,19 @@ class Wire:
         )
         return ["ref", [self.side, self.export(obj), kind, std, _type_name(t)[:200]]]
 
-    def encode(self, value, seed=()):
+    def encode(self, value: object, seed: "Sequence[object]" = ()) -> "tuple[Graph, list[object]]":
         """(graph, objects): `objects[i]` is the value of node i. `seed` (objects already known to
         both sides, by their node index) makes a reply refer to the request's own objects."""
         state = _Encoding(seed)
         root = self._encode_into(value, state)
         return {"root": root, "nodes": state.nodes}, state.objects
 
-    def _encode_into(self, value, state):
+    def _encode_into(self, value: object, state: "_Encoding") -> "Any":
         """Iterative: a frame per container whose children are being encoded."""
         memo, objects, nodes, base, progress = state.memo, state.objects, state.nodes, state.base, state.progress
-        result = [None]
+        result: list[Any] = [None]
         # frame: [obj, tag, payload, children(list of objects), encoded(list), index or None, slot]
-        stack = [[None, None, None, [value], [], None, None]]
+        stack: list[list[Any]] = [[None, None, None, [value], [], None, None]]
         while stack:
             frame = stack[-1]
             children, encoded = frame[3], frame[4]
@@ -394,6 +422,7 @@ class Wire:
                 if id(child) in progress:
                     raise Unencodable("a value that contains itself through a tuple or frozenset")
                 shape = self._shape(child)
+                index: int | None
                 if shape[0] == "leaf":
                     index = base + len(nodes)
                     memo[id(child)] = index
@@ -429,7 +458,7 @@ class Wire:
             stack[-1][4].append([index])
         return result[0]
 
-    def _shape(self, o):
+    def _shape(self, o: "Any") -> "tuple[Any, ...]":
         """("leaf", node) or ("container", tag, payload, children)."""
         t = type(o)
         if t is Remote:  # the other side's object goes back as its own
@@ -480,7 +509,7 @@ class Wire:
             )
             return "container", "obj", self.shared[t], [x for item in fields for x in item]
         if _is_namedtuple_class(t) and t.__module__ != "builtins":
-            return "container", "ntuple", [t.__name__, list(t._fields)], list(o)
+            return "container", "ntuple", [t.__name__, _fields(t)], list(o)
         if isinstance(o, BaseException):
             attrs = (
                 [x for k, v in vars(o).items() if not k.startswith("_") for x in (k, v)]
@@ -496,7 +525,7 @@ class Wire:
             if issubclass(o, BaseException):
                 return "container", "exccls", [o.__name__, str(o.__module__), self.export(o)], list(o.__bases__)
             if _is_namedtuple_class(o) and o.__module__ != "builtins":
-                return "leaf", ["ntclass", [o.__name__, list(o._fields)]]
+                return "leaf", ["ntclass", [o.__name__, _fields(o)]]
         if not self.trusted and isinstance(
             o,
             (
@@ -513,7 +542,7 @@ class Wire:
         return "leaf", self._reference(o)
 
     @staticmethod
-    def _date_shape(o, t):
+    def _date_shape(o: "Any", t: type) -> "tuple[str, Node]":
         if t is datetime.timedelta:
             return "leaf", ["timedelta", [o.days, o.seconds, o.microseconds]]
         if t is datetime.timezone:
@@ -529,7 +558,7 @@ class Wire:
         return "leaf", [t.__name__, [plain.isoformat(), zone, o.fold]]
 
     @staticmethod
-    def _standard_name(o):
+    def _standard_name(o: object) -> "list[str] | None":
         module = getattr(o, "__module__", None) or ("builtins" if isinstance(o, types.BuiltinFunctionType) else None)
         qualname = getattr(o, "__qualname__", None)
         if module is None and hasattr(o, "__objclass__"):
@@ -546,7 +575,7 @@ class Wire:
 
     # -- decoding --
 
-    def decode(self, graph, base=(), updates=None):
+    def decode(self, graph: "Any", base: "Sequence[object]" = (), updates: "Any" = None) -> "tuple[Any, list[Any]]":
         """The value of a graph; `base` holds the objects of nodes sent before (a reply's request).
         Returns (value, objects). Anything malformed is a RefusedReply."""
         try:
@@ -565,7 +594,7 @@ class Wire:
         ):
             raise RefusedReply("a malformed value") from None
 
-    def _decode(self, graph, base, updates):
+    def _decode(self, graph: "Any", base: "Sequence[object]", updates: "Any") -> "tuple[Any, list[Any]]":
         if type(graph) is not dict or type(graph.get("nodes")) is not list:
             raise RefusedReply("a malformed value")
         nodes = graph["nodes"]
@@ -573,7 +602,7 @@ class Wire:
         built = list(base) + [_NO_VALUE] * len(nodes)
         deadline = self.deadline
 
-        def child(c, limit):
+        def child(c: "Any", limit: int) -> "Any":
             if type(c) is list:
                 if len(c) != 1 or type(c[0]) is not int or not 0 <= c[0] < len(built):
                     raise RefusedReply("a malformed reference")
@@ -587,7 +616,7 @@ class Wire:
                 return c
             raise RefusedReply("a malformed value")
 
-        def kids(node, i):
+        def kids(node: "Node", i: int) -> "list[Any]":
             body = node[2] if len(node) > 2 else []
             if type(body) is not list:
                 raise RefusedReply("a malformed value")
@@ -627,8 +656,9 @@ class Wire:
             self._fill(target, node, kids(node, len(built)))
         return child(graph.get("root"), len(built)), built
 
-    def _shell(self, node, kind_only=False):
-        tag, payload = node[0], node[1] if len(node) > 1 else None
+    def _shell(self, node: "Node", kind_only: bool = False) -> "Any":
+        tag = node[0]
+        payload: Any = node[1] if len(node) > 1 else None
         if kind_only:
             return {
                 "list": list,
@@ -700,7 +730,7 @@ class Wire:
             return _NO_VALUE
         raise RefusedReply(f"unknown tag {tag[:40]!r}")
 
-    def _date(self, tag, payload):
+    def _date(self, tag: str, payload: "Any") -> "Any":
         if tag == "date":
             return datetime.date.fromisoformat(payload)
         if tag == "timedelta":
@@ -713,9 +743,9 @@ class Wire:
         tz = None if zone is None else self._date("timezone", zone)
         return value.replace(tzinfo=tz, fold=1 if fold else 0)
 
-    def _named_type(self, payload):
+    def _named_type(self, payload: "Any") -> "Any":
         module, qualname = payload
-        found = DATA_TYPES.get((module, qualname)) or _std_exception(module, qualname)
+        found: Any = DATA_TYPES.get((module, qualname)) or _std_exception(module, qualname)
         if found is None:
             if not self.trusted:
                 raise RefusedReply(f"a type this side does not take by name ({str(qualname)[:80]})")
@@ -724,19 +754,19 @@ class Wire:
                 found = getattr(found, part)
         return found
 
-    def _namedtuple(self, payload):
+    def _namedtuple(self, payload: "Any") -> "Any":
         name, fields = payload
         if type(name) is not str or type(fields) is not list or not all(type(f) is str for f in fields):
             raise RefusedReply("a malformed namedtuple")
         known = self.classes.get(name)
-        if _is_namedtuple_class(known) and list(known._fields) == fields:
+        if _is_namedtuple_class(known) and _fields(known) == fields:
             return known
-        made = collections.namedtuple(name, fields, rename=True)
+        made = collections.namedtuple(name, fields, rename=True)  # type: ignore[misc]  # named by the other side
         made.__module__ = "solution" if self.side == "j" else "__test__"
         self.classes.setdefault(name, made)
         return made
 
-    def _ref(self, payload):
+    def _ref(self, payload: "Any") -> "Any":
         owner, index, kind, std, name = payload
         if owner == self.side:
             if type(index) is not int or not 0 <= index < len(self.exported):
@@ -748,7 +778,7 @@ class Wire:
             proxy = self.proxies[key] = Remote(self, index, str(kind), (std, str(name)[:200]))
         return proxy
 
-    def _immutable(self, node, children):
+    def _immutable(self, node: "Node", children: "list[Any]") -> "Any":
         tag, payload = node[0], node[1]
         if tag == "tuple":
             return tuple(children)
@@ -768,14 +798,14 @@ class Wire:
             return self._exception(payload, children)
         raise RefusedReply(f"unknown tag {tag[:40]!r}")
 
-    def _checked(self, items):
+    def _checked(self, items: "list[Any]") -> "Iterable[Any]":
         """`items` as they are, after the deadline is checked every thousand (a set of colliding
         hashes costs its builder a timeout, not the judge)."""
         if self.deadline is None or len(items) < 1000:
             return items
         return _deadline_checked(items, self.deadline)
 
-    def _fill(self, target, node, children):
+    def _fill(self, target: "Any", node: "Node", children: "list[Any]") -> None:
         tag = node[0]
         if tag == "list":
             target.extend(children)
@@ -808,37 +838,38 @@ class Wire:
                 object.__setattr__(target, name, value)
 
     @staticmethod
-    def _clear(target):
+    def _clear(target: object) -> None:
         if isinstance(target, (list, dict, set, bytearray, collections.deque)):
             target.clear()
         elif hasattr(target, "__dict__"):
             target.__dict__.clear()
 
-    def _exception_class(self, payload, bases):
+    def _exception_class(self, payload: "Any", bases: "list[Any]") -> type:
         name, module, index = payload
         key = (module, index)
         made = self.synthetic.get(key)
         if made is None:
-            bases = tuple(b for b in bases if isinstance(b, type) and issubclass(b, BaseException)) or (Exception,)
-            namespace = {
+            kinds = tuple(b for b in bases if isinstance(b, type) and issubclass(b, BaseException)) or (Exception,)
+            namespace: dict[str, Any] = {
                 "__module__": str(module)[:200],
-                "__str__": _remote_str(bases[0]),
+                "__str__": _remote_str(kinds[0]),
                 "__qualname__": str(name)[:200],
             }
             try:
-                made = type(str(name)[:200], bases, namespace)
+                made = type(str(name)[:200], kinds, namespace)
             except TypeError:  # bases whose layouts conflict: the first one's
-                made = type(str(name)[:200], bases[:1], namespace)
+                made = type(str(name)[:200], kinds[:1], namespace)
             self.synthetic[key] = made
         return made
 
-    def _exception(self, message, children):
+    def _exception(self, message: "Any", children: "list[Any]") -> BaseException:
         if len(children) < 2 or len(children) % 2:
             raise RefusedReply("a malformed exception")
         cls, args = children[:2]
         attrs = dict(zip(children[2::2], children[3::2]))
         if not (isinstance(cls, type) and issubclass(cls, BaseException)) or type(args) is not tuple:
             raise RefusedReply("a malformed exception")
+        exc: BaseException
         if cls in self.synthetic.values():
             exc = BaseException.__new__(cls)
             exc.args = args
@@ -859,7 +890,7 @@ class Wire:
 
     # -- requests --
 
-    def class_of(self, proxy):
+    def class_of(self, proxy: Remote) -> "Any":
         std, _ = proxy._type
         if std is None:
             return None
@@ -869,17 +900,17 @@ class Wire:
             return None
         return found
 
-    def expect(self, value, kind, op):
+    def expect(self, value: "Any", kind: type, op: str) -> "Any":
         if type(value) is not kind:
             raise self.refuse(
                 f"{op} of an object the completion defines answered {type(value).__name__}, not {kind.__name__}"
             )
         return value
 
-    def refuse(self, detail):
+    def refuse(self, detail: str) -> BaseException:
         return RefusedReply(detail)
 
-    def compare(self, proxy, other, op):
+    def compare(self, proxy: Remote, other: object, op: str) -> "Any":
         if op in ("==", "!=") and other is proxy:
             return op == "=="
         if self.on_compare is None:  # the completion's side: its own objects compare as they like
@@ -889,13 +920,15 @@ class Wire:
             return op == "!="  # a generator, a function, a map: equal only to itself, as at home
         return self.on_compare(proxy, other, op)
 
-    def request(self, op, proxy, operands, name=None):
+    def request(self, op: str, proxy: Remote, operands: "Sequence[Any]", name: "str | None" = None) -> "Any":
         ok, value = self.exchange(op, proxy, operands, name)
         if ok:
             return value
         raise value
 
-    def exchange(self, op, proxy, operands, name=None):
+    def exchange(
+        self, op: str, proxy: Remote, operands: "Sequence[Any]", name: "str | None" = None
+    ) -> "tuple[bool, Any]":
         """(True, the result) or (False, the exception the other side raised, as raised here)."""
         graph, sent = self.encode(list(operands))
         self.next_id += 1
@@ -912,24 +945,25 @@ class Wire:
             return True, value
         return False, self.failure(message, op, proxy)
 
-    def failure(self, message, op, proxy):
+    def failure(self, message: "Message", op: str, proxy: Remote) -> BaseException:
         """The exception a failed request raises here."""
         try:
-            exc, _ = self.decode(message.get("error"))
+            decoded, _ = self.decode(message.get("error"))
         except RefusedReply:
             raise
-        if not isinstance(exc, BaseException):
+        if not isinstance(decoded, BaseException):
             raise RefusedReply("a malformed error")
+        exc = decoded
         if op == "next" and isinstance(exc, StopIteration):
             return exc
         if isinstance(exc, _EXIT_LIKE):  # neither may end the judge, nor a test's map() early
             exc = RuntimeError(f"{type(exc).__name__}: {exc}")
         return exc
 
-    def serve(self, message):
+    def serve(self, message: "Message") -> None:
         rid = message.get("id")
         op, ref, name = message.get("op"), message.get("ref"), message.get("name")
-        operands = []
+        operands: Any = []
         try:
             operands, received = self.decode(message.get("value"))
             target = self._target(op, ref, name)
@@ -950,7 +984,7 @@ class Wire:
             self.before_reply()
         send(self.sock, reply)
 
-    def _target(self, op, ref, name):
+    def _target(self, op: "Any", ref: "Any", name: "Any") -> "Any":
         if op == "program" and self.trusted and ref is None:
             return None
         if type(ref) is not int or not 0 <= ref < len(self.exported):
@@ -965,7 +999,7 @@ class Wire:
                 raise TypeError(f"{op} on the test's {type(target).__name__} is not offered")
         return target
 
-    def _perform(self, op, target, operands, name):
+    def _perform(self, op: "Any", target: "Any", operands: "Any", name: "Any") -> "Any":
         if op == "call":
             args, kwargs = operands
             if type(args) is not list or type(kwargs) is not dict:
@@ -1003,7 +1037,9 @@ class Wire:
             return isinstance(operands[0], target)
         raise RefusedReply(f"an unknown request {str(op)[:40]!r}")
 
-    def _reply(self, result, received, sent_nodes, with_updates):
+    def _reply(
+        self, result: object, received: "list[Any]", sent_nodes: "list[Any]", with_updates: bool
+    ) -> "tuple[Graph, list[Any]]":
         """The reply's value and, for a call, the request's mutable objects whose contents it changed,
         each as its node now (new children become new nodes of the reply)."""
         state = _Encoding(received)
@@ -1024,12 +1060,12 @@ class Wire:
 class _Encoding:
     """What one encoding has placed so far (nodes, their objects, object ids -> node index)."""
 
-    def __init__(self, seed=()):
+    def __init__(self, seed: "Sequence[object]" = ()) -> None:
         self.objects = list(seed)
         self.memo = {id(o): i for i, o in enumerate(self.objects)}
         self.base = len(self.objects)
-        self.nodes = []
-        self.progress = set()  # immutable containers being encoded (a cycle through one cannot cross)
+        self.nodes: list[Any] = []
+        self.progress: set[int] = set()  # immutable containers being encoded (a cycle through one cannot cross)
 
 
 class _Ended:
@@ -1037,19 +1073,20 @@ class _Ended:
 
     __slots__ = ("exception",)
 
-    def __init__(self, exception):
+    def __init__(self, exception: object) -> None:
         self.exception = exception
 
 
 TAKE_S = 0.002
 
 
-def _take(iterator, count, catch):
+def _take(iterator: "Any", count: "Any", catch: "type[BaseException]") -> "list[Any]":
     """Up to `count` items of `iterator`, fewer once TAKE_S has passed; and what ended it (None if
     it has not ended). A failure after some items is kept for after them."""
     if type(count) is not int or not 0 < count <= 1024:
         raise RefusedReply("a malformed take")
-    items, stop = [], time.monotonic() + TAKE_S
+    items: list[Any] = []
+    stop = time.monotonic() + TAKE_S
     try:
         while len(items) < count:
             items.append(next(iterator))
@@ -1061,11 +1098,11 @@ def _take(iterator, count, catch):
     return [items, None]
 
 
-def _remote_str(base):
+def _remote_str(base: "Any") -> "Callable[[BaseException], str]":
     """`str()` of an exception the other side raised is its message there; one raised here (a
     test's own `raise MyError(...)`) reads as its base class reads it."""
 
-    def __str__(self):
+    def __str__(self: BaseException) -> "Any":
         message = self.__dict__.get("_remote_message")
         return base.__str__(self) if message is None else message
 
@@ -1075,7 +1112,7 @@ def _remote_str(base):
 _BUILTIN_TYPES = {t.__qualname__: t for t in vars(types).values() if isinstance(t, type) and t.__module__ == "builtins"}
 
 
-def _std_class(key):
+def _std_class(key: "tuple[Any, ...]") -> "type | None":
     module, qualname = key
     if module == "builtins" and qualname in _BUILTIN_TYPES:  # generator, function, ... (named in `types`)
         return _BUILTIN_TYPES[qualname]
@@ -1087,7 +1124,7 @@ def _std_class(key):
     return found if isinstance(found, type) else None
 
 
-def _raised_binding(exc):
+def _raised_binding(exc: BaseException) -> bool:
     """A TypeError raised binding a call's arguments (its traceback never entered the function)."""
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:
@@ -1095,14 +1132,14 @@ def _raised_binding(exc):
     return tb is not None and tb.tb_frame.f_code is Wire._perform.__code__
 
 
-def _deadline_checked(items, deadline):
+def _deadline_checked(items: "list[Any]", deadline: float) -> "Iterator[Any]":
     for k, item in enumerate(items):
         if k % 1000 == 999 and time.monotonic() > deadline:
             raise TimeoutError
         yield item
 
 
-def _int(text):
+def _int(text: object) -> int:
     if not isinstance(text, str) or not text.lstrip("-").startswith("0x") or len(text) > 1_000_000:
         raise RefusedReply("a malformed int")
     return int(text, 16)
@@ -1116,7 +1153,7 @@ completion may read."""
 # --- framing: 4-byte length + JSON, on stream sockets; a file descriptor may ride along ---
 
 
-def send(sock, message, fds=()):
+def send(sock: "Channel", message: "Message", fds: "Sequence[int]" = ()) -> None:
     data = json.dumps(message).encode()
     if len(data) > MAX_MESSAGE:
         text = f"the value is too large to cross (over {MAX_MESSAGE >> 20} MiB as JSON)"
@@ -1131,13 +1168,14 @@ def send(sock, message, fds=()):
         ).encode()
     payload = struct.pack(">I", len(data)) + data
     if fds:
+        assert isinstance(sock, socket.socket), "descriptors cross a socket only"
         sent = socket.send_fds(sock, [payload], list(fds))
         payload = payload[sent:]
     if payload:
         sock.sendall(payload)
 
 
-def _recv_exact(sock, n, deadline, fds, max_fds=3):
+def _recv_exact(sock: "Channel", n: int, deadline: "float | None", fds: "list[int] | None", max_fds: int = 3) -> bytes:
     chunks = b""
     while len(chunks) < n:
         if deadline is not None:
@@ -1147,6 +1185,7 @@ def _recv_exact(sock, n, deadline, fds, max_fds=3):
             sock.settimeout(remaining)
         try:
             if fds is not None and not fds:
+                assert isinstance(sock, socket.socket), "descriptors cross a socket only"
                 chunk, received, _, _ = socket.recv_fds(sock, n - len(chunks), max_fds)
                 fds.extend(received)
             else:
@@ -1159,9 +1198,18 @@ def _recv_exact(sock, n, deadline, fds, max_fds=3):
     return chunks
 
 
-def recv(sock, deadline=None, limit=MAX_MESSAGE, with_fds=False):
-    """One message (and the descriptors sent with it, as a list, when `with_fds`)."""
-    fds = [] if with_fds else None
+def recv(sock: "Channel", deadline: "float | None" = None, limit: int = MAX_MESSAGE) -> "Message":
+    """One message."""
+    return _recv(sock, deadline, limit, None)
+
+
+def recv_with_fds(sock: "Channel", deadline: "float | None" = None) -> "tuple[Message, list[int]]":
+    """One message and the descriptors sent with it."""
+    fds: list[int] = []
+    return _recv(sock, deadline, MAX_MESSAGE, fds), fds
+
+
+def _recv(sock: "Channel", deadline: "float | None", limit: int, fds: "list[int] | None") -> "Message":
     (size,) = struct.unpack(">I", _recv_exact(sock, 4, deadline, fds))
     if size > limit:
         raise RefusedReply(f"an oversized message ({size:,} bytes)")
@@ -1174,7 +1222,7 @@ def recv(sock, deadline=None, limit=MAX_MESSAGE, with_fds=False):
         raise RefusedReply("a malformed message") from None
     if not isinstance(message, dict):
         raise RefusedReply("a message that is not an object")
-    return (message, fds) if with_fds else message
+    return message
 
 
 # --- zygote ---
@@ -1198,30 +1246,30 @@ _CLONE_SYSCALL = {"x86_64": 56, "aarch64": 220}.get(os.uname().machine)
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
 
 
-_NATIVE = None
+_NATIVE: "Any" = None
 
 
 class Stdio:
     """Control over stdin and stdout (a container's attach stream): the socket calls the framing
     uses, with `settimeout` honoured by waiting on stdin."""
 
-    def __init__(self):
-        self.timeout = None
+    def __init__(self) -> None:
+        self.timeout: float | None = None
 
-    def settimeout(self, seconds):
+    def settimeout(self, seconds: "float | None") -> None:
         self.timeout = seconds
 
-    def recv(self, size):
+    def recv(self, size: int) -> bytes:
         if self.timeout is not None and not select.select([0], [], [], self.timeout)[0]:
             raise TimeoutError
         return os.read(0, size)
 
-    def sendall(self, data):
+    def sendall(self, data: bytes) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(1, view) :]
 
-    def close(self):
+    def close(self) -> None:
         for fd in (0, 1):
             try:
                 os.close(fd)
@@ -1236,7 +1284,7 @@ joins the judge's. The judge listens only until the zygote, which connects befor
 exists, is accepted."""
 
 
-def oom_kills():
+def oom_kills() -> int:
     """How many processes the kernel's OOM killer took in this container's memory cgroup."""
     for path in ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"):
         try:
@@ -1250,7 +1298,7 @@ def oom_kills():
     return 0
 
 
-def _native():
+def _native() -> "Any":
     """ctypes, libc, the structures capset and seccomp take, and libc called with the GIL held (for
     clone), made once (the zygote makes them before it forks, so no completion's process pays for them)."""
     global _NATIVE
@@ -1274,7 +1322,7 @@ def _native():
     return _NATIVE
 
 
-def _fork_into_namespaces():
+def _fork_into_namespaces() -> int:
     """`os.fork`, but the child is born in fresh mount, IPC and pid namespaces, as pid 1 of its
     own: one `clone` where `unshare` and a second fork took two processes and a waiter. Like
     `os.fork`, it holds the GIL across the call and runs Python's fork hooks on both sides; the
@@ -1298,10 +1346,10 @@ def _fork_into_namespaces():
     ctypes.pythonapi.PyOS_AfterFork_Parent()
     if pid < 0:
         raise OSError(error, os.strerror(error))
-    return pid
+    return int(pid)
 
 
-def _mount_private(scratch, tmp_bytes):
+def _mount_private(scratch: str, tmp_bytes: int) -> None:
     """In a child of `_fork_into_namespaces`: mounts of its own from here on, a private tmpfs on
     `scratch` and a /proc that shows only this completion."""
     ctypes, libc = _native()[:2]
@@ -1334,7 +1382,7 @@ def _mount_private(scratch, tmp_bytes):
     _loopback_up()
 
 
-def _map_own_ids():
+def _map_own_ids() -> bool:
     """In a fresh user namespace: its uid and gid are the zygote's (one id each, so nothing made in it
     is owned by an id the sandbox lacks). Written by the process itself, as an unprivileged one may,
     while it is dumpable (else its /proc files are root's): it is not again once they are written."""
@@ -1358,7 +1406,7 @@ def _map_own_ids():
 _IDS = (os.getuid(), os.getgid())
 
 
-def _loopback_up():
+def _loopback_up() -> None:
     """The completion's own network namespace has a loopback, as a machine at home does (and no
     other device): brought up while the process may still administer it."""
     import fcntl
@@ -1376,7 +1424,7 @@ class Confinement:
     """What a completion's process needs to confine itself, made by the zygote before it forks (a
     ctypes structure built in the child costs it copy-on-write faults and allocation)."""
 
-    def __init__(self, filter_program):
+    def __init__(self, filter_program: bytes) -> None:
         ctypes, libc, Header, Data, Program = _native()[:5]
         self.filter = bool(filter_program)
         self._libc, self._ulong = libc, ctypes.c_ulong
@@ -1386,7 +1434,7 @@ class Confinement:
         )  # kept: the program points at it
         self._program = ctypes.byref(Program(len(filter_program) // 8, ctypes.cast(self._buffer, ctypes.c_void_p)))
 
-    def apply(self):
+    def apply(self) -> None:
         """No capabilities, no new privileges, the full seccomp filter: from here on this process and
         everything it starts are as confined as the sandbox can make them."""
         libc, ulong = self._libc, self._ulong
@@ -1400,10 +1448,10 @@ class Confinement:
             os._exit(73)
 
 
-def _read_all(fd):
+def _read_all(fd: int) -> bytes:
     """A memfd's whole content, read by its size (a fixed large buffer cost each completion page faults)."""
     size = os.fstat(fd).st_size
-    chunks = []
+    chunks: list[bytes] = []
     offset = 0
     while True:
         chunk = os.pread(fd, max(size - offset, 0) + 1, offset)
@@ -1413,7 +1461,7 @@ def _read_all(fd):
         offset += len(chunk)
 
 
-def _child(fds, scratch, tmp_bytes, confinement, private):
+def _child(fds: "list[int]", scratch: str, tmp_bytes: int, confinement: Confinement, private: bool) -> None:
     if private:
         _mount_private(scratch, tmp_bytes)
     confinement.apply()
@@ -1426,11 +1474,11 @@ class _Spare:
     descriptors of the completion it will run. Handing them over replaces a clone and that setup
     on the way to a completion's first call."""
 
-    def __init__(self, pid, sock, tmp_bytes):
+    def __init__(self, pid: int, sock: socket.socket, tmp_bytes: int) -> None:
         self.pid, self.socket, self.tmp_bytes = pid, sock, tmp_bytes
 
     @classmethod
-    def make(cls, control, scratch, tmp_bytes, confinement):
+    def make(cls, control: "Channel", scratch: str, tmp_bytes: int, confinement: Confinement) -> "_Spare | None":
         """A new spare, or None where none can be made now (a completion holds every process its
         uid may have, say): the next completion's process is then cloned when it is asked for."""
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -1449,7 +1497,7 @@ class _Spare:
                 _mount_private(scratch, tmp_bytes)
                 confinement.apply()
                 try:
-                    _, fds = recv(theirs, with_fds=True)
+                    _, fds = recv_with_fds(theirs)
                 except (EOFError, OSError, RefusedReply):
                     os._exit(0)  # never needed: the zygote let it go
                 theirs.close()
@@ -1461,7 +1509,7 @@ class _Spare:
         theirs.close()
         return cls(pid, mine, tmp_bytes)
 
-    def hand(self, fds, tmp_bytes):
+    def hand(self, fds: "list[int]", tmp_bytes: int) -> "int | None":
         """Give it a completion's descriptors: its pid, or None where it cannot take them (it is gone,
         or its /tmp was made for another size; a live one is then ended)."""
         try:
@@ -1481,21 +1529,21 @@ class _Spare:
         return None
 
 
-def _kill(child):
+def _kill(child: int) -> None:
     try:
         os.kill(child, signal.SIGKILL)
     except ProcessLookupError:
         pass
 
 
-def _reap(child):
+def _reap(child: int) -> None:
     try:
         os.waitpid(child, 0)
     except ChildProcessError:
         pass
 
 
-def _end_private(child):
+def _end_private(child: int) -> None:
     """End a completion born as pid 1 of its own pid namespace: SIGKILL to it takes every process of
     that namespace with it (the kernel kills them and waits for them before the init's exit is
     done), and nothing outside it, so the spare made for the next completion lives on. Returns
@@ -1511,14 +1559,14 @@ class _TailRaw(io.RawIOBase):
 
     LOGGED = 64 << 10
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self.written, self.ring, self.dropped = 0, bytearray(), 0
 
-    def writable(self):
+    def writable(self) -> bool:
         return True
 
-    def write(self, data):
+    def write(self, data: "Any") -> int:
         size = len(data)
         if self.written < self.LOGGED:
             try:
@@ -1532,7 +1580,7 @@ class _TailRaw(io.RawIOBase):
         self.written += size
         return size
 
-    def flush_tail(self):
+    def flush_tail(self) -> None:
         try:
             for stream in (sys.stdout, sys.stderr):
                 stream.flush()
@@ -1548,14 +1596,14 @@ class _TailRaw(io.RawIOBase):
             self.dropped = 0
 
 
-def _tail_streams():
+def _tail_streams() -> _TailRaw:
     raw = _TailRaw()
     text = io.TextIOWrapper(io.BufferedWriter(raw), encoding="utf-8", errors="backslashreplace", write_through=True)
     sys.stdout = sys.stderr = text
     return raw
 
 
-def _run_program(program, stdin, cap):
+def _run_program(program: "Any", stdin: object, cap: object) -> "dict[str, Any]":
     """Run a stdin/stdout completion once, as `python solution.py < input` would: fresh globals,
     `__name__ == "__main__"`, stdin a real file descriptor, stdout captured up to `cap` bytes
     (beyond it a write fails). Returns its output, whether it passed the cap, its exit status and
@@ -1613,7 +1661,7 @@ def _run_program(program, stdin, cap):
     }
 
 
-def _above_standard(fd):
+def _above_standard(fd: int) -> int:
     import fcntl
 
     if fd > 2:
@@ -1627,7 +1675,7 @@ LARGE_GLOBAL = 10_000
 """A completion's global container longer than this crosses as a reference, not a copy."""
 
 
-def _completion(fds, scratch):
+def _completion(fds: "list[int]", scratch: str) -> None:
     """In a completion's process, confined: read the code, load it, answer the judge's requests."""
     global CHANNEL
     channel_fd, code_fd, out_fd = fds
@@ -1695,14 +1743,16 @@ def _completion(fds, scratch):
             wire.serve(message)
 
 
-def _wipe(directory):
+def _wipe(directory: str, unlock: bool = True) -> None:
     """Empty `directory` whatever a completion did to it: locked folders are unlocked before they
     are read, and folders nested deeper than a few levels are moved up and emptied on a later pass,
-    so depth costs neither recursion nor open descriptors."""
-    try:
-        os.chmod(directory, 0o700)  # where the completion owned it, it may have locked it too
-    except OSError:
-        pass
+    so depth costs neither recursion nor open descriptors. `unlock=False` leaves the folder's own
+    mode as it is (a sticky /dev/shm, where only this uid's entries can go)."""
+    if unlock:
+        try:
+            os.chmod(directory, 0o700)  # where the completion owned it, it may have locked it too
+        except OSError:
+            pass
     top = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
         for _ in range(100_000):
@@ -1715,7 +1765,7 @@ def _wipe(directory):
 _MOVED = [0]
 
 
-def _clear(dir_fd, top_fd, depth):
+def _clear(dir_fd: int, top_fd: int, depth: int) -> bool:
     """Delete what is in `dir_fd`; True if a folder too deep was moved up to `top_fd` for another pass."""
     again = False
     try:
@@ -1745,15 +1795,16 @@ def _clear(dir_fd, top_fd, depth):
     return again
 
 
-def _remove_ipc_objects():
+def _remove_ipc_objects() -> None:
     """Every SysV shared memory segment, message queue and semaphore set in this IPC namespace (the
     sandbox's own), and every POSIX message queue where /dev/mqueue shows them."""
     libc = _native()[1]
-    for kind, remove in (
+    removers: tuple[tuple[str, Callable[[int], Any]], ...] = (
         ("shm", lambda i: libc.shmctl(i, 0, None)),
         ("msg", lambda i: libc.msgctl(i, 0, None)),
         ("sem", lambda i: libc.semctl(i, 0, 0)),
-    ):  # IPC_RMID = 0
+    )  # IPC_RMID = 0
+    for kind, remove in removers:
         try:
             with open(f"/proc/sysvipc/{kind}") as f:
                 rows = f.read().splitlines()[1:]
@@ -1773,7 +1824,7 @@ def _remove_ipc_objects():
         pass
 
 
-def _kill_everything_else(child, scope, subreaper=False):
+def _kill_everything_else(child: int, scope: str, subreaper: bool = False) -> "int | None":
     """SIGKILL every process this sandbox's completion started, until none is left, then reap.
     In a namespace of its own (`scope` "namespace") that is kill(-1), which spares the caller and
     the namespace's init; unsandboxed on a shared host, only the child's process group. A
@@ -1810,7 +1861,7 @@ def _kill_everything_else(child, scope, subreaper=False):
     return status
 
 
-def _can_make_namespaces(scratch):
+def _can_make_namespaces(scratch: str) -> bool:
     """Whether a completion's process can have namespaces of its own here (probed once, the way
     each completion's process is made)."""
     for user in (False, True):
@@ -1855,11 +1906,11 @@ def _warm(numbers: List[float], threshold: float = 0.5, *args, key=None, **kwarg
 the compiler (~0.8 ms); done before the fork, no completion's process pays for it."""
 
 
-def _warm_compiler():
+def _warm_compiler() -> None:
     exec(compile(_WARM_UP, "<warm-up>", "exec"), {"__name__": "warm_up"})
 
 
-def zygote(control, scratch, scope, filter_path):
+def zygote(control: "Channel", scratch: str, scope: str, filter_path: str) -> None:
     for name in PRELOADED:
         __import__(name)
     if isinstance(control, Stdio):
@@ -1889,7 +1940,7 @@ def zygote(control, scratch, scope, filter_path):
     spare = _Spare.make(control, scratch, tmp_bytes, confinement) if private else None
     while True:
         try:
-            message, fds = recv(control, with_fds=True)
+            message, fds = recv_with_fds(control)
         except (EOFError, OSError):
             return
         if message.get("op") != "run" or len(fds) != 3:
@@ -1945,15 +1996,17 @@ def zygote(control, scratch, scope, filter_path):
         _wipe(scratch)
         if scope == "namespace":
             _remove_ipc_objects()
+            if os.path.isdir("/dev/shm"):  # POSIX shared memory and semaphores it left
+                _wipe("/dev/shm", unlock=False)
         if end is None:
             return
-        report = {"ended": True}
+        report: dict[str, Any] = {"ended": True}
         if status is not None:
             report["exit"] = os.waitstatus_to_exitcode(status)
         send(control, report)
 
 
-def _split_container_zygote(stdio):
+def _split_container_zygote(stdio: Stdio) -> socket.socket:
     """In a container the zygote is two processes. This one (the container's first) speaks to the
     harness over the attach stream: it reads each run message (the code is in it), makes the
     completion's descriptors, and reads its output's tail at the end. The other, forked now, before
@@ -1976,7 +2029,7 @@ def _split_container_zygote(stdio):
         os._exit(0)  # the clean zygote reads end of file, ends its completion and goes
 
 
-def _relay(stdio, clean):
+def _relay(stdio: Stdio, clean: socket.socket) -> None:
     hello = recv(clean)
     send(stdio, {**hello, "oom_kills": oom_kills()})
     private = bool(hello.get("namespaces"))
@@ -2006,7 +2059,7 @@ def _relay(stdio, clean):
             send(stdio, recv(clean))  # gone
 
 
-def _contained_descriptors(message):
+def _contained_descriptors(message: "Message") -> "list[int]":
     """The child's three descriptors, made here: the channel to the judge (connected before any
     completion exists), a memfd with the code, a memfd for its output."""
     channel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -2030,7 +2083,7 @@ TAIL_BYTES = 2000
 """How much of the end of a completion's output is kept for its result."""
 
 
-def tail(fd):
+def tail(fd: int) -> str:
     """The end of what the completion wrote (its memfd), as text; the memfd is closed. Read by the
     harness where it holds the memfd, and by a container's zygote where the harness cannot."""
     try:
@@ -2067,17 +2120,25 @@ class raises:
     `pytest.raises` (tests run without site-packages): the block must raise the type (or a
     subclass), and `match` is searched in `str()` of what it raised; `.value` is the exception."""
 
-    def __init__(self, expected, *call, match=None, **kwargs):
-        self.expected, self.match, self.value, self.type = expected, match, None, None
+    def __init__(
+        self,
+        expected: "type[BaseException] | tuple[type[BaseException], ...]",
+        *call: "Any",
+        match: "str | None" = None,
+        **kwargs: "Any",
+    ) -> None:
+        self.expected, self.match = expected, match
+        self.value: BaseException | None = None
+        self.type: type[BaseException] | None = None
         if call:
             function, *args = call
             with self:
                 function(*args, **kwargs)
 
-    def __enter__(self):
+    def __enter__(self) -> "raises":
         return self
 
-    def __exit__(self, kind, value, traceback):
+    def __exit__(self, kind: "type[BaseException] | None", value: "BaseException | None", traceback: object) -> bool:
         if kind is None:
             raise AssertionError(f"DID NOT RAISE {self.expected!r}")
         if not issubclass(kind, self.expected) or issubclass(
@@ -2089,7 +2150,7 @@ class raises:
         self.value, self.type = value, kind
         return True
 
-    def match_(self, pattern):
+    def match_(self, pattern: str) -> bool:
         if not re.search(pattern, str(self.value)):
             raise AssertionError(f"Regex pattern did not match.\n Regex: {pattern!r}\n Input: {str(self.value)!r}")
         return True
@@ -2099,13 +2160,15 @@ class JudgeWire(Wire):
     """The judge's side: a protocol failure becomes the completion's fault (timeout, crash, refused),
     recorded before anything is raised into the test, and how a call failed is kept for its detail."""
 
-    def __init__(self, sock, state, classes):
+    def __init__(self, sock: "Channel", state: "dict[str, Any]", classes: "dict[str, type]") -> None:
         super().__init__(sock, "j", trusted=False, classes=classes)
         self.state = state
         self.limit = MAX_REPLY_BYTES
         self.on_compare = self._uncomparable
 
-    def exchange(self, op, proxy, operands, name=None):
+    def exchange(
+        self, op: str, proxy: Remote, operands: "Sequence[Any]", name: "str | None" = None
+    ) -> "tuple[bool, Any]":
         state = self.state
         if state["fault"]:  # once the completion timed out or died, every later use fails the same way
             raise {"timeout": _TestTimeout, "crashed": _CompletionDied}.get(state["fault"], _Refused)
@@ -2121,11 +2184,11 @@ class JudgeWire(Wire):
             state["fault"], state["detail"] = "refused", f"the reply was refused: {exc}"
             raise _Refused from None
 
-    def refuse(self, detail):
+    def refuse(self, detail: str) -> BaseException:
         self.state["fault"], self.state["detail"] = "refused", f"the reply was refused: {detail}"
         return _Refused()
 
-    def failure(self, message, op, proxy):
+    def failure(self, message: "Message", op: str, proxy: Remote) -> BaseException:
         exc = super().failure(message, op, proxy)
         if op == "next" and isinstance(exc, StopIteration):
             return exc
@@ -2137,7 +2200,7 @@ class JudgeWire(Wire):
             self.state["raised"] = (exc, f"raised {name}: {text}")
         return exc
 
-    def _uncomparable(self, proxy, other, op):
+    def _uncomparable(self, proxy: Remote, other: object, op: str) -> "Any":
         detail = (
             f"the test compared {proxy._type[1]}, an object the completion defines, with {op}: only its "
             f"own {_DUNDERS[op]} could decide, so the comparison is refused (compare its fields, or return data)"
@@ -2150,14 +2213,14 @@ _DUNDERS = {"==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__le__", ">": 
 
 
 @functools.lru_cache(maxsize=4096)
-def _compiled_test(code):
+def _compiled_test(code: str) -> "Any":
     """Test code compiled once per judge (a problem's tests run for every completion of it); a test
     that does not compile raises its SyntaxError each time, as before (errors are not cached)."""
     return compile(code, "<test>", "exec")
 
 
 @functools.lru_cache(maxsize=64)
-def _prelude(code):
+def _prelude(code: str) -> "dict[str, Any]":
     """A problem's prelude (classes such as ListNode both sides define) run once per judge."""
     namespace = {"__builtins__": builtins, "__name__": TEST_MODULE}
     if code:
@@ -2165,8 +2228,8 @@ def _prelude(code):
     return namespace
 
 
-def _missing(entry_point, state):
-    def missing(*args, **kwargs):
+def _missing(entry_point: str, state: "dict[str, Any]") -> "Callable[..., Any]":
+    def missing(*args: "Any", **kwargs: "Any") -> "Any":
         error = NameError(f"name {entry_point!r} is not defined")
         state["raised"] = (error, f"missing entry point: the completion defines no function {entry_point!r}")
         raise error
@@ -2174,7 +2237,7 @@ def _missing(entry_point, state):
     return missing
 
 
-def _test_scope(job, wire, hello, state):
+def _test_scope(job: "Message", wire: Wire, hello: "Message", state: "dict[str, Any]") -> "dict[str, Any]":
     """What a test sees: the prelude, `raises`, the standard modules the completion imported, and
     every name the completion defines (not shadowing a builtin or the prelude) — its functions and
     classes as references, its exception and namedtuple classes as local equivalents, its data by value."""
@@ -2215,7 +2278,16 @@ def _test_scope(job, wire, hello, state):
     return scope
 
 
-def _judge_one(wire, state, scope, spec, test_timeout, budget_end, budget_s, output_cap):
+def _judge_one(
+    wire: Wire,
+    state: "dict[str, Any]",
+    scope: "dict[str, Any]",
+    spec: "Any",
+    test_timeout: float,
+    budget_end: float,
+    budget_s: float,
+    output_cap: int,
+) -> "tuple[bool, str, str]":
     deadline = min(time.monotonic() + test_timeout, budget_end)
     wire.deadline = deadline
     over = (
@@ -2257,7 +2329,9 @@ def _judge_one(wire, state, scope, spec, test_timeout, budget_end, budget_s, out
     return False, status, detail
 
 
-def _judge_program(wire, state, spec, output_cap, over):
+def _judge_program(
+    wire: Wire, state: "dict[str, Any]", spec: "dict[str, Any]", output_cap: int, over: str
+) -> "tuple[bool, str, str]":
     """A stdin/stdout test: the program's output against the expected one (`outputs_match`)."""
     program = Remote(wire, None, "program", (None, "program"))
     try:
@@ -2289,7 +2363,7 @@ FLOAT_TOLERANCE = 1e-6
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
-def output_mismatch(actual, expected, tolerance=None):
+def output_mismatch(actual: str, expected: str, tolerance: "float | str | None" = None) -> "str | None":
     """None if `actual` matches `expected` as stdin/stdout judges compare outputs (APPS,
     CodeContests, LiveCodeBench): whitespace-separated tokens, equal one for one; a pair of numbers
     where either has a fraction or exponent matches within `tolerance` (absolute, or relative to
@@ -2315,12 +2389,12 @@ def output_mismatch(actual, expected, tolerance=None):
     return None
 
 
-def judge(control):
+def judge(control: "Channel") -> None:
     contained = isinstance(control, Stdio)
     send(control, {"ready": True, "pid": os.getpid()})
     while True:
         try:
-            job, fds = (recv(control), []) if contained else recv(control, with_fds=True)
+            job, fds = (recv(control), []) if isinstance(control, Stdio) else recv_with_fds(control)
         except (EOFError, OSError):
             return
         if contained:
@@ -2342,7 +2416,7 @@ def judge(control):
             gc.collect()  # a completion's leftovers (a refused reply's cycles, its references) go now
 
 
-def _cpu_budget(seconds):
+def _cpu_budget(seconds: object) -> None:
     """Each completion's tests get `seconds` of the judge's CPU from now (a whole life's limit ran
     out after a few dozen long completions)."""
     if type(seconds) is not int:
@@ -2360,7 +2434,7 @@ def _cpu_budget(seconds):
         pass
 
 
-def _judge_completion(control, job, channel):
+def _judge_completion(control: "Channel", job: "Message", channel: socket.socket) -> None:
     budget_s = job["completion_timeout_s"]
     budget_end = time.monotonic() + job["budget_left_s"]  # loading and every test, together
     try:
@@ -2375,7 +2449,7 @@ def _judge_completion(control, job, channel):
         if "load_error" in hello:
             send(control, {"load": "load_error", "detail": str(hello["load_error"])[:600]})
             return
-        state = {"fault": None, "detail": None}
+        state: dict[str, Any] = {"fault": None, "detail": None}
         wire = JudgeWire(channel, state, {})
         wire.deadline = min(time.monotonic() + job["load_timeout_s"], budget_end)
         try:
@@ -2414,7 +2488,7 @@ def _judge_completion(control, job, channel):
         channel.close()
 
 
-def _accept_channel(nonce, zygote_uid, deadline):
+def _accept_channel(nonce: str, zygote_uid: object, deadline: float) -> "list[int]":
     """The zygote's connection for this run: the first one from its uid. The listener closes as
     soon as it is accepted, so the completion (which could know the name) finds nobody listening."""
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
-import json
 import os
 import shutil
 import socket
@@ -21,8 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from curriculab.training.sandbox.docker_backend import add_folders, client, import_image, linked_libraries
-from curriculab.training.sandbox.isolation import docker_seccomp_profile
+from curriculab.training.sandbox.docker_backend import add_folders, client, confinement, import_image, linked_libraries
 from curriculab.training.terminal.shared import (
     RAN_BYTES,
     RAN_FILE,
@@ -200,10 +198,6 @@ def _remove(container: Any) -> None:
         pass
 
 
-def seccomp_option() -> str:
-    return "seccomp=" + json.dumps(docker_seccomp_profile())
-
-
 # Finds the agent's shell (the bash `docker exec` started: its parent is outside the container) and
 # interrupts the command it runs as Ctrl-C would: SIGUSR1 to the shell, SIGKILL to its descendants
 # except the background jobs it had before the command (listed by the command's prefix).
@@ -310,8 +304,6 @@ class DockerAgent:
     def _container(self, uid: int, folders: list[str], root_owned: tuple[str, ...] = ()) -> Any:
         """A running container of the image, its main process an idle root `cat` (so the agent's
         uid can kill all its own processes without stopping it), every folder a tmpfs."""
-        from docker.types import Ulimit
-
         size = self.limits.disk_bytes
         # Docker mounts a tmpfs noexec unless told: scripts the agent writes must run, as on bubblewrap
         tmpfs = {f"/{name}": f"size={size},uid={uid},gid={uid},mode=0755,exec" for name in folders}
@@ -327,19 +319,14 @@ class DockerAgent:
             init=True,
             network_disabled=True,
             network_mode="none",
-            read_only=True,
             tmpfs=tmpfs,
-            cap_drop=["ALL"],
-            security_opt=["no-new-privileges", seccomp_option()],
-            mem_limit=self.limits.memory_bytes,
-            memswap_limit=self.limits.memory_bytes,
-            pids_limit=self.limits.processes,
-            ulimits=[
-                Ulimit(name="cpu", soft=self.limits.cpu_s, hard=self.limits.cpu_s),
-                Ulimit(name="fsize", soft=self.limits.file_bytes, hard=self.limits.file_bytes),
-                Ulimit(name="nofile", soft=self.limits.open_files, hard=self.limits.open_files),
-            ],
-            log_config={"Type": "json-file", "Config": {"max-size": "1m", "max-file": "1"}},
+            **confinement(
+                memory_bytes=self.limits.memory_bytes,
+                processes=self.limits.processes,
+                cpu_s=self.limits.cpu_s,
+                file_bytes=self.limits.file_bytes,
+                open_files=self.limits.open_files,
+            ),
         )
 
     def _untar(self, container: Any, data: bytes, user: str, into: str = "/") -> None:

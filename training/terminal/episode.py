@@ -27,7 +27,8 @@ import time
 from pathlib import Path
 
 from curriculab.training.sandbox import processes
-from curriculab.training.sandbox.isolation import Cgroup, UidLease, as_uid, bwrap_command, seccomp_program
+from curriculab.training.sandbox.backends import SANDBOX_BACKENDS, Bwrap, Namespaces, ProcessBackend
+from curriculab.training.sandbox.isolation import Cgroup, UidLease, seccomp_program
 from curriculab.training.terminal.shared import (
     RAN_BYTES,
     RAN_FILE,
@@ -124,17 +125,11 @@ class _Box:
     def start(
         self, binds: list[str], workdir: str, env: dict[str, str], argv: list[str], **popen: object
     ) -> subprocess.Popen[bytes]:
-        """Start `argv` in this sandbox: a `sh` joins the cgroup, sets the rlimits and execs setpriv
-        (this box's uid), which execs bubblewrap; bubblewrap reads the seccomp filter from a fresh
-        memfd (it reads it to the end, so one per start). Popen's own `user=` would cost a full
-        fork of the harness (no vfork), tens of milliseconds in a trainer-sized process. With the
-        `namespaces` isolation the same mounts are made by `unshare` and a script (`_unshared`)."""
-        seccomp_fd = None
-        program = seccomp_program(()) if self.isolation == "bwrap" else None
-        if program is not None:
-            seccomp_fd = os.memfd_create("episode-seccomp", 0)
-            os.write(seccomp_fd, program)
-            os.lseek(seccomp_fd, 0, os.SEEK_SET)
+        """Start `argv` in this sandbox: a `sh` joins the cgroup, sets the rlimits and execs the
+        backend's launch (`sandbox.backends`: setpriv to this box's uid, then bubblewrap; or, with the
+        `namespaces` isolation, the same mounts made by `unshare` and a script). Popen's own `user=`
+        would cost a full fork of the harness (no vfork), tens of milliseconds in a trainer-sized
+        process."""
         limits = self.limits
         # dash's ulimit: -f in 512-byte blocks, -v in KiB, -p processes; one option a call
         ulimits = [f"-t {limits.cpu_s}", f"-f {limits.file_bytes // 512}", f"-n {limits.open_files}", "-c 0"]
@@ -145,25 +140,19 @@ class _Box:
             + '; exec "$@"'
         )
         procs = [str(path / "cgroup.procs") for path in self.cgroup.paths] if self.cgroup else []
-        mounts = [*_shown_args(), "--proc", "/proc", "--dev", "/dev", *binds, "--remount-ro", "/"]
-        if self.isolation == "namespaces":
-            unshared = _unshared(mounts, self.root / "newroot", self.uid, workdir, env, argv)
-            return subprocess.Popen(  # type: ignore[call-overload, no-any-return]
-                ["/bin/sh", "-c", script, "sh", *procs, "--", *unshared], start_new_session=True, **popen
-            )
         # only the folders bound are writable: "/" is remounted read-only last
-        box = bwrap_command(mounts, workdir, env, argv, seccomp_fd=seccomp_fd)
-        command = ["/bin/sh", "-c", script, "sh", *procs, "--", *as_uid(self.uid), *box]
+        mounts = [*_shown_args(), "--proc", "/proc", "--dev", "/dev", *binds, "--remount-ro", "/"]
+        backend: ProcessBackend = Namespaces(self.root / "newroot") if self.isolation == "namespaces" else Bwrap()
+        launch = backend.launch(mounts, workdir, env, argv, uid=self.uid, seccomp=seccomp_program(()))
         try:
             return subprocess.Popen(  # type: ignore[call-overload, no-any-return]
-                command,
+                ["/bin/sh", "-c", script, "sh", *procs, "--", *launch.command],
                 start_new_session=True,
-                pass_fds=(seccomp_fd,) if seccomp_fd is not None else (),
+                pass_fds=launch.pass_fds,
                 **popen,
             )
         finally:
-            if seccomp_fd is not None:
-                os.close(seccomp_fd)
+            launch.close()
 
     def kill_all(self) -> None:
         """Kill every process of this sandbox (its uid is leased to it alone) until none is left."""
@@ -188,117 +177,6 @@ class _Box:
         if self.cgroup:
             self.cgroup.remove()
         self.lease.close()
-
-
-def _system_tool(name: str) -> str:
-    """A system program by absolute path (a bare PATH may lack the sbin folders)."""
-    found = shutil.which(name) or next(
-        (f"{d}/{name}" for d in ("/usr/sbin", "/usr/bin", "/sbin", "/bin") if os.path.exists(f"{d}/{name}")), None
-    )
-    if found is None:
-        raise EpisodeError(f"the namespaces isolation needs `{name}` (util-linux / coreutils)")
-    return found
-
-
-_SECCOMP_THEN_EXEC = """
-import ctypes, os, sys
-program = bytes.fromhex(sys.argv[1])
-class Program(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
-libc = ctypes.CDLL(None, use_errno=True)
-if libc.prctl(22, 2, ctypes.byref(Program(len(program) // 8, program)), 0, 0) != 0:  # PR_SET_SECCOMP, FILTER
-    sys.exit("the episode's seccomp filter could not be installed: " + os.strerror(ctypes.get_errno()))
-os.execv(sys.argv[2], sys.argv[2:])
-"""
-"""Installs the seccomp filter (setpriv set no_new_privs before), then execs the rest: the last
-link of the namespaces chain, after every mount and the chroot the filter would refuse."""
-
-
-def _own_dev(mount: str, mkdir: str, ln: str, target: str) -> list[str]:
-    """A /dev as bubblewrap's `--dev` makes it: a tmpfs with the harmless host devices bound in,
-    the fd links, a private devpts instance and a fresh /dev/shm; no other host device node."""
-    lines = [f"{mount} -t tmpfs -o mode=0755,nosuid,size=1m curriculab-dev {target}"]
-    for name in ("null", "zero", "full", "random", "urandom", "tty"):
-        lines += [f": > {target}/{name}", f"{mount} --bind /dev/{name} {target}/{name}"]
-    for name, link in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1")):
-        lines.append(f"{ln} -s {link} {target}/{name}")
-    lines += [f"{ln} -s /proc/self/fd/2 {target}/stderr", f"{mkdir} {target}/pts {target}/shm"]
-    lines.append(f"{mount} -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts {target}/pts || true")
-    lines += [f"{ln} -s pts/ptmx {target}/ptmx", f"{mount} -t tmpfs -o mode=1777,nosuid,nodev shm {target}/shm"]
-    return lines
-
-
-def _unshared(mounts: list[str], root: Path, uid: int, workdir: str, env: dict[str, str], argv: list[str]) -> list[str]:
-    """bubblewrap's mounts made by hand, for a machine without bubblewrap (the `namespaces`
-    isolation; root only): `unshare` gives new mount, pid, network, IPC and UTS namespaces, a script
-    mounts a tmpfs root with the same folders bound in (a /dev of its own, `_own_dev`), then chroot,
-    drop to the box's uid, install the seccomp filter and exec `argv`. What it lacks next to
-    bubblewrap: read-only submounts of the host's read-only folders."""
-    root.mkdir(parents=True, exist_ok=True)
-    program = seccomp_program(())
-    if program is not None and not os.path.exists("/usr/bin/python3"):
-        raise EpisodeError("the namespaces isolation installs its seccomp filter with /usr/bin/python3, absent here")
-    q = shlex.quote
-    mount, mkdir, ln = (q(_system_tool(name)) for name in ("mount", "mkdir", "ln"))  # a bare PATH has none
-    lines = ["set -e", f"{mount} -t tmpfs -o mode=0755 curriculab-root {q(str(root))}"]
-    args = iter(mounts)
-    for option in args:
-        if option == "--symlink":
-            target, path = next(args), next(args)
-            lines.append(f"{ln} -s {q(target)} {q(str(root) + path)}")
-            continue
-        if option == "--remount-ro":
-            path = next(args)
-            lines.append(f"{mount} -o remount,ro,bind {q(str(root) + path.rstrip('/'))}")
-            continue
-        if option in ("--proc", "--dev", "--tmpfs"):
-            source, path = None, next(args)
-        else:  # --bind, --ro-bind
-            source, path = next(args), next(args)
-        target = q(str(root) + path)
-        lines.append(f"{mkdir} -p {target}")
-        if option == "--proc":
-            lines.append(f"{mount} -t proc proc {target}")
-        elif option == "--dev":
-            lines += _own_dev(mount, mkdir, ln, target)
-        elif option == "--tmpfs":
-            lines.append(f"{mount} -t tmpfs tmpfs {target}")
-        else:
-            lines.append(f"{mount} --bind {q(source or '')} {target}")
-            if option == "--ro-bind":
-                lines.append(f"{mount} -o remount,ro,bind {target}")
-    settings = [f"{key}={value}" for key, value in env.items()]
-    lines.append('exec "$@"')
-    return [
-        _system_tool("unshare"),
-        "--mount",
-        "--pid",
-        "--net",
-        "--ipc",
-        "--uts",
-        "--fork",
-        "--kill-child",
-        "--propagation",
-        "private",
-        "/bin/sh",
-        "-c",
-        "\n".join(lines),
-        "sh",
-        _system_tool("chroot"),
-        str(root),
-        "/usr/bin/setpriv",
-        f"--reuid={uid}",
-        f"--regid={uid}",
-        "--clear-groups",
-        "--no-new-privs",
-        *(["/usr/bin/python3", "-I", "-S", "-c", _SECCOMP_THEN_EXEC, program.hex()] if program else []),
-        "/usr/bin/env",
-        "-i",
-        "-C",
-        workdir,
-        *settings,
-        *argv,
-    ]
 
 
 def _copy_tree(source: Path, target: Path, owner: int) -> None:
@@ -526,12 +404,6 @@ class _BwrapAgent:
         self.box.end()
 
 
-BACKENDS = ("bwrap", "docker", "namespaces")
-"""Where episodes run: bubblewrap over this machine's root (read-only), Docker through the SDK, or
-`namespaces`: bubblewrap's mounts made with unshare and chroot, for a machine without bubblewrap
-(root only; the same seccomp filter, no read-only submounts: weaker, said so wherever it is used)."""
-
-
 class Episode:
     """One attempt at `task`. Use as a context manager (or call `close`):
 
@@ -541,7 +413,7 @@ class Episode:
 
     `oracle=True` mounts each step's `solution/` at /solution (Harbor's oracle agent). `backend`
     is `bwrap` (default), `docker` (a local or remote daemon, `DOCKER_HOST`; `docker_client`
-    to pass one) or `namespaces` (no bubblewrap: see `BACKENDS`)."""
+    to pass one) or `namespaces` (no bubblewrap: see `sandbox.backends`)."""
 
     def __init__(
         self,
@@ -552,8 +424,8 @@ class Episode:
         docker_client: object | None = None,
         observe: bool = False,
     ):
-        if backend not in BACKENDS:
-            raise ValueError(f"backend {backend!r} is not one of {', '.join(BACKENDS)}")
+        if backend not in SANDBOX_BACKENDS:
+            raise ValueError(f"backend {backend!r} is not one of {', '.join(SANDBOX_BACKENDS)}")
         self.task, self.limits, self.oracle, self.observe = task, limits or EpisodeLimits(), oracle, observe
         self._files: dict[str, tuple[int, int]] = {}
         self._observed_whole = True
