@@ -104,11 +104,43 @@ def demo_store_copy(demo_store: Path, tmp_path: Path) -> Path:
     return target
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+ON_THE_MACHINE_WORKER = (
+    "training/",
+    "dashboard/",
+    "test_cli.py",
+    "test_tiers.py",
+    "taxonomy/test_verifier.py",
+    "analysis/test_verifier_coding.py",
+)
+"""Test files that start sandboxes, episodes, containers or trainers, or count the host's processes
+(a test that finds every process left behind sees every sandbox on the machine): under
+`scripts/test.sh` (pytest-xdist, `--dist loadgroup`) one worker runs them one after another, as a
+plain `pytest` does, while the other worker runs the rest beside them."""
+
+
+ALONE = ("training/test_sandbox_redteam.py", "training/test_sandbox_isolation.py")
+"""Test files that count every sandbox process on the host right after a teardown: they run after
+the others, on a machine with nothing else running (`scripts/test.sh`'s second pass), since a
+teardown waits on the CPU the other tests take."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Markers by what a test needs: the demo store (built once, ~15 s) makes a test `slow`; a
     test run on the Docker backend is `docker` (it needs a daemon) and `slow`. Modules whose
-    every test is slow say so with `pytestmark`; `pytest -m "not slow"` is the fast tier."""
+    every test is slow say so with `pytestmark`; `pytest -m "not slow"` is the fast tier. The
+    files of `ON_THE_MACHINE_WORKER` share one xdist group. `CURRICULAB_TESTS=shared` keeps all but
+    the `ALONE` files, `CURRICULAB_TESTS=alone` only those (unset: every test)."""
+    tests = Path(__file__).resolve().parent
+    wanted = os.environ.get("CURRICULAB_TESTS")
+    kept, left_out = [], []
     for item in items:
+        path = item.path.relative_to(tests).as_posix()
+        if wanted in ("shared", "alone") and (path in ALONE) != (wanted == "alone"):
+            left_out.append(item)
+            continue
+        kept.append(item)
+        if path.startswith(ON_THE_MACHINE_WORKER):
+            item.add_marker(pytest.mark.xdist_group("machine"))
         if "demo_store" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
         callspec = getattr(item, "callspec", None)
@@ -117,6 +149,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         ) or item.path.name == "test_docker_remote.py":
             item.add_marker(pytest.mark.docker)
             item.add_marker(pytest.mark.slow)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = kept
 
 
 def _require_docker(reachable: bool) -> None:
