@@ -121,7 +121,8 @@ plain `pytest` does, while the other worker runs the rest beside them."""
 ALONE = ("training/test_sandbox_redteam.py", "training/test_sandbox_isolation.py")
 """Test files that count every sandbox process on the host right after a teardown: they run after
 the others, on a machine with nothing else running (`scripts/test.sh`'s second pass), since a
-teardown waits on the CPU the other tests take."""
+teardown waits on the CPU the other tests take. A single test marked `alone` (one that must do an
+amount of CPU work inside a wall-clock budget) runs in that pass too."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -135,7 +136,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     kept, left_out = [], []
     for item in items:
         path = item.path.relative_to(tests).as_posix()
-        if wanted in ("shared", "alone") and (path in ALONE) != (wanted == "alone"):
+        alone = path in ALONE or item.get_closest_marker("alone") is not None
+        if wanted in ("shared", "alone") and alone != (wanted == "alone"):
             left_out.append(item)
             continue
         kept.append(item)

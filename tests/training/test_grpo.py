@@ -229,6 +229,7 @@ def _bare_gpu_box(tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "PYTHON": sys.executable, "PATH": str(bare)}
 
 
+@pytest.mark.alone  # two steps of training must fit in its 20 s: not beside another worker's CPU
 def test_the_gpu_check_stops_inside_its_time_budget_and_flags_unsandboxed_scoring(tmp_path):
     # what a bare GPU box has: no bubblewrap, so scoring is unsandboxed, only when asked and said
     # out loud; and a time limit the figures must come back inside
