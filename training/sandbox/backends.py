@@ -79,8 +79,10 @@ class ProcessBackend(Protocol):
         ...
 
 
-def _memfd(content: bytes) -> int:
-    fd = os.memfd_create("sandbox-seccomp")
+def memfd(content: bytes, name: str = "sandbox-data") -> int:
+    """A memfd holding `content`, read from its start: what a sandbox reads at its start (a filter,
+    a data file) without a path on the host."""
+    fd = os.memfd_create(name)
     os.write(fd, content)
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
@@ -109,7 +111,7 @@ class Bwrap:
         seccomp: bytes | None,
         caps: Sequence[str] = (),
     ) -> Launch:
-        fd = _memfd(seccomp) if seccomp is not None else None
+        fd = memfd(seccomp, "sandbox-seccomp") if seccomp is not None else None
         box = bwrap_command(mounts, workdir, env, argv, caps=caps, seccomp_fd=fd, as_pid_1=self.as_pid_1)
         return Launch([*as_uid(uid), *self.under, *box], (fd,) if fd is not None else ())
 

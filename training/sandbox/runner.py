@@ -51,6 +51,7 @@ from curriculab.training.sandbox.backends import (
     Namespaces,
     ProcessBackend,
     SandboxUnavailable,
+    memfd,
 )
 from curriculab.training.sandbox.isolation import ZYGOTE_ALLOWED, Cgroup, UidLease, as_uid, seccomp_program
 from curriculab.trajectory.errors import InputError
@@ -417,7 +418,7 @@ class _Server:
                 data = []
                 for name in (*_SERVER_FILES, server.CHILD_FILTER):
                     if (box / name).exists():
-                        own_fds.append(_memfd((box / name).read_bytes()))
+                        own_fds.append(memfd((box / name).read_bytes()))
                         data += ["--ro-bind-data", str(own_fds[-1]), f"/box/{name}"]
                 self.as_pid_1 = _bwrap_works() and _BWRAP_AS_PID_1
                 backend = _bwrap(self.as_pid_1)
@@ -525,13 +526,6 @@ class _Server:
 
 
 _SERIAL = itertools.count()
-
-
-def _memfd(content: bytes) -> int:
-    fd = os.memfd_create("sandbox-data")
-    os.write(fd, content)
-    os.lseek(fd, 0, os.SEEK_SET)
-    return fd
 
 
 _SERVER_FILES = ("server.py", "server.pyc")
@@ -690,7 +684,7 @@ class _Slot:
             else:
                 mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
                 # The code and its output travel in memfds the zygote only passes on: it never holds a completion.
-                code_fd, output_fd = _memfd(payload), os.memfd_create("output")
+                code_fd, output_fd = memfd(payload), os.memfd_create("output")
                 try:
                     try:
                         server.send(
