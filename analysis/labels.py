@@ -19,6 +19,7 @@ from curriculab.analysis.store import Store
 from curriculab.taxonomy.agreement import BinaryAgreement, binary_agreement, krippendorff_alpha_nominal
 from curriculab.taxonomy.taxonomy import load_taxonomy
 from curriculab.trajectory.errors import InputError
+from curriculab.trajectory.vocabulary import POOLED_FAMILY
 
 _TRUE = {"1", "true", "yes", "y", "present", "t"}
 _FALSE = {"0", "false", "no", "n", "absent", "f"}
@@ -155,6 +156,11 @@ class CodeAgreement(BinaryAgreement):
     abstained_on_present: int = 0
     """Trajectories the annotator labelled present on which the coder abstained (not_applicable):
     misses that agreement leaves out, counted here so they are not hidden."""
+    coverage: float | None = None
+    """Judged over labelled: the share of the annotator's labelled trajectories on which the coder
+    said present or absent rather than abstaining (precision bought by abstaining shows here)."""
+    family: str = POOLED_FAMILY
+    """The format family measured (`format_family`), or '' for every format pooled."""
 
 
 def agreement(
@@ -165,71 +171,108 @@ def agreement(
     taxonomy_version: str | None = None,
     record: bool = True,
 ) -> list[CodeAgreement]:
-    """Per code agreement of `coder` with `annotator`; records reliability in `code_reliability`."""
+    """Per code agreement of `coder` with `annotator`, pooled over every format and then per format
+    family (a rule reads one agent's logs well and another's badly: only the family's own figure
+    vouches for it); records reliability in `code_reliability`."""
     taxonomy = load_taxonomy(taxonomy_version)
-    pairs = list(
-        queries.coder_label_pairs(
-            store, coder, annotator, taxonomy, in_sample_reason=f"{IN_SAMPLE_PREFIX} {annotator}"
-        ).itertuples(index=False, name=None)
+    pairs = queries.coder_label_pairs(
+        store, coder, annotator, taxonomy, in_sample_reason=f"{IN_SAMPLE_PREFIX} {annotator}"
     )
-    if not pairs:
+    if pairs.empty:
         raise InputError(
             f"no trajectory is both coded by {coder!r} and labelled by {annotator!r}. "
             f"Run `curriculab code --coder ...` and `curriculab labels import ... --annotator {annotator}` first"
         )
+    family_of = dict(queries.trajectory_families(store)[["trajectory_id", "family"]].itertuples(index=False, name=None))
     all_labels = list(
         queries.labels_under(store, taxonomy)[["code", "trajectory_id", "annotator", "present"]].itertuples(
             index=False, name=None
         )
     )
-    abstained = dict(
-        queries.abstained_on_labelled(store, coder, annotator, taxonomy).itertuples(index=False, name=None)
+    abstained = list(
+        queries.abstained_on_labelled(store, coder, annotator, taxonomy)[
+            ["trajectory_id", "code", "labelled"]
+        ].itertuples(index=False, name=None)
     )
+    judged = list(pairs.itertuples(index=False, name=None))
+    families = sorted({family_of.get(t, POOLED_FAMILY) for t, *_ in judged})
     results = []
-    for code in taxonomy.code_names:
-        mine = [(coded, labelled) for k, coded, labelled, _ in pairs if k == code]
-        if not mine:
-            continue
-        in_sample = any(inside for k, _, _, inside in pairs if k == code)
-        stats = binary_agreement([coded for coded, _ in mine], [labelled for _, labelled in mine])
-        found, present = stats.tp + stats.fp, stats.tp + stats.fn
-        precision_ci = wilson_interval(stats.tp, found) if found else (None, None)
-        recall_ci = wilson_interval(stats.tp, present) if present else (None, None)
-        by_unit: dict[str, dict[str, bool]] = {}
-        for k, trajectory_id, who, present in all_labels:
-            if k == code:
-                by_unit.setdefault(trajectory_id, {})[who] = present
-        annotators = sorted({who for unit in by_unit.values() for who in unit})
-        alpha = None
-        if len(annotators) >= 3:
-            alpha = krippendorff_alpha_nominal([[unit.get(a) for a in annotators] for unit in by_unit.values()])
-        # agreement with the labels a classifier learned from proves nothing about new trajectories
-        results.append(
-            CodeAgreement(
-                **stats.as_dict(),
-                code=code,
-                alpha=alpha,
-                annotators=len(annotators),
-                in_sample=in_sample,
-                precision_low=precision_ci[0],
-                precision_high=precision_ci[1],
-                recall_low=recall_ci[0],
-                recall_high=recall_ci[1],
-                abstained_on_present=abstained.get(code, 0),
-                reliable=stats.kappa is not None
-                and stats.kappa >= threshold
-                and not in_sample
-                and stats.n >= MIN_LABELS_RELIABLE,
+    for family in [POOLED_FAMILY, *families]:
+
+        def ours(trajectory_id: str, family: str = family) -> bool:
+            return family == POOLED_FAMILY or family_of.get(trajectory_id) == family
+
+        for code in taxonomy.code_names:
+            mine = [
+                (bool(coded), bool(labelled), bool(inside))
+                for t, k, coded, labelled, inside in judged
+                if k == code and ours(t)
+            ]
+            if not mine:
+                continue
+            skipped = [bool(labelled) for t, k, labelled in abstained if k == code and ours(t)]
+            units = {t for k, t, _, _ in all_labels if k == code and ours(t)}
+            results.append(
+                _code_agreement(
+                    code,
+                    family,
+                    mine,
+                    skipped,
+                    [(t, who, present) for k, t, who, present in all_labels if k == code and t in units],
+                    threshold,
+                )
             )
-        )
     if record:
         store.save_reliability(
             coder,
             annotator,
             taxonomy.version,
-            [(r.code, r.n, r.kappa, r.f1, threshold, r.reliable, r.in_sample) for r in results],
+            [(r.code, r.n, r.kappa, r.f1, threshold, r.reliable, r.in_sample, r.family) for r in results],
         )
     return results
+
+
+def _code_agreement(
+    code: str,
+    family: str,
+    judged: list[tuple[bool, bool, bool]],
+    abstained: list[bool],
+    every_label: list[tuple[str, str, bool]],
+    threshold: float,
+) -> CodeAgreement:
+    """One code's agreement from its judged pairs (coded, labelled, in_sample), the labels of the
+    pairs the coder abstained on, and every annotator's labels on these trajectories (for α)."""
+    in_sample = any(inside for _, _, inside in judged)
+    stats = binary_agreement([coded for coded, _, _ in judged], [labelled for _, labelled, _ in judged])
+    found, present = stats.tp + stats.fp, stats.tp + stats.fn
+    precision_ci = wilson_interval(stats.tp, found) if found else (None, None)
+    recall_ci = wilson_interval(stats.tp, present) if present else (None, None)
+    by_unit: dict[str, dict[str, bool]] = {}
+    for trajectory_id, who, labelled in every_label:
+        by_unit.setdefault(trajectory_id, {})[who] = labelled
+    annotators = sorted({who for unit in by_unit.values() for who in unit})
+    alpha = None
+    if len(annotators) >= 3:
+        alpha = krippendorff_alpha_nominal([[unit.get(a) for a in annotators] for unit in by_unit.values()])
+    # agreement with the labels a classifier learned from proves nothing about new trajectories
+    return CodeAgreement(
+        **stats.as_dict(),
+        code=code,
+        family=family,
+        alpha=alpha,
+        annotators=len(annotators),
+        in_sample=in_sample,
+        precision_low=precision_ci[0],
+        precision_high=precision_ci[1],
+        recall_low=recall_ci[0],
+        recall_high=recall_ci[1],
+        abstained_on_present=sum(abstained),
+        coverage=len(judged) / (len(judged) + len(abstained)),
+        reliable=stats.kappa is not None
+        and stats.kappa >= threshold
+        and not in_sample
+        and stats.n >= MIN_LABELS_RELIABLE,
+    )
 
 
 def label_and_measure(
@@ -286,7 +329,12 @@ class PlannerUse(NamedTuple):
 
 
 def planner_use(
-    rows: list[dict], mine: dict | None = None, *, code: str | None = None, taxonomy_version: str | None = None
+    rows: list[dict],
+    mine: dict | None = None,
+    *,
+    code: str | None = None,
+    taxonomy_version: str | None = None,
+    family: str | None = None,
 ) -> PlannerUse:
     """The one rule of what the planner does with a code, read by the planner, the report and the
     Coders and Labelling pages: from every `code_reliability` row of one coder's code (none: never
@@ -294,10 +342,14 @@ def planner_use(
     construction (method `verifier`/`environment`: labels then measure people against it, they do
     not gate it), or measured against an annotator's labels — and the taxonomy gives it a
     curriculum effect. `mine`, an annotator's own row, is the one the sentence speaks of where it
-    decides. `code` and `taxonomy_version` default to the rows' own."""
+    decides. `code` and `taxonomy_version` default to the rows' own.
+
+    `family`, the format family of the system planned for (`format_family`): only a measurement on
+    that family's own trajectories vouches for the code there (a rule measured on Codex logs says
+    nothing of Claude Code sessions); None reads the measurement pooled over every format."""
     code = code or next((r["code"] for r in rows), None)
     version = taxonomy_version or next((r.get("taxonomy_version") for r in rows if r.get("taxonomy_version")), None)
-    reliable, method, why, status = _reliability(rows, mine)
+    reliable, method, why, status = _reliability(_measured_for(rows, family), mine, family, rows)
     target = None
     if code is not None:
         taxonomy = load_taxonomy(version)
@@ -330,8 +382,28 @@ def planner_use(
     return PlannerUse(reliable, method, why, ("used: " if reliable else "not used: ") + status, reliable)
 
 
-def _reliability(rows: list[dict], mine: dict | None) -> tuple[bool, str, str, str]:
-    """(reliable, method, why, status) of one coder's code from its `code_reliability` rows."""
+def _measured_for(rows: list[dict], family: str | None) -> list[dict]:
+    """The rows that speak for `family` (None: pooled): exact ones everywhere, label ones only on
+    their own family."""
+    wanted = POOLED_FAMILY if family is None else family
+    return [r for r in rows if r.get("method") in EXACT_METHODS or (r.get("family") or POOLED_FAMILY) == wanted]
+
+
+def _reliability(
+    rows: list[dict], mine: dict | None, family: str | None = None, every: list[dict] = ()
+) -> tuple[bool, str, str, str]:
+    """(reliable, method, why, status) of one coder's code from its `code_reliability` rows for
+    `family` (`every`: all its rows, to say where it was measured when `family` has none)."""
+    if family is not None and not any(r.get("n") for r in rows) and any(r.get("n") for r in every):
+        elsewhere = sorted({r.get("family") or "all formats pooled" for r in every if r.get("n")})
+        return (
+            False,
+            "labels",
+            f"no labels on {family} trajectories: measured only on {', '.join(elsewhere)}, which does not vouch for "
+            f"{family}: label some of its trajectories",
+            f"no labels on {family}",
+        )
+    mine = mine if mine is None or mine in rows else None
     usable = [r for r in rows if r.get("reliable") and not r.get("in_sample")]
     exact = [r for r in usable if r.get("method") in EXACT_METHODS]
     if exact:
@@ -351,7 +423,8 @@ def _reliability(rows: list[dict], mine: dict | None) -> tuple[bool, str, str, s
         deciding = mine if mine in usable else usable[0]
         whose = "" if deciding is mine else f" ({deciding['annotator']}'s labels)"
         sentence, short = _reliability_words(deciding)
-        return True, "labels", sentence + whose, short
+        on = f" on {family} trajectories" if family is not None else ""
+        return True, "labels", sentence + on + whose, short
     # no annotator named: speak of the widest measure there is (no labels yet only when none exists)
     deciding = mine if mine is not None else max(rows, key=lambda r: r.get("n") or 0, default=None)
     whose = "" if deciding is mine or not deciding.get("n") else f" ({deciding['annotator']}'s labels)"
@@ -360,15 +433,46 @@ def _reliability(rows: list[dict], mine: dict | None) -> tuple[bool, str, str, s
 
 
 def planner_use_by_code(
-    rows: list[dict], codes: Iterable[str] = (), taxonomy_version: str | None = None
+    rows: list[dict],
+    codes: Iterable[str] = (),
+    taxonomy_version: str | None = None,
+    families: Iterable[str] | None = None,
 ) -> dict[str, PlannerUse]:
     """`planner_use` for each code of `code_reliability` rows (one coder's, of one taxonomy
-    version), and for each of `codes` with no rows (never measured)."""
+    version), and for each of `codes` with no rows (never measured); `families`, those of the
+    system planned for (`planner_use_for_families`), None for the pooled measurement."""
     by_code: dict[str, list[dict]] = {code: [] for code in codes}
     for row in rows:
         by_code.setdefault(row["code"], []).append(row)
     version = taxonomy_version or next((r.get("taxonomy_version") for r in rows if r.get("taxonomy_version")), None)
-    return {code: planner_use(measured, code=code, taxonomy_version=version) for code, measured in by_code.items()}
+    families = None if families is None else sorted(set(families))
+    return {
+        code: planner_use_for_families(measured, families, code=code, taxonomy_version=version)
+        for code, measured in by_code.items()
+    }
+
+
+def planner_use_for_families(
+    rows: list[dict], families: Iterable[str] | None, *, code: str, taxonomy_version: str | None = None
+) -> PlannerUse:
+    """`planner_use` for a system whose failures come from `families` (None: pooled): the code is
+    used only where every family's own measurement vouches for it; the sentence names the family
+    that decides (the first that refuses, or the measurements relied on)."""
+    if families is None:
+        return planner_use(rows, code=code, taxonomy_version=taxonomy_version)
+    uses = [
+        (family, planner_use(rows, code=code, taxonomy_version=taxonomy_version, family=family))
+        for family in sorted(set(families))
+    ]
+    if not uses:
+        return planner_use(rows, code=code, taxonomy_version=taxonomy_version)
+    refused = [(family, use) for family, use in uses if not use.used]
+    family, use = refused[0] if refused else uses[0]
+    if len(uses) == 1:
+        return use
+    if refused:
+        return use._replace(why=f"{family}: {use.why}")
+    return use._replace(why="; ".join(f"{f}: {u.why}" for f, u in uses))
 
 
 def labels_to_reliable(row: dict | None, threshold: float = DEFAULT_KAPPA_THRESHOLD) -> str:

@@ -171,6 +171,7 @@ def _coder_reads(coder: str, version: str | None, model: str | None) -> dict[str
         "coverage": (queries.coder_coverage, coded),
         "pairs": (queries.failure_code_pairs, coded),
         "timeouts": (queries.code_timeouts, coded),
+        "formats": (queries.failure_formats, {"model": model}),
     }
 
 
@@ -186,16 +187,21 @@ def _coder_view(
     in_sample = {r["code"] for r in rows["reliability"] if r["in_sample"]}
     measured = {r["code"] for r in rows["reliability"]}
     timed_out = {(r["model"], r["code"]): r["timed_out"] for r in rows["timeouts"]}
+    # per model: a code vouched for on one agent's logs says nothing of another's (`planner_use`)
+    families = queries.format_families(rows["formats"])
+    version = next((r["taxonomy_version"] for r in rows["distribution"]), None)
     reliability = {
-        code: {
+        (model, code): {
             "reliable": use.reliable,
             "in_sample": not use.reliable and code in in_sample,
             "for_planning": use.status,
         }
+        for model in {r["model"] for r in rows["distribution"]}
         for code, use in planner_use_by_code(
             rows["reliability"],
-            [r["code"] for r in rows["distribution"]],
-            next((r["taxonomy_version"] for r in rows["distribution"]), None),
+            [r["code"] for r in rows["distribution"] if r["model"] == model],
+            version,
+            families.get(model, []),
         ).items()
     }
     by_dimension: dict[str, list[dict]] = {"overall": [], "tier": []}
@@ -204,7 +210,7 @@ def _coder_view(
     distribution = [r for r in by_dimension["overall"] if r["applied"]]
     share_clusters = {(r["model"], r["code"]): (r["present"], r["applied"]) for r in rows["share_clusters"]}
     for row in distribution:
-        rel = reliability[row["code"]]
+        rel = reliability[(row["model"], row["code"])]
         row["reliable"] = rel["reliable"] if row["code"] in measured else None  # None: agreement never measured
         row["in_sample"] = rel["in_sample"]
         row["for_planning"] = rel["for_planning"]

@@ -171,7 +171,9 @@ def failure_targets(
     taxonomy = load_taxonomy(version)
     distribution = queries.records(queries.failure_distribution(store, coder, model=model, taxonomy_version=version))
     reliability = queries.records(queries.code_reliability(store, coder, taxonomy_version=version))
-    decided = planner_use_by_code(reliability, [row["code"] for row in distribution], version)
+    # a code vouched for on one agent's logs says nothing of another's: the model's own families decide
+    families = queries.format_families(queries.failure_formats.records(store, model=model)).get(model, [])
+    decided = planner_use_by_code(reliability, [row["code"] for row in distribution], version, families)
     timed_out = {
         r["code"]: (r["present"], r["timed_out"])
         for r in queries.records(queries.code_timeouts(store, coder, model=model, taxonomy_version=version))

@@ -123,12 +123,15 @@ from curriculab.analysis.queries.store_state import (
 )
 from curriculab.analysis.queries.training import episode_codes, plans, rollout_codes, training_curves, training_runs
 from curriculab.analysis.queries.trajectories import (
+    failure_formats,
+    format_families,
     selected_trajectories,
     steps_of,
     trajectories_with_code,
     trajectory,
     trajectory_coders,
     trajectory_codes,
+    trajectory_families,
     trajectory_ids,
     trajectory_list,
     trajectory_summary,
@@ -179,6 +182,8 @@ __all__ = [
     "failure_clusters",
     "failure_code_pairs",
     "failure_distribution",
+    "failure_formats",
+    "format_families",
     "failure_endings",
     "filter_options",
     "fit_staleness",
@@ -234,6 +239,7 @@ __all__ = [
     "trajectory",
     "trajectory_coders",
     "trajectory_codes",
+    "trajectory_families",
     "trajectory_ids",
     "trajectory_labels",
     "trajectory_list",

@@ -187,7 +187,8 @@ def code_reliability(store: Store, coder: str | None = None, *, taxonomy_version
 
     Columns: coder, annotator, code, taxonomy_version, n, kappa, f1, threshold, reliable,
     in_sample (a classifier measured on its own training labels), computed_at, method (labels:
-    measured against an annotator; verifier: exact by construction).
+    measured against an annotator; verifier: exact by construction), family (the format family
+    measured, `format_family`; '' pools every format).
     """
     where, params = _where({"coder": "coder", "version": "taxonomy_version"}, coder=coder, version=taxonomy_version)
     return (f"select * from code_reliability{where} order by coder, code, annotator", params)
@@ -196,7 +197,8 @@ def code_reliability(store: Store, coder: str | None = None, *, taxonomy_version
 def coder_agreement(store: Store, coder: str | None = None, *, annotator: str | None = None) -> pd.DataFrame:
     """Coder-vs-annotator agreement as last measured (`curriculab agreement`).
 
-    Columns: coder, annotator, code, taxonomy_version, n, kappa, f1, threshold, reliable, computed_at.
+    Columns: coder, annotator, code, taxonomy_version, n, kappa, f1, threshold, reliable, computed_at,
+    family ('' pools every format).
     """
     where, params = _where({"coder": "coder", "annotator": "annotator"}, coder=coder, annotator=annotator)
     return store.frame(f"select * from v_coder_agreement{where} order by coder, annotator, code", params)

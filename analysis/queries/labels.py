@@ -73,8 +73,8 @@ def coder_label_pairs(
 ) -> pd.DataFrame:
     """Per (trajectory, code) both judged by `coder` (not abstained) and labelled by `annotator`.
 
-    Columns: code, coded (the coder found it), labelled (the annotator did), in_sample (the
-    coder's status says it learned from this label).
+    Columns: trajectory_id, code, coded (the coder found it), labelled (the annotator did),
+    in_sample (the coder's status says it learned from this label).
     """
     coded = store.frame(
         """select trajectory_id, code, status = 'present' as coded, coalesce(reason = ?, false) as in_sample
@@ -84,21 +84,21 @@ def coder_label_pairs(
     mine = labels_under(store, taxonomy)
     mine = mine[mine["annotator"] == annotator].rename(columns={"present": "labelled"})
     pairs = coded.merge(mine, on=["trajectory_id", "code"])
-    return pairs[["code", "coded", "labelled", "in_sample"]]
+    return pairs[["trajectory_id", "code", "coded", "labelled", "in_sample"]]
 
 
 def abstained_on_labelled(store: Store, coder: str, annotator: str, taxonomy: Taxonomy) -> pd.DataFrame:
-    """Per code, the trajectories `annotator` labelled present on which `coder` abstained
-    (`not_applicable`): the misses agreement cannot see. Columns: code, abstained."""
+    """The (trajectory, code) pairs `annotator` labelled on which `coder` abstained
+    (`not_applicable`): on a labelled present, a miss agreement cannot see; on any, coverage lost.
+    Columns: trajectory_id, code, labelled."""
     mine = labels_under(store, taxonomy)
-    mine = mine[(mine["annotator"] == annotator) & (mine["present"] == True)]  # noqa: E712 (a pandas mask)
+    mine = mine[mine["annotator"] == annotator].rename(columns={"present": "labelled"})
     abstained = store.frame(
         "select trajectory_id, code from coding_status where coder = ? and taxonomy_version = ? "
         "and status = 'not_applicable'",
         [coder, taxonomy.version],
     )
-    both = abstained.merge(mine[["trajectory_id", "code"]], on=["trajectory_id", "code"])
-    return both.groupby("code", as_index=False).size().rename(columns={"size": "abstained"})
+    return abstained.merge(mine[["trajectory_id", "code", "labelled"]], on=["trajectory_id", "code"])
 
 
 def trajectory_labels(store: Store, trajectory_id: str) -> pd.DataFrame:

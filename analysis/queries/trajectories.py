@@ -8,7 +8,7 @@ from curriculab.analysis.store import Store, check_filter
 
 if TYPE_CHECKING:  # reads return DataFrames, but DuckDB imports pandas only when one is made:
     import pandas as pd  # ingest's readers import the read API and never make one
-from curriculab.analysis.queries.core import _SYSTEM, EVERYTHING, Scope, _where, records
+from curriculab.analysis.queries.core import _SYSTEM, EVERYTHING, Scope, SqlRead, Statement, _where, records
 from curriculab.analysis.queries.failures import latest_taxonomy_version
 
 
@@ -65,6 +65,45 @@ def steps_of(store: Store, trajectory_ids: list[str]) -> pd.DataFrame:
 def trajectory_ids(store: Store) -> set[str]:
     """Every stored trajectory id."""
     return set(store.frame("select trajectory_id from trajectories")["trajectory_id"])
+
+
+@SqlRead
+def failure_formats(store: Store, *, model: str | None = None) -> Statement:
+    """The formats each model's failed attempts were read from, with their agents: what
+    `format_families` turns into the families a coder's reliability must be measured on.
+
+    Columns: model, source_format, agent, failures.
+    """
+    where, params = _where({"model": "t.model"}, model=model, after_where=True)
+    return (
+        f"""select t.model, coalesce(t.source_format, r.source_format) as source_format, r.agent, count(*) as failures
+            from trajectories t left join runs r using (run_id)
+            where t.outcome = 'failed'{where} group by all order by all""",
+        params,
+    )
+
+
+def format_families(rows: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Per model, the format families (`format_family`) of its failures, from `failure_formats` rows."""
+    from curriculab.trajectory.vocabulary import format_family
+
+    families: dict[str, set[str]] = {}
+    for row in rows:
+        families.setdefault(row["model"], set()).add(format_family(row["source_format"], row["agent"]))
+    return {model: sorted(found) for model, found in families.items()}
+
+
+def trajectory_families(store: Store) -> pd.DataFrame:
+    """The format family (`format_family`) of each trajectory: the unit a coder's reliability is
+    measured per. Columns: trajectory_id, family."""
+    from curriculab.trajectory.vocabulary import format_family
+
+    frame = store.frame(
+        "select t.trajectory_id, coalesce(t.source_format, r.source_format) as source_format, r.agent "
+        "from trajectories t left join runs r using (run_id)"
+    )
+    frame["family"] = [format_family(f, a) for f, a in zip(frame["source_format"], frame["agent"])]
+    return frame[["trajectory_id", "family"]]
 
 
 def trajectories_with_code(

@@ -581,6 +581,23 @@ UPDATE plans SET plan = json_merge_patch(plan, json_object(
     ),
 )
 
+# Reliability is per format family (curriculab.trajectory.vocabulary.format_family): agreement
+# measured on one agent's logs does not vouch for another's. Earlier rows were measured over every
+# format at once: the pooled family ''.
+MIGRATIONS += (
+    Migration(
+        18,
+        "reliability per format family",
+        """
+ALTER TABLE code_reliability ADD COLUMN IF NOT EXISTS family VARCHAR DEFAULT '';
+UPDATE code_reliability SET family = '' WHERE family IS NULL;
+CREATE OR REPLACE VIEW v_coder_agreement AS
+SELECT coder, annotator, code, taxonomy_version, n, kappa, f1, threshold, reliable, computed_at, family
+FROM code_reliability;
+""",
+    ),
+)
+
 LATEST_VERSION = MIGRATIONS[-1].version
 
 TABLE_DOCS: dict[str, str] = {
@@ -594,7 +611,7 @@ TABLE_DOCS: dict[str, str] = {
     "plans": "Curriculum plans: allocation, weights, task mix, reasons, the plan.yaml text (config_yaml), the whole plan (plan) and its kind (problems or tasks).",
     "ingest_errors": "Quarantined input (severity error) and repaired input (severity warning).",
     "coding_status": "Per trajectory, code and coder: present, absent, or not_applicable (the coder abstained).",
-    "code_reliability": "Per coder and code: agreement with an annotator (method labels), or exact by construction (method verifier); unreliable codes are ignored by the planner.",
+    "code_reliability": "Per coder, code and format family: agreement with an annotator (method labels; family '' pools every format), or exact by construction (method verifier, environment); the planner reads the family of the system it plans for.",
     "irt_tasks": "Measured task difficulty b, discrimination a (with standard errors) and measured tier from the last fit.",
     "irt_models": "Measured model ability θ (with standard error) from the last fit.",
     "task_checks": "Tasks a person checked after task health flagged them (never or always solved): kept in difficulty fits and task mixes again.",
@@ -605,7 +622,7 @@ TABLE_DOCS: dict[str, str] = {
     "v_task_difficulty": "View: measured vs authored difficulty per task; misplaced when the tiers disagree.",
     "v_informative_tasks": "View: per model and task, predicted pass rate and p(1-p); in_band for 0.2-0.8.",
     "v_milestone_funnel": "View: first failing milestone per model and task type.",
-    "v_coder_agreement": "View: coder agreement per code and annotator, with reliability.",
+    "v_coder_agreement": "View: coder agreement per code, annotator and format family, with reliability.",
     "training_metrics": "Training curves: one row per logging step and metric (loss, kl, reward, pass_rate/<tier>, alpha/<tier>).",
     "schema_migrations": "Applied schema migrations.",
     "ingest_manifest": "Inputs read cleanly: path, a signature of their files' sizes and modification times, trajectories; an unchanged input is skipped after one stat.",

@@ -807,7 +807,8 @@ class Store:
         self, coder: str, annotator: str, taxonomy_version: str, rows: list[Row], method: str = "labels"
     ) -> None:
         """Replace the agreement of `coder` with `annotator`: rows (code, n, kappa, f1, threshold,
-        reliable, in_sample); `method` says how it is known (labels, or verifier: by construction)."""
+        reliable, in_sample[, family]) — family the format family measured (absent or '': every
+        format pooled); `method` says how it is known (labels, or verifier: by construction)."""
         with self._transaction():
             self._db.execute(
                 "delete from code_reliability where coder = ? and annotator = ? and taxonomy_version = ?",
@@ -827,8 +828,12 @@ class Store:
                     "reliable",
                     "in_sample",
                     "method",
+                    "family",
                 ),
-                [(coder, annotator, c, taxonomy_version, n, k, f, t, r, i, method) for c, n, k, f, t, r, i in rows],
+                [
+                    (coder, annotator, c, taxonomy_version, n, k, f, t, r, i, method, family or "")
+                    for c, n, k, f, t, r, i, family in (tuple(row) + ("",) * (8 - len(row)) for row in rows)
+                ],
             )
 
     def check_tasks(self, task_ids: list[str], note: str | None = None) -> None:

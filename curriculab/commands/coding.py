@@ -230,10 +230,13 @@ def classifier_train(annotator: str, output: Path, folds: int, taxonomy_version:
 @output_options()
 @db_option
 def agreement(coder: str, annotator: str, threshold: float, taxonomy_version: str, fmt: str) -> None:
-    """Per code: n, prevalence, Cohen's kappa, precision, recall, F1 (and Krippendorff's alpha
-    across 3+ annotators), with the counts behind them (TP/FP/FN/TN), Wilson 95% intervals of precision
-    and recall, and the labelled presents on which the coder abstained (misses agreement leaves out).
-    Codes under the threshold are marked unreliable in the store.
+    """Per code, pooled over every format ("all formats") and then per format family (a one-agent
+    format such as claude-code, or a many-agent one with its agent such as harbor/codex): n,
+    prevalence, Cohen's kappa, precision, recall, F1 (and Krippendorff's alpha across 3+
+    annotators), with the counts behind them (TP/FP/FN/TN), Wilson 95% intervals of precision and
+    recall, the labelled presents on which the coder abstained (misses agreement leaves out) and
+    coverage (judged over labelled). Codes under the threshold are marked unreliable in the store;
+    the planner reads each system's own family.
 
     \b
     Example:
@@ -244,6 +247,7 @@ def agreement(coder: str, annotator: str, threshold: float, taxonomy_version: st
     with open_store(read_only=False, create=False) as store:
         results = agreement(store, coder, annotator, threshold=threshold, taxonomy_version=taxonomy_version)
     columns = [
+        "family",
         "code",
         "n",
         "tp",
@@ -251,6 +255,7 @@ def agreement(coder: str, annotator: str, threshold: float, taxonomy_version: st
         "fn",
         "tn",
         "abstained_on_present",
+        "coverage",
         "prevalence",
         "kappa",
         "precision",
@@ -275,7 +280,10 @@ def agreement(coder: str, annotator: str, threshold: float, taxonomy_version: st
     )
     emit(
         columns,
-        [tuple(rounded(getattr(r, c)) for c in columns) for r in results],
+        [
+            tuple(rounded(getattr(r, c)) if c != "family" else (r.family or "all formats") for c in columns)
+            for r in results
+        ],
         fmt,
         title=f"{coder} vs {annotator} (kappa threshold {threshold}){caveat}",
     )

@@ -75,3 +75,21 @@ SOURCE_FORMATS: tuple[str, ...] = (
 )
 """The formats `ingest` reads trajectories from (`--format`; `auto` detects them, `tasks` reads only
 task directories)."""
+
+MANY_AGENT_FORMATS = frozenset({"atif", "harbor", "tb", "inspect", "jsonl"})
+"""Formats that carry many agents' steps, each converted from the agent's own log in its own way (a
+Codex trial and a Claude Code trial in one Harbor job read differently); the other formats are one
+agent's own log."""
+
+POOLED_FAMILY = ""
+"""The family of a measurement over every format at once (`code_reliability.family`)."""
+
+
+def format_family(source_format: str | None, agent: str | None) -> str:
+    """The family a coder's reliability is measured per: a one-agent format names it alone
+    (`claude-code`, `swe-agent`); a many-agent format with its agent (`harbor/codex`), since how
+    well a rule reads steps depends on the agent that wrote them, not on the container."""
+    fmt = source_format or "unknown"
+    if fmt in MANY_AGENT_FORMATS:
+        return f"{fmt}/{(agent or 'unknown').strip().lower() or 'unknown'}"
+    return fmt

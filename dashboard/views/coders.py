@@ -23,9 +23,16 @@ if store_ready():
         by_code: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         for r in every:
             by_code.setdefault((r["coder"], r["code"], r["taxonomy_version"]), []).append(r)
-        # each row's status is the planner's decision on its coder's code, spoken from this row
+        # each row's status is the planner's decision on its coder's code for the row's format family
+        # (a measurement on one agent's logs vouches for that family alone), spoken from this row
         view = reliability.assign(
-            for_planning=[planner_use(by_code[(r["coder"], r["code"], r["taxonomy_version"])], r).status for r in every]
+            family=[r.get("family") or "all formats" for r in every],
+            for_planning=[
+                planner_use(
+                    by_code[(r["coder"], r["code"], r["taxonomy_version"])], r, family=r.get("family") or None
+                ).status
+                for r in every
+            ],
         )
         measured = view[(view["method"] == "labels") & view["kappa"].notna()]
         if measured.empty:
@@ -35,18 +42,18 @@ if store_ready():
             )
         else:
             figure = go.Figure()
-            for (coder, annotator), part in measured.groupby(["coder", "annotator"]):
+            for (coder, annotator, family), part in measured.groupby(["coder", "annotator", "family"]):
                 figure.add_bar(
                     x=part["code"],
                     y=part["kappa"],
-                    name=f"{coder} vs {annotator}",
+                    name=f"{coder} vs {annotator} ({family})",
                     text=part["for_planning"],
                     hovertemplate="%{x}: κ=%{y:.2f} (%{text})",
                 )
             threshold = float(measured["threshold"].max())
             figure.add_hline(y=threshold, line_dash="dash", annotation_text=f"threshold κ={threshold:.2f}")
             figure.update_layout(
-                title="Cohen's κ per code (coder against annotator)",
+                title="Cohen's κ per code (coder against annotator), pooled and per format family",
                 xaxis_title="code",
                 yaxis_title="κ",
                 yaxis_range=[min(0.0, float(measured["kappa"].min())) - 0.05, 1.05],
@@ -61,7 +68,7 @@ if store_ready():
         )
         if ignored:
             st.warning(
-                f"The planner leaves out {len(ignored)} code(s): "
+                f"Pooled over every format, the planner leaves out {len(ignored)} code(s): "
                 f"{', '.join(ignored[:12])}{', …' if len(ignored) > 12 else ''}."
             )
         table(
@@ -72,6 +79,7 @@ if store_ready():
                     "code",
                     "taxonomy_version",
                     "method",
+                    "family",
                     "n",
                     "kappa",
                     "f1",

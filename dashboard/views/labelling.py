@@ -2,7 +2,9 @@
 stratified queue of trajectories (the coder found it, judged it absent, near misses), each shown
 with its evidence; the analyst marks present / absent / unsure with one key. Each label goes
 through one write in a short-lived writer (the page holds no connection then) that also
-recomputes the coder's agreement, so `code_reliability` and the next plan follow every label."""
+recomputes the coder's agreement, pooled and per format family, so `code_reliability` and the next
+plan follow every label (the planner reads the family of the system it plans for: filter the
+queue to that system's agent or model to label where it counts)."""
 
 import streamlit as st
 
@@ -40,7 +42,8 @@ if store_ready():
             st.query_params["annotator"] = annotator.strip()
             reliability = read("code_reliability", coder=coder, taxonomy_version=taxonomy.version)
             mine = reliability[reliability["annotator"] == annotator.strip()]
-            row = next(iter(queries.records(mine[mine["code"] == code])), None)
+            # the pooled row (family ''); the rows per format family are spoken of below
+            row = next(iter(queries.records(mine[(mine["code"] == code) & (mine["family"] == "")])), None)
             labelled = read(
                 "labels", annotator=annotator.strip(), taxonomy_version=taxonomy.version, include_unsure=True
             )
@@ -80,7 +83,18 @@ if store_ready():
                 help="The planner's rule, per coder.",
             )
             for name, use in uses.items():
-                st.markdown(f"**{code}** from `{name}`: {use.why}.")
+                st.markdown(f"**{code}** from `{name}`, over every format: {use.why}.")
+            # the planner reads the family of the system it plans for: say where this annotator's labels vouch
+            per_family = queries.records(mine[(mine["code"] == code) & (mine["family"] != "")])
+            for measured in per_family:
+                use = planner_use(
+                    queries.records(reliability[reliability["code"] == code]),
+                    measured,
+                    code=code,
+                    taxonomy_version=taxonomy.version,
+                    family=measured["family"],
+                )
+                st.markdown(f"**{code}** from `{coder}` on `{measured['family']}` trajectories: {use.why}.")
             queue = read(
                 "labelling_queue",
                 code=code,
@@ -140,12 +154,14 @@ if store_ready():
             if not mine.empty:
                 every = queries.records(reliability)
                 view = mine.assign(
+                    family=[r["family"] or "all formats" for r in queries.records(mine)],
                     for_planning=[
-                        planner_use([x for x in every if x["code"] == r["code"]], r).why for r in queries.records(mine)
-                    ]
+                        planner_use([x for x in every if x["code"] == r["code"]], r, family=r["family"] or None).why
+                        for r in queries.records(mine)
+                    ],
                 )
                 table(
-                    view[["code", "n", "kappa", "f1", "reliable", "for_planning", "computed_at"]],
+                    view[["code", "family", "n", "kappa", "f1", "reliable", "for_planning", "computed_at"]],
                     "my_reliability",
                     f"{coder} against {annotator.strip()}, per code: what the planner would now use",
                 )

@@ -115,7 +115,9 @@ def test_agreement_per_code_and_reliability_marking(tmp_path, sim):
     assert run(db, "labels", "import", str(corpus.root / "ground_truth.csv"), "--annotator", "sim").exit_code == 0
     noisy = noisy_copy(corpus.root / "ground_truth.csv", tmp_path / "noisy.csv", flip=0.3, seed=1)
     assert run(db, "labels", "import", str(noisy), "--annotator", "careless").exit_code == 0
-    exact = json.loads(run(db, "agreement", "--coder", "rules", "--annotator", "sim", "--json").stdout)
+    every = json.loads(run(db, "agreement", "--coder", "rules", "--annotator", "sim", "--json").stdout)
+    exact = [r for r in every if r["family"] == "all formats"]  # then again per format family
+    assert {r["family"] for r in every} > {"all formats"}
     assert {r["code"] for r in exact} == {
         "skipped_verification",
         "no_plan_revision",
@@ -126,6 +128,7 @@ def test_agreement_per_code_and_reliability_marking(tmp_path, sim):
     }
     assert all(r["reliable"] and r["kappa"] >= 0.9 and r["f1"] >= 0.9 for r in exact)
     assert set(exact[0]) == {
+        "family",
         "code",
         "n",
         "tp",
@@ -133,6 +136,7 @@ def test_agreement_per_code_and_reliability_marking(tmp_path, sim):
         "fn",
         "tn",
         "abstained_on_present",
+        "coverage",
         "prevalence",
         "kappa",
         "precision",
@@ -159,7 +163,7 @@ def test_agreement_per_code_and_reliability_marking(tmp_path, sim):
     with Store(db, read_only=True) as store:
         marked = store.query(
             "select annotator, bool_and(reliable), count(*) from code_reliability where coder = 'rules' "
-            "group by 1 order by 1"
+            "and family = '' group by 1 order by 1"
         ).rows
     assert marked == [("careless", False, 6), ("sim", True, 6)]
 

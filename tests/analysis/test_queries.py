@@ -99,6 +99,7 @@ PINNED = {
         "computed_at",
         "in_sample",
         "method",
+        "family",
     ],
     "coder_agreement": [
         "coder",
@@ -111,6 +112,7 @@ PINNED = {
         "threshold",
         "reliable",
         "computed_at",
+        "family",
     ],
     "milestone_funnel": ["model", "task_type", "milestones_total", "first_failed_milestone", "attempts"],
     "test_failure_rates": ["task_id", "tier", "tests", "results", "failures", "failure_rate"],

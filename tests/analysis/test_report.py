@@ -141,7 +141,7 @@ def test_bottleneck_is_the_code_every_model_ranks_first(store):
         "rules",
         "ann",
         "v1",
-        [(code, 50, 0.9, 0.9, 0.6, True, False) for code in ("skipped_verification", "tool_misuse")],
+        [(code, 50, 0.9, 0.9, 0.6, True, False, "jsonl/unknown") for code in ("skipped_verification", "tool_misuse")],
     )
     report = build_report(store)
     assert [b["code"] for b in report["bottlenecks"]] == ["skipped_verification"]
@@ -212,7 +212,7 @@ def test_views_after_a_fit(sim):
             "select count(*) from trajectories where milestones_total > 0 and outcome <> 'error'"
         ).scalar()
         assert funnel == milestoned > 0
-        assert store.query("select count(*) from v_coder_agreement where reliable").scalar() == 6
+        assert store.query("select count(*) from v_coder_agreement where reliable and family = ''").scalar() == 6
         assert store.query("select count(*) from v_task_difficulty").scalar() == fitted
 
 

@@ -63,7 +63,11 @@ def _store_with(store, failures: int, judged: int, present: int, reliable: bool 
     )
     if reliable is not None:
         store.save_reliability(
-            "rules", "ann", "v1", [("skipped_verification", 40, 0.8 if reliable else 0.3, 0.8, 0.6, reliable, False)]
+            "rules",
+            "ann",
+            "v1",
+            # measured on the family these trajectories come from (jsonl with no agent named)
+            [("skipped_verification", 40, 0.8 if reliable else 0.3, 0.8, 0.6, reliable, False, "jsonl/unknown")],
         )
 
 

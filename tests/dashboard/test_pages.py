@@ -357,6 +357,8 @@ def test_labelling_twenty_trajectories_makes_a_code_reliable_and_changes_the_pla
         store.query("delete from code_reliability where coder = 'rules'")
         before = planning.build_plan(store, "atlas-7b-coder", builtin_problems(), "builtin").reasons
     at = _page(_fresh(path, monkeypatch), "labelling")
+    # label the system the plan is for: the planner reads its own format family's measurement
+    at.sidebar.selectbox(key="filter_model").select("atlas-7b-coder").run()
     at.text_input(key="label_annotator").input("tester").run()
     at.selectbox(key="label_code").select("skipped_verification").run()
     assert any("no labels yet" in m.value for m in at.markdown)
@@ -366,12 +368,17 @@ def test_labelling_twenty_trajectories_makes_a_code_reliable_and_changes_the_pla
         at.button(key=f"label_{key}").click().run()
         assert not at.exception and not at.error, [e.value for e in at.error]
     with Store(path, read_only=True) as store:
-        row = queries.records(queries.code_reliability(store, "rules"))[0]
+        rows = {r["family"]: r for r in queries.records(queries.code_reliability(store, "rules"))}
         labels = queries.labels(store, annotator="tester")
-    assert (row["code"], row["n"], row["reliable"]) == ("skipped_verification", 20, True) and len(labels) == 20, str(
-        row
-    )
+    assert set(rows) == {"", "harbor/terminus-2"} and len(labels) == 20
+    for row in rows.values():  # every label fell on atlas-7b-coder's family: pooled and family agree
+        assert (row["code"], row["n"], row["reliable"]) == ("skipped_verification", 20, True), str(row)
     assert any("reliable (κ = 1.00 on 20 labels): the planner uses it" in m.value for m in at.markdown)
+    assert any(
+        "on `harbor/terminus-2` trajectories: reliable (κ = 1.00 on 20 labels): the planner uses it on "
+        "harbor/terminus-2 trajectories" in m.value
+        for m in at.markdown
+    )
     with Store(path) as store:
         after = planning.build_plan(store, "atlas-7b-coder", builtin_problems(), "builtin").reasons
     ignored = "skipped_verification (rules): no labels yet: the planner cannot use this code"
@@ -397,7 +404,7 @@ def test_an_unsure_label_is_kept_and_left_out_of_agreement(demo_store, tmp_path)
         present=queue["coder_says"].iloc[1] == "present",
         coder="rules",
     )
-    assert [r.n for r in result if r.code == "tool_misuse"] == [1]
+    assert [r.n for r in result if r.code == "tool_misuse" and r.family == ""] == [1]
     with Store(path, read_only=True) as store:
         kept = queries.labels(store, annotator="sam", include_unsure=True)
         assert len(kept) == 2 and kept["present"].isna().sum() == 1
@@ -547,7 +554,8 @@ def test_one_reliability_statement_on_the_coders_and_labelling_pages_and_in_the_
     coders_page = _page(_fresh(path, monkeypatch), "coders")
     table = next(d.value for d in coders_page.dataframe if "for_planning" in d.value.columns)
     mine = table[(table["annotator"] == "ann") & (table["code"] == "all_tests_fail")]
-    assert list(mine["for_planning"]) == ["used: exact (verifier)"]
+    assert set(mine["family"]) > {"all formats"}  # pooled, then each format family the labels fell on
+    assert set(mine["for_planning"]) == {"used: exact (verifier)"}
     assert not any("UNRELIABLE" in str(v) for v in table.to_numpy().ravel())
     assert coders_page.get("plotly_chart")  # now one κ is measured against labels
     # test_timeout, exact but without a curriculum effect: the page and the plan give that reason
@@ -563,8 +571,8 @@ def test_one_reliability_statement_on_the_coders_and_labelling_pages_and_in_the_
     yours = next(r for r in rows if r["annotator"] == "ann" and r["code"] == "all_tests_fail")
     verifier_says = planner_use([r for r in rows if r["code"] == "all_tests_fail"], yours).why
     assert verifier_says.endswith(f"your labels agree with it at κ = 1.00 on {measured.n}")
-    assert f"**all_tests_fail** from `verifier`: {verifier_says}." in [m.value for m in labelling.markdown]
-    assert any(m.value.startswith("**all_tests_fail** from `rules`: ") for m in labelling.markdown)
+    assert f"**all_tests_fail** from `verifier`, over every format: {verifier_says}." in [m.value for m in labelling.markdown]
+    assert any(m.value.startswith("**all_tests_fail** from `rules`, over every format: ") for m in labelling.markdown)
     assert _metric(labelling, "For planning") == "used (verifier)"
 
 

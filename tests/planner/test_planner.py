@@ -122,9 +122,13 @@ def test_only_reliable_covered_codes_move_the_weights(store_copy):
         used = {d.code for d in decisions if d.used}
         assert version == NEWEST and "skipped_verification" in used
         assert next(d for d in decisions if d.code == "reward_hacking").reason.startswith("no curriculum effect")
-        # the coder turns out unreliable on skipped_verification: the planner must drop it
+        # the coder turns out unreliable on skipped_verification on this system's own logs (its
+        # format family): the planner must drop it
         store.save_reliability(
-            "rules", "simulator", NEWEST, [("skipped_verification", 80, 0.3, 0.5, 0.6, False, False)]
+            "rules",
+            "simulator",
+            NEWEST,
+            [("skipped_verification", 80, 0.3, 0.5, 0.6, False, False, "harbor/terminus-2")],
         )
         decisions, _ = failure_targets(store, "atlas-7b-coder")
         dropped = next(d for d in decisions if d.code == "skipped_verification")
