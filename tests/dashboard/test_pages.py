@@ -571,7 +571,9 @@ def test_one_reliability_statement_on_the_coders_and_labelling_pages_and_in_the_
     yours = next(r for r in rows if r["annotator"] == "ann" and r["code"] == "all_tests_fail")
     verifier_says = planner_use([r for r in rows if r["code"] == "all_tests_fail"], yours).why
     assert verifier_says.endswith(f"your labels agree with it at κ = 1.00 on {measured.n}")
-    assert f"**all_tests_fail** from `verifier`, over every format: {verifier_says}." in [m.value for m in labelling.markdown]
+    assert f"**all_tests_fail** from `verifier`, over every format: {verifier_says}." in [
+        m.value for m in labelling.markdown
+    ]
     assert any(m.value.startswith("**all_tests_fail** from `rules`, over every format: ") for m in labelling.markdown)
     assert _metric(labelling, "For planning") == "used (verifier)"
 
