@@ -1,35 +1,52 @@
-"""The labelled real set (issue #57, item 7): public trajectories of real agents, labelled by hand
-before the coder's output was read, and the rules coder's precision and recall on them.
+"""The labelled real set (issue #66, item 4): public trajectories of real agents in several formats,
+labelled blind (by labellers who read only the taxonomy's text and the raw files, before any coder
+output), split into a development part (rules change only against it) and a frozen test part (no
+source repository on both sides), and the rules coder's agreement with the labels per format and per
+code: TP/FP/FN/TN, precision and recall with Wilson 95% intervals, coverage.
 
-    python bench/real_set.py rebuild MIRRORS OUT          # the files, from local mirrors of their repositories
-    python bench/real_set.py show OUT                     # each trajectory's steps, to label (no codes shown)
-    python bench/real_set.py measure OUT [--baseline REV] # per-code TP/FP/FN/TN, precision and recall (Wilson 95%)
+    python bench/real_set.py rebuild MIRRORS OUT                # the files, from local mirrors of their repositories
+    python bench/real_set.py show OUT PLACE [--cut N]           # one trajectory's raw files, as labellers read them
+    python bench/real_set.py kappa                              # the two labellers' agreement on the doubly labelled sample
+    python bench/real_set.py measure OUT --part dev [--baseline REV]
+    python bench/real_set.py measure OUT --part test --baseline REV   # logged in bench/RESULTS.md, every time
 
 `MIRRORS` holds one git directory per repository, `<owner>+<name>/repo` (what the `fetch` tool leaves
-under /work/.mirror); `bench/real_set/manifest.csv` names each file or folder by repository, commit
-and path, and where it goes under `OUT`. The data is not committed; the labels are
-(`bench/real_set/labels.csv`: trajectory_id, code, present 1/0, why). `measure` ingests `OUT` into a
-fresh store with this checkout's `curriculab` (and with `--baseline`'s, from a git worktree, the
-same way), codes it with the rules and compares per code: an abstention (`not_applicable`) on a
-labelled trajectory counts apart, and those on labelled presents are listed.
+under /work/.mirror); `bench/real_set/manifest.csv` names each file by repository, commit and path,
+and where it goes under `OUT`; `trajectories.csv` lists the labelled trajectories (a file or a trial
+folder under `OUT`, its `place`) with their format and part. The data is not committed; the labels
+are: `labels-dev.csv`, `labels-test.csv` (its SHA-256 in `labels-test.sha256`, checked before every
+scoring) and `labels-second.csv` (the second labeller's reads of the doubly labelled sample).
+Whoever changes the rules reads only the development part's labels.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import datetime
+import hashlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
+from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 HERE = ROOT / "bench" / "real_set"
-CODES = ("skipped_verification", "no_plan_revision", "redundant_rework", "premature_stop")
+CODES = (
+    "skipped_verification",
+    "no_plan_revision",
+    "redundant_rework",
+    "tool_misuse",
+    "reward_hacking",
+    "harness_failure",
+    "premature_stop",
+)
+"""The codes the rules coder emits: every one is labelled on every trajectory."""
 
 
 def _git(mirror: Path, *args: str) -> bytes:
@@ -57,6 +74,168 @@ def rebuild(mirrors: Path, out: Path) -> None:
     print(f"{len(rows)} manifest entries, {files} files under {out}")
 
 
+# --- show: the labellers' rendering (knows nothing of any coder) ---
+
+NOISE = {
+    "uuid", "parentUuid", "parent_uuid", "requestId", "request_id", "timestamp", "signature", "usage",
+    "cache_creation", "cache_read_input_tokens", "cache_creation_input_tokens", "input_tokens",
+    "output_tokens", "service_tier", "userType", "version", "gitBranch", "leafUuid", "id", "tool_call_id",
+    "call_id", "toolUseID", "sourceToolAssistantUUID", "isMeta", "isCompactSummary", "thinkingMetadata",
+    "encrypted_content", "token_ids", "logprobs", "prompt_token_ids", "completion_token_ids", "ts",
+    "llm_metrics", "metrics", "model_stats", "cost", "created", "system_fingerprint", "object",
+    "toolUseResult",  # Claude Code's structured copy of a tool result its message already shows
+}  # fmt: skip
+"""Bookkeeping keys left out of a rendering (ids, times, token counts, signatures)."""
+NOISE_PATHS = ("extra.response",)  # mini-swe-agent keeps the raw API response beside each message
+
+
+def _cut(text: str, limit: int) -> str:
+    """`text` whole up to `limit` characters; else its head and tail with the cut marked by size
+    (the issue's labels were once written from a rendering that cut silently)."""
+    if len(text) <= limit:
+        return text
+    head, tail = limit * 2 // 3, limit // 3
+    return f"{text[:head]}\n[… {len(text) - head - tail:,} characters cut here; read the raw file for them …]\n{text[-tail:]}"
+
+
+def _walk(value: object, prefix: str, out: list[str], limit: int) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in NOISE or item in (None, "", [], {}) or f"{prefix}.{key}".endswith(NOISE_PATHS):
+                continue
+            _walk(item, f"{prefix}.{key}" if prefix else str(key), out, limit)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _walk(item, f"{prefix}[{index}]", out, limit)
+    elif isinstance(value, str):
+        if value.strip().startswith(("{", "[")) and len(value) < 200_000:
+            try:  # tool arguments often arrive as a JSON string
+                _walk(json.loads(value), prefix + "(json)", out, limit)
+                return
+            except ValueError:
+                pass
+        text = _cut(value, limit)
+        out.append(
+            f"{prefix}: {text}"
+            if "\n" not in text
+            else f"{prefix}: |\n" + "\n".join("    " + line for line in text.splitlines())
+        )
+    else:
+        out.append(f"{prefix}: {value}")
+
+
+def render_file(path: Path, limit: int) -> str:
+    """One raw file, record by record, numbered as in the file (JSONL lines; a JSON file's long
+    record lists by index)."""
+    raw = path.read_bytes().decode("utf-8", "replace")
+    out = [f"##### FILE {path} ({len(raw):,} characters)"]
+    if path.suffix == ".jsonl":
+        for number, line in enumerate(raw.splitlines(), 1):
+            if line.strip():
+                out.append(f"\n=== line {number}")
+                try:
+                    _walk(json.loads(line), "", out, limit)
+                except ValueError:
+                    out.append(_cut(line, limit))
+        return "\n".join(out)
+    if path.suffix in (".json", ".traj"):
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            return "\n".join([*out, _cut(raw, limit * 4)])
+        records = data.items() if isinstance(data, dict) else [("", data)]
+        for key, item in records:
+            if key in NOISE:
+                continue
+            if isinstance(item, list) and len(item) > 3 and all(isinstance(x, dict) for x in item):
+                for index, record in enumerate(item):
+                    out.append(f"\n=== {key}[{index}]")
+                    _walk(record, "", out, limit)
+            else:
+                _walk({key: item} if key else item, "", out, limit)
+        return "\n".join(out)
+    return "\n".join([*out, _cut(raw, limit * 4)])
+
+
+def show(out: Path, place: str, limit: int) -> None:
+    target = out / place
+    files = sorted(p for p in target.rglob("*") if p.is_file()) if target.is_dir() else [target]
+    if (target / "agent" / "trajectory.json").is_file():  # a Harbor trial: its ATIF trajectory holds the session
+        files = [p for p in files if "sessions" not in p.relative_to(target).parts]
+    for path in files:
+        if path.suffix == ".cast":
+            print(f"##### FILE {path}: asciinema recording, not rendered ({path.stat().st_size:,} bytes)")
+        else:
+            print(render_file(path, limit) + "\n")
+
+
+# --- labels, agreement between labellers ---
+
+
+def _labels(name: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(open(HERE / name)))
+
+
+def test_labels_digest() -> str:
+    return hashlib.sha256((HERE / "labels-test.csv").read_bytes()).hexdigest()
+
+
+def _check_test_labels() -> None:
+    wanted = (HERE / "labels-test.sha256").read_text().split()[0]
+    if test_labels_digest() != wanted:
+        raise SystemExit(
+            "bench/real_set/labels-test.csv differs from the hash committed with it: the frozen test part "
+            "was changed. Restore it (git checkout bench/real_set/labels-test.csv)"
+        )
+
+
+def _cohen_kappa(pairs: list[tuple[bool, bool]]) -> float | None:
+    n = len(pairs)
+    if not n:
+        return None
+    observed = sum(a == b for a, b in pairs) / n
+    first, second = sum(a for a, _ in pairs) / n, sum(b for _, b in pairs) / n
+    expected = first * second + (1 - first) * (1 - second)
+    return None if expected == 1 else (observed - expected) / (1 - expected)
+
+
+def kappa() -> list[dict]:
+    """Per code, Cohen's κ between the first and the second labeller on the doubly labelled sample
+    (`unsure` on either side left out), with the counts."""
+    first = {
+        (r["trajectory_id"], r["code"]): r["present"] for r in _labels("labels-dev.csv") + _labels("labels-test.csv")
+    }
+    rows = []
+    for code in CODES:
+        pairs, unsure = [], 0
+        for second in _labels("labels-second.csv"):
+            if second["code"] != code:
+                continue
+            one = first.get((second["trajectory_id"], code))
+            if one is None:
+                continue
+            if "unsure" in (one, second["present"]):
+                unsure += 1
+                continue
+            pairs.append((one == "present", second["present"] == "present"))
+        k = _cohen_kappa(pairs)
+        rows.append(
+            {
+                "code": code,
+                "n": len(pairs),
+                "agree": sum(a == b for a, b in pairs),
+                "present_first": sum(a for a, _ in pairs),
+                "present_second": sum(b for _, b in pairs),
+                "unsure": unsure,
+                "kappa": None if k is None else round(k, 3),
+            }
+        )
+    return rows
+
+
+# --- measuring the rules against the labels ---
+
+
 def _curriculab(args: list[str], site: str | None) -> str:
     """`curriculab ARGS`' output: this checkout's, or (`site`) the baseline's, as `bench/ab.py` runs it."""
     from ab import BASELINE_IMPORTS
@@ -71,8 +250,7 @@ def _curriculab(args: list[str], site: str | None) -> str:
         else ["-m", "curriculab.cli"]
     )
     env = {**os.environ, **({"PYTHONPATH": site} if site else {})}
-    # `-c` puts the working directory first on sys.path: the baseline runs from its site's folder, not
-    # from this checkout (whose root holds curriculab/)
+    # `-c` puts the working directory first on sys.path: the baseline runs from its site's folder
     done = subprocess.run([sys.executable, *boot, *args], env=env, capture_output=True, text=True, cwd=site or ROOT)
     if done.returncode not in (0, 1):
         raise SystemExit(f"curriculab {' '.join(args[:2])} failed: {done.stderr[-800:]}")
@@ -85,123 +263,134 @@ def _store(out: Path, db: Path, site: str | None) -> None:
     _curriculab(["code", "--coder", "rules", "--db", str(db)], site)
 
 
-def show(out: Path) -> None:
+def _coded_places(db: Path, out: Path) -> dict[tuple[str, str], str]:
+    """Per (place, code), what the rules said of the trajectories read from that place: present if
+    any says present (a file may hold several runs; a labeller marks the code if any run shows it),
+    absent if every one is judged absent, else not_applicable (an abstention)."""
     import duckdb
 
-    with tempfile.TemporaryDirectory() as folder:
-        db = Path(folder) / "show.duckdb"
-        _curriculab(["ingest", "--db", str(db), str(out)], None)
-        con = duckdb.connect(str(db), read_only=True)
-        for trajectory_id, outcome in con.execute(
-            "select trajectory_id, outcome from trajectories order by 1"
-        ).fetchall():
-            print(f"\n=== {trajectory_id}  outcome={outcome}")
-            steps = con.execute(
-                "select step_idx, action, command, exit_code, error_observed, output from steps "
-                "where trajectory_id = ? and source = 'agent' order by step_idx",
-                [trajectory_id],
-            ).fetchall()
-            for index, action, command, code, error, output in steps:
-                text = (command or "").replace("\n", "⏎")[:110]
-                shown = (output or "").strip().replace("\n", " | ")
-                shown = shown if len(shown) < 160 else shown[:80] + " … " + shown[-70:]
-                print(
-                    f"  {index:>3} {action or '-':8} {text}  [{code if code is not None else ''}{'!' if error else ''}] {shown}"
-                )
+    places = [row["place"] for row in csv.DictReader(open(HERE / "trajectories.csv"))]
+    con = duckdb.connect(str(db), read_only=True)
+    rows = con.execute(
+        "select t.source_path, c.code, c.status from trajectories t join coding_status c using (trajectory_id) "
+        "where c.coder = 'rules'"
+    ).fetchall()
+    said: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for source, code, status in rows:
+        relative = os.path.relpath(source, out)
+        place = next((p for p in places if relative == p or relative.startswith(p.rstrip("/") + "/")), None)
+        if place is not None:
+            said[(place, code)].append(status)
+    return {
+        key: "present"
+        if "present" in statuses
+        else "absent"
+        if all(s == "absent" for s in statuses)
+        else "not_applicable"
+        for key, statuses in said.items()
+    }
 
 
-def _wilson(hits: int, n: int) -> str:
+def _wilson(hits: int, n: int) -> tuple[float, float, float] | None:
     from curriculab.analysis.stats import wilson_interval
 
     if n == 0:
-        return "—"
+        return None
     low, high = wilson_interval(hits, n)
-    return f"{hits / n:.2f} [{low:.2f}, {high:.2f}]"
+    return hits / n, low, high
 
 
-def figures(db: Path) -> list[dict]:
-    import duckdb
-
-    labels = list(csv.DictReader(open(HERE / "labels.csv")))
-    con = duckdb.connect(str(db), read_only=True)
-    status = {
-        (t, c): s
-        for t, c, s in con.execute(
-            "select trajectory_id, code, status from coding_status where coder = 'rules'"
-        ).fetchall()
+def _cell(counts: dict[str, int]) -> dict:
+    tp, fp, fn, tn, abstained = (counts[k] for k in ("tp", "fp", "fn", "tn", "abstained"))
+    labelled = tp + fp + fn + tn + abstained
+    return {
+        **counts,
+        "precision": _wilson(tp, tp + fp),
+        "recall": _wilson(tp, tp + fn + counts["missed"]),  # an abstention on a labelled present is a miss
+        "coverage": (tp + fp + fn + tn) / labelled if labelled else None,
     }
-    stored = {t for (t,) in con.execute("select trajectory_id from trajectories").fetchall()}
-    rows = []
-    for code in CODES:
-        mine = [label for label in labels if label["code"] == code]
-        tp = fp = fn = tn = abstained = 0
-        missed, lost = [], 0
-        for label in mine:
-            if label["trajectory_id"] not in stored:
-                lost += 1
-                continue
-            said = status.get((label["trajectory_id"], code))
-            present = label["present"] == "1"
-            if said not in ("present", "absent"):
-                abstained += 1
-                if present:
-                    missed.append(label["trajectory_id"])
-                continue
-            coded = said == "present"
-            tp += present and coded
-            fp += coded and not present
-            fn += present and not coded
-            tn += not present and not coded
-        rows.append(
-            {
-                "code": code,
-                "labelled": len(mine),
-                "not_ingested": lost,
-                "judged": tp + fp + fn + tn,
-                "tp": tp,
-                "fp": fp,
-                "fn": fn,
-                "tn": tn,
-                "precision": _wilson(tp, tp + fp),
-                "recall": _wilson(tp, tp + fn),
-                "abstained": abstained,
-                "abstained_on_present": missed,
-            }
+
+
+def figures(db: Path, out: Path, part: str) -> dict:
+    """Per format and code, per format, per code and pooled: TP/FP/FN/TN, abstentions (and those on
+    labelled presents, counted as misses), precision and recall with Wilson 95% intervals, coverage."""
+    format_of = {row["place"]: row["format"] for row in csv.DictReader(open(HERE / "trajectories.csv"))}
+    said = _coded_places(db, out)
+    empty = {"tp": 0, "fp": 0, "fn": 0, "tn": 0, "abstained": 0, "missed": 0, "not_ingested": 0}
+    cells: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: dict(empty))
+    for label in _labels(f"labels-{part}.csv"):
+        if label["present"] == "unsure" or label["code"] not in CODES:
+            continue
+        present = label["present"] == "present"
+        status = said.get((label["trajectory_id"], label["code"]))
+        fmt = format_of.get(label["trajectory_id"], "?")
+        for key in ((fmt, label["code"]), (fmt, "*"), ("*", label["code"]), ("*", "*")):
+            cell = cells[key]
+            if status is None:
+                cell["not_ingested"] += 1
+            elif status == "not_applicable":
+                cell["abstained"] += 1
+                cell["missed"] += present
+            else:
+                coded = status == "present"
+                cell["tp" if coded and present else "fp" if coded else "fn" if present else "tn"] += 1
+    return {f"{fmt}|{code}": _cell(counts) for (fmt, code), counts in sorted(cells.items())}
+
+
+def _fmt(interval: tuple[float, float, float] | None) -> str:
+    return "—" if interval is None else f"{interval[0]:.2f} [{interval[1]:.2f}, {interval[2]:.2f}]"
+
+
+def _share(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def table(side: str, rows: dict) -> str:
+    lines = [
+        f"\n{side}",
+        "| format | code | TP | FP | FN | TN | abstained (on presents) | not ingested | precision [95%] | recall [95%] | coverage |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for key, r in rows.items():
+        fmt, code = key.split("|")
+        lines.append(
+            f"| {'all' if fmt == '*' else fmt} | {'all' if code == '*' else code} | {r['tp']} | {r['fp']} | {r['fn']} | "
+            f"{r['tn']} | {r['abstained']} ({r['missed']}) | {r['not_ingested']} | {_fmt(r['precision'])} | "
+            f"{_fmt(r['recall'])} | {_share(r['coverage'])} |"
         )
-    return rows
+    return "\n".join(lines)
 
 
-def _print(side: str, rows: list[dict]) -> None:
-    print(f"\n{side}")
-    print(
-        "  code                   labelled lost judged  TP FP FN TN  precision [95%]     recall [95%]        abstained (on presents)"
-    )
-    for r in rows:
-        print(
-            f"  {r['code']:<22}{r['labelled']:>8}{r['not_ingested']:>5}{r['judged']:>7}{r['tp']:>4}{r['fp']:>3}{r['fn']:>3}"
-            f"{r['tn']:>3}  {r['precision']:<19} {r['recall']:<19} {r['abstained']} ({len(r['abstained_on_present'])})"
-        )
-
-
-def measure(out: Path, baseline: str | None, workdir: Path) -> None:
+def measure(out: Path, part: str, baseline: str | None, workdir: Path) -> dict:
     from ab import baseline_site
 
-    labels = list(csv.DictReader(open(HERE / "labels.csv")))
-    agents = {row["agent"] for row in csv.DictReader(open(HERE / "manifest.csv"))}
-    print(
-        f"{len({label['trajectory_id'] for label in labels})} labelled trajectories, {len(agents)} agents, {len(labels)} labels"
-    )
+    if part == "test":
+        _check_test_labels()
     workdir.mkdir(parents=True, exist_ok=True)
     results = {}
     if baseline:
-        with baseline_site(baseline, workdir) as site:
+        with baseline_site(baseline, workdir / "baseline") as site:
             _store(out, workdir / "baseline.duckdb", site)
-            results[f"baseline {baseline}"] = figures(workdir / "baseline.duckdb")
+            results[f"baseline {baseline}"] = figures(workdir / "baseline.duckdb", out, part)
     _store(out, workdir / "current.duckdb", None)
-    results["this checkout"] = figures(workdir / "current.duckdb")
-    for side, rows in results.items():
-        _print(side, rows)
-    print(json.dumps(results))
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(
+        ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
+    )
+    results[f"this checkout ({head.stdout.strip()}{' + uncommitted changes' if dirty.stdout.strip() else ''})"] = (
+        figures(workdir / "current.duckdb", out, part)
+    )
+    text = "\n".join(table(side, rows) for side, rows in results.items())
+    print(text)
+    if part == "test":  # every look at the frozen part is logged: a figure from a second look is no longer held out
+        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        with open(ROOT / "bench" / "RESULTS.md", "a") as log:
+            log.write(
+                f"\n### Real set, test part scored {stamp}\n\n`python bench/real_set.py measure OUT --part test"
+                f"{' --baseline ' + baseline if baseline else ''}` (test labels sha256 {test_labels_digest()[:16]}…)\n{text}\n"
+            )
+        print("\nlogged in bench/RESULTS.md")
+    return results
 
 
 def main() -> None:
@@ -212,17 +401,28 @@ def main() -> None:
     one.add_argument("out", type=Path)
     two = sub.add_parser("show")
     two.add_argument("out", type=Path)
+    two.add_argument("place")
+    two.add_argument("--cut", type=int, default=2500, help="Longest string printed whole (longer: cut and marked).")
+    sub.add_parser("kappa")
     three = sub.add_parser("measure")
     three.add_argument("out", type=Path)
-    three.add_argument("--baseline", help="A git revision to measure the same way (e.g. 1a0d7ed).")
-    three.add_argument("--workdir", type=Path, default=Path("/tmp/real-set"))
+    three.add_argument("--part", choices=("dev", "test"), required=True)
+    three.add_argument("--baseline", help="A git revision to measure the same way, in the same invocation.")
+    three.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "real-set")
     args = parser.parse_args()
     if args.command == "rebuild":
         rebuild(args.mirrors, args.out)
     elif args.command == "show":
-        show(args.out)
+        show(args.out, args.place, args.cut)
+    elif args.command == "kappa":
+        rows = kappa()
+        print("| code | n | agree | present (first) | present (second) | unsure | κ |\n|---|---|---|---|---|---|---|")
+        for r in rows:
+            print(
+                f"| {r['code']} | {r['n']} | {r['agree']} | {r['present_first']} | {r['present_second']} | {r['unsure']} | {r['kappa']} |"
+            )
     else:
-        measure(args.out, args.baseline, args.workdir)
+        measure(args.out, args.part, args.baseline, args.workdir)
 
 
 if __name__ == "__main__":
