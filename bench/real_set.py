@@ -14,8 +14,10 @@ code: TP/FP/FN/TN, precision and recall with Wilson 95% intervals, coverage.
 under /work/.mirror); `bench/real_set/manifest.csv` names each file by repository, commit and path,
 and where it goes under `OUT`; `trajectories.csv` lists the labelled trajectories (a file or a trial
 folder under `OUT`, its `place`) with their format and part. The data is not committed; the labels
-are: `labels-dev.csv`, `labels-test.csv` (its SHA-256 in `labels-test.sha256`, checked before every
-scoring) and `labels-second.csv` (the second labeller's reads of the doubly labelled sample).
+are: `labels-dev.csv`, `labels-test.csv` (the first reads), `labels-second.csv` (a second labeller's
+reads of the doubly labelled sample), `labels-third.csv` (third reads where the two disagreed, and
+cases the taxonomy's text now settles: they replace the first read in scoring); the SHA-256 of the
+test labels and of the third reads is in `labels-test.sha256`, checked before every scoring.
 Whoever changes the rules reads only the development part's labels.
 """
 
@@ -181,12 +183,20 @@ def test_labels_digest() -> str:
 
 
 def _check_test_labels() -> None:
-    wanted = (HERE / "labels-test.sha256").read_text().split()[0]
-    if test_labels_digest() != wanted:
-        raise SystemExit(
-            "bench/real_set/labels-test.csv differs from the hash committed with it: the frozen test part "
-            "was changed. Restore it (git checkout bench/real_set/labels-test.csv)"
-        )
+    for line in (HERE / "labels-test.sha256").read_text().splitlines():
+        wanted, name = line.split()
+        if hashlib.sha256((HERE / name).read_bytes()).hexdigest() != wanted:
+            raise SystemExit(
+                f"bench/real_set/{name} differs from the hash committed with it: the frozen test part was "
+                f"changed. Restore it (git checkout bench/real_set/{name})"
+            )
+
+
+def settled_labels(part: str) -> list[dict[str, str]]:
+    """A part's labels as scored: the first reads, with the third reads (and the cases the taxonomy's
+    text now settles) of `labels-third.csv` in place of the first read they settle."""
+    third = {(r["trajectory_id"], r["code"]): r for r in _labels("labels-third.csv")}
+    return [third.get((r["trajectory_id"], r["code"]), r) for r in _labels(f"labels-{part}.csv")]
 
 
 def _cohen_kappa(pairs: list[tuple[bool, bool]]) -> float | None:
@@ -201,7 +211,8 @@ def _cohen_kappa(pairs: list[tuple[bool, bool]]) -> float | None:
 
 def kappa() -> list[dict]:
     """Per code, Cohen's κ between the first and the second labeller on the doubly labelled sample
-    (`unsure` on either side left out), with the counts."""
+    (`unsure` on either side left out), with the counts: the first reads as written, before any
+    third read settled them."""
     first = {
         (r["trajectory_id"], r["code"]): r["present"] for r in _labels("labels-dev.csv") + _labels("labels-test.csv")
     }
@@ -318,7 +329,7 @@ def figures(db: Path, out: Path, part: str) -> dict:
     said = _coded_places(db, out)
     empty = {"tp": 0, "fp": 0, "fn": 0, "tn": 0, "abstained": 0, "missed": 0, "not_ingested": 0}
     cells: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: dict(empty))
-    for label in _labels(f"labels-{part}.csv"):
+    for label in settled_labels(part):
         if label["present"] == "unsure" or label["code"] not in CODES:
             continue
         present = label["present"] == "present"
