@@ -358,6 +358,8 @@ class StepBuilder:
                     None,
                     None,
                     None,
+                    None,
+                    None,
                 ),
             )
         )
@@ -376,7 +378,12 @@ class StepBuilder:
         call_id: str | None = None,
         tool_failed: bool | None = None,
     ) -> None:
-        """Add the steps of one tool call; the call's output goes on its last step."""
+        """Add the steps of one tool call. A call of one command keeps its output and status on its
+        step. A call of several parts (a command line `a && b`, keystrokes, a script calling tools)
+        has one output and one status for the whole line: the output goes on its last part (where
+        the agent saw it, after the line ran), the status on every part as the call's
+        (`call_exit_code`, `call_error`), and each part's own `exit_code` and `error_observed` are
+        unknown (NULL): the log does not say which part failed."""
         rows = self.rows
         first = len(rows)
         last = len(calls) - 1
@@ -402,9 +409,11 @@ class StepBuilder:
         call_id = call_id or f"step-{first}"
         arguments = raw.get("arguments") if raw is not None else None
         tid = self.trajectory_id
+        call_error = _call_error(calls, output, exit_code, tool_failed, folded) if calls else None
+        own_exit, own_error = (exit_code, call_error) if last == 0 else (None, None)
         for k, (action, path, command) in enumerate(calls):
             part_raw = None if raw is None else json_text(raw if last == 0 else {**raw, "part": k})
-            ends = k == last  # the call's output, exit status and what they show go on its last step
+            ends = k == last  # the call's output goes on its last step
             rows.append(
                 _step_row(
                     StepRow,
@@ -418,31 +427,73 @@ class StepBuilder:
                         path,
                         command,
                         output if ends else None,
-                        exit_code if ends else None,
+                        own_exit,
                         truncated if ends else False,
                         part_raw,
                         ts,
                         call_id,
-                        error_observed(action, command, output, exit_code, tool_failed, folded)
-                        if ends and (action == "run" or tool_failed)
-                        else None,
+                        own_error,
                         read_is_full(action, tool_name, command, arguments) if action == "read" else None,
+                        exit_code,
+                        call_error,
                     ),
                 )
             )
 
+    def call_range(self, index: int) -> range:
+        """The steps of the call that step `index` belongs to (the parts sharing its `call_id`)."""
+        call_id = self.rows[index].call_id
+        if call_id is None:
+            return range(index, index + 1)
+        start, end = index, index
+        while start > 0 and self.rows[start - 1].call_id == call_id:
+            start -= 1
+        while end + 1 < len(self.rows) and self.rows[end + 1].call_id == call_id:
+            end += 1
+        return range(start, end + 1)
+
     def set_output(
-        self, index: int, output: str | None, tool_failed: bool | None = None, raw: dict[str, Any] | None = None
+        self,
+        index: int,
+        output: str | None,
+        tool_failed: bool | None = None,
+        raw: dict[str, Any] | None = None,
+        exit_code: int | None = None,
     ) -> None:
-        """Give step `index` an output that arrived after its call (Inspect's tool message, a
-        terminal screen shown with the next prompt), with the `error_observed` it decides; `raw`
-        replaces the step's source record (a failed tool's error added to it)."""
-        row = self.rows[index]
-        self.rows[index] = row._replace(
+        """Give the call of step `index` an output that arrived after it (Inspect's tool message, a
+        terminal screen shown with the next prompt, Claude Code's tool result), with its exit status
+        where the result states one, on the call's last step, as `calls` places them; `raw`
+        replaces that step's source record (a failed tool's error added to it)."""
+        steps = self.call_range(index)
+        end = steps[-1]
+        row = self.rows[end]
+        if exit_code is None:
+            exit_code = row.call_exit_code  # a status read with the call (a format that prints it) stays
+        parts = [NormalisedCall(self.rows[k].action, self.rows[k].path, self.rows[k].command) for k in steps]
+        call_error = _call_error(parts, output, exit_code, tool_failed, None)
+        alone = len(steps) == 1
+        for k in steps:
+            self.rows[k] = self.rows[k]._replace(call_exit_code=exit_code, call_error=call_error)
+        self.rows[end] = self.rows[end]._replace(
             output=output,
             raw=row.raw if raw is None else json_text(raw),
-            error_observed=error_observed(row.action, row.command, output, row.exit_code, tool_failed),
+            exit_code=exit_code if alone else None,
+            error_observed=call_error if alone else None,
         )
+
+    def link_status(self, index: int, exit_code: int) -> None:
+        """Give the call of step `index` the exit status a later step showed (a Codex command that
+        yielded and ended while the agent polled it): the status is the call's; its output stays
+        where the agent saw it."""
+        steps = self.call_range(index)
+        end = steps[-1]
+        parts = [NormalisedCall(self.rows[k].action, self.rows[k].path, self.rows[k].command) for k in steps]
+        call_error = _call_error(parts, None, exit_code, None, None)
+        alone = len(steps) == 1
+        for k in steps:
+            self.rows[k] = self.rows[k]._replace(call_exit_code=exit_code, call_error=call_error)
+        if alone:
+            self.rows[end] = self.rows[end]._replace(exit_code=exit_code, error_observed=call_error)
 
     def output_of(self, index: int) -> str | None:
         return self.rows[index].output
@@ -457,10 +508,33 @@ class StepBuilder:
         return None
 
 
+def _call_error(
+    calls: list[NormalisedCall],
+    output: str | None,
+    exit_code: int | None,
+    tool_failed: bool | None,
+    folded: str | None,
+) -> bool | None:
+    """Whether a call showed an error (`error_observed` of the call as a whole): read as a run where
+    any of its parts runs, its status read against its last part's command (the status a command
+    line returns is its last command's: `cd x && grep y` exiting 1 is grep finding nothing)."""
+    runs = any(action == "run" for action, _, _ in calls)
+    action = "run" if runs else calls[-1].action
+    if not runs and not tool_failed:
+        return None
+    return error_observed(action, calls[-1].command, output, exit_code, tool_failed, folded)
+
+
 def step_row(trajectory_id: str, step: Step) -> StepRow:
     """A canonical `Step` (read whole from curriculab JSONL) as the store's row, as `StepBuilder` makes it."""
     observed = error_observed(step.action, step.command, step.output, step.exit_code, step.tool_failed)
     full = read_is_full(step.action, step.tool_name, step.command, (step.raw or {}).get("arguments"))
+    call_exit = step.exit_code if step.call_exit_code is None else step.call_exit_code
+    call_error = (
+        error_observed("run", step.command, step.output, call_exit, step.tool_failed)
+        if step.action == "run" or call_exit is not None or step.tool_failed
+        else None
+    )
     return StepRow(
         trajectory_id,
         step.step_idx,
@@ -478,6 +552,8 @@ def step_row(trajectory_id: str, step: Step) -> StepRow:
         step.call_id,
         observed,
         full,
+        call_exit,
+        call_error,
     )
 
 

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from curriculab.analysis import queries
 from curriculab.analysis.ingest import attribution, detect
@@ -223,21 +223,74 @@ def _unreadable(unit: Unit, exc: Exception) -> UnitResult:
 
 def _read_jsonl(path: Path) -> UnitResult:
     """A `.jsonl` file: curriculab JSONL, a Claude Code session transcript, a Codex CLI rollout or an
-    OpenHands evaluation output (its first lines tell)."""
+    OpenHands evaluation output: its first record tells, read whole however long it is (an evaluation
+    record keeps its instance before its `history`), else its first 16 KiB."""
     from curriculab.analysis.ingest import claude_code, codex_cli, jsonl, openhands
+
+    head, record = _first_record(path)
+    readers = {
+        "claude-code": claude_code.read_transcript,
+        "codex-cli": codex_cli.read_rollout,
+        "openhands": openhands.read_eval_output,
+        "jsonl": jsonl.read_jsonl,
+    }
+    kind = _record_kind(record)
+    if kind is None:
+        if claude_code.is_transcript(head):
+            kind = "claude-code"
+        elif codex_cli.is_rollout(head):
+            kind = "codex-cli"
+        elif openhands.is_eval_output(head):
+            kind = "openhands"
+    return readers[kind or "jsonl"](path)
+
+
+_FIRST_RECORD_LIMIT = 256 * 1024 * 1024
+"""The longest first line read to tell a `.jsonl` file's format; past it, its first 16 KiB decide."""
+
+
+def _first_record(path: Path) -> tuple[bytes, Any]:
+    """(the file's first 16 KiB, its first non-empty line parsed as JSON, or None)."""
+    import orjson
 
     try:
         with open(path, "rb") as handle:
             head = handle.read(16384)
+            line = head.lstrip()
+            while b"\n" not in line and len(line) < _FIRST_RECORD_LIMIT:
+                more = handle.read(1 << 20)
+                if not more:
+                    break
+                line += more
     except OSError:
-        head = b""
-    if claude_code.is_transcript(head):
-        return claude_code.read_transcript(path)
-    if codex_cli.is_rollout(head):
-        return codex_cli.read_rollout(path)
-    if openhands.is_eval_output(head):
-        return openhands.read_eval_output(path)
-    return jsonl.read_jsonl(path)
+        return b"", None
+    try:
+        return head, orjson.loads(line.split(b"\n", 1)[0])
+    except orjson.JSONDecodeError:
+        return head, None
+
+
+_CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+_CLAUDE_TYPES = frozenset({"user", "assistant", "summary", "file-history-snapshot", "system"})
+
+
+def _record_kind(record: Any) -> str | None:
+    """The format a `.jsonl` file's first record shows, None where it shows none."""
+    if not isinstance(record, dict):
+        return None
+    kind = record.get("type")
+    if "trajectory_id" in record:
+        return "jsonl"
+    if kind in _CODEX_TYPES and isinstance(record.get("payload"), dict):
+        return "codex-cli"
+    if kind in _CLAUDE_TYPES and any(k in record for k in ("sessionId", "leafUuid", "snapshot")):
+        return "claude-code"
+    history = record.get("history")
+    if isinstance(history, list):
+        events = [e for item in history[:4] for e in (item if isinstance(item, list) else [item])]
+        if any(isinstance(e, dict) and ("action" in e or "observation" in e) for e in events):
+            return "openhands"
+    return None
 
 
 def _read_sniffed(path: Path) -> UnitResult:
@@ -257,9 +310,13 @@ def _read_sniffed(path: Path) -> UnitResult:
         return openhands.read_events(path, data)
     if kind not in ("inspect", "tb-results", "mini-swe-agent"):
         try:
-            orjson.loads(data)
+            document = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             raise json_failure(path, data, exc, "auto") from None
+        if _record_kind(document if isinstance(document, dict) else {"history": document}) == "openhands":
+            from curriculab.analysis.ingest import openhands  # an event list whose first event is long
+
+            return openhands.read_events(path, data)
         raise IngestFailure(
             make_issue(
                 path,
