@@ -76,8 +76,8 @@ def _output(payload: dict[str, Any]) -> tuple[str, int | None]:
         except orjson.JSONDecodeError:
             parsed = None
         if isinstance(parsed, dict) and "output" in parsed:
-            metadata = parsed.get("metadata") if isinstance(parsed.get("metadata"), dict) else {}
-            code = metadata.get("exit_code")
+            metadata = parsed.get("metadata")
+            code = metadata.get("exit_code") if isinstance(metadata, dict) else None
             return str(parsed.get("output") or ""), code if type(code) is int else None
     if isinstance(output, dict):
         return str(output.get("output") or output.get("content") or ""), None
@@ -87,8 +87,8 @@ def _output(payload: dict[str, Any]) -> tuple[str, int | None]:
 def _arguments(payload: dict[str, Any]) -> tuple[str, Any]:
     kind = payload.get("type")
     if kind == "local_shell_call":
-        action = payload.get("action") if isinstance(payload.get("action"), dict) else {}
-        return "local_shell", {"command": action.get("command")}
+        action = payload.get("action")
+        return "local_shell", {"command": action.get("command") if isinstance(action, dict) else None}
     name = str(payload.get("name") or "")
     if kind == "custom_tool_call":
         return name, {"input": payload.get("input")}
@@ -107,7 +107,7 @@ def read_rollout(path: Path) -> UnitResult:
     objects, skipped = jsonl_objects(path, data, FORMAT, "a Codex CLI rollout")
     out.issues.extend(skipped)
     lines = [r for r in objects if isinstance(r.get("payload"), dict)]
-    meta = next((r["payload"] for r in lines if r.get("type") == "session_meta"), {})
+    meta: dict[str, Any] = next((r["payload"] for r in lines if r.get("type") == "session_meta"), {})
     session = str(meta.get("id") or path.stem)
     items = [r for r in lines if r.get("type") == "response_item"]
     if not items:
@@ -142,27 +142,27 @@ def read_rollout(path: Path) -> UnitResult:
             name, arguments = _arguments(payload)
             call_id = str(payload.get("call_id") or payload.get("id") or "")
             answer = outputs.get(call_id)
-            text, exit_code = _output(answer) if answer is not None else (None, None)
+            shown_text, exit_code = _output(answer) if answer is not None else (None, None)
             calls: list[NormalisedCall] = conventions.normalise(name, arguments)
             polled = sessions.get(str(arguments.get("session_id"))) if name == "write_stdin" else None
             if polled is not None:  # a running command's output read (or input typed to it)
                 shown = f"write_stdin session {arguments.get('session_id')} ({builder.rows[polled].command or ''})"
                 calls = [NormalisedCall(action, None, shown[:300]) for action, _, _ in calls]
-            refused = conventions.not_run(calls, text)
-            seen = conventions.observe(text)
+            refused = conventions.not_run(calls, shown_text)
+            seen = conventions.observe(shown_text)
             status = exit_code if exit_code is not None else seen.exit_code
             builder.calls(
                 refused,
                 tool_name=name,
                 raw={"function_name": name, "arguments": arguments, "call_id": call_id}
                 | ({"polls": builder.rows[polled].call_id} if polled is not None else {}),
-                output=text,
+                output=shown_text,
                 ts=ts,
                 exit_code=None if polled is not None else status,  # a poll's status is its command's
                 call_id=call_id or None,
                 tool_failed=True if refused is not calls else (None if polled is not None else seen.failed),
             )
-            running = _RUNNING.search(text or "") if polled is None else None
+            running = _RUNNING.search(shown_text or "") if polled is None else None
             if running:  # the command yielded: its polls say how it ends
                 sessions[running.group(1)] = len(builder.rows) - 1
             elif polled is not None and status is not None:

@@ -21,10 +21,10 @@ from curriculab.analysis.ingest.hashes import READING
 from curriculab.analysis.issues import IngestFailure, Issue, fail, make_issue
 from curriculab.analysis.store.rows import RowBatch, StepRow, TestResultRow, TrajectoryRow, as_utc, json_text
 from curriculab.trajectory.actions import NormalisedCall, error_observed, folded_case, looks_truncated, read_is_full
-from curriculab.trajectory.model import INT32_MAX, TIERS, Step, TestResult, Trajectory
+from curriculab.trajectory.model import Step, TestResult, Trajectory
 from curriculab.trajectory.model_names import canonical_model
 from curriculab.trajectory.validation import first_problem
-from curriculab.trajectory.vocabulary import AGENT_FAULTS
+from curriculab.trajectory.vocabulary import AGENT_FAULTS, INT32_MAX, TIERS
 
 MAX_OUTPUT_CHARS = 64 * 1024
 """Outputs longer than this keep their first and last halves; `output_truncated` is set."""
@@ -60,7 +60,9 @@ class FilesRead:
 
 def read_bytes(path: Path, source_format: str, record: str | None = None) -> bytes:
     """A regular file's bytes, up to MAX_INPUT_BYTES; anything else is an issue that says so."""
-    return _read_regular(path, source_format, record, only_if_regular=False)
+    data = _read_regular(path, source_format, record, only_if_regular=False)
+    assert data is not None  # only a file looked for if regular may be absent
+    return data
 
 
 def read_if_regular(path: Path | str, source_format: str, record: str | None = None) -> bytes | None:
@@ -83,7 +85,7 @@ def _read_regular(path: Path | str, source_format: str, record: str | None, only
             source_format=source_format,
         )
 
-    def not_regular() -> None:
+    def not_regular() -> bytes | None:
         if not only_if_regular:
             raise fail(
                 path,
@@ -92,6 +94,7 @@ def _read_regular(path: Path | str, source_format: str, record: str | None, only
                 record=record,
                 source_format=source_format,
             )
+        return None
 
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO is refused, never waited on
@@ -395,8 +398,8 @@ class StepBuilder:
                 self.issues.append(
                     output_capped(self.path, self.record, first + last, dropped, self.source_format, "output")
                 )
-                output, truncated = capped, True
-                folded = folded_case(capped)
+                output, truncated = capped or "", True
+                folded = folded_case(output)
             else:
                 folded = folded_case(output)
                 truncated = looks_truncated(output, folded)
@@ -496,7 +499,8 @@ class StepBuilder:
             self.rows[end] = self.rows[end]._replace(exit_code=exit_code, error_observed=call_error)
 
     def output_of(self, index: int) -> str | None:
-        return self.rows[index].output
+        output: str | None = self.rows[index].output
+        return output
 
     def last_action(self, call_id_prefix: str) -> int | None:
         """The last step that acts (not a message, completion or wait) of a call whose id starts with
@@ -615,7 +619,7 @@ def milestones(results: list[TestResult], declared: int | None = None) -> tuple[
     indexed = [r for r in results if r.milestone_idx is not None]
     if not indexed:
         return None, declared or None
-    total = max(declared or 0, max(r.milestone_idx for r in indexed) + 1)
+    total = max(declared or 0, max(r.milestone_idx for r in indexed if r.milestone_idx is not None) + 1)
     passed = 0
     for m in range(total):
         group = [r for r in indexed if r.milestone_idx == m]

@@ -65,7 +65,9 @@ def content_hash(*parts: bytes | ParsedJson) -> str:
     """The identity of a trajectory's content: a hash of its parsed parts."""
     return HASH_PREFIX + byte_hash(
         *(
-            orjson.dumps(part.value, option=orjson.OPT_SORT_KEYS) if type(part) is ParsedJson else canonical_bytes(part)
+            orjson.dumps(part.value, option=orjson.OPT_SORT_KEYS)
+            if isinstance(part, ParsedJson)
+            else canonical_bytes(part)
             for part in parts
         )
     )

@@ -32,6 +32,7 @@ from curriculab.analysis.ingest.hashes import content_hash, legacy_hash
 from curriculab.analysis.issues import IngestFailure, make_issue
 from curriculab.trajectory.actions import NormalisedCall, normalise_shell
 from curriculab.trajectory.model import Run, Task, TestResult, Trajectory
+from curriculab.trajectory.vocabulary import Outcome
 
 FORMAT = "mini-swe-agent"
 AGENT = "mini-swe-agent"
@@ -178,7 +179,7 @@ def read_traj_json(path: Path) -> UnitResult:
     tests: list[TestResult] = []
     if report is not None:
         tests = report.tests
-        outcome: str | None = "passed" if report.resolved else "failed"
+        outcome: Outcome | None = "passed" if report.resolved else "failed"
     else:
         outcome = "failed" if harness_error else None  # submitted, but no verdict to read here
     model = _model(info)

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from curriculab.analysis import queries
 from curriculab.analysis.ingest import attribution, detect
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
     from curriculab.analysis.ingest.common import UnitResult
     from curriculab.analysis.store.rows import RowBatch
+    from curriculab.analysis.store.store import WriteResult
 
 FORMATS = ("auto", *SOURCE_FORMATS, "tasks")
 _JOB_FILES = {
@@ -106,7 +107,7 @@ class IngestReport:
     """Quarantined inputs."""
     warnings: list[Issue] = field(default_factory=list)
     """Inputs that landed after a repair (e.g. a capped 50 MB output)."""
-    by_format: Counter = field(default_factory=Counter)
+    by_format: Counter[str] = field(default_factory=Counter)
     """Trajectories written per importer."""
 
     @property
@@ -343,7 +344,7 @@ def _file_kind(path: str, fmt: str) -> str | None:
 
 
 def _dir_kind(
-    path: str, entries: dict[str, os.DirEntry], fmt: str, listings: dict[str, list[os.DirEntry]]
+    path: str, entries: dict[str, os.DirEntry[str]], fmt: str, listings: dict[str, list[os.DirEntry[str]]]
 ) -> str | None:
     names = entries.keys()
     if fmt in ("auto", "tb") and detect.is_tb_run_dir(path, names, listings):
@@ -374,7 +375,7 @@ _WALK_SUFFIXES = {
 
 
 def discover(
-    paths: Iterable[str | os.PathLike], fmt: str = "auto", found: Callable[[Unit], None] | None = None
+    paths: Iterable[str | os.PathLike[str]], fmt: str = "auto", found: Callable[[Unit], None] | None = None
 ) -> tuple[list[Unit], list[Issue]]:
     """Units to read under `paths`, and issues for paths that hold nothing readable. `found(unit)`
     is told of each unit a directory walk finds, as it is found."""
@@ -400,7 +401,7 @@ def discover(
                     )
                 )
             else:
-                units.append(Unit(kind, root))
+                units.append(Unit(kind, str(root)))
             continue
         if not root.is_dir():
             issues.append(
@@ -427,7 +428,7 @@ def discover(
             if found:
                 found(unit)
 
-        listings: dict[str, list[os.DirEntry]] = {}
+        listings: dict[str, list[os.DirEntry[str]]] = {}
         walked: dict[
             tuple[int, int], str
         ] = {}  # (device, inode) -> the path it was walked as: a symlink loop is walked once
@@ -492,13 +493,15 @@ def discover(
             continue
         # A verdict file no unit covers is a trial lost without a word: say so.
         covered = _with_ancestors(os.path.normpath(unit.where) for unit in units[before:]) if holding_results else set()
-        for directory in holding_results:
-            if os.path.normpath(directory) not in covered:
-                found = sorted(names for names in _VERDICT_FILES if (directory / names).is_file())
+        for holder in holding_results:
+            # a SWE-bench submission's `results/results.json` is read with the trajectories in its `trajs/`
+            submission = holder.name == "results" and os.path.normpath(holder.parent) in covered
+            if os.path.normpath(holder) not in covered and not submission:
+                verdict_files = sorted(names for names in _VERDICT_FILES if (holder / names).is_file())
                 issues.append(
                     make_issue(
-                        directory,
-                        f"holds {', '.join(found)} but no trial could be read from it (not a Harbor trial or "
+                        holder,
+                        f"holds {', '.join(verdict_files)} but no trial could be read from it (not a Harbor trial or "
                         "job, not a `tb run` directory)",
                         "Point at the run or job directory itself, or pass --format "
                         "tb / --format harbor; if this is another harness's output, convert it to JSONL (docs/jsonl.md)",
@@ -554,7 +557,9 @@ def read_signed(unit: Unit, signature: str | None) -> tuple[str | None, UnitResu
         for path, info in files.items()
         if path.startswith(verifier) and path != os.path.join(trial, HARBOR_TRIAL_FILES[2])
     )
-    return (None if _UNSEEN in seen else _trial_signature(seen, continued + reports)), result
+    if _UNSEEN in seen:
+        return None, result
+    return _trial_signature(cast("list[tuple[int, int] | None]", seen), continued + reports), result
 
 
 class _Readers:
@@ -633,7 +638,9 @@ class _Writer:
 
     def __init__(self, store: Store, report: IngestReport, replace: bool = False):
         self.store, self.report, self.replace = store, report, replace
-        self.batch = None  # the first result's rows start it: a re-ingest that reads nothing builds none
+        self.batch: RowBatch | None = (
+            None  # the first result's rows start it: a re-ingest that reads nothing builds none
+        )
         self.seen: dict[str, tuple[str, str]] = {}  # trajectory_id -> (content_hash, source_path)
         self.pending: list[Issue] = []  # issues not yet written to ingest_errors
 
@@ -705,7 +712,7 @@ class _Writer:
                         )
                     )
 
-    def _count(self, result) -> None:
+    def _count(self, result: WriteResult) -> None:
         self.report.inserted += result.inserted
         self.report.replaced += result.replaced
         self.report.reread += result.reread
@@ -815,7 +822,7 @@ def unit_signature(unit: Unit, stored: str | None = None) -> str | None:
         return None
 
 
-def _sign_tree(directory: str, prefix: str, digest) -> None:
+def _sign_tree(directory: str, prefix: str, digest: Any) -> None:
     """Feed `digest` each file's path below the unit, size and time, in `os.walk`'s order (a folder's
     files by name, then its folders by name, depth first; a symlinked folder is not entered): one
     `scandir` per folder, where os.walk and a relpath per file were most of a no-op re-ingest."""
@@ -836,7 +843,7 @@ def _sign_tree(directory: str, prefix: str, digest) -> None:
 
 def ingest(
     store: Store,
-    paths: Iterable[str | os.PathLike],
+    paths: Iterable[str | os.PathLike[str]],
     fmt: str = "auto",
     *,
     workers: int | None = None,
@@ -872,10 +879,10 @@ def ingest(
 
 def _ingest(
     store: Store,
-    paths: list[Path],
+    paths: Iterable[str | os.PathLike[str]],
     fmt: str,
     readers: _Readers,
-    known: dict[str, dict],
+    known: dict[str, dict[str, Any]],
     progress: Callable[[int, int], None] | None,
     replace: bool,
     verify: bool,
@@ -893,7 +900,7 @@ def _ingest(
         signature = (
             unit_signature(unit, seen["signature"]) if seen else None
         )  # one never read cleanly is read regardless
-        if not verify and not replace and signature and seen["signature"] == signature:
+        if seen is not None and not verify and not replace and signature and seen["signature"] == signature:
             report.skipped += 1
             report.unchanged += seen["trajectories"]
         else:

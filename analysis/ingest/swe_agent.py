@@ -42,6 +42,7 @@ from curriculab.trajectory.actions import (
     swe_agent_open_file,
 )
 from curriculab.trajectory.model import Run, Task, Trajectory
+from curriculab.trajectory.vocabulary import Outcome
 
 FORMAT = "swe-agent"
 
@@ -153,7 +154,8 @@ def read_traj(path: Path) -> UnitResult:
     out.issues.extend(builder.issues)
     stats = doc.info.get("model_stats") or {}
     exit_status = str(doc.info.get("exit_status") or "")
-    outcome, harness_error = None, _HARNESS_EXITS.get(exit_status)
+    outcome: Outcome | None = None
+    harness_error = _HARNESS_EXITS.get(exit_status)
     report = swe_bench.verdict(path, instance_id, FORMAT, out.issues)
     if harness_error:
         outcome = "error"
