@@ -101,6 +101,13 @@ def _arguments(payload: dict[str, Any]) -> tuple[str, Any]:
     return name, arguments if isinstance(arguments, dict) else {"input": arguments}
 
 
+def _session_key(value: Any) -> str:
+    """A process session id as the poll names it (`42`, `42.0`, `"42"`) and the yield prints it (`42`)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value).strip()
+
+
 def read_rollout(path: Path) -> UnitResult:
     out = UnitResult()
     data = read_bytes(path, FORMAT)
@@ -144,7 +151,7 @@ def read_rollout(path: Path) -> UnitResult:
             answer = outputs.get(call_id)
             shown_text, exit_code = _output(answer) if answer is not None else (None, None)
             calls: list[NormalisedCall] = conventions.normalise(name, arguments)
-            polled = sessions.get(str(arguments.get("session_id"))) if name == "write_stdin" else None
+            polled = sessions.get(_session_key(arguments.get("session_id"))) if name == "write_stdin" else None
             if polled is not None:  # a running command's output read (or input typed to it)
                 shown = f"write_stdin session {arguments.get('session_id')} ({builder.rows[polled].command or ''})"
                 calls = [NormalisedCall(action, None, shown[:300]) for action, _, _ in calls]

@@ -3,7 +3,7 @@
 A SWE-bench submission (the layout of SWE-bench's experiments repository, which most systems
 publish) is a folder holding `trajs/<instance>/<instance>.traj.json` (or `trajs/<instance>.traj`),
 `logs/<instance>/report.json` (`{instance: {resolved, tests_status: {FAIL_TO_PASS, PASS_TO_PASS,
-…: {success: [...], failure: [...]}}}}`), `results/results.json` (`{resolved: [...], no_generation:
+…: {success: [...], failure: [...]}}}}`, or the instance's entry alone as sb-cli publishes it), `results/results.json` (`{resolved: [...], no_generation:
 [...], no_logs: [...]}`: an instance not resolved is not, whatever other list it is in) and
 `metadata.yaml`; some publish `results.json` beside `trajs/`, and some write it with trailing commas
 (not JSON: read all the same, with a warning). A run folder of SWE-agent's own keeps
@@ -66,8 +66,9 @@ def _lists_verdicts(doc: Any) -> bool:
 
 
 def _instance_report(doc: Any, instance_id: str) -> Verdict | str:
-    """SWE-bench's report of one instance, or why `doc` is not one."""
-    entry = doc.get(instance_id) if isinstance(doc, dict) else None
+    """SWE-bench's report of one instance, or why `doc` is not one: keyed by the instance, as the
+    harness writes it, or the instance's entry alone, as sb-cli's reports are published."""
+    entry = doc.get(instance_id, doc if "tests_status" in doc else None) if isinstance(doc, dict) else None
     if not isinstance(entry, dict) or not isinstance(entry.get("resolved"), bool):
         return f"no `{instance_id}` entry with a true/false `resolved`"
     tests: dict[str, TestResult] = {}

@@ -83,6 +83,16 @@ def test_a_codex_command_that_yields_gets_the_status_its_polls_show(store):
     assert "fail 1" in outputs[3] and "fail 0" in outputs[6] and "Process running" in outputs[1]
 
 
+def test_a_poll_naming_its_session_as_a_float_is_the_same_session(store, tmp_path):
+    rollout = next(ONE_FOLDER.glob("rollout-*.jsonl"))
+    # some writers give the poll's `session_id` as a number with a fraction (`{"session_id": 4242.0}`)
+    text = rollout.read_text().replace('\\"session_id\\": 4242,', '\\"session_id\\": 4242.0,')
+    assert "4242.0" in text
+    (tmp_path / rollout.name).write_text(text)
+    assert ingest(store, [tmp_path / rollout.name], workers=1).errors == []
+    assert _steps(store, CODEX, "step_idx, exit_code")[0] == (1, 1)
+
+
 def test_runs_and_identities_come_from_the_files_not_their_folder(store, tmp_path):
     report = ingest(store, [ONE_FOLDER], workers=1)
     assert report.errors == []
@@ -129,7 +139,11 @@ def test_swe_bench_submissions_give_their_verdicts_and_tests(store):
         ("20261202_multi-role_sweagent-lite/pydata__xarray-4094", "20261202_multi-role_sweagent-lite", "failed"),
         ("20261202_multi-role_sweagent-lite/sympy__sympy-20590", "20261202_multi-role_sweagent-lite", "passed"),
     ]
-    # logs/<instance>/report.json: each test once, FAIL_TO_PASS and PASS_TO_PASS
+    # logs/<instance>/report.json (keyed by the instance, or its entry alone, as sb-cli publishes it):
+    # each test once, FAIL_TO_PASS and PASS_TO_PASS
+    assert store.query("select count(*) from test_results where trajectory_id like '%astropy__astropy-7166'").rows == [
+        (2,)
+    ]
     assert store.query(
         "select test_id, passed, detail from test_results where trajectory_id like '%django__django-11133' order by 1"
     ).rows == [
