@@ -655,7 +655,7 @@ TABLE_DOCS: dict[str, str] = {
     "tasks": "One row per task: instruction, authored tier and difficulty, language, scale.",
     "runs": "One row per run (job): agent and agent_version, model, dataset, where it was read from.",
     "trajectories": "One row per attempt: outcome (passed/failed/error), harness_error (exception_type as the source named it), canonical model (model_raw as read), tokens, cost, the reading that made its steps.",
-    "steps": "Normalised steps: action read/edit/run/complete/message/other, path, command, output.",
+    "steps": "Normalised steps: action read/edit/run/complete/message/other, path, command, output; exit_code and error_observed are the step's own (NULL where the log gives one status for a whole command line), call_exit_code and call_error the tool call's.",
     "test_results": "Per-test verdicts with tier and milestone; status and detail say how a test ended where the verifier reports it.",
     "failure_codes": "Taxonomy codes assigned by coders, with evidence steps.",
     "labels": 'Human labels per trajectory and code; present NULL is an annotator\'s "unsure" (left out of agreement).',
