@@ -5,11 +5,19 @@ carry `message` (the API message: `content` as text or blocks), `sessionId`, `cw
 `tool_use{id, name, input}`); the result of a call comes in a later user line as a `tool_result`
 block (`tool_use_id`, `content`, `is_error`). Tool calls are read through Claude Code's table in
 `trajectory/agents.yaml`. Sub-agents' lines (`isSidechain: true`) are their own work, left out of
-the session's steps. A session carries no verdict."""
+the session's steps. A session carries no verdict.
+
+A failed shell call's result is `is_error` with text that opens `Exit code N` (its status); a
+successful one prints only its output (`toolUseResult.stdout`), so its status stays unknown. The
+session is its own run, `claude-code/<sessionId>`, whatever folder holds the file: the session id is
+the one the file is named by where its lines carry it (a resumed session copies earlier lines,
+with the earlier id), else the last one its lines carry."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 from curriculab.analysis.ingest.common import (
     StepBuilder,
@@ -26,6 +34,8 @@ from curriculab.trajectory.actions import agent_conventions
 from curriculab.trajectory.model import Run, Task, Trajectory
 
 FORMAT = "claude-code"
+_EXIT_CODE = re.compile(r"\AExit code (-?\d+)\b")
+"""How a failed Bash result opens (`is_error` true): `Exit code 127\n/bin/sh: …`."""
 _TYPES = (b'"type":"user"', b'"type":"assistant"', b'"type":"summary"', b'"type":"file-history-snapshot"')
 
 
@@ -34,12 +44,19 @@ def is_transcript(head: bytes) -> bool:
     return b'"sessionId"' in head and any(t in head for t in _TYPES) and b'"trajectory_id"' not in head
 
 
+def _session_id(lines: list[dict[str, Any]], stem: str) -> str:
+    """The session a transcript records, from its lines: the one the file is named by where a line
+    carries it, else the last one any line carries, else the file's name."""
+    ids = [str(r["sessionId"]) for r in lines if r.get("sessionId")]
+    return stem if stem in ids else (ids[-1] if ids else stem)
+
+
 def read_transcript(path: Path) -> UnitResult:
     out = UnitResult()
     data = read_bytes(path, FORMAT)
     lines, skipped = jsonl_objects(path, data, FORMAT, "a Claude Code transcript")
     out.issues.extend(skipped)
-    session = next((r.get("sessionId") for r in lines if r.get("sessionId")), None) or path.stem
+    session = _session_id(lines, path.stem)
     chat = [r for r in lines if r.get("type") in ("user", "assistant") and not r.get("isSidechain")]
     if not chat:
         raise IngestFailure(
@@ -51,8 +68,7 @@ def read_transcript(path: Path) -> UnitResult:
                 source_format=FORMAT,
             )
         )
-    run_id = path.parent.name
-    trajectory_id = f"{run_id}/{session}"
+    trajectory_id = run_id = f"claude-code/{session}"
     builder = StepBuilder(path, session, FORMAT, trajectory_id=trajectory_id)
     conventions = agent_conventions(FORMAT)
     calls_at: dict[str, int] = {}  # tool_use id -> the step its result belongs on
@@ -69,8 +85,11 @@ def read_transcript(path: Path) -> UnitResult:
             for result in results:
                 index = calls_at.get(str(result.get("tool_use_id")))
                 if index is not None:
+                    output = text_of(result.get("content")) or ""
+                    failed = bool(result.get("is_error"))
+                    status = _EXIT_CODE.match(output) if failed else None
                     builder.set_output(
-                        index, text_of(result.get("content")) or "", tool_failed=bool(result.get("is_error"))
+                        index, output, tool_failed=failed, exit_code=int(status.group(1)) if status else None
                     )
             text = (text_of(content) or "") if not results else ""
             if text.strip():
@@ -114,7 +133,7 @@ def read_transcript(path: Path) -> UnitResult:
             agent_version=str(version) if version else None,
             model=model,
             source_format=FORMAT,
-            source_path=str(path.parent),
+            source_path=str(path),
             config={"cwd": next((r.get("cwd") for r in chat if r.get("cwd")), None)},
         ),
     )

@@ -11,10 +11,22 @@ A call's output is one text for the whole call (`Process exited with code N` in 
 `{"output", "metadata": {"exit_code"}}` object in older ones): the commands of one command line share
 it, and no per-command status is recorded. The user messages Codex injects for itself (tagged blocks
 such as `<environment_context>`, the AGENTS.md instructions) are not the task. A session carries no
-verdict."""
+verdict.
+
+A command that outlives its wait yields: its output says `Process running with session ID N` and
+what it printed so far; the agent then calls `write_stdin` with that `session_id` (empty `chars`: a
+poll; text: input typed to the process), and each answer shows what the process printed since, until
+one says `Process exited with code N`. That status is linked back to the command's steps (the
+command's `exit_code` where it is one command, `call_exit_code` either way); every output stays on
+the step where the agent saw it, so that the order of what was seen is kept. A poll is a `read` of
+the running command's output (`write_stdin session N (<command>)`, `raw.polls` naming the
+command's call); input typed to it is `other`.
+
+The rollout is its own run, `codex/<id>` (the id `session_meta` gives), whatever folder holds it."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +49,7 @@ from curriculab.trajectory.model import Run, Task, Trajectory
 FORMAT = "codex-cli"
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
+_RUNNING = re.compile(r"(?m)^Process running with session ID (\d+)\s*$")
 
 
 def is_rollout(head: bytes) -> bool:
@@ -63,8 +76,8 @@ def _output(payload: dict[str, Any]) -> tuple[str, int | None]:
         except orjson.JSONDecodeError:
             parsed = None
         if isinstance(parsed, dict) and "output" in parsed:
-            metadata = parsed.get("metadata") if isinstance(parsed.get("metadata"), dict) else {}
-            code = metadata.get("exit_code")
+            metadata = parsed.get("metadata")
+            code = metadata.get("exit_code") if isinstance(metadata, dict) else None
             return str(parsed.get("output") or ""), code if type(code) is int else None
     if isinstance(output, dict):
         return str(output.get("output") or output.get("content") or ""), None
@@ -74,8 +87,8 @@ def _output(payload: dict[str, Any]) -> tuple[str, int | None]:
 def _arguments(payload: dict[str, Any]) -> tuple[str, Any]:
     kind = payload.get("type")
     if kind == "local_shell_call":
-        action = payload.get("action") if isinstance(payload.get("action"), dict) else {}
-        return "local_shell", {"command": action.get("command")}
+        action = payload.get("action")
+        return "local_shell", {"command": action.get("command") if isinstance(action, dict) else None}
     name = str(payload.get("name") or "")
     if kind == "custom_tool_call":
         return name, {"input": payload.get("input")}
@@ -88,13 +101,20 @@ def _arguments(payload: dict[str, Any]) -> tuple[str, Any]:
     return name, arguments if isinstance(arguments, dict) else {"input": arguments}
 
 
+def _session_key(value: Any) -> str:
+    """A process session id as the poll names it (`42`, `42.0`, `"42"`) and the yield prints it (`42`)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value).strip()
+
+
 def read_rollout(path: Path) -> UnitResult:
     out = UnitResult()
     data = read_bytes(path, FORMAT)
     objects, skipped = jsonl_objects(path, data, FORMAT, "a Codex CLI rollout")
     out.issues.extend(skipped)
     lines = [r for r in objects if isinstance(r.get("payload"), dict)]
-    meta = next((r["payload"] for r in lines if r.get("type") == "session_meta"), {})
+    meta: dict[str, Any] = next((r["payload"] for r in lines if r.get("type") == "session_meta"), {})
     session = str(meta.get("id") or path.stem)
     items = [r for r in lines if r.get("type") == "response_item"]
     if not items:
@@ -108,13 +128,11 @@ def read_rollout(path: Path) -> UnitResult:
             )
         )
     outputs = {str(r["payload"].get("call_id")): r["payload"] for r in items if r["payload"].get("type") in _OUTPUTS}
-    day = [p.name for p in (path.parent.parent.parent, path.parent.parent, path.parent)]
-    # sessions/YYYY/MM/DD/: the day is the run; a rollout kept elsewhere is its folder's
-    run_id = "codex-" + "-".join(day) if all(d.isdigit() for d in day) else path.parent.name
-    trajectory_id = f"{run_id}/{session}"
+    trajectory_id = run_id = f"codex/{session}"
     builder = StepBuilder(path, session, FORMAT, trajectory_id=trajectory_id)
     conventions = agent_conventions("codex")
     instruction = None
+    sessions: dict[str, int] = {}  # a yielded command's session id -> its (last) step
     model = next((r["payload"].get("model") for r in lines if r.get("type") == "turn_context"), None)
     for record in items:
         payload, ts = record["payload"], iso_time(record.get("timestamp"))
@@ -131,20 +149,31 @@ def read_rollout(path: Path) -> UnitResult:
             name, arguments = _arguments(payload)
             call_id = str(payload.get("call_id") or payload.get("id") or "")
             answer = outputs.get(call_id)
-            text, exit_code = _output(answer) if answer is not None else (None, None)
+            shown_text, exit_code = _output(answer) if answer is not None else (None, None)
             calls: list[NormalisedCall] = conventions.normalise(name, arguments)
-            refused = conventions.not_run(calls, text)
-            seen = conventions.observe(text)
+            polled = sessions.get(_session_key(arguments.get("session_id"))) if name == "write_stdin" else None
+            if polled is not None:  # a running command's output read (or input typed to it)
+                shown = f"write_stdin session {arguments.get('session_id')} ({builder.rows[polled].command or ''})"
+                calls = [NormalisedCall(action, None, shown[:300]) for action, _, _ in calls]
+            refused = conventions.not_run(calls, shown_text)
+            seen = conventions.observe(shown_text)
+            status = exit_code if exit_code is not None else seen.exit_code
             builder.calls(
                 refused,
                 tool_name=name,
-                raw={"function_name": name, "arguments": arguments, "call_id": call_id},
-                output=text,
+                raw={"function_name": name, "arguments": arguments, "call_id": call_id}
+                | ({"polls": builder.rows[polled].call_id} if polled is not None else {}),
+                output=shown_text,
                 ts=ts,
-                exit_code=exit_code if exit_code is not None else seen.exit_code,
+                exit_code=None if polled is not None else status,  # a poll's status is its command's
                 call_id=call_id or None,
-                tool_failed=True if refused is not calls else seen.failed,
+                tool_failed=True if refused is not calls else (None if polled is not None else seen.failed),
             )
+            running = _RUNNING.search(shown_text or "") if polled is None else None
+            if running:  # the command yielded: its polls say how it ends
+                sessions[running.group(1)] = len(builder.rows) - 1
+            elif polled is not None and status is not None:
+                builder.link_status(polled, status)
     tokens = [
         r["payload"].get("info")
         for r in lines
@@ -167,7 +196,7 @@ def read_rollout(path: Path) -> UnitResult:
             agent_version=str(meta.get("cli_version")) if meta.get("cli_version") else None,
             model=model,
             source_format=FORMAT,
-            source_path=str(path.parent),
+            source_path=str(path),
             config={"cwd": meta.get("cwd"), "originator": meta.get("originator")},
         ),
     )

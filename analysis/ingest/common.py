@@ -21,10 +21,10 @@ from curriculab.analysis.ingest.hashes import READING
 from curriculab.analysis.issues import IngestFailure, Issue, fail, make_issue
 from curriculab.analysis.store.rows import RowBatch, StepRow, TestResultRow, TrajectoryRow, as_utc, json_text
 from curriculab.trajectory.actions import NormalisedCall, error_observed, folded_case, looks_truncated, read_is_full
-from curriculab.trajectory.model import INT32_MAX, TIERS, Step, TestResult, Trajectory
+from curriculab.trajectory.model import Step, TestResult, Trajectory
 from curriculab.trajectory.model_names import canonical_model
 from curriculab.trajectory.validation import first_problem
-from curriculab.trajectory.vocabulary import AGENT_FAULTS
+from curriculab.trajectory.vocabulary import AGENT_FAULTS, INT32_MAX, TIERS
 
 MAX_OUTPUT_CHARS = 64 * 1024
 """Outputs longer than this keep their first and last halves; `output_truncated` is set."""
@@ -60,7 +60,9 @@ class FilesRead:
 
 def read_bytes(path: Path, source_format: str, record: str | None = None) -> bytes:
     """A regular file's bytes, up to MAX_INPUT_BYTES; anything else is an issue that says so."""
-    return _read_regular(path, source_format, record, only_if_regular=False)
+    data = _read_regular(path, source_format, record, only_if_regular=False)
+    assert data is not None  # only a file looked for if regular may be absent
+    return data
 
 
 def read_if_regular(path: Path | str, source_format: str, record: str | None = None) -> bytes | None:
@@ -83,7 +85,7 @@ def _read_regular(path: Path | str, source_format: str, record: str | None, only
             source_format=source_format,
         )
 
-    def not_regular() -> None:
+    def not_regular() -> bytes | None:
         if not only_if_regular:
             raise fail(
                 path,
@@ -92,6 +94,7 @@ def _read_regular(path: Path | str, source_format: str, record: str | None, only
                 record=record,
                 source_format=source_format,
             )
+        return None
 
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO is refused, never waited on
@@ -358,6 +361,8 @@ class StepBuilder:
                     None,
                     None,
                     None,
+                    None,
+                    None,
                 ),
             )
         )
@@ -376,7 +381,12 @@ class StepBuilder:
         call_id: str | None = None,
         tool_failed: bool | None = None,
     ) -> None:
-        """Add the steps of one tool call; the call's output goes on its last step."""
+        """Add the steps of one tool call. A call of one command keeps its output and status on its
+        step. A call of several parts (a command line `a && b`, keystrokes, a script calling tools)
+        has one output and one status for the whole line: the output goes on its last part (where
+        the agent saw it, after the line ran), the status on every part as the call's
+        (`call_exit_code`, `call_error`), and each part's own `exit_code` and `error_observed` are
+        unknown (NULL): the log does not say which part failed."""
         rows = self.rows
         first = len(rows)
         last = len(calls) - 1
@@ -388,8 +398,8 @@ class StepBuilder:
                 self.issues.append(
                     output_capped(self.path, self.record, first + last, dropped, self.source_format, "output")
                 )
-                output, truncated = capped, True
-                folded = folded_case(capped)
+                output, truncated = capped or "", True
+                folded = folded_case(output)
             else:
                 folded = folded_case(output)
                 truncated = looks_truncated(output, folded)
@@ -402,9 +412,11 @@ class StepBuilder:
         call_id = call_id or f"step-{first}"
         arguments = raw.get("arguments") if raw is not None else None
         tid = self.trajectory_id
+        call_error = _call_error(calls, output, exit_code, tool_failed, folded) if calls else None
+        own_exit, own_error = (exit_code, call_error) if last == 0 else (None, None)
         for k, (action, path, command) in enumerate(calls):
             part_raw = None if raw is None else json_text(raw if last == 0 else {**raw, "part": k})
-            ends = k == last  # the call's output, exit status and what they show go on its last step
+            ends = k == last  # the call's output goes on its last step
             rows.append(
                 _step_row(
                     StepRow,
@@ -418,34 +430,77 @@ class StepBuilder:
                         path,
                         command,
                         output if ends else None,
-                        exit_code if ends else None,
+                        own_exit,
                         truncated if ends else False,
                         part_raw,
                         ts,
                         call_id,
-                        error_observed(action, command, output, exit_code, tool_failed, folded)
-                        if ends and (action == "run" or tool_failed)
-                        else None,
+                        own_error,
                         read_is_full(action, tool_name, command, arguments) if action == "read" else None,
+                        exit_code,
+                        call_error,
                     ),
                 )
             )
 
+    def call_range(self, index: int) -> range:
+        """The steps of the call that step `index` belongs to (the parts sharing its `call_id`)."""
+        call_id = self.rows[index].call_id
+        if call_id is None:
+            return range(index, index + 1)
+        start, end = index, index
+        while start > 0 and self.rows[start - 1].call_id == call_id:
+            start -= 1
+        while end + 1 < len(self.rows) and self.rows[end + 1].call_id == call_id:
+            end += 1
+        return range(start, end + 1)
+
     def set_output(
-        self, index: int, output: str | None, tool_failed: bool | None = None, raw: dict[str, Any] | None = None
+        self,
+        index: int,
+        output: str | None,
+        tool_failed: bool | None = None,
+        raw: dict[str, Any] | None = None,
+        exit_code: int | None = None,
     ) -> None:
-        """Give step `index` an output that arrived after its call (Inspect's tool message, a
-        terminal screen shown with the next prompt), with the `error_observed` it decides; `raw`
-        replaces the step's source record (a failed tool's error added to it)."""
-        row = self.rows[index]
-        self.rows[index] = row._replace(
+        """Give the call of step `index` an output that arrived after it (Inspect's tool message, a
+        terminal screen shown with the next prompt, Claude Code's tool result), with its exit status
+        where the result states one, on the call's last step, as `calls` places them; `raw`
+        replaces that step's source record (a failed tool's error added to it)."""
+        steps = self.call_range(index)
+        end = steps[-1]
+        row = self.rows[end]
+        if exit_code is None:
+            exit_code = row.call_exit_code  # a status read with the call (a format that prints it) stays
+        parts = [NormalisedCall(self.rows[k].action, self.rows[k].path, self.rows[k].command) for k in steps]
+        call_error = _call_error(parts, output, exit_code, tool_failed, None)
+        alone = len(steps) == 1
+        for k in steps:
+            self.rows[k] = self.rows[k]._replace(call_exit_code=exit_code, call_error=call_error)
+        self.rows[end] = self.rows[end]._replace(
             output=output,
             raw=row.raw if raw is None else json_text(raw),
-            error_observed=error_observed(row.action, row.command, output, row.exit_code, tool_failed),
+            exit_code=exit_code if alone else None,
+            error_observed=call_error if alone else None,
         )
 
+    def link_status(self, index: int, exit_code: int) -> None:
+        """Give the call of step `index` the exit status a later step showed (a Codex command that
+        yielded and ended while the agent polled it): the status is the call's; its output stays
+        where the agent saw it."""
+        steps = self.call_range(index)
+        end = steps[-1]
+        parts = [NormalisedCall(self.rows[k].action, self.rows[k].path, self.rows[k].command) for k in steps]
+        call_error = _call_error(parts, None, exit_code, None, None)
+        alone = len(steps) == 1
+        for k in steps:
+            self.rows[k] = self.rows[k]._replace(call_exit_code=exit_code, call_error=call_error)
+        if alone:
+            self.rows[end] = self.rows[end]._replace(exit_code=exit_code, error_observed=call_error)
+
     def output_of(self, index: int) -> str | None:
-        return self.rows[index].output
+        output: str | None = self.rows[index].output
+        return output
 
     def last_action(self, call_id_prefix: str) -> int | None:
         """The last step that acts (not a message, completion or wait) of a call whose id starts with
@@ -457,10 +512,33 @@ class StepBuilder:
         return None
 
 
+def _call_error(
+    calls: list[NormalisedCall],
+    output: str | None,
+    exit_code: int | None,
+    tool_failed: bool | None,
+    folded: str | None,
+) -> bool | None:
+    """Whether a call showed an error (`error_observed` of the call as a whole): read as a run where
+    any of its parts runs, its status read against its last part's command (the status a command
+    line returns is its last command's: `cd x && grep y` exiting 1 is grep finding nothing)."""
+    runs = any(action == "run" for action, _, _ in calls)
+    action = "run" if runs else calls[-1].action
+    if not runs and not tool_failed:
+        return None
+    return error_observed(action, calls[-1].command, output, exit_code, tool_failed, folded)
+
+
 def step_row(trajectory_id: str, step: Step) -> StepRow:
     """A canonical `Step` (read whole from curriculab JSONL) as the store's row, as `StepBuilder` makes it."""
     observed = error_observed(step.action, step.command, step.output, step.exit_code, step.tool_failed)
     full = read_is_full(step.action, step.tool_name, step.command, (step.raw or {}).get("arguments"))
+    call_exit = step.exit_code if step.call_exit_code is None else step.call_exit_code
+    call_error = (
+        error_observed("run", step.command, step.output, call_exit, step.tool_failed)
+        if step.action == "run" or call_exit is not None or step.tool_failed
+        else None
+    )
     return StepRow(
         trajectory_id,
         step.step_idx,
@@ -478,6 +556,8 @@ def step_row(trajectory_id: str, step: Step) -> StepRow:
         step.call_id,
         observed,
         full,
+        call_exit,
+        call_error,
     )
 
 
@@ -539,7 +619,7 @@ def milestones(results: list[TestResult], declared: int | None = None) -> tuple[
     indexed = [r for r in results if r.milestone_idx is not None]
     if not indexed:
         return None, declared or None
-    total = max(declared or 0, max(r.milestone_idx for r in indexed) + 1)
+    total = max(declared or 0, max(r.milestone_idx for r in indexed if r.milestone_idx is not None) + 1)
     passed = 0
     for m in range(total):
         group = [r for r in indexed if r.milestone_idx == m]

@@ -13,9 +13,12 @@ HASH_PREFIX = "c1:"
 """Marks a hash of parsed content; stores written before it hold hashes of raw bytes (no prefix)."""
 
 
-READING = 2
+READING = 3
 """The version of how importers read steps into actions, kept on every trajectory
 (`trajectories.reading`). 2: the shell reading (`trajectory.shell`, tree-sitter's bash grammar).
+3: what the agent saw kept (a call's status as the call's, its parts' unknown; Claude Code's
+`Exit code N`; a Codex command that yielded given the status its polls showed; SWE-agent commands
+its tool table does not know are `other`; SWE-bench submission verdicts).
 A stored trajectory read by an older one is re-read by the next ingest of its files, its steps and
 codes replaced, though its content is unchanged."""
 
@@ -62,7 +65,9 @@ def content_hash(*parts: bytes | ParsedJson) -> str:
     """The identity of a trajectory's content: a hash of its parsed parts."""
     return HASH_PREFIX + byte_hash(
         *(
-            orjson.dumps(part.value, option=orjson.OPT_SORT_KEYS) if type(part) is ParsedJson else canonical_bytes(part)
+            orjson.dumps(part.value, option=orjson.OPT_SORT_KEYS)
+            if isinstance(part, ParsedJson)
+            else canonical_bytes(part)
             for part in parts
         )
     )

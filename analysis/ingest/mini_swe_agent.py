@@ -4,8 +4,11 @@
 (` ```bash ` in 1, ` ```mswea_bash_command ` in 1.1, which also lists it in `extra.actions`) — and
 the user message after it is what the harness saw: `<returncode>N</returncode>` and `<output>`, a
 format error, or a timeout. The action whose output starts with `COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`
-submits (its reply is then the submission alone); it is one `complete` step. An instance's SWE-bench `report.json` beside the file, when there, gives the verdict and
-the per-test results (FAIL_TO_PASS and PASS_TO_PASS, each test once)."""
+submits (its reply is then the submission alone); it is one `complete` step. The verdict and the
+per-test results (FAIL_TO_PASS and PASS_TO_PASS, each test once) come from SWE-bench's files where
+the run keeps them (`swe_bench.py`: a `report.json` beside the file, a submission's
+`logs/<instance>/report.json` or `results/results.json`); in a submission (`<submission>/trajs/…`)
+the run is the submission."""
 
 from __future__ import annotations
 
@@ -13,9 +16,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from curriculab.analysis.ingest import swe_bench
 from curriculab.analysis.ingest.common import (
     StepBuilder,
     UnitResult,
@@ -29,6 +32,7 @@ from curriculab.analysis.ingest.hashes import content_hash, legacy_hash
 from curriculab.analysis.issues import IngestFailure, make_issue
 from curriculab.trajectory.actions import NormalisedCall, normalise_shell
 from curriculab.trajectory.model import Run, Task, TestResult, Trajectory
+from curriculab.trajectory.vocabulary import Outcome
 
 FORMAT = "mini-swe-agent"
 AGENT = "mini-swe-agent"
@@ -97,43 +101,6 @@ def _model(info: dict[str, Any]) -> str | None:
     return str(name) if name else None
 
 
-def _report(path: Path, instance_id: str, issues: list) -> tuple[bool, list[TestResult]] | None:
-    """The verdict and per-test results of SWE-bench's `report.json` beside the trajectory. One that
-    cannot be read as such gives a warning in `issues` and no verdict: the trajectory still lands."""
-    report = path.parent / "report.json"
-    if not report.is_file():
-        return None
-    try:
-        doc = orjson.loads(report.read_bytes())
-        entry = doc.get(instance_id) if isinstance(doc, dict) else None
-        if not isinstance(entry, dict) or not isinstance(entry.get("resolved"), bool):
-            raise ValueError(f"no `{instance_id}` entry with a true/false `resolved`")
-        tests: dict[str, TestResult] = {}
-        for group, outcomes in (entry.get("tests_status") or {}).items():
-            for verdict, passed in (("success", True), ("failure", False)):
-                for test_id in outcomes.get(verdict) or []:
-                    # a test in both groups is counted once, its failure kept
-                    if test_id not in tests or not passed:
-                        tests[str(test_id)] = TestResult(
-                            test_id=str(test_id), passed=passed, status="ok" if passed else "failed", detail=group
-                        )
-    except (OSError, ValueError, AttributeError, TypeError, ValidationError) as exc:  # orjson's error is a ValueError
-        issues.append(
-            make_issue(
-                report,
-                f"not a SWE-bench report for {instance_id} ({type(exc).__name__}: {exc}); the trajectory is stored "
-                "without a verdict",
-                "Fix or remove report.json (SWE-bench writes {instance_id: {resolved, tests_status}})",
-                record=instance_id,
-                field="report.json",
-                severity="warning",
-                source_format=FORMAT,
-            )
-        )
-        return None
-    return entry["resolved"], list(tests.values())
-
-
 def read_traj_json(path: Path) -> UnitResult:
     out = UnitResult()
     data = read_bytes(path, FORMAT)
@@ -155,7 +122,7 @@ def read_traj_json(path: Path) -> UnitResult:
             )
         )
     instance_id = doc.instance_id or name
-    run_dir = path.parent.parent if path.parent.name == instance_id else path.parent
+    run_dir = swe_bench.run_dir(path, instance_id)
     run_id = run_dir.name
     trajectory_id = f"{run_id}/{instance_id}"
     builder = StepBuilder(path, instance_id, FORMAT, trajectory_id=trajectory_id)
@@ -208,11 +175,11 @@ def read_traj_json(path: Path) -> UnitResult:
     stats = info.get("model_stats") or {}
     exit_status = str(info.get("exit_status") or "")
     harness_error = _LIMITS.get(exit_status)
-    report = _report(path, instance_id, out.issues)
+    report = swe_bench.verdict(path, instance_id, FORMAT, out.issues)
     tests: list[TestResult] = []
     if report is not None:
-        resolved, tests = report
-        outcome: str | None = "passed" if resolved else "failed"
+        tests = report.tests
+        outcome: Outcome | None = "passed" if report.resolved else "failed"
     else:
         outcome = "failed" if harness_error else None  # submitted, but no verdict to read here
     model = _model(info)

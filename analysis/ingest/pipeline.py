@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from curriculab.analysis import queries
 from curriculab.analysis.ingest import attribution, detect
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
     from curriculab.analysis.ingest.common import UnitResult
     from curriculab.analysis.store.rows import RowBatch
+    from curriculab.analysis.store.store import WriteResult
 
 FORMATS = ("auto", *SOURCE_FORMATS, "tasks")
 _JOB_FILES = {
@@ -106,7 +107,7 @@ class IngestReport:
     """Quarantined inputs."""
     warnings: list[Issue] = field(default_factory=list)
     """Inputs that landed after a repair (e.g. a capped 50 MB output)."""
-    by_format: Counter = field(default_factory=Counter)
+    by_format: Counter[str] = field(default_factory=Counter)
     """Trajectories written per importer."""
 
     @property
@@ -223,21 +224,74 @@ def _unreadable(unit: Unit, exc: Exception) -> UnitResult:
 
 def _read_jsonl(path: Path) -> UnitResult:
     """A `.jsonl` file: curriculab JSONL, a Claude Code session transcript, a Codex CLI rollout or an
-    OpenHands evaluation output (its first lines tell)."""
+    OpenHands evaluation output: its first record tells, read whole however long it is (an evaluation
+    record keeps its instance before its `history`), else its first 16 KiB."""
     from curriculab.analysis.ingest import claude_code, codex_cli, jsonl, openhands
+
+    head, record = _first_record(path)
+    readers = {
+        "claude-code": claude_code.read_transcript,
+        "codex-cli": codex_cli.read_rollout,
+        "openhands": openhands.read_eval_output,
+        "jsonl": jsonl.read_jsonl,
+    }
+    kind = _record_kind(record)
+    if kind is None:
+        if claude_code.is_transcript(head):
+            kind = "claude-code"
+        elif codex_cli.is_rollout(head):
+            kind = "codex-cli"
+        elif openhands.is_eval_output(head):
+            kind = "openhands"
+    return readers[kind or "jsonl"](path)
+
+
+_FIRST_RECORD_LIMIT = 256 * 1024 * 1024
+"""The longest first line read to tell a `.jsonl` file's format; past it, its first 16 KiB decide."""
+
+
+def _first_record(path: Path) -> tuple[bytes, Any]:
+    """(the file's first 16 KiB, its first non-empty line parsed as JSON, or None)."""
+    import orjson
 
     try:
         with open(path, "rb") as handle:
             head = handle.read(16384)
+            line = head.lstrip()
+            while b"\n" not in line and len(line) < _FIRST_RECORD_LIMIT:
+                more = handle.read(1 << 20)
+                if not more:
+                    break
+                line += more
     except OSError:
-        head = b""
-    if claude_code.is_transcript(head):
-        return claude_code.read_transcript(path)
-    if codex_cli.is_rollout(head):
-        return codex_cli.read_rollout(path)
-    if openhands.is_eval_output(head):
-        return openhands.read_eval_output(path)
-    return jsonl.read_jsonl(path)
+        return b"", None
+    try:
+        return head, orjson.loads(line.split(b"\n", 1)[0])
+    except orjson.JSONDecodeError:
+        return head, None
+
+
+_CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+_CLAUDE_TYPES = frozenset({"user", "assistant", "summary", "file-history-snapshot", "system"})
+
+
+def _record_kind(record: Any) -> str | None:
+    """The format a `.jsonl` file's first record shows, None where it shows none."""
+    if not isinstance(record, dict):
+        return None
+    kind = record.get("type")
+    if "trajectory_id" in record:
+        return "jsonl"
+    if kind in _CODEX_TYPES and isinstance(record.get("payload"), dict):
+        return "codex-cli"
+    if kind in _CLAUDE_TYPES and any(k in record for k in ("sessionId", "leafUuid", "snapshot")):
+        return "claude-code"
+    history = record.get("history")
+    if isinstance(history, list):
+        events = [e for item in history[:4] for e in (item if isinstance(item, list) else [item])]
+        if any(isinstance(e, dict) and ("action" in e or "observation" in e) for e in events):
+            return "openhands"
+    return None
 
 
 def _read_sniffed(path: Path) -> UnitResult:
@@ -257,9 +311,13 @@ def _read_sniffed(path: Path) -> UnitResult:
         return openhands.read_events(path, data)
     if kind not in ("inspect", "tb-results", "mini-swe-agent"):
         try:
-            orjson.loads(data)
+            document = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             raise json_failure(path, data, exc, "auto") from None
+        if _record_kind(document if isinstance(document, dict) else {"history": document}) == "openhands":
+            from curriculab.analysis.ingest import openhands  # an event list whose first event is long
+
+            return openhands.read_events(path, data)
         raise IngestFailure(
             make_issue(
                 path,
@@ -286,7 +344,7 @@ def _file_kind(path: str, fmt: str) -> str | None:
 
 
 def _dir_kind(
-    path: str, entries: dict[str, os.DirEntry], fmt: str, listings: dict[str, list[os.DirEntry]]
+    path: str, entries: dict[str, os.DirEntry[str]], fmt: str, listings: dict[str, list[os.DirEntry[str]]]
 ) -> str | None:
     names = entries.keys()
     if fmt in ("auto", "tb") and detect.is_tb_run_dir(path, names, listings):
@@ -317,7 +375,7 @@ _WALK_SUFFIXES = {
 
 
 def discover(
-    paths: Iterable[str | os.PathLike], fmt: str = "auto", found: Callable[[Unit], None] | None = None
+    paths: Iterable[str | os.PathLike[str]], fmt: str = "auto", found: Callable[[Unit], None] | None = None
 ) -> tuple[list[Unit], list[Issue]]:
     """Units to read under `paths`, and issues for paths that hold nothing readable. `found(unit)`
     is told of each unit a directory walk finds, as it is found."""
@@ -343,7 +401,7 @@ def discover(
                     )
                 )
             else:
-                units.append(Unit(kind, root))
+                units.append(Unit(kind, str(root)))
             continue
         if not root.is_dir():
             issues.append(
@@ -370,7 +428,7 @@ def discover(
             if found:
                 found(unit)
 
-        listings: dict[str, list[os.DirEntry]] = {}
+        listings: dict[str, list[os.DirEntry[str]]] = {}
         walked: dict[
             tuple[int, int], str
         ] = {}  # (device, inode) -> the path it was walked as: a symlink loop is walked once
@@ -435,13 +493,15 @@ def discover(
             continue
         # A verdict file no unit covers is a trial lost without a word: say so.
         covered = _with_ancestors(os.path.normpath(unit.where) for unit in units[before:]) if holding_results else set()
-        for directory in holding_results:
-            if os.path.normpath(directory) not in covered:
-                found = sorted(names for names in _VERDICT_FILES if (directory / names).is_file())
+        for holder in holding_results:
+            # a SWE-bench submission's `results/results.json` is read with the trajectories in its `trajs/`
+            submission = holder.name == "results" and os.path.normpath(holder.parent) in covered
+            if os.path.normpath(holder) not in covered and not submission:
+                verdict_files = sorted(names for names in _VERDICT_FILES if (holder / names).is_file())
                 issues.append(
                     make_issue(
-                        directory,
-                        f"holds {', '.join(found)} but no trial could be read from it (not a Harbor trial or "
+                        holder,
+                        f"holds {', '.join(verdict_files)} but no trial could be read from it (not a Harbor trial or "
                         "job, not a `tb run` directory)",
                         "Point at the run or job directory itself, or pass --format "
                         "tb / --format harbor; if this is another harness's output, convert it to JSONL (docs/jsonl.md)",
@@ -497,7 +557,9 @@ def read_signed(unit: Unit, signature: str | None) -> tuple[str | None, UnitResu
         for path, info in files.items()
         if path.startswith(verifier) and path != os.path.join(trial, HARBOR_TRIAL_FILES[2])
     )
-    return (None if _UNSEEN in seen else _trial_signature(seen, continued + reports)), result
+    if _UNSEEN in seen:
+        return None, result
+    return _trial_signature(cast("list[tuple[int, int] | None]", seen), continued + reports), result
 
 
 class _Readers:
@@ -576,7 +638,9 @@ class _Writer:
 
     def __init__(self, store: Store, report: IngestReport, replace: bool = False):
         self.store, self.report, self.replace = store, report, replace
-        self.batch = None  # the first result's rows start it: a re-ingest that reads nothing builds none
+        self.batch: RowBatch | None = (
+            None  # the first result's rows start it: a re-ingest that reads nothing builds none
+        )
         self.seen: dict[str, tuple[str, str]] = {}  # trajectory_id -> (content_hash, source_path)
         self.pending: list[Issue] = []  # issues not yet written to ingest_errors
 
@@ -648,7 +712,7 @@ class _Writer:
                         )
                     )
 
-    def _count(self, result) -> None:
+    def _count(self, result: WriteResult) -> None:
         self.report.inserted += result.inserted
         self.report.replaced += result.replaced
         self.report.reread += result.reread
@@ -758,7 +822,7 @@ def unit_signature(unit: Unit, stored: str | None = None) -> str | None:
         return None
 
 
-def _sign_tree(directory: str, prefix: str, digest) -> None:
+def _sign_tree(directory: str, prefix: str, digest: Any) -> None:
     """Feed `digest` each file's path below the unit, size and time, in `os.walk`'s order (a folder's
     files by name, then its folders by name, depth first; a symlinked folder is not entered): one
     `scandir` per folder, where os.walk and a relpath per file were most of a no-op re-ingest."""
@@ -779,7 +843,7 @@ def _sign_tree(directory: str, prefix: str, digest) -> None:
 
 def ingest(
     store: Store,
-    paths: Iterable[str | os.PathLike],
+    paths: Iterable[str | os.PathLike[str]],
     fmt: str = "auto",
     *,
     workers: int | None = None,
@@ -815,10 +879,10 @@ def ingest(
 
 def _ingest(
     store: Store,
-    paths: list[Path],
+    paths: Iterable[str | os.PathLike[str]],
     fmt: str,
     readers: _Readers,
-    known: dict[str, dict],
+    known: dict[str, dict[str, Any]],
     progress: Callable[[int, int], None] | None,
     replace: bool,
     verify: bool,
@@ -836,7 +900,7 @@ def _ingest(
         signature = (
             unit_signature(unit, seen["signature"]) if seen else None
         )  # one never read cleanly is read regardless
-        if not verify and not replace and signature and seen["signature"] == signature:
+        if seen is not None and not verify and not replace and signature and seen["signature"] == signature:
             report.skipped += 1
             report.unchanged += seen["trajectories"]
         else:

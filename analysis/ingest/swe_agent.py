@@ -5,13 +5,19 @@ its tools' refusals are errors on any step kind; `find_file`/`search_dir` are re
 keeps what it submitted; the model comes from the file or SWE-agent's own run-folder name, never
 another folder's name.
 
-A `.traj` carries no verdict; when the run directory holds a SWE-bench evaluation report
-(`results.json` or `report.json` with `resolved_ids`), it supplies passed/failed.
+A `.traj` carries no verdict: SWE-bench's files supply it where the run keeps them (`swe_bench.py`:
+the run folder's `results.json` or `report.json` with `resolved_ids`, a submission's
+`logs/<instance>/report.json` with per-test results, or its `results/results.json`); in a
+submission (`<submission>/trajs/…`) the run is the submission.
+
+Commands an agent adds to SWE-agent's interface (documented in its prompt as `name:` with a
+`signature:`, as SWE-agent writes them) that the tool table does not know are `other` steps, one
+each, their multi-line arguments included: neither a change nor a check. The table maps them
+(`agents.yaml`, `swe-agent.tools`, or a file of one's own named by $CURRICULAB_AGENT_TOOLS).
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -19,6 +25,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from curriculab.analysis.ingest import swe_bench
 from curriculab.analysis.ingest.common import (
     StepBuilder,
     UnitResult,
@@ -28,8 +35,14 @@ from curriculab.analysis.ingest.common import (
     validation_failure,
 )
 from curriculab.analysis.ingest.hashes import content_hash, legacy_hash
-from curriculab.trajectory.actions import normalise_swe_agent_action, swe_agent_failed, swe_agent_open_file
+from curriculab.trajectory.actions import (
+    interface_commands,
+    normalise_swe_agent_action,
+    swe_agent_failed,
+    swe_agent_open_file,
+)
 from curriculab.trajectory.model import Run, Task, Trajectory
+from curriculab.trajectory.vocabulary import Outcome
 
 FORMAT = "swe-agent"
 
@@ -70,20 +83,6 @@ def _open_file(state: dict[str, Any] | str | None) -> str | None:
     return None if value in (None, "n/a", "") else str(value)
 
 
-@functools.lru_cache(maxsize=256)
-def _report(run_dir: Path) -> tuple[frozenset[str], frozenset[str]] | None:
-    for name in ("results.json", "report.json"):
-        path = run_dir / name
-        if path.is_file():
-            try:
-                doc = orjson.loads(path.read_bytes())
-            except (OSError, orjson.JSONDecodeError):
-                continue
-            if isinstance(doc, dict) and "resolved_ids" in doc:
-                return frozenset(doc.get("resolved_ids") or []), frozenset(doc.get("unresolved_ids") or [])
-    return None
-
-
 def _model(doc: SweTraj) -> str | None:
     config = doc.replay_config
     if isinstance(config, str):
@@ -119,10 +118,13 @@ def read_traj(path: Path) -> UnitResult:
         doc = SweTraj.model_validate(raw)
     except ValidationError as exc:
         raise validation_failure(path, exc, FORMAT, record=instance_id) from None
-    run_dir = path.parent.parent if path.parent.name == instance_id else path.parent
+    run_dir = swe_bench.run_dir(path, instance_id)
     run_id = run_dir.name
     builder = StepBuilder(path, instance_id, FORMAT, trajectory_id=f"{run_id}/{instance_id}")
     instruction = None
+    documented = interface_commands(
+        "\n".join(str(m.get("content")) for m in doc.history[:3] if m.get("role") in ("system", "user"))
+    )
     for message in doc.history:
         role = message.get("role")
         if role in ("system", "user") and message.get("content"):
@@ -137,7 +139,7 @@ def read_traj(path: Path) -> UnitResult:
         # an older .traj keeps its state as JSON text taken before the action, a newer one as an
         # object taken after it; between them, `open` and `create` say which file is open
         open_file = (_open_file(step.state) if isinstance(step.state, str) else None) or open_file
-        calls = normalise_swe_agent_action(step.action, open_file)
+        calls = normalise_swe_agent_action(step.action, open_file, documented)
         builder.calls(
             calls,
             tool_name="swe-agent",
@@ -152,12 +154,13 @@ def read_traj(path: Path) -> UnitResult:
     out.issues.extend(builder.issues)
     stats = doc.info.get("model_stats") or {}
     exit_status = str(doc.info.get("exit_status") or "")
-    outcome, harness_error = None, _HARNESS_EXITS.get(exit_status)
-    report = _report(run_dir)
+    outcome: Outcome | None = None
+    harness_error = _HARNESS_EXITS.get(exit_status)
+    report = swe_bench.verdict(path, instance_id, FORMAT, out.issues)
     if harness_error:
         outcome = "error"
     elif report is not None:
-        outcome = "passed" if instance_id in report[0] else "failed"
+        outcome = "passed" if report.resolved else "failed"
     model = _model(doc) or run_name_model(run_id)
     traj = Trajectory(
         trajectory_id=f"{run_id}/{instance_id}",
@@ -170,6 +173,7 @@ def read_traj(path: Path) -> UnitResult:
         output_tokens=stats.get("tokens_received"),
         cost_usd=stats.get("instance_cost"),
         task=Task(task_id=instance_id, source="swe-bench", instruction=instruction),
+        test_results=report.tests if report is not None else [],
         run=Run(
             run_id=run_id,
             agent="swe-agent",

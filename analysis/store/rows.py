@@ -88,6 +88,8 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("call_id", pa.string()),
             ("error_observed", pa.bool_()),
             ("read_full", pa.bool_()),
+            ("call_exit_code", pa.int32()),
+            ("call_error", pa.bool_()),
         ]
     ),
     "test_results": pa.schema(

@@ -581,12 +581,80 @@ UPDATE plans SET plan = json_merge_patch(plan, json_object(
     ),
 )
 
+# Reading 3 (`hashes.READING`): a call of several commands (`javac … && java …`, keystrokes) keeps its
+# status as the call's (`call_exit_code`, `call_error` on each of its steps), its parts' own statuses
+# unknown, never given to the last part. Identities come from the files' own content: a Claude Code
+# session is `claude-code/<sessionId>` and a Codex rollout `codex/<id>` (each its own run, its agent
+# fixed: the folder they were kept in named both before, and a later file in the same folder took
+# the run's agent), and a trajectory of a SWE-bench submission (`<submission>/trajs/…`) is keyed by
+# the submission, not by `trajs`. Stored trajectories move to their new ids with every row that
+# names them (steps, tests, codes, statuses, labels); where two stored copies of one session meet,
+# the one ingested last is kept (labels of both are kept). The manifest is forgotten so that the
+# next ingest reads every file again.
+MIGRATIONS += (
+    Migration(
+        18,
+        "call status, identities from content",
+        """
+ALTER TABLE steps ADD COLUMN IF NOT EXISTS call_exit_code INTEGER;
+ALTER TABLE steps ADD COLUMN IF NOT EXISTS call_error BOOLEAN;
+UPDATE steps SET call_exit_code = exit_code, call_error = error_observed
+    WHERE call_exit_code IS NULL AND call_error IS NULL;
+CREATE TEMP TABLE _moved AS
+SELECT old_id, new_id, old_run, new_run, agent,
+       row_number() OVER (PARTITION BY new_id ORDER BY ingested_at DESC NULLS LAST, old_id) AS rank
+FROM (
+    SELECT trajectory_id AS old_id, run_id AS old_run, ingested_at,
+           CASE source_format
+               WHEN 'claude-code' THEN 'claude-code/' || task_id
+               WHEN 'codex-cli' THEN 'codex/' || task_id
+               ELSE regexp_extract(source_path, '([^/]+)/trajs/[^/]+(/[^/]+)?$', 1) || '/' || substr(trajectory_id, 7)
+           END AS new_id,
+           CASE source_format
+               WHEN 'claude-code' THEN 'claude-code/' || task_id
+               WHEN 'codex-cli' THEN 'codex/' || task_id
+               ELSE regexp_extract(source_path, '([^/]+)/trajs/[^/]+(/[^/]+)?$', 1)
+           END AS new_run,
+           CASE source_format WHEN 'claude-code' THEN 'claude-code' WHEN 'codex-cli' THEN 'codex' END AS agent
+    FROM trajectories
+    WHERE source_format IN ('claude-code', 'codex-cli')
+       OR (source_format IN ('mini-swe-agent', 'swe-agent') AND trajectory_id LIKE 'trajs/%'
+           AND regexp_matches(source_path, '[^/]+/trajs/[^/]+(/[^/]+)?$'))
+)
+WHERE new_id <> old_id;
+INSERT OR IGNORE INTO runs BY NAME
+SELECT * EXCLUDE (new_run, moved_agent) REPLACE (new_run AS run_id, coalesce(moved_agent, agent) AS agent)
+FROM (
+    SELECT DISTINCT ON (m.new_run) r.*, m.new_run, m.agent AS moved_agent
+    FROM _moved m JOIN runs r ON r.run_id = m.old_run WHERE m.rank = 1 ORDER BY m.new_run
+);
+DELETE FROM steps WHERE trajectory_id IN (SELECT old_id FROM _moved WHERE rank > 1);
+DELETE FROM test_results WHERE trajectory_id IN (SELECT old_id FROM _moved WHERE rank > 1);
+DELETE FROM failure_codes WHERE trajectory_id IN (SELECT old_id FROM _moved WHERE rank > 1);
+DELETE FROM coding_status WHERE trajectory_id IN (SELECT old_id FROM _moved WHERE rank > 1);
+UPDATE steps SET trajectory_id = m.new_id FROM _moved m WHERE steps.trajectory_id = m.old_id;
+UPDATE test_results SET trajectory_id = m.new_id FROM _moved m WHERE test_results.trajectory_id = m.old_id;
+UPDATE failure_codes SET trajectory_id = m.new_id FROM _moved m WHERE failure_codes.trajectory_id = m.old_id;
+UPDATE coding_status SET trajectory_id = m.new_id FROM _moved m WHERE coding_status.trajectory_id = m.old_id;
+UPDATE labels SET trajectory_id = m.new_id FROM _moved m WHERE labels.trajectory_id = m.old_id;
+INSERT INTO trajectories BY NAME
+SELECT * EXCLUDE (old_id, new_id, old_run, new_run, agent, rank) REPLACE (new_id AS trajectory_id, new_run AS run_id)
+FROM trajectories t JOIN _moved m ON t.trajectory_id = m.old_id WHERE m.rank = 1;
+DELETE FROM trajectories WHERE trajectory_id IN (SELECT old_id FROM _moved);
+DELETE FROM runs WHERE run_id IN (SELECT old_run FROM _moved)
+    AND run_id NOT IN (SELECT run_id FROM trajectories);
+DROP TABLE _moved;
+DELETE FROM ingest_manifest;
+""",
+    ),
+)
+
 # Reliability is per format family (curriculab.trajectory.vocabulary.format_family): agreement
 # measured on one agent's logs does not vouch for another's. Earlier rows were measured over every
 # format at once: the pooled family ''.
 MIGRATIONS += (
     Migration(
-        18,
+        19,
         "reliability per format family",
         """
 ALTER TABLE code_reliability ADD COLUMN IF NOT EXISTS family VARCHAR DEFAULT '';
@@ -604,7 +672,7 @@ TABLE_DOCS: dict[str, str] = {
     "tasks": "One row per task: instruction, authored tier and difficulty, language, scale.",
     "runs": "One row per run (job): agent and agent_version, model, dataset, where it was read from.",
     "trajectories": "One row per attempt: outcome (passed/failed/error), harness_error (exception_type as the source named it), canonical model (model_raw as read), tokens, cost, the reading that made its steps.",
-    "steps": "Normalised steps: action read/edit/run/complete/message/other, path, command, output.",
+    "steps": "Normalised steps: action read/edit/run/complete/message/other, path, command, output; exit_code and error_observed are the step's own (NULL where the log gives one status for a whole command line), call_exit_code and call_error the tool call's.",
     "test_results": "Per-test verdicts with tier and milestone; status and detail say how a test ended where the verifier reports it.",
     "failure_codes": "Taxonomy codes assigned by coders, with evidence steps.",
     "labels": 'Human labels per trajectory and code; present NULL is an annotator\'s "unsure" (left out of agreement).',

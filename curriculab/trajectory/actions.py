@@ -466,9 +466,25 @@ _SWE_READS = re.compile(r"^(open|goto|scroll_up|scroll_down|search_file|set_curs
 _SWE_SEARCH = re.compile(r"^(search_dir|find_file)\b")
 
 
-def normalise_swe_agent_action(action: str, open_file: str | None) -> list[NormalisedCall]:
+_ACTIONS = frozenset({"read", "edit", "run", "complete", "message", "other"})
+_DOCUMENTED = re.compile(r"(?m)^(?:(\w+):\n\s+docstring:|\s+signature: (\w+))")
+
+
+def interface_commands(prompt: str) -> frozenset[str]:
+    """The commands a SWE-agent prompt documents (`name:` then `docstring:`, or a `signature:`
+    line), as SWE-agent writes its interface's commands into the prompt: those a system adds (a
+    `plan`, a role's `succeed`) included."""
+    return frozenset(a or b for a, b in _DOCUMENTED.findall(prompt))
+
+
+def normalise_swe_agent_action(
+    action: str, open_file: str | None, documented: frozenset[str] = frozenset()
+) -> list[NormalisedCall]:
     """Normalise one SWE-agent action string; `open_file` is the file open before it
-    (`swe_agent_open_file` follows it from one action to the next)."""
+    (`swe_agent_open_file` follows it from one action to the next). `documented`: the commands the
+    trajectory's prompt documents (`interface_commands`): one of them that is neither SWE-agent's own
+    nor in its tool table is one `other` step, its arguments (a multi-line block) included; the
+    table (`agents.yaml`, $CURRICULAB_AGENT_TOOLS) maps a command to an action."""
     text = action.strip()
     if not text:
         return [NormalisedCall(None, None, None)]
@@ -490,6 +506,11 @@ def normalise_swe_agent_action(action: str, open_file: str | None) -> list[Norma
         return [NormalisedCall("edit", words[1] if len(words) > 1 else None, text)]
     if head in ("edit", "insert", "append"):
         return [NormalisedCall("edit", open_file, text)]
+    spec = agent_conventions("swe-agent").table.get("tools", {}).get(head) if head else None
+    if isinstance(spec, dict) and spec.get("action") in _ACTIONS:
+        return [NormalisedCall(spec["action"], None, text)]
+    if head in documented and not isinstance(spec, dict):
+        return [NormalisedCall("other", None, text)]
     return normalise_shell(text)
 
 

@@ -107,7 +107,11 @@ class Step(_Model):
     """What the environment returned, possibly capped (see `output_truncated`)."""
     exit_code: int | None = Field(default=None, ge=-INT32_MAX - 1, le=INT32_MAX)
     """Exit status where the format carries one, as a field or as the status line the agent's output
-    prints (`Exit Code: 1`); never guessed from other text."""
+    prints (`Exit Code: 1`); never guessed from other text. For a part of a command line whose parts'
+    statuses the log does not separate (`a && b`), unknown (None): the status is the call's."""
+    call_exit_code: int | None = Field(default=None, ge=-INT32_MAX - 1, le=INT32_MAX)
+    """The exit status of the whole tool call this step is part of (every part of `a && b` carries
+    the line's); None: the step's own `exit_code`."""
     tool_failed: bool | None = None
     """The agent's own format flags the call as failed (Claude Code's is_error) or not; None when it
     says nothing. Used, with the exit status, to decide `steps.error_observed`."""

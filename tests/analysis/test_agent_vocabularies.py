@@ -18,8 +18,10 @@ def agents(store, fixtures):
 
 
 def _steps(store, trial):
+    # the status each call's output shows, on each of its steps (a part of `cd /app && pytest` has
+    # none of its own: `test_a_chain_s_parts_have_no_status_of_their_own`)
     return store.query(
-        """select tool_name, action, path, command, exit_code, error_observed from steps
+        """select tool_name, action, path, command, call_exit_code, call_error from steps
                           where trajectory_id = ? and source = 'agent' and tool_name is not null order by step_idx""",
         [trial],
     ).rows
@@ -32,8 +34,9 @@ def test_gemini_cli_tools_and_exit_codes(agents):
         ("read_file", "read", "/root/stats.csv", "read_file /root/stats.csv", None, None),
         ("write_file", "edit", "/root/analyze_pcap.py", "write_file /root/analyze_pcap.py", None, None),
         ("run_shell_command", "run", None, "python3 /root/analyze_pcap.py", 1, True),  # `Exit Code: 1`
-        ("run_shell_command", "run", None, "pip install scapy", None, None),
-        ("run_shell_command", "edit", "/root/old_stats.csv", "rm -f /root/old_stats.csv", 0, None),
+        # `pip install scapy && rm -f …`: the line's `Exit Code: 0` is the call's, on both of its parts
+        ("run_shell_command", "run", None, "pip install scapy", 0, False),
+        ("run_shell_command", "edit", "/root/old_stats.csv", "rm -f /root/old_stats.csv", 0, False),
         ("replace", "edit", "/root/analyze_pcap.py", "replace /root/analyze_pcap.py", None, None),
         # "Error: (none)" on success is not an error
         ("run_shell_command", "run", None, "python3 /root/analyze_pcap.py", 0, False),
@@ -50,11 +53,11 @@ def test_claude_code_tools_is_error_and_bash_exit_codes(agents):
         ("Grep", "read", "/app/src", "Grep def parse", None, None),
         ("Read", "read", "/app/src/parse.py", "Read /app/src/parse.py", None, None),
         ("Edit", "edit", "/app/src/parse.py", "Edit /app/src/parse.py", None, None),
-        ("Bash", "run", None, "cd /app", None, None),
+        ("Bash", "run", None, "cd /app", 1, True),
         ("Bash", "run", None, "python -m pytest -q", 1, True),  # "[exit_code] 1" and is_error
         ("Task", "other", None, "Task Investigate the failing test", None, None),  # a sub-agent: effect unknown
         ("Write", "edit", "/app/src/parse.py", "Write /app/src/parse.py", None, None),
-        ("Bash", "run", None, "cd /app", None, None),
+        ("Bash", "run", None, "cd /app", 0, False),
         ("Bash", "run", None, "python -m pytest -q", 0, False),  # "[stdout]" and no "[exit_code]": 0
         ("WebFetch", "read", None, "WebFetch https://docs.python.org/3/", None, None),
     ]
@@ -66,9 +69,9 @@ def test_codex_tools_and_exit_codes(agents):
         ("exec_command", "read", "cmd/fetch.go", "cat cmd/fetch.go", 0, None),
         ("update_plan", "message", None, "update_plan", None, None),
         ("apply_patch", "edit", "cmd/fetch.go", "apply_patch cmd/fetch.go", None, None),
-        ("exec_command", "run", None, "go build ./...", None, None),
+        ("exec_command", "run", None, "go build ./...", 1, True),
         ("exec_command", "run", None, "go test ./...", 1, True),  # "Process exited with code 1"
-        ("shell", "edit", "cmd/fetch.go", "sed -i '1a import \"flag\"' cmd/fetch.go", None, None),
+        ("shell", "edit", "cmd/fetch.go", "sed -i '1a import \"flag\"' cmd/fetch.go", 0, False),
         ("shell", "run", None, "go test ./...", 0, False),
     ]  # {"metadata": {"exit_code": 0}}
 
@@ -94,7 +97,7 @@ def test_openhands_tools_and_exit_codes(agents):
             None,
             None,
         ),
-        ("execute_bash", "run", None, "cd /workspace", None, None),
+        ("execute_bash", "run", None, "cd /workspace", 1, True),
         ("execute_bash", "run", None, "python -m pytest -q", 1, True),  # "[The command completed with exit code 1.]"
         ("finish", "complete", None, "finish", None, None),
     ]
@@ -112,10 +115,21 @@ def test_terminus_2_keystrokes_and_screen_text(agents):
             None,
             None,
         ),
-        ("bash_command", "run", None, "cd /app", None, None),
-        ("bash_command", "run", None, "python -m pytest -q", None, False),  # the screen says "3 passed"
+        ("bash_command", "run", None, "cd /app", None, False),  # the screen says "3 passed", for the line
+        ("bash_command", "run", None, "python -m pytest -q", None, False),
         ("mark_task_complete", "complete", None, "mark_task_complete", None, None),
     ]
+
+
+def test_a_chain_s_parts_have_no_status_of_their_own(agents):
+    """`cd /app && python -m pytest -q` printed `[exit_code] 1` once, for the line: whether `cd` or the
+    tests failed the log does not say, so neither part is given it (the line's is `call_exit_code`)."""
+    store, _ = agents
+    parts = store.query(
+        "select command, exit_code, error_observed, call_exit_code, call_error, output is not null from steps "
+        "where trajectory_id = 'fix-parser__Kd82mQa' and tool_name = 'Bash' order by step_idx limit 2"
+    ).rows
+    assert parts == [("cd /app", None, None, 1, True, False), ("python -m pytest -q", None, None, 1, True, True)]
 
 
 def test_an_older_terminus_episode_list_is_read_into_steps(agents):

@@ -42,27 +42,27 @@ def test_v17_and_v18_documents_and_v17_harbor_trials_land_with_their_steps(store
     # the v1.7 Harbor trial's failing test run is seen, as in any older trial
     assert rows(
         store,
-        "select command, error_observed from steps where trajectory_id = 'fix-parser__Vq7Lm2d' "
+        "select command, call_error from steps where trajectory_id = 'fix-parser__Vq7Lm2d' "
         "and action = 'run' order by step_idx",
-    ) == [("cd /app", None), ("python -m pytest -q", True)]
+    ) == [("cd /app", True), ("python -m pytest -q", True)]  # the line failed: the status is the call's
 
 
 def test_an_embedded_subagent_is_read_where_it_was_delegated_to(store):
     _ingest(store, V17 / "claude-code-subagent.json")
     assert rows(
         store,
-        "select source, tool_name, action, command, exit_code, error_observed, call_id from steps "
+        "select source, tool_name, action, command, call_exit_code, call_error, call_id from steps "
         "where trajectory_id = 'traj-root-7f3c' order by step_idx",
     ) == [
         ("user", None, None, None, None, None, None),
         ("agent", "Task", "other", "Task Run the tests", None, None, "2/toolu_01"),
         # the subagent's own steps: the task it was given, its failing test run, its report
         ("user", None, None, None, None, None, None),
-        ("agent", "Bash", "run", "cd /repo", None, None, "traj-task-toolu_01:2/toolu_s1"),
+        ("agent", "Bash", "run", "cd /repo", 1, True, "traj-task-toolu_01:2/toolu_s1"),
         ("agent", "Bash", "run", "python -m pytest -q", 1, True, "traj-task-toolu_01:2/toolu_s1"),
         ("agent", None, "message", None, None, None, None),
         ("agent", "Edit", "edit", "Edit /repo/dates.py", None, None, "3/toolu_02"),
-        ("agent", "Bash", "run", "cd /repo", None, None, "4/toolu_03"),
+        ("agent", "Bash", "run", "cd /repo", 0, False, "4/toolu_03"),
         ("agent", "Bash", "run", "python -m pytest -q", 0, False, "4/toolu_03"),
         ("agent", None, "message", None, None, None, None),
     ]
@@ -146,7 +146,7 @@ SPLIT = "atif-v1.7/jobs/terminus-2-haiku45-v17/fix-parser__Kc3Wd8s"
 def _commands(store, trajectory_id: str = "fix-parser__Kc3Wd8s") -> list:
     return rows(
         store,
-        f"select command, error_observed from steps where trajectory_id = '{trajectory_id}' "
+        f"select command, call_error from steps where trajectory_id = '{trajectory_id}' "
         "and action is not null order by step_idx",
     )
 
@@ -157,10 +157,10 @@ def test_a_split_trial_is_read_through_its_continuation(store):
     _ingest(store, V17 / "jobs")
     assert _commands(store) == [
         ("cat /app/src/parse.py", None),
-        ("cd /app", None),
+        ("cd /app", True),  # one screen for `cd /app && python -m pytest -q`: the call's
         ("python -m pytest -q", True),
         (r"sed -i 's/return x\[0\]/return x[0] if x else []/' /app/src/parse.py", None),
-        ("cd /app", None),
+        ("cd /app", False),
         ("python -m pytest -q", False),
         ("mark_task_complete", None),
     ]
@@ -188,7 +188,7 @@ def _split_variant(store, copy_fixture, change) -> tuple[list, list, Path]:
     return _commands(store), warnings, trial
 
 
-FIRST_FILE = [("cat /app/src/parse.py", None), ("cd /app", None), ("python -m pytest -q", True)]
+FIRST_FILE = [("cat /app/src/parse.py", None), ("cd /app", True), ("python -m pytest -q", True)]
 
 
 def test_a_missing_continuation_keeps_the_steps_before_it(store, copy_fixture):

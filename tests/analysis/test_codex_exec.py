@@ -108,10 +108,10 @@ def test_a_script_the_harness_refused_ran_nothing(store, tmp_path):
     (trial / "agent" / "trajectory.json").write_text(json.dumps(document))
     assert ingest(store, [trial], workers=1).errors == []
     refused = store.query(
-        "select action, path, command, error_observed from steps where call_id like '%call_refused' order by step_idx"
+        "select action, path, command, call_error from steps where call_id like '%call_refused' order by step_idx"
     ).rows
     # neither the removal (an edit) nor the run (a check) happened: the harness refused the script
     assert refused == [
-        ("other", None, "rm -f /app/out.json", None),
+        ("other", None, "rm -f /app/out.json", True),  # the refusal is the whole call's, on each part
         ("other", None, "python3 /app/convert.py", True),
     ]

@@ -3,6 +3,7 @@
 import pytest
 
 from curriculab.analysis.ingest import discover, ingest
+from curriculab.analysis.ingest.hashes import READING
 from curriculab.analysis.store import row_count
 
 
@@ -212,13 +213,14 @@ def test_a_store_read_by_an_older_reading_is_read_again_by_the_next_ingest(loade
     store.query("update trajectories set reading = null")
     store.query("update steps set action = 'run', path = null where action in ('read', 'edit')")
     store.query("delete from schema_migrations where version >= 16")
-    assert [version for version, _ in store.migrate()] == [16, 17]  # 17 (plans of two kinds) applies again as a no-op
+    # 17 (plans of two kinds) and 18 (call status, identities from content) apply again as no-ops
+    assert [version for version, _ in store.migrate()] == [16, 17, 18]
     assert row_count(store, "ingest_manifest") == 0  # every input is opened again, none skipped
     again = ingest(store, formats, workers=1)
     assert (again.reread, again.inserted, again.unchanged, again.errors) == (first.inserted, 0, 0, [])
     assert rows(store, "select trajectory_id, step_idx, action, path, command from steps order by 1, 2") == fresh
     assert rows(store, "select count(*) from coding_status where coder = 'rules'") == [(0,)]  # to code again
-    assert rows(store, "select distinct reading from trajectories") == [(2,)]
+    assert rows(store, "select distinct reading from trajectories") == [(READING,)]
     assert ingest(store, formats, workers=1).unchanged == first.inserted  # and then a no-op again
 
 
@@ -374,14 +376,14 @@ def test_a_claude_code_transcript_is_read_as_the_agent_acted(store, fixtures):
     assert rows(
         store, "select t.model, t.outcome, r.agent, r.agent_version from trajectories t join runs r using (run_id)"
     ) == [("claude-sonnet-4-5-20250929", None, "claude-code", "2.1.63")]
-    steps = rows(store, "select source, action, tool_name, path, error_observed from steps order by step_idx")
+    steps = rows(store, "select source, action, tool_name, path, call_error from steps order by step_idx")
     assert steps == [
         ("user", None, None, None, None),
         ("agent", "message", None, None, None),
         ("agent", "read", "Read", "/Users/dev/src/csvtool/csvtool/parse.py", None),
         ("agent", "run", "Bash", None, True),  # the tests failed: is_error
         ("agent", "edit", "Edit", "/Users/dev/src/csvtool/csvtool/parse.py", None),
-        ("agent", "edit", "Bash", "csvtool/parse.py", None),  # `sed -i … && pytest`: an edit, then the run
+        ("agent", "edit", "Bash", "csvtool/parse.py", False),  # `sed -i … && pytest`: an edit, then the run
         ("agent", "run", "Bash", None, False),
         ("agent", "message", None, None, None),
     ]

@@ -24,15 +24,20 @@ def test_a_codex_rollout_is_read_as_what_the_agent_did(store, fmt):
     report = ingest(store, [CODEX], fmt=fmt, workers=1)
     assert (report.errors, dict(report.by_format)) == ([], {"codex-cli": 1})
     assert _steps(store) == [
-        (1, "run", None, "ls", None, None),  # one output for the call: on its last command
-        (2, "read", "greeter.py", "sed -n 1,40p greeter.py", 0, None),
+        # one output and one status for the call `ls && sed …`: each part's own status is unknown
+        (1, "run", None, "ls", None, None),
+        (2, "read", "greeter.py", "sed -n 1,40p greeter.py", None, None),
         (3, "edit", "greeter.py", "apply_patch greeter.py", 0, None),
         (4, "run", None, "python -m pytest -q", 1, True),  # an older build's `metadata.exit_code`
         # the sandbox refused the script: neither the removal nor the test run happened
         (5, "other", None, "rm -f .pytest_cache/v/cache/lastfailed", None, None),
-        (6, "other", None, "python -m pytest -q", None, True),
+        (6, "other", None, "python -m pytest -q", None, None),  # the refusal is the call's: call_error
         (7, "message", None, None, None, None),
     ]
+    # the call's status is the call's, on each of its parts
+    assert store.query(
+        "select step_idx, call_exit_code, call_error from steps where step_idx in (1, 2, 5, 6) order by 1"
+    ).rows == [(1, 0, False), (2, 0, False), (5, None, True), (6, None, True)]
     trajectory = store.query(
         "select run_id, model, input_tokens, output_tokens, outcome, k.instruction "
         "from trajectories t join tasks k using (task_id)"
@@ -40,7 +45,7 @@ def test_a_codex_rollout_is_read_as_what_the_agent_did(store, fmt):
     # the AGENTS.md and <environment_context> blocks Codex injects are not the task
     assert trajectory == [
         (
-            "codex-2026-11-30",
+            "codex/0193a1b2-7c4d-7e8f-9a0b-1c2d3e4f5a6b",  # the rollout's own id, not its folders'
             "gpt-5.6-codex",
             18230,
             640,
@@ -110,8 +115,8 @@ def test_bad_session_logs_are_refused_or_repaired_saying_which_and_the_rest_land
     assert any("line 2 is not JSON" in w for w in warned) and any("line 3 holds no agent event" in w for w in warned)
     landed = {row[0] for row in store.query("select trajectory_id from trajectories").rows}
     assert landed == {
-        "codex-2026-11-30/0193a1b2-7c4d-7e8f-9a0b-1c2d3e4f5a6b",
-        "codex-2026-11-30/rollout-2026-11-30T11-00-00-broken",  # no session_meta: named by its file
+        "codex/0193a1b2-7c4d-7e8f-9a0b-1c2d3e4f5a6b",
+        "codex/rollout-2026-11-30T11-00-00-broken",  # no session_meta: named by its file
         "openhands/fix-greeter",
         "openhands/ok-1",
     }

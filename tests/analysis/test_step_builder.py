@@ -55,6 +55,7 @@ def _as_models() -> list[Step]:
                 "tool_name": "bash",
                 "action": "run",
                 "command": "ls",
+                "call_exit_code": 0,
                 "raw": {"arguments": {"command": "ls; cat a.py"}, "part": 0},
                 "ts": TS,
                 "call_id": "1/c",
@@ -67,7 +68,7 @@ def _as_models() -> list[Step]:
                 "path": "a.py",
                 "command": "cat a.py",
                 "output": "a.py\nx = 1",
-                "exit_code": 0,
+                "call_exit_code": 0,
                 "raw": {"arguments": {"command": "ls; cat a.py"}, "part": 1},
                 "ts": TS,
                 "call_id": "1/c",
@@ -113,6 +114,9 @@ def test_built_rows_equal_the_rows_of_the_same_steps_read_as_models():
     by_name = [row._asdict() for row in rows]
     # a Read its tool reported failed is an error too: errors are read on every step kind (issue #57)
     assert [r["error_observed"] for r in by_name] == [None, None, None, True, True]
+    # `ls; cat a.py` exited 0 as a whole: the status is the call's, on both parts; neither part's own
+    # status is known (the log does not separate them), and the last part is not given the line's
+    assert [(r["exit_code"], r["call_exit_code"], r["call_error"]) for r in by_name[1:3]] == [(None, 0, False)] * 2
     assert [r["read_full"] for r in by_name] == [None, None, True, None, True]
     assert by_name[3]["output_truncated"] is True  # the harness said so
 
