@@ -55,6 +55,12 @@ def test_a_command_line_s_status_is_the_call_s_never_its_last_part_s(store):
     # `javac Main.java && java Main` failed as a line: javac's error, and java never ran
     assert (javac[:5], java[:5]) == (("javac Main.java", None, None, 1, True), ("java Main", None, None, 1, True))
     assert javac[5] is None and java[5].startswith("Exit code 1\nMain.java:3: error")  # the line's output, once
+    # the read API (and the dashboard's step view) shows the line's status on the step with its output
+    from curriculab.analysis import queries
+
+    shown = queries.records(queries.trajectory(store, CLAUDE))
+    # the first `java Main` never ran (javac failed: the line's 1); the second printed hello, no status
+    assert [r["call_exit_code"] for r in shown if r["command"] == "java Main"] == [1, None]
     apt, whereis = rows[3], rows[4]
     # `apt-get … | tail -2; whereis tree`: neither part has a status of its own; the line printed both
     assert (apt[0], apt[1:3], whereis[0], whereis[1:3]) == (
