@@ -116,6 +116,17 @@ def test_runs_and_identities_come_from_the_files_not_their_folder(store, tmp_pat
     assert (again.inserted, again.unchanged, again.errors) == (0, 2, [])
 
 
+def test_a_resumed_claude_code_session_is_the_session_its_file_is_named_for(store, tmp_path):
+    source = next(ONE_FOLDER.glob("5b2e*.jsonl"))
+    resumed = "9d1f0c2e-7b3a-4e5d-8c6f-1a2b3c4d5e6f"
+    lines = source.read_text().splitlines()
+    # `claude --resume` starts the new file with the earlier session's lines, under their own id
+    lines[5:] = [line.replace(source.stem, resumed) for line in lines[5:]]
+    (tmp_path / f"{resumed}.jsonl").write_text("\n".join(lines) + "\n")
+    assert ingest(store, [tmp_path / f"{resumed}.jsonl"], workers=1).errors == []
+    assert store.query("select trajectory_id, task_id from trajectories").rows == [(f"claude-code/{resumed}", resumed)]
+
+
 def test_an_openhands_evaluation_record_is_told_by_content_past_16_kib(store, tmp_path):
     events = json.loads((FIXTURES / "openhands" / "fix-greeter.json").read_text())
     record = {
