@@ -158,9 +158,11 @@ def _step(row: dict[str, Any], marked: list[str] | None, key: str) -> None:
         head += f" · {row['tool_name']}"
     if row.get("path"):
         head += f" · `{row['path']}`"
+    output = str(row.get("output") or "")
     if row.get("exit_code") is not None:
         head += f" · exit {row['exit_code']}"
-    output = str(row.get("output") or "")
+    elif output and row.get("call_exit_code") is not None:  # one status for a whole command line
+        head += f" · the line exited {int(row['call_exit_code'])}"
     if row["source"] != _AGENT and not marked:  # the harness's prompts and keystrokes: one quiet line
         text = str(row.get("message") or row.get("command") or output)
         with st.expander(f"#{index} · {row['source']} · {len(text):,} characters", expanded=False):

@@ -17,7 +17,9 @@ def trajectory(store: Store, trajectory_id: str) -> pd.DataFrame:
 
     Columns: step_idx, source, action, tool_name, path, command, message, output, exit_code,
     error_observed, output_truncated, edit_raw (an edit step's source record as JSON, where its
-    content or old/new strings live), codes (list of `coder:code` citing this step).
+    content or old/new strings live), codes (list of `coder:code` citing this step), call_exit_code
+    and call_error (the status of the tool call the step is part of: a command line's, where its
+    parts have none of their own).
     """
     frame = store.frame(
         """
@@ -25,7 +27,7 @@ def trajectory(store: Store, trajectory_id: str) -> pd.DataFrame:
                s.error_observed, s.output_truncated, case when s.action = 'edit' then s.raw::varchar end as edit_raw,
                coalesce((select list(f.coder || ':' || f.code order by f.coder, f.code) from failure_codes f
                          where f.trajectory_id = s.trajectory_id and list_contains(f.evidence_steps, s.step_idx)),
-                        []) as codes
+                        []) as codes, s.call_exit_code, s.call_error
         from steps s where s.trajectory_id = ? order by s.step_idx""",
         [trajectory_id],
     )

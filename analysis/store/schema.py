@@ -587,10 +587,12 @@ UPDATE plans SET plan = json_merge_patch(plan, json_object(
 # session is `claude-code/<sessionId>` and a Codex rollout `codex/<id>` (each its own run, its agent
 # fixed: the folder they were kept in named both before, and a later file in the same folder took
 # the run's agent), and a trajectory of a SWE-bench submission (`<submission>/trajs/…`) is keyed by
-# the submission, not by `trajs`. Stored trajectories move to their new ids with every row that
-# names them (steps, tests, codes, statuses, labels); where two stored copies of one session meet,
-# the one ingested last is kept (labels of both are kept). The manifest is forgotten so that the
-# next ingest reads every file again.
+# the submission, not by `trajs`. A Claude Code file is named by its session's id, which its lines
+# carry; a resumed session's file starts with lines of the earlier session, whose id the code before
+# took: the name decides, as the reader now does. Stored trajectories move to their new ids with
+# every row that names them (steps, tests, codes, statuses, labels); where two stored copies of one
+# session meet, the one ingested last is kept (labels of both are kept). The manifest is forgotten
+# so that the next ingest reads every file again.
 MIGRATIONS += (
     Migration(
         18,
@@ -606,12 +608,12 @@ SELECT old_id, new_id, old_run, new_run, agent,
 FROM (
     SELECT trajectory_id AS old_id, run_id AS old_run, ingested_at,
            CASE source_format
-               WHEN 'claude-code' THEN 'claude-code/' || task_id
+               WHEN 'claude-code' THEN 'claude-code/' || coalesce(nullif(regexp_extract(source_path, '([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})[.]jsonl$', 1), ''), task_id)
                WHEN 'codex-cli' THEN 'codex/' || task_id
                ELSE regexp_extract(source_path, '([^/]+)/trajs/[^/]+(/[^/]+)?$', 1) || '/' || substr(trajectory_id, 7)
            END AS new_id,
            CASE source_format
-               WHEN 'claude-code' THEN 'claude-code/' || task_id
+               WHEN 'claude-code' THEN 'claude-code/' || coalesce(nullif(regexp_extract(source_path, '([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})[.]jsonl$', 1), ''), task_id)
                WHEN 'codex-cli' THEN 'codex/' || task_id
                ELSE regexp_extract(source_path, '([^/]+)/trajs/[^/]+(/[^/]+)?$', 1)
            END AS new_run,

@@ -55,6 +55,12 @@ def test_a_command_line_s_status_is_the_call_s_never_its_last_part_s(store):
     # `javac Main.java && java Main` failed as a line: javac's error, and java never ran
     assert (javac[:5], java[:5]) == (("javac Main.java", None, None, 1, True), ("java Main", None, None, 1, True))
     assert javac[5] is None and java[5].startswith("Exit code 1\nMain.java:3: error")  # the line's output, once
+    # the read API (and the dashboard's step view) shows the line's status on the step with its output
+    from curriculab.analysis import queries
+
+    shown = queries.records(queries.trajectory(store, CLAUDE))
+    # the first `java Main` never ran (javac failed: the line's 1); the second printed hello, no status
+    assert [r["call_exit_code"] for r in shown if r["command"] == "java Main"] == [1, None]
     apt, whereis = rows[3], rows[4]
     # `apt-get … | tail -2; whereis tree`: neither part has a status of its own; the line printed both
     assert (apt[0], apt[1:3], whereis[0], whereis[1:3]) == (
@@ -108,6 +114,17 @@ def test_runs_and_identities_come_from_the_files_not_their_folder(store, tmp_pat
     moved = shutil.copytree(ONE_FOLDER, tmp_path / "elsewhere" / "sessions")
     again = ingest(store, [moved], workers=1)
     assert (again.inserted, again.unchanged, again.errors) == (0, 2, [])
+
+
+def test_a_resumed_claude_code_session_is_the_session_its_file_is_named_for(store, tmp_path):
+    source = next(ONE_FOLDER.glob("5b2e*.jsonl"))
+    resumed = "9d1f0c2e-7b3a-4e5d-8c6f-1a2b3c4d5e6f"
+    lines = source.read_text().splitlines()
+    # `claude --resume` starts the new file with the earlier session's lines, under their own id
+    lines[5:] = [line.replace(source.stem, resumed) for line in lines[5:]]
+    (tmp_path / f"{resumed}.jsonl").write_text("\n".join(lines) + "\n")
+    assert ingest(store, [tmp_path / f"{resumed}.jsonl"], workers=1).errors == []
+    assert store.query("select trajectory_id, task_id from trajectories").rows == [(f"claude-code/{resumed}", resumed)]
 
 
 def test_an_openhands_evaluation_record_is_told_by_content_past_16_kib(store, tmp_path):
