@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from curriculab.analysis import queries
 from curriculab.analysis.store import Store, check_filter
-from curriculab.taxonomy.coders.rules import CODER, CODER_STEPS_SQL, RULES
+from curriculab.taxonomy.coders.rules import CODER, COMMANDS_SQL, RULES, coder_steps
 from curriculab.taxonomy.taxonomy import load_taxonomy
 from curriculab.taxonomy.versions import NEWEST
 from curriculab.trajectory.errors import InputError
@@ -40,8 +40,15 @@ def run_rule_coders(store: Store, where: str | None = None, taxonomy_version: st
     rules = [rule for rule in RULES if rule.serves(taxonomy)]
     if where:
         check_filter(store, where)
+    # the shell reading (what each command may write, what it runs) is Python: once per distinct line
+    commands = [command for (command,) in store.query(COMMANDS_SQL.format(where=where or "true")).rows]
     coded = store.code_with_rules(
-        rules, CODER_STEPS_SQL, where=where, taxonomy_version=taxonomy.version, coder=CODER, opaque_reason=OPAQUE_REASON
+        rules,
+        coder_steps(commands),
+        where=where,
+        taxonomy_version=taxonomy.version,
+        coder=CODER,
+        opaque_reason=OPAQUE_REASON,
     )
     counts: dict[str, dict[str, int]] = {}
     for code, status, n in coded.counts:

@@ -1,4 +1,4 @@
-"""Process codes decided from what a terminal episode's environment observed (taxonomy v5): every
+"""Process codes decided from what a terminal episode's environment observed (taxonomy v6): every
 command the agent ran, its exit code and output, and the files each command changed, seen from
 outside the agent's reach. Exact by construction for the facts they name
 (`code_reliability.method = environment`), so the planner may act on them without labels, like
@@ -32,7 +32,7 @@ from curriculab.trajectory.shell import is_check as _is_check
 
 CODER = "environment"
 """The coder name in `failure_codes`, `coding_status` and `code_reliability`."""
-TAXONOMY_VERSION = "v5"
+TAXONOMY_VERSION = "v6"
 """The taxonomy whose definitions these rules decide."""
 OBSERVING_AGENTS: tuple[str, ...] = ("curriculab-terminal",)
 """Agents whose every trial is an episode of curriculab's terminal environment (its observations in the steps)."""
