@@ -100,7 +100,10 @@ def rule_statements(
              left join _undecided u on u.trajectory_id = t.trajectory_id and u.code = c.code""",
             [*mine, opaque_reason, *(f"lacks what the rule reads: {r.missing}" for r in rules)],
         ),
-        *((f"drop table if exists {table}", []) for table in ("_cs", "_te", "_hits", "_applicable", "_undecided")),
+        *(
+            (f"drop table if exists {table}", [])
+            for table in ("_cs", "_te", "_tests", "_hits", "_applicable", "_undecided")
+        ),
         (
             "select code, status, count(*) from coding_status where coder = ? and taxonomy_version = ? "
             "and trajectory_id in (select trajectory_id from _tt) group by all",
