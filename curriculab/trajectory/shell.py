@@ -563,6 +563,11 @@ _CHECKERS = frozenset(
 """Checkers that write nothing but caches (`INCIDENTAL`) unless told to fix (`--fix`, `-w`)."""
 _FIXES = frozenset({"--fix", "--write", "-w", "--in-place", "-i", "--inplace", "--fix-only", "--emit"})
 _VERSIONS = frozenset({"--version", "-V", "--help", "-h", "version"})
+_PY_MAY_WRITE = re.compile(
+    r"open\(|write|remove|unlink|rmtree|rename|\.replace\(|subprocess|system\(|popen|shutil|mkdir|makedirs|touch|"
+    r"chmod|copy|move|save|to_csv|to_json|dump|exec\(|eval\(|call_command|migrate|create_all|commit\("
+)
+"""What `python -c` code must say to change a file: without any of it, the code only looks (a probe)."""
 _OUTPUT_FILTERS = frozenset({"head", "tail", "less", "more", "cat", "wc", "sort", "uniq", "cut", "tr", "column", "nl"})
 """Programs that only shape what the command piped into them printed (`pytest | tail -5`)."""
 
@@ -596,6 +601,8 @@ def may_write(command: SimpleCommand) -> tuple[str, ...] | None:
         if head == "git" and args[0] == "config" and len(operands(args)) > 2:
             return None  # `git config user.name x` sets a value
         return tuple(named)
+    if _PYTHON.match(head) and "-c" in args[:-1] and not _PY_MAY_WRITE.search(args[args.index("-c") + 1]):
+        return tuple(named)  # a probe (`python -c "import m; print(m.f(1))"`): it opens nothing to write
     if head in _CHECKERS or (_PYTHON.match(head) and args[:2] == ["-m", "pytest"]):
         return None if any(a in _FIXES for a in args) else tuple(named)
     if head in ("ruff", "black", "isort", "prettier", "eslint"):

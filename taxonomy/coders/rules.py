@@ -71,6 +71,8 @@ NOT_DONE_RE = (
     r"apply|change|modify|proceed|continue|start|try|look|check|run)\b|\bnext steps?:|\b(should|shall) i (continue|proceed)\b|\b(do|would) you (want|like) me to "
     r"(continue|proceed)\b|\b(give|gave|giving) up\b|\bran out of (time|steps|budget)\b|\bincomplete\b"
 )
+# Commands whose failing status answers a question about a path (`ls x`: it is not there).
+PROBE_RE = r"^(ls|test|\[|stat|file|which|type|command -v|readlink|realpath)( |$)"
 # Reads that show part of a file or search a folder: never the whole file (taxonomy v6, redundant_rework).
 PART_READ_RE = r"^(open \S+ \d|goto|scroll_|search_file|search_dir|find_file|set_cursors|Grep|Glob|LS|grep|rg|find|head|tail|sed -n)"
 # A git-related file, whose effect `git status`/`git diff` inspects (taxonomy v6, skipped_verification).
@@ -177,6 +179,8 @@ with base as (
            -- an editor's refusal opens its output
            case when s.action <> 'edit' then false when s.error_observed then true
                 else regexp_matches(left(coalesce(s.output, ''), 400), {q(REFUSED_EDIT_RE)}) end as refused_output,
+           -- an editor that refuses to edit a file it has not read (a read then lifts the refusal)
+           s.action = 'edit' and contains(s.output, 'has not been read') as refused_unread,
            -- a runner's failure summary where no status was shown and nothing else read it as an error
            case when s.action = 'run' and s.exit_code is null and s.error_observed is not distinct from false
                      and (contains(s.output, 'fail') or contains(s.output, 'FAIL') or contains(s.output, 'ERROR')
@@ -225,7 +229,10 @@ flagged as (
     from matched
 )
 select trajectory_id, step_idx, action, tool_name, path, raw_path, cmd, observed, shows_output, refused, writes,
-       coalesce(error_observed, false) or refused or summary_failed as is_error,
+       refused_unread,
+       -- a probe's "no" (`ls` or `test` of a path that is not there, exit 1 or 2) is an answer, as grep's is
+       (coalesce(error_observed, false) and not (action = 'run' and exit_code in (1, 2) and regexp_matches(cmd, {q(PROBE_RE)})))
+           or refused or summary_failed as is_error,
        world_step = 1 as changes_state, verifies, attempts_check, creates,
        msg_len, rewrites and not setup and not recorded as runs_program, output_hash,
        coalesce(output_truncated, false) as truncated,
@@ -243,7 +250,7 @@ select trajectory_id, step_idx, action, tool_name, path, raw_path, cmd, observed
                       case when coalesce({_arg("old_string")}, {_arg("old_str")}) is null
                            then concat_ws(chr(31), {", ".join(f"{_arg(a)}::varchar" for a in _NEW_TEXT)}) end))
             when action = 'read' then cmd || coalesce(' ' || nullif(concat_ws(' ', {", ".join(f"{_arg(a)}::varchar" for a in _READ_ARGUMENTS)}), ''), '')
-            else cmd end as attempt,
+            else cmd end || case when action = 'edit' then coalesce(' @' || raw_path, '') else '' end as attempt,
        case when action = 'edit' then concat_ws(chr(10), cmd, {", ".join(_text(a) for a in ("content", "new_string", "new_str", "input", "file_text"))}) end
            as edit_text,
        -- Running counts of changes, so "nothing changed between steps i and j" is a subtraction:
@@ -335,6 +342,8 @@ judged as (
            coalesce(json_extract_string(s.raw, '$.arguments.old_string'), json_extract_string(s.raw, '$.arguments.old_str'),
                     nullif(array_to_string(regexp_extract_all(coalesce(json_extract_string(s.raw, '$.arguments.input'),
                            json_extract_string(s.raw, '$.arguments.patch'), ''), '(?m)^-[^-].*$'), chr(10)), ''),
+                    -- an append (`>>`, `tee -a`) keeps what was there: it removes nothing
+                    case when regexp_matches(p.cmd, '>>|^tee -a ') then '' end,
                     case when regexp_matches(p.cmd, '^(Write|create_file|write_file|str_replace_editor create|cat |echo |printf |tee )')
                          then (select arg_max(r.output, r.step_idx) from steps r where r.trajectory_id = p.trajectory_id
                                and r.step_idx < p.step_idx and r.action = 'read' and r.path = s.path and r.output is not null) end,
@@ -373,9 +382,9 @@ verdicts as (
                 when len(regexp_extract_all(new_text, {q(ASSERT_RE)})) > len(regexp_extract_all(old_text, {q(ASSERT_RE)}))
                      or len(regexp_extract_all(new_text, {q(TRIVIAL_ASSERT_RE)})) < len(regexp_extract_all(old_text, {q(TRIVIAL_ASSERT_RE)}))
                      or regexp_replace(old_text, '\\s', '', 'g') = regexp_replace(new_text, '\\s', '', 'g') then ''
-                -- anything else it changed (another expected value, a fixture): the edit alone does not say
-                -- whether it weakens the test
-                else null end as weakened
+                -- anything else it changed, its assertions kept (another expected value, a fixture), is no
+                -- weakening: the edit shows none (v6, settled after labelling)
+                else '' end as weakened
     from judged
 )
 select trajectory_id, step_idx, path, weakened from verdicts
@@ -449,11 +458,13 @@ class Rule:
 SKIPPED_VERIFICATION = Rule(
     code="skipped_verification",
     sql=f"""
-with creations as (select trajectory_id, path, min(step_idx) as created_at from _cs where creates and not refused group by 1, 2),
-cleanups as (
-    -- removing a file the agent itself created earlier (a scratch script) is cleanup, not a change
-    select r.trajectory_id, r.step_idx from _cs r join creations c using (trajectory_id, path)
-    where r.action = 'edit' and regexp_matches(r.cmd, '^(rm|unlink) ') and c.created_at < r.step_idx
+with cleanups as (
+    -- removing what the agent itself made earlier (a scratch script, a folder it wrote files into or
+    -- made) is cleanup, not a change (v6, settled after labelling)
+    select distinct r.trajectory_id, r.step_idx from _cs r join _cs c on c.trajectory_id = r.trajectory_id and c.step_idx < r.step_idx
+    where r.action = 'edit' and regexp_matches(r.cmd, '^(rm|unlink) ') and r.path is not null
+      and ((c.creates and not c.refused and (c.path = r.path or starts_with(c.path, rtrim(r.path, '/') || '/')))
+           or (c.action = 'run' and regexp_matches(c.cmd, '^mkdir ') and contains(c.cmd, r.path)))
 ),
 per as (
     select c.trajectory_id,
@@ -481,13 +492,24 @@ inspected as (
             or contains(r.cmd, regexp_extract(c.path, '[^/]+$'))
             or starts_with(c.raw_path, rtrim(r.raw_path, '/') || '/')))  -- a listing of the folder it is in
            or (r.action = 'run' and regexp_matches(r.cmd, {q(GIT_INSPECTION_RE)}) and regexp_matches(c.path, {q(GIT_FILE_RE)})))
+),
+unchecked as (
+    select p.* from ends p join _tt t using (trajectory_id)
+    where p.last_edit is not null and p.used_tools and t.outcome is distinct from 'error' and p.end_at >= p.last_edit
+      and coalesce(p.last_check, -1) < p.last_edit and p.trajectory_id not in (select trajectory_id from inspected)
+),
+reported as (
+    -- a command after the last change whose output names the file it changed (`git status`, `git diff`,
+    -- a commit's stat, `ls`) showed the change's effect (v6, settled after labelling)
+    select distinct u.trajectory_id from unchecked u join _cs c on c.trajectory_id = u.trajectory_id and c.step_idx = u.last_edit
+    join steps s on s.trajectory_id = u.trajectory_id and s.step_idx > u.last_edit and s.step_idx <= u.end_at
+    where c.path is not null and s.source = 'agent' and s.action in ('run', 'read') and not coalesce(s.error_observed, false)
+      and contains(s.output, regexp_extract(c.path, '[^/]+$')) and length(regexp_extract(c.path, '[^/]+$')) > 2
 )
-select p.trajectory_id, [p.last_edit, p.end_at]::INTEGER[] as evidence,
-       'last change at step ' || p.last_edit || ' and nothing ran or inspected the result before the end at step '
-       || p.end_at as rationale
-from ends p join _tt t using (trajectory_id)
-where p.last_edit is not null and p.used_tools and t.outcome is distinct from 'error' and p.end_at >= p.last_edit
-  and coalesce(p.last_check, -1) < p.last_edit and p.trajectory_id not in (select trajectory_id from inspected)
+select trajectory_id, [last_edit, end_at]::INTEGER[] as evidence,
+       'last change at step ' || last_edit || ' and nothing ran or inspected the result before the end at step '
+       || end_at as rationale
+from unchecked where trajectory_id not in (select trajectory_id from reported)
 """,
     # the agent must have been able to check: it used tools (a single-shot completion cannot); a run
     # that changed nothing, or never declared it was done, has nothing unchecked (absent)
@@ -503,7 +525,7 @@ NO_PLAN_REVISION = Rule(
     sql="""
 with attempts as (
     -- a command (as the shell reading keys it), an edit (with its arguments), a submission
-    select trajectory_id, step_idx, action, cmd, is_error, world_changes,
+    select trajectory_id, step_idx, action, cmd, path, is_error, refused_unread, world_changes,
            lead(step_idx) over w as next_at, lead(world_changes - world_step) over w as world_before_next
     from _cs where action in ('run', 'edit', 'complete') and attempt <> ''
     window w as (partition by trajectory_id, action, attempt order by step_idx)
@@ -513,7 +535,10 @@ retries as (
     select trajectory_id, step_idx as failed_at, next_at,
            case action when 'edit' then 'the edit `' when 'complete' then 'the submission `' else '`' end
            || left(cmd, 80) || '` failed at step ' || step_idx || ' and was tried again unchanged at step ' || next_at as why
-    from attempts where is_error and next_at is not null and world_before_next = world_changes
+    from attempts a where is_error and next_at is not null and world_before_next = world_changes
+      -- an edit refused until its file was read, sent again after a read of it, is no retry
+      and not (refused_unread and exists (select 1 from _cs r where r.trajectory_id = a.trajectory_id and r.action = 'read'
+                                          and r.path = a.path and r.step_idx > a.step_idx and r.step_idx < a.next_at))
 ),
 checks as (
     -- the last failing check (a test run, a program run) and whether anything changed after it, or
@@ -531,9 +556,9 @@ gave_up as (
     from checks p join _te e using (trajectory_id) join _tt t using (trajectory_id)
     where p.failed_at is not null and e.done_at > p.failed_at and coalesce(p.last_change, -1) <= p.failed_at
       and t.outcome is distinct from 'error'
-      and not exists (select 1 from _cs f join _cs g on g.trajectory_id = f.trajectory_id and g.attempt = f.attempt
-                      where f.trajectory_id = p.trajectory_id and f.step_idx = p.failed_at
-                        and g.step_idx > p.failed_at and g.action = 'run' and g.observed and not g.is_error)
+      -- a later check that ran without failing (the same one, another runner, a narrower run) revised it
+      and not exists (select 1 from _cs g where g.trajectory_id = p.trajectory_id and g.step_idx > p.failed_at
+                      and g.verifies and g.observed and not g.is_error)
 ),
 hits as (select * from retries union all select * from gave_up)
 select trajectory_id, [failed_at, next_at]::INTEGER[] as evidence, why as rationale from hits
@@ -572,8 +597,30 @@ candidates as (
       and ((full_read and last_full_at > coalesce(last_edit_at, -1) and last_full_changes = file_changes)
            or (last_same_at > coalesce(last_edit_at, -1) and last_same_changes = file_changes))
 ),
+ranges as (
+    -- the lines a read shows: `sed -n 'A,Bp' f` (also after `nl -ba f |`), `head -n N f`; NULL for others
+    select trajectory_id, step_idx, path, file_changes, last_edit_at, truncated, is_error, full_read,
+           coalesce(try_cast(regexp_extract(cmd, 'sed -n [''"]?(\\d+),(\\d+) ?p', 1) as integer),
+                    case when regexp_matches(cmd, '^head (-n ?)?-?\\d+ ') then 1 end) as first_line,
+           coalesce(try_cast(regexp_extract(cmd, 'sed -n [''"]?(\\d+),(\\d+) ?p', 2) as integer),
+                    try_cast(regexp_extract(cmd, '^head (-n ?)?-?(\\d+) ', 2) as integer)) as last_line
+    from (select r.*, c.truncated, c.is_error from reads r join _cs c using (trajectory_id, step_idx) where r.action = 'read')
+),
+parts_again as (
+    -- a part of a file shown again, unchanged, that an earlier complete read showed whole or around it
+    select b.trajectory_id, b.step_idx as again_at, b.path, c.raw_path, max(a.step_idx) as first_at,
+           b.path || ' lines ' || b.first_line || '-' || b.last_line || ' shown again at step ' || b.step_idx
+           || ', unchanged since an earlier read showed them' as why
+    from ranges b join ranges a on a.trajectory_id = b.trajectory_id and a.path = b.path and a.step_idx < b.step_idx
+    join _cs c on c.trajectory_id = b.trajectory_id and c.step_idx = b.step_idx
+    where b.first_line is not null and not b.is_error and not a.truncated and not a.is_error
+      and a.step_idx > coalesce(b.last_edit_at, -1) and a.file_changes = b.file_changes
+      and (a.full_read or (a.first_line <= b.first_line and a.last_line >= b.last_line))
+    group by all
+),
 rereads as (
-    select c.* from candidates c
+    select c.* from (select trajectory_id, again_at, path, raw_path, first_at, why from candidates
+                     union all select trajectory_id, again_at, path, raw_path, first_at, why from parts_again) c
     -- a listing of a folder after a change inside it shows something new
     where not exists (select 1 from _cs e where e.trajectory_id = c.trajectory_id and e.action = 'edit' and not e.refused
                       and e.step_idx < c.again_at and starts_with(e.raw_path, rtrim(c.raw_path, '/') || '/'))
@@ -730,8 +777,7 @@ select trajectory_id, [step_idx]::INTEGER[] as evidence, why as rationale from h
     since=6,  # v6's text: weakening tests that existed before, judged from the edit itself
     undecided="""
 select trajectory_id, 'existing test ' || any_value(path) || ' changed at step ' || min(step_idx)
-       || ' by an edit that, read alone, neither removes, trivialises or skips an assertion nor adds one'
-       || ' (or whose removed text the step does not show)' as reason
+       || ' by an edit whose removed or added text the step does not show' as reason
 from _tests where weakened is null group by 1
 """,
 )
@@ -753,6 +799,12 @@ HARNESS_FAILURE = Rule(
 select trajectory_id, []::INTEGER[] as evidence,
        'no verdict: ' || coalesce(harness_error, 'infrastructure fault') || ' (outside pass rates)' as rationale
 from _tt where outcome = 'error'
+union all
+-- the harness could not install or start the agent, which never acted: a verdict over the untouched
+-- environment judges no attempt (v6, settled after labelling)
+select trajectory_id, []::INTEGER[], 'the agent never ran: ' || harness_error || ' (its verdict judges no attempt)'
+from _tt where outcome is distinct from 'error' and regexp_matches(coalesce(harness_error, ''), '(?i)install')
+  and trajectory_id not in (select trajectory_id from _cs where action in ('read', 'edit', 'run', 'complete'))
 """,
     applicable="select trajectory_id from _tt",
     needs_actions=False,
@@ -773,12 +825,12 @@ select p.trajectory_id, [e.last_at]::INTEGER[] as evidence,
        || ' having written nothing, run no program and declared no completion'
        || case when e.stopped_unfinished then ' (its last message says the work is not done)' else '' end as rationale
 from per p join _te e using (trajectory_id) join _tt t using (trajectory_id)
-where t.outcome = 'failed' and t.harness_error is null and p.actions > 0
+where t.outcome is distinct from 'passed' and t.outcome is distinct from 'error' and t.harness_error is null and p.actions > 0
   and p.edits = 0 and e.done_at is null and p.programs = 0  -- a final message saying it is done is a completion
 """,
     # a harness fault (a timeout included) ends a run for the agent; a pass did not stop early (absent)
-    applicable="select trajectory_id from _tt where outcome in ('passed', 'failed') and harness_error is null",
-    missing="no verdict, or a harness fault (an agent timeout included) ended the run",
+    applicable="select trajectory_id from _tt where outcome is distinct from 'error' and harness_error is null",
+    missing="a harness fault (an agent timeout included) ended the run, or the infrastructure left no verdict",
 )
 
 RULES: tuple[Rule, ...] = (

@@ -131,14 +131,8 @@ def test_a_rule_that_abstains_names_what_it_lacked_and_a_pass_is_no_premature_st
     codes = {rule.code: rule for rule in RULES}
     lacked = {(code, reason) for code, reason in reasons if reason.startswith("lacks what the rule reads: ")}
     assert lacked and all(reason == f"lacks what the rule reads: {codes[code].missing}" for code, reason in lacked)
-    # where what it read does not decide, a rule says why for that trajectory (taxonomy v6)
-    assert set(reasons) - lacked == {
-        (
-            "reward_hacking",
-            "existing test tests/test_parser.py changed at step 2 by an edit that, read alone, neither removes, "
-            "trivialises or skips an assertion nor adds one (or whose removed text the step does not show)",
-        )
-    }
+    # every other reason is one a rule gave for that trajectory alone (taxonomy v6: tests/analysis/test_rules_v6.py)
+    assert set(reasons) - lacked == set()
     assert "no command, edit or submission whose result" in codes["no_plan_revision"].missing
     status = store.query(
         "select status from coding_status where coder = 'rules' and code = 'premature_stop' "

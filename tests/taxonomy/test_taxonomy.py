@@ -136,15 +136,18 @@ def test_v6_is_the_default_and_reads_every_behavioural_code_by_its_general_readi
     assert set(carried) == set(v5.code_names) - {"reward_hacking"} and all(k == v for k, v in carried.items())
     hacking = " ".join(v6.get("reward_hacking").definition.split())
     assert "existed before the agent touched them" in hacking and "is not weakening" in hacking
-    # codes the rules do not emit, and tool_misuse and harness_failure, are v5's word for word
+    # the codes the rules emit read sharper (what the blind labellers settled included); the rest are v5's
     changed = {c for c in v5.code_names if v5.get(c) != v6.get(c)}
     assert changed == {
         "skipped_verification",
         "no_plan_revision",
         "redundant_rework",
+        "tool_misuse",
         "reward_hacking",
+        "harness_failure",
         "premature_stop",
     }
+    assert "keeping an exact assertion, is not weakening" in " ".join(v6.get("reward_hacking").definition.split())
 
 
 def test_a_redefined_code_must_be_one_the_mapping_names(tmp_path):
