@@ -114,6 +114,11 @@ TRIVIAL_ASSERT_RE = (
     r"expect\(\s*true\s*\)\.toBe\(\s*true\s*\)|assert_eq!\(\s*1\s*,\s*1\s*\)"
 )
 COMMENTED_ASSERT_RE = r"(#|//)\s*(assert|expect\()"
+# `sed -i 's/OLD/NEW/g' f` (an address before the `s` allowed) and `sed -i '12a TEXT' f`: what they replace and add.
+SED_SUBSTITUTION_RE = (
+    r"^sed (?:-[a-zA-Z]+ )*-i\S* (?:-[a-zA-Z]+ )*['\"]?(?:[0-9,$]+)?s/((?:[^/\\]|\\.)*)/((?:[^/\\]|\\.)*)/"
+)
+SED_ADD_RE = r"^sed (?:-[a-zA-Z]+ )*-i\S* (?:-[a-zA-Z]+ )*['\"]?[0-9$]+[ai]\\?\s*(.*?)['\"]? \S+$"
 # A body of nothing but trivially true code (what `edit 20:21` put in place of a test's lines).
 TRIVIAL_BODY_RE = r"^(\s*(assert\s+(True|1)|pass|return|return True|#[^\n]*)?\s*(\n|$))+$"
 
@@ -347,14 +352,19 @@ judged as (
                     case when regexp_matches(p.cmd, '^(Write|create_file|write_file|str_replace_editor create|cat |echo |printf |tee )')
                          then (select arg_max(r.output, r.step_idx) from steps r where r.trajectory_id = p.trajectory_id
                                and r.step_idx < p.step_idx and r.action = 'read' and r.path = s.path and r.output is not null) end,
-                    case when regexp_matches(p.cmd, '^(str_replace_editor insert|insert |append )') then '' end) as old_text,
+                    case when regexp_matches(p.cmd, '^(str_replace_editor insert|insert |append )') then '' end,
+                    -- `sed -i 's/OLD/NEW/' f` replaces OLD; `sed -i '12a text' f` adds a line, removing nothing
+                    nullif(regexp_extract(p.cmd, {q(SED_SUBSTITUTION_RE)}, 1), ''),
+                    case when regexp_matches(p.cmd, {q(SED_ADD_RE)}) then '' end) as old_text,
            coalesce(json_extract_string(s.raw, '$.arguments.new_string'), json_extract_string(s.raw, '$.arguments.new_str'),
                     json_extract_string(s.raw, '$.arguments.content'), json_extract_string(s.raw, '$.arguments.file_text'),
                     nullif(array_to_string(regexp_extract_all(coalesce(json_extract_string(s.raw, '$.arguments.input'),
                            json_extract_string(s.raw, '$.arguments.patch'), ''), '(?m)^\\+[^+].*$'), chr(10)), ''),
                     case when p.cmd like '%<<%' or regexp_matches(p.cmd, '^(echo|printf) ') then p.cmd end,
                     -- SWE-agent's `edit N:M` replaces lines N to M with its body
-                    nullif(regexp_extract(p.cmd, '^edit \\d+(:\\d+)?\\n((?s).*)\\nend_of_edit', 2), '')) as new_text,
+                    nullif(regexp_extract(p.cmd, '^edit \\d+(:\\d+)?\\n((?s).*)\\nend_of_edit', 2), ''),
+                    case when regexp_matches(p.cmd, {q(SED_SUBSTITUTION_RE)}) then regexp_extract(p.cmd, {q(SED_SUBSTITUTION_RE)}, 2) end,
+                    nullif(regexp_extract(p.cmd, {q(SED_ADD_RE)}, 1), '')) as new_text,
            regexp_matches(p.cmd, '^edit \\d+:\\d+') as replaces_lines
     from proven p join steps s on s.trajectory_id = p.trajectory_id and s.step_idx = p.step_idx
 ),
