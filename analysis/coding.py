@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from curriculab.analysis import queries
 from curriculab.analysis.store import Store, check_filter
-from curriculab.taxonomy.coders.rules import CODER, CODER_STEPS_SQL, RULES
+from curriculab.analysis.store.store import Row
+from curriculab.taxonomy.coders.rules import CODER, COMMANDS_SQL, RULES, coder_steps
 from curriculab.taxonomy.taxonomy import load_taxonomy
 from curriculab.taxonomy.versions import NEWEST
 from curriculab.trajectory.errors import InputError
@@ -40,8 +42,15 @@ def run_rule_coders(store: Store, where: str | None = None, taxonomy_version: st
     rules = [rule for rule in RULES if rule.serves(taxonomy)]
     if where:
         check_filter(store, where)
+    # the shell reading (what each command may write, what it runs) is Python: once per distinct line
+    commands = [command for (command,) in store.query(COMMANDS_SQL.format(where=where or "true")).rows]
     coded = store.code_with_rules(
-        rules, CODER_STEPS_SQL, where=where, taxonomy_version=taxonomy.version, coder=CODER, opaque_reason=OPAQUE_REASON
+        rules,
+        coder_steps(commands),
+        where=where,
+        taxonomy_version=taxonomy.version,
+        coder=CODER,
+        opaque_reason=OPAQUE_REASON,
     )
     counts: dict[str, dict[str, int]] = {}
     for code, status, n in coded.counts:
@@ -74,12 +83,13 @@ def run_verifier_coder(
     chosen, tests = queries.verifier_evidence(
         store, where, run_id=run_id, uncoded_by=verifier.CODER if uncoded_only else None
     )
-    by_trajectory: dict[str, list] = {}
+    by_trajectory: dict[str, list[Any]] = {}
     for row in queries.records(tests):
         by_trajectory.setdefault(row["trajectory_id"], []).append(
             verifier.TestEvidence(row["test_id"], row["tier"], bool(row["passed"]), row["status"], row["detail"])
         )
-    present, judged = [], []
+    present: list[Row] = []
+    judged: list[tuple[str, str, str, str | None]] = []
     for row in queries.records(chosen):
         tid, results = row["trajectory_id"], by_trajectory.get(row["trajectory_id"], [])
         if row["completion_step"] is not None:
@@ -147,7 +157,8 @@ def run_environment_coder(
                 ),
             )
         )
-    present, judged = [], []
+    present: list[Row] = []
+    judged: list[tuple[str, str, str, str | None]] = []
     for row in queries.records(chosen):
         tid = row["trajectory_id"]
         seen = by_trajectory.get(tid, [])
@@ -229,12 +240,14 @@ def coder_agreement(
     return out
 
 
-def _trajectory_texts(store: Store, selected) -> tuple[list[str], list[str], list[list[float]], dict[str, list[int]]]:
+def _trajectory_texts(
+    store: Store, selected: Any
+) -> tuple[list[str], list[str], list[list[float]], dict[str, list[int]]]:
     """Rendered text, structural features and agent step ids of the `selected` trajectories."""
     from curriculab.taxonomy.render import render, structural_features
 
     meta = {row["trajectory_id"]: row["harness_error"] for row in queries.records(selected)}
-    grouped: dict[str, list[dict]] = {t: [] for t in meta}
+    grouped: dict[str, list[dict[str, Any]]] = {t: [] for t in meta}
     for row in queries.records(queries.steps_of(store, list(meta))):
         grouped[row["trajectory_id"]].append(row)
     ids = sorted(grouped)
@@ -244,7 +257,9 @@ def _trajectory_texts(store: Store, selected) -> tuple[list[str], list[str], lis
     return ids, texts, features, step_ids
 
 
-def train_classifier_from_labels(store: Store, annotator: str, taxonomy_version: str | None = None, folds: int = 5):
+def train_classifier_from_labels(
+    store: Store, annotator: str, taxonomy_version: str | None = None, folds: int = 5
+) -> Any:
     """Train the learned coder from one annotator's labels; returns a TrainedClassifier with CV agreement."""
     from curriculab.taxonomy.coders.classifier import train_classifier
 
@@ -269,9 +284,9 @@ def _record(
     store: Store,
     coder: str,
     version: str,
-    selected,
-    present: list[tuple],
-    judged: list[tuple],
+    selected: Any,
+    present: list[Row],
+    judged: list[tuple[str, str, str]],
     in_sample: tuple[str, set[str]] | None = None,
 ) -> None:
     """Write findings (trajectory_id, code, confidence, evidence, rationale) and statuses
@@ -297,14 +312,14 @@ def _reason(trajectory_id: str, status: str, opaque: set[str], in_sample: tuple[
     return None
 
 
-def _counts(judged: list[tuple]) -> dict[str, dict[str, int]]:
+def _counts(judged: list[tuple[str, str, str]]) -> dict[str, dict[str, int]]:
     counts: dict[str, dict[str, int]] = {}
     for _, code, status in judged:
         counts.setdefault(code, {"present": 0, "absent": 0, "not_applicable": 0})[status] += 1
     return counts
 
 
-def run_classifier(store: Store, model_path, where: str | None = None, threshold: float = 0.5) -> CodingReport:
+def run_classifier(store: Store, model_path: Any, where: str | None = None, threshold: float = 0.5) -> CodingReport:
     """Apply a trained classifier to the trajectories matching `where`."""
     from curriculab.taxonomy.coders.classifier import load_classifier
 
@@ -314,7 +329,8 @@ def run_classifier(store: Store, model_path, where: str | None = None, threshold
     selected = queries.selected_trajectories(store, where)
     ids, texts, features, step_ids = _trajectory_texts(store, selected)
     probabilities = model.predict_proba(texts, features) if ids else {}
-    present, judged = [], []
+    present: list[Row] = []
+    judged: list[tuple[str, str, str]] = []
     for code, p in probabilities.items():
         for trajectory_id, prob in zip(ids, p):
             hit = prob >= threshold
@@ -345,7 +361,12 @@ class JudgeReport(CodingReport):
 
 
 def run_judge(
-    store: Store, base_url: str, model: str, where: str | None = None, config=None, taxonomy_version: str | None = None
+    store: Store,
+    base_url: str,
+    model: str,
+    where: str | None = None,
+    config: Any = None,
+    taxonomy_version: str | None = None,
 ) -> JudgeReport:
     """Ask an OpenAI-compatible judge about every trajectory matching `where`."""
     from concurrent.futures import ThreadPoolExecutor

@@ -413,6 +413,7 @@ def _simulate_trial(
     for p in dict.fromkeys(read_files):
         s.read(p, contents[p])
     ext = _EXT[task.language]
+    unread = [p for p in others if p not in read_files]
     exploration = [
         ("git status --short", " M " + target if rng.random() < 0.2 else ""),
         (f"find src -name '*.{ext}' | head -50", "\n".join(task.files)),
@@ -421,7 +422,10 @@ def _simulate_trial(
         ("git log --oneline -5", "\n".join(f"{rng.getrandbits(28):07x} commit {k}" for k in range(5))),
         (f'grep -n "def \\|func \\|fn " {target}', "\n".join(f"{k * 7}: def helper_{k}(x):" for k in range(1, 6))),
         (f"wc -l src/*.{ext}", "\n".join(f"  {rng.randint(20, 400)} {p}" for p in task.files)),
-        (f"sed -n '1,80p' {others[-1]}", contents[others[-1]]),
+        # a part of a file not read whole before (taxonomy v6: a part of one already read whole is a re-read)
+        (f"sed -n '1,80p' {unread[-1]}", contents[unread[-1]])
+        if unread
+        else ("sed -n '1,80p' README.md", f"# {task.task_id}"),
         ("cat README.md", f"# {task.task_id}\n\nBuild with the usual tooling; tests live in tests/."),
         (
             "ls -la",

@@ -375,7 +375,7 @@ def test_code_with_the_verifier_codes_trials_with_per_test_results(cli_run, fixt
     result = cli_run("code", "--coder", "verifier", "--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert report["coder"] == "verifier" and report["taxonomy_version"] == "v5" and report["trajectories"] > 0
+    assert report["coder"] == "verifier" and report["taxonomy_version"] == "v6" and report["trajectories"] > 0
     counts = report["counts"]
     assert sum(counts["all_tests_fail"].get(k, 0) for k in ("present", "absent")) > 0  # trials with tests were judged
     assert (

@@ -743,7 +743,7 @@ class Store:
     def code_with_rules(
         self,
         rules: Sequence[RuleSql],
-        steps_sql: str,
+        steps: Sequence[tuple[str, Sequence[Any]]],
         *,
         where: str | None,
         taxonomy_version: str,
@@ -751,11 +751,11 @@ class Store:
         opaque_reason: str,
     ) -> RuleCoding:
         """Run the rule coders `rules` over the trajectories matching `where` (`_cs`, their steps, made
-        by `steps_sql`), replacing `coder`'s earlier codes and statuses on them, in one transaction.
+        by the `steps` statements), replacing `coder`'s earlier codes and statuses on them, in one transaction.
         A rule that needs actions abstains with `opaque_reason` where none were logged."""
         from curriculab.analysis.store.rule_engine import rule_statements
 
-        results = self.run_statements(rule_statements(rules, steps_sql, where, taxonomy_version, coder, opaque_reason))
+        results = self.run_statements(rule_statements(rules, steps, where, taxonomy_version, coder, opaque_reason))
         return RuleCoding([(code, status, int(n)) for code, status, n in results[-3]], int(results[-2][0][0]))
 
     def run_statements(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Row]]:

@@ -508,3 +508,175 @@ def is_check(words: Sequence[str], changed: set[str]) -> bool:
     if "/" in head:  # ./run_tests.sh, /app/bin/greet.sh
         return "test" in base or names_changed(head, changed)
     return False
+
+
+# -- what a command may write, and which command a line runs ------------------------------------
+_LOOKS = frozenset(
+    {
+        *READERS,
+        *_SEARCHERS,
+        "ls", "ll", "dir", "pwd", "echo", "printf", "true", "false", ":", "test", "[", "[[", "which", "type",
+        "whereis", "whoami", "id", "printenv", "date", "uname", "hostname", "history", "ps", "free", "df", "du",
+        "tree", "sort", "uniq", "cut", "tr", "column", "basename", "dirname", "realpath", "readlink", "jq", "hexdump",
+        "strings", "md5sum", "sha256sum", "sha1sum", "cksum", "diff", "cmp", "comm", "sleep", "wait", "clear",
+        "javap", "nproc", "lscpu", "locale", "tput", "seq", "expr", "getent", "ldd", "nm", "objdump", "readelf",
+        "sed", "awk", "gawk", "find", "env",
+    }
+)  # fmt: skip
+"""Commands that write no file and change nothing a later command sees, unless redirected or given an
+option that writes (`sed -i`, `sort -o`, `find -delete`, an `awk` program that prints to a file)."""
+_LOOK_SUBCOMMANDS = {
+    "git": frozenset({"status", "log", "diff", "show", "blame", "rev-parse", "ls-files", "grep", "remote", "describe",
+                      "shortlog", "reflog", "check-ignore", "cat-file", "ls-tree", "whatchanged", "config"}),
+    "pip": frozenset({"list", "show", "freeze", "check", "--version", "-V", "index"}),
+    "pip3": frozenset({"list", "show", "freeze", "check", "--version", "-V", "index"}),
+    "npm": frozenset({"ls", "list", "view", "outdated", "--version", "-v"}),
+    "cargo": frozenset({"check", "clippy", "test", "tree", "metadata", "--version"}),
+    "go": frozenset({"vet", "test", "list", "version", "env", "doc"}),
+    "jar": frozenset({"tf", "-tf", "tvf", "-tvf", "t", "-t"}),
+    "unzip": frozenset({"-l", "-v", "-t", "-Z"}),
+    "tar": frozenset({"tf", "-tf", "tvf", "-tvf", "-t", "--list", "tzf", "-tzf"}),
+    "conda": frozenset({"list", "info", "env"}),
+    "docker": frozenset({"ps", "images", "logs", "inspect", "version", "info"}),
+    "kubectl": frozenset({"get", "describe", "logs"}),
+    "apt": frozenset({"list", "show", "search", "policy"}),
+    "apt-cache": frozenset({"search", "show", "policy", "depends"}),
+    "dpkg": frozenset({"-l", "-L", "-s", "--list", "--status"}),
+}  # fmt: skip
+"""Programs that write nothing when run with one of these sub-commands (`git status`, `jar tf`)."""
+_CHECKERS = frozenset(
+    {
+        "pytest",
+        "py.test",
+        "mypy",
+        "pyright",
+        "flake8",
+        "pylint",
+        "shellcheck",
+        "tsc",
+        "jest",
+        "vitest",
+        "mocha",
+        "rspec",
+    }
+)
+"""Checkers that write nothing but caches (`INCIDENTAL`) unless told to fix (`--fix`, `-w`)."""
+_FIXES = frozenset({"--fix", "--write", "-w", "--in-place", "-i", "--inplace", "--fix-only", "--emit"})
+_VERSIONS = frozenset({"--version", "-V", "--help", "-h", "version"})
+_PY_MAY_WRITE = re.compile(
+    r"open\(|write|remove|unlink|rmtree|rename|\.replace\(|subprocess|system\(|popen|shutil|mkdir|makedirs|touch|"
+    r"chmod|copy|move|save|to_csv|to_json|dump|exec\(|eval\(|call_command|migrate|create_all|commit\("
+)
+"""What `python -c` code must say to change a file: without any of it, the code only looks (a probe)."""
+_OUTPUT_FILTERS = frozenset({"head", "tail", "less", "more", "cat", "wc", "sort", "uniq", "cut", "tr", "column", "nl"})
+"""Programs that only shape what the command piped into them printed (`pytest | tail -5`)."""
+
+
+def may_write(command: SimpleCommand) -> tuple[str, ...] | None:
+    """The files one command may change, as written: `()` for a command that changes nothing a later
+    command sees (looking around, a check, a listing of an archive), the files or globs it names or
+    is known to produce (`sed -i f`, `> f`, `javac A.java` → `*.class`), and None where it may change
+    any file or the environment a later command runs in (a script, a build, an install, `cd`, `export`)."""
+    named = edits(command)
+    if "?" in named:
+        return None
+    words = command.argv
+    if not words or _changes_shell(command):
+        return tuple(named)  # `cd`, `export X=1`: the shell's state, no file (`environment_change`)
+    head, args = words[0].rsplit("/", 1)[-1], list(words[1:])
+    if any(a in _VERSIONS for a in args[:1]):
+        return tuple(named)
+    if head in _LOOKS:
+        if head == "env" and operands(args):
+            return None  # `env X=1 cmd` wraps another program (strip_wrappers left it)
+        if head == "find" and any(a in ("-delete", "-exec", "-execdir", "-fprint", "-ok") for a in args):
+            return None
+        if head in ("awk", "gawk") and any(">" in a or "system(" in a for a in args):
+            return None
+        if head == "sort" and any(a == "-o" or a.startswith("--output") for a in args):
+            return None
+        return tuple(named)
+    sub = _LOOK_SUBCOMMANDS.get(head)
+    if sub is not None and args and (args[0] in sub or (head == "git" and args[0] == "branch" and len(args) == 1)):
+        if head == "git" and args[0] == "config" and len(operands(args)) > 2:
+            return None  # `git config user.name x` sets a value
+        return tuple(named)
+    if _PYTHON.match(head) and "-c" in args[:-1] and not _PY_MAY_WRITE.search(args[args.index("-c") + 1]):
+        return tuple(named)  # a probe (`python -c "import m; print(m.f(1))"`): it opens nothing to write
+    if head in _CHECKERS or (_PYTHON.match(head) and args[:2] == ["-m", "pytest"]):
+        return None if any(a in _FIXES for a in args) else tuple(named)
+    if head in ("ruff", "black", "isort", "prettier", "eslint"):
+        checking = (head == "ruff" and args[:1] == ["check"] and "--fix" not in args) or "--check" in args
+        return tuple(named) if checking else None
+    if head == "javac":
+        folder = args[args.index("-d") + 1] if "-d" in args[:-1] else None
+        return (*named, f"{folder.rstrip('/')}/*" if folder else "*.class")
+    if head in ("gcc", "g++", "cc", "c++", "clang", "clang++", "rustc", "go") and (
+        head != "go" or args[:1] == ["build"]
+    ):
+        if "-o" in args[:-1]:
+            return (*named, args[args.index("-o") + 1])
+        if head == "go":
+            return None
+        return (*named, "*.o" if "-c" in args else "a.out")
+    return None
+
+
+_SHELL_STATE = frozenset(
+    {"cd", "pushd", "popd", "export", "unset", "alias", "unalias", "set", "shopt", "ulimit", "umask"}
+)
+"""Builtins that change only the shell's own state (its folder, variables, options), never a file."""
+
+
+def _changes_shell(command: SimpleCommand) -> bool:
+    words = command.argv
+    if not words:
+        return bool(command.words)  # `X=1` alone, `export X=1` (read as its assignment)
+    return words[0] in _SHELL_STATE or (
+        words[0] in ("conda", "nvm", "pyenv") and words[1:2] in (("activate",), ("use",))
+    )
+
+
+def environment_change(text: str) -> str | None:
+    """The commands of a line that change the state of the shell a later command runs in (`cd src`,
+    `export X=1`, `source venv/bin/activate`, `conda activate x`), as one text, or None for a line that
+    changes none. Two lines with the same text (`cd /testbed` before every command) leave the shell as
+    the first one did."""
+    changes = [
+        " ".join(command.words)
+        for command in read_commands(text)
+        if _changes_shell(command) or (command.argv[:1] and command.argv[0] in ("source", "."))
+    ]
+    return "; ".join(changes) or None
+
+
+def line_writes(text: str) -> tuple[str, ...] | None:
+    """What every command of a line may change together (`may_write`): None if any may change anything."""
+    written: list[str] = []
+    for command in read_commands(text):
+        files = may_write(command)
+        if files is None:
+            return None
+        written += files
+    return tuple(dict.fromkeys(w for w in written if not INCIDENTAL.search(w)))
+
+
+def retry_key(text: str) -> str:
+    """What a line runs, for telling a retry from a revised attempt: the words (wrappers and variable
+    assignments set aside) of its commands that do something, without the commands that only look
+    around before them (`ls; jar tf x.jar; javac X.java` runs what `javac X.java` runs) or only shape
+    its output after a pipe (`pytest -q | tail -5`). A line that only looks around is keyed by all of it."""
+    kept: list[str] = []
+    looked: list[str] = []
+    for command in read_commands(text):
+        words = command.argv
+        if not words:
+            continue
+        shown = " ".join((*words, *(f"> {w}" for w in command.writes)))
+        if command.control == "|" and words[0] in _OUTPUT_FILTERS:
+            continue
+        if may_write(command) == () and not (words[0] in _CHECKERS or _PYTHON.match(words[0])):
+            looked.append(shown)
+            continue
+        kept.append(shown)
+    return "\x1f".join(kept or looked)

@@ -1,4 +1,4 @@
-"""Process codes decided from what a terminal episode's environment observed (taxonomy v5): every
+"""Process codes decided from what a terminal episode's environment observed (taxonomy v6): every
 command the agent ran, its exit code and output, and the files each command changed, seen from
 outside the agent's reach. Exact by construction for the facts they name
 (`code_reliability.method = environment`), so the planner may act on them without labels, like
@@ -21,7 +21,7 @@ the two are compared per code (`analysis.coding.coder_agreement`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +32,7 @@ from curriculab.trajectory.shell import is_check as _is_check
 
 CODER = "environment"
 """The coder name in `failure_codes`, `coding_status` and `code_reliability`."""
-TAXONOMY_VERSION = "v5"
+TAXONOMY_VERSION = "v6"
 """The taxonomy whose definitions these rules decide."""
 OBSERVING_AGENTS: tuple[str, ...] = ("curriculab-terminal",)
 """Agents whose every trial is an episode of curriculab's terminal environment (its observations in the steps)."""
@@ -75,7 +75,7 @@ def _parts(command: Any) -> tuple[list[Any], list[int | None]]:
     return parts, statuses
 
 
-def verified_after_last_edit(commands: list[Any], inspection: bool = False) -> bool:
+def verified_after_last_edit(commands: Sequence[Any], inspection: bool = False) -> bool:
     """The rubric itself, over an observing episode's commands (`CommandResult`s, in order): a check
     (`shell.is_check`) ran after the last change. `inspection`: a read of a changed file (`cat out.txt`)
     counts too, as the taxonomy's definition has it; the reward (`verification_reward`) leaves it out,
@@ -165,10 +165,11 @@ def _failed(command: Any) -> bool:
     return not (command.exit_code == 1 and _head(command.command) in _SEARCHES)
 
 
-def _repeats(commands: Sequence[Any], same_result) -> list[tuple[int, int]]:
+def _repeats(commands: Sequence[Any], same_result: Callable[[Any, Any], bool]) -> list[tuple[int, int]]:
     """Pairs (earlier, later) of one command line run twice with no change in between whose
     results `same_result` says repeat."""
-    found, last_seen = [], {}
+    found: list[tuple[int, int]] = []
+    last_seen: dict[str, int] = {}
     for index, command in enumerate(commands):
         key = " ".join(command.command.split())
         earlier = last_seen.get(key)

@@ -63,8 +63,8 @@ def test_import_refuses_bad_rows_and_keeps_good_ones(tmp_path, sim):
     assert result.exit_code == 1
     assert result.stdout == "Imported 2 labels by bob; 1 blank; 3 refused.\n"
     assert result.stderr.splitlines() == [
-        f"  refused: {path}: record line 3: field code: 'sloppiness' is not a v5 code. Use one of: "
-        + ", ".join(load_taxonomy("v5").code_names),
+        f"  refused: {path}: record line 3: field code: 'sloppiness' is not a v6 code. Use one of: "
+        + ", ".join(load_taxonomy("v6").code_names),
         f"  refused: {path}: record line 4: field trajectory_id: trajectory 'no-such-trajectory' is not in the store. "
         "Ingest it first, or fix the id",
         f"  refused: {path}: record line 5: field present: present is 'maybe'. Write 1 or 0 (or true/false, yes/no), or unsure",
@@ -229,7 +229,7 @@ def test_classifier_without_labels_is_refused(sim):
     result = run(db, "classifier", "train", "--annotator", "ghost")
     assert result.exit_code == 1
     assert result.stderr == (
-        "Error: no v5 labels by 'ghost'. Import some with `curriculab labels import FILE.csv --annotator ghost`\n"
+        "Error: no v6 labels by 'ghost'. Import some with `curriculab labels import FILE.csv --annotator ghost`\n"
     )
 
 

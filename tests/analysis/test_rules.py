@@ -62,7 +62,7 @@ def tricky(tmp_path_factory, request):
     with Store(tmp_path_factory.mktemp("tricky") / "db.duckdb") as store:
         report = ingest(store, [FIXTURES / "tricky" / "cases.jsonl"], workers=1)
         assert report.errors == []
-        run_rule_coders(store, taxonomy_version="v2")  # every rule, premature_stop included
+        run_rule_coders(store)  # the newest taxonomy: every rule, premature_stop included
         expected = list(csv.DictReader(open(FIXTURES / "tricky" / "expected.csv")))
         yield store, expected
 
@@ -113,24 +113,26 @@ def test_labels_given_under_v1_are_read_at_v4_through_the_mapping_chain(sim_stor
     path.write_text("trajectory_id,code,present\n" + "".join(f"{t},{c},{int(p)}\n" for t, c, p in truth))
     assert import_labels(sim_store, path, "simulator-v1", taxonomy_version="v1").errors == []
     through = {r.code: (r.n, r.kappa) for r in agreement(sim_store, "rules", "simulator-v1", record=False)}
-    # v1 -> v2 -> v3 -> v4 code for code, but v4 redefined harness_failure: a v1 label of it judged another meaning
-    assert through == {code: figures for code, figures in v4.items() if code != "harness_failure"}
-    assert "harness_failure" in v4
+    # v1 -> ... -> v6 code for code, but v4 redefined harness_failure and v6 reward_hacking: a v1 label
+    # of either judged another meaning
+    assert through == {
+        code: figures for code, figures in v4.items() if code not in ("harness_failure", "reward_hacking")
+    }
+    assert "harness_failure" in v4 and "reward_hacking" in v4
     sim_store.query("delete from labels where annotator = 'simulator-v1'")
 
 
 def test_a_rule_that_abstains_names_what_it_lacked_and_a_pass_is_no_premature_stop(tricky):
     store, _ = tricky
-    reasons = dict(
-        store.query(
-            "select code, any_value(reason) from coding_status where coder = 'rules' and status = 'not_applicable' "
-            "and reason is not null group by 1"
-        ).rows
-    )
+    reasons = store.query(
+        "select code, reason from coding_status where coder = 'rules' and status = 'not_applicable' "
+        "and reason is not null group by all"
+    ).rows
     codes = {rule.code: rule for rule in RULES}
-    assert reasons and all(
-        reason == f"lacks what the rule reads: {codes[code].missing}" for code, reason in reasons.items()
-    )
+    lacked = {(code, reason) for code, reason in reasons if reason.startswith("lacks what the rule reads: ")}
+    assert lacked and all(reason == f"lacks what the rule reads: {codes[code].missing}" for code, reason in lacked)
+    # every other reason is one a rule gave for that trajectory alone (taxonomy v6: tests/analysis/test_rules_v6.py)
+    assert set(reasons) - lacked == set()
     assert "no command, edit or submission whose result" in codes["no_plan_revision"].missing
     status = store.query(
         "select status from coding_status where coder = 'rules' and code = 'premature_stop' "

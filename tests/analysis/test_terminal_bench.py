@@ -441,7 +441,7 @@ def test_the_default_report_shows_the_verifiers_codes_beside_the_rules(tb):
 
     assert judged(verifier) > judged(report.as_dict())
     text = to_markdown(report)
-    assert "failure codes from `rules` (v5), and beside it `verifier` (v5) (side by side, not merged)" in text
+    assert "failure codes from `rules` (v6), and beside it `verifier` (v6) (side by side, not merged)" in text
     assert "## Coder coverage — `verifier`" in text and "## Top failure modes — `verifier` — " in text
     assert any(f.startswith("`verifier`: ") for f in report["findings"])
     alone = build_report(tb, coder="rules")
@@ -451,8 +451,8 @@ def test_the_default_report_shows_the_verifiers_codes_beside_the_rules(tb):
 def test_a_report_over_codes_of_an_older_taxonomy_says_so_and_how_to_recode(tb):
     run_rule_coders(tb, taxonomy_version="v3")
     stale = (
-        "`rules` coded this store under taxonomy v3, not the newest (v5); its codes are shown as coded. "
-        "`curriculab code --coder rules` recodes under v5."
+        "`rules` coded this store under taxonomy v3, not the newest (v6); its codes are shown as coded. "
+        "`curriculab code --coder rules` recodes under v6."
     )
     assert stale in build_report(tb)["findings"]
     run_rule_coders(tb)

@@ -117,3 +117,54 @@ def test_what_an_episode_saw_a_call_change_is_an_edit_of_its_last_writer():
     # what an edit of the call names was that edit's: nothing to attribute
     calls = normalise_shell("echo 1 > out.txt && ls")
     assert with_observed_changes(calls, ["/app/out.txt"]) == calls
+
+
+def test_what_a_line_may_write_none_named_files_or_anything():
+    from curriculab.trajectory.shell import line_writes
+
+    # looking around, checks and listings write nothing (caches a check leaves are not changes)
+    for line in (
+        "ls -la; git status",
+        "cat a.py | grep x",
+        "jar tf lib.jar",
+        "python -m pytest -q",
+        "sed -n 1,9p f",
+        "find . -name '*.py'",
+        "ruff check src",
+        "cd /app",
+        "export X=1",
+    ):
+        assert line_writes(line) == (), line
+    # what a command names or is known to produce
+    assert line_writes("javac Main.java") == ("*.class",)
+    assert line_writes("javac -d out Main.java") == ("out/*",)
+    assert line_writes("gcc -o prog main.c && ls") == ("prog",)
+    assert line_writes("sed -i 's/a/b/' f.py; echo done > log.txt") == ("f.py", "log.txt")
+    # a program, a build, an install, a fixer may write anything
+    for line in (
+        "python gen.py",
+        "make",
+        "pip install x",
+        "ruff format .",
+        "find . -delete",
+        "ls; ./run.sh",
+        "git apply fix.patch",
+        "source venv/bin/activate",
+    ):
+        assert line_writes(line) is None, line
+
+
+def test_a_retry_is_keyed_by_what_a_line_runs_whatever_looks_around_it():
+    from curriculab.trajectory.shell import environment_change, retry_key
+
+    assert (
+        retry_key("ls; jar tf lib.jar | head -3; javac Main.java") == retry_key("javac Main.java") == "javac Main.java"
+    )
+    assert retry_key("timeout 60 python -m pytest -q | tail -5") == retry_key("python -m pytest -q")
+    assert retry_key("javac -cp lib Main.java") != retry_key("javac Main.java")  # other arguments: another attempt
+    assert retry_key("echo a > x.txt") != retry_key("echo a > y.txt")
+    assert retry_key("ls src") == "ls src"  # a line that only looks around is keyed by all of it
+    # the shell's own state: the same `cd` again changes nothing more
+    assert environment_change("cd /testbed && python x.py") == "cd /testbed"
+    assert environment_change("export PYTHONPATH=src; pytest") == "PYTHONPATH=src"
+    assert environment_change("python x.py") is None

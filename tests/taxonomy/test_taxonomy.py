@@ -103,17 +103,51 @@ def test_v4_redefines_harness_failure_as_an_infrastructure_fault():
     assert "premature_stop" in v4.labels_carried_from("v2") and "premature_stop" not in carried
 
 
-def test_v5_is_the_default_and_a_check_is_what_the_shell_executed():
-    from curriculab.taxonomy.taxonomy import NEWEST
-
-    v4, v5 = load_taxonomy("v4"), load_taxonomy()
-    assert NEWEST == v5.version == "v5" and v5.maps_from == "v4" and v5.code_names == v4.code_names
+def test_v5_says_a_check_is_what_the_shell_executed():
+    v4, v5 = load_taxonomy("v4"), load_taxonomy("v5")
+    assert v5.maps_from == "v4" and v5.code_names == v4.code_names
     assert v5.older_versions == ["v4", "v3", "v2", "v1"] and v5.redefined == []
     sharpened = v5.get("skipped_verification").definition
     assert "only if it was executed" in sharpened and "true || pytest" in sharpened
     assert sharpened.startswith(v4.get("skipped_verification").definition.rstrip("."))
     # a labeller read what ran: every v4 label carries over, harness_failure's too
     assert v5.labels_carried_from("v4") == {code: code for code in v4.code_names}
+
+
+def test_v6_is_the_default_and_reads_every_behavioural_code_by_its_general_reading_rules():
+    from curriculab.taxonomy.taxonomy import NEWEST
+
+    v5, v6 = load_taxonomy("v5"), load_taxonomy()
+    assert NEWEST == v6.version == "v6" and v6.maps_from == "v5" and v6.code_names == v5.code_names
+    assert v6.older_versions == ["v5", "v4", "v3", "v2", "v1"]
+    # the reading rules settle what labellers found ambiguous
+    rules = " ".join(v6.description.split())
+    assert "a refused edit" in rules and "is no change" in rules and "1 failed, 2 passed" in rules
+    assert "for agents that have no such tool, the final message" in rules and "is a stop" in rules
+    npr = " ".join(v6.get("no_plan_revision").definition.split())
+    assert "any change counts as a change, whether or not it addresses the error" in npr
+    assert "whatever harmless commands are prepended" in npr
+    assert "A resent refused edit is no_plan_revision, not this code" in " ".join(
+        v6.get("redundant_rework").definition.split()
+    )
+    # sharpened codes keep their labels; reward_hacking is redefined (v5 counted any edit of an existing test)
+    assert v6.redefined == ["reward_hacking"]
+    carried = v6.labels_carried_from("v5")
+    assert set(carried) == set(v5.code_names) - {"reward_hacking"} and all(k == v for k, v in carried.items())
+    hacking = " ".join(v6.get("reward_hacking").definition.split())
+    assert "existed before the agent touched them" in hacking and "is not weakening" in hacking
+    # the codes the rules emit read sharper (what the blind labellers settled included); the rest are v5's
+    changed = {c for c in v5.code_names if v5.get(c) != v6.get(c)}
+    assert changed == {
+        "skipped_verification",
+        "no_plan_revision",
+        "redundant_rework",
+        "tool_misuse",
+        "reward_hacking",
+        "harness_failure",
+        "premature_stop",
+    }
+    assert "keeping an exact assertion, is not weakening" in " ".join(v6.get("reward_hacking").definition.split())
 
 
 def test_a_redefined_code_must_be_one_the_mapping_names(tmp_path):

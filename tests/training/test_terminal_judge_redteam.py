@@ -268,4 +268,4 @@ def test_stored_episodes_carry_what_ran_and_the_environment_coder_decides_from_i
         "select trajectory_id, status, taxonomy_version from coding_status "
         "where coder = 'environment' and code = 'skipped_verification' order by 1"
     ).rows
-    assert rows == [("ran", "absent", "v5"), ("skipped", "present", "v5")]
+    assert rows == [("ran", "absent", "v6"), ("skipped", "present", "v6")]
