@@ -8,7 +8,8 @@ later by a `*_output` item with the same `call_id`. `event_msg` lines repeat wha
 the UI (`agent_message`, `user_message`) and carry the running token counts (`token_count`).
 
 A call's output is one text for the whole call (`Process exited with code N` in current builds, an
-`{"output", "metadata": {"exit_code"}}` object in older ones): the commands of one command line share
+`{"output", "metadata": {"exit_code"}}` object in older ones; where the text prints none, the
+`exec_command_end` event of the same `call_id` records it): the commands of one command line share
 it, and no per-command status is recorded. The user messages Codex injects for itself (tagged blocks
 such as `<environment_context>`, the AGENTS.md instructions) are not the task. A session carries no
 verdict.
@@ -80,7 +81,7 @@ def _output(payload: dict[str, Any]) -> tuple[str, int | None]:
             code = metadata.get("exit_code") if isinstance(metadata, dict) else None
             return str(parsed.get("output") or ""), code if type(code) is int else None
     if isinstance(output, dict):
-        return str(output.get("output") or output.get("content") or ""), None
+        return text_of(output.get("output") or output.get("content")) or "", None
     return text_of(output) or "", None
 
 
@@ -128,6 +129,14 @@ def read_rollout(path: Path) -> UnitResult:
             )
         )
     outputs = {str(r["payload"].get("call_id")): r["payload"] for r in items if r["payload"].get("type") in _OUTPUTS}
+    # the status the harness recorded when a command ended (a yielded one too, under its own call id)
+    ended = {
+        str(r["payload"].get("call_id")): r["payload"]["exit_code"]
+        for r in lines
+        if r.get("type") == "event_msg"
+        and r["payload"].get("type") == "exec_command_end"
+        and type(r["payload"].get("exit_code")) is int
+    }
     trajectory_id = run_id = f"codex/{session}"
     builder = StepBuilder(path, session, FORMAT, trajectory_id=trajectory_id)
     conventions = agent_conventions("codex")
@@ -158,6 +167,8 @@ def read_rollout(path: Path) -> UnitResult:
             refused = conventions.not_run(calls, shown_text)
             seen = conventions.observe(shown_text)
             status = exit_code if exit_code is not None else seen.exit_code
+            if status is None and polled is None:
+                status = ended.get(call_id)
             builder.calls(
                 refused,
                 tool_name=name,

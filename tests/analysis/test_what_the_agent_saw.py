@@ -89,6 +89,38 @@ def test_a_codex_command_that_yields_gets_the_status_its_polls_show(store):
     assert "fail 1" in outputs[3] and "fail 0" in outputs[6] and "Process running" in outputs[1]
 
 
+def test_a_codex_status_the_output_does_not_print_comes_from_its_exec_command_end(store, tmp_path):
+    """Builds whose outputs are the command's text alone record the status in an `event_msg`
+    `exec_command_end` of the same `call_id` (`exit_code`, `aggregated_output`, `duration`)."""
+
+    def line(kind, payload, second):
+        return json.dumps({"timestamp": f"2026-12-02T10:00:{second:02d}.000Z", "type": kind, "payload": payload})
+
+    rollout = tmp_path / "rollout-2026-12-02T10-00-00-019ae2aa-0000-7000-8000-000000000001.jsonl"
+    call = {"type": "function_call", "name": "exec_command", "arguments": json.dumps({"cmd": "cargo test"})}
+    rollout.write_text(
+        "\n".join(
+            [
+                line("session_meta", {"id": "019ae2aa-0000-7000-8000-000000000001", "cwd": "/w"}, 0),
+                line("response_item", {**call, "call_id": "call_a"}, 1),
+                line(
+                    "event_msg",
+                    {"type": "exec_command_end", "call_id": "call_a", "exit_code": 101, "aggregated_output": "x"},
+                    2,
+                ),
+                line(
+                    "response_item", {"type": "function_call_output", "call_id": "call_a", "output": "error[E0308]"}, 3
+                ),
+            ]
+        )
+        + "\n"
+    )
+    assert ingest(store, [rollout], workers=1).errors == []
+    assert store.query("select command, exit_code, error_observed from steps where action = 'run'").rows == [
+        ("cargo test", 101, True)
+    ]
+
+
 def test_a_poll_naming_its_session_as_a_float_is_the_same_session(store, tmp_path):
     rollout = next(ONE_FOLDER.glob("rollout-*.jsonl"))
     # some writers give the poll's `session_id` as a number with a fraction (`{"session_id": 4242.0}`)
