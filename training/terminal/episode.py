@@ -29,6 +29,7 @@ from pathlib import Path
 from curriculab.training.sandbox import processes
 from curriculab.training.sandbox.backends import SANDBOX_BACKENDS, Bwrap, Namespaces, ProcessBackend
 from curriculab.training.sandbox.isolation import Cgroup, UidLease, seccomp_program
+from curriculab.training.terminal import sibling
 from curriculab.training.terminal.shared import (
     RAN_BYTES,
     RAN_FILE,
@@ -377,24 +378,34 @@ class _BwrapAgent:
             binds = [arg for name in (*self.roots, "tmp", "root") for arg in ("--bind", str(fs / name), f"/{name}")]
             binds += ["--ro-bind", str(tests), "/tests", "--bind", str(logs), "/logs/verifier"]
             timeout = min(self.limits.verifier_timeout_s, step.verifier_timeout_s or self.limits.verifier_timeout_s)
+            env = verifier_env(step)
+            # the agent's programs the checks run go to a sandbox of their own (`sibling`)
+            runner = sibling.BoxRunner(fs, self.roots, uid, self.limits, self.backend, env)
+            server = sibling.SocketServer(judge.root / "run", uid, runner, timeout)
+            binds += ["--bind", str(server.folder), sibling.SOCKET_FOLDER]
             started = time.monotonic()
-            process = judge.start(
-                binds,
-                self.task.workdir,
-                verifier_env(step),
-                ["/bin/bash", f"/tests/{step.test_script}"],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-            )
             try:
-                data, _ = process.communicate(timeout=timeout)
-                error = None
-            except subprocess.TimeoutExpired:
-                processes.end_namespace(process)
-                data, _ = process.communicate()
-                error = f"the verifier timed out after {timeout:g} s"
+                process = judge.start(
+                    binds,
+                    self.task.workdir,
+                    {**env, sibling.ENV_VAR: sibling.SOCKET_PATH},
+                    ["/bin/bash", f"/tests/{step.test_script}"],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                )
+                try:
+                    data, _ = process.communicate(timeout=timeout)
+                    error = None
+                except subprocess.TimeoutExpired:
+                    processes.end_namespace(process)
+                    data, _ = process.communicate()
+                    error = f"the verifier timed out after {timeout:g} s"
+            finally:
+                server.close()
             judge.kill_all()  # nothing the tests started outlives them
+            if server.failure is not None:
+                raise sibling.SiblingError(server.failure)
             return verdict(step, data, process.returncode, time.monotonic() - started, logs, error)
         finally:
             judge.end()
