@@ -47,7 +47,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from curriculab.training.sandbox import processes
 from curriculab.training.terminal.shared import EpisodeLimits
@@ -138,7 +138,13 @@ def read_frame(read: Callable[[int], bytes]) -> bytes | None:
     return read_exactly(read, size)
 
 
-Runner = Callable[[Request], Reply]
+class Runner(Protocol):
+    """Runs one request in a sandbox of its own; `cancel` ends the call in flight (the verifier's
+    time ran out)."""
+
+    def __call__(self, request: Request) -> Reply: ...
+
+    def cancel(self) -> None: ...
 
 
 class _Served:
@@ -206,6 +212,7 @@ class SocketServer(_Served):
     def close(self) -> None:
         self.closed.set()
         self.listener.close()
+        self.runner.cancel()
         if self.thread is not None:
             self.thread.join(timeout=self.max_timeout + 10)
 
@@ -256,13 +263,19 @@ class BoxRunner:
         self.env = {key: value for key, value in env.items() if key != ENV_VAR}
         self.bound = 4 * limits.judged_entries  # the judge's copy and what earlier calls added to it
         self.seconds: list[float] = []
+        self.current: Any = None  # the box of the call in flight (`episode._Box`)
+
+    def cancel(self) -> None:
+        box = self.current
+        if box is not None:
+            box.kill_all()
 
     def __call__(self, request: Request) -> Reply:
         from curriculab.training.terminal.episode import _Box  # episode imports this module
 
         started = time.monotonic()
         shared = [self.judge_fs / name for name in self.roots]
-        box = _Box(self.limits, "curriculab-sibling-", isolation=self.isolation)
+        box = self.current = _Box(self.limits, "curriculab-sibling-", isolation=self.isolation)
         try:
             give(shared, box.uid, self.bound)
             home = box.folder("fs/root", box.uid)
@@ -288,6 +301,7 @@ class BoxRunner:
             err, cut_err = _head(box.root / "stderr")
             return Reply(None if timed_out else process.returncode, out, err, timed_out, cut_out or cut_err)
         finally:
+            self.current = None
             box.end()
             give(shared, self.judge_uid, self.bound)
             self.seconds.append(time.monotonic() - started)
@@ -395,6 +409,7 @@ class RelayServer(_Served):
             return
 
     def close(self) -> None:
+        self.runner.cancel()
         try:
             self.sock.shutdown(socket.SHUT_RDWR)
         except OSError:
@@ -488,6 +503,12 @@ class ContainerRunner:
         code, output = self.run(self.container, ["chown", "-hR", f"{uid}:{uid}", *self.tops], "0:0")
         if code != 0:
             raise SiblingError(f"could not hand the agent's folders over: {output[-300:]!r}")
+
+    def cancel(self) -> None:
+        try:
+            self._kill()
+        except Exception:  # the container is gone already (the verifier's time ran out): so is the call
+            pass
 
     def _kill(self) -> None:
         self.run(self.container, ["/bin/sh", "-c", "kill -9 -1 2>/dev/null; exit 0"], f"{self.uid}:{self.uid}")
