@@ -39,6 +39,8 @@ import base64
 import binascii
 import json
 import os
+import secrets
+import select
 import socket
 import stat
 import subprocess
@@ -49,7 +51,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from curriculab.training.sandbox import processes
 from curriculab.training.terminal.shared import EpisodeLimits
 
 ENV_VAR = "CURRICULAB_RUN"
@@ -101,8 +102,12 @@ class Reply:
     stderr: bytes = b""
     timed_out: bool = False
     truncated: bool = False
+    oserror: tuple[Any, ...] | None = None
+    """(errno, strerror, filename) where the program could not be started (`subprocess.run` raises it)."""
 
     def encode(self) -> dict[str, Any]:
+        if self.oserror is not None:
+            return {"oserror": list(self.oserror)}
         return {
             "returncode": self.returncode,
             "stdout": base64.b64encode(self.stdout).decode(),
@@ -237,17 +242,90 @@ def give(tops: Sequence[Path], uid: int, bound: int) -> None:
             continue
 
 
-def _head(path: Path) -> tuple[bytes, bool]:
-    """The first `OUTPUT_BYTES` of a file, and whether more was there."""
-    with open(path, "rb") as handle:
-        data = handle.read(OUTPUT_BYTES + 1)
-    return data[:OUTPUT_BYTES], len(data) > OUTPUT_BYTES
+# The box's server (bwrap and namespaces): the system python3 as the call's uid, in the sibling box,
+# not dumpable (no process of that uid may open its pipes or memory through /proc). For each request
+# on its stdin (a nonce, then the request) it runs the program (stdin, stdout, stderr memfds), kills
+# every other process of the box (`kill(-1)`: the program and all it left) until none is left, empties
+# /root, and answers on its stdout with the nonce and the reply.
+BOX_SERVER = r"""
+import base64, ctypes, json, os, shutil, subprocess, sys, time
+ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+inp, out, me, bound = sys.stdin.buffer, sys.stdout.buffer, os.getpid(), int(sys.argv[1])
+def exactly(size):
+    data = b""
+    while len(data) < size:
+        chunk = inp.read(size - len(data))
+        if not chunk:
+            sys.exit(0)
+        data += chunk
+    return data
+def reap():
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+    except ChildProcessError:
+        pass
+def stop_others():
+    for _ in range(1000):
+        try:
+            os.kill(-1, 9)
+        except ProcessLookupError:
+            pass
+        reap()
+        if not [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (me, 1)]:
+            return
+        time.sleep(0.002)
+def head(fd):
+    os.lseek(fd, 0, 0)
+    data = os.read(fd, bound + 1)
+    os.close(fd)
+    return data
+out.write(b"R")
+out.flush()
+while True:
+    nonce = exactly(16)
+    request = json.loads(exactly(int.from_bytes(exactly(4), "big")))
+    fds = [os.memfd_create(name) for name in ("stdin", "stdout", "stderr")]
+    os.write(fds[0], base64.b64decode(request["stdin"]))
+    os.lseek(fds[0], 0, 0)
+    reply = {"timed_out": False}
+    try:
+        child = subprocess.Popen(request["argv"], cwd=request["cwd"], stdin=fds[0], stdout=fds[1], stderr=fds[2])
+    except OSError as exc:
+        child, reply["oserror"] = None, [exc.errno, exc.strerror, exc.filename]
+    if child is not None:
+        try:
+            reply["returncode"] = child.wait(request["timeout"])
+        except subprocess.TimeoutExpired:
+            reply["timed_out"], reply["returncode"] = True, None
+    stop_others()
+    if child is not None and child.returncode is None:
+        child.wait()
+    os.close(fds[0])
+    stdout, stderr = head(fds[1]), head(fds[2])
+    reply["truncated"] = len(stdout) > bound or len(stderr) > bound
+    reply["stdout"] = base64.b64encode(stdout[:bound]).decode()
+    reply["stderr"] = base64.b64encode(stderr[:bound]).decode()
+    for entry in os.scandir("/root"):
+        try:
+            shutil.rmtree(entry.path) if entry.is_dir(follow_symlinks=False) else os.unlink(entry.path)
+        except OSError:
+            pass
+    body = json.dumps(reply).encode()
+    out.write(nonce + len(body).to_bytes(4, "big") + body)
+    out.flush()
+"""
 
 
 class BoxRunner:
-    """Runs each request in a fresh box on bubblewrap or the namespaces isolation: the judge's
-    `roots` and /tmp (under `judge_fs` on the host) bound in, a /root of its own, the judge's
-    environment `env` (without `ENV_VAR`), the episode's limits."""
+    """Runs the requests of one verdict in a sibling box on bubblewrap or the namespaces isolation,
+    started at the first request: the judge's `roots` and /tmp (under `judge_fs` on the host) bound
+    in, a /root of its own, the judge's environment `env` (without `ENV_VAR`), the episode's limits,
+    its own uid, cgroup and pid, mount, network and IPC namespaces. One box serves the verdict's
+    calls one after another (a box per call costs ~30 ms a program on bubblewrap and ~110 ms on
+    namespaces, doubling `tasks check`); between calls nothing of the last one is left: its server
+    kills every other process in the box before it answers. A program that kills the server or
+    outlasts its time ends the box; the next call gets a fresh one."""
 
     def __init__(
         self,
@@ -263,48 +341,99 @@ class BoxRunner:
         self.env = {key: value for key, value in env.items() if key != ENV_VAR}
         self.bound = 4 * limits.judged_entries  # the judge's copy and what earlier calls added to it
         self.seconds: list[float] = []
-        self.current: Any = None  # the box of the call in flight (`episode._Box`)
+        self.box: Any = None  # `episode._Box`, while one runs
+        self.server: subprocess.Popen[bytes] | None = None
 
-    def cancel(self) -> None:
-        box = self.current
-        if box is not None:
-            box.kill_all()
-
-    def __call__(self, request: Request) -> Reply:
+    def _start(self) -> None:
         from curriculab.training.terminal.episode import _Box  # episode imports this module
 
+        self.box = _Box(self.limits, "curriculab-sibling-", isolation=self.isolation)
+        home = self.box.folder("fs/root", self.box.uid)
+        binds = [arg for name in self.roots for arg in ("--bind", str(self.judge_fs / name), f"/{name}")]
+        binds += ["--bind", str(home), "/root"]
+        self.server = self.box.start(
+            binds,
+            "/",
+            self.env,
+            ["/usr/bin/python3", "-I", "-S", "-c", BOX_SERVER, str(OUTPUT_BYTES)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        if self._read(1, 30) != b"R":
+            self.close()
+            raise SiblingError("the sandbox for the agent's programs did not start")
+
+    def _read(self, size: int, timeout: float) -> bytes | None:
+        """`size` bytes of the server's answer within `timeout`, else None."""
+        assert self.server is not None and self.server.stdout is not None
+        fd, data, deadline = self.server.stdout.fileno(), b"", time.monotonic() + timeout
+        while len(data) < size:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return None
+            chunk = os.read(fd, size - len(data))
+            if not chunk:
+                return None
+            data += chunk
+        return data
+
+    def __call__(self, request: Request) -> Reply:
         started = time.monotonic()
         shared = [self.judge_fs / name for name in self.roots]
-        box = self.current = _Box(self.limits, "curriculab-sibling-", isolation=self.isolation)
         try:
-            give(shared, box.uid, self.bound)
-            home = box.folder("fs/root", box.uid)
-            (box.root / "stdin").write_bytes(request.stdin)
-            binds = [arg for name in self.roots for arg in ("--bind", str(self.judge_fs / name), f"/{name}")]
-            binds += ["--bind", str(home), "/root"]
-            with (
-                open(box.root / "stdin", "rb") as stdin,
-                open(box.root / "stdout", "wb") as stdout,
-                open(box.root / "stderr", "wb") as stderr,
-            ):
-                process = box.start(
-                    binds, request.cwd, self.env, list(request.argv), stdin=stdin, stdout=stdout, stderr=stderr
-                )
-            timed_out = False
+            if self.server is None:
+                self._start()
+            assert self.box is not None and self.server is not None and self.server.stdin is not None
+            give(shared, self.box.uid, self.bound)
+            nonce = secrets.token_bytes(16)
+            body = json.dumps(
+                {
+                    "argv": list(request.argv),
+                    "cwd": request.cwd,
+                    "stdin": base64.b64encode(request.stdin).decode(),
+                    "timeout": request.timeout,
+                }
+            ).encode()
             try:
-                processes.wait(process, request.timeout)
-            except subprocess.TimeoutExpired:
-                processes.end_namespace(process)
-                timed_out = True
-            box.kill_all()  # nothing the program started outlives the call
-            out, cut_out = _head(box.root / "stdout")
-            err, cut_err = _head(box.root / "stderr")
-            return Reply(None if timed_out else process.returncode, out, err, timed_out, cut_out or cut_err)
+                self.server.stdin.write(nonce + len(body).to_bytes(4, "big") + body)
+                self.server.stdin.flush()
+            except BrokenPipeError:
+                pass
+            answer = self._read(20, request.timeout + 10)
+            if answer is None or answer[:16] != nonce:  # killed, stopped or imitated: the program's doing
+                self.close()
+                return Reply(-9, b"", b"the program ended or stopped the sandbox it ran in\n")
+            payload = self._read(int.from_bytes(answer[16:], "big"), 10)
+            if payload is None:
+                self.close()
+                return Reply(-9, b"", b"the program ended or stopped the sandbox it ran in\n")
+            reply = json.loads(payload)
+            if "oserror" in reply:
+                return Reply(None, oserror=tuple(reply["oserror"]))
+            return Reply(
+                reply["returncode"],
+                base64.b64decode(reply["stdout"]),
+                base64.b64decode(reply["stderr"]),
+                reply["timed_out"],
+                reply["truncated"],
+            )
         finally:
-            self.current = None
-            box.end()
             give(shared, self.judge_uid, self.bound)
             self.seconds.append(time.monotonic() - started)
+
+    def cancel(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        box, self.box, server, self.server = self.box, None, self.server, None
+        if box is not None:
+            box.end()  # every process of its uid and cgroup, the server included
+        if server is not None:
+            for stream in (server.stdin, server.stdout):
+                if stream is not None:
+                    stream.close()
+            server.wait()
 
 
 # The relay inside a Docker judge: listens at the socket path (its folder closed to every other

@@ -51,6 +51,8 @@ def run(*args, stdin=None, timeout=20):
             raise SystemExit(f"the harness's sandbox for the agent's programs did not answer: {exc}") from None
     if "error" in reply:
         raise SystemExit(f"the harness could not run {args[0]}: {reply['error']}")
+    if "oserror" in reply:  # as subprocess.run raises it: a program that is missing or not executable
+        raise OSError(*reply["oserror"])
     if reply["timed_out"]:
         raise subprocess.TimeoutExpired(args, timeout)
     out, err = (_text(base64.b64decode(reply[name])) for name in ("stdout", "stderr"))
