@@ -8,6 +8,7 @@ so the daemon may be remote (`DOCKER_HOST=tcp://…`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import io
@@ -17,6 +18,7 @@ import socket
 import subprocess
 import tarfile
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -494,7 +496,7 @@ class DockerAgent:
 
     # -- the judge ----------------------------------------------------------------------------
 
-    def judge(self, step: Step) -> StepVerdict:
+    def judge(self, step: Step, replay: Sequence[str] | None = None) -> StepVerdict:
         import time
 
         uid = self.judge_lease.uid
@@ -548,6 +550,9 @@ class DockerAgent:
                 raise RuntimeError(f"the verifier could not be run: {outcome['failed']}")
             if server is not None and server.failure is not None:
                 raise sibling.SiblingError(server.failure)
+            check = None
+            if replay and server is not None:  # the agent's last test-runner check, replayed (`CheckRun`)
+                check = sibling.replay(server.runner, replay, self.task.workdir, self.limits.command_timeout_s)
             # nothing the tests started outlives them; then the logs are read
             _, logs = exec_run(
                 judge, ["/bin/sh", "-c", "kill -9 -1 2>/dev/null; tar -c -C /logs/verifier ."], f"{uid}:{uid}"
@@ -559,7 +564,10 @@ class DockerAgent:
                     _safe_extract(logs, Path(folder))
                 except tarfile.TarError:
                     pass
-                return verdict(step, outcome["output"], outcome["code"], time.monotonic() - started, Path(folder), None)
+                judged = verdict(
+                    step, outcome["output"], outcome["code"], time.monotonic() - started, Path(folder), None
+                )
+                return dataclasses.replace(judged, check_run=check)
         finally:
             if server is not None:
                 server.close()

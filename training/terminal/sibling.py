@@ -4,24 +4,18 @@ programs, and the harness runs it in a *sibling* sandbox of its own, made the wa
 Why: a verifier that runs the agent's code itself lends that code its own rights — it could read
 the answer key in /tests, write /logs/verifier or leave a process that rewrites the verdict after
 the checks. A sibling has the judge's copy of the agent's folders and the judge's /tmp (where a
-check puts a call's inputs and finds its outputs) bound in, a fresh /root, and nothing else: never
-/tests, /solution or /logs. It runs as a uid leased for the call where the harness is root (the
-shared folders are given to that uid for the call and back to the judge's after it), and nothing
-it started outlives the call.
-
-The checker speaks to the harness over a unix socket whose path is in `$CURRICULAB_RUN`
-(`SOCKET_PATH`, in a folder only the judge's uid can open); without that variable there is no
-harness and the checker runs the program itself (`suite/milestones.py`'s `run`: a foreign
-harness such as Harbor). One request per connection, each a frame (`frame`): 4 bytes of length,
-big-endian, then JSON. The request is `{"argv": [...], "cwd": "/app", "stdin": base64, "timeout":
-seconds}`; the reply `{"returncode": n, "stdout": base64, "stderr": base64, "timed_out": bool,
-"truncated": bool}` or `{"error": why}`.
+check puts a call's inputs and finds its outputs) bound in, a /root of its own, and nothing else:
+never /tests, /solution or /logs. It runs as a uid leased for it where the harness is root (the
+shared folders are given to that uid for each call and back to the judge's after it), and nothing a
+call started outlives it.
 
 Per backend:
 - bwrap and namespaces: the harness listens on a socket in a folder of the judge's box, bound at
-  `SOCKET_FOLDER` in the judge; each call is a fresh `_Box` (its own uid lease, cgroup, pid, mount,
-  network and IPC namespaces, tmpfs for /root), ended (every process of its uid and cgroup killed,
-  its pid namespace torn down) before the reply.
+  `SOCKET_FOLDER` in the judge. A verdict's first call starts a sibling box (`_Box`: its own uid
+  lease, cgroup, pid, mount, network and IPC namespaces, tmpfs) whose server (`BOX_SERVER`) runs
+  each call and, before it answers, kills every other process in the box (the box's pid namespace
+  is the verdict's, not the call's: a box per call cost ~30 ms a program on bubblewrap). The box
+  ends with the verdict, or at once when a program kills or stops its server.
 - docker: the daemon may be remote, so nothing on the harness's machine can be bound in. A relay
   (`RELAY`, the system python3 of the judge's container, as the judge's uid) listens at the same
   path and forwards each request over its `docker exec` stream; the harness runs the program with
@@ -51,7 +45,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from curriculab.training.terminal.shared import EpisodeLimits
+from curriculab.training.terminal.shared import CheckRun, EpisodeLimits
+from curriculab.trajectory.shell import reported_tests, test_runner
 
 ENV_VAR = "CURRICULAB_RUN"
 """The judge's environment variable naming the socket; absent: no harness answers."""
@@ -700,3 +695,15 @@ def docker_siblings(
         )
     except (SiblingError, OSError):
         return None
+
+
+def replay(run: Runner, words: Sequence[str], workdir: str, timeout: float) -> CheckRun | None:
+    """Run the agent's check `words` again as the harness's own call (`CheckRun`): None unless they
+    name a system test runner (`shell.test_runner`)."""
+    runner = test_runner(words)
+    if runner is None:
+        return None
+    reply = run(Request(tuple(words), workdir, b"", timeout))
+    output = (reply.stdout + reply.stderr).decode("utf-8", errors="replace")
+    ran = reply.oserror is None and not reply.timed_out and reported_tests(runner, reply.returncode, output)
+    return CheckRun(tuple(words), runner, reply.returncode, ran, output[-4096:])
