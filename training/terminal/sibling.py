@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from curriculab.training.sandbox import processes
 from curriculab.training.terminal.shared import CheckRun, EpisodeLimits
 from curriculab.trajectory.shell import reported_tests, test_runner
 
@@ -237,14 +238,19 @@ def give(tops: Sequence[Path], uid: int, bound: int) -> None:
             continue
 
 
-# The box's server (bwrap and namespaces): the system python3 as the call's uid, in the sibling box,
-# not dumpable (no process of that uid may open its pipes or memory through /proc). For each request
-# on its stdin (a nonce, then the request) it runs the program (stdin, stdout, stderr memfds), kills
-# every other process of the box (`kill(-1)`: the program and all it left) until none is left, empties
-# /root, and answers on its stdout with the nonce and the reply.
+# The box's server (bwrap and namespaces): the system python3 as the box's uid, importing nothing
+# but os, sys and select (its start is on every verdict's path), not dumpable (no process of that
+# uid may open its pipes or memory through /proc). For each request on its stdin (a nonce, then a
+# binary request: `_box_request`) it runs the program (stdin, stdout, stderr memfds), kills every
+# other process of the box (`kill(-1)`: the program and all it left) until none is left, empties
+# /root, and answers on its stdout with the nonce and a binary reply (`_box_reply`).
 BOX_SERVER = r"""
-import base64, ctypes, json, os, shutil, subprocess, sys, time
-ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+import os, select, sys
+try:
+    import ctypes
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+except Exception:
+    sys.exit(1)
 inp, out, me, bound = sys.stdin.buffer, sys.stdout.buffer, os.getpid(), int(sys.argv[1])
 def exactly(size):
     data = b""
@@ -261,7 +267,7 @@ def reap():
     except ChildProcessError:
         pass
 def stop_others():
-    for _ in range(1000):
+    for _ in range(5000):
         try:
             os.kill(-1, 9)
         except ProcessLookupError:
@@ -269,7 +275,18 @@ def stop_others():
         reap()
         if not [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (me, 1)]:
             return
-        time.sleep(0.002)
+        select.select([], [], [], 0.001)
+def empty(folder):
+    for entry in os.scandir(folder):
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                os.chmod(entry.path, 0o700)
+                empty(entry.path)
+                os.rmdir(entry.path)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            pass
 def head(fd):
     os.lseek(fd, 0, 0)
     data = os.read(fd, bound + 1)
@@ -279,37 +296,73 @@ out.write(b"R")
 out.flush()
 while True:
     nonce = exactly(16)
-    request = json.loads(exactly(int.from_bytes(exactly(4), "big")))
+    body = exactly(int.from_bytes(exactly(4), "big"))
+    timeout, size = int.from_bytes(body[:4], "big") / 1000, int.from_bytes(body[4:8], "big")
+    words = body[8 : 8 + size].split(b"\0")
+    cwd, argv, stdin = words[0], words[1:], body[8 + size :]
     fds = [os.memfd_create(name) for name in ("stdin", "stdout", "stderr")]
-    os.write(fds[0], base64.b64decode(request["stdin"]))
+    os.write(fds[0], stdin)
     os.lseek(fds[0], 0, 0)
-    reply = {"timed_out": False}
-    try:
-        child = subprocess.Popen(request["argv"], cwd=request["cwd"], stdin=fds[0], stdout=fds[1], stderr=fds[2])
-    except OSError as exc:
-        child, reply["oserror"] = None, [exc.errno, exc.strerror, exc.filename]
-    if child is not None:
+    status, timed_out, error = -1000, 0, 0
+    check_r, check_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
         try:
-            reply["returncode"] = child.wait(request["timeout"])
-        except subprocess.TimeoutExpired:
-            reply["timed_out"], reply["returncode"] = True, None
+            os.close(check_r)
+            for target, fd in enumerate(fds):
+                os.dup2(fd, target)
+            os.chdir(cwd)
+            os.execvp(argv[0], argv)
+        except OSError as exc:
+            os.write(check_w, str(exc.errno or 0).encode())
+        os._exit(255)
+    os.close(check_w)
+    failed = os.read(check_r, 64)
+    os.close(check_r)
+    if failed:
+        error = int(failed)
+        os.waitpid(pid, 0)
+    else:
+        pidfd = os.pidfd_open(pid)
+        if select.select([pidfd], [], [], timeout)[0]:
+            status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        else:
+            timed_out = 1
+        os.close(pidfd)
     stop_others()
-    if child is not None and child.returncode is None:
-        child.wait()
+    if timed_out:
+        os.waitpid(pid, 0)
     os.close(fds[0])
     stdout, stderr = head(fds[1]), head(fds[2])
-    reply["truncated"] = len(stdout) > bound or len(stderr) > bound
-    reply["stdout"] = base64.b64encode(stdout[:bound]).decode()
-    reply["stderr"] = base64.b64encode(stderr[:bound]).decode()
-    for entry in os.scandir("/root"):
-        try:
-            shutil.rmtree(entry.path) if entry.is_dir(follow_symlinks=False) else os.unlink(entry.path)
-        except OSError:
-            pass
-    body = json.dumps(reply).encode()
-    out.write(nonce + len(body).to_bytes(4, "big") + body)
+    truncated = int(len(stdout) > bound or len(stderr) > bound)
+    stdout, stderr = stdout[:bound], stderr[:bound]
+    empty("/root")
+    reply = status.to_bytes(4, "big", signed=True) + bytes([timed_out, truncated]) + error.to_bytes(4, "big")
+    reply += len(stdout).to_bytes(4, "big") + stdout + stderr
+    out.write(nonce + len(reply).to_bytes(4, "big") + reply)
     out.flush()
 """
+
+
+def _box_request(request: Request) -> bytes:
+    """A request as the box's server reads it: timeout (ms), the size of the NUL-separated cwd and
+    argv, those, then stdin."""
+    words = b"\0".join(os.fsencode(word) for word in (request.cwd, *request.argv))
+    timeout_ms = min(int(request.timeout * 1000), 0xFFFFFFFF)
+    return timeout_ms.to_bytes(4, "big") + len(words).to_bytes(4, "big") + words + request.stdin
+
+
+def _box_reply(data: bytes) -> Reply:
+    """The box's server's answer: status (-1000 for none), timed out, truncated, errno (0 for none),
+    the size of stdout, stdout, then stderr."""
+    status = int.from_bytes(data[:4], "big", signed=True)
+    error = int.from_bytes(data[6:10], "big")
+    if error:
+        return Reply(None, oserror=(error, os.strerror(error)))
+    size = int.from_bytes(data[10:14], "big")
+    return Reply(
+        None if status == -1000 else status, data[14 : 14 + size], data[14 + size :], bool(data[4]), bool(data[5])
+    )
 
 
 class BoxRunner:
@@ -338,6 +391,33 @@ class BoxRunner:
         self.seconds: list[float] = []
         self.box: Any = None  # `episode._Box`, while one runs
         self.server: subprocess.Popen[bytes] | None = None
+        self.ready, self.release = threading.Event(), threading.Event()
+        self.ready.set()  # nothing is starting until `prepare`
+        self.start_error: Exception | None = None
+
+    def prepare(self) -> None:
+        """Start the box in the background while the verifier starts (~20-60 ms on bubblewrap, off
+        the verdict's path; a verifier that never calls pays it in CPU only). The thread that
+        starts it stays until `close`: the box dies with it (bubblewrap's `--die-with-parent`)."""
+        ready, self.release = threading.Event(), threading.Event()
+
+        def start() -> None:
+            try:
+                self._start()
+            except Exception as exc:  # raised by the first call, which needs the box
+                self.start_error = exc
+            finally:
+                ready.set()
+            self.release.wait()
+
+        self.ready = ready
+        threading.Thread(target=start, name="curriculab-sibling-start", daemon=True).start()
+
+    def _started(self) -> None:
+        self.ready.wait()
+        if self.start_error is not None:
+            error, self.start_error = self.start_error, None
+            raise error
 
     def _start(self) -> None:
         from curriculab.training.terminal.episode import _Box  # episode imports this module
@@ -377,42 +457,26 @@ class BoxRunner:
         started = time.monotonic()
         shared = [self.judge_fs / name for name in self.roots]
         try:
+            self._started()
             if self.server is None:
                 self._start()
             assert self.box is not None and self.server is not None and self.server.stdin is not None
             give(shared, self.box.uid, self.bound)
             nonce = secrets.token_bytes(16)
-            body = json.dumps(
-                {
-                    "argv": list(request.argv),
-                    "cwd": request.cwd,
-                    "stdin": base64.b64encode(request.stdin).decode(),
-                    "timeout": request.timeout,
-                }
-            ).encode()
+            body = _box_request(request)
             try:
                 self.server.stdin.write(nonce + len(body).to_bytes(4, "big") + body)
                 self.server.stdin.flush()
             except BrokenPipeError:
                 pass
             answer = self._read(20, request.timeout + 10)
-            if answer is None or answer[:16] != nonce:  # killed, stopped or imitated: the program's doing
-                self.close()
-                return Reply(-9, b"", b"the program ended or stopped the sandbox it ran in\n")
-            payload = self._read(int.from_bytes(answer[16:], "big"), 10)
-            if payload is None:
-                self.close()
-                return Reply(-9, b"", b"the program ended or stopped the sandbox it ran in\n")
-            reply = json.loads(payload)
-            if "oserror" in reply:
-                return Reply(None, oserror=tuple(reply["oserror"]))
-            return Reply(
-                reply["returncode"],
-                base64.b64decode(reply["stdout"]),
-                base64.b64decode(reply["stderr"]),
-                reply["timed_out"],
-                reply["truncated"],
+            payload = (
+                None if answer is None or answer[:16] != nonce else self._read(int.from_bytes(answer[16:], "big"), 10)
             )
+            if payload is None:  # killed, stopped or imitated: the program's doing
+                self.close()
+                return Reply(-9, b"", b"the program ended or stopped the sandbox it ran in\n")
+            return _box_reply(payload)
         finally:
             give(shared, self.judge_uid, self.bound)
             self.seconds.append(time.monotonic() - started)
@@ -421,14 +485,18 @@ class BoxRunner:
         self.close()
 
     def close(self) -> None:
+        self.ready.wait()
         box, self.box, server, self.server = self.box, None, self.server, None
-        if box is not None:
-            box.end()  # every process of its uid and cgroup, the server included
         if server is not None:
+            processes.end_namespace(server)  # its init: the kernel ends every process in the box
             for stream in (server.stdin, server.stdout):
                 if stream is not None:
                     stream.close()
-            server.wait()
+        if box is not None:
+            # the rest (anything of its uid or cgroup, its tmpfs, cgroup and lease) off the verdict's
+            # path; not a daemon, so an exiting harness still waits for it
+            threading.Thread(target=box.end, name="curriculab-sibling-end").start()
+        self.release.set()
 
 
 # The relay inside a Docker judge: listens at the socket path (its folder closed to every other
