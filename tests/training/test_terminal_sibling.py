@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 
 import pytest
 
@@ -190,3 +191,39 @@ def test_without_the_sibling_the_answer_key_is_the_programs(monkeypatch):
     monkeypatch.setattr(sibling, "ENV_VAR", "CURRICULAB_NOT_OFFERED")
     forged = _episode(load_task(BUILTIN_SUITE / "top-words-ties"), "bwrap", [READS_KEY])
     assert forged.milestones == {"sample": 1.0, "hidden_text": 1.0}
+
+
+# A program that kills everything its uid may signal (the box's server included), then one that
+# outlasts the verifier's time: the first call fails, the next gets a fresh box, the verdict comes
+# on time.
+KILLER_CHECK = """from milestones import finish, run
+
+first = run("bash", "-c", "kill -9 -1")
+second = run("python3", "-c", "print('again')")
+print("FIRST", first.returncode, "SECOND", second.returncode, second.stdout.strip())
+finish({"ran": lambda: second.stdout == "again\\n"})
+"""
+SLOW_CHECK = """from milestones import finish, run
+
+run("sleep", "600", timeout=600)
+finish({"ran": lambda: True})
+"""
+SLOW_TOML = PROBE_TOML.replace("timeout_sec = 60.0", "timeout_sec = 3.0")
+
+
+def test_a_program_that_kills_its_sandbox_or_outlasts_the_verifier_costs_only_its_own_check(tmp_path, backend):
+    suite = {"milestones.py": (BUILTIN_SUITE / "milestones.py").read_text()}
+    test_sh = "#!/bin/bash\npython3 /tests/check.py\n"
+    killer = load_task(
+        write_task(tmp_path, "killer", toml=PROBE_TOML, test_sh=test_sh, test_files={"check.py": KILLER_CHECK, **suite})
+    )
+    result = _episode(killer, backend, [])
+    assert result.milestones == {"ran": 1.0}, result.steps[0].output
+    assert "SECOND 0 again" in result.steps[0].output
+    slow = load_task(
+        write_task(tmp_path, "slow", toml=SLOW_TOML, test_sh=test_sh, test_files={"check.py": SLOW_CHECK, **suite})
+    )
+    started = time.monotonic()
+    result = _episode(slow, backend, [])
+    assert result.steps[0].error == "the verifier timed out after 3 s" and result.reward == 0
+    assert time.monotonic() - started < 30
