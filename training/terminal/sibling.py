@@ -9,6 +9,14 @@ never /tests, /solution or /logs. It runs as a uid leased for it where the harne
 shared folders are given to that uid for each call and back to the judge's after it), and nothing a
 call started outlives it.
 
+The checker speaks to the harness over a unix socket whose path is in `$CURRICULAB_RUN`
+(`SOCKET_PATH`, in a folder only the judge's uid can open); without that variable there is no
+harness and the checker runs the program itself (`suite/milestones.py`'s `run`: a foreign harness
+such as Harbor). One request per connection, each a frame (`frame`): 4 bytes of length, big-endian,
+then JSON. The request is `{"argv": [...], "cwd": "/app", "stdin": base64, "timeout": seconds}`;
+the reply `{"returncode": n, "stdout": base64, "stderr": base64, "timed_out": bool, "truncated":
+bool}`, `{"oserror": [errno, strerror, filename]}` (it could not start) or `{"error": why}`.
+
 Per backend:
 - bwrap and namespaces: the harness listens on a socket in a folder of the judge's box, bound at
   `SOCKET_FOLDER` in the judge. A verdict's first call starts a sibling box (`_Box`: its own uid
