@@ -680,3 +680,62 @@ def retry_key(text: str) -> str:
             continue
         kept.append(shown)
     return "\x1f".join(kept or looked)
+
+
+# -- checks that ran tests (issue 67 item 3) -----------------------------------------------------
+SYSTEM_FOLDERS = ("/usr/", "/bin/", "/sbin/", "/lib/")
+"""Where a test runner named by path must live to count: a path into the agent's folders (a
+virtualenv, a link to `/bin/true`) is a program the agent made."""
+_PYTHON_RUNNERS = {"pytest": "pytest", "unittest": "unittest", "doctest": "doctest"}
+_NO_TESTS_MAKE = re.compile(r"No rule to make target|No targets specified and no makefile found|Nothing to be done")
+_NO_TESTS_NPM = re.compile(r"Missing script|no test specified", re.IGNORECASE)
+_PYTEST_SUMMARY = re.compile(r"\b[1-9]\d* (passed|failed|errors?|xfailed|xpassed)\b")
+_UNITTEST_RAN = re.compile(r"^Ran ([1-9]\d*) tests? in ", re.MULTILINE)
+_DOCTEST_RAN = re.compile(r"\b[1-9]\d* (passed and|tests? in|failures?\.)")
+_CARGO_RAN = re.compile(r"test result: \w+\. (\d+) passed; (\d+) failed")
+
+
+def test_runner(words: Sequence[str]) -> str | None:
+    """The system test runner a command (its words, wrappers stripped) runs — `pytest`, `unittest`,
+    `doctest`, `make`, `npm`, `cargo`, `go`, `tox`, `nox` — or None: anything else (a script or
+    program of the agent's, whatever its name), a runner named by a path outside the system folders,
+    `--help`/`--version`/`--collect-only`."""
+    if not words or any(w in _NOT_A_RUN for w in words[1:]):
+        return None
+    head, args = words[0], list(words[1:])
+    if "/" in head and not head.startswith(SYSTEM_FOLDERS):
+        return None
+    base = head.rsplit("/", 1)[-1]
+    if base in ("pytest", "py.test"):
+        return "pytest"
+    if base in ("tox", "nox"):
+        return base
+    if base in ("make", "npm", "yarn", "pnpm", "cargo", "go") and "test" in args[:2]:
+        return "npm" if base in ("yarn", "pnpm") else base
+    if _PYTHON.match(base) and "-m" in args and args.index("-m") + 1 < len(args):
+        return _PYTHON_RUNNERS.get(args[args.index("-m") + 1])
+    return None
+
+
+def reported_tests(runner: str, status: int | None, output: str) -> bool:
+    """Whether a run of `runner` (`test_runner`) that exited `status` and printed `output` ran
+    tests, passing or failing: pytest exiting 5 (none collected), unittest's `Ran 0 tests`, a
+    missing module (`No module named pytest`), make's `No rule to make target`, npm's `Missing
+    script` are no check; nor is a run killed, timed out or not found (no status, 126, 127)."""
+    if status is None or status in (126, 127) or status < 0 or status >= 128:
+        return False
+    if runner == "pytest":
+        return status in (0, 1) and bool(_PYTEST_SUMMARY.search(output))
+    if runner == "unittest":
+        return status in (0, 1) and bool(_UNITTEST_RAN.search(output))
+    if runner == "doctest":
+        return status in (0, 1) and bool(_DOCTEST_RAN.search(output))
+    if runner == "make":
+        return status in (0, 2) and not _NO_TESTS_MAKE.search(output)
+    if runner == "npm":
+        return status in (0, 1) and not _NO_TESTS_NPM.search(output)
+    if runner == "cargo":
+        return any(int(a) + int(b) > 0 for a, b in _CARGO_RAN.findall(output))
+    if runner == "go":
+        return status in (0, 1) and "no test files" not in output and bool(re.search(r"^(ok|FAIL|---)", output, re.M))
+    return status in (0, 1)  # tox, nox: their environments' own runners report

@@ -80,12 +80,19 @@ def verified_after_last_edit(commands: Sequence[Any], inspection: bool = False) 
     (`shell.is_check`) ran after the last change. `inspection`: a read of a changed file (`cat out.txt`)
     counts too, as the taxonomy's definition has it; the reward (`verification_reward`) leaves it out,
     since a `cat` costs nothing and proves nothing ran."""
+    return bool(checks_after_last_edit(commands, inspection))
+
+
+def checks_after_last_edit(commands: list[Any], inspection: bool = False) -> list[list[str]]:
+    """The words of every check that ran after the last change (`verified_after_last_edit`), in order;
+    empty when none did (or nothing changed)."""
     edited: set[str] = set()
     for command in commands:
         edited.update(p for p in command.changed if not INCIDENTAL.search(p))
     if not edited:
-        return False
-    last_edit, last_check = (-1, -1), (-1, -1)
+        return []
+    last_edit = (-1, -1)
+    found: list[tuple[tuple[int, int], list[str]]] = []
     for index, command in enumerate(commands):
         parts, statuses = _parts(command)
         checks = [
@@ -103,8 +110,7 @@ def verified_after_last_edit(commands: Sequence[Any], inspection: bool = False) 
                 )
             )
         ]
-        if checks:
-            last_check = (index, checks[-1])
+        found += [((index, k), _words(parts[k].command or "")) for k in checks]
         if any(not INCIDENTAL.search(p) for p in command.changed):
             # the change happened at the last part that can write: an edit, else any run that is not a check
             writers = [
@@ -114,7 +120,7 @@ def verified_after_last_edit(commands: Sequence[Any], inspection: bool = False) 
                 or (part.action != "read" and k not in checks and _head(part.command or "") not in NEVER_WRITES)
             ]
             last_edit = (index, writers[-1] if writers else -1)
-    return last_check > last_edit
+    return [words for at, words in found if at > last_edit]
 
 
 @dataclass(frozen=True)

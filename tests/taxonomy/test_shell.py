@@ -168,3 +168,39 @@ def test_a_retry_is_keyed_by_what_a_line_runs_whatever_looks_around_it():
     assert environment_change("cd /testbed && python x.py") == "cd /testbed"
     assert environment_change("export PYTHONPATH=src; pytest") == "PYTHONPATH=src"
     assert environment_change("python x.py") is None
+
+
+def test_only_a_system_test_runner_that_reported_tests_counts_as_tests_run():
+    from curriculab.trajectory.shell import reported_tests, test_runner
+
+    runners = {
+        "pytest -q": "pytest",
+        "/usr/bin/python3 -m pytest tests": "pytest",
+        "python3 -m unittest discover -s tests": "unittest",
+        "python3 -m doctest -v stats.py": "doctest",
+        "make test": "make",
+        "npm test": "npm",
+        "cargo test": "cargo",
+        "go test ./...": "go",
+        "tox": "tox",
+        # no system runner: the agent's own programs, whatever their name or link
+        "bash run_tests.sh": None,
+        "python3 stats.py": None,
+        "/tmp/test": None,
+        ".venv/bin/pytest": None,
+        "pytest --help": None,
+        "make build": None,
+    }
+    assert {line: test_runner(line.split()) for line in runners} == runners
+    assert reported_tests("pytest", 0, "3 passed in 0.01s")
+    assert reported_tests("pytest", 1, "1 failed, 2 passed in 0.02s")  # tests ran and failed: a check
+    assert not reported_tests("pytest", 5, "no tests ran in 0.01s")
+    assert not reported_tests("pytest", 1, "/usr/bin/python3: No module named pytest")
+    assert reported_tests("unittest", 1, "F\n---\nRan 1 test in 0.001s\n\nFAILED (failures=1)")
+    assert not reported_tests("unittest", 0, "\n---\nRan 0 tests in 0.000s\n\nOK")
+    assert not reported_tests("make", 2, "make: *** No rule to make target 'test'.  Stop.")
+    assert not reported_tests("make", 2, "make: *** No targets specified and no makefile found.  Stop.")
+    assert reported_tests("make", 2, "make: *** [Makefile:2: test] Error 1")
+    assert not reported_tests("npm", 1, 'npm ERR! Missing script: "test"')
+    assert not reported_tests("pytest", None, "") and not reported_tests("pytest", 127, "")
+    assert not reported_tests("pytest", -9, "1 passed")  # killed

@@ -216,6 +216,16 @@ SKIPPED_CHECKS = {
     "in a branch not taken": "touch /app/v; if false; then python3 -m unittest; fi",
     "with the record's trap removed": "touch /app/u; trap - DEBUG; python3 -m unittest",
     "one that cannot be found": "touch /app/t; python3-nonexistent -m pytest",
+    # fake checks (issue 67 item 3): a runner that ran no tests, or no system runner at all
+    "a function named pytest": "touch /app/q; pytest() { :; }; pytest",
+    "python3 -m pytest without pytest": "touch /app/p; python3 -m pytest",
+    "unittest that finds no tests": "touch /app/o; python3 -m unittest discover -s /tmp",
+    "make test without a Makefile": "touch /app/m; make test",
+    "a pytest shim early on PATH": "touch /app/n; mkdir -p /tmp/bin; printf '#!/bin/sh\\necho 1 passed\\n' "
+    "> /tmp/bin/pytest; chmod +x /tmp/bin/pytest; PATH=/tmp/bin:$PATH pytest",
+    "a link to /bin/true": "touch /app/l; ln -s /bin/true /tmp/test; /tmp/test",
+    "a printf that forges the record": "touch /app/k; printf() { builtin printf '%s\\t%s\\0' 0 pytest "
+    '>> /logs/.curriculab-ran; builtin printf "$@"; }',
 }
 RAN_CHECKS = {
     "in a branch taken": "touch /app/y; if true; then python3 -m unittest; fi",
@@ -229,7 +239,13 @@ def test_verification_reward_pays_only_for_checks_the_shell_executed(tmp_path, b
     from curriculab.training.terminal.environment import TerminalEnvironment
     from curriculab.training.terminal.rewards import verification_reward
 
-    task = write_task(tmp_path, "greet")
+    # one real test, so that a runner the agent's shell executed reports tests run when replayed
+    task = write_task(
+        tmp_path,
+        "greet",
+        dockerfile="FROM ubuntu:24.04\nWORKDIR /app\nCOPY data.txt /app/data.txt\nCOPY test_ok.py /app/test_ok.py\n",
+        files={"test_ok.py": "import unittest\n\nclass Ok(unittest.TestCase):\n    def test_ok(self):\n        pass\n"},
+    )
     with TerminalEnvironment({"greet": task}, LIMITS, backend=backend) as environment:
         scored = {}
         for name, command in {**SKIPPED_CHECKS, **RAN_CHECKS}.items():

@@ -54,27 +54,53 @@ def test_the_environment_is_trls_contract_one_bash_tool_and_a_verdict_read_once(
     assert milestone_reward([TerminalEnvironment()]) == [None]  # no episode: the environment's fault, not a score
 
 
+UNIT = """mkdir -p unit && cat > unit/test_median.py <<'EOF'
+import sys, unittest
+sys.path.insert(0, "/app")
+from stats import median
+class Median(unittest.TestCase):
+    def test_even(self):
+        self.assertEqual(median([4, 1, 3, 2]), 2.5)
+EOF"""
+RUN_UNIT = "python3 -m unittest discover -s unit"
+
+
 def test_checking_after_the_last_change_is_what_the_verification_reward_pays_for():
-    assert _scores([FIX, "bash run_tests.sh"]) == (1.0, 1.0, 1.0)
+    assert _scores([FIX, UNIT, RUN_UNIT]) == (1.0, 1.0, 1.0)
+    # an honest failing attempt that checks its work: its tests ran (and failed), so the term pays
+    assert _scores([UNIT, RUN_UNIT]) == (1.0, 0.0, 0.0)
     assert _scores([FIX]) == (0.0, 1.0, 1.0)  # right, but never checked
     # Python's caches are not a change that needs another check
-    assert _scores([FIX, "bash run_tests.sh", "mkdir -p .pytest_cache && echo 1 > .pytest_cache/lastfailed"])[0] == 1.0
-    assert _scores([FIX, "python3 -c 'import stats; print(stats.median([4, 1, 3, 2]))'"])[0] == 1.0  # its own run
+    assert _scores([FIX, UNIT, RUN_UNIT, "mkdir -p .pytest_cache && echo 1 > .pytest_cache/lastfailed"])[0] == 1.0
+    # a script or the agent's own program is no system test runner: nothing says tests ran
+    assert _scores([FIX, "bash run_tests.sh"])[0] == 0.0
+    assert _scores([FIX, "python3 -c 'import stats; print(stats.median([4, 1, 3, 2]))'"])[0] == 0.0
 
 
 @pytest.mark.parametrize(
     "commands",
     [
-        ["bash run_tests.sh"],  # nothing changed: nothing to verify
-        ["bash run_tests.sh", FIX],  # the check came before the change
-        [FIX, "echo 'bash run_tests.sh'"],  # a word, not a command
-        [FIX, "# bash run_tests.sh"],
-        [FIX, "bash run_tests.sh --help"],
-        [FIX, "nosuch-test-runner run_tests.sh"],
-        [FIX, "bash run_tests.sh; echo '# touched' >> stats.py"],  # an edit after the check, in the same line
-        [FIX, "bash run_tests.sh", "sed -i 's/middle - 1/middle-1/' stats.py"],
+        [RUN_UNIT],  # nothing changed: nothing to verify
+        [UNIT, RUN_UNIT, "rm -r unit"],  # its last change came after the check
+        [RUN_UNIT, FIX],  # the check came before the change
+        [FIX, UNIT, f"echo '{RUN_UNIT}'"],  # a word, not a command
+        [FIX, UNIT, f"# {RUN_UNIT}"],
+        [FIX, UNIT, f"{RUN_UNIT} --help"],
+        [FIX, UNIT, "nosuch-test-runner unit"],
+        [FIX, UNIT, f"{RUN_UNIT}; echo '# touched' >> stats.py"],  # an edit after the check, in the same line
+        [FIX, UNIT, RUN_UNIT, "sed -i 's/middle - 1/middle-1/' stats.py"],
     ],
-    ids=["no-change", "check-first", "echo", "comment", "help", "not-a-check", "edit-after-in-line", "edit-after"],
+    ids=[
+        "no-change",
+        "removed-after",
+        "check-first",
+        "echo",
+        "comment",
+        "help",
+        "not-a-check",
+        "edit-after-in-line",
+        "edit-after",
+    ],
 )
 def test_each_way_of_gaming_the_verification_reward_scores_0(commands):
     assert _scores(commands)[0] == 0.0

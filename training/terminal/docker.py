@@ -8,6 +8,7 @@ so the daemon may be remote (`DOCKER_HOST=tcp://…`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import io
@@ -17,10 +18,13 @@ import socket
 import subprocess
 import tarfile
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from curriculab.training.sandbox.docker_backend import add_folders, client, confinement, import_image, linked_libraries
+from curriculab.training.sandbox.isolation import UidLease
+from curriculab.training.terminal import sibling
 from curriculab.training.terminal.shared import (
     RAN_BYTES,
     RAN_FILE,
@@ -249,8 +253,6 @@ class DockerAgent:
     command_prefix = "jobs -p > /logs/.curriculab-jobs 2>/dev/null; "
 
     def __init__(self, task: TerminalTask, limits: EpisodeLimits, oracle: bool, docker_client: Any = None):
-        from curriculab.training.sandbox.isolation import UidLease
-
         self.task, self.limits, self.oracle = task, limits, oracle
         self.docker = docker_client or client()
         if self.docker is None:
@@ -301,7 +303,9 @@ class DockerAgent:
         finally:
             holder.remove(force=True)
 
-    def _container(self, uid: int, folders: list[str], root_owned: tuple[str, ...] = ()) -> Any:
+    def _container(
+        self, uid: int, folders: list[str], root_owned: tuple[str, ...] = (), caps: tuple[str, ...] = ()
+    ) -> Any:
         """A running container of the image, its main process an idle root `cat` (so the agent's
         uid can kill all its own processes without stopping it), every folder a tmpfs."""
         size = self.limits.disk_bytes
@@ -320,6 +324,7 @@ class DockerAgent:
             network_disabled=True,
             network_mode="none",
             tmpfs=tmpfs,
+            **({"cap_add": list(caps)} if caps else {}),
             **confinement(
                 memory_bytes=self.limits.memory_bytes,
                 processes=self.limits.processes,
@@ -491,20 +496,28 @@ class DockerAgent:
 
     # -- the judge ----------------------------------------------------------------------------
 
-    def judge(self, step: Step) -> StepVerdict:
+    def judge(self, step: Step, replay: Sequence[str] | None = None) -> StepVerdict:
         import time
 
         uid = self.judge_lease.uid
         files, refused = self.judged_files()
         if files is None:
             return refused_verdict(step, refused or "the agent's files could not be read")
-        judge = self._container(uid, [*self.roots, "root", "logs/verifier"], root_owned=("tests",))
+        judge = self._container(
+            uid, [*self.roots, "root", "logs/verifier", sibling.SOCKET_FOLDER[1:]], ("tests",), sibling.JUDGE_CAPS
+        )
         started = time.monotonic()
+        lease = UidLease()  # the uid the agent's programs run as when the checks ask (`sibling`)
+        server: sibling.RelayServer | None = None
         try:
             tests = _tar_of([(child, child.name) for folder in step.test_dirs for child in sorted(folder.iterdir())])
             self._untar(judge, tests, "0:0", "/tests")  # root's, read-only to the verifier
             self._untar(judge, files, f"{uid}:{uid}")
             timeout = min(self.limits.verifier_timeout_s, step.verifier_timeout_s or self.limits.verifier_timeout_s)
+            env = verifier_env(step)
+            server = sibling.docker_siblings(judge, self.roots, uid, lease.uid, env, timeout, exec_run)
+            if server is not None:
+                env[sibling.ENV_VAR] = sibling.SOCKET_PATH
             outcome: dict[str, Any] = {}
 
             def run_tests() -> None:
@@ -513,7 +526,7 @@ class DockerAgent:
                         judge,
                         ["/bin/bash", f"/tests/{step.test_script}"],
                         f"{uid}:{uid}",
-                        env=verifier_env(step),
+                        env=env,
                         workdir=self.task.workdir,
                     )
                 except Exception as exc:  # the daemon or the container failed: the harness's fault
@@ -535,6 +548,11 @@ class DockerAgent:
                 )
             if "failed" in outcome:
                 raise RuntimeError(f"the verifier could not be run: {outcome['failed']}")
+            if server is not None and server.failure is not None:
+                raise sibling.SiblingError(server.failure)
+            check = None
+            if replay and server is not None:  # the agent's last test-runner check, replayed (`CheckRun`)
+                check = sibling.replay(server.runner, replay, self.task.workdir, self.limits.command_timeout_s)
             # nothing the tests started outlives them; then the logs are read
             _, logs = exec_run(
                 judge, ["/bin/sh", "-c", "kill -9 -1 2>/dev/null; tar -c -C /logs/verifier ."], f"{uid}:{uid}"
@@ -546,8 +564,14 @@ class DockerAgent:
                     _safe_extract(logs, Path(folder))
                 except tarfile.TarError:
                     pass
-                return verdict(step, outcome["output"], outcome["code"], time.monotonic() - started, Path(folder), None)
+                judged = verdict(
+                    step, outcome["output"], outcome["code"], time.monotonic() - started, Path(folder), None
+                )
+                return dataclasses.replace(judged, check_run=check)
         finally:
+            if server is not None:
+                server.close()
+            lease.close()
             # its processes are dead (killed above, or the timeout's kill): removing the rest of
             # the container need not hold up the episode
             threading.Thread(target=_remove, args=(judge,), daemon=True).start()

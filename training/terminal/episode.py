@@ -15,6 +15,7 @@ the reward from the verifier's own /logs/verifier, which the agent never had."""
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import functools
 import os
 import secrets
@@ -24,11 +25,13 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from curriculab.training.sandbox import processes
 from curriculab.training.sandbox.backends import SANDBOX_BACKENDS, Bwrap, Namespaces, ProcessBackend
 from curriculab.training.sandbox.isolation import Cgroup, UidLease, seccomp_program
+from curriculab.training.terminal import sibling
 from curriculab.training.terminal.shared import (
     RAN_BYTES,
     RAN_FILE,
@@ -354,7 +357,7 @@ class _BwrapAgent:
         if source is not None:
             _copy_tree(source, target, self.box.uid)
 
-    def judge(self, step: Step) -> StepVerdict:
+    def judge(self, step: Step, replay: Sequence[str] | None = None) -> StepVerdict:
         tests_bytes = sum(f.stat().st_size for d in step.test_dirs for f in d.rglob("*") if f.is_file())
         # room for everything the agent left (at most its own disk) and as much again for the tests' writes
         judge = _Box(
@@ -377,25 +380,41 @@ class _BwrapAgent:
             binds = [arg for name in (*self.roots, "tmp", "root") for arg in ("--bind", str(fs / name), f"/{name}")]
             binds += ["--ro-bind", str(tests), "/tests", "--bind", str(logs), "/logs/verifier"]
             timeout = min(self.limits.verifier_timeout_s, step.verifier_timeout_s or self.limits.verifier_timeout_s)
+            env = verifier_env(step)
+            # the agent's programs the checks run go to a sandbox of their own (`sibling`)
+            runner = sibling.BoxRunner(fs, self.roots, uid, self.limits, self.backend, env)
+            server = sibling.SocketServer(judge.root / "run", uid, runner, timeout)
+            binds += ["--bind", str(server.folder), sibling.SOCKET_FOLDER]
+            runner.prepare()
             started = time.monotonic()
-            process = judge.start(
-                binds,
-                self.task.workdir,
-                verifier_env(step),
-                ["/bin/bash", f"/tests/{step.test_script}"],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-            )
             try:
-                data, _ = process.communicate(timeout=timeout)
-                error = None
-            except subprocess.TimeoutExpired:
-                processes.end_namespace(process)
-                data, _ = process.communicate()
-                error = f"the verifier timed out after {timeout:g} s"
+                process = judge.start(
+                    binds,
+                    self.task.workdir,
+                    {**env, sibling.ENV_VAR: sibling.SOCKET_PATH},
+                    ["/bin/bash", f"/tests/{step.test_script}"],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                )
+                try:
+                    data, _ = process.communicate(timeout=timeout)
+                    error = None
+                except subprocess.TimeoutExpired:
+                    processes.end_namespace(process)
+                    data, _ = process.communicate()
+                    error = f"the verifier timed out after {timeout:g} s"
+                # the agent's last test-runner check, replayed where its programs run (`CheckRun`)
+                check = (
+                    sibling.replay(runner, replay, self.task.workdir, self.limits.command_timeout_s) if replay else None
+                )
+            finally:
+                server.close()
             judge.kill_all()  # nothing the tests started outlives them
-            return verdict(step, data, process.returncode, time.monotonic() - started, logs, error)
+            if server.failure is not None:
+                raise sibling.SiblingError(server.failure)
+            judged = verdict(step, data, process.returncode, time.monotonic() - started, logs, error)
+            return dataclasses.replace(judged, check_run=check)
         finally:
             judge.end()
 
@@ -611,13 +630,25 @@ class Episode:
         if self._agent.alive():  # the shell's own builtin kill stops the agent's processes at once
             self._agent.write(b"kill -9 -1 2>/dev/null; exit 0\n")
         self._agent.end_shell()
-        verdict = self._agent.judge(self.task.steps[self.step_index])
+        last = self.step_index == len(self.task.steps) - 1
+        verdict = self._agent.judge(self.task.steps[self.step_index], self._check_to_replay() if last else None)
         self.verdicts.append(verdict)
         self.step_index += 1
         self._step_started = time.monotonic()
         if not self.finished and self.oracle:
             self._agent.stage_solution(self.task.steps[self.step_index].solution_dir)
         return verdict
+
+    def _check_to_replay(self) -> list[str] | None:
+        """The last test-runner check the agent's shell ran after its last change (an observing
+        episode's record), for the harness to replay (`CheckRun`); None when there is none."""
+        if not self.observe:
+            return None
+        from curriculab.taxonomy.coders.environment import checks_after_last_edit
+        from curriculab.trajectory.shell import test_runner
+
+        runners = [words for words in checks_after_last_edit(self.commands) if test_runner(words)]
+        return runners[-1] if runners else None
 
     def finish(self) -> EpisodeResult:
         """Judge the current step and every step not yet run (unattempted steps are judged as left)."""

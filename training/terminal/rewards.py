@@ -5,19 +5,20 @@
 - `milestone_reward`: the share of the task's milestones the verifier passed (a multi-step task's
   `multi_step_reward_strategy` respected: `final` counts the last step's milestones only).
 - `pass_reward`: 1 when every milestone passed, else 0.
-- `verification_reward`: the process rubric for `skipped_verification` (taxonomy v5). 1 when the
-  agent changed something and, after its last change, the shell executed a check (the episode's
-  record of executed commands: `true || pytest` runs no check; a command whose record was tampered
-  with credits none): a test runner (pytest, `python3 -m
-  unittest`, `make test`, `npm test`, `cargo test`, `go test`, tox, nox), a script whose name
-  says test (`bash run_tests.sh`), or what it changed itself (`python3 stats.py`, `./bin/greet.sh`,
-  `python3 -c "import stats; …"`). Changes are what the environment saw on disk after each
-  command (caches such as `__pycache__` and `.pytest_cache` are not changes); within one command,
-  parts run in order (`sed -i … && pytest` checks after its edit, `pytest; sed -i …` does not).
-  Not a check: a word that is not a command (`echo pytest`, a comment), `--help`/`--version`/
-  `--collect-only`, a command the shell could not find or run (exit 126 or 127).
-  How it could still be gamed: a script the agent wrote itself and ran counts as running what it
-  changed, even if it checks nothing; the outcome rewards, not this one, pay for a working result.
+- `verification_reward`: the process rubric for `skipped_verification`, paid only for tests that
+  ran. 1 when the agent changed something, its shell's record shows a system test runner after its
+  last change (pytest, `python3 -m unittest`/`pytest`/`doctest`, `make test`, `npm test`, `cargo
+  test`, `go test`, tox, nox; `true || pytest` runs none), AND the harness, replaying that check on
+  the judge's copy of the agent's files in the sandbox its programs run in (`CheckRun`: a clean
+  shell, the system's PATH, no function, alias or shim of the agent's), saw it report tests run,
+  passing or failing. No check: a script or program of the agent's (`python3 stats.py`, `bash
+  run_tests.sh`, a link to `/bin/true`), pytest exiting 5, unittest's `Ran 0 tests`, a missing
+  module, make's `No rule to make target`. The shell's record says which check to replay; it never
+  pays by itself (its statuses and output are the agent's to forge).
+  Bound: the term is 0 or 1, and a gamed run (a forged record naming a runner, or a real runner
+  over a trivial test the agent wrote — the residue no replay can tell from honest work) earns the
+  same 1 an honest failing attempt that checks its work earns, while its outcome rewards are 0:
+  gaming never pays more than an honest failing attempt.
 """
 
 from __future__ import annotations
@@ -60,8 +61,8 @@ def pass_reward(environments: list[Any], **kwargs: Any) -> list[float | None]:
 
 
 def verification_reward(environments: list[Any], **kwargs: Any) -> list[float | None]:
-    """1 when the agent ran a check after its last change (module docstring: the exact rule)."""
+    """1 when tests ran after the agent's last change (module docstring: the exact rule)."""
     return [
-        None if result is None else float(verified_after_last_edit(result.commands))
+        None if result is None else float(result.tests_ran and verified_after_last_edit(result.commands))
         for result in _results(environments)
     ]

@@ -105,6 +105,25 @@ class CommandResult:
     """Why `executed` is empty or partial."""
 
 
+@dataclass(frozen=True)
+class CheckRun:
+    """The agent's last test-runner check after its last change, replayed by the harness on the
+    judge's copy of its files in the sandbox its programs run in (`sibling`): a clean shell (no
+    function, alias or shim of the agent's; PATH the system folders), so the runner is the
+    system's, and its status and output are the harness's to read, not the agent's shell's."""
+
+    argv: tuple[str, ...]
+    """What ran (the check's words as the agent's shell executed them)."""
+    runner: str
+    """The system test runner (`shell.test_runner`): pytest, unittest, doctest, make, …"""
+    exit_code: int | None
+    """Its status (None: timed out, or it could not start)."""
+    tests_ran: bool
+    """Whether it reported tests run, passing or failing (`shell.reported_tests`)."""
+    output: str = ""
+    """Its stdout and stderr (the last 4 KiB)."""
+
+
 @dataclass
 class StepVerdict:
     """The verifier's judgement of one step."""
@@ -125,6 +144,8 @@ class StepVerdict:
     """Why the verdict is 0 whatever the verifier wrote: test.sh exited non-zero, or what the agent
     left could not be judged (too many entries, too deep, too large). Not an error: the agent's
     doing, scored as a failure."""
+    check_run: CheckRun | None = None
+    """The harness's replay of the agent's last test-runner check (the last step's verdict only)."""
 
     @property
     def milestones(self) -> dict[str, float]:
@@ -185,6 +206,13 @@ class EpisodeResult:
     @property
     def error(self) -> str | None:
         return next((f"{s.step}: {s.error}" for s in self.steps if s.error), None)
+
+    @property
+    def tests_ran(self) -> bool:
+        """Whether the harness's replay of the agent's last check after its last change ran tests
+        (`CheckRun`): what `verification_reward` pays for, beside the shell's record."""
+        run = self.steps[-1].check_run if self.steps else None
+        return run is not None and run.tests_ran
 
 
 def _split(path: str) -> list[str]:
@@ -519,5 +547,5 @@ class EpisodeAgent(Protocol):
     def files(self) -> tuple[dict[str, tuple[int, int]], bool]: ...
     def after_command(self) -> tuple[bytes | None, dict[str, tuple[int, int]], bool]: ...
     def stage_solution(self, source: Path | None) -> None: ...
-    def judge(self, step: Step) -> StepVerdict: ...
+    def judge(self, step: Step, replay: Sequence[str] | None = None) -> StepVerdict: ...
     def close(self) -> None: ...

@@ -1,14 +1,19 @@
 """The built-in suite's shared checker: every task's `tests/check.py` names its milestones and
 calls `finish`, which scores them and then, as the judge's last step, stops every other process,
-removes both reward files and writes the verdict. The agent's programs the checks run (with the
-verifier's uid) may have written a reward, made it read-only or left a watcher to rewrite it:
-none of that survives this step. Each task carries a copy as `tests/milestones.py` (a Harbor task
-directory is self-contained); `tests/training/test_terminal_suite.py` keeps every copy identical
-to this file, and `python -m curriculab.training.terminal.suite.milestones` rewrites them."""
+removes both reward files and writes the verdict. `run` runs a program of the agent's: where the
+harness offers it (`$CURRICULAB_RUN`, curriculab's episodes), in a sandbox of its own that never
+sees /tests or /logs; elsewhere (a foreign harness) here, with the verifier's uid, where it may
+have written a reward, made it read-only or left a watcher to rewrite it: none of that survives
+the final step. Each task carries a copy as `tests/milestones.py` (a Harbor task directory is
+self-contained); `tests/training/test_terminal_suite.py` keeps every copy identical to this file,
+and `python -m curriculab.training.terminal.suite.milestones` rewrites them."""
 
+import base64
 import json
+import locale
 import os
 import shutil
+import socket
 import stat
 import subprocess
 import sys
@@ -17,6 +22,8 @@ from pathlib import Path
 
 APP = Path("/app")
 LOGS = Path("/logs/verifier")
+SIBLING = os.environ.get("CURRICULAB_RUN")
+"""The harness's socket for the agent's programs (curriculab.training.terminal.sibling), if any."""
 
 
 def read(name):
@@ -26,8 +33,45 @@ def read(name):
         return None
 
 
-def run(*args, stdin=None):
-    return subprocess.run(args, capture_output=True, text=True, timeout=20, cwd=APP, input=stdin)
+def run(*args, stdin=None, timeout=20):
+    """Run a program of the agent's from /app, as `subprocess.run(args, capture_output=True,
+    text=True)` would: in a sandbox of the harness's where one answers, else here."""
+    if not SIBLING:
+        return subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=APP, input=stdin)
+    data = (stdin or "").encode()
+    request = json.dumps(
+        {"argv": list(args), "cwd": str(APP), "stdin": base64.b64encode(data).decode(), "timeout": timeout}
+    ).encode()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as harness:
+        try:
+            harness.connect(SIBLING)
+            harness.sendall(len(request).to_bytes(4, "big") + request)
+            reply = json.loads(_exactly(harness, int.from_bytes(_exactly(harness, 4), "big")))
+        except (OSError, ValueError) as exc:  # never a direct run: the harness said it would run them
+            raise SystemExit(f"the harness's sandbox for the agent's programs did not answer: {exc}") from None
+    if "error" in reply:
+        raise SystemExit(f"the harness could not run {args[0]}: {reply['error']}")
+    if "oserror" in reply:  # as subprocess.run raises it: a program that is missing or not executable
+        raise OSError(*reply["oserror"])
+    if reply["timed_out"]:
+        raise subprocess.TimeoutExpired(args, timeout)
+    out, err = (_text(base64.b64decode(reply[name])) for name in ("stdout", "stderr"))
+    return subprocess.CompletedProcess(args, reply["returncode"], out, err)
+
+
+def _exactly(connection, size):
+    data = b""
+    while len(data) < size:
+        chunk = connection.recv(size - len(data))
+        if not chunk:
+            raise ValueError("the harness hung up")
+        data += chunk
+    return data
+
+
+def _text(data):
+    """As `text=True` decodes a child's output: the locale's encoding, universal newlines."""
+    return data.decode(locale.getpreferredencoding(False)).replace("\r\n", "\n").replace("\r", "\n")
 
 
 def score(milestones):
