@@ -13,9 +13,11 @@ HASH_PREFIX = "c1:"
 """Marks a hash of parsed content; stores written before it hold hashes of raw bytes (no prefix)."""
 
 
-READING = 2
+READING = 3
 """The version of how importers read steps into actions, kept on every trajectory
-(`trajectories.reading`). 2: the shell reading (`trajectory.shell`, tree-sitter's bash grammar).
+(`trajectories.reading`). 2: the shell reading (`trajectory.shell`, tree-sitter's bash grammar); 3:
+the agent's own start and end, where its terminal is kept, and an installed agent's steps read from
+its terminal where it prints them in a known shape (`ingest.transcript`).
 A stored trajectory read by an older one is re-read by the next ingest of its files, its steps and
 codes replaced, though its content is unchanged."""
 
