@@ -128,6 +128,7 @@ from curriculab.analysis.queries.timing import (
     system_tasks,
     task_metadata_coverage,
     time_use,
+    trajectory_terminal,
 )
 from curriculab.analysis.queries.training import episode_codes, plans, rollout_codes, training_curves, training_runs
 from curriculab.analysis.queries.trajectories import (
@@ -257,6 +258,7 @@ __all__ = [
     "trajectory_labels",
     "trajectory_list",
     "trajectory_summary",
+    "trajectory_terminal",
     "trajectory_tests",
     "unknown_models",
     "verifier_evidence",

@@ -10,6 +10,8 @@ its `max_agent_timeout_sec` (Terminal-Bench `task.yaml`) or `[agent] timeout_sec
 
 from __future__ import annotations
 
+from typing import Any
+
 from curriculab.analysis.queries.core import _SYSTEM, EVERYTHING, Scope, SqlRead, Statement
 from curriculab.analysis.store import Store
 
@@ -144,3 +146,21 @@ def system_failure_codes(store: Store, *, scope: Scope | None = None) -> Stateme
         group by all order by f.system, share desc, c.code""",
         params,
     )
+
+
+def trajectory_terminal(store: Store, trajectory_id: str) -> dict[str, Any]:
+    """Where an attempt's terminal is kept and how long its agent ran against the task's limit.
+
+    Keys: recording (path of the asciinema recording, or None), panes (path of the final screen, or
+    None), agent_s (the agent's own time, None where the run did not record it), trial_s, limit_s
+    (the task's time limit, None where unknown), harness_error.
+    """
+    _, rows = store.query(
+        f"""
+        select t.recording, t.panes, date_diff('millisecond', t.agent_started_at, t.agent_ended_at) / 1000.0,
+               date_diff('millisecond', t.started_at, t.ended_at) / 1000.0, {TASK_LIMIT_SQL}, t.harness_error
+        from trajectories t left join tasks k on k.task_id = t.task_id where t.trajectory_id = ?""",
+        [trajectory_id],
+    )
+    keys = ("recording", "panes", "agent_s", "trial_s", "limit_s", "harness_error")
+    return dict(zip(keys, rows[0])) if rows else dict.fromkeys(keys)
