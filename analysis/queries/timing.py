@@ -77,21 +77,26 @@ def task_metadata_coverage(store: Store) -> Statement:
     leaderboard submission ships no task folders: until the benchmark's tasks are imported at the
     version the run names, per-category views, authored tiers and time limits are empty for it.
 
-    Columns: run_id, system, dataset, dataset_version, tasks, with_metadata, without_metadata,
-    missing (up to five task ids without it).
+    Columns: run_id, system, dataset (the run's, with `==VERSION` where it names one), tasks,
+    with_metadata, without_metadata, missing (up to five task ids without it), imported_as (the
+    datasets its tasks' folders were imported at, `tasks import --dataset`), other_version (tasks
+    imported at a dataset other than the run's).
     """
     return (
         f"""
         with per_task as (
-            select distinct t.run_id, t.task_id, {_SYSTEM.format(model="r.model")} as system, r.dataset,
-                   r.config->>'dataset_version' as dataset_version,
+            select distinct t.run_id, t.task_id, {_SYSTEM.format(model="t.model")} as system,
+                   r.dataset || coalesce('==' || (r.config->>'dataset_version'), '') as dataset,
+                   k.metadata->>'dataset' as imported_as,
                    (k.task_type is not null or k.difficulty_authored is not null or {TASK_LIMIT_SQL} is not null)
                        as known
             from trajectories t left join runs r on r.run_id = t.run_id left join tasks k on k.task_id = t.task_id)
-        select run_id, any_value(system) as system, any_value(dataset) as dataset,
-               any_value(dataset_version) as dataset_version, count(*) as tasks,
+        select run_id, any_value(system) as system, any_value(dataset) as dataset, count(*) as tasks,
                count(*) filter (known) as with_metadata, count(*) filter (not known) as without_metadata,
-               array_to_string(list_slice(list(task_id order by task_id) filter (not known), 1, 5), ', ') as missing
+               array_to_string(list_slice(list(task_id order by task_id) filter (not known), 1, 5), ', ') as missing,
+               string_agg(distinct imported_as, ', ' order by imported_as) as imported_as,
+               count(*) filter (imported_as is not null and dataset is not null and imported_as <> dataset)
+                   as other_version
         from per_task group by run_id order by without_metadata desc, run_id""",
         [],
     )

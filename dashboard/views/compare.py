@@ -106,3 +106,16 @@ if store_ready():
             "(`curriculab tasks import DIR`) to read time against limits, categories and authored tiers.",
             icon=":material/schedule:",
         )
+
+    coverage = read("task_metadata_coverage")
+    coverage = coverage[
+        coverage["system"].isin([a, b]) & (coverage["without_metadata"] + coverage["other_version"] > 0)
+    ]
+    if len(coverage):
+        with st.expander(f"Task metadata: {len(coverage)} run(s) of these systems lack some", expanded=False):
+            table(
+                coverage,
+                "compare-task-metadata",
+                caption="Categories, authored tiers and time limits come from the benchmark's task folders, "
+                "imported at the version each run names (`curriculab tasks import DIR --dataset NAME==VERSION`).",
+            )

@@ -235,3 +235,32 @@ def test_harbor_agent_execution_timings_are_the_agents_own(store):
         "where trajectory_id = 'fix-csv-parser__Tm5bN8c'"
     )["s"].tolist()
     assert stored == [606]  # agent_execution 14:40:00 → 14:50:06 in its result.json
+
+
+def test_tasks_import_at_the_runs_dataset_version_joins_runs_stored_before(db_path, cli_run):
+    """A run that names terminal-bench-core 0.1.1, its task folders imported after it: metadata
+    reaches its trajectories; imported as another version, the run is named as mismatched."""
+    run, folders = FIXTURES / "tb" / "2025-08-20__12-00-00", FIXTURES / "tb" / "tasks"
+    assert cli_run("ingest", str(run)).exit_code == 0
+    first = cli_run("tasks", "import", str(FIXTURES / "tb" / "tasks" / "hello-world"), "--json")
+    data = json.loads(first.stdout)
+    assert data["tasks"] == 1 and data["marked"] == 0
+    assert data["runs_without_metadata"] == [
+        "run 2025-08-20__12-00-00 (terminus · claude-3-7-sonnet-20250219, terminal-bench-core==0.1.1): "
+        "1 of 2 tasks have no metadata (fix-permissions)"
+    ]
+    wrong = json.loads(
+        cli_run("tasks", "import", str(folders), "--dataset", "terminal-bench-core==0.2.0", "--json").stdout
+    )
+    assert wrong["marked"] == 2 and wrong["runs_without_metadata"] == [
+        "run 2025-08-20__12-00-00 (terminus · claude-3-7-sonnet-20250219, terminal-bench-core==0.1.1): "
+        "2 of its tasks were imported as terminal-bench-core==0.2.0, not the version the run names"
+    ]
+    right = cli_run("tasks", "import", str(folders), "--dataset", "terminal-bench-core==0.1.1")
+    assert right.exit_code == 0 and "2 task(s) recorded as terminal-bench-core==0.1.1." in right.stdout
+    assert "no metadata" not in right.stderr and "not the version" not in right.stderr
+    from curriculab.analysis.store import Store
+
+    with Store(db_path, read_only=True) as store:
+        limits = {r["task_id"]: r["limit_s"] for r in queries.time_use.records(store, by="task")}
+        assert limits == {"fix-permissions": 600.0, "hello-world": 360.0}
