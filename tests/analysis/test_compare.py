@@ -264,3 +264,20 @@ def test_tasks_import_at_the_runs_dataset_version_joins_runs_stored_before(db_pa
     with Store(db_path, read_only=True) as store:
         limits = {r["task_id"]: r["limit_s"] for r in queries.time_use.records(store, by="task")}
         assert limits == {"fix-permissions": 600.0, "hello-world": 360.0}
+
+
+def test_trajectories_stored_before_migration_19_get_their_agent_times_and_terminal_on_the_next_ingest(store):
+    assert ingest(store, [MINI_RUN], workers=1).errors == []
+    # as a store written before: no agent times, no terminal, steps by reading 2
+    store.query(
+        "update trajectories set agent_started_at = null, agent_ended_at = null, recording = null, panes = null"
+    )
+    store.query("update trajectories set reading = 2")
+    store.query("delete from schema_migrations where version >= 19")
+    assert [version for version, _ in store.migrate()] == [19]
+    again = ingest(store, [MINI_RUN], workers=1)
+    assert (again.reread, again.inserted) == (2, 0)
+    filled = store.query(
+        "select count(*) from trajectories where agent_started_at is not null and panes is not null"
+    ).rows[0][0]
+    assert filled == 2
