@@ -198,6 +198,20 @@ _SUBMISSION = re.compile(r"^(?P<date>\d{8})_(?P<agent>[^_]+)_(?P<model>.+)$")
 """The leaderboard's submission folders: `<date>_<agent>_<model>` (e.g. `20250811_cursor-cli_claude-4-sonnet`)."""
 
 
+_DATASET_FOLDER = re.compile(r"^(?P<name>[A-Za-z][\w.-]*):(?P<version>\d[\w.+-]*)$")
+"""The leaderboard's dataset folders: `results/<name>:<version>/` (e.g. `terminal-bench-core:0.1.1`)."""
+
+
+def folder_dataset(source: Path) -> tuple[str | None, str | None]:
+    """(dataset, version) from the leaderboard's dataset folder above a submission, where the run's
+    metadata names none: the version its tasks must be imported at (`tasks import --dataset`)."""
+    for folder in (source, *list(source.parents)[:3]):
+        match = _DATASET_FOLDER.match(folder.name)
+        if match:
+            return match["name"], match["version"]
+    return None, None
+
+
 def folder_identity(source: Path) -> tuple[str | None, str | None]:
     """(agent, model) from the leaderboard's submission-folder name, the run's or its parent's."""
     for folder in (source, *list(source.parents)[:2]):
@@ -217,7 +231,10 @@ def _read_items(
 ) -> UnitResult:
     # What the run's metadata leaves null, the submission's folder name fills (after the invocation's own -m).
     folder_agent, folder_model = folder = folder_identity(source)
-    dataset = meta.get("dataset_name")
+    named_dataset, named_version = folder_dataset(source)
+    dataset = meta.get("dataset_name") or named_dataset
+    if named_version and not meta.get("dataset_name"):
+        meta = {**meta, "dataset_version": named_version}
     agents: set[str] = set()
     models: set[str] = set()
     attempts: dict[str, int] = {}

@@ -281,3 +281,15 @@ def test_trajectories_stored_before_migration_19_get_their_agent_times_and_termi
         "select count(*) from trajectories where agent_started_at is not null and panes is not null"
     ).rows[0][0]
     assert filled == 2
+
+
+def test_a_leaderboard_submission_names_its_dataset_version_by_its_folder(store, tmp_path):
+    """The leaderboard keeps submissions under `results/<dataset>:<version>/`; runs there carry no
+    run_metadata.json, so the folder names the version their tasks must be imported at."""
+    import shutil
+
+    submission = tmp_path / "results" / "terminal-bench-core:0.1.1" / "20250825_swe-agent-mini_claude-4-sonnet"
+    shutil.copytree(MINI_RUN, submission)
+    assert ingest(store, [submission], workers=1).errors == []
+    rows = queries.task_metadata_coverage.records(store)
+    assert [(r["dataset"], r["without_metadata"]) for r in rows] == [("terminal-bench-core==0.1.1", 2)]
