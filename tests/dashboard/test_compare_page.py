@@ -60,3 +60,10 @@ def test_the_viewer_shows_the_agents_final_screen_and_its_time(board, tmp_path, 
     at.query_params["trajectory"] = slow
     at.run()
     assert any(c.value == "Time: the agent ran 10m 0s of the task's 10m 0s limit (100%)." for c in at.caption)
+
+
+def test_the_difficulty_page_tells_time_bound_tasks_from_possibly_broken_ones(board, monkeypatch):
+    at = _page(_fresh(board, monkeypatch), "difficulty")
+    assert any("2 never solved (1 time-bound: most attempts ran out of time)" in w.value for w in at.warning)
+    health = at.dataframe[0].value
+    assert dict(zip(health["task_id"], health["health"]))["slow-task"] == "never solved: time-bound"
