@@ -63,11 +63,14 @@ def known_systems(store: Store, scope: Scope | None = None) -> list[str]:
     return sorted({row["system"] for row in queries.system_tasks.records(store, scope=scope)})
 
 
-def resolve(store: Store, name: str, *, agent: str | None = None, model: str | None = None) -> str:
+def resolve(
+    store: Store, name: str, *, agent: str | None = None, model: str | None = None, known: list[str] | None = None
+) -> str:
     """The system `name` names: a full `AGENT · MODEL` (its parts may be separated by `·`, `/` or
     `@` too), or, with `agent` (`model`) given, the model (agent) that system runs. Case and spaces
-    around the separator do not matter; an unknown name is UnknownSystem listing the known ones."""
-    systems = known_systems(store)
+    around the separator do not matter; an unknown name is UnknownSystem listing the known ones.
+    `known`: the systems' names when the caller has them (`known_systems`)."""
+    systems = known if known is not None else known_systems(store)
     if agent is not None:
         name = f"{agent}{SEPARATOR}{name}"
     elif model is not None:
@@ -80,8 +83,8 @@ def resolve(store: Store, name: str, *, agent: str | None = None, model: str | N
         found = [s for s in systems if _key(s) == f"{agent_part}|{canonical}"]
     if len(found) == 1:
         return found[0]
-    known = "; ".join(systems) if systems else "none (ingest runs first)"
-    raise UnknownSystem(f"no system {name!r} in the store. Name one of: {known}")
+    listed = "; ".join(systems) if systems else "none (ingest runs first)"
+    raise UnknownSystem(f"no system {name!r} in the store. Name one of: {listed}")
 
 
 def _key(name: str) -> str:
@@ -96,11 +99,12 @@ def compare(store: Store, a: str, b: str, *, scope: Scope | None = None) -> Comp
     """Systems `a` and `b` (exact names, as `resolve` returns them) side by side."""
     if a == b:
         raise InputError(f"both sides are {a!r}. Name two different systems")
-    known = known_systems(store, scope)
+    every = queries.system_tasks.records(store, scope=scope)
+    known = sorted({r["system"] for r in every})
     for name in (a, b):
         if name not in known:
             raise UnknownSystem(f"no system {name!r} in the store. Name one of: {'; '.join(known) or 'none'}")
-    cells = [r for r in queries.system_tasks.records(store, scope=scope) if r["system"] in (a, b)]
+    cells = [r for r in every if r["system"] in (a, b)]
     leaderboard = {}  # a system's leaderboard accuracy; none where agent versions split it into several rows
     for row in queries.systems.records(store, scope=scope):
         name = _system(row)

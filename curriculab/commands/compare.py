@@ -31,13 +31,14 @@ def compare(a: str, b: str, agent: str | None, model: str | None, fmt: str) -> N
       curriculab compare --model claude-sonnet-4 terminus-2 openhands --csv > tasks.csv
     """
     from curriculab.analysis.compare import compare as build
-    from curriculab.analysis.compare import resolve, to_markdown
+    from curriculab.analysis.compare import known_systems, resolve, to_markdown
 
     if agent and model:
         raise click.UsageError("give --agent or --model, not both")
     with open_store(read_only=True, create=False) as store:
-        first = resolve(store, a, agent=agent, model=model)
-        second = resolve(store, b, agent=agent, model=model)
+        known = known_systems(store)
+        first = resolve(store, a, agent=agent, model=model, known=known)
+        second = resolve(store, b, agent=agent, model=model, known=known)
         comparison = build(store, first, second)
     if fmt == "json":
         echo_json(comparison.as_dict())
