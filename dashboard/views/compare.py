@@ -83,7 +83,12 @@ if store_ready():
     )
 
     st.subheader("How failures ended")
-    table(pd.DataFrame(c.endings), "compare-endings")
+    endings = pd.DataFrame(c.endings).rename(columns={"timeout_share": "share_timed_out"})
+    table(
+        endings[["system", "attempts", "failures", "timed_out", "crashed", "to_verdict", "share_timed_out"]],
+        "compare-endings",
+        caption="Failures that ran out of time, ended in another fault of the agent's own, or at the tests' verdict.",
+    )
     if c.codes:
         codes = pd.DataFrame(c.codes)
         codes["side"] = codes["system"].map({a: "A", b: "B"})
@@ -94,7 +99,9 @@ if store_ready():
         )
 
     st.subheader("Time")
-    time = pd.DataFrame(c.time)
+    time = pd.DataFrame(c.time).rename(
+        columns={"median_share": "share_of_limit_median", "timed_out_share": "share_timed_out"}
+    )
     table(
         time,
         "compare-time",
