@@ -102,6 +102,8 @@ if store_ready():
     time = pd.DataFrame(c.time).rename(
         columns={"median_share": "share_of_limit_median", "timed_out_share": "share_timed_out"}
     )
+    seconds = [c for c in ("median_s", "p90_s", "max_s") if c in time]
+    time[seconds] = time[seconds].astype(float).round(1)
     table(
         time,
         "compare-time",
