@@ -11,6 +11,7 @@ PAGES = {
         ("overview.py", "Overview", ":material/dashboard:"),
         ("failures.py", "Failure modes", ":material/bug_report:"),
         ("trajectory.py", "Trajectory", ":material/timeline:"),
+        ("compare.py", "Compare", ":material/compare_arrows:"),
         ("difficulty.py", "Difficulty", ":material/stairs:"),
         ("milestones.py", "Milestones", ":material/flag:"),
         ("coders.py", "Coders", ":material/fact_check:"),

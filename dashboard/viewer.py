@@ -13,6 +13,7 @@ import streamlit as st
 
 from curriculab.analysis import queries
 from curriculab.dashboard.common import read, table
+from curriculab.dashboard.terminal import show_terminal
 
 STEPS_PER_PAGE = 100
 """Steps drawn at once: a 1,000-step trajectory stays fast; the range selector shows the rest."""
@@ -187,6 +188,7 @@ def show_trajectory(trajectory_id: str, highlight_code: str | None = None, key: 
     """A trajectory's header, tests, codes with their evidence, and steps (evidence steps highlighted)."""
     summary = read("trajectory_summary", trajectory_id=trajectory_id)
     _header(summary)
+    show_terminal(trajectory_id)
     tests = read("trajectory_tests", trajectory_id=trajectory_id)
     if not tests.empty:
         with st.expander(f"Tests: {summary['tests_passed']} of {summary['tests']} passed", expanded=False):

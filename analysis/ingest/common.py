@@ -677,6 +677,10 @@ def add_trajectory(
             actions_logged=t.actions_logged,
             exception_type=t.exception_type,
             reading=READING,
+            agent_started_at=as_utc(t.agent_started_at),
+            agent_ended_at=as_utc(t.agent_ended_at),
+            recording=t.recording,
+            panes=t.panes,
         )
     )
     batch.steps.extend(rows)

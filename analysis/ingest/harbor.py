@@ -116,6 +116,11 @@ class ExceptionInfo(_H):
     occurred_at: datetime | None = None
 
 
+class Timing(_H):
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+
 class TrialResult(_H):
     id: str | None = None
     task_name: str
@@ -131,6 +136,7 @@ class TrialResult(_H):
     exception_info: ExceptionInfo | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    agent_execution: Timing | None = None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -399,6 +405,8 @@ def read_trial(trial_dir: Path) -> UnitResult:
         cost_usd=cost,
         started_at=result.started_at,
         ended_at=result.finished_at,
+        agent_started_at=result.agent_execution.started_at if result.agent_execution else None,
+        agent_ended_at=result.agent_execution.finished_at if result.agent_execution else None,
         test_results=test_results,
         task=task,
         run=run,

@@ -18,7 +18,9 @@ READING = 3
 (`trajectories.reading`). 2: the shell reading (`trajectory.shell`, tree-sitter's bash grammar).
 3: what the agent saw kept (a call's status as the call's, its parts' unknown; Claude Code's
 `Exit code N`; a Codex command that yielded given the status its polls showed; SWE-agent commands
-its tool table does not know are `other`; SWE-bench submission verdicts).
+its tool table does not know are `other`; SWE-bench submission verdicts; the agent's own start and
+end; where its terminal is kept; an installed agent's steps read from its terminal where it prints
+them in a known shape, `ingest.transcript`).
 A stored trajectory read by an older one is re-read by the next ingest of its files, its steps and
 codes replaced, though its content is unchanged."""
 

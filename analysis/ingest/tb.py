@@ -40,6 +40,7 @@ from curriculab.analysis.ingest.common import (
 )
 from curriculab.analysis.ingest.detect import each_tb_trial_dir
 from curriculab.analysis.ingest.hashes import content_hash, legacy_hash
+from curriculab.analysis.ingest.transcript import PRINTED_STEPS, terminal_files
 from curriculab.trajectory.actions import NormalisedCall, normalise_shell
 from curriculab.trajectory.model import INT64_MAX, Run, Task, TestResult, Trajectory
 
@@ -102,6 +103,8 @@ class TbTrial(BaseModel):
     total_output_tokens: int | None = Field(default=None, ge=0, le=INT64_MAX)
     trial_started_at: datetime | None = None
     trial_ended_at: datetime | None = None
+    agent_started_at: datetime | None = None
+    agent_ended_at: datetime | None = None
 
 
 def _trial_dirs(run_dir: Path) -> list[Path]:
@@ -195,6 +198,20 @@ _SUBMISSION = re.compile(r"^(?P<date>\d{8})_(?P<agent>[^_]+)_(?P<model>.+)$")
 """The leaderboard's submission folders: `<date>_<agent>_<model>` (e.g. `20250811_cursor-cli_claude-4-sonnet`)."""
 
 
+_DATASET_FOLDER = re.compile(r"^(?P<name>[A-Za-z][\w.-]*):(?P<version>\d[\w.+-]*)$")
+"""The leaderboard's dataset folders: `results/<name>:<version>/` (e.g. `terminal-bench-core:0.1.1`)."""
+
+
+def folder_dataset(source: Path) -> tuple[str | None, str | None]:
+    """(dataset, version) from the leaderboard's dataset folder above a submission, where the run's
+    metadata names none: the version its tasks must be imported at (`tasks import --dataset`)."""
+    for folder in (source, *list(source.parents)[:3]):
+        match = _DATASET_FOLDER.match(folder.name)
+        if match:
+            return match["name"], match["version"]
+    return None, None
+
+
 def folder_identity(source: Path) -> tuple[str | None, str | None]:
     """(agent, model) from the leaderboard's submission-folder name, the run's or its parent's."""
     for folder in (source, *list(source.parents)[:2]):
@@ -214,20 +231,26 @@ def _read_items(
 ) -> UnitResult:
     # What the run's metadata leaves null, the submission's folder name fills (after the invocation's own -m).
     folder_agent, folder_model = folder = folder_identity(source)
-    dataset = meta.get("dataset_name")
+    named_dataset, named_version = folder_dataset(source)
+    dataset = meta.get("dataset_name") or named_dataset
+    if named_version and not meta.get("dataset_name"):
+        meta = {**meta, "dataset_version": named_version}
     agents: set[str] = set()
     models: set[str] = set()
     attempts: dict[str, int] = {}
     for name, (path, item, prefix) in sorted(items.items()):
         try:
             trial = TbTrial.model_validate(item)
-            traj, agent, commands, steps = _trajectory(run_dir, run_id, meta, folder, dataset, trial, attempts, out)
+            # the trial's folder: where its own results.json lies, else where tb puts it
+            own = path.name == "results.json" and path.parent != run_dir
+            trial_dir = path.parent if own else run_dir / trial.task_id / trial.trial_name
+            traj, agent, commands, steps = _trajectory(
+                run_dir, trial_dir, run_id, meta, folder, dataset, trial, attempts, out
+            )
             agents.update([agent] if agent else [])
             models.update([traj.model] if traj.model else [])
             digest, legacy = _digest(item, commands)
-            add_trajectory(
-                out.batch, traj, digest, FORMAT, str(run_dir / trial.task_id / trial.trial_name), legacy, steps=steps
-            )
+            add_trajectory(out.batch, traj, digest, FORMAT, str(trial_dir), legacy, steps=steps)
         except ValidationError as exc:
             out.issues.append(validation_failure(path, exc, FORMAT, record=name, prefix=prefix).issue)
         except IngestFailure as exc:
@@ -267,6 +290,7 @@ def _digest(item: Any, commands: bytes) -> tuple[str, str | None]:
 
 def _trajectory(
     run_dir: Path,
+    trial_dir: Path,
     run_id: str,
     meta: dict[str, Any],
     folder: tuple[str | None, str | None],
@@ -275,7 +299,7 @@ def _trajectory(
     attempts: dict[str, int],
     out: UnitResult,
 ) -> tuple[Trajectory, str | None, bytes, StepBuilder]:
-    commands_path = run_dir / trial.task_id / trial.trial_name / "commands.txt"
+    commands_path = trial_dir / "commands.txt"
     commands = read_bytes(commands_path, FORMAT, trial.trial_name) if commands_path.is_file() else b""
     builder = StepBuilder(commands_path, trial.trial_name, FORMAT, trajectory_id=f"{run_id}/{trial.trial_name}")
     if trial.instruction:
@@ -291,9 +315,38 @@ def _trajectory(
         agent = agent or invocation[1]
         model = model or invocation[2]
     agent, model = agent or folder[0], model or folder[1]
+    recording, panes = terminal_files(trial_dir)
+    read_printed = PRINTED_STEPS.get(invocation[1]) if invocation is not None else None
+    printed = (
+        read_printed(read_bytes(Path(panes), FORMAT, trial.trial_name).decode("utf-8", "replace"))
+        if (read_printed and panes)
+        else None
+    )
     for source, text in typed:
         if invocation is not None and source == "agent":
-            if text == invocation[0]:  # the whole program run: one opaque step, never split
+            if text == invocation[0] and printed:  # the program's run, then the steps it printed
+                builder.calls(
+                    [NormalisedCall("run", None, text)],
+                    tool_name="installed-agent",
+                    raw={"keystrokes": text},
+                    output=None,
+                    source="env",
+                )
+                for step in printed:
+                    if step.command is None:
+                        builder.message("agent", step.thought)
+                        continue
+                    builder.calls(
+                        [NormalisedCall("complete", None, step.command)]
+                        if step.completes
+                        else normalise_shell(step.command) or [NormalisedCall("run", None, step.command)],
+                        tool_name="bash",
+                        raw={"step": step.number, "command": step.command, "printed_in": panes},
+                        output=step.output,
+                        message=step.thought or None,
+                        exit_code=step.exit_code,
+                    )
+            elif text == invocation[0]:  # the whole program run: one opaque step, never split
                 builder.calls(
                     [NormalisedCall("run", None, text)],
                     tool_name="installed-agent",
@@ -309,7 +362,7 @@ def _trajectory(
     if trial.failure_mode not in HARNESS_ERROR_OF_FAILURE_MODE and trial.failure_mode != "unset":
         out.issues.append(
             make_issue(
-                run_dir / trial.task_id / trial.trial_name,
+                trial_dir,
                 f"failure_mode {trial.failure_mode!r} is not one Terminal-Bench "
                 f"documents; stored as the harness error as given",
                 "Nothing to do if the harness added a new mode; else fix the value",
@@ -341,7 +394,8 @@ def _trajectory(
         model=model,
         # actions are logged only where the agent typed something: a trial kept without its
         # keystroke log (a leaderboard submission's results alone) shows no action either
-        actions_logged=not installed and any(source == "agent" for source, _ in typed),
+        # (an installed agent's steps count where it printed them, whole, on its final screen)
+        actions_logged=bool(printed) or (not installed and any(source == "agent" for source, _ in typed)),
         attempt=attempt,
         outcome=outcome,
         harness_error=harness_error,
@@ -350,6 +404,10 @@ def _trajectory(
         output_tokens=trial.total_output_tokens,
         started_at=trial.trial_started_at,
         ended_at=trial.trial_ended_at,
+        agent_started_at=trial.agent_started_at,
+        agent_ended_at=trial.agent_ended_at,
+        recording=recording,
+        panes=panes,
         test_results=tests,
         task=Task(task_id=trial.task_id, source=dataset, instruction=trial.instruction),
     )

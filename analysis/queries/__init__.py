@@ -9,7 +9,8 @@ store never depends on table layouts.
 
 The reads are split by what they are about, one module each: `core` (what every read shares:
 `Scope`, `SqlRead`, `read_from`), `attempts`, `failures`, `difficulty`, `labels`, `trajectories`,
-`training` and `store_state`; every name is re-exported here, so `queries.pass_rates` stays the
+`training`, `timing` (time against limits, task-by-task cells of systems, task metadata coverage)
+and `store_state`; every name is re-exported here, so `queries.pass_rates` stays the
 way to call one:
 
     from curriculab.analysis import queries
@@ -23,7 +24,6 @@ from curriculab.analysis.queries.attempts import (
     AGENT_FAULT_FAILED,
     AGENT_FAULT_PASSED,
     INFRASTRUCTURE_FAULT,
-    TIME_BOUND,
     action_mix,
     agents,
     attempt_cells,
@@ -59,6 +59,7 @@ from curriculab.analysis.queries.core import (
     EVERYTHING,
     KINDS,
     SLICES,
+    TIME_BOUND,
     TRAINING_AGENT,
     Scope,
     SqlRead,
@@ -121,6 +122,14 @@ from curriculab.analysis.queries.store_state import (
     quarantined_inputs,
     store_fingerprint,
 )
+from curriculab.analysis.queries.timing import (
+    NEAR_LIMIT,
+    system_failure_codes,
+    system_tasks,
+    task_metadata_coverage,
+    time_use,
+    trajectory_terminal,
+)
 from curriculab.analysis.queries.training import episode_codes, plans, rollout_codes, training_curves, training_runs
 from curriculab.analysis.queries.trajectories import (
     failure_formats,
@@ -148,6 +157,7 @@ __all__ = [
     "INFRASTRUCTURE_FAULT",
     "KINDS",
     "MANIFEST_UNDER",
+    "NEAR_LIMIT",
     "SLICES",
     "STRATA",
     "Scope",
@@ -221,10 +231,13 @@ __all__ = [
     "steps_of",
     "store_fingerprint",
     "stored_held_out",
+    "system_failure_codes",
+    "system_tasks",
     "systems",
     "task_cells",
     "task_difficulty",
     "task_health",
+    "task_metadata_coverage",
     "task_pass_rates",
     "tasks_by_id",
     "taxonomy_versions",
@@ -232,6 +245,7 @@ __all__ = [
     "test_result_counts",
     "tier_calibration",
     "tier_pass_rates",
+    "time_use",
     "top_code_by_model",
     "training_curves",
     "training_runs",
@@ -244,6 +258,7 @@ __all__ = [
     "trajectory_labels",
     "trajectory_list",
     "trajectory_summary",
+    "trajectory_terminal",
     "trajectory_tests",
     "unknown_models",
     "verifier_evidence",

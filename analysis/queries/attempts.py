@@ -10,7 +10,16 @@ from curriculab.trajectory.vocabulary import AGENT_FAULTS
 
 if TYPE_CHECKING:  # reads return DataFrames, but DuckDB imports pandas only when one is made:
     import pandas as pd  # ingest's readers import the read API and never make one
-from curriculab.analysis.queries.core import _SYSTEM, EVERYTHING, SLICES, Scope, SqlRead, Statement, _and_scope, _where
+from curriculab.analysis.queries.core import (
+    _SYSTEM,
+    EVERYTHING,
+    SLICES,
+    Scope,
+    SqlRead,
+    Statement,
+    _and_scope,
+    _where,
+)
 from curriculab.analysis.queries.difficulty import TASK_HEALTH_SQL
 from curriculab.analysis.queries.failures import coders, taxonomy_versions
 
@@ -179,11 +188,6 @@ def harness_errors(store: Store, *, model: str | None = None, scope: Scope | Non
         group by all order by all""",
         [sorted(AGENT_FAULTS), sorted(AGENT_FAULTS), *scope_params, *params],
     )
-
-
-TIME_BOUND = 0.5
-"""Share of failures that ran out of time from which they are read as time (the report's findings,
-the planner's reasons), not as the tests' codes say: half or more."""
 
 
 @SqlRead

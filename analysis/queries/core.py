@@ -25,6 +25,10 @@ TRAINING_RUN = "(coalesce({agent}, '') = ? or {run_id} in (select run_id from tr
 """SQL true for a training run's attempts, given the run's agent and run_id columns (one parameter,
 `TRAINING_AGENT`): GRPO rollouts, and any run that logged training metrics (an agentic run's
 episodes are stored under the agent that acted, `curriculab-terminal`, as its evaluations are)."""
+TIME_BOUND = 0.5
+"""Share of failures that ran out of time from which they are read as time (the report's findings,
+the planner's reasons), not as the tests' codes say: half or more. A never-solved task whose attempts
+ran out of time this often is time-bound (`task_health`), not possibly broken."""
 KINDS = ("evaluation", "training", "all")
 """Which attempts a `Scope` covers: evaluation runs, training rollouts, or both."""
 

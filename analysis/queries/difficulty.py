@@ -8,7 +8,7 @@ from curriculab.analysis.store import Store
 
 if TYPE_CHECKING:  # reads return DataFrames, but DuckDB imports pandas only when one is made:
     import pandas as pd  # ingest's readers import the read API and never make one
-from curriculab.analysis.queries.core import _SYSTEM, Scope, SqlRead, Statement, _where
+from curriculab.analysis.queries.core import _SYSTEM, TIME_BOUND, Scope, SqlRead, Statement, _where
 
 
 def task_difficulty(
@@ -150,6 +150,7 @@ with counted as (
     where t.model is not null group by t.task_id)
 select c.*, c.passes / nullif(c.attempts, 0) as pass_rate,
        case when c.attempts < {HEALTH_MIN_ATTEMPTS} or c.systems < {HEALTH_MIN_SYSTEMS} then 'too few attempts to tell'
+            when c.passes = 0 and c.timed_out >= {TIME_BOUND} * c.attempts then 'never solved: time-bound'
             when c.passes = 0 then 'never solved: possibly broken'
             when c.passes = c.attempts then 'always solved: possibly trivial'
             else 'ok' end as health,
@@ -172,7 +173,8 @@ def task_health(store: Store, *, flagged_only: bool = False) -> Statement:
 
     Columns: task_id, attempts (with a verdict), systems, passes, systems_solved, harness_faults
     (attempts the infrastructure failed), timed_out (failures that ran out of time), pass_rate,
-    health, checked, flagged.
+    health (`never solved: time-bound` where `TIME_BOUND` or more of its attempts ran out of time:
+    the agents needed more time, which says nothing of whether the task works), checked, flagged.
     """
     return (
         f"select * from ({TASK_HEALTH_SQL}) {'where flagged ' if flagged_only else ''}"

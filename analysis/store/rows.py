@@ -68,6 +68,10 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("actions_logged", pa.bool_()),
             ("exception_type", pa.string()),
             ("reading", pa.int32()),
+            ("agent_started_at", _TS),
+            ("agent_ended_at", _TS),
+            ("recording", pa.string()),
+            ("panes", pa.string()),
         ]
     ),
     "steps": pa.schema(

@@ -668,12 +668,30 @@ FROM code_reliability;
     ),
 )
 
+# Time and transcripts (issue #68): the agent's own start and end beside the trial's (the trial's also
+# count setting up the environment and running the tests), and where a run keeps the agent's terminal
+# (an asciinema recording, the final screen): paths, not bytes. Inputs are opened again by the next
+# ingest (`hashes.READING` 3 re-reads them), which fills the new columns of trajectories stored before.
+MIGRATIONS += (
+    Migration(
+        20,
+        "agent times and terminal recordings",
+        """
+ALTER TABLE trajectories ADD COLUMN IF NOT EXISTS agent_started_at TIMESTAMPTZ;
+ALTER TABLE trajectories ADD COLUMN IF NOT EXISTS agent_ended_at TIMESTAMPTZ;
+ALTER TABLE trajectories ADD COLUMN IF NOT EXISTS recording VARCHAR;
+ALTER TABLE trajectories ADD COLUMN IF NOT EXISTS panes VARCHAR;
+DELETE FROM ingest_manifest;
+""",
+    ),
+)
+
 LATEST_VERSION = MIGRATIONS[-1].version
 
 TABLE_DOCS: dict[str, str] = {
     "tasks": "One row per task: instruction, authored tier and difficulty, language, scale.",
     "runs": "One row per run (job): agent and agent_version, model, dataset, where it was read from.",
-    "trajectories": "One row per attempt: outcome (passed/failed/error), harness_error (exception_type as the source named it), canonical model (model_raw as read), tokens, cost, the reading that made its steps.",
+    "trajectories": "One row per attempt: outcome (passed/failed/error), harness_error (exception_type as the source named it), canonical model (model_raw as read), tokens, cost, the reading that made its steps, the agent's own start and end (agent_started_at, agent_ended_at) and where the run keeps its terminal (recording: an asciinema file; panes: the final screen).",
     "steps": "Normalised steps: action read/edit/run/complete/message/other, path, command, output; exit_code and error_observed are the step's own (NULL where the log gives one status for a whole command line), call_exit_code and call_error the tool call's.",
     "test_results": "Per-test verdicts with tier and milestone; status and detail say how a test ended where the verifier reports it.",
     "failure_codes": "Taxonomy codes assigned by coders, with evidence steps.",

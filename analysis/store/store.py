@@ -843,6 +843,18 @@ class Store:
             self._db.execute("delete from task_checks where list_contains(?, task_id)", [list(task_ids)])
             self._insert("task_checks", ("task_id", "note"), [(t, note) for t in dict.fromkeys(task_ids)])
 
+    def set_task_dataset(self, task_ids: list[str], dataset: str) -> int:
+        """Record on tasks the benchmark dataset and version their folders were imported at
+        (`tasks.metadata.dataset`, e.g. `terminal-bench-core==0.1.1`), so a run that names another
+        version can be told apart. Returns how many stored tasks it marked."""
+        with self._transaction():
+            marked = self._db.execute(
+                "update tasks set metadata = json_merge_patch(coalesce(metadata, '{}'), json_object('dataset', ?)) "
+                "where list_contains(?, task_id) returning task_id",
+                [dataset, list(dict.fromkeys(task_ids))],
+            ).fetchall()
+        return len(marked)
+
     def save_plan(self, row: PlanRow) -> bool:
         """Store a plan. A plan id is its content's hash: saving the same plan again keeps the
         first. Returns whether it was new."""

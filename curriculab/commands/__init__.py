@@ -18,6 +18,7 @@ HOMES = {
     "agreement": "coding",
     "report": "report",
     "difficulty": "report",
+    "compare": "compare",
     "plan": "plan",
     "reward": "problems",
     "problems": "problems",

@@ -38,34 +38,54 @@ def _task_dirs(paths: tuple[str, ...]) -> list[Path]:
 
 @tasks.command("import")
 @click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "--dataset",
+    default=None,
+    help="The benchmark dataset and version these folders are (NAME==VERSION, as a run names it): "
+    "kept on each task, so runs of another version are told apart.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @db_option
-def import_tasks(paths: tuple[str, ...], as_json: bool) -> None:
-    """Store Harbor task directories (task.toml) in the `tasks` table.
+def import_tasks(paths: tuple[str, ...], dataset: str | None, as_json: bool) -> None:
+    """Store task directories (Harbor task.toml, Terminal-Bench task.yaml) in the `tasks` table:
+    their category, authored difficulty, tags and time limits join every attempt at them, stored
+    before or after (a leaderboard submission ships no task folders).
 
     PATHS are task directories, folders holding them, or `builtin`. A malformed task is refused
     with its file, field and fix (kept in `ingest_errors`, exit 1); its neighbours still land.
+    Afterwards, runs whose tasks still have no metadata (or were imported at another version) are named.
 
     \b
     Example:
       curriculab tasks import builtin ~/suites/terminal-bench-2
+      curriculab tasks import ~/.cache/terminal-bench/terminal-bench-core/0.1.1 --dataset terminal-bench-core==0.1.1
     """
     from curriculab.analysis.ingest import ingest
+    from curriculab.analysis.task_metadata import coverage_notes, task_folder_ids
     from curriculab.training.terminal.suite import BUILTIN_SUITE
 
     roots = [str(BUILTIN_SUITE) if p == "builtin" else p for p in paths]
     with open_store(read_only=False) as store:
         report = ingest(store, roots, "tasks")
+        marked = store.set_task_dataset(task_folder_ids(roots), dataset) if dataset else 0
+        notes = coverage_notes(store)
     summary = {
         "tasks": report.tasks,
         "unchanged": report.skipped,
         "refused": report.quarantined,
         "errors": [issue.reason for issue in report.errors],
+        "dataset": dataset,
+        "marked": marked,
+        "runs_without_metadata": notes,
     }
     if as_json:
         echo_json(summary)
     else:
         click.echo(f"{report.tasks} tasks stored; {report.skipped} unchanged; {report.quarantined} refused.")
+        if dataset:
+            click.echo(f"{marked} task(s) recorded as {dataset}.")
+        for note in notes:
+            click.echo(f"  {safe_text(note)}", err=True)
         for issue in report.errors:
             click.echo(f"  refused: {safe_text(issue.reason)}", err=True)
     if report.quarantined:

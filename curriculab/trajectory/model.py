@@ -187,6 +187,15 @@ class Trajectory(_Model):
     """When the attempt started."""
     ended_at: datetime | None = None
     """When the attempt ended."""
+    agent_started_at: datetime | None = None
+    """When the agent itself started (Terminal-Bench's `agent_started_at`, Harbor's `agent_execution`):
+    the trial's own start also counts setting up the environment and the agent."""
+    agent_ended_at: datetime | None = None
+    """When the agent itself stopped (ran out of time, crashed or finished); the tests run after."""
+    recording: str | None = None
+    """Where the run keeps the agent's terminal as an asciinema recording (a path; the bytes stay there)."""
+    panes: str | None = None
+    """Where the run keeps the agent's terminal screen as it was when the agent stopped (a path)."""
     steps: list[Step] = Field(default_factory=list)
     """Normalised steps, in order."""
     test_results: list[TestResult] = Field(default_factory=list)

@@ -29,10 +29,12 @@ def task_health() -> None:
         )
     else:
         never = int(flagged["health"].str.startswith("never").sum())
+        timed = int((flagged["health"] == "never solved: time-bound").sum())
+        bound = f" ({timed} time-bound: most attempts ran out of time)" if timed else ""
         st.warning(
-            f"{len(flagged)} task(s) may be broken or trivial: {never} never solved, {len(flagged) - never} always "
-            "solved, by every system that tried them. They are kept out of the difficulty fit, capability evidence "
-            "and task mixes until checked (`curriculab tasks checked ID`).",
+            f"{len(flagged)} task(s) may be broken or trivial: {never} never solved{bound}, {len(flagged) - never} "
+            "always solved, by every system that tried them. They are kept out of the difficulty fit, capability "
+            "evidence and task mixes until checked (`curriculab tasks checked ID`).",
             icon=":material/report:",
         )
         table(

@@ -1,5 +1,5 @@
 """Trajectories: a searchable, filterable list and the viewer (`?trajectory=ID` in the URL, from
-everywhere; `&code=CODE` highlights that code's evidence)."""
+everywhere; `&code=CODE` highlights that code's evidence; `?search=TEXT` lists a task's attempts)."""
 
 import streamlit as st
 
@@ -13,7 +13,9 @@ if store_ready():
     ignored_filters(SCOPE_FILTERS, "the viewer shows every coder's codes.")
     wanted = st.query_params.get("trajectory")
     search_box, outcome_box, code_box = st.columns([3, 1, 2])
-    search = search_box.text_input("Search id, task, model or agent", key="trajectory_search")
+    search = search_box.text_input(
+        "Search id, task, model or agent", value=st.query_params.get("search", ""), key="trajectory_search"
+    )
     outcome = outcome_box.selectbox("Outcome", ["(all)", "failed", "passed", "error"], key="trajectory_outcome")
     code = code_box.text_input(
         "Has code",

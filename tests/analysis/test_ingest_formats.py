@@ -205,6 +205,7 @@ def test_a_store_read_by_an_older_reading_is_read_again_by_the_next_ingest(loade
     """Migration 16: trajectories whose steps an older reading made (no `reading`) keep their content
     hash, yet the next ingest opens their files and replaces their steps and codes."""
     from curriculab.analysis.coding import run_rule_coders
+    from curriculab.analysis.ingest.hashes import READING
 
     store, first = loaded
     run_rule_coders(store)
@@ -213,8 +214,9 @@ def test_a_store_read_by_an_older_reading_is_read_again_by_the_next_ingest(loade
     store.query("update trajectories set reading = null")
     store.query("update steps set action = 'run', path = null where action in ('read', 'edit')")
     store.query("delete from schema_migrations where version >= 16")
-    # 17 (plans of two kinds) and 18 (call status, identities from content) apply again as no-ops
-    assert [version for version, _ in store.migrate()] == [16, 17, 18]
+    # later ones (plans of two kinds, call status and identities, reliability per family, agent times)
+    # apply again as no-ops
+    assert [version for version, _ in store.migrate()] == [16, 17, 18, 19, 20]
     assert row_count(store, "ingest_manifest") == 0  # every input is opened again, none skipped
     again = ingest(store, formats, workers=1)
     assert (again.reread, again.inserted, again.unchanged, again.errors) == (first.inserted, 0, 0, [])

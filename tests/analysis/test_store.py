@@ -294,6 +294,7 @@ def test_the_store_only_stores():
     public = {name for name, value in vars(Store).items() if callable(value) and not name.startswith("_")}
     assert public == {
         "check_tasks",
+        "set_task_dataset",  # the dataset version task folders were imported at (issue #68)
         "readers_waiting",
         "close",
         "migrate",

@@ -17,7 +17,18 @@ from curriculab.analysis.store import Store
 pytestmark = pytest.mark.slow  # pages rendered over the demo store
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-PAGES = ["overview", "failures", "trajectory", "difficulty", "milestones", "coders", "curriculum", "training", "sql"]
+PAGES = [
+    "overview",
+    "failures",
+    "trajectory",
+    "compare",
+    "difficulty",
+    "milestones",
+    "coders",
+    "curriculum",
+    "training",
+    "sql",
+]
 
 
 @pytest.fixture

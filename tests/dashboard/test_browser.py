@@ -35,6 +35,7 @@ PAGES = [
     ("", "Overview"),
     ("failures", "Failure modes"),
     ("trajectory", "Trajectory"),
+    ("compare", "Compare"),
     ("difficulty", "Difficulty"),
     ("milestones", "Milestones"),
     ("coders", "Coders"),

@@ -29,6 +29,7 @@ PAGES = [
     "overview",
     "failures",
     "trajectory",
+    "compare",
     "difficulty",
     "milestones",
     "coders",
