@@ -83,7 +83,7 @@ def verified_after_last_edit(commands: Sequence[Any], inspection: bool = False) 
     return bool(checks_after_last_edit(commands, inspection))
 
 
-def checks_after_last_edit(commands: list[Any], inspection: bool = False) -> list[list[str]]:
+def checks_after_last_edit(commands: Sequence[Any], inspection: bool = False) -> list[list[str]]:
     """The words of every check that ran after the last change (`verified_after_last_edit`), in order;
     empty when none did (or nothing changed)."""
     edited: set[str] = set()

@@ -205,7 +205,6 @@ def test_a_store_read_by_an_older_reading_is_read_again_by_the_next_ingest(loade
     """Migration 16: trajectories whose steps an older reading made (no `reading`) keep their content
     hash, yet the next ingest opens their files and replaces their steps and codes."""
     from curriculab.analysis.coding import run_rule_coders
-    from curriculab.analysis.ingest.hashes import READING
 
     store, first = loaded
     run_rule_coders(store)
