@@ -248,15 +248,18 @@ select trajectory_id, step_idx, action, tool_name, path, raw_path, cmd, observed
        -- what makes two attempts the same: a run's command as the shell reading keys it (what it runs,
        -- whatever looking around is prepended) with the call's other arguments; an editor's arguments;
        -- a read's window or search
-       case when action = 'run' then coalesce(nullif(retry_key, ''), cmd)
+       case when action = 'run' and args is null then coalesce(nullif(retry_key, ''), cmd)
+            when action = 'run' then coalesce(nullif(retry_key, ''), cmd)
                  || coalesce(' ' || nullif(concat_ws(' ', {", ".join(_text(a) for a in _RUN_ARGUMENTS)}), ''), '')
+            when args is null then cmd
             when action = 'edit' and ({" or ".join(f"{_arg(a)} is not null" for a in (*_EDIT_ARGUMENTS, *_NEW_TEXT))})
                  then cmd || ' ' || md5(concat_ws(chr(31), {", ".join(f"coalesce({_arg(a)}::varchar, '')" for a in _EDIT_ARGUMENTS)},
                       case when coalesce({_arg("old_string")}, {_arg("old_str")}) is null
                            then concat_ws(chr(31), {", ".join(f"{_arg(a)}::varchar" for a in _NEW_TEXT)}) end))
             when action = 'read' then cmd || coalesce(' ' || nullif(concat_ws(' ', {", ".join(f"{_arg(a)}::varchar" for a in _READ_ARGUMENTS)}), ''), '')
             else cmd end || case when action = 'edit' then coalesce(' @' || raw_path, '') else '' end as attempt,
-       case when action = 'edit' then concat_ws(chr(10), cmd, {", ".join(_text(a) for a in ("content", "new_string", "new_str", "input", "file_text"))}) end
+       case when action = 'edit' and args is null then cmd
+            when action = 'edit' then concat_ws(chr(10), cmd, {", ".join(_text(a) for a in ("content", "new_string", "new_str", "input", "file_text"))}) end
            as edit_text,
        -- Running counts of changes, so "nothing changed between steps i and j" is a subtraction:
        -- file_changes: edits of unknown target and runs that may write any file;
@@ -584,8 +587,8 @@ with named_writes as (
     -- what a run may write by name (`javac A.java` writes *.class, `sed -i f` f): an edit of those files
     select trajectory_id, step_idx, unnest(writes) as written from _cs where action = 'run' and len(writes) > 0
 ),
-reads as (
-    select trajectory_id, step_idx, action, path, raw_path, cmd, attempt, full_read, file_changes,
+reads as materialized (
+    select trajectory_id, step_idx, action, path, raw_path, cmd, attempt, full_read, file_changes, truncated, is_error,
            max(case when action = 'edit' then step_idx end) over wp as last_edit_at,
            max(case when action = 'read' and full_read and not truncated and not is_error then step_idx end) over wp as last_full_at,
            max(case when action = 'read' and full_read and not truncated and not is_error then file_changes end) over wp as last_full_changes,
@@ -608,13 +611,15 @@ candidates as (
            or (last_same_at > coalesce(last_edit_at, -1) and last_same_changes = file_changes))
 ),
 ranges as (
-    -- the lines a read shows: `sed -n 'A,Bp' f` (also after `nl -ba f |`), `head -n N f`; NULL for others
-    select trajectory_id, step_idx, path, file_changes, last_edit_at, truncated, is_error, full_read,
-           coalesce(try_cast(regexp_extract(cmd, 'sed -n [''"]?(\\d+),(\\d+) ?p', 1) as integer),
-                    case when regexp_matches(cmd, '^head (-n ?)?-?\\d+ ') then 1 end) as first_line,
-           coalesce(try_cast(regexp_extract(cmd, 'sed -n [''"]?(\\d+),(\\d+) ?p', 2) as integer),
-                    try_cast(regexp_extract(cmd, '^head (-n ?)?-?(\\d+) ', 2) as integer)) as last_line
-    from (select r.*, c.truncated, c.is_error from reads r join _cs c using (trajectory_id, step_idx) where r.action = 'read')
+    -- the lines a read shows: `sed -n 'A,Bp' f` (also after `nl -ba f |`), `head -n N f`; whole reads beside them
+    select * from (
+        select trajectory_id, step_idx, path, file_changes, last_edit_at, truncated, is_error, full_read,
+               case when contains(cmd, 'sed -n') then try_cast(regexp_extract(cmd, 'sed -n [''"]?(\\d+),(\\d+) ?p', 1) as integer)
+                    when cmd like 'head %' and regexp_matches(cmd, '^head (-n ?)?-?\\d+ ') then 1 end as first_line,
+               case when contains(cmd, 'sed -n') then try_cast(regexp_extract(cmd, 'sed -n [''"]?(\\d+),(\\d+) ?p', 2) as integer)
+                    when cmd like 'head %' then try_cast(regexp_extract(cmd, '^head (-n ?)?-?(\\d+) ', 2) as integer) end as last_line
+        from reads where action = 'read')
+    where first_line is not null or full_read
 ),
 parts_again as (
     -- a part of a file shown again, unchanged, that an earlier complete read showed whole or around it
@@ -622,7 +627,7 @@ parts_again as (
            b.path || ' lines ' || b.first_line || '-' || b.last_line || ' shown again at step ' || b.step_idx
            || ', unchanged since an earlier read showed them' as why
     from ranges b join ranges a on a.trajectory_id = b.trajectory_id and a.path = b.path and a.step_idx < b.step_idx
-    join _cs c on c.trajectory_id = b.trajectory_id and c.step_idx = b.step_idx
+    join reads c on c.trajectory_id = b.trajectory_id and c.step_idx = b.step_idx
     where b.first_line is not null and not b.is_error and not a.truncated and not a.is_error
       and a.step_idx > coalesce(b.last_edit_at, -1) and a.file_changes = b.file_changes
       and (a.full_read or (a.first_line <= b.first_line and a.last_line >= b.last_line))
