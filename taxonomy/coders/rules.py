@@ -535,7 +535,7 @@ intersect select trajectory_id from _cs where tool_name is not null
 
 NO_PLAN_REVISION = Rule(
     code="no_plan_revision",
-    sql="""
+    sql=f"""
 with attempts as (
     -- a command (as the shell reading keys it), an edit (with its arguments), a submission
     select trajectory_id, step_idx, action, cmd, path, is_error, refused_unread, world_changes,
@@ -553,25 +553,31 @@ retries as (
       and not (refused_unread and exists (select 1 from _cs r where r.trajectory_id = a.trajectory_id and r.action = 'read'
                                           and r.path = a.path and r.step_idx > a.step_idx and r.step_idx < a.next_at))
 ),
-checks as (
-    -- the last failing check (a test run, a program run) and whether anything changed after it, or
-    -- the same check later ran without failing
-    select c.trajectory_id, max(c.step_idx) filter (c.is_error and c.attempts_check) as failed_at,
-           max(c.step_idx) filter (c.changes_state) as last_change
-    from _cs c group by 1
+declared as (
+    -- where the agent said it was done: its completion tool or final "done" message (`_te`), and, in a
+    -- session of several requests, a message that ends one request's turn (a user message follows it)
+    -- without saying the work is not done (v6, settled after labelling: each turn is judged)
+    select trajectory_id, done_at as step_idx from _te where done_at is not null
+    union
+    select c.trajectory_id, c.step_idx from _cs c
+    join steps m on m.trajectory_id = c.trajectory_id and m.step_idx = c.step_idx
+    join steps u on u.trajectory_id = c.trajectory_id and u.step_idx = c.step_idx + 1 and u.source = 'user'
+    where c.action = 'message' and c.tool_name is null and c.msg_len > 0
+      and not regexp_matches(m.message, {q(NOT_DONE_RE)})
 ),
 gave_up as (
-    -- the agent declares it is done (a completion tool, or its final message) after a failing check it
-    -- never acted on; a run that merely ends after an error declared nothing
-    select p.trajectory_id, p.failed_at, e.done_at as next_at,
-           'error at step ' || p.failed_at || ' was never addressed before the agent declared completion at step '
-           || e.done_at as why
-    from checks p join _te e using (trajectory_id) join _tt t using (trajectory_id)
-    where p.failed_at is not null and e.done_at > p.failed_at and coalesce(p.last_change, -1) <= p.failed_at
-      and t.outcome is distinct from 'error'
-      -- a later check that ran without failing (the same one, another runner, a narrower run) revised it
-      and not exists (select 1 from _cs g where g.trajectory_id = p.trajectory_id and g.step_idx > p.failed_at
-                      and g.verifies and g.observed and not g.is_error)
+    -- the agent declares it is done after a failing check it never acted on: nothing changed and no
+    -- check ran without failing (the same one, another runner, a narrower run) between the two; a run
+    -- that merely ends after an error declared nothing
+    select f.trajectory_id, f.step_idx as failed_at, min(d.step_idx) as next_at,
+           'error at step ' || f.step_idx || ' was never addressed before the agent declared completion at step '
+           || min(d.step_idx) as why
+    from _cs f join declared d on d.trajectory_id = f.trajectory_id and d.step_idx > f.step_idx
+    join _tt t on t.trajectory_id = f.trajectory_id
+    where f.is_error and f.attempts_check and t.outcome is distinct from 'error'
+      and not exists (select 1 from _cs g where g.trajectory_id = f.trajectory_id and g.step_idx > f.step_idx
+                      and g.step_idx < d.step_idx and (g.changes_state or (g.verifies and g.observed and not g.is_error)))
+    group by f.trajectory_id, f.step_idx
 ),
 hits as (select * from retries union all select * from gave_up)
 select trajectory_id, [failed_at, next_at]::INTEGER[] as evidence, why as rationale from hits
