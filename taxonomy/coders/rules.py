@@ -619,7 +619,7 @@ candidates as (
 ranges as (
     -- the lines a read shows: `sed -n 'A,Bp' f` (also after `nl -ba f |`), `head -n N f`; whole reads beside them
     select * from (
-        select trajectory_id, step_idx, path, file_changes, last_edit_at, truncated, is_error, full_read,
+        select trajectory_id, step_idx, path, raw_path, file_changes, last_edit_at, truncated, is_error, full_read,
                case when contains(cmd, 'sed -n') then try_cast(regexp_extract(cmd, 'sed -n [''"]?(\\d+),(\\d+) ?p', 1) as integer)
                     when cmd like 'head %' and regexp_matches(cmd, '^head (-n ?)?-?\\d+ ') then 1 end as first_line,
                case when contains(cmd, 'sed -n') then try_cast(regexp_extract(cmd, 'sed -n [''"]?(\\d+),(\\d+) ?p', 2) as integer)
@@ -629,12 +629,12 @@ ranges as (
 ),
 parts_again as (
     -- a part of a file shown again, unchanged, that an earlier complete read showed whole or around it
-    select b.trajectory_id, b.step_idx as again_at, b.path, c.raw_path, max(a.step_idx) as first_at,
+    select b.trajectory_id, b.step_idx as again_at, b.path, b.raw_path, max(a.step_idx) as first_at,
            b.path || ' lines ' || b.first_line || '-' || b.last_line || ' shown again at step ' || b.step_idx
            || ', unchanged since an earlier read showed them' as why
-    from ranges b join ranges a on a.trajectory_id = b.trajectory_id and a.path = b.path and a.step_idx < b.step_idx
-    join reads c on c.trajectory_id = b.trajectory_id and c.step_idx = b.step_idx
-    where b.first_line is not null and not b.is_error and not a.truncated and not a.is_error
+    from (select * from ranges where first_line is not null and not is_error) b
+    join ranges a on a.trajectory_id = b.trajectory_id and a.path = b.path and a.step_idx < b.step_idx
+    where not a.truncated and not a.is_error
       and a.step_idx > coalesce(b.last_edit_at, -1) and a.file_changes = b.file_changes
       and (a.full_read or (a.first_line <= b.first_line and a.last_line >= b.last_line))
     group by all
