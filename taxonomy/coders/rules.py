@@ -248,15 +248,18 @@ select trajectory_id, step_idx, action, tool_name, path, raw_path, cmd, observed
        -- what makes two attempts the same: a run's command as the shell reading keys it (what it runs,
        -- whatever looking around is prepended) with the call's other arguments; an editor's arguments;
        -- a read's window or search
-       case when action = 'run' then coalesce(nullif(retry_key, ''), cmd)
+       case when action = 'run' and args is null then coalesce(nullif(retry_key, ''), cmd)
+            when action = 'run' then coalesce(nullif(retry_key, ''), cmd)
                  || coalesce(' ' || nullif(concat_ws(' ', {", ".join(_text(a) for a in _RUN_ARGUMENTS)}), ''), '')
+            when args is null then cmd
             when action = 'edit' and ({" or ".join(f"{_arg(a)} is not null" for a in (*_EDIT_ARGUMENTS, *_NEW_TEXT))})
                  then cmd || ' ' || md5(concat_ws(chr(31), {", ".join(f"coalesce({_arg(a)}::varchar, '')" for a in _EDIT_ARGUMENTS)},
                       case when coalesce({_arg("old_string")}, {_arg("old_str")}) is null
                            then concat_ws(chr(31), {", ".join(f"{_arg(a)}::varchar" for a in _NEW_TEXT)}) end))
             when action = 'read' then cmd || coalesce(' ' || nullif(concat_ws(' ', {", ".join(f"{_arg(a)}::varchar" for a in _READ_ARGUMENTS)}), ''), '')
             else cmd end || case when action = 'edit' then coalesce(' @' || raw_path, '') else '' end as attempt,
-       case when action = 'edit' then concat_ws(chr(10), cmd, {", ".join(_text(a) for a in ("content", "new_string", "new_str", "input", "file_text"))}) end
+       case when action = 'edit' and args is null then cmd
+            when action = 'edit' then concat_ws(chr(10), cmd, {", ".join(_text(a) for a in ("content", "new_string", "new_str", "input", "file_text"))}) end
            as edit_text,
        -- Running counts of changes, so "nothing changed between steps i and j" is a subtraction:
        -- file_changes: edits of unknown target and runs that may write any file;
@@ -532,7 +535,7 @@ intersect select trajectory_id from _cs where tool_name is not null
 
 NO_PLAN_REVISION = Rule(
     code="no_plan_revision",
-    sql="""
+    sql=f"""
 with attempts as (
     -- a command (as the shell reading keys it), an edit (with its arguments), a submission
     select trajectory_id, step_idx, action, cmd, path, is_error, refused_unread, world_changes,
@@ -550,25 +553,31 @@ retries as (
       and not (refused_unread and exists (select 1 from _cs r where r.trajectory_id = a.trajectory_id and r.action = 'read'
                                           and r.path = a.path and r.step_idx > a.step_idx and r.step_idx < a.next_at))
 ),
-checks as (
-    -- the last failing check (a test run, a program run) and whether anything changed after it, or
-    -- the same check later ran without failing
-    select c.trajectory_id, max(c.step_idx) filter (c.is_error and c.attempts_check) as failed_at,
-           max(c.step_idx) filter (c.changes_state) as last_change
-    from _cs c group by 1
+declared as (
+    -- where the agent said it was done: its completion tool or final "done" message (`_te`), and, in a
+    -- session of several requests, a message that ends one request's turn (a user message follows it)
+    -- without saying the work is not done (v6, settled after labelling: each turn is judged)
+    select trajectory_id, done_at as step_idx from _te where done_at is not null
+    union
+    select c.trajectory_id, c.step_idx from _cs c
+    join steps m on m.trajectory_id = c.trajectory_id and m.step_idx = c.step_idx
+    join steps u on u.trajectory_id = c.trajectory_id and u.step_idx = c.step_idx + 1 and u.source = 'user'
+    where c.action = 'message' and c.tool_name is null and c.msg_len > 0
+      and not regexp_matches(m.message, {q(NOT_DONE_RE)})
 ),
 gave_up as (
-    -- the agent declares it is done (a completion tool, or its final message) after a failing check it
-    -- never acted on; a run that merely ends after an error declared nothing
-    select p.trajectory_id, p.failed_at, e.done_at as next_at,
-           'error at step ' || p.failed_at || ' was never addressed before the agent declared completion at step '
-           || e.done_at as why
-    from checks p join _te e using (trajectory_id) join _tt t using (trajectory_id)
-    where p.failed_at is not null and e.done_at > p.failed_at and coalesce(p.last_change, -1) <= p.failed_at
-      and t.outcome is distinct from 'error'
-      -- a later check that ran without failing (the same one, another runner, a narrower run) revised it
-      and not exists (select 1 from _cs g where g.trajectory_id = p.trajectory_id and g.step_idx > p.failed_at
-                      and g.verifies and g.observed and not g.is_error)
+    -- the agent declares it is done after a failing check it never acted on: nothing changed and no
+    -- check ran without failing (the same one, another runner, a narrower run) between the two; a run
+    -- that merely ends after an error declared nothing
+    select f.trajectory_id, f.step_idx as failed_at, min(d.step_idx) as next_at,
+           'error at step ' || f.step_idx || ' was never addressed before the agent declared completion at step '
+           || min(d.step_idx) as why
+    from _cs f join declared d on d.trajectory_id = f.trajectory_id and d.step_idx > f.step_idx
+    join _tt t on t.trajectory_id = f.trajectory_id
+    where f.is_error and f.attempts_check and t.outcome is distinct from 'error'
+      and not exists (select 1 from _cs g where g.trajectory_id = f.trajectory_id and g.step_idx > f.step_idx
+                      and g.step_idx < d.step_idx and (g.changes_state or (g.verifies and g.observed and not g.is_error)))
+    group by f.trajectory_id, f.step_idx
 ),
 hits as (select * from retries union all select * from gave_up)
 select trajectory_id, [failed_at, next_at]::INTEGER[] as evidence, why as rationale from hits
@@ -584,8 +593,8 @@ with named_writes as (
     -- what a run may write by name (`javac A.java` writes *.class, `sed -i f` f): an edit of those files
     select trajectory_id, step_idx, unnest(writes) as written from _cs where action = 'run' and len(writes) > 0
 ),
-reads as (
-    select trajectory_id, step_idx, action, path, raw_path, cmd, attempt, full_read, file_changes,
+reads as materialized (
+    select trajectory_id, step_idx, action, path, raw_path, cmd, attempt, full_read, file_changes, truncated, is_error,
            max(case when action = 'edit' then step_idx end) over wp as last_edit_at,
            max(case when action = 'read' and full_read and not truncated and not is_error then step_idx end) over wp as last_full_at,
            max(case when action = 'read' and full_read and not truncated and not is_error then file_changes end) over wp as last_full_changes,
@@ -608,22 +617,24 @@ candidates as (
            or (last_same_at > coalesce(last_edit_at, -1) and last_same_changes = file_changes))
 ),
 ranges as (
-    -- the lines a read shows: `sed -n 'A,Bp' f` (also after `nl -ba f |`), `head -n N f`; NULL for others
-    select trajectory_id, step_idx, path, file_changes, last_edit_at, truncated, is_error, full_read,
-           coalesce(try_cast(regexp_extract(cmd, 'sed -n [''"]?(\\d+),(\\d+) ?p', 1) as integer),
-                    case when regexp_matches(cmd, '^head (-n ?)?-?\\d+ ') then 1 end) as first_line,
-           coalesce(try_cast(regexp_extract(cmd, 'sed -n [''"]?(\\d+),(\\d+) ?p', 2) as integer),
-                    try_cast(regexp_extract(cmd, '^head (-n ?)?-?(\\d+) ', 2) as integer)) as last_line
-    from (select r.*, c.truncated, c.is_error from reads r join _cs c using (trajectory_id, step_idx) where r.action = 'read')
+    -- the lines a read shows: `sed -n 'A,Bp' f` (also after `nl -ba f |`), `head -n N f`; whole reads beside them
+    select * from (
+        select trajectory_id, step_idx, path, raw_path, file_changes, last_edit_at, truncated, is_error, full_read,
+               case when contains(cmd, 'sed -n') then try_cast(regexp_extract(cmd, 'sed -n [''"]?(\\d+),(\\d+) ?p', 1) as integer)
+                    when cmd like 'head %' and regexp_matches(cmd, '^head (-n ?)?-?\\d+ ') then 1 end as first_line,
+               case when contains(cmd, 'sed -n') then try_cast(regexp_extract(cmd, 'sed -n [''"]?(\\d+),(\\d+) ?p', 2) as integer)
+                    when cmd like 'head %' then try_cast(regexp_extract(cmd, '^head (-n ?)?-?(\\d+) ', 2) as integer) end as last_line
+        from reads where action = 'read')
+    where first_line is not null or full_read
 ),
 parts_again as (
     -- a part of a file shown again, unchanged, that an earlier complete read showed whole or around it
-    select b.trajectory_id, b.step_idx as again_at, b.path, c.raw_path, max(a.step_idx) as first_at,
+    select b.trajectory_id, b.step_idx as again_at, b.path, b.raw_path, max(a.step_idx) as first_at,
            b.path || ' lines ' || b.first_line || '-' || b.last_line || ' shown again at step ' || b.step_idx
            || ', unchanged since an earlier read showed them' as why
-    from ranges b join ranges a on a.trajectory_id = b.trajectory_id and a.path = b.path and a.step_idx < b.step_idx
-    join _cs c on c.trajectory_id = b.trajectory_id and c.step_idx = b.step_idx
-    where b.first_line is not null and not b.is_error and not a.truncated and not a.is_error
+    from (select * from ranges where first_line is not null and not is_error) b
+    join ranges a on a.trajectory_id = b.trajectory_id and a.path = b.path and a.step_idx < b.step_idx
+    where not a.truncated and not a.is_error
       and a.step_idx > coalesce(b.last_edit_at, -1) and a.file_changes = b.file_changes
       and (a.full_read or (a.first_line <= b.first_line and a.last_line >= b.last_line))
     group by all

@@ -28,6 +28,11 @@ def say(text: str) -> dict[str, Any]:
     return {"message": text, "calls": []}
 
 
+def ask(text: str) -> dict[str, Any]:
+    """A user step: another request in the same session."""
+    return {"message": text, "calls": [], "source": "user"}
+
+
 def trial(
     root: Path,
     name: str,
@@ -47,10 +52,11 @@ def trial(
         entry: dict[str, Any] = {
             "step_id": len(atif) + 1,
             "timestamp": f"2026-11-02T10:{k + 1:02d}:00Z",
-            "source": "agent",
-            "model_name": "claude-sonnet-4-5",
+            "source": step.get("source", "agent"),
             "message": step["message"],
         }
+        if entry["source"] == "agent":
+            entry["model_name"] = "claude-sonnet-4-5"
         if step["calls"]:
             entry["tool_calls"] = [
                 {"tool_call_id": f"toolu_{k}_{j}", "function_name": tool, "arguments": arguments}
@@ -163,6 +169,25 @@ def test_a_failing_test_then_a_final_message_is_a_declared_completion_after_an_u
     assert codes["fix-parser__done"]["premature_stop"][0] == "absent"
     # a final message that says the work is not done is a stop, not a completion declared over the error
     assert codes["fix-parser__gave-up"]["no_plan_revision"][0] == "absent"
+
+
+def test_each_request_of_a_session_is_judged_where_its_turn_ends(tmp_path, store):
+    trial(
+        tmp_path,
+        "two-requests__claimed",
+        "Fix the crash in /app/src/parse.py on empty input.",
+        [
+            call(*READ),
+            call(*EDIT),
+            call("Bash", {"command": "cd /app && bun run test"}, "Failed: @app/parse#test\n1 failed, 9 passed"),
+            say("All tests pass; the fix is in."),
+            ask("Now mark it done in the review table."),
+            call("Read", {"file_path": "/app/REVIEW.md"}, "| parse | open |"),
+            say("No response requested."),
+        ],
+    )
+    status, why = coded(tmp_path, store)["two-requests__claimed"]["no_plan_revision"]
+    assert status == "present" and "declared completion at step" in why
 
 
 def test_a_session_that_ends_with_a_final_message_declared_completion(tmp_path, store):
