@@ -165,9 +165,12 @@ STEPS_SQL = f"""
 create or replace temp table _cs as
 with base as (
     select s.trajectory_id, s.step_idx, s.action, s.tool_name, s.output_truncated, s.call_id, s.read_full,
-           s.path as raw_path, s.exit_code, s.error_observed,
+           s.path as raw_path,
+           -- a command line's status is the call's where the log gives no part its own (ingest reading 3):
+           -- the agent saw the call fail, so each of its commands is read as having shown that error
+           coalesce(s.exit_code, s.call_exit_code) as exit_code, coalesce(s.error_observed, s.call_error) as error_observed,
            length(coalesce(s.message, '')) as msg_len,
-           s.output is not null or s.exit_code is not null as shows_output,
+           s.output is not null or coalesce(s.exit_code, s.call_exit_code) is not null as shows_output,
            coalesce(s.call_id, s.step_idx::varchar) as call_group,  -- split commands of one tool call share it
            json_exists(s.raw, '$.observed') as recorded,  -- an environment recorded what the call changed
            -- the call's arguments the rules read, in one parse (edits, runs and reads only)
@@ -176,18 +179,18 @@ with base as (
                           then json_extract(s.raw, [{", ".join(f"'$.arguments.{a}'" for a in _ARGUMENTS)}]) end end as args,
            -- (CASE, not AND: a projection evaluates both sides of an AND, and the patterns are the cost)
            -- a check whose program could not be found or started (a status that is not 0 to explain)
-           case when s.exit_code in (126, 127) then true
-                when s.action = 'run' and coalesce(s.exit_code, 1) <> 0
+           case when coalesce(s.exit_code, s.call_exit_code) in (126, 127) then true
+                when s.action = 'run' and coalesce(coalesce(s.exit_code, s.call_exit_code), 1) <> 0
                      and (contains(s.output, 'not found') or contains(s.output, 'No module named')
                           or contains(s.output, 'is not recognized'))
                 then regexp_matches(s.output, {q(NOT_RUN_RE)}) else false end as not_found,
            -- an editor's refusal opens its output
-           case when s.action <> 'edit' then false when s.error_observed then true
+           case when s.action <> 'edit' then false when coalesce(s.error_observed, s.call_error) then true
                 else regexp_matches(left(coalesce(s.output, ''), 400), {q(REFUSED_EDIT_RE)}) end as refused_output,
            -- an editor that refuses to edit a file it has not read (a read then lifts the refusal)
            s.action = 'edit' and contains(s.output, 'has not been read') as refused_unread,
            -- a runner's failure summary where no status was shown and nothing else read it as an error
-           case when s.action = 'run' and s.exit_code is null and s.error_observed is not distinct from false
+           case when s.action = 'run' and coalesce(s.exit_code, s.call_exit_code) is null and coalesce(s.error_observed, s.call_error) is not distinct from false
                      and (contains(s.output, 'fail') or contains(s.output, 'FAIL') or contains(s.output, 'ERROR')
                           or contains(s.output, 'error') or contains(s.output, 'Traceback'))  -- a literal every match holds
                 then regexp_matches(s.output, {q(RUNNER_FAILURE_RE)}) else false end as summary_failed,
@@ -516,7 +519,7 @@ reported as (
     -- a commit's stat, `ls`) showed the change's effect (v6, settled after labelling)
     select distinct u.trajectory_id from unchecked u join _cs c on c.trajectory_id = u.trajectory_id and c.step_idx = u.last_edit
     join steps s on s.trajectory_id = u.trajectory_id and s.step_idx > u.last_edit and s.step_idx <= u.end_at
-    where c.path is not null and s.source = 'agent' and s.action in ('run', 'read') and not coalesce(s.error_observed, false)
+    where c.path is not null and s.source = 'agent' and s.action in ('run', 'read') and not coalesce(s.error_observed, s.call_error, false)
       and contains(s.output, regexp_extract(c.path, '[^/]+$')) and length(regexp_extract(c.path, '[^/]+$')) > 2
 )
 select trajectory_id, [last_edit, end_at]::INTEGER[] as evidence,
