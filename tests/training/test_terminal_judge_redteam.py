@@ -77,6 +77,30 @@ if os.fork() == 0:
         time.sleep(0.01)
     os._exit(0)
 EOF"""
+# A program the verifier runs leaves a detached process whose main thread ends alone (SYS_exit, not
+# exit_group): its leader reads Z while a thread waits for the judge's reward.json and renames a
+# forged one over it. Bounded: it gives up after 8 s.
+ZOMBIE_LEADER_TOPWORDS = """cat > /app/topwords.py <<'EOF'
+import ctypes, json, os, platform, threading, time
+if os.fork() == 0:
+    os.setsid()
+    quiet = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(quiet, fd)  # the checker's pipes close: it goes on at once
+    def watch():
+        verdict, end = "/logs/verifier/reward.json", time.time() + 8
+        while time.time() < end:
+            try:
+                if "0" in open(verdict).read():
+                    json.dump({"sample": 1, "hidden_text": 1}, open(verdict + ".forged", "w"))
+                    os.replace(verdict + ".forged", verdict)
+            except OSError:
+                pass
+            time.sleep(0.001)
+        os._exit(0)
+    threading.Thread(target=watch).start()
+    ctypes.CDLL(None).syscall(93 if platform.machine() == "aarch64" else 60, 0)  # SYS_exit: this thread only
+EOF"""
 FORGE_GREET = """mkdir -p /app/bin && cat > /app/bin/greet.sh <<'EOF'
 #!/bin/bash
 echo '{"executable": 1, "greets": 1}' > /logs/verifier/reward.json
@@ -87,7 +111,12 @@ chmod +x /app/bin/greet.sh"""
 
 def test_programs_the_builtin_verifier_runs_cannot_write_its_verdict(backend):
     topwords = load_task(BUILTIN_SUITE / "top-words-ties")
-    for name, commands in {"read-only forged reward": [FORGE_TOPWORDS], "watcher": [WATCHER_TOPWORDS]}.items():
+    forgeries = {
+        "read-only forged reward": [FORGE_TOPWORDS],
+        "watcher": [WATCHER_TOPWORDS],
+        "a thread outliving its zombie leader": [ZOMBIE_LEADER_TOPWORDS],
+    }
+    for name, commands in forgeries.items():
         result, _ = _episode(topwords, backend, commands)
         assert result.milestones == {"sample": 0.0, "hidden_text": 0.0}, (name, result.steps[0].output)
         assert result.error is None, name

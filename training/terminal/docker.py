@@ -215,6 +215,12 @@ for p in $(desc "$shell"); do case "$keep" in *" $p "*) ;; *) kill -9 "$p" 2>/de
 """
 
 
+# test.sh is not the container's init, so nothing the tests started dies with it: the same exec
+# kills every process of the verifier's uid the moment test.sh exits (the shell's builtin kill
+# spares the shell), leaving no window between the verdict and a later `docker exec`.
+_RUN_TESTS = '/bin/bash "$1"; status=$?; kill -9 -1 2>/dev/null; exit "$status"'
+
+
 def _tar_of(entries: list[tuple[Path, str]]) -> bytes:
     """A tar of host files and folders, each under its arcname, owned by nobody in particular."""
     buffer = io.BytesIO()
@@ -511,7 +517,7 @@ class DockerAgent:
                 try:
                     outcome["code"], outcome["output"] = exec_run(
                         judge,
-                        ["/bin/bash", f"/tests/{step.test_script}"],
+                        ["/bin/sh", "-c", _RUN_TESTS, "sh", f"/tests/{step.test_script}"],
                         f"{uid}:{uid}",
                         env=verifier_env(step),
                         workdir=self.task.workdir,

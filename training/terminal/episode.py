@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import re
 import secrets
 import select
 import shlex
@@ -40,6 +41,7 @@ from curriculab.training.terminal.shared import (
     EpisodeLimits,
     EpisodeResult,
     JudgedCopy,
+    MarkerBroken,
     NeedsImage,
     StepVerdict,
     agent_env,
@@ -433,6 +435,10 @@ class Episode:
         self._step_started = time.monotonic()
         self.verdicts: list[StepVerdict] = []
         self.commands: list[CommandResult] = []
+        self.forfeited: str | None = None
+        """Why the agent's doing ended the episode (`MarkerBroken`); it then scores 0."""
+        self._sentinels: list[bytes] = []
+        """Every end-of-command marker sent so far: one seen again is a duplicate, the agent's doing."""
         self._agent: EpisodeAgent | None = None
         if backend == "docker":
             from curriculab.training.terminal.docker import DockerAgent
@@ -499,6 +505,8 @@ class Episode:
         Within the step's `[agent] timeout_sec` (as Harbor bounds an agent): past it, nothing runs."""
         if self.finished:
             raise EpisodeError("the episode is over: every step has been verified")
+        if self.forfeited is not None:
+            raise MarkerBroken(self.forfeited)
         assert self._agent is not None
         timeout = timeout_s or self.limits.command_timeout_s
         budget = self.task.steps[self.step_index].agent_timeout_s
@@ -520,7 +528,16 @@ class Episode:
             self._start_shell()
         sent_at = time.time()
         nonce = secrets.token_hex(8)
-        result = self._send(command, timeout, nonce=nonce, record=self.observe)
+        try:
+            result = self._send(command, timeout, nonce=nonce, record=self.observe)
+        except MarkerBroken as broken:
+            self._forfeit(str(broken))
+            self.commands.append(
+                CommandResult(
+                    command, f"[{broken}]", 1, time.time() - sent_at, step=self.step_index, started_at=sent_at
+                )
+            )
+            raise
         result.step, result.started_at = self.step_index, sent_at
         if self.observe:  # what the shell executed (the trap's record) and what it changed, seen from outside
             record, files, whole = self._agent.after_command()
@@ -551,6 +568,7 @@ class Episode:
         if not agent.write(line.encode()):
             return self._shell_gone(command, b"", started)
         sentinel = f"\n{nonce} ".encode()
+        self._sentinels.append(sentinel)
         buffer, timed_out, deadline = bytearray(), False, started + timeout_s
         kept_limit = max(self.limits.output_bytes * 4, 1 << 20)
         dropped_middle = 0
@@ -558,7 +576,7 @@ class Episode:
             at = buffer.find(sentinel)
             if at >= 0 and buffer.find(b"\n", at + len(sentinel)) >= 0:
                 end = buffer.find(b"\n", at + len(sentinel))
-                code = int(buffer[at + len(sentinel) : end] or b"1")
+                code = self._status(bytes(buffer[at + len(sentinel) : end]), bytes(buffer[:at]), bytes(buffer[end:]))
                 output, dropped = capped(bytes(buffer[:at]), self.limits.output_bytes)
                 if timed_out:
                     output += f"\n[timed out after {timeout_s:g} s: killed]"
@@ -568,8 +586,11 @@ class Episode:
                 )
             now = time.monotonic()
             if now >= deadline:
-                if timed_out:  # interrupted and still no sentinel: the shell itself is stuck
-                    return self._shell_gone(command, bytes(buffer), started, timed_out=True)
+                if timed_out:  # interrupted, alive, and still no marker: the agent's shell keeps it back
+                    raise MarkerBroken(
+                        f"the shell never ended the command with the harness's marker, even {5.0:g} s after "
+                        "it was interrupted (its printf redefined, its output sent elsewhere, or a trap ignored)"
+                    )
                 timed_out = True
                 agent.interrupt(before)
                 deadline = now + 5.0
@@ -585,6 +606,31 @@ class Episode:
                 drop = len(buffer) - kept_limit
                 del buffer[head : head + drop]
                 dropped_middle += drop
+
+    _STATUS = re.compile(rb"[0-9]{1,3}")
+
+    def _status(self, text: bytes, output: bytes, after: bytes) -> int:
+        """The exit status the marker carries; `MarkerBroken` when it carries none (0-255), or when
+        the output around it holds a marker sent before (the agent's trap or function imitated one:
+        the real one arrives after it)."""
+        if not self._STATUS.fullmatch(text) or int(text) > 255:
+            raise MarkerBroken(f"the end-of-command marker carried {text[:40]!r}, not an exit status")
+        self._check_duplicates(output + after)
+        return int(text)
+
+    def _check_duplicates(self, data: bytes) -> None:
+        """`MarkerBroken` if `data` (output the harness read) holds a marker it has already seen."""
+        current = self._sentinels[-1] if self._sentinels else None
+        for sentinel in self._sentinels:
+            if sentinel in data:
+                which = "this command's" if sentinel == current else "an earlier command's"
+                raise MarkerBroken(f"{which} end-of-command marker came twice: the shell imitated it")
+
+    def _forfeit(self, reason: str) -> None:
+        """End the episode as the agent's doing: the shell stops, the steps left score 0 (`end_step`)."""
+        self.forfeited = reason
+        if self._agent is not None:
+            self._agent.end_shell()
 
     def _shell_gone(self, command: str, data: bytes, started: float, timed_out: bool = False) -> CommandResult:
         assert self._agent is not None
@@ -608,10 +654,16 @@ class Episode:
         if self.finished:
             raise EpisodeError("the episode is over: every step has been verified")
         assert self._agent is not None
+        if self._agent.alive() and self.forfeited is None:
+            self._drain()
         if self._agent.alive():  # the shell's own builtin kill stops the agent's processes at once
             self._agent.write(b"kill -9 -1 2>/dev/null; exit 0\n")
         self._agent.end_shell()
-        verdict = self._agent.judge(self.task.steps[self.step_index])
+        step = self.task.steps[self.step_index]
+        if self.forfeited is not None:
+            verdict = refused_verdict(step, f"the agent forfeited the episode: {self.forfeited}")
+        else:
+            verdict = self._agent.judge(step)
         self.verdicts.append(verdict)
         self.step_index += 1
         self._step_started = time.monotonic()
@@ -619,11 +671,29 @@ class Episode:
             self._agent.stage_solution(self.task.steps[self.step_index].solution_dir)
         return verdict
 
+    def _drain(self) -> None:
+        """Read what the shell already wrote after the last marker: an earlier marker again there
+        (the real one behind an imitation) forfeits the episode before it is judged."""
+        assert self._agent is not None
+        pending = bytearray()
+        while len(pending) < 1 << 20:
+            chunk = self._agent.read(0.01)
+            if not chunk:
+                break
+            pending += chunk
+        try:
+            self._check_duplicates(bytes(pending))
+        except MarkerBroken as broken:
+            self._forfeit(str(broken))
+
     def finish(self) -> EpisodeResult:
-        """Judge the current step and every step not yet run (unattempted steps are judged as left)."""
+        """Judge the current step and every step not yet run (unattempted steps are judged as left;
+        a forfeited episode's are refused, 0, without running the verifier)."""
         while not self.finished:
             self.end_step()
-        return EpisodeResult(self.task.task_id, self.verdicts, self.task.reward_strategy, self.commands)
+        return EpisodeResult(
+            self.task.task_id, self.verdicts, self.task.reward_strategy, self.commands, forfeited=self.forfeited
+        )
 
     def close(self) -> None:
         """Kill everything the episode started and remove its files."""

@@ -62,6 +62,6 @@ def pass_reward(environments: list[Any], **kwargs: Any) -> list[float | None]:
 def verification_reward(environments: list[Any], **kwargs: Any) -> list[float | None]:
     """1 when the agent ran a check after its last change (module docstring: the exact rule)."""
     return [
-        None if result is None else float(verified_after_last_edit(result.commands))
+        None if result is None else 0.0 if result.forfeited else float(verified_after_last_edit(result.commands))
         for result in _results(environments)
     ]

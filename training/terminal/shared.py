@@ -35,6 +35,14 @@ class NeedsImage(EpisodeError):
     """The task cannot run on this backend without its image; the message says what is missing."""
 
 
+class MarkerBroken(EpisodeError):
+    """The agent's shell broke or imitated the harness's end-of-command marker (one carrying no
+    status, one of an earlier command's again, or none while the shell lived on past the interrupt).
+    Inside a shell the agent controls the marker can always be imitated, so this is the agent's
+    doing, never the environment's failure: the episode ends and scores 0 with the reason
+    (`EpisodeResult.forfeited`), and the statuses the shell reported never pay."""
+
+
 @dataclass(frozen=True)
 class EpisodeLimits:
     """Bounds of one episode (agent and verifier each)."""
@@ -156,6 +164,9 @@ class EpisodeResult:
     failure: str | None = None
     """Why the environment failed (the harness's fault, never the agent's: the sandbox did not
     start, a command or the judge broke); its rewards are then None, not 0."""
+    forfeited: str | None = None
+    """Why the agent's own doing ended the episode (`MarkerBroken`): every step not yet judged is
+    refused (0, this reason) without running the verifier, and every reward is 0, never None."""
 
     @property
     def rewards(self) -> dict[str, float]:
