@@ -298,3 +298,47 @@ def test_stored_episodes_carry_what_ran_and_the_environment_coder_decides_from_i
         "where coder = 'environment' and code = 'skipped_verification' order by 1"
     ).rows
     assert rows == [("ran", "absent", "v5"), ("skipped", "present", "v5")]
+
+
+# Empty files in one canary folder until the episode's folders refuse more (bounded: 40,000 tries).
+FILE_FLOOD = """python3 -c "
+import os
+os.makedirs('/app/canary', exist_ok=True)
+made, why = 0, 'none'
+try:
+    while made < 40000:
+        open('/app/canary/%d' % made, 'x').close()
+        made += 1
+except OSError as error:
+    why = error.errno
+print(made, why)
+" """
+
+
+def test_a_flat_folder_of_empty_files_hits_the_file_cap_and_the_harness_reads_only_the_bound(tmp_path, backend):
+    import errno
+    import tracemalloc
+
+    task = load_task(write_task(tmp_path, "greet"))
+    limits = EpisodeLimits(command_timeout_s=60, disk_bytes=32 << 20, inodes=30_000, judged_entries=500)
+    with Episode(task, limits, backend=backend, observe=True) as episode:
+        made, why = episode.run(FILE_FLOOD).output.split()
+        if os.geteuid() == 0 or backend == "docker":  # a tmpfs capped in files (docs/tasks.md: without root, none)
+            assert int(made) < 30_000 and int(why) == errno.ENOSPC, (made, why)
+        tracemalloc.start()
+        try:
+            observed = episode.run("true")  # the observation walks the folder: lazily, up to the bound
+            _, walk_peak = tracemalloc.get_traced_memory()
+            tracemalloc.reset_peak()
+            result = episode.finish()  # so does the judge's copy
+            _, judge_peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert observed.unobserved == "too many entries to observe (more than 500)"
+    assert result.reward == 0 and result.steps[0].refused == "the agent left more than 500 files and folders"
+    # the command's own buffers take ~1 MiB; the folder's ~30,000 entries listed at once took ~6 MiB
+    # more in the walk and ~10 MiB in the judge's copy
+    assert walk_peak < 3 << 20 and judge_peak < 3 << 20, (walk_peak, judge_peak)
+    with Episode(task, limits, backend=backend, oracle=True) as episode:
+        episode.run("bash /solution/solve.sh")
+        assert episode.finish().reward == 1.0

@@ -91,10 +91,11 @@ def _shown_args() -> tuple[str, ...]:
     return tuple(args)
 
 
-def _mount_tmpfs(path: Path, size: int) -> bool:
-    """Mount a size-capped tmpfs at `path` (root only): the mount(2) call itself, no `mount` process."""
+def _mount_tmpfs(path: Path, size: int, inodes: int) -> bool:
+    """Mount a tmpfs capped in bytes and in files at `path` (root only): the mount(2) call itself, no
+    `mount` process."""
     libc = ctypes.CDLL(None, use_errno=True)
-    options = f"size={size},mode=0711".encode()
+    options = f"size={size},nr_inodes={inodes},mode=0711".encode()
     return bool(libc.mount(b"tmpfs", str(path).encode(), b"tmpfs", 0, options) == 0)
 
 
@@ -103,15 +104,24 @@ def _unmount(path: Path) -> None:
 
 
 class _Box:
-    """Host side of one sandbox: a directory (a size-capped tmpfs when root), a uid of its own, a
-    cgroup where writable; `end()` kills everything that ran as its uid and removes it all."""
+    """Host side of one sandbox: a directory (a tmpfs capped in bytes and files when root), a uid of
+    its own, a cgroup where writable; `end()` kills everything that ran as its uid and removes it all."""
 
-    def __init__(self, limits: EpisodeLimits, prefix: str, disk_bytes: int | None = None, isolation: str = "bwrap"):
+    def __init__(
+        self,
+        limits: EpisodeLimits,
+        prefix: str,
+        disk_bytes: int | None = None,
+        isolation: str = "bwrap",
+        inodes: int | None = None,
+    ):
         self.limits, self.isolation = limits, isolation
         self.lease = UidLease()
         self.uid = self.lease.uid
         self.root = Path(tempfile.mkdtemp(prefix=prefix))
-        self.mounted = os.geteuid() == 0 and _mount_tmpfs(self.root, disk_bytes or limits.disk_bytes)
+        self.mounted = os.geteuid() == 0 and _mount_tmpfs(
+            self.root, disk_bytes or limits.disk_bytes, inodes or limits.inodes
+        )
         os.chmod(self.root, 0o711)
         self.cgroup = Cgroup.create(
             f"curriculab-episode-{os.getpid()}-{secrets.token_hex(4)}", limits.memory_bytes, limits.processes
@@ -142,8 +152,11 @@ class _Box:
             + '; exec "$@"'
         )
         procs = [str(path / "cgroup.procs") for path in self.cgroup.paths] if self.cgroup else []
-        # only the folders bound are writable: "/" is remounted read-only last
-        mounts = [*_shown_args(), "--proc", "/proc", "--dev", "/dev", *binds, "--remount-ro", "/"]
+        # only the folders bound are writable: "/" is remounted read-only last; /dev too (bubblewrap
+        # makes it a tmpfs of the sandbox's uid, capped in nothing), its /dev/shm a folder of this box
+        shm = ["--bind", str(self.folder(f"shm-{secrets.token_hex(4)}", self.uid)), "/dev/shm"]
+        dev = ["--dev", "/dev", "--remount-ro", "/dev", *shm]
+        mounts = [*_shown_args(), "--proc", "/proc", *dev, *binds, "--remount-ro", "/"]
         backend: ProcessBackend = Namespaces(self.root / "newroot") if self.isolation == "namespaces" else Bwrap()
         launch = backend.launch(mounts, workdir, env, argv, uid=self.uid, seccomp=seccomp_program(()))
         try:
@@ -313,22 +326,28 @@ class _BwrapAgent:
         while stack:
             folder = stack.pop()
             try:
-                entries = list(os.scandir(folder))
+                listing = os.scandir(folder)
             except OSError:
                 continue
-            seen += len(entries)
-            if seen > bound:
-                return found, False
-            for entry in entries:
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(Path(entry.path))
-                        continue
-                    info = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                found[display_path("/" + str(Path(entry.path).relative_to(fs)))] = (info.st_size, info.st_mtime_ns)
+            with listing:  # read lazily: a folder of a million entries costs no more than the bound
+                for entry in listing:
+                    seen += 1
+                    if seen > bound:
+                        return found, False
+                    self._note(fs, entry, found, stack)
         return found, True
+
+    @staticmethod
+    def _note(fs: Path, entry: os.DirEntry[str], found: dict[str, tuple[int, int]], stack: list[Path]) -> None:
+        """Record one entry of the walk: a folder to walk next, or a file's size and time."""
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+                return
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            return
+        found[display_path("/" + str(Path(entry.path).relative_to(fs)))] = (info.st_size, info.st_mtime_ns)
 
     def after_command(self) -> tuple[bytes | None, dict[str, tuple[int, int]], bool]:
         """The trap's record of the last command and the files now (`files`)."""
@@ -359,8 +378,13 @@ class _BwrapAgent:
     def judge(self, step: Step) -> StepVerdict:
         tests_bytes = sum(f.stat().st_size for d in step.test_dirs for f in d.rglob("*") if f.is_file())
         # room for everything the agent left (at most its own disk) and as much again for the tests' writes
+        tests_files = sum(1 for d in step.test_dirs for _ in d.rglob("*"))
         judge = _Box(
-            self.limits, "curriculab-verifier-", 2 * self.limits.disk_bytes + tests_bytes, isolation=self.backend
+            self.limits,
+            "curriculab-verifier-",
+            2 * self.limits.disk_bytes + tests_bytes,
+            isolation=self.backend,
+            inodes=2 * self.limits.inodes + tests_files + 1024,
         )
         try:
             uid = judge.uid

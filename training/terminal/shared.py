@@ -57,6 +57,9 @@ class EpisodeLimits:
     """Processes at once (cgroup pids.max and RLIMIT_NPROC of the sandbox's own uid)."""
     disk_bytes: int = 256 << 20
     """Size of everything the agent may write (a tmpfs, when run as root; else per-file only)."""
+    inodes: int = 65_536
+    """Files, folders and links the agent's folders may hold (each costs the host kernel memory that
+    no byte cap counts): `nr_inodes` of the episode's tmpfs when run as root, and of every Docker tmpfs."""
     file_bytes: int = 64 << 20
     """Largest file any process may write (RLIMIT_FSIZE)."""
     open_files: int = 512
@@ -296,7 +299,14 @@ class JudgedCopy:
                 elif stat.S_ISDIR(info.st_mode):
                     there.mkdir(exist_ok=True)
                     os.chmod(there, stat.S_IMODE(info.st_mode) | stat.S_IRWXU)
-                    stack += [(f"{path}/{entry.name}", depth + 1) for entry in os.scandir(here)]
+                    with os.scandir(here) as listing:  # read lazily: stop once the entries are past the bound
+                        for entry in listing:
+                            stack.append((f"{path}/{entry.name}", depth + 1))
+                            if self.entries + len(stack) > self.limits.judged_entries:
+                                self.refused = (
+                                    f"the agent left more than {self.limits.judged_entries:,} files and folders"
+                                )
+                                return self.refused
                 elif stat.S_ISREG(info.st_mode):
                     shutil.copy2(here, there)
                 else:  # a FIFO, socket or device: never the judge's
