@@ -22,7 +22,9 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap (scripts/setup.sh installs it)"),
 ]
 
-LIMITS = EpisodeLimits(command_timeout_s=2, disk_bytes=32 << 20)
+LIMITS = EpisodeLimits(
+    command_timeout_s=2, disk_bytes=32 << 20
+)  # the missing marker: 2 s, then 10 s after the interrupt
 
 # The DEBUG trap fires before the harness's closing `printf '\n<nonce> %d\n' "$?"`: it reads the nonce
 # (16 hex digits at offset 10 of $BASH_COMMAND) and prints a marker of its own first.

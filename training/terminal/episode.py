@@ -491,7 +491,10 @@ class Episode:
         self._agent.start_shell()
         # a timed-out command is interrupted as Ctrl-C would: its processes are killed and SIGUSR1
         # makes the shell return from the sourced command at once (a pure-shell loop included)
-        probe = self._send("trap 'return 124 2>/dev/null' USR1", self.limits.setup_timeout_s, raw=True)
+        try:
+            probe = self._send("trap 'return 124 2>/dev/null' USR1", self.limits.setup_timeout_s, raw=True)
+        except MarkerBroken as broken:  # a fresh shell the agent never touched: the harness's failure
+            raise EpisodeError(f"the episode's shell did not start: {broken}") from None
         if probe.exit_code != 0 or probe.shell_exited:
             raise EpisodeError(f"the episode's shell did not start: {probe.output.strip()[:500]}")
         self._agent.shell_started()
@@ -592,7 +595,7 @@ class Episode:
         if not agent.write(line.encode()):
             return self._shell_gone(command, b"", started)
         sentinel = f"\n{nonce} ".encode()
-        self._sentinels.append(sentinel)
+        self._sentinels = [*self._sentinels[-63:], sentinel]  # an imitation's real marker comes right after it
         buffer, timed_out, deadline = bytearray(), False, started + timeout_s
         kept_limit = max(self.limits.output_bytes * 4, 1 << 20)
         dropped_middle = 0
@@ -612,12 +615,12 @@ class Episode:
             if now >= deadline:
                 if timed_out:  # interrupted, alive, and still no marker: the agent's shell keeps it back
                     raise MarkerBroken(
-                        f"the shell never ended the command with the harness's marker, even {5.0:g} s after "
+                        f"the shell never ended the command with the harness's marker, even {self._INTERRUPT_GRACE_S:g} s after "
                         "it was interrupted (its printf redefined, its output sent elsewhere, or a trap ignored)"
                     )
                 timed_out = True
                 agent.interrupt(before)
-                deadline = now + 5.0
+                deadline = now + self._INTERRUPT_GRACE_S
                 continue
             chunk = agent.read(min(0.5, deadline - now))
             if chunk is None:
@@ -632,6 +635,9 @@ class Episode:
                 dropped_middle += drop
 
     _STATUS = re.compile(rb"[0-9]{1,3}")
+    _INTERRUPT_GRACE_S = 10.0
+    """How long an interrupted shell has to end the command with its marker (a loaded machine's
+    signal and, on Docker, the interrupting exec included); past it the marker is missing."""
 
     def _status(self, text: bytes, output: bytes, after: bytes) -> int:
         """The exit status the marker carries; `MarkerBroken` when it carries none (0-255), or when
