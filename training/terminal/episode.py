@@ -152,12 +152,18 @@ class _Box:
             + '; exec "$@"'
         )
         procs = [str(path / "cgroup.procs") for path in self.cgroup.paths] if self.cgroup else []
-        # only the folders bound are writable: "/" is remounted read-only last; /dev too (bubblewrap
-        # makes it a tmpfs of the sandbox's uid, capped in nothing), its /dev/shm a folder of this box
-        shm = ["--bind", str(self.folder(f"shm-{secrets.token_hex(4)}", self.uid)), "/dev/shm"]
-        dev = ["--dev", "/dev", "--remount-ro", "/dev", *shm]
+        # only the folders bound are writable: "/" is remounted read-only last. bubblewrap's /dev is a
+        # tmpfs of the sandbox's uid capped in nothing: read-only, its /dev/shm a folder of this box;
+        # the namespaces' /dev is root's, its /dev/shm a tmpfs capped as the box is
+        backend: ProcessBackend
+        if self.isolation == "namespaces":
+            backend = Namespaces(self.root / "newroot", f"size={limits.disk_bytes},nr_inodes={limits.inodes}")
+            dev = ["--dev", "/dev"]
+        else:
+            backend = Bwrap()
+            shm = self.folder(f"shm-{secrets.token_hex(4)}", self.uid)
+            dev = ["--dev", "/dev", "--remount-ro", "/dev", "--bind", str(shm), "/dev/shm"]
         mounts = [*_shown_args(), "--proc", "/proc", *dev, *binds, "--remount-ro", "/"]
-        backend: ProcessBackend = Namespaces(self.root / "newroot") if self.isolation == "namespaces" else Bwrap()
         launch = backend.launch(mounts, workdir, env, argv, uid=self.uid, seccomp=seccomp_program(()))
         try:
             return subprocess.Popen(  # type: ignore[call-overload, no-any-return]
@@ -684,10 +690,9 @@ class Episode:
         if self.finished:
             raise EpisodeError("the episode is over: every step has been verified")
         assert self._agent is not None
-        if self._agent.alive() and self.forfeited is None:
-            self._drain()
         if self._agent.alive():  # the shell's own builtin kill stops the agent's processes at once
             self._agent.write(b"kill -9 -1 2>/dev/null; exit 0\n")
+            self._await_exit()
         self._agent.end_shell()
         step = self.task.steps[self.step_index]
         if self.forfeited is not None:
@@ -701,20 +706,24 @@ class Episode:
             self._agent.stage_solution(self.task.steps[self.step_index].solution_dir)
         return verdict
 
-    def _drain(self) -> None:
-        """Read what the shell already wrote after the last marker: an earlier marker again there
-        (the real one behind an imitation) forfeits the episode before it is judged."""
+    def _await_exit(self) -> None:
+        """Read the shell's output until it exits (5 s at most): its own `kill -9 -1` has then run, so
+        it cannot kill what the harness starts next as the agent's uid (Docker's listing of the files
+        for the judge). An earlier marker seen again in that output (the real one behind an
+        imitation) forfeits the episode before it is judged."""
         assert self._agent is not None
-        pending = bytearray()
-        while len(pending) < 1 << 20:
-            chunk = self._agent.read(0.01)
-            if not chunk:
+        pending, deadline = bytearray(), time.monotonic() + 5.0
+        while (left := deadline - time.monotonic()) > 0:
+            chunk = self._agent.read(min(0.2, left))
+            if chunk == b"":
                 break
-            pending += chunk
-        try:
-            self._check_duplicates(bytes(pending))
-        except MarkerBroken as broken:
-            self._forfeit(str(broken))
+            pending += chunk or b""
+            del pending[: -(1 << 20)]
+        if self.forfeited is None:
+            try:
+                self._check_duplicates(bytes(pending))
+            except MarkerBroken as broken:
+                self._forfeit(str(broken))
 
     def finish(self) -> EpisodeResult:
         """Judge the current step and every step not yet run (unattempted steps are judged as left;
