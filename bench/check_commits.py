@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -22,14 +23,22 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parents[1]
 
 
+CPU: dict[Path, list[float]] = {}
+"""CPU seconds (user + system, the process and every descendant it reaped) per run, by checkout:
+steadier than wall time on a machine others load."""
+
+
 def check(checkout: Path, backend: str, jobs: int) -> float:
     command = [sys.executable, "-m", "curriculab.cli", "tasks", "check", "builtin", "--backend", backend]
     env = {**os.environ, "PYTHONPATH": str(checkout)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
         [*command, "--jobs", str(jobs), "--json"], capture_output=True, timeout=1800, cwd=checkout, env=env
     )
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.setdefault(checkout, []).append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     try:
         flagged = [(r["task_id"], r["flags"]) for r in json.loads(done.stdout) if not r["ok"]]
     except ValueError:
@@ -55,13 +64,19 @@ def main() -> None:
                 sides = [(this, HERE), (before, base)]
                 for times, checkout in sides if k % 2 == 0 else sides[::-1]:
                     times.append(check(checkout, args.backend, args.jobs))
-                print(f"pair {k + 1}: this {this[-1]:.1f} s, base {before[-1]:.1f} s", flush=True)
+                print(
+                    f"pair {k + 1}: this {this[-1]:.1f} s ({CPU[HERE][-1]:.1f} s CPU), "
+                    f"base {before[-1]:.1f} s ({CPU[base][-1]:.1f} s CPU)",
+                    flush=True,
+                )
+            cpu = statistics.median(a / b for a, b in zip(CPU[HERE], CPU[base]))
         finally:
             subprocess.run(["git", "-C", str(HERE), "worktree", "remove", "--force", str(base)], check=False)
     ratio = statistics.median(a / b for a, b in zip(this, before))
     print(
         f"{args.backend} --jobs {args.jobs}: this {statistics.median(this):.1f} s, base {args.base} "
-        f"{statistics.median(before):.1f} s (medians of {args.pairs}); ratio (median of pairs) {ratio:.3f}"
+        f"{statistics.median(before):.1f} s (medians of {args.pairs}); ratio (median of pairs) {ratio:.3f}, "
+        f"in CPU seconds {cpu:.3f}"
     )
 
 
