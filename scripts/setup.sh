@@ -34,12 +34,31 @@ fi
 .venv/bin/curriculab --version
 
 # The Docker backend's tests need a daemon: start one when it is installed, not running, and this
-# runs as root (no bridge, no iptables: containers have no network anyway; it listens on TCP
-# loopback too, for the remote-daemon test). Without one those tests fail saying how to get one.
-if [ "${CURRICULAB_SKIP_DOCKER:-0}" != 1 ] && command -v dockerd >/dev/null 2>&1 && [ "$(id -u)" = 0 ] \
-        && ! docker info >/dev/null 2>&1; then
-    (dockerd --bridge=none --iptables=false --ip-forward=false \
-        -H unix:///var/run/docker.sock -H tcp://127.0.0.1:2375 --tls=false > /tmp/curriculab-dockerd.log 2>&1 &)
-    for _ in $(seq 1 30); do docker info >/dev/null 2>&1 && break; sleep 1; done
-    docker info >/dev/null 2>&1 || echo "warning: dockerd did not start (see /tmp/curriculab-dockerd.log)" >&2
+# runs as root (no bridge, no iptables: containers have no network anyway), on its Unix socket ONLY:
+# a TCP socket without TLS client verification would let any process of any user on this machine
+# drive Docker, which is root. The remote-daemon tests reach it over TCP through a mutual-TLS
+# listener they start themselves (tests/docker_tls.py). Stop it with `kill $(cat /var/run/docker.pid)`.
+# A daemon an earlier version of this script started with `-H tcp://127.0.0.1:2375 --tls=false` is
+# stopped and started again without the port; any other daemon is left alone (with a warning when it
+# listens on TCP without --tlsverify). Without a daemon the Docker tests fail saying how to get one.
+if [ "${CURRICULAB_SKIP_DOCKER:-0}" != 1 ] && command -v dockerd >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    for proc in /proc/[0-9]*; do
+        [ "$(cat "$proc/comm" 2>/dev/null)" = dockerd ] || continue
+        args=$(tr '\0' ' ' < "$proc/cmdline" 2>/dev/null) || continue
+        case "$args" in
+        *"-H tcp://127.0.0.1:2375 --tls=false"*)
+            echo "setup: stopping the dockerd an earlier setup started with an open TCP port (pid ${proc#/proc/}); starting it again on its Unix socket only" >&2
+            kill "${proc#/proc/}" 2>/dev/null || true
+            for _ in $(seq 1 60); do [ -d "$proc" ] || break; sleep 1; done
+            if [ -d "$proc" ]; then echo "warning: dockerd (pid ${proc#/proc/}) did not stop within 60 s" >&2; fi ;;
+        *tcp://*)
+            case "$args" in *--tlsverify*) ;; *) echo "warning: dockerd (pid ${proc#/proc/}) listens on TCP without --tlsverify: anyone on this machine can drive it" >&2 ;; esac ;;
+        esac
+    done
+    if ! docker info >/dev/null 2>&1; then
+        (dockerd --bridge=none --iptables=false --ip-forward=false -H unix:///var/run/docker.sock \
+            > /tmp/curriculab-dockerd.log 2>&1 &)
+        for _ in $(seq 1 30); do docker info >/dev/null 2>&1 && break; sleep 1; done
+        docker info >/dev/null 2>&1 || echo "warning: dockerd did not start (see /tmp/curriculab-dockerd.log)" >&2
+    fi
 fi

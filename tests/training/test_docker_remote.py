@@ -1,8 +1,10 @@
-"""The Docker backend against a daemon reached over TCP (issue #21, item 4): nothing crosses but the
-API — the box files go in with `put_archive`, control runs over each container's attach stream,
-and no host path is bind-mounted, so the daemon could be on another machine. CI's dockerd listens
-on tcp://127.0.0.1:2375 (.ci/run); where a daemon listens only on its Unix socket, the test
-forwards a TCP port to it, so the client still speaks to it over TCP alone."""
+"""The Docker backend against a daemon reached over TCP with mutual TLS (issue #21, item 4; issue
+#67, item 6): nothing crosses but the API — the box files go in with `put_archive`, control runs over
+each container's attach stream, and no host path is bind-mounted, so the daemon could be on another
+machine. No daemon here listens on TCP (`scripts/setup.sh` starts dockerd on its Unix socket only):
+each test reaches the local one through a TLS listener of its own (`tests/docker_tls.py`: a CA, a
+server and a client certificate made for the test, a client certificate demanded), with
+DOCKER_HOST, DOCKER_TLS_VERIFY and DOCKER_CERT_PATH set as for a remote engine."""
 
 import os
 import socket
@@ -16,77 +18,65 @@ import pytest
 
 from curriculab.training.sandbox import docker_backend, runner, server
 from curriculab.training.sandbox.runner import Limits, close_pools, run_many
+from tests.docker_tls import UNIX_SOCKET, tls_docker
 
 pytestmark = pytest.mark.slow  # a Docker engine over TCP
 
 FAST = Limits(test_timeout_s=2.0, load_timeout_s=10.0, cpu_s=10, memory_bytes=512 << 20, file_bytes=1 << 20)
 TESTS = [("basic_1", "assert add(1, 2) == 3"), ("basic_2", "assert add(-4, 4) == 0")]
 HONEST = "def add(a, b):\n    return a + b\n"
-TCP = os.environ.get("CURRICULAB_TEST_DOCKER_TCP", "tcp://127.0.0.1:2375")
-
-
-def _answers(base_url: str) -> bool:
-    import docker
-
-    try:
-        docker.DockerClient(base_url=base_url, timeout=5).ping()
-        return True
-    except Exception:  # not listening there
-        return False
-
-
-def _forward(unix_path: str) -> tuple[str, threading.Event]:
-    """A TCP port on loopback relayed to the daemon's Unix socket, byte for byte."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    stop = threading.Event()
-
-    def pump(source, target):
-        try:
-            while chunk := source.recv(65536):
-                target.sendall(chunk)
-        except OSError:
-            pass
-        finally:
-            for s in (source, target):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-    def serve():
-        listener.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                client, _ = listener.accept()
-            except (TimeoutError, OSError):
-                continue
-            daemon = socket.socket(socket.AF_UNIX)
-            daemon.connect(unix_path)
-            for a, b in ((client, daemon), (daemon, client)):
-                threading.Thread(target=pump, args=(a, b), daemon=True).start()
-        listener.close()
-
-    threading.Thread(target=serve, daemon=True).start()
-    return f"tcp://127.0.0.1:{listener.getsockname()[1]}", stop
 
 
 @pytest.fixture
-def remote_docker(monkeypatch, require_docker):
-    """DOCKER_HOST set to a TCP address of a daemon; the backend's client made afresh from it."""
-    stop = None
-    if _answers(TCP):
-        host = TCP
-    elif os.path.exists("/var/run/docker.sock") and _answers("unix:///var/run/docker.sock"):
-        host, stop = _forward("/var/run/docker.sock")
-    else:
-        require_docker(False)
+def remote_docker(monkeypatch, require_docker, tmp_path):
+    """DOCKER_HOST, DOCKER_TLS_VERIFY and DOCKER_CERT_PATH set to a mutual-TLS listener relaying to
+    the local daemon; the backend's client made afresh from them."""
+    require_docker(os.path.exists(UNIX_SOCKET) and docker_backend.client() is not None)
     close_pools()
-    monkeypatch.setenv("DOCKER_HOST", host)
-    monkeypatch.setattr(runner, "_DOCKER", None)
-    yield host
-    close_pools()
-    if stop is not None:
-        stop.set()
+    with tls_docker(tmp_path / "certs") as env:
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setattr(runner, "_DOCKER", None)
+        yield env
+        close_pools()
+
+
+def test_the_listener_refuses_clients_without_a_certificate(remote_docker):
+    import docker
+    import requests
+
+    host, ca = remote_docker["DOCKER_HOST"], os.path.join(remote_docker["DOCKER_CERT_PATH"], "ca.pem")
+    plain = docker.DockerClient(base_url=host, timeout=5, version="1.41")
+    anonymous = docker.DockerClient(
+        base_url=host.replace("tcp://", "https://"),
+        tls=docker.tls.TLSConfig(ca_cert=ca, verify=True),  # trusts the server, shows no certificate
+        timeout=5,
+        version="1.41",
+    )
+    for refused in (plain, anonymous):
+        refused.api.trust_env = False
+        with pytest.raises(requests.exceptions.RequestException):
+            refused.ping()
+    assert docker_backend.client().ping()  # with DOCKER_CERT_PATH's client certificate
+
+
+def test_no_docker_daemon_here_listens_on_tcp_without_tls():
+    """`scripts/setup.sh` starts dockerd on its Unix socket only (and replaces one an earlier setup
+    started with `-H tcp://127.0.0.1:2375 --tls=false`): a TCP socket without TLS client
+    verification would let any process of any user on the machine drive Docker, which is root."""
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/comm") as comm:
+                if comm.read().strip() != "dockerd":
+                    continue
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                args = [a.decode() for a in cmdline.read().split(b"\0") if a]
+        except OSError:
+            continue
+        hosts = [b for a, b in zip(args, args[1:]) if a in ("-H", "--host")]
+        hosts += [a.split("=", 1)[1] for a in args if a.startswith(("-H=", "--host="))]
+        if any(h.startswith("tcp://") for h in hosts):
+            assert "--tlsverify" in args or "--tlsverify=true" in args, f"dockerd (pid {entry}): {' '.join(args)}"
 
 
 def _our_containers(client):
@@ -103,7 +93,7 @@ def test_scoring_over_tcp_shares_no_host_path(remote_docker):
     assert honest.status == "ok" and all(o.passed for o in honest.outcomes)
     assert not any(o.passed for o in wrong.outcomes) and wrong.status == "ok"
     client = runner._DOCKER
-    assert client.api.base_url.startswith("http://127.0.0.1:")  # the SDK's form of tcp://
+    assert client.api.base_url.startswith("https://127.0.0.1:")  # the SDK's form of tcp:// with TLS
     containers = _our_containers(client)  # the slot stays warm: its two containers are up
     by_role = {c.attrs["Args"][4]: c for c in containers}
     assert set(by_role) == {"zygote", "judge"}

@@ -66,17 +66,17 @@ def test_a_task_runs_in_its_own_image_when_the_daemon_has_it(tmp_path, docker_cl
     assert report.nop.milestones == {"greeting": 0.0, "data_gone": 0.0}
 
 
-def test_episodes_run_on_a_daemon_reached_over_tcp(tmp_path, docker_client, monkeypatch):
-    import docker
+def test_episodes_run_on_a_daemon_reached_over_tcp_with_mutual_tls(tmp_path, docker_client, monkeypatch):
+    from curriculab.training.sandbox.docker_backend import client
+    from tests.docker_tls import tls_docker
 
-    remote = docker.DockerClient(base_url="tcp://127.0.0.1:2375", timeout=30)
-    try:
-        remote.ping()
-    except Exception:
-        pytest.fail("scripts/setup.sh starts dockerd listening on tcp://127.0.0.1:2375 too; it does not answer there")
     task = load_task(write_task(tmp_path))
-    with Episode(task, oracle=True, backend="docker", docker_client=remote) as episode:
-        assert episode.run("bash /solution/solve.sh").exit_code == 0
-        assert episode.finish().reward == 1.0
-    monkeypatch.setenv("DOCKER_HOST", "tcp://127.0.0.1:2375")  # as `tasks check --backend docker` finds it
-    assert check_task(task.path, backend="docker").ok
+    with tls_docker(tmp_path / "certs") as env:  # no daemon here listens on TCP: a TLS listener of the test's
+        for name, value in env.items():  # as `tasks check --backend docker` finds it
+            monkeypatch.setenv(name, value)
+        remote = client()
+        assert remote is not None and remote.api.base_url.startswith("https://127.0.0.1:")
+        with Episode(task, oracle=True, backend="docker", docker_client=remote) as episode:
+            assert episode.run("bash /solution/solve.sh").exit_code == 0
+            assert episode.finish().reward == 1.0
+        assert check_task(task.path, backend="docker").ok

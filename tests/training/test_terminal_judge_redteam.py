@@ -77,6 +77,30 @@ if os.fork() == 0:
         time.sleep(0.01)
     os._exit(0)
 EOF"""
+# A program the verifier runs leaves a detached process whose main thread ends alone (SYS_exit, not
+# exit_group): its leader reads Z while a thread waits for the judge's reward.json and renames a
+# forged one over it. Bounded: it gives up after 8 s.
+ZOMBIE_LEADER_TOPWORDS = """cat > /app/topwords.py <<'EOF'
+import ctypes, json, os, platform, threading, time
+if os.fork() == 0:
+    os.setsid()
+    quiet = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(quiet, fd)  # the checker's pipes close: it goes on at once
+    def watch():
+        verdict, end = "/logs/verifier/reward.json", time.time() + 8
+        while time.time() < end:
+            try:
+                if "0" in open(verdict).read():
+                    json.dump({"sample": 1, "hidden_text": 1}, open(verdict + ".forged", "w"))
+                    os.replace(verdict + ".forged", verdict)
+            except OSError:
+                pass
+            time.sleep(0.001)
+        os._exit(0)
+    threading.Thread(target=watch).start()
+    ctypes.CDLL(None).syscall(93 if platform.machine() == "aarch64" else 60, 0)  # SYS_exit: this thread only
+EOF"""
 FORGE_GREET = """mkdir -p /app/bin && cat > /app/bin/greet.sh <<'EOF'
 #!/bin/bash
 echo '{"executable": 1, "greets": 1}' > /logs/verifier/reward.json
@@ -87,7 +111,12 @@ chmod +x /app/bin/greet.sh"""
 
 def test_programs_the_builtin_verifier_runs_cannot_write_its_verdict(backend):
     topwords = load_task(BUILTIN_SUITE / "top-words-ties")
-    for name, commands in {"read-only forged reward": [FORGE_TOPWORDS], "watcher": [WATCHER_TOPWORDS]}.items():
+    forgeries = {
+        "read-only forged reward": [FORGE_TOPWORDS],
+        "watcher": [WATCHER_TOPWORDS],
+        "a thread outliving its zombie leader": [ZOMBIE_LEADER_TOPWORDS],
+    }
+    for name, commands in forgeries.items():
         result, _ = _episode(topwords, backend, commands)
         assert result.milestones == {"sample": 0.0, "hidden_text": 0.0}, (name, result.steps[0].output)
         assert result.error is None, name
@@ -285,3 +314,47 @@ def test_stored_episodes_carry_what_ran_and_the_environment_coder_decides_from_i
         "where coder = 'environment' and code = 'skipped_verification' order by 1"
     ).rows
     assert rows == [("ran", "absent", "v6"), ("skipped", "present", "v6")]
+
+
+# Empty files in one canary folder until the episode's folders refuse more (bounded: 40,000 tries).
+FILE_FLOOD = """python3 -c "
+import os
+os.makedirs('/app/canary', exist_ok=True)
+made, why = 0, 'none'
+try:
+    while made < 40000:
+        open('/app/canary/%d' % made, 'x').close()
+        made += 1
+except OSError as error:
+    why = error.errno
+print(made, why)
+" """
+
+
+def test_a_flat_folder_of_empty_files_hits_the_file_cap_and_the_harness_reads_only_the_bound(tmp_path, backend):
+    import errno
+    import tracemalloc
+
+    task = load_task(write_task(tmp_path, "greet"))
+    limits = EpisodeLimits(command_timeout_s=60, disk_bytes=32 << 20, inodes=30_000, judged_entries=500)
+    with Episode(task, limits, backend=backend, observe=True) as episode:
+        made, why = episode.run(FILE_FLOOD).output.split()
+        if os.geteuid() == 0 or backend == "docker":  # a tmpfs capped in files (docs/tasks.md: without root, none)
+            assert int(made) < 30_000 and int(why) == errno.ENOSPC, (made, why)
+        tracemalloc.start()
+        try:
+            observed = episode.run("true")  # the observation walks the folder: lazily, up to the bound
+            _, walk_peak = tracemalloc.get_traced_memory()
+            tracemalloc.reset_peak()
+            result = episode.finish()  # so does the judge's copy
+            _, judge_peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert observed.unobserved == "too many entries to observe (more than 500)"
+    assert result.reward == 0 and result.steps[0].refused == "the agent left more than 500 files and folders"
+    # the command's own buffers take ~1 MiB; the folder's ~30,000 entries listed at once took ~6 MiB
+    # more in the walk and ~10 MiB in the judge's copy
+    assert walk_peak < 3 << 20 and judge_peak < 3 << 20, (walk_peak, judge_peak)
+    with Episode(task, limits, backend=backend, oracle=True) as episode:
+        episode.run("bash /solution/solve.sh")
+        assert episode.finish().reward == 1.0

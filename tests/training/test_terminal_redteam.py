@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import time
 
 import pytest
@@ -104,7 +105,7 @@ HOSTILE = {
     ],
     "reaches the network and the host": [
         "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 443), timeout=2)\" 2>&1 | tail -1",
-        "python3 -c \"import socket; socket.create_connection(('127.0.0.1', 2375), timeout=2)\" 2>&1 | tail -1",
+        "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=2)\" 2>&1 | tail -1",
         "ls {canary} 2>&1; echo owned > {canary}/owned 2>&1; ls /proc | grep -c '^[0-9]'",
         "kill -9 -1",
     ],
@@ -133,11 +134,13 @@ def test_every_hostile_episode_scores_0_and_the_honest_one_after_it_scores_1(tmp
     canary = tmp_path / "canary"
     canary.mkdir()
     (canary / "secret").write_text("host only\n")
+    listening = socket.create_server(("127.0.0.1", 0))  # a port the host serves on its loopback
+    port = str(listening.getsockname()[1])
     task = _task(tmp_path)
     seen = {}
     for name, commands in HOSTILE.items():
         with Episode(task, LIMITS, backend=backend) as episode:
-            outputs = [episode.run(c.replace("{canary}", str(canary))).output for c in commands]
+            outputs = [episode.run(c.replace("{canary}", str(canary)).replace("{port}", port)).output for c in commands]
             result = episode.finish()
         seen[name] = outputs
         assert result.reward == 0 and set(result.milestones.values()) <= {0.0}, (name, result.milestones, outputs)
@@ -157,7 +160,8 @@ def test_every_hostile_episode_scores_0_and_the_honest_one_after_it_scores_1(tmp
     made = int(forks[0].split("stopped after ")[1].split()[0])
     assert "processes: Resource temporarily unavailable" in forks[0] and made < LIMITS.processes
     network = seen["reaches the network and the host"]
-    # the host's Docker port: refused by the sandbox's own loopback (bubblewrap brings it up; under
+    listening.close()
+    # the host's own port: refused by the sandbox's own loopback (bubblewrap brings it up; under
     # `namespaces` it stays down: unreachable)
     assert "unreachable" in network[0].lower() and ("refused" in network[1].lower() or "unreachable" in network[1])
     assert "No such file or directory" in network[2]

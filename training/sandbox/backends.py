@@ -127,6 +127,9 @@ class Namespaces:
 
     root: Path
     """An empty folder the sandbox's root is mounted on (one per sandbox)."""
+    shm: str = "size=64m,nr_inodes=16384"
+    """Caps of the /dev/shm tmpfs its `--dev` makes, in bytes and in files (each file costs kernel
+    memory no byte cap counts): made in the same mount, no extra step per sandbox."""
 
     name = "namespaces"
 
@@ -166,7 +169,7 @@ class Namespaces:
                 "private",
                 "/bin/sh",
                 "-c",
-                _mount_script(mounts, self.root),
+                _mount_script(mounts, self.root, self.shm),
                 "sh",
                 system_tool("chroot"),
                 str(self.root),
@@ -212,7 +215,7 @@ os.execv(sys.argv[2], sys.argv[2:])
 link of the chain, after every mount and the chroot the filter would refuse."""
 
 
-def _own_dev(mount: str, mkdir: str, ln: str, target: str) -> list[str]:
+def _own_dev(mount: str, mkdir: str, ln: str, target: str, shm: str) -> list[str]:
     """A /dev as bubblewrap's `--dev` makes it: a tmpfs with the harmless host devices bound in,
     the fd links, a private devpts instance and a fresh /dev/shm; no other host device node."""
     lines = [f"{mount} -t tmpfs -o mode=0755,nosuid,size=1m curriculab-dev {target}"]
@@ -222,11 +225,11 @@ def _own_dev(mount: str, mkdir: str, ln: str, target: str) -> list[str]:
         lines.append(f"{ln} -s {link} {target}/{name}")
     lines += [f"{ln} -s /proc/self/fd/2 {target}/stderr", f"{mkdir} {target}/pts {target}/shm"]
     lines.append(f"{mount} -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts {target}/pts || true")
-    lines += [f"{ln} -s pts/ptmx {target}/ptmx", f"{mount} -t tmpfs -o mode=1777,nosuid,nodev shm {target}/shm"]
+    lines += [f"{ln} -s pts/ptmx {target}/ptmx", f"{mount} -t tmpfs -o mode=1777,nosuid,nodev,{shm} shm {target}/shm"]
     return lines
 
 
-def _mount_script(mounts: Sequence[str], root: Path) -> str:
+def _mount_script(mounts: Sequence[str], root: Path, shm: str) -> str:
     """The shell script that makes bubblewrap's `mounts` under `root`, then execs its arguments."""
     q = shlex.quote
     mount, mkdir, ln = (q(system_tool(name)) for name in ("mount", "mkdir", "ln"))  # a bare PATH has none
@@ -256,7 +259,7 @@ def _mount_script(mounts: Sequence[str], root: Path) -> str:
         if option == "--proc":
             lines.append(f"{mount} -t proc proc {target}")
         elif option == "--dev":
-            lines += _own_dev(mount, mkdir, ln, target)
+            lines += _own_dev(mount, mkdir, ln, target, shm)
         elif option == "--tmpfs":
             lines.append(f"{mount} -t tmpfs {'-o size=' + size + ' ' if size else ''}tmpfs {target}")
             size = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import struct
 import subprocess
 import tarfile
@@ -35,8 +36,14 @@ def client() -> Any:
         import docker
     except ImportError:
         return None
+    tls = os.environ.get("DOCKER_TLS_VERIFY", "") != ""
     try:
-        c = docker.from_env(timeout=10)
+        # over TLS, requests would put REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE over DOCKER_CERT_PATH's CA
+        # (trust_env): set it aside before the first request, then negotiate the version as "auto" does
+        c = docker.from_env(timeout=10, version="1.41" if tls else None)
+        if tls:
+            c.api.trust_env = False
+            c.api._version = c.api.version(api_version=False)["ApiVersion"]
         c.ping()
         return c
     except Exception:  # any failure to reach the daemon means: no Docker backend here

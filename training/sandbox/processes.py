@@ -39,19 +39,34 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
+def alive(pid: int) -> bool:
+    """Whether any thread of `pid` still runs: a thread-group leader that ended only its own thread
+    (SYS_exit, not exit_group) reads Z in /proc/PID/stat while its other threads go on."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as stat:
+                if stat.read().rpartition(b")")[2].split()[0] not in (b"Z", b"X"):
+                    return True
+        except (OSError, IndexError):
+            continue
+    return False
+
+
 def uid_processes(uid: int) -> list[int]:
-    """Live (not zombie) processes of `uid`."""
+    """Processes of `uid` with a live thread (SIGKILL to the pid ends the whole thread group)."""
     pids = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 if os.stat(f"/proc/{entry}").st_uid != uid:
                     continue
-                with open(f"/proc/{entry}/stat", "rb") as stat:
-                    state = stat.read().rpartition(b")")[2].split()[0]
-            except (OSError, IndexError):
+            except OSError:
                 continue
-            if state not in (b"Z", b"X"):
+            if alive(int(entry)):
                 pids.append(int(entry))
     return pids
 

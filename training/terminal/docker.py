@@ -173,6 +173,12 @@ def exec_run(
     """Run `command` in a running container (feeding `stdin`, then closing it); its exit code and
     stdout+stderr. Works on a remote daemon: the bytes travel over the API's hijacked stream."""
     api = container.client.api
+    # over TLS there is no half-close (SSLSocket.shutdown drops the TLS layer, and the replies after it
+    # would be read as raw records): the command reads exactly the bytes sent instead of an end of file
+    tls = stdin is not None and api.base_url.startswith("https://")
+    if tls:
+        assert stdin is not None
+        command = ["/bin/sh", "-c", 'head -c "$0" | "$@"', str(len(stdin)), *command]
     created = api.exec_create(
         container.id, command, stdin=stdin is not None, user=user, environment=env, workdir=workdir
     )
@@ -182,10 +188,18 @@ def exec_run(
     try:
         if stdin is not None:
             sock.sendall(stdin)
-            sock.shutdown(socket.SHUT_WR)
+            if not tls:
+                sock.shutdown(socket.SHUT_WR)
+            else:
+                sock.settimeout(0.2)  # its stdin still open, the stream may outlive the command: ask
         output, pending = bytearray(), b""
         while True:
-            chunk = sock.recv(1 << 16)
+            try:
+                chunk = sock.recv(1 << 16)
+            except TimeoutError:
+                if api.exec_inspect(created["Id"]).get("Running"):
+                    continue
+                break
             if not chunk:
                 break
             payload, pending = _unframe(pending + chunk)
@@ -217,6 +231,12 @@ keep=" $(for j in $(cat /logs/.curriculab-jobs 2>/dev/null); do echo $j; desc $j
 kill -USR1 "$shell"
 for p in $(desc "$shell"); do case "$keep" in *" $p "*) ;; *) kill -9 "$p" 2>/dev/null;; esac; done
 """
+
+
+# test.sh is not the container's init, so nothing the tests started dies with it: the same exec
+# kills every process of the verifier's uid the moment test.sh exits (the shell's builtin kill
+# spares the shell), leaving no window between the verdict and a later `docker exec`.
+_RUN_TESTS = '/bin/bash "$1"; status=$?; kill -9 -1 2>/dev/null; exit "$status"'
 
 
 def _tar_of(entries: list[tuple[Path, str]]) -> bytes:
@@ -308,12 +328,13 @@ class DockerAgent:
     ) -> Any:
         """A running container of the image, its main process an idle root `cat` (so the agent's
         uid can kill all its own processes without stopping it), every folder a tmpfs."""
-        size = self.limits.disk_bytes
-        # Docker mounts a tmpfs noexec unless told: scripts the agent writes must run, as on bubblewrap
-        tmpfs = {f"/{name}": f"size={size},uid={uid},gid={uid},mode=0755,exec" for name in folders}
-        tmpfs["/tmp"] = f"size={size},mode=1777,exec"
+        # capped in files as in bytes (each file costs the host kernel memory no byte cap counts); Docker
+        # mounts a tmpfs noexec unless told: scripts the agent writes must run, as on bubblewrap
+        caps = f"size={self.limits.disk_bytes},nr_inodes={self.limits.inodes}"
+        tmpfs = {f"/{name}": f"{caps},uid={uid},gid={uid},mode=0755,exec" for name in folders}
+        tmpfs["/tmp"] = tmpfs["/dev/shm"] = f"{caps},mode=1777,exec"  # Docker's own /dev/shm is capped in bytes only
         for name in root_owned:
-            tmpfs[f"/{name}"] = f"size={size},mode=0755,exec"
+            tmpfs[f"/{name}"] = f"{caps},mode=0755,exec"
         return self.docker.containers.run(
             self.image,
             ["/bin/cat"],
@@ -524,7 +545,7 @@ class DockerAgent:
                 try:
                     outcome["code"], outcome["output"] = exec_run(
                         judge,
-                        ["/bin/bash", f"/tests/{step.test_script}"],
+                        ["/bin/sh", "-c", _RUN_TESTS, "sh", f"/tests/{step.test_script}"],
                         f"{uid}:{uid}",
                         env=env,
                         workdir=self.task.workdir,

@@ -10,7 +10,10 @@ runs once per episode, when a reward first reads `result`.
 One episode never stops a run: whatever fails in the environment (the sandbox does not start, a
 command or its observation breaks, the judge crashes, the container is gone) ends that episode
 with `EpisodeResult.failure` set, counted on the clock (`env/failures`); its rewards are None,
-its later commands run nothing, and the trial is still written with the reason."""
+its later commands run nothing, and the trial is still written with the reason. What the agent's
+own shell breaks is not the environment's failure: a broken or imitated end-of-command marker
+(`MarkerBroken`) ends the episode with `EpisodeResult.forfeited`, every reward 0, and the episode
+is judged (0 with the reason), written and coded like any other."""
 
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from curriculab.training.terminal.episode import Episode
-from curriculab.training.terminal.shared import CommandResult, EpisodeLimits, EpisodeResult
+from curriculab.training.terminal.shared import CommandResult, EpisodeLimits, EpisodeResult, MarkerBroken
 from curriculab.training.terminal.suite import BUILTIN_SUITE, task_directories
 from curriculab.training.terminal.task import TerminalTask, load_task
 from curriculab.training.timing import StepClock, timed
@@ -78,9 +81,13 @@ class TerminalEnvironment:
             return "[the environment failed; nothing ran]"
         if self._episode is None or self._result is not None:
             return "[no episode is running]"
+        if self._episode.forfeited is not None:
+            return f"[the episode is over and scores 0: {self._episode.forfeited}]"
         with timed(self._clock, "environment_s"):
             try:
                 done = self._episode.run(command)
+            except MarkerBroken as broken:  # the agent's doing: its 0, never the environment's None
+                return f"[the episode is over and scores 0: {broken}]"
             except Exception as exc:
                 self._fail(f"a command could not run: {exc}")
                 return "[the environment failed; nothing ran]"

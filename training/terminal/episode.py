@@ -18,6 +18,7 @@ import ctypes
 import dataclasses
 import functools
 import os
+import re
 import secrets
 import select
 import shlex
@@ -43,6 +44,7 @@ from curriculab.training.terminal.shared import (
     EpisodeLimits,
     EpisodeResult,
     JudgedCopy,
+    MarkerBroken,
     NeedsImage,
     StepVerdict,
     agent_env,
@@ -92,10 +94,11 @@ def _shown_args() -> tuple[str, ...]:
     return tuple(args)
 
 
-def _mount_tmpfs(path: Path, size: int) -> bool:
-    """Mount a size-capped tmpfs at `path` (root only): the mount(2) call itself, no `mount` process."""
+def _mount_tmpfs(path: Path, size: int, inodes: int) -> bool:
+    """Mount a tmpfs capped in bytes and in files at `path` (root only): the mount(2) call itself, no
+    `mount` process."""
     libc = ctypes.CDLL(None, use_errno=True)
-    options = f"size={size},mode=0711".encode()
+    options = f"size={size},nr_inodes={inodes},mode=0711".encode()
     return bool(libc.mount(b"tmpfs", str(path).encode(), b"tmpfs", 0, options) == 0)
 
 
@@ -104,15 +107,24 @@ def _unmount(path: Path) -> None:
 
 
 class _Box:
-    """Host side of one sandbox: a directory (a size-capped tmpfs when root), a uid of its own, a
-    cgroup where writable; `end()` kills everything that ran as its uid and removes it all."""
+    """Host side of one sandbox: a directory (a tmpfs capped in bytes and files when root), a uid of
+    its own, a cgroup where writable; `end()` kills everything that ran as its uid and removes it all."""
 
-    def __init__(self, limits: EpisodeLimits, prefix: str, disk_bytes: int | None = None, isolation: str = "bwrap"):
+    def __init__(
+        self,
+        limits: EpisodeLimits,
+        prefix: str,
+        disk_bytes: int | None = None,
+        isolation: str = "bwrap",
+        inodes: int | None = None,
+    ):
         self.limits, self.isolation = limits, isolation
         self.lease = UidLease()
         self.uid = self.lease.uid
         self.root = Path(tempfile.mkdtemp(prefix=prefix))
-        self.mounted = os.geteuid() == 0 and _mount_tmpfs(self.root, disk_bytes or limits.disk_bytes)
+        self.mounted = os.geteuid() == 0 and _mount_tmpfs(
+            self.root, disk_bytes or limits.disk_bytes, inodes or limits.inodes
+        )
         os.chmod(self.root, 0o711)
         self.cgroup = Cgroup.create(
             f"curriculab-episode-{os.getpid()}-{secrets.token_hex(4)}", limits.memory_bytes, limits.processes
@@ -143,9 +155,18 @@ class _Box:
             + '; exec "$@"'
         )
         procs = [str(path / "cgroup.procs") for path in self.cgroup.paths] if self.cgroup else []
-        # only the folders bound are writable: "/" is remounted read-only last
-        mounts = [*_shown_args(), "--proc", "/proc", "--dev", "/dev", *binds, "--remount-ro", "/"]
-        backend: ProcessBackend = Namespaces(self.root / "newroot") if self.isolation == "namespaces" else Bwrap()
+        # only the folders bound are writable: "/" is remounted read-only last. bubblewrap's /dev is a
+        # tmpfs of the sandbox's uid capped in nothing: read-only, its /dev/shm a folder of this box;
+        # the namespaces' /dev is root's, its /dev/shm a tmpfs capped as the box is
+        backend: ProcessBackend
+        if self.isolation == "namespaces":
+            backend = Namespaces(self.root / "newroot", f"size={limits.disk_bytes},nr_inodes={limits.inodes}")
+            dev = ["--dev", "/dev"]
+        else:
+            backend = Bwrap()
+            shm = self.folder(f"shm-{secrets.token_hex(4)}", self.uid)
+            dev = ["--dev", "/dev", "--remount-ro", "/dev", "--bind", str(shm), "/dev/shm"]
+        mounts = [*_shown_args(), "--proc", "/proc", *dev, *binds, "--remount-ro", "/"]
         launch = backend.launch(mounts, workdir, env, argv, uid=self.uid, seccomp=seccomp_program(()))
         try:
             return subprocess.Popen(  # type: ignore[call-overload, no-any-return]
@@ -314,22 +335,28 @@ class _BwrapAgent:
         while stack:
             folder = stack.pop()
             try:
-                entries = list(os.scandir(folder))
+                listing = os.scandir(folder)
             except OSError:
                 continue
-            seen += len(entries)
-            if seen > bound:
-                return found, False
-            for entry in entries:
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(Path(entry.path))
-                        continue
-                    info = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                found[display_path("/" + str(Path(entry.path).relative_to(fs)))] = (info.st_size, info.st_mtime_ns)
+            with listing:  # read lazily: a folder of a million entries costs no more than the bound
+                for entry in listing:
+                    seen += 1
+                    if seen > bound:
+                        return found, False
+                    self._note(fs, entry, found, stack)
         return found, True
+
+    @staticmethod
+    def _note(fs: Path, entry: os.DirEntry[str], found: dict[str, tuple[int, int]], stack: list[Path]) -> None:
+        """Record one entry of the walk: a folder to walk next, or a file's size and time."""
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+                return
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            return
+        found[display_path("/" + str(Path(entry.path).relative_to(fs)))] = (info.st_size, info.st_mtime_ns)
 
     def after_command(self) -> tuple[bytes | None, dict[str, tuple[int, int]], bool]:
         """The trap's record of the last command and the files now (`files`)."""
@@ -360,8 +387,13 @@ class _BwrapAgent:
     def judge(self, step: Step, replay: Sequence[str] | None = None) -> StepVerdict:
         tests_bytes = sum(f.stat().st_size for d in step.test_dirs for f in d.rglob("*") if f.is_file())
         # room for everything the agent left (at most its own disk) and as much again for the tests' writes
+        tests_files = sum(1 for d in step.test_dirs for _ in d.rglob("*"))
         judge = _Box(
-            self.limits, "curriculab-verifier-", 2 * self.limits.disk_bytes + tests_bytes, isolation=self.backend
+            self.limits,
+            "curriculab-verifier-",
+            2 * self.limits.disk_bytes + tests_bytes,
+            isolation=self.backend,
+            inodes=2 * self.limits.inodes + tests_files + 1024,
         )
         try:
             uid = judge.uid
@@ -452,6 +484,10 @@ class Episode:
         self._step_started = time.monotonic()
         self.verdicts: list[StepVerdict] = []
         self.commands: list[CommandResult] = []
+        self.forfeited: str | None = None
+        """Why the agent's doing ended the episode (`MarkerBroken`); it then scores 0."""
+        self._sentinels: list[bytes] = []
+        """Every end-of-command marker sent so far: one seen again is a duplicate, the agent's doing."""
         self._agent: EpisodeAgent | None = None
         if backend == "docker":
             from curriculab.training.terminal.docker import DockerAgent
@@ -480,7 +516,10 @@ class Episode:
         self._agent.start_shell()
         # a timed-out command is interrupted as Ctrl-C would: its processes are killed and SIGUSR1
         # makes the shell return from the sourced command at once (a pure-shell loop included)
-        probe = self._send("trap 'return 124 2>/dev/null' USR1", self.limits.setup_timeout_s, raw=True)
+        try:
+            probe = self._send("trap 'return 124 2>/dev/null' USR1", self.limits.setup_timeout_s, raw=True)
+        except MarkerBroken as broken:  # a fresh shell the agent never touched: the harness's failure
+            raise EpisodeError(f"the episode's shell did not start: {broken}") from None
         if probe.exit_code != 0 or probe.shell_exited:
             raise EpisodeError(f"the episode's shell did not start: {probe.output.strip()[:500]}")
         self._agent.shell_started()
@@ -518,6 +557,8 @@ class Episode:
         Within the step's `[agent] timeout_sec` (as Harbor bounds an agent): past it, nothing runs."""
         if self.finished:
             raise EpisodeError("the episode is over: every step has been verified")
+        if self.forfeited is not None:
+            raise MarkerBroken(self.forfeited)
         assert self._agent is not None
         timeout = timeout_s or self.limits.command_timeout_s
         budget = self.task.steps[self.step_index].agent_timeout_s
@@ -539,7 +580,16 @@ class Episode:
             self._start_shell()
         sent_at = time.time()
         nonce = secrets.token_hex(8)
-        result = self._send(command, timeout, nonce=nonce, record=self.observe)
+        try:
+            result = self._send(command, timeout, nonce=nonce, record=self.observe)
+        except MarkerBroken as broken:
+            self._forfeit(str(broken))
+            self.commands.append(
+                CommandResult(
+                    command, f"[{broken}]", 1, time.time() - sent_at, step=self.step_index, started_at=sent_at
+                )
+            )
+            raise
         result.step, result.started_at = self.step_index, sent_at
         if self.observe:  # what the shell executed (the trap's record) and what it changed, seen from outside
             record, files, whole = self._agent.after_command()
@@ -570,6 +620,7 @@ class Episode:
         if not agent.write(line.encode()):
             return self._shell_gone(command, b"", started)
         sentinel = f"\n{nonce} ".encode()
+        self._sentinels = [*self._sentinels[-63:], sentinel]  # an imitation's real marker comes right after it
         buffer, timed_out, deadline = bytearray(), False, started + timeout_s
         kept_limit = max(self.limits.output_bytes * 4, 1 << 20)
         dropped_middle = 0
@@ -577,7 +628,7 @@ class Episode:
             at = buffer.find(sentinel)
             if at >= 0 and buffer.find(b"\n", at + len(sentinel)) >= 0:
                 end = buffer.find(b"\n", at + len(sentinel))
-                code = int(buffer[at + len(sentinel) : end] or b"1")
+                code = self._status(bytes(buffer[at + len(sentinel) : end]), bytes(buffer[:at]), bytes(buffer[end:]))
                 output, dropped = capped(bytes(buffer[:at]), self.limits.output_bytes)
                 if timed_out:
                     output += f"\n[timed out after {timeout_s:g} s: killed]"
@@ -587,11 +638,14 @@ class Episode:
                 )
             now = time.monotonic()
             if now >= deadline:
-                if timed_out:  # interrupted and still no sentinel: the shell itself is stuck
-                    return self._shell_gone(command, bytes(buffer), started, timed_out=True)
+                if timed_out:  # interrupted, alive, and still no marker: the agent's shell keeps it back
+                    raise MarkerBroken(
+                        f"the shell never ended the command with the harness's marker, even {self._INTERRUPT_GRACE_S:g} s after "
+                        "it was interrupted (its printf redefined, its output sent elsewhere, or a trap ignored)"
+                    )
                 timed_out = True
                 agent.interrupt(before)
-                deadline = now + 5.0
+                deadline = now + self._INTERRUPT_GRACE_S
                 continue
             chunk = agent.read(min(0.5, deadline - now))
             if chunk is None:
@@ -604,6 +658,34 @@ class Episode:
                 drop = len(buffer) - kept_limit
                 del buffer[head : head + drop]
                 dropped_middle += drop
+
+    _STATUS = re.compile(rb"[0-9]{1,3}")
+    _INTERRUPT_GRACE_S = 10.0
+    """How long an interrupted shell has to end the command with its marker (a loaded machine's
+    signal and, on Docker, the interrupting exec included); past it the marker is missing."""
+
+    def _status(self, text: bytes, output: bytes, after: bytes) -> int:
+        """The exit status the marker carries; `MarkerBroken` when it carries none (0-255), or when
+        the output around it holds a marker sent before (the agent's trap or function imitated one:
+        the real one arrives after it)."""
+        if not self._STATUS.fullmatch(text) or int(text) > 255:
+            raise MarkerBroken(f"the end-of-command marker carried {text[:40]!r}, not an exit status")
+        self._check_duplicates(output + after)
+        return int(text)
+
+    def _check_duplicates(self, data: bytes) -> None:
+        """`MarkerBroken` if `data` (output the harness read) holds a marker it has already seen."""
+        current = self._sentinels[-1] if self._sentinels else None
+        for sentinel in self._sentinels:
+            if sentinel in data:
+                which = "this command's" if sentinel == current else "an earlier command's"
+                raise MarkerBroken(f"{which} end-of-command marker came twice: the shell imitated it")
+
+    def _forfeit(self, reason: str) -> None:
+        """End the episode as the agent's doing: the shell stops, the steps left score 0 (`end_step`)."""
+        self.forfeited = reason
+        if self._agent is not None:
+            self._agent.end_shell()
 
     def _shell_gone(self, command: str, data: bytes, started: float, timed_out: bool = False) -> CommandResult:
         assert self._agent is not None
@@ -629,9 +711,14 @@ class Episode:
         assert self._agent is not None
         if self._agent.alive():  # the shell's own builtin kill stops the agent's processes at once
             self._agent.write(b"kill -9 -1 2>/dev/null; exit 0\n")
+            self._await_exit()
         self._agent.end_shell()
-        last = self.step_index == len(self.task.steps) - 1
-        verdict = self._agent.judge(self.task.steps[self.step_index], self._check_to_replay() if last else None)
+        step = self.task.steps[self.step_index]
+        if self.forfeited is not None:
+            verdict = refused_verdict(step, f"the agent forfeited the episode: {self.forfeited}")
+        else:
+            last = self.step_index == len(self.task.steps) - 1
+            verdict = self._agent.judge(step, self._check_to_replay() if last else None)
         self.verdicts.append(verdict)
         self.step_index += 1
         self._step_started = time.monotonic()
@@ -650,11 +737,33 @@ class Episode:
         runners = [words for words in checks_after_last_edit(self.commands) if test_runner(words)]
         return runners[-1] if runners else None
 
+    def _await_exit(self) -> None:
+        """Read the shell's output until it exits (5 s at most): its own `kill -9 -1` has then run, so
+        it cannot kill what the harness starts next as the agent's uid (Docker's listing of the files
+        for the judge). An earlier marker seen again in that output (the real one behind an
+        imitation) forfeits the episode before it is judged."""
+        assert self._agent is not None
+        pending, deadline = bytearray(), time.monotonic() + 5.0
+        while (left := deadline - time.monotonic()) > 0:
+            chunk = self._agent.read(min(0.2, left))
+            if chunk == b"":
+                break
+            pending += chunk or b""
+            del pending[: -(1 << 20)]
+        if self.forfeited is None:
+            try:
+                self._check_duplicates(bytes(pending))
+            except MarkerBroken as broken:
+                self._forfeit(str(broken))
+
     def finish(self) -> EpisodeResult:
-        """Judge the current step and every step not yet run (unattempted steps are judged as left)."""
+        """Judge the current step and every step not yet run (unattempted steps are judged as left;
+        a forfeited episode's are refused, 0, without running the verifier)."""
         while not self.finished:
             self.end_step()
-        return EpisodeResult(self.task.task_id, self.verdicts, self.task.reward_strategy, self.commands)
+        return EpisodeResult(
+            self.task.task_id, self.verdicts, self.task.reward_strategy, self.commands, forfeited=self.forfeited
+        )
 
     def close(self) -> None:
         """Kill everything the episode started and remove its files."""

@@ -63,6 +63,10 @@ def pass_reward(environments: list[Any], **kwargs: Any) -> list[float | None]:
 def verification_reward(environments: list[Any], **kwargs: Any) -> list[float | None]:
     """1 when tests ran after the agent's last change (module docstring: the exact rule)."""
     return [
-        None if result is None else float(result.tests_ran and verified_after_last_edit(result.commands))
+        None
+        if result is None
+        else 0.0
+        if result.forfeited
+        else float(result.tests_ran and verified_after_last_edit(result.commands))
         for result in _results(environments)
     ]

@@ -35,6 +35,14 @@ class NeedsImage(EpisodeError):
     """The task cannot run on this backend without its image; the message says what is missing."""
 
 
+class MarkerBroken(EpisodeError):
+    """The agent's shell broke or imitated the harness's end-of-command marker (one carrying no
+    status, one of an earlier command's again, or none while the shell lived on past the interrupt).
+    Inside a shell the agent controls the marker can always be imitated, so this is the agent's
+    doing, never the environment's failure: the episode ends and scores 0 with the reason
+    (`EpisodeResult.forfeited`), and the statuses the shell reported never pay."""
+
+
 @dataclass(frozen=True)
 class EpisodeLimits:
     """Bounds of one episode (agent and verifier each)."""
@@ -49,6 +57,9 @@ class EpisodeLimits:
     """Processes at once (cgroup pids.max and RLIMIT_NPROC of the sandbox's own uid)."""
     disk_bytes: int = 256 << 20
     """Size of everything the agent may write (a tmpfs, when run as root; else per-file only)."""
+    inodes: int = 65_536
+    """Files, folders and links the agent's folders may hold (each costs the host kernel memory that
+    no byte cap counts): `nr_inodes` of the episode's tmpfs when run as root, and of every Docker tmpfs."""
     file_bytes: int = 64 << 20
     """Largest file any process may write (RLIMIT_FSIZE)."""
     open_files: int = 512
@@ -177,6 +188,9 @@ class EpisodeResult:
     failure: str | None = None
     """Why the environment failed (the harness's fault, never the agent's: the sandbox did not
     start, a command or the judge broke); its rewards are then None, not 0."""
+    forfeited: str | None = None
+    """Why the agent's own doing ended the episode (`MarkerBroken`): every step not yet judged is
+    refused (0, this reason) without running the verifier, and every reward is 0, never None."""
 
     @property
     def rewards(self) -> dict[str, float]:
@@ -313,7 +327,14 @@ class JudgedCopy:
                 elif stat.S_ISDIR(info.st_mode):
                     there.mkdir(exist_ok=True)
                     os.chmod(there, stat.S_IMODE(info.st_mode) | stat.S_IRWXU)
-                    stack += [(f"{path}/{entry.name}", depth + 1) for entry in os.scandir(here)]
+                    with os.scandir(here) as listing:  # read lazily: stop once the entries are past the bound
+                        for entry in listing:
+                            stack.append((f"{path}/{entry.name}", depth + 1))
+                            if self.entries + len(stack) > self.limits.judged_entries:
+                                self.refused = (
+                                    f"the agent left more than {self.limits.judged_entries:,} files and folders"
+                                )
+                                return self.refused
                 elif stat.S_ISREG(info.st_mode):
                     shutil.copy2(here, there)
                 else:  # a FIFO, socket or device: never the judge's

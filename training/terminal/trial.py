@@ -139,6 +139,8 @@ def write_trial(
             "rewards": result.rewards,
             # why a verdict is 0 whatever the verifier wrote (test.sh exited non-zero, unjudgeable files)
             "refused": {s.step: s.refused for s in result.steps if s.refused},
+            # the agent's shell broke or imitated the harness's end-of-command marker: its 0
+            "forfeited": result.forfeited,
         },
     }
     milestones = list(result.milestones.items())

@@ -97,27 +97,65 @@ def _lineage():
     return keep
 
 
+def _alive(pid):
+    """Whether any thread of `pid` still runs: a leader that ended only its own thread (SYS_exit, not
+    exit_group) reads Z in /proc/PID/stat while its other threads go on."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as info:
+                if info.read().rpartition(b")")[2].split()[0] not in (b"Z", b"X"):
+                    return True
+        except (OSError, IndexError):
+            continue
+    return False
+
+
+def _others(keep):
+    """Live processes of this uid but those in `keep` (another uid's, such as a container's root
+    init, cannot be signalled and never ran the agent's code)."""
+    uid, found = os.getuid(), []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) not in keep:
+            try:
+                if os.stat(f"/proc/{entry}").st_uid != uid:
+                    continue
+            except OSError:
+                continue
+            if _alive(entry):
+                found.append(int(entry))
+    return found
+
+
 def stop_others():
-    """Kill every other live process this uid may signal (the agent's programs the checks started,
-    and anything they left behind), until none is left."""
+    """Kill every other live process of this uid (the agent's programs the checks started, and
+    anything they left behind: a thread group whose leader is a zombie included; SIGKILL to its pid
+    ends every thread), until none is left; SystemExit if some cannot be stopped."""
     keep = _lineage()
     for _ in range(200):
-        killed = 0
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit() or int(entry) in keep:
-                continue
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as info:
-                    if info.read().rpartition(b")")[2].split()[0] in (b"Z", b"X"):
-                        continue
-                os.kill(int(entry), 9)
-                killed += 1
-            except (OSError, IndexError):
-                continue
-        if not killed:
+        left = _others(keep)
+        if not left:
             return
+        for pid in left:
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                continue
         time.sleep(0.005)
-    raise SystemExit("could not stop the processes the checks left")
+    left = _others(keep)
+    if left:
+        for name in ("reward.json", "reward.txt"):
+            try:
+                _remove(LOGS / name)
+            except OSError:
+                pass
+        raise SystemExit(
+            f"the judge's final step could not stop {len(left)} process(es) the checks left "
+            f"(pids {', '.join(map(str, left[:10]))}): no verdict is written"
+        )
 
 
 def _remove(path):
@@ -133,7 +171,7 @@ def _remove(path):
 def finish(milestones):
     """Score `milestones` (name: check), then write them as the only verdict."""
     results = score(milestones)
-    stop_others()
+    stop_others()  # returns only once nothing but this process and its ancestors is left
     LOGS.chmod(0o755)  # a program of the agent's may have taken the folder's write bit
     for name in ("reward.json", "reward.txt"):
         _remove(LOGS / name)
