@@ -330,11 +330,11 @@ class DockerAgent:
         uid can kill all its own processes without stopping it), every folder a tmpfs."""
         # capped in files as in bytes (each file costs the host kernel memory no byte cap counts); Docker
         # mounts a tmpfs noexec unless told: scripts the agent writes must run, as on bubblewrap
-        caps = f"size={self.limits.disk_bytes},nr_inodes={self.limits.inodes}"
-        tmpfs = {f"/{name}": f"{caps},uid={uid},gid={uid},mode=0755,exec" for name in folders}
-        tmpfs["/tmp"] = tmpfs["/dev/shm"] = f"{caps},mode=1777,exec"  # Docker's own /dev/shm is capped in bytes only
+        bounds = f"size={self.limits.disk_bytes},nr_inodes={self.limits.inodes}"
+        tmpfs = {f"/{name}": f"{bounds},uid={uid},gid={uid},mode=0755,exec" for name in folders}
+        tmpfs["/tmp"] = tmpfs["/dev/shm"] = f"{bounds},mode=1777,exec"  # Docker's own /dev/shm is capped in bytes only
         for name in root_owned:
-            tmpfs[f"/{name}"] = f"{caps},mode=0755,exec"
+            tmpfs[f"/{name}"] = f"{bounds},mode=0755,exec"
         return self.docker.containers.run(
             self.image,
             ["/bin/cat"],
