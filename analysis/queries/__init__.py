@@ -125,6 +125,7 @@ from curriculab.analysis.queries.training import episode_codes, plans, rollout_c
 from curriculab.analysis.queries.trajectories import (
     failure_formats,
     format_families,
+    system_name,
     selected_trajectories,
     steps_of,
     trajectories_with_code,
@@ -184,6 +185,7 @@ __all__ = [
     "failure_distribution",
     "failure_formats",
     "format_families",
+    "system_name",
     "failure_endings",
     "filter_options",
     "fit_staleness",

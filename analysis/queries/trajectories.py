@@ -83,13 +83,20 @@ def failure_formats(store: Store, *, model: str | None = None) -> Statement:
     )
 
 
-def format_families(rows: list[dict[str, Any]]) -> dict[str, list[str]]:
-    """Per model, the format families (`format_family`) of its failures, from `failure_formats` rows."""
+def system_name(agent: str | None, model: str) -> str:
+    """A system's display name, as `_SYSTEM` spells it in SQL: agent · model."""
+    return f"{agent or '(unknown)'} · {model}"
+
+
+def format_families(rows: list[dict[str, Any]], by: str = "model") -> dict[str, list[str]]:
+    """Per model (`by="system"`: per system, agent · model, the unit the planner plans for), the
+    format families (`format_family`) of its failures, from `failure_formats` rows."""
     from curriculab.trajectory.vocabulary import format_family
 
     families: dict[str, set[str]] = {}
     for row in rows:
-        families.setdefault(row["model"], set()).add(format_family(row["source_format"], row["agent"]))
+        key = row["model"] if by == "model" else system_name(row["agent"], row["model"])
+        families.setdefault(key, set()).add(format_family(row["source_format"], row["agent"]))
     return {model: sorted(found) for model, found in families.items()}
 
 
