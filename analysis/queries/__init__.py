@@ -125,9 +125,9 @@ from curriculab.analysis.queries.training import episode_codes, plans, rollout_c
 from curriculab.analysis.queries.trajectories import (
     failure_formats,
     format_families,
-    system_name,
     selected_trajectories,
     steps_of,
+    system_name,
     trajectories_with_code,
     trajectory,
     trajectory_coders,
