@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+import pandas as pd
+
 from curriculab.analysis import queries
 from curriculab.analysis.coding import IN_SAMPLE_PREFIX
 from curriculab.analysis.issues import Issue, make_issue
@@ -603,3 +605,41 @@ def planner_use_per_system(
         )
         for unit in sorted(set(families) | set(counts))
     }
+
+
+def planner_uses_by_system(store: Store, model: str | None = None) -> pd.DataFrame:
+    """What the planner does with every code found in each system's failures, per coder (its newest
+    taxonomy version): `planner_use` for that system (its format families and its time), the table the
+    Coders and Curriculum pages show. Columns: system, coder, taxonomy_version, code, timed_out,
+    present, used, for_planning (a few words), why (the sentence `plan` prints)."""
+    out = []
+    for coder in queries.coders_with_codes(store):
+        version = queries.latest_taxonomy_version(store, coder)
+        rows = queries.records_together(
+            store,
+            {
+                "reliability": (queries.code_reliability, {"coder": coder, "taxonomy_version": version}),
+                "formats": (queries.failure_formats, {"model": model}),
+                "timeouts": (queries.code_timeouts, {"coder": coder, "model": model, "taxonomy_version": version}),
+            },
+        )
+        counts = {(r["system"], r["code"]): (r["timed_out"], r["present"]) for r in rows["timeouts"]}
+        uses = planner_use_per_system(rows["reliability"], rows["formats"], rows["timeouts"], taxonomy_version=version)
+        out += [
+            {
+                "system": system,
+                "coder": coder,
+                "taxonomy_version": version,
+                "code": code,
+                "timed_out": counts[(system, code)][0],
+                "present": counts[(system, code)][1],
+                "used": use.used,
+                "for_planning": use.status,
+                "why": use.why,
+            }
+            for system, by_code in uses.items()
+            for code, use in by_code.items()
+            if (system, code) in counts
+        ]
+    columns = ["system", "coder", "taxonomy_version", "code", "timed_out", "present", "used", "for_planning", "why"]
+    return pd.DataFrame(out, columns=columns)

@@ -236,33 +236,38 @@ def failure_targets(
     return decisions, version
 
 
-def time_reading(store: Store, model: str) -> str | None:
-    """A reason about time when most of `model`'s failures ran out of time (the harness recorded
-    `agent_timeout`), naming the tasks it timed out on most; None otherwise."""
-    endings = queries.records(queries.failure_endings(store, model=model))
+def time_reading(store: Store, model: str, agent: str | None = None) -> str | None:
+    """A reason about time when most of `model`'s failures (`agent`: the system agent · model's) ran
+    out of time (the harness recorded `agent_timeout`), naming the tasks it timed out on most; None
+    otherwise."""
+    scope = None if agent is None else queries.Scope(agent=agent, model=model)
+    endings = queries.records(queries.failure_endings(store, model=model, scope=scope))
     failures, timed = sum(e["failures"] for e in endings), sum(e["timed_out"] for e in endings)
     if not failures or timed < queries.TIME_BOUND * failures:
         return None
-    tasks = queries.records(queries.failure_endings(store, model=model, by="task"))
+    tasks = queries.records(queries.failure_endings(store, model=model, by="task", scope=scope))
     per_task: dict[str, int] = {}
     for t in tasks:
         per_task[t["task_id"]] = per_task.get(t["task_id"], 0) + t["timed_out"]
     longest = sorted((t for t in per_task if per_task[t]), key=lambda t: (-per_task[t], t))[:5]
+    name = model if agent is None else f"{agent} · {model}"
     return (
-        f"time: {timed} of {model}'s {failures} failures ({timed / failures:.0%}) ran out of time (agent_timeout), "
+        f"time: {timed} of {name}'s {failures} failures ({timed / failures:.0%}) ran out of time (agent_timeout), "
         f"most on {', '.join(f'{t} ({per_task[t]})' for t in longest)}: its failures are about time and long tasks, "
         "so they shift no tier towards easier tasks; give its episodes more time or turns, or split long tasks"
     )
 
 
-def coded_decisions(store: Store, model: str, coders: Sequence[str]) -> tuple[list[CodeDecision], list[str]]:
-    """Every coder's `failure_targets` for `model` (none when the store does not know it) and the
-    `coder:version` each read."""
+def coded_decisions(
+    store: Store, model: str, coders: Sequence[str], agent: str | None = None
+) -> tuple[list[CodeDecision], list[str]]:
+    """Every coder's `failure_targets` for `model` (`agent`: the system agent · model; none when the
+    store does not know it) and the `coder:version` each read."""
     decisions: list[CodeDecision] = []
     versions = []
     if model in queries.known_models(store):
         for coder in coders:
-            found, version = failure_targets(store, model, coder)
+            found, version = failure_targets(store, model, coder, agent=agent)
             decisions += found
             if version:
                 versions.append(f"{coder}:{version}")

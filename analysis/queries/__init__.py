@@ -80,6 +80,7 @@ from curriculab.analysis.queries.difficulty import (
     solve_matrix,
     task_difficulty,
     task_health,
+    tasks_tried,
     tier_calibration,
 )
 from curriculab.analysis.queries.failures import (
@@ -123,6 +124,8 @@ from curriculab.analysis.queries.store_state import (
 )
 from curriculab.analysis.queries.training import episode_codes, plans, rollout_codes, training_curves, training_runs
 from curriculab.analysis.queries.trajectories import (
+    EPISODE_FORMATS,
+    attempts_are_episodes,
     failure_formats,
     format_families,
     selected_trajectories,
@@ -185,6 +188,8 @@ __all__ = [
     "failure_distribution",
     "failure_formats",
     "format_families",
+    "EPISODE_FORMATS",
+    "attempts_are_episodes",
     "system_name",
     "failure_endings",
     "filter_options",
@@ -227,6 +232,7 @@ __all__ = [
     "task_cells",
     "task_difficulty",
     "task_health",
+    "tasks_tried",
     "task_pass_rates",
     "tasks_by_id",
     "taxonomy_versions",

@@ -245,3 +245,23 @@ def trajectory_tests(store: Store, trajectory_id: str) -> pd.DataFrame:
                           where trajectory_id = ? order by milestone_idx nulls last, tier nulls last, test_id""",
         [trajectory_id],
     )
+
+
+EPISODE_FORMATS = ("tb", "harbor")
+"""Formats whose attempts are agent episodes in a terminal (Terminal-Bench runs, Harbor jobs): what an
+agent's plan trains is terminal tasks, not single completions."""
+
+
+def attempts_are_episodes(store: Store, model: str, agent: str | None = None) -> bool:
+    """Whether every attempt of `model` (`agent`: of the system agent · model) was read from a format
+    of agent episodes (`EPISODE_FORMATS`); False when it has none."""
+    where, params = _where({"model": "t.model", "agent": "r.agent"}, model=model, agent=agent)
+    formats = {
+        f
+        for (f,) in store.query(
+            f"select distinct coalesce(t.source_format, r.source_format) from trajectories t "
+            f"left join runs r using (run_id){where}",
+            params,
+        ).rows
+    }
+    return bool(formats) and formats <= set(EPISODE_FORMATS)

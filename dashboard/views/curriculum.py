@@ -101,7 +101,8 @@ if store_ready():
             st.markdown(f"- {reason}")
         mix = pd.DataFrame([e.model_dump() for e in plan.task_mix])
         mix["tier_mix"] = mix["tier_mix"].map(lambda m: ", ".join(f"{t} {v:.0%}" for t, v in m.items() if v))
-        table(mix, f"task_mix-{plan.plan_id}", f"Task mix; excluded: {plan.excluded}", height=300)
+        left_out = ", ".join(f"{n} {why.replace('_', ' ')}" for why, n in plan.excluded.items() if n) or "none"
+        table(mix, f"task_mix-{plan.plan_id}", f"Task mix; left out: {left_out}", height=300)
         st.download_button(
             "Download plan.yaml",
             row["config_yaml"] or "",
