@@ -9,9 +9,7 @@ import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
-
-import pandas as pd
+from typing import TYPE_CHECKING, NamedTuple
 
 from curriculab.analysis import queries
 from curriculab.analysis.coding import IN_SAMPLE_PREFIX
@@ -22,6 +20,9 @@ from curriculab.taxonomy.agreement import BinaryAgreement, binary_agreement, kri
 from curriculab.taxonomy.taxonomy import load_taxonomy
 from curriculab.trajectory.errors import InputError
 from curriculab.trajectory.vocabulary import POOLED_FAMILY
+
+if TYPE_CHECKING:  # pandas only where a frame is made: the report and `plan` never need it
+    import pandas as pd
 
 _TRUE = {"1", "true", "yes", "y", "present", "t"}
 _FALSE = {"0", "false", "no", "n", "absent", "f"}
@@ -612,6 +613,8 @@ def planner_uses_by_system(store: Store, model: str | None = None) -> pd.DataFra
     taxonomy version): `planner_use` for that system (its format families and its time), the table the
     Coders and Curriculum pages show. Columns: system, coder, taxonomy_version, code, timed_out,
     present, used, for_planning (a few words), why (the sentence `plan` prints)."""
+    import pandas as pd
+
     out = []
     for coder in queries.coders_with_codes(store):
         version = queries.latest_taxonomy_version(store, coder)

@@ -654,7 +654,7 @@ def _coder_findings(view: dict[str, Any], rates: list[dict[str, Any]], label: st
 
 def _findings(r: Report) -> list[str]:
     found = []
-    for view in [r.as_dict(), *r["beside"]]:
+    for view in [{"coder": r.coder, "taxonomy_version": r.taxonomy_version}, *r["beside"]]:
         if view["taxonomy_version"] and view["taxonomy_version"] != NEWEST:
             found.append(
                 f"`{view['coder']}` coded this store under taxonomy {view['taxonomy_version']}, not the newest "

@@ -172,12 +172,25 @@ class Taxonomy(BaseModel):
 def load_taxonomy(source: str | Path | None = None) -> Taxonomy:
     """Load a taxonomy by version name (`v4`, from this package; None: the newest) or from a YAML path."""
     source = source or NEWEST
+    if isinstance(source, str) and source in _SHIPPED:  # `planner_use` asks hundreds of times per report
+        return _SHIPPED[source]
+    taxonomy = _load(_path(source))
+    if isinstance(source, str) and not source.endswith((".yaml", ".yml")):
+        _SHIPPED[source] = taxonomy
+    return taxonomy
+
+
+_SHIPPED: dict[str, Taxonomy] = {}
+"""The package's versions by name, once loaded (their files do not change while a process runs)."""
+
+
+def _path(source: str | Path) -> Path:
     path = (
         PACKAGE_DIR / f"{source}.yaml"
         if isinstance(source, str) and not str(source).endswith((".yaml", ".yml"))
         else Path(source)
     )
-    return _load(path.resolve())
+    return path.resolve()
 
 
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
