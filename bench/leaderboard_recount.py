@@ -1,7 +1,7 @@
 """The report against an independent recount of a Terminal-Bench 1.0 leaderboard snapshot (issue #68,
 "Done when"): the raw `results.json` files counted with the standard library alone, no curriculab.
 
-    python bench/leaderboard_recount.py DIR DB [--report report.json]
+    python bench/leaderboard_recount.py DIR DB [--screens screens.json]
 
 DIR is `results/terminal-bench-core@0.1.1` of `laude-institute/terminal-bench-leaderboard` (its
 `*results.json` files suffice); DB a store it was ingested into (`curriculab ingest DIR`, coded by
@@ -12,8 +12,9 @@ its per-trial files; passes are `is_resolved: true`; a failure ran out of time w
 once, by its `id`; the leaderboard's accuracy is passes / trials per run, averaged
 over runs. Then `curriculab report --json` on DB is read and compared: per system its trials and
 leaderboard accuracy (matched as a multiset: folders name systems their own way), the total of
-failures that ran out of time, and the per-system pass@k's task counts. Prints each check and
-exits 1 if any differs.
+failures that ran out of time, and the per-system pass@k's task counts; with `--screens` (what
+`scripts/investigations/first_screens.py DB OUT` read off the first screens in Chromium) the
+Overview's metrics too. Prints each check and exits 1 if any differs.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ def recount(root: Path) -> dict[str, dict]:
             ),
             "accuracy": sum(sum(t.get("is_resolved") is True for t in r) / len(r) for r in runs.values()) / len(runs),
             "tasks": len({t["task_id"] for t in trials}),
+            "runs": len(runs),
         }
     return out
 
@@ -58,6 +60,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("source", type=Path)
     parser.add_argument("db", type=Path)
+    parser.add_argument("--screens", type=Path, default=None)
     args = parser.parse_args()
     counted = recount(args.source)
     report = json.loads(
@@ -93,6 +96,15 @@ def main() -> None:
         sorted({e[k] for e in report["system_pass_at_k"] for k in e if k.startswith("tasks@")}),
         [max(c["tasks"] for c in counted.values())],
     )
+    if args.screens is not None:
+        shown = dict(m.split(": ", 1) for m in json.loads(args.screens.read_text())["overview"]["metrics"])
+        trials, passes = sum(c["trials"] for c in counted.values()), sum(c["passes"] for c in counted.values())
+        check("Overview: Attempts", shown["Attempts"], str(trials))
+        check("Overview: Systems", shown["Systems"], str(len(counted)))
+        check("Overview: Solved (every trial)", shown["Solved (every trial)"], f"{100 * passes / trials:.1f}%")
+        # one-run submissions hold 5 attempts per task: their replicates are the attempt indices
+        replicates = sum(c["runs"] if c["runs"] > 1 else round(c["trials"] / c["tasks"]) for c in counted.values())
+        check("Overview: Replicate runs", shown["Replicate runs"], str(replicates))
     print(json.dumps({"submissions": len(counted), "checks": len(checks), "differ": checks.count(False)}))
     sys.exit(0 if all(checks) else 1)
 

@@ -18,8 +18,9 @@ if store_ready():
     if plans.empty:
         st.info("No plan stored yet. Make one: `curriculab plan --model M -o plan.yaml`.")
     else:
+        # whom each plan is for: one system (`plan --system`) or a model's systems pooled
         labels = {
-            row.plan_id: f"{row.plan_id} · {row.target_model} · {row.strategy} · {row.created_at:%Y-%m-%d %H:%M}"
+            row.plan_id: f"{row.plan_id} · {parse(row.plan).target} · {row.strategy} · {row.created_at:%Y-%m-%d %H:%M}"
             for row in plans.itertuples()
         }
         chosen = st.selectbox("Plan", list(labels), format_func=lambda plan_id: labels[plan_id], key="plan_a")

@@ -493,3 +493,17 @@ def test_percentages_round_half_up_in_the_report_and_on_the_pages():
         "–",
         "–",
     ]
+
+
+def test_pass_at_k_is_over_the_same_tasks_for_every_system_and_names_those_short_of_k():
+    from curriculab.analysis.report import _pass_at_k
+    from curriculab.analysis.stats import pass_at_k
+
+    # (passes, attempts) per task: A has only 2 attempts on t3, B never tried it
+    cells = {("A",): {"t1": (1, 5), "t2": (0, 5), "t3": (2, 2)}, ("B",): {"t1": (5, 5), "t2": (1, 5)}}
+    a, b = _pass_at_k(cells, "system", "attempts with a verdict")
+    assert (a["system"], b["system"]) == ("A", "B")
+    # k = 5 over the tasks both have 5 attempts on (t1, t2), not over each one's own subset
+    assert a["tasks@5"] == b["tasks@5"] == 2 and a["pass@5"] == (pass_at_k(5, 1, 5) + pass_at_k(5, 0, 5)) / 2
+    assert (a["short@5"], a["short_tasks@5"]) == (1, "t3") and (b["short@5"], b["short_tasks@5"]) == (1, "t3")
+    assert a["tasks@1"] == 2 and b["short@1"] == 1  # t3 has no attempt of B: said, not dropped silently

@@ -91,3 +91,15 @@ def test_a_field_a_plan_does_not_use_stays_out_of_its_id():
     assert "target_agent" not in pooled._hashed()  # the id of a plan made before --system existed
     one = ProblemPlan(**fields, target_agent="goose")
     assert one.content_id() != pooled.content_id() and one.target == "goose · m"
+
+
+def test_the_report_gives_the_total_of_failures_that_ran_out_of_time(tmp_path):
+    db = _store(tmp_path)
+    with Store(db, read_only=True) as store:
+        report = build_report(store)
+        failures, timed = store.query(
+            "select count(*) filter (outcome = 'failed'), "
+            "count(*) filter (outcome = 'failed' and harness_error = 'agent_timeout') from trajectories"
+        ).rows[0]
+    said = next(f for f in report.findings if f.startswith("Time: "))
+    assert said.startswith(f"Time: {timed} of the {failures} failures (") and timed > 0
