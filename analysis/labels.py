@@ -6,10 +6,10 @@ from __future__ import annotations
 import csv
 import io
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from curriculab.analysis import queries
 from curriculab.analysis.coding import IN_SAMPLE_PREFIX
@@ -20,6 +20,9 @@ from curriculab.taxonomy.agreement import BinaryAgreement, binary_agreement, kri
 from curriculab.taxonomy.taxonomy import load_taxonomy
 from curriculab.trajectory.errors import InputError
 from curriculab.trajectory.vocabulary import POOLED_FAMILY
+
+Row = dict[str, Any]
+"""A row of a read (`queries.records`), by column."""
 
 if TYPE_CHECKING:  # pandas only where a frame is made: the report and `plan` never need it
     import pandas as pd
@@ -66,7 +69,7 @@ def import_labels(store: Store, path: Path | str, annotator: str, taxonomy_versi
         )
         return result
     known = queries.trajectory_ids(store)
-    rows: dict[tuple[str, str], bool] = {}
+    rows: dict[tuple[str, str], bool | None] = {}
     for line, row in enumerate(reader, start=2):
         record = f"line {line}"
         value = (row.get("present") or "").strip().lower()
@@ -118,7 +121,7 @@ def export_sample(
     taxonomy = load_taxonomy(taxonomy_version)
     rng = random.Random(seed)
     rows = list(queries.coded_for_labelling(store, coder, taxonomy.version).itertuples(index=False, name=None))
-    cells: dict[tuple[str, str, bool], list[tuple]] = {}
+    cells: dict[tuple[str, str, bool], list[tuple[Any, ...]]] = {}
     for row in rows:
         cells.setdefault((row[1] or "", row[4], row[5]), []).append(row)
     chosen = []
@@ -332,8 +335,8 @@ class PlannerUse(NamedTuple):
 
 
 def planner_use(
-    rows: list[dict],
-    mine: dict | None = None,
+    rows: list[Row],
+    mine: Row | None = None,
     *,
     code: str | None = None,
     taxonomy_version: str | None = None,
@@ -401,7 +404,7 @@ def planner_use(
     return PlannerUse(reliable, method, why, ("used: " if reliable else "not used: ") + status, reliable)
 
 
-def _measured_for(rows: list[dict], family: str | None) -> list[dict]:
+def _measured_for(rows: list[Row], family: str | None) -> list[Row]:
     """The rows that speak for `family` (None: pooled): exact ones everywhere, label ones only on
     their own family."""
     wanted = POOLED_FAMILY if family is None else family
@@ -409,7 +412,7 @@ def _measured_for(rows: list[dict], family: str | None) -> list[dict]:
 
 
 def _reliability(
-    rows: list[dict], mine: dict | None, family: str | None = None, every: list[dict] = ()
+    rows: list[Row], mine: Row | None, family: str | None = None, every: Sequence[Row] = ()
 ) -> tuple[bool, str, str, str]:
     """(reliable, method, why, status) of one coder's code from its `code_reliability` rows for
     `family` (`every`: all its rows, to say where it was measured when `family` has none)."""
@@ -445,14 +448,15 @@ def _reliability(
         on = f" on {family} trajectories" if family is not None else ""
         return True, "labels", sentence + on + whose, short
     # no annotator named: speak of the widest measure there is (no labels yet only when none exists)
-    deciding = mine if mine is not None else max(rows, key=lambda r: r.get("n") or 0, default=None)
-    whose = "" if deciding is mine or not deciding.get("n") else f" ({deciding['annotator']}'s labels)"
-    sentence, short = _reliability_words(deciding)
+    widest: Row | None = max(rows, key=lambda r: r.get("n") or 0, default=None)
+    spoken = mine if mine is not None else widest
+    whose = "" if spoken is None or spoken is mine or not spoken.get("n") else f" ({spoken['annotator']}'s labels)"
+    sentence, short = _reliability_words(spoken)
     return False, "labels", sentence + whose, short
 
 
 def planner_use_by_code(
-    rows: list[dict],
+    rows: list[Row],
     codes: Iterable[str] = (),
     taxonomy_version: str | None = None,
     families: Iterable[str] | None = None,
@@ -462,7 +466,7 @@ def planner_use_by_code(
     version), and for each of `codes` with no rows (never measured); `families`, those of the
     system planned for (`planner_use_for_families`), None for the pooled measurement; `timed_out`,
     per code, the system's (timed out, present) failures for the time rule."""
-    by_code: dict[str, list[dict]] = {code: [] for code in codes}
+    by_code: dict[str, list[Row]] = {code: [] for code in codes}
     for row in rows:
         by_code.setdefault(row["code"], []).append(row)
     version = taxonomy_version or next((r.get("taxonomy_version") for r in rows if r.get("taxonomy_version")), None)
@@ -476,7 +480,7 @@ def planner_use_by_code(
 
 
 def planner_use_for_families(
-    rows: list[dict],
+    rows: list[Row],
     families: Iterable[str] | None,
     *,
     code: str,
@@ -506,12 +510,12 @@ def planner_use_for_families(
     return use._replace(why="; ".join(f"{f}: {u.why}" for f, u in uses))
 
 
-def labels_to_reliable(row: dict | None, threshold: float = DEFAULT_KAPPA_THRESHOLD) -> str:
+def labels_to_reliable(row: Row | None, threshold: float = DEFAULT_KAPPA_THRESHOLD) -> str:
     """What a `code_reliability` row (None: no labels yet) means for planning, in a sentence."""
     return _reliability_words(row, threshold)[0]
 
 
-def _reliability_words(row: dict | None, threshold: float = DEFAULT_KAPPA_THRESHOLD) -> tuple[str, str]:
+def _reliability_words(row: Row | None, threshold: float = DEFAULT_KAPPA_THRESHOLD) -> tuple[str, str]:
     """(sentence, a few words) for what a `code_reliability` row means for planning."""
     if row is None or not row.get("n"):
         return "no labels yet: the planner cannot use this code", "no labels yet"
@@ -574,9 +578,9 @@ def system_planner_use(
 
 
 def planner_use_per_system(
-    reliability: list[dict],
-    formats: list[dict],
-    timeouts: list[dict],
+    reliability: list[Row],
+    formats: list[Row],
+    timeouts: list[Row],
     codes: Iterable[str] = (),
     *,
     by: str = "system",
