@@ -316,6 +316,28 @@ def pooling_warnings(store: Store, model: str) -> list[str]:
     ]
 
 
+def plan_target(store: Store, model: str | None, system: str | None) -> tuple[str | None, str, bool]:
+    """(agent, model, whether its attempts are agent episodes) for `plan --model M` or `plan --system
+    "AGENT · MODEL"` (agent None for a model's systems pooled); a system the store does not hold is an
+    error listing the ones it does."""
+    agent = None
+    if system is not None:
+        if model is not None:
+            raise PlanError('give --model M or --system "AGENT · MODEL", not both')
+        agent, _, model = (part.strip() for part in system.partition("·"))
+        if not agent or not model:
+            raise PlanError(f'--system {system!r} is not "AGENT · MODEL". Copy a system from `curriculab report`')
+        known = [queries.system_name(r["agent"], r["model"]) for r in queries.systems.records(store)]
+        if queries.system_name(agent, model) not in known:
+            raise PlanError(f"no system {system!r} in the store. Known systems: {', '.join(known) or 'none'}")
+    if model is None:
+        raise PlanError(
+            'plan needs --model M or --system "AGENT · MODEL" (or a subcommand: show, diff). List models: '
+            'curriculab query "select distinct model from trajectories"'
+        )
+    return agent, model, queries.attempts_are_episodes(store, model, agent)
+
+
 def build_plan(
     store: Store,
     model: str,

@@ -21,7 +21,6 @@ from curriculab.planner.portfolio import STRATEGIES
 from curriculab.tables import safe_text
 
 if TYPE_CHECKING:
-    from curriculab.analysis.store import Store
     from curriculab.planner.plan import Plan, ProblemPlan
 
 
@@ -140,35 +139,19 @@ def plan(
       curriculab plan --model tiny-agent --tasks builtin -o plans/agent.yaml
       curriculab plan --system "goose · claude-opus-4-20250514" -o plans/goose.yaml
 
-    
+    \b
     The plan's kind follows the data: a model or system whose attempts are agent episodes
     (Terminal-Bench runs, Harbor jobs) gets a task plan over terminal tasks (the built-in suite
     unless --tasks names another); --problems asks for a problem plan instead.
     """
     if ctx.invoked_subcommand is not None:
         return
-    agent = None
-    if system is not None:
-        if target is not None:
-            raise CliError('give --model M or --system "AGENT · MODEL", not both')
-        agent, _, target = (part.strip() for part in system.partition("·"))
-        if not agent or not target:
-            raise CliError(f'--system {system!r} is not "AGENT · MODEL". Copy a system from `curriculab report`')
-    if target is None:
-        raise CliError(
-            'plan needs --model M or --system "AGENT · MODEL" (or a subcommand: show, diff). List models: '
-            'curriculab query "select distinct model from trajectories"'
-        )
-    from curriculab.analysis import queries
     from curriculab.planner import plan as planning
     from curriculab.planner.evidence import NeedsFit
     from curriculab.planner.portfolio import Thresholds
 
     with open_store(read_only=True, create=False) as store:
-        if agent is not None and system not in {queries.system_name(a, m) for a, m in _systems(store)}:
-            known = ", ".join(queries.system_name(a, m) for a, m in _systems(store)) or "none"
-            raise CliError(f"no system {system!r} in the store. Known systems: {known}")
-        episodes = queries.attempts_are_episodes(store, target, agent)
+        agent, target, episodes = planning.plan_target(store, target, system)
     asked_for_problems = ctx.get_parameter_source("problems_path") != click.core.ParameterSource.DEFAULT
     if suite is None and episodes and not asked_for_problems:
         suite = "builtin"  # an agent's attempts: it trains on terminal tasks, not single completions
@@ -258,13 +241,6 @@ def _plan_tasks(
         click.echo(
             f"wrote {output} and its dataset {output.with_suffix('.parquet')} (train it: curriculab train --config {output})"
         )
-
-
-def _systems(store: Store) -> list[tuple[str | None, str]]:
-    """(agent, model) of every system in the store."""
-    from curriculab.analysis import queries
-
-    return [(r["agent"], r["model"]) for r in queries.systems.records(store)]
 
 
 @plan.command("show")
