@@ -6,10 +6,10 @@ from __future__ import annotations
 import csv
 import io
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from curriculab.analysis import queries
 from curriculab.analysis.coding import IN_SAMPLE_PREFIX
@@ -20,6 +20,12 @@ from curriculab.taxonomy.agreement import BinaryAgreement, binary_agreement, kri
 from curriculab.taxonomy.taxonomy import load_taxonomy
 from curriculab.trajectory.errors import InputError
 from curriculab.trajectory.vocabulary import POOLED_FAMILY
+
+Row = dict[str, Any]
+"""A row of a read (`queries.records`), by column."""
+
+if TYPE_CHECKING:  # pandas only where a frame is made: the report and `plan` never need it
+    import pandas as pd
 
 _TRUE = {"1", "true", "yes", "y", "present", "t"}
 _FALSE = {"0", "false", "no", "n", "absent", "f"}
@@ -63,7 +69,7 @@ def import_labels(store: Store, path: Path | str, annotator: str, taxonomy_versi
         )
         return result
     known = queries.trajectory_ids(store)
-    rows: dict[tuple[str, str], bool] = {}
+    rows: dict[tuple[str, str], bool | None] = {}
     for line, row in enumerate(reader, start=2):
         record = f"line {line}"
         value = (row.get("present") or "").strip().lower()
@@ -115,7 +121,7 @@ def export_sample(
     taxonomy = load_taxonomy(taxonomy_version)
     rng = random.Random(seed)
     rows = list(queries.coded_for_labelling(store, coder, taxonomy.version).itertuples(index=False, name=None))
-    cells: dict[tuple[str, str, bool], list[tuple]] = {}
+    cells: dict[tuple[str, str, bool], list[tuple[Any, ...]]] = {}
     for row in rows:
         cells.setdefault((row[1] or "", row[4], row[5]), []).append(row)
     chosen = []
@@ -329,12 +335,13 @@ class PlannerUse(NamedTuple):
 
 
 def planner_use(
-    rows: list[dict],
-    mine: dict | None = None,
+    rows: list[Row],
+    mine: Row | None = None,
     *,
     code: str | None = None,
     taxonomy_version: str | None = None,
     family: str | None = None,
+    timed_out: tuple[int, int] | None = None,
 ) -> PlannerUse:
     """The one rule of what the planner does with a code, read by the planner, the report and the
     Coders and Labelling pages: from every `code_reliability` row of one coder's code (none: never
@@ -346,7 +353,12 @@ def planner_use(
 
     `family`, the format family of the system planned for (`format_family`): only a measurement on
     that family's own trajectories vouches for the code there (a rule measured on Codex logs says
-    nothing of Claude Code sessions); None reads the measurement pooled over every format."""
+    nothing of Claude Code sessions); None reads the measurement pooled over every format.
+
+    `timed_out`, (failures with the code that ran out of time, failures with the code) for the
+    system planned for: where most ran out of time (`queries.TIME_BOUND`), a code that would move
+    tiers is not read as difficulty — a test that failed because the agent's time ran out says the
+    task was long, not too hard — whatever its reliability (the time rule)."""
     code = code or next((r["code"] for r in rows), None)
     version = taxonomy_version or next((r.get("taxonomy_version") for r in rows if r.get("taxonomy_version")), None)
     reliable, method, why, status = _reliability(_measured_for(rows, family), mine, family, rows)
@@ -379,10 +391,20 @@ def planner_use(
                 "not used: no curriculum effect",
                 reliable,
             )
+        timed, present = timed_out or (0, 0)
+        if reliable and target.tiers and timed and timed >= queries.TIME_BOUND * present:
+            return PlannerUse(
+                False,
+                method,
+                f"not read as difficulty: {timed} of its {present} failures ran out of time (agent_timeout), so "
+                f"they are about time and long tasks, not tasks too hard ({status}; the plan reads them as time)",
+                f"not used: time ({timed} of {present} timed out)",
+                reliable,
+            )
     return PlannerUse(reliable, method, why, ("used: " if reliable else "not used: ") + status, reliable)
 
 
-def _measured_for(rows: list[dict], family: str | None) -> list[dict]:
+def _measured_for(rows: list[Row], family: str | None) -> list[Row]:
     """The rows that speak for `family` (None: pooled): exact ones everywhere, label ones only on
     their own family."""
     wanted = POOLED_FAMILY if family is None else family
@@ -390,7 +412,7 @@ def _measured_for(rows: list[dict], family: str | None) -> list[dict]:
 
 
 def _reliability(
-    rows: list[dict], mine: dict | None, family: str | None = None, every: list[dict] = ()
+    rows: list[Row], mine: Row | None, family: str | None = None, every: Sequence[Row] = ()
 ) -> tuple[bool, str, str, str]:
     """(reliable, method, why, status) of one coder's code from its `code_reliability` rows for
     `family` (`every`: all its rows, to say where it was measured when `family` has none)."""
@@ -426,46 +448,59 @@ def _reliability(
         on = f" on {family} trajectories" if family is not None else ""
         return True, "labels", sentence + on + whose, short
     # no annotator named: speak of the widest measure there is (no labels yet only when none exists)
-    deciding = mine if mine is not None else max(rows, key=lambda r: r.get("n") or 0, default=None)
-    whose = "" if deciding is mine or not deciding.get("n") else f" ({deciding['annotator']}'s labels)"
-    sentence, short = _reliability_words(deciding)
+    widest: Row | None = max(rows, key=lambda r: r.get("n") or 0, default=None)
+    spoken = mine if mine is not None else widest
+    whose = "" if spoken is None or spoken is mine or not spoken.get("n") else f" ({spoken['annotator']}'s labels)"
+    sentence, short = _reliability_words(spoken)
     return False, "labels", sentence + whose, short
 
 
 def planner_use_by_code(
-    rows: list[dict],
+    rows: list[Row],
     codes: Iterable[str] = (),
     taxonomy_version: str | None = None,
     families: Iterable[str] | None = None,
+    timed_out: dict[str, tuple[int, int]] | None = None,
 ) -> dict[str, PlannerUse]:
     """`planner_use` for each code of `code_reliability` rows (one coder's, of one taxonomy
     version), and for each of `codes` with no rows (never measured); `families`, those of the
-    system planned for (`planner_use_for_families`), None for the pooled measurement."""
-    by_code: dict[str, list[dict]] = {code: [] for code in codes}
+    system planned for (`planner_use_for_families`), None for the pooled measurement; `timed_out`,
+    per code, the system's (timed out, present) failures for the time rule."""
+    by_code: dict[str, list[Row]] = {code: [] for code in codes}
     for row in rows:
         by_code.setdefault(row["code"], []).append(row)
     version = taxonomy_version or next((r.get("taxonomy_version") for r in rows if r.get("taxonomy_version")), None)
     families = None if families is None else sorted(set(families))
     return {
-        code: planner_use_for_families(measured, families, code=code, taxonomy_version=version)
+        code: planner_use_for_families(
+            measured, families, code=code, taxonomy_version=version, timed_out=(timed_out or {}).get(code)
+        )
         for code, measured in by_code.items()
     }
 
 
 def planner_use_for_families(
-    rows: list[dict], families: Iterable[str] | None, *, code: str, taxonomy_version: str | None = None
+    rows: list[Row],
+    families: Iterable[str] | None,
+    *,
+    code: str,
+    taxonomy_version: str | None = None,
+    timed_out: tuple[int, int] | None = None,
 ) -> PlannerUse:
     """`planner_use` for a system whose failures come from `families` (None: pooled): the code is
     used only where every family's own measurement vouches for it; the sentence names the family
-    that decides (the first that refuses, or the measurements relied on)."""
+    that decides (the first that refuses, or the measurements relied on). `timed_out`: the time
+    rule's counts for the system (`planner_use`)."""
     if families is None:
-        return planner_use(rows, code=code, taxonomy_version=taxonomy_version)
+        return planner_use(rows, code=code, taxonomy_version=taxonomy_version, timed_out=timed_out)
     uses = [
-        (family, planner_use(rows, code=code, taxonomy_version=taxonomy_version, family=family))
+        (family, planner_use(rows, code=code, taxonomy_version=taxonomy_version, family=family, timed_out=timed_out))
         for family in sorted(set(families))
     ]
     if not uses:
-        return planner_use(rows, code=code, taxonomy_version=taxonomy_version)
+        return planner_use(rows, code=code, taxonomy_version=taxonomy_version, timed_out=timed_out)
+    if timed_out and all(u.status.startswith("not used: time") for _, u in uses):
+        return uses[0][1]  # the time rule speaks of the system, not of one family
     refused = [(family, use) for family, use in uses if not use.used]
     family, use = refused[0] if refused else uses[0]
     if len(uses) == 1:
@@ -475,12 +510,12 @@ def planner_use_for_families(
     return use._replace(why="; ".join(f"{f}: {u.why}" for f, u in uses))
 
 
-def labels_to_reliable(row: dict | None, threshold: float = DEFAULT_KAPPA_THRESHOLD) -> str:
+def labels_to_reliable(row: Row | None, threshold: float = DEFAULT_KAPPA_THRESHOLD) -> str:
     """What a `code_reliability` row (None: no labels yet) means for planning, in a sentence."""
     return _reliability_words(row, threshold)[0]
 
 
-def _reliability_words(row: dict | None, threshold: float = DEFAULT_KAPPA_THRESHOLD) -> tuple[str, str]:
+def _reliability_words(row: Row | None, threshold: float = DEFAULT_KAPPA_THRESHOLD) -> tuple[str, str]:
     """(sentence, a few words) for what a `code_reliability` row means for planning."""
     if row is None or not row.get("n"):
         return "no labels yet: the planner cannot use this code", "no labels yet"
@@ -507,3 +542,111 @@ def _reliability_words(row: dict | None, threshold: float = DEFAULT_KAPPA_THRESH
         f"becomes reliable after {MIN_LABELS_RELIABLE - n} more labels if they agree as these do (κ = {kappa:.2f} on {n})",
         f"{n} of {MIN_LABELS_RELIABLE} labels (κ {kappa:.2f})",
     )
+
+
+def system_planner_use(
+    store: Store,
+    coder: str,
+    taxonomy_version: str | None,
+    model: str,
+    agent: str | None = None,
+    codes: Iterable[str] = (),
+) -> dict[str, PlannerUse]:
+    """`planner_use` of every code of one coder for the system agent · model (`agent` None: the
+    model's systems pooled, as `plan --model` reads them): the families of that system's failures
+    and its own time counts. The one answer `plan`, the report and the pages print."""
+    rows = queries.records_together(
+        store,
+        {
+            "reliability": (queries.code_reliability, {"coder": coder, "taxonomy_version": taxonomy_version}),
+            "formats": (queries.failure_formats, {"model": model}),
+            "timeouts": (queries.code_timeouts, {"coder": coder, "model": model, "taxonomy_version": taxonomy_version}),
+        },
+    )
+    codes = list(codes)
+    unit = model if agent is None else queries.system_name(agent, model)
+    per_unit = planner_use_per_system(
+        rows["reliability"],
+        rows["formats"],
+        rows["timeouts"],
+        codes,
+        by="model" if agent is None else "system",
+        agent=agent,
+        taxonomy_version=taxonomy_version,
+    )
+    return per_unit.get(unit) or planner_use_by_code(rows["reliability"], codes, taxonomy_version, [])
+
+
+def planner_use_per_system(
+    reliability: list[Row],
+    formats: list[Row],
+    timeouts: list[Row],
+    codes: Iterable[str] = (),
+    *,
+    by: str = "system",
+    agent: str | None = None,
+    taxonomy_version: str | None = None,
+) -> dict[str, dict[str, PlannerUse]]:
+    """Per system (`by="model"`: per model, its systems pooled) and code, `planner_use` from one
+    coder's reads: `code_reliability` rows, `failure_formats` rows (whose families vouch) and
+    `code_timeouts` rows (the time rule). Every unit with failures gets every code of `codes` and
+    of `timeouts`. `agent` narrows `by="system"` to the named agent's systems."""
+    key = "model" if by == "model" else "system"
+    if agent is not None:
+        formats = [r for r in formats if (r["agent"] or "(unknown)") == agent]
+        timeouts = [r for r in timeouts if r["system"] == queries.system_name(agent, r["model"])]
+    families = queries.format_families(formats, by=key)
+    counts: dict[str, dict[str, tuple[int, int]]] = {}
+    for r in timeouts:
+        timed, present = counts.setdefault(r[key], {}).get(r["code"], (0, 0))
+        counts[r[key]][r["code"]] = (timed + int(r["timed_out"]), present + int(r["present"]))
+    wanted = list(codes)
+    version = taxonomy_version or next(
+        (r.get("taxonomy_version") for r in reliability if r.get("taxonomy_version")), None
+    )
+    return {
+        unit: planner_use_by_code(
+            reliability, [*wanted, *counts.get(unit, {})], version, families.get(unit, []), counts.get(unit, {})
+        )
+        for unit in sorted(set(families) | set(counts))
+    }
+
+
+def planner_uses_by_system(store: Store, model: str | None = None) -> pd.DataFrame:
+    """What the planner does with every code found in each system's failures, per coder (its newest
+    taxonomy version): `planner_use` for that system (its format families and its time), the table the
+    Coders and Curriculum pages show. Columns: system, coder, taxonomy_version, code, timed_out,
+    present, used, for_planning (a few words), why (the sentence `plan` prints)."""
+    import pandas as pd
+
+    out = []
+    for coder in queries.coders_with_codes(store):
+        version = queries.latest_taxonomy_version(store, coder)
+        rows = queries.records_together(
+            store,
+            {
+                "reliability": (queries.code_reliability, {"coder": coder, "taxonomy_version": version}),
+                "formats": (queries.failure_formats, {"model": model}),
+                "timeouts": (queries.code_timeouts, {"coder": coder, "model": model, "taxonomy_version": version}),
+            },
+        )
+        counts = {(r["system"], r["code"]): (r["timed_out"], r["present"]) for r in rows["timeouts"]}
+        uses = planner_use_per_system(rows["reliability"], rows["formats"], rows["timeouts"], taxonomy_version=version)
+        out += [
+            {
+                "system": system,
+                "coder": coder,
+                "taxonomy_version": version,
+                "code": code,
+                "timed_out": counts[(system, code)][0],
+                "present": counts[(system, code)][1],
+                "used": use.used,
+                "for_planning": use.status,
+                "why": use.why,
+            }
+            for system, by_code in uses.items()
+            for code, use in by_code.items()
+            if (system, code) in counts
+        ]
+    columns = ["system", "coder", "taxonomy_version", "code", "timed_out", "present", "used", "for_planning", "why"]
+    return pd.DataFrame(out, columns=columns)

@@ -20,7 +20,7 @@ from typing import Any
 
 from curriculab.analysis import queries
 from curriculab.analysis.difficulty import held_out_check, system_abilities
-from curriculab.analysis.labels import planner_use_by_code
+from curriculab.analysis.labels import planner_use_per_system
 from curriculab.analysis.queries import COVERAGE_MIN
 from curriculab.analysis.stats import cluster_bootstrap_difference, cluster_bootstraps, pass_at_k
 from curriculab.analysis.store import Store
@@ -113,6 +113,8 @@ class Report:
     beside: list[dict] = field(default_factory=list)
     """Every other coder with codes in the store, side by side with `coder` (not merged): per coder
     its coder, taxonomy_version, coverage, top_failure_modes, bottlenecks, cooccurrence, failures_by_tier."""
+    system_signal: list[dict] = field(default_factory=list)
+    """Per system: tasks with a verdict and the share with mixed outcomes (solved in some attempts, not all)."""
     findings: list[str] = field(default_factory=list)
     """The report's sentences."""
 
@@ -168,6 +170,7 @@ def _coder_reads(coder: str, version: str | None, model: str | None) -> dict[str
         "reliability": (queries.code_reliability, {"coder": coder, "taxonomy_version": version}),
         "distribution": (queries.failure_distribution, {**coded, "dimension": ("overall", "tier")}),
         "share_clusters": (queries.failure_clusters, coded),
+        "system_clusters": (queries.failure_clusters, {**coded, "by": "system"}),
         "coverage": (queries.coder_coverage, coded),
         "pairs": (queries.failure_code_pairs, coded),
         "timeouts": (queries.code_timeouts, coded),
@@ -183,26 +186,30 @@ def _coder_view(
 ) -> dict[str, Any]:
     """One coder's failure sections from its reads (`_coder_reads`); the overview's intervals are
     drawn from the same resamples when given."""
-    # the planner's rule (`planner_use`), so the two never disagree
+    # the planner's rule (`planner_use`), so the two never disagree: per model, its systems pooled
+    # (families of every agent that ran it, time counts summed)
     in_sample = {r["code"] for r in rows["reliability"] if r["in_sample"]}
     measured = {r["code"] for r in rows["reliability"]}
-    timed_out = {(r["model"], r["code"]): r["timed_out"] for r in rows["timeouts"]}
-    # per model: a code vouched for on one agent's logs says nothing of another's (`planner_use`)
-    families = queries.format_families(rows["formats"])
+    timed_out: Counter[tuple[str, str]] = Counter()
+    for r in rows["timeouts"]:
+        timed_out[(r["model"], r["code"])] += r["timed_out"]
     version = next((r["taxonomy_version"] for r in rows["distribution"]), None)
+    uses = planner_use_per_system(
+        rows["reliability"],
+        rows["formats"],
+        rows["timeouts"],
+        {r["code"] for r in rows["distribution"]},
+        by="model",
+        taxonomy_version=version,
+    )
     reliability = {
         (model, code): {
             "reliable": use.reliable,
             "in_sample": not use.reliable and code in in_sample,
             "for_planning": use.status,
         }
-        for model in {r["model"] for r in rows["distribution"]}
-        for code, use in planner_use_by_code(
-            rows["reliability"],
-            [r["code"] for r in rows["distribution"] if r["model"] == model],
-            version,
-            families.get(model, []),
-        ).items()
+        for model, by_code in uses.items()
+        for code, use in by_code.items()
     }
     by_dimension: dict[str, list[dict]] = {"overall": [], "tier": []}
     for row in rows["distribution"]:
@@ -300,12 +307,7 @@ def build_report(
     overview.sort(key=lambda r: (r["pass_rate"] is None, -(r["pass_rate"] or 0), r["model"]))
     pass_cells = _cells_by(rows["task_cells"], ["model"], "passes", "attempts")
     comparisons = _comparisons(overview, pass_cells)
-    if by is None:  # systems are the unit wherever agents share a model
-        by = (
-            "system"
-            if any((queries.pooling_concern(p) or ("", ""))[1] == "agents" for p in rows["pooling"])
-            else "model"
-        )
+    by = by or "system"  # systems are the unit; models are pooled only when asked
     if by not in ("system", "model"):
         raise InputError(f"a report compares by 'system' or 'model', not {by!r}")
     # systems compared as the leaderboard counts them: every trial, an infrastructure fault a failure
@@ -317,22 +319,51 @@ def build_report(
         for name in leaderboard_order
         if trials[name]
     ]
-    judged_cells = _cells_by(rows["solve_matrix"], ["system"], "passes", "attempts")
     system_comparisons = [
         {"higher_system": c.pop("higher"), "lower_system": c.pop("lower"), **c}
         for c in _comparisons(system_rates, system_cells)
     ]
-    system_pass_at_k = [{"system": e.pop("model"), **e} for e in _pass_at_k(judged_cells)]
+    # every trial counts, as in the leaderboard's accuracy: every system then has the same tasks' attempts
+    system_pass_at_k = _pass_at_k(system_cells, "system", "every trial (an error a failure), as the leaderboard counts")
     flagged_tasks = {t["task_id"] for t in rows["task_health"] if t["flagged"]}
     abilities_by_system = system_abilities(rows["solve_matrix"], flagged_tasks) if by == "system" else []
     system_modes = []
-    if by == "system" and version is not None:
+    if version is not None:
         scoped = queries.failure_distribution.records(
             store, coder, taxonomy_version=version, scope=queries.Scope(model=model)
         )
         coded = [r for r in scoped if r["code"] != "harness_failure" and r["n"] and r["share"] is not None]
-        fields = ("system", "code", "n", "applied", "failures", "share", "coverage", "ci_low", "ci_high")
+        # each system's codes as the planner reads them for that system (`planner_use`: its families, its time)
+        uses = planner_use_per_system(
+            rows["reliability"], rows["formats"], rows["timeouts"], {r["code"] for r in coded}, taxonomy_version=version
+        )
+        timed = {(r["system"], r["code"]): r["timed_out"] for r in rows["timeouts"]}
+        measured = {r["code"] for r in rows["reliability"]}
+        in_sample = {r["code"] for r in rows["reliability"] if r["in_sample"]}
+        for r in coded:
+            use = uses[r["system"]][r["code"]]
+            r["timed_out"] = timed.get((r["system"], r["code"]), 0)
+            r["reliable"] = use.reliable if r["code"] in measured else None
+            r["in_sample"] = not use.reliable and r["code"] in in_sample
+            r["for_planning"] = use.status
+        fields = (
+            "system",
+            "code",
+            "n",
+            "timed_out",
+            "applied",
+            "failures",
+            "share",
+            "coverage",
+            "ci_low",
+            "ci_high",
+            "reliable",
+            "in_sample",
+            "for_planning",
+        )
         system_modes = _first_per(coded, 3, fields)  # the read is ordered by system, share first
+        clusters = {(r["system"], r["code"]): (r["present"], r["applied"]) for r in rows["system_clusters"]}
+        _set_intervals(system_modes, [clusters.get((r["system"], r["code"]), ([], [])) for r in system_modes])
     view = _coder_view(rows, top, overview, [_lists(pass_cells.get((r["model"],), {})) for r in overview])
     beside = []
     for other in others:
@@ -401,9 +432,24 @@ def build_report(
         systems=rows["systems"],
         pooling=rows["pooling"],
         beside=beside,
+        system_signal=_system_signal(rows["solve_matrix"]),
     )
     report.findings = _findings(report)
     return report
+
+
+def _system_signal(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per system, from the solve matrix: tasks with a verdict and the share solved in some attempts, not all."""
+    tasks: Counter[str] = Counter()
+    mixed: Counter[str] = Counter()
+    for r in rows:
+        if r["attempts"]:
+            tasks[r["system"]] += 1
+            mixed[r["system"]] += 0 < r["passes"] < r["attempts"]
+    return [
+        {"system": system, "tasks": n, "mixed": mixed[system], "share_mixed": mixed[system] / n}
+        for system, n in sorted(tasks.items())
+    ]
 
 
 def _wide_matrix(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -514,28 +560,41 @@ def _unusable(row: dict[str, Any]) -> list[str]:
     return problems
 
 
-def _pass_at_k(pass_cells: dict[tuple, dict[str, tuple[int, int]]]) -> list[dict[str, Any]]:
-    """Unbiased pass@k per model from its per-task (passes, attempts) cells (`_cells_by` of `task_cells`)."""
-    per: dict[str, list[tuple[int, int]]] = {}
-    for (model,), tasks in pass_cells.items():
-        for passes, attempts in tasks.values():
-            if attempts:
-                per.setdefault(model, []).append((attempts, passes))
+def _pass_at_k(
+    pass_cells: dict[tuple, dict[str, tuple[int, int]]], unit: str = "model", counted: str = "attempts with a verdict"
+) -> list[dict[str, Any]]:
+    """Unbiased pass@k per `unit` from its per-task (passes, attempts) cells (`_cells_by`), over the
+    SAME tasks for every unit: k is 1 and the usual number of attempts per task, and pass@k averages
+    the tasks where every unit has at least k (`tasks@k`); each unit's tasks with fewer than k
+    (never attempted included) are counted (`short@k`) and named (`short_tasks@k`), never dropped
+    silently. `counted` says which attempts count (every trial, or those with a verdict)."""
+    per = {key[0]: {t: (c, n) for t, (c, n) in tasks.items()} for key, tasks in pass_cells.items()}
+    per = {u: cells for u, cells in per.items() if any(n for _, n in cells.values())}
+    if not per:
+        return []
+    every_task = sorted({t for cells in per.values() for t in cells})
+    sizes = [n for cells in per.values() for _, n in cells.values() if n]
+    usual = max(set(sizes), key=sizes.count)
+    common = {k: [t for t in every_task if all(per[u].get(t, (0, 0))[1] >= k for u in per)] for k in sorted({1, usual})}
     out = []
-    for m, cells in sorted(per.items(), key=lambda kv: str(kv[0])):
-        # k = the usual number of attempts; pass@k only averages tasks with at least k scored attempts
-        usual = max(set(n for n, _ in cells), key=[n for n, _ in cells].count)
-        entry: dict[str, Any] = {"model": m, "tasks": len(cells)}
-        for k in sorted({1, usual}):
-            eligible = [(n, c) for n, c in cells if n >= k]
-            entry[f"pass@{k}"] = sum(pass_at_k(n, c, k) for n, c in eligible) / len(eligible)
-            entry[f"tasks@{k}"] = len(eligible)
+    for u in sorted(per, key=str):
+        cells = per[u]
+        entry: dict[str, Any] = {unit: u, "counted": counted, "tasks": sum(1 for _, n in cells.values() if n)}
+        for k, tasks in common.items():
+            entry[f"pass@{k}"] = (
+                sum(pass_at_k(cells[t][1], cells[t][0], k) for t in tasks) / len(tasks) if tasks else None
+            )
+            entry[f"tasks@{k}"] = len(tasks)
+            short = [t for t in every_task if cells.get(t, (0, 0))[1] < k]
+            entry[f"short@{k}"] = len(short)
+            entry[f"short_tasks@{k}"] = ", ".join(short[:5]) + (", …" if len(short) > 5 else "")
         out.append(entry)
     return out
 
 
-def _coder_findings(view: dict[str, Any], rates: list[dict[str, Any]], label: str) -> list[str]:
-    """One coder's sentences: what it could judge, its top failure mode per model, bottlenecks."""
+def _coder_findings(view: dict[str, Any], rates: list[dict[str, Any]], label: str, modes_too: bool = True) -> list[str]:
+    """One coder's sentences: what it could judge, its top failure mode per model and bottlenecks
+    (`modes_too`; False where the systems' own failure modes are stated instead)."""
     found: list[str] = []
     for cov in view["coverage"]:
         m = cov["model"]
@@ -547,6 +606,8 @@ def _coder_findings(view: dict[str, Any], rates: list[dict[str, Any]], label: st
                 label + f"{m}: none of its {cov['failures']} failed attempts could be coded by `{view['coder']}` "
                 f"({cov['why_not_coded']})."
             )
+            continue
+        if not modes_too:
             continue
         if not modes:
             found.append(
@@ -575,7 +636,7 @@ def _coder_findings(view: dict[str, Any], rates: list[dict[str, Any]], label: st
                 f"judge ({t['n']} of {t['applied']}; 95% CI over tasks {_pct(t['cluster_low'])}–{_pct(t['cluster_high'])}; "
                 f"coverage {_pct(t['coverage'])} of {t['failures']} failures).{timed}"
             )
-    for b in view["bottlenecks"]:
+    for b in view["bottlenecks"] if modes_too else []:
         where = "the top failure mode" if b["within_top"] == 1 else "in the top two failure modes"
         gap = (rates[0]["pass_rate"] - rates[-1]["pass_rate"]) * 100 if len(rates) > 1 else 0
         if b["usable"]:
@@ -593,7 +654,7 @@ def _coder_findings(view: dict[str, Any], rates: list[dict[str, Any]], label: st
 
 def _findings(r: Report) -> list[str]:
     found = []
-    for view in [r.as_dict(), *r["beside"]]:
+    for view in [{"coder": r.coder, "taxonomy_version": r.taxonomy_version}, *r["beside"]]:
         if view["taxonomy_version"] and view["taxonomy_version"] != NEWEST:
             found.append(
                 f"`{view['coder']}` coded this store under taxonomy {view['taxonomy_version']}, not the newest "
@@ -625,31 +686,48 @@ def _findings(r: Report) -> list[str]:
             found.append(
                 f"{o['model']}: every attempt ({o['harness_errors']}) ended in a harness error; it has no pass rate."
             )
+    ended = [e for e in r["endings"] if e["failures"]]
+    if ended:
+        failures, timed = sum(e["failures"] for e in ended), sum(e["timed_out"] for e in ended)
+        found.append(
+            f"Time: {timed} of the {failures} failures ({_pct(timed / failures)}) ran out of time (agent_timeout), "
+            f"over {len(ended)} system(s); per system under 'How failures ended' and in each system's failure "
+            "modes (`timed_out`)."
+        )
     if r["by"] == "system":
         ranked = [x for x in r["systems"] if x["pass_rate"] is not None]
         if len(ranked) > 1:
             best, worst = ranked[0], ranked[-1]
             found.append(
-                "Systems (agent · model) are the unit here: a model's row would mix the agents that ran it. "
-                f"In the leaderboard's order {best['agent']} · {best['model']} leads at "
-                f"{_pct(best['leaderboard_accuracy'])} (runs {_pct(best['run_low'])}–{_pct(best['run_high'])}) and "
-                f"{worst['agent']} · {worst['model']} trails at {_pct(worst['leaderboard_accuracy'])} (runs "
-                f"{_pct(worst['run_low'])}–{_pct(worst['run_high'])}); every trial counts there, an error as a failure."
+                "Systems (agent · model) are the unit here: a model's row would mix the agents that ran it "
+                "(`--by model` pools them). "
+                f"In the leaderboard's order {best['agent']} · {best['model']} leads at leaderboard accuracy "
+                f"{_pct(best['leaderboard_accuracy'])} ({_spread_text(best)}) and {worst['agent']} · "
+                f"{worst['model']} trails at {_pct(worst['leaderboard_accuracy'])} ({_spread_text(worst)}); every "
+                "trial counts there, an error as a failure."
             )
-        found += [
-            _indistinguishable(c["higher_system"], c["lower_system"], c, " in solved trials")
-            for c in r["system_comparisons"]
-            if not c["distinguishable"]
-        ]
-    elif len(rates) > 1:
-        best, worst = rates[0], rates[-1]
-        found.append(
-            f"{best['model']} passes {_pct(best['pass_rate'])} of attempts ({_interval_text(best)}); "
-            f"{worst['model']} passes {_pct(worst['pass_rate'])} ({_interval_text(worst)})."
-        )
-        found += [_indistinguishable(c["higher"], c["lower"], c) for c in r["comparisons"] if not c["distinguishable"]]
-    for view in [{"coder": r["coder"], **{k: r[k] for k in _VIEW_KEYS}}, *r["beside"]]:
-        found += _coder_findings(view, rates, f"`{view['coder']}`: " if r["beside"] else "")
+        comparisons = [(c["higher_system"], c["lower_system"], c) for c in r["system_comparisons"]]
+        measure = " in solved trials"
+    else:
+        if len(rates) > 1:
+            best, worst = rates[0], rates[-1]
+            found.append(
+                f"Pooled by model (each row pools the systems listed under 'What each model row pools'): "
+                f"{best['model']} has a judged pass rate of {_pct(best['pass_rate'])} ({_interval_text(best)}); "
+                f"{worst['model']} {_pct(worst['pass_rate'])} ({_interval_text(worst)})."
+            )
+        comparisons = [(c["higher"], c["lower"], c) for c in r["comparisons"]]
+        measure = " in judged pass rate"
+    # the pairs a reader can tell apart first: they are the ranking's news
+    found += [_distinguishable(a, b, c, measure) for a, b, c in comparisons if c["distinguishable"]]
+    found += [_indistinguishable(a, b, c, measure) for a, b, c in comparisons if not c["distinguishable"]]
+    if r["by"] == "system":
+        found += _system_mode_findings(r)
+    pooled = "" if r["by"] == "model" else "per model, pooled, "
+    lead = {"coder": r["coder"], **{k: r[k] for k in _VIEW_KEYS}}
+    found += _coder_findings(lead, rates, f"`{r['coder']}`: " if r["beside"] else "", r["by"] == "model")
+    for view in r["beside"]:
+        found += _coder_findings(view, rates, f"`{view['coder']}` ({pooled}side by side): ")
     d = r["difficulty"]
     h = d["held_out"]
     irt_worse = "irt_log_loss" in h and h["irt_log_loss"] > h["baseline_log_loss"]
@@ -669,11 +747,19 @@ def _findings(r: Report) -> list[str]:
             f"Authored tiers match measured difficulty for {_pct(d['authored_matches_measured'])} of tasks; "
             f"{len(d['misplaced'])} most misplaced are listed."
         )
-    for s in r["signal"]:
-        found.append(
-            f"{s['model']}: {_pct(s['share_in_band'])} of its tasks are in the {r['band'][0]:.1f}–{r['band'][1]:.1f} "
-            f"band of predicted pass rate; {_pct(s['share_mixed'])} have mixed outcomes (0 < p < 1)."
-        )
+    if r["by"] == "system":
+        for s in r["system_signal"]:
+            found.append(
+                f"{s['system']}: {_pct(s['share_mixed'])} of its {s['tasks']} tasks have mixed outcomes (solved in "
+                "some attempts, not all): the ones that still carry training signal for it."
+            )
+    else:
+        for s in r["signal"]:
+            found.append(
+                f"{s['model']} (pooled by model): {_pct(s['share_in_band'])} of its tasks are in the "
+                f"{r['band'][0]:.1f}–{r['band'][1]:.1f} band of predicted pass rate; {_pct(s['share_mixed'])} have "
+                "mixed outcomes (0 < p < 1)."
+            )
     for m in sorted({x["model"] for x in r["milestones"]}):
         stops = [x for x in r["milestones"] if x["model"] == m and x["first_failed_milestone"] is not None]
         if stops:
@@ -756,6 +842,61 @@ def _findings(r: Report) -> list[str]:
     return found
 
 
+def _spread_text(system: dict[str, Any]) -> str:
+    """A system's spread as the `systems` read states it: over replicate runs or attempt indices."""
+    if system["spread_low"] is None:
+        return "one attempt per task: no spread"
+    over = "runs" if system["spread_method"] == "replicate runs" else "attempt i of every task"
+    return f"{_pct(system['spread_low'])}–{_pct(system['spread_high'])} over {system['replicates']} {over}"
+
+
+def _system_mode_findings(r: Report) -> list[str]:
+    """Per system, its top failure mode from the leading coder (shares of the failures it could judge,
+    as the planner reads them for that system), and a bottleneck only where every system shares it."""
+    found = []
+    top: dict[str, list[dict[str, Any]]] = {}
+    for row in r["system_failure_modes"]:
+        top.setdefault(row["system"], []).append(row)
+    for system, rows in top.items():
+        t = rows[0]
+        problems = _unusable(t)
+        if problems:
+            found.append(
+                f"{system}: no top failure mode stated — {t['code']} leads ({t['n']} of {t['applied']} judged "
+                f"failures) but {'; and '.join(problems)}."
+            )
+            continue
+        timed = (
+            f" {t['timed_out']} of those {t['n']} ran out of time (agent_timeout): read them as time, not as work "
+            "the tests found wrong."
+            if t["timed_out"] and t["timed_out"] >= queries.TIME_BOUND * t["n"]
+            else ""
+        )
+        found.append(
+            f"{system}: the top failure mode is {t['code']}, in {_pct(t['share'])} of the failures the coder could "
+            f"judge ({t['n']} of {t['applied']}; 95% CI over tasks {_pct(t['cluster_low'])}–{_pct(t['cluster_high'])}; "
+            f"coverage {_pct(t['coverage'])} of {t['failures']} failures; for planning: {t['for_planning']}).{timed}"
+        )
+    firsts = {rows[0]["code"] for rows in top.values()}
+    if len(top) > 1 and len(firsts) == 1:
+        found.append(f"{firsts.pop()} is the top failure mode of every one of the {len(top)} systems.")
+    elif len(top) > 1:
+        leads = Counter(rows[0]["code"] for rows in top.values())
+        found.append(
+            "No failure mode leads for every system: "
+            + ", ".join(f"{code} leads for {n}" for code, n in leads.most_common())
+            + "."
+        )
+    return found
+
+
+def _distinguishable(higher: str, lower: str, c: dict[str, Any], measure: str = "") -> str:
+    return (
+        f"{higher} is ahead of {lower}, distinguishably: the {c['difference'] * 100:+.1f}-point difference{measure} "
+        f"has a task-clustered 95% CI of {_signed(c['ci_low'])} to {_signed(c['ci_high'])} points."
+    )
+
+
 def _indistinguishable(higher: str, lower: str, c: dict[str, Any], measure: str = "") -> str:
     return (
         f"{higher} and {lower} are not distinguishable: the {c['difference'] * 100:+.1f}-point difference{measure} "
@@ -799,13 +940,14 @@ def _md_table(rows: list[dict[str, Any]], columns: list[str] | None = None, empt
 _VIEW_KEYS = ("coverage", "top_failure_modes", "bottlenecks", "cooccurrence", "failures_by_tier")
 
 
-def _coder_sections(view: dict[str, Any], coverage_min: float, label: str) -> list[tuple]:
-    """One coder's failure sections (`label` names the coder when several are side by side)."""
+def _coder_sections(view: dict[str, Any], coverage_min: float, label: str, pooled: str = "") -> list[tuple]:
+    """One coder's failure sections per model (`label` names the coder when several are side by
+    side; `pooled` starts every title: these rows pool a model's systems)."""
     coded = any(c["coded_failures"] for c in view["coverage"])
     no_codes = f"no failure codes from `{view['coder']}` (run `curriculab code`)" if not coded else ""
     sections = [
         (
-            f"Coder coverage{label}: failed attempts the coder could judge (a share is stated from "
+            pooled + f"coder coverage{label}: failed attempts the coder could judge (a share is stated from "
             f"{_pct(coverage_min)})",
             view["coverage"],
             None,
@@ -815,7 +957,7 @@ def _coder_sections(view: dict[str, Any], coverage_min: float, label: str) -> li
     for m, rows in view["top_failure_modes"].items():
         sections.append(
             (
-                f"Top failure modes{label} — {m} (share of the failures the coder could judge)",
+                pooled + f"top failure modes{label} — {m} (share of the failures the coder could judge)",
                 rows,
                 [
                     "code",
@@ -837,10 +979,10 @@ def _coder_sections(view: dict[str, Any], coverage_min: float, label: str) -> li
             )
         )
     if not view["top_failure_modes"]:
-        sections.append((f"Top failure modes{label}", [], None, no_codes or "no failed attempt got a code"))
+        sections.append((pooled + f"top failure modes{label}", [], None, no_codes or "no failed attempt got a code"))
     return sections + [
         (
-            f"Bottlenecks{label}",
+            pooled + f"bottlenecks{label}",
             [
                 {"code": b["code"], "within_top": b["within_top"], "usable": b["usable"], **b["shares"]}
                 for b in view["bottlenecks"]
@@ -849,13 +991,13 @@ def _coder_sections(view: dict[str, Any], coverage_min: float, label: str) -> li
             no_codes or "no code ranks at the top for every model (or fewer than two models have coded failures)",
         ),
         (
-            f"Code co-occurrence in failed attempts{label}",
+            pooled + f"code co-occurrence in failed attempts{label}",
             [{"codes": " + ".join(c["codes"]), "n": c["n"], "lift": c["lift"]} for c in view["cooccurrence"]],
             None,
             no_codes or "no failed attempt has two codes",
         ),
         (
-            f"Failure modes by tier{label}",
+            pooled + f"failure modes by tier{label}",
             view["failures_by_tier"],
             None,
             no_codes or "no coded failures on tasks with a tier",
@@ -863,13 +1005,74 @@ def _coder_sections(view: dict[str, Any], coverage_min: float, label: str) -> li
     ]
 
 
+def _ability_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A stored ability as the report names it: the IRT ability, and the pass rate it was fitted on as what it is."""
+    named = {k: v for k, v in row.items() if k != "pass_rate"}
+    return {**named, "judged_pass_rate_fitted": row.get("pass_rate")}
+
+
 def _sections(r: Report) -> list[tuple[str, list[dict[str, Any]], list[str] | None, str]]:
     """(title, rows, columns, why it may be empty) for every table, in order: one list for md and html."""
     held = r["difficulty"]["held_out"]
     irt_worse = "irt_log_loss" in held and held["irt_log_loss"] > held["baseline_log_loss"]
-    sections = [
+    pooled = "Pooled by model — "  # the first pooled table says which systems each model row pools
+    systems = [
         (
-            "Pass rates (harness errors apart; intervals: Wilson over attempts, and bootstrap over tasks)",
+            "Systems: agent × model, in the leaderboard's order (leaderboard accuracy: every trial counts, an error is "
+            "a failure, mean over runs; the spread over replicate runs, or over attempt i of every task where one run "
+            "holds them all; judged pass rate over attempts with a verdict beside it)",
+            r["systems"],
+            [
+                "agent",
+                "agent_version",
+                "model",
+                "runs",
+                "trials",
+                "attempts",
+                "passes",
+                "pass_rate",
+                "errors",
+                "leaderboard_accuracy",
+                "replicates",
+                "spread_low",
+                "spread_high",
+                "spread_method",
+            ],
+            "no attempts",
+        ),
+        (
+            "Ranking of systems: each against the next in the leaderboard's order, by its share of trials solved "
+            "(every trial counts, as on the leaderboard; task-clustered 95% CI of the difference)",
+            r["system_comparisons"],
+            None,
+            "fewer than two systems with a pass rate",
+        ),
+        (
+            "pass@k per system (unbiased, over the same tasks for every system; short@k: tasks with fewer than k)",
+            r["system_pass_at_k"],
+            None,
+            "no attempts",
+        ),
+        (
+            f"Top failure modes per system (`{r['coder']}`; share of the failures the coder could judge; timed_out: "
+            "those that ran out of time; for_planning: what the planner does with the code for that system)",
+            r["system_failure_modes"],
+            None,
+            "no failed attempt got a code",
+        ),
+        (
+            "System abilities (IRT ability θ, a fit whose unit is the system; flagged tasks left out)",
+            r["system_abilities"],
+            None,
+            "fewer than two systems or tasks",
+        ),
+        ("Signal per system: tasks with mixed outcomes", r["system_signal"], None, "no attempts with a verdict"),
+    ]
+    models = [
+        (pooled + "what each model row pools (agents and runs)", r["pooling"], None, "no attempts"),
+        (
+            pooled
+            + "judged pass rates (harness errors apart; intervals: Wilson over attempts, and bootstrap over tasks)",
             r["overview"],
             [
                 "model",
@@ -886,52 +1089,16 @@ def _sections(r: Report) -> list[tuple[str, list[dict[str, Any]], list[str] | No
             "no attempts",
         ),
         (
-            "Ranking: each model against the next (task-clustered 95% CI of the difference)",
+            pooled + "ranking: each model against the next (task-clustered 95% CI of the difference)",
             r["comparisons"],
             None,
             "fewer than two models with a pass rate",
         ),
-        (
-            "Systems: agent × model, in the leaderboard's order (leaderboard accuracy: every trial counts, an error is "
-            "a failure, mean over runs; pass rate over attempts with a verdict beside it)",
-            r["systems"],
-            [
-                "agent",
-                "agent_version",
-                "model",
-                "runs",
-                "trials",
-                "attempts",
-                "passes",
-                "pass_rate",
-                "errors",
-                "leaderboard_accuracy",
-                "run_low",
-                "run_high",
-            ],
-            "no attempts",
-        ),
-        (
-            "Ranking of systems: each against the next in the leaderboard's order, by its share of trials solved "
-            "(every trial counts, as on the leaderboard; task-clustered 95% CI of the difference)",
-            r["system_comparisons"],
-            None,
-            "fewer than two systems with a pass rate",
-        ),
-        ("pass@k per system (unbiased)", r["system_pass_at_k"], None, "no attempts with a verdict"),
-        (
-            f"Top failure modes per system (`{r['coder']}`; share of the failures the coder could judge)",
-            r["system_failure_modes"],
-            None,
-            "systems are compared only where agents share a model (`--by system` asks for them)"
-            if r["by"] != "system"
-            else "no failed attempt got a code",
-        ),
-        ("What each model row pools (agents and runs)", r["pooling"], None, "no attempts"),
     ]
+    model_views = []
     for view in [{"coder": r["coder"], **{k: r[k] for k in _VIEW_KEYS}}, *r["beside"]]:
-        sections += _coder_sections(view, r["coverage_min"], f" — `{view['coder']}`" if r["beside"] else "")
-    sections += [
+        model_views += _coder_sections(view, r["coverage_min"], f" — `{view['coder']}`" if r["beside"] else "", pooled)
+    difficulty = [
         (
             "Authored tier × measured tier (tasks)"
             + (" — not relied on: IRT is worse than the per-task pass rate held out" if irt_worse else ""),
@@ -947,16 +1114,13 @@ def _sections(r: Report) -> list[tuple[str, list[dict[str, Any]], list[str] | No
             held.get("error", ""),
         ),
         (
-            "System abilities (IRT, a fit whose unit is the system; flagged tasks left out)",
-            r["system_abilities"],
+            pooled + "model abilities (IRT ability θ; judged_pass_rate_fitted: over the fitted tasks only)",
+            [_ability_row(a) for a in r["difficulty"]["abilities"]],
             None,
-            "systems are compared only where agents share a model (`--by system` asks for them)"
-            if r["by"] != "system"
-            else "fewer than two systems or tasks",
+            "no fit",
         ),
-        ("Model abilities (IRT)", r["difficulty"]["abilities"], None, "no fit"),
-        (f"Signal: informative band {r['band'][0]}–{r['band'][1]}", r["signal"], None, "no fit"),
-        ("pass@k (unbiased)", r["pass_at_k"], None, "no attempts with a verdict"),
+        (pooled + f"signal: informative band {r['band'][0]}–{r['band'][1]}", r["signal"], None, "no fit"),
+        (pooled + "pass@k (unbiased, over the same tasks for every model)", r["pass_at_k"], None, "no attempts"),
         ("Milestones: first failing milestone", r["milestones"], None, "no milestone-graded attempts"),
         (
             "How failures ended, per system (the harness's record: out of time, another agent fault, or at the "
@@ -1018,7 +1182,11 @@ def _sections(r: Report) -> list[tuple[str, list[dict[str, Any]], list[str] | No
             "no coded rollouts (they are coded as they land; `curriculab code --coder verifier` codes older ones)",
         ),
     ]
-    return sections
+    pooled_rest = [x for x in difficulty if x[0].startswith(pooled)]
+    neutral = [x for x in difficulty if not x[0].startswith(pooled)]
+    if r["by"] == "system":
+        return systems + neutral + models + model_views + pooled_rest
+    return models + model_views + pooled_rest + systems + neutral
 
 
 def _coders_text(r: Report) -> str:

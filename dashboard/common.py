@@ -51,6 +51,11 @@ PERCENT_COLUMNS = (
     "share_in_band",
     "observed_pass_rate",
     "predicted_pass_rate",
+    "timeout_share",
+    "spread_low",
+    "spread_high",
+    "run_low",
+    "run_high",
 )
 """Table columns that hold a proportion: shown as percentages."""
 

@@ -14,6 +14,7 @@ import streamlit as st
 from curriculab.analysis import queries
 from curriculab.dashboard.common import read, table
 from curriculab.dashboard.terminal import show_terminal
+from curriculab.trajectory.vocabulary import AGENT_FAULTS
 
 STEPS_PER_PAGE = 100
 """Steps drawn at once: a 1,000-step trajectory stays fast; the range selector shows the rest."""
@@ -79,6 +80,22 @@ def edit_content(step: dict[str, Any]) -> tuple[str, str] | None:
     return (str(written), "text") if written is not None else None
 
 
+def _fault_words(summary: dict[str, Any]) -> tuple[str, str]:
+    """(text, help) for the fault a record names, as the outcomes policy reads it: an agent's own
+    fault (a timeout, a crash) is the agent's, not the harness's, and a passed attempt keeps its pass."""
+    fault = summary["harness_error"]
+    if fault in AGENT_FAULTS:
+        after = "it passed all the same" if summary["outcome"] == "passed" else "counted as its failure"
+        return (
+            f"**Agent fault** `{fault}` ({after})",
+            summary["exception_type"] or "The agent's own fault (it ran out of time or crashed): not a harness error.",
+        )
+    return (
+        f"**Harness error** `{fault or 'none'}`",
+        summary["exception_type"] or "Faults outside the agent; an attempt without a verdict is left out of pass rates",
+    )
+
+
 def _header(summary: dict[str, Any]) -> None:
     st.subheader(f"{summary['task_id']} · attempt `{summary['trajectory_id']}`")
     # long values (a system's name, a harness error) as text, never cut to fit a metric's column
@@ -88,11 +105,8 @@ def _header(summary: dict[str, Any]) -> None:
     columns[1].metric("Reward", "–" if summary["reward"] is None else f"{summary['reward']:.2f}")
     columns[2].metric("Tests passed", f"{summary['tests_passed']}/{summary['tests']}" if summary["tests"] else "–")
     columns[3].metric("Steps", summary["n_steps"] or 0)
-    columns[4].markdown(
-        f"**Harness error** `{summary['harness_error'] or 'none'}`",
-        help=summary["exception_type"]
-        or "Faults outside the agent; an attempt without a verdict is left out of pass rates",
-    )
+    fault, hint = _fault_words(summary)
+    columns[4].markdown(fault, help=hint)
     details = [f"run `{summary['run_id']}`", f"authored tier {summary['tier'] or '(none)'}"]
     if summary["milestones_total"]:
         details.append(f"milestones {summary['milestones_passed'] or 0}/{summary['milestones_total']} passed")

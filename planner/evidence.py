@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from curriculab.analysis import queries
-from curriculab.analysis.labels import EXACT_METHODS, planner_use_by_code
+from curriculab.analysis.labels import EXACT_METHODS, system_planner_use
 from curriculab.analysis.queries import COVERAGE_MIN
 from curriculab.analysis.store import Store
 from curriculab.taxonomy.taxonomy import load_taxonomy
@@ -159,25 +159,30 @@ class CodeDecision:
 
 
 def failure_targets(
-    store: Store, model: str, coder: str = "rules", min_share: float = 0.05
+    store: Store, model: str, coder: str = "rules", min_share: float = 0.05, agent: str | None = None
 ) -> tuple[list[CodeDecision], str | None]:
-    """The model's failure codes from one coder with their remediation targets: only codes whose
-    reliability is known — measured out of sample against people's labels, or exact by
-    construction (verifier-derived codes, `method: verifier`) — and whose coverage clears the
-    report's threshold are used; the others are listed with the reason."""
+    """The model's failure codes from one coder with their remediation targets (`agent`: the one
+    system agent · model): only codes `planner_use` lets the planner read — reliable for the
+    system's format families out of sample, or exact by construction, with a curriculum effect,
+    and not mostly out of time — and whose coverage clears the report's threshold are used; the
+    others are listed with the reason."""
     version = queries.latest_taxonomy_version(store, coder)
     if version is None:
         return [], None
     taxonomy = load_taxonomy(version)
-    distribution = queries.records(queries.failure_distribution(store, coder, model=model, taxonomy_version=version))
-    reliability = queries.records(queries.code_reliability(store, coder, taxonomy_version=version))
-    # a code vouched for on one agent's logs says nothing of another's: the model's own families decide
-    families = queries.format_families(queries.failure_formats.records(store, model=model)).get(model, [])
-    decided = planner_use_by_code(reliability, [row["code"] for row in distribution], version, families)
-    timed_out = {
-        r["code"]: (r["present"], r["timed_out"])
-        for r in queries.records(queries.code_timeouts(store, coder, model=model, taxonomy_version=version))
-    }
+    if agent is None:
+        distribution = queries.records(
+            queries.failure_distribution(store, coder, model=model, taxonomy_version=version)
+        )
+    else:
+        distribution = [
+            r
+            for r in queries.failure_distribution.records(
+                store, coder, taxonomy_version=version, scope=queries.Scope(agent=agent, model=model)
+            )
+            if r["code"] != "harness_failure"
+        ]
+    decided = system_planner_use(store, coder, version, model, agent, [row["code"] for row in distribution])
     decisions = []
     for row in distribution:
         code = row["code"]
@@ -196,19 +201,8 @@ def failure_targets(
             reward_term=target.reward_term if target else None,
             method=use.method,
         )
-        present, timed = timed_out.get(code, (0, 0))
         if not use.used:  # the one statement (`planner_use`) the pages and the report print too
             decisions.append(CodeDecision(**common, used=False, reason=use.why))
-        elif timed and timed >= queries.TIME_BOUND * present and target and target.tiers:
-            # a test that failed because the agent ran out of time is no evidence the task was too hard
-            decisions.append(
-                CodeDecision(
-                    **common,
-                    used=False,
-                    reason=f"not read as difficulty: {timed} of its {present} failures ran out of time "
-                    "(agent_timeout): read as time (the plan's time: reason)",
-                )
-            )
         elif coverage is None or coverage < COVERAGE_MIN:
             decisions.append(
                 CodeDecision(
@@ -242,33 +236,38 @@ def failure_targets(
     return decisions, version
 
 
-def time_reading(store: Store, model: str) -> str | None:
-    """A reason about time when most of `model`'s failures ran out of time (the harness recorded
-    `agent_timeout`), naming the tasks it timed out on most; None otherwise."""
-    endings = queries.records(queries.failure_endings(store, model=model))
+def time_reading(store: Store, model: str, agent: str | None = None) -> str | None:
+    """A reason about time when most of `model`'s failures (`agent`: the system agent · model's) ran
+    out of time (the harness recorded `agent_timeout`), naming the tasks it timed out on most; None
+    otherwise."""
+    scope = None if agent is None else queries.Scope(agent=agent, model=model)
+    endings = queries.records(queries.failure_endings(store, model=model, scope=scope))
     failures, timed = sum(e["failures"] for e in endings), sum(e["timed_out"] for e in endings)
     if not failures or timed < queries.TIME_BOUND * failures:
         return None
-    tasks = queries.records(queries.failure_endings(store, model=model, by="task"))
+    tasks = queries.records(queries.failure_endings(store, model=model, by="task", scope=scope))
     per_task: dict[str, int] = {}
     for t in tasks:
         per_task[t["task_id"]] = per_task.get(t["task_id"], 0) + t["timed_out"]
     longest = sorted((t for t in per_task if per_task[t]), key=lambda t: (-per_task[t], t))[:5]
+    name = model if agent is None else f"{agent} · {model}"
     return (
-        f"time: {timed} of {model}'s {failures} failures ({timed / failures:.0%}) ran out of time (agent_timeout), "
+        f"time: {timed} of {name}'s {failures} failures ({timed / failures:.0%}) ran out of time (agent_timeout), "
         f"most on {', '.join(f'{t} ({per_task[t]})' for t in longest)}: its failures are about time and long tasks, "
         "so they shift no tier towards easier tasks; give its episodes more time or turns, or split long tasks"
     )
 
 
-def coded_decisions(store: Store, model: str, coders: Sequence[str]) -> tuple[list[CodeDecision], list[str]]:
-    """Every coder's `failure_targets` for `model` (none when the store does not know it) and the
-    `coder:version` each read."""
+def coded_decisions(
+    store: Store, model: str, coders: Sequence[str], agent: str | None = None
+) -> tuple[list[CodeDecision], list[str]]:
+    """Every coder's `failure_targets` for `model` (`agent`: the system agent · model; none when the
+    store does not know it) and the `coder:version` each read."""
     decisions: list[CodeDecision] = []
     versions = []
     if model in queries.known_models(store):
         for coder in coders:
-            found, version = failure_targets(store, model, coder)
+            found, version = failure_targets(store, model, coder, agent=agent)
             decisions += found
             if version:
                 versions.append(f"{coder}:{version}")

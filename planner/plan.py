@@ -80,6 +80,10 @@ class _PlanCommon(BaseModel):
     """Version of the planning rules."""
     target_model: str
     """The model the plan is for (the name its trajectories carry in the store)."""
+    target_agent: str | None = None
+    """The agent of the one system the plan is for (`plan --system "AGENT · MODEL"`); None: every
+    system of the model, pooled (`plan --model`). Left out of the plan id when None, so ids stored
+    before it existed stay what they were."""
     strategy: str
     """A problem plan's reward: tarot (tier-weighted), or a baseline (avg_reward, pass_all); a task plan's: milestones."""
     codes: list[dict[str, Any]]
@@ -103,6 +107,11 @@ class _PlanCommon(BaseModel):
     reasons: list[str] = Field(default_factory=list)
     """Every decision with the figure that caused it."""
 
+    @property
+    def target(self) -> str:
+        """Whom the plan is for, as the report names it: the system agent · model, or the model."""
+        return f"{self.target_agent} · {self.target_model}" if self.target_agent else self.target_model
+
     def content_id(self) -> str:
         """The plan id: a hash of the content, `kind` left out (it follows from `problems`). Plans had no kind
         before schema 17 (`_hashed` gives the body they were hashed over then), so ids stay what they were: a
@@ -112,7 +121,11 @@ class _PlanCommon(BaseModel):
         return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
     def _hashed(self) -> dict[str, Any]:
-        return self.model_dump(exclude={"plan_id", "kind"})
+        return self.model_dump(exclude={"plan_id", "kind", *self._unused()})
+
+    def _unused(self) -> set[str]:
+        """Fields this plan does not use, kept out of its id (a field added later leaves old ids as they were)."""
+        return {"target_agent"} if self.target_agent is None else set()
 
 
 class ProblemPlan(_PlanCommon):
@@ -166,7 +179,7 @@ class TaskPlan(_PlanCommon):
         # the problem-plan fields a task plan held, empty, before plans had kinds
         legacy: dict[str, Any] = {"capability": {}, "band": "tasks", "schedule": "all", "start_tier": None}
         legacy |= {"weights": {}, "alpha_bias": {}, "thresholds": {"group_size": self.group_size}, "dynamic": {}}
-        return self.model_dump(exclude={"plan_id", "kind", "group_size"}) | legacy
+        return self.model_dump(exclude={"plan_id", "kind", "group_size", *self._unused()}) | legacy
 
 
 Plan = Annotated[ProblemPlan | TaskPlan, Field(discriminator="kind")]
@@ -294,12 +307,35 @@ def pooling_warnings(store: Store, model: str) -> list[str]:
     return [
         f"{POOLING_WARNING}{pooled}: "
         + (
-            "its capability and pass rates mix systems. Plan for one system's runs (ingest them under their own model "
+            'its capability and pass rates mix systems. Plan for one system (`plan --system "AGENT · MODEL"`: its '
+            "codes and time; its capability stays the model's unless its runs are ingested under their own model "
             "name with `curriculab ingest --model`/`--identities`)"
             if kind == "agents"
             else "they may be different models. Name them with `curriculab ingest --model` or `--identities`"
         )
     ]
+
+
+def plan_target(store: Store, model: str | None, system: str | None) -> tuple[str | None, str, bool]:
+    """(agent, model, whether its attempts are agent episodes) for `plan --model M` or `plan --system
+    "AGENT · MODEL"` (agent None for a model's systems pooled); a system the store does not hold is an
+    error listing the ones it does."""
+    agent = None
+    if system is not None:
+        if model is not None:
+            raise PlanError('give --model M or --system "AGENT · MODEL", not both')
+        agent, _, model = (part.strip() for part in system.partition("·"))
+        if not agent or not model:
+            raise PlanError(f'--system {system!r} is not "AGENT · MODEL". Copy a system from `curriculab report`')
+        known = [queries.system_name(r["agent"], r["model"]) for r in queries.systems.records(store)]
+        if queries.system_name(agent, model) not in known:
+            raise PlanError(f"no system {system!r} in the store. Known systems: {', '.join(known) or 'none'}")
+    if model is None:
+        raise PlanError(
+            'plan needs --model M or --system "AGENT · MODEL" (or a subcommand: show, diff). List models: '
+            'curriculab query "select distinct model from trajectories"'
+        )
+    return agent, model, queries.attempts_are_episodes(store, model, agent)
 
 
 def build_plan(
@@ -314,9 +350,11 @@ def build_plan(
     dynamic: DynamicSettings | None = None,
     strategy: str = "tarot",
     shift_strength: float = 0.5,
+    agent: str | None = None,
 ) -> ProblemPlan:
-    """Plan a curriculum for `model` from the store (read-only; nothing is written). `thresholds` and
-    `dynamic`: the defaults of `Thresholds()` and `DynamicSettings()` when not given."""
+    """Plan a curriculum for `model` from the store (read-only; nothing is written); `agent`: for the
+    one system agent · model (its failure codes and time; capability and mix stay the model's).
+    `thresholds` and `dynamic`: the defaults of `Thresholds()` and `DynamicSettings()` when not given."""
     thresholds = thresholds if thresholds is not None else Thresholds()
     dynamic = dynamic if dynamic is not None else DynamicSettings()
     if strategy not in STRATEGIES:
@@ -365,8 +403,13 @@ def build_plan(
                     f"zero-variance guard: {chosen} pass rate {measured[chosen]:.2f} → {same[chosen]:.0%} of "
                     f"groups of {g} all-same (limit {limit:.0%}): start there"
                 )
-    decisions, versions = coded_decisions(store, model, coders)
-    if timing := time_reading(store, model):
+    decisions, versions = coded_decisions(store, model, coders, agent)
+    if agent is not None:
+        reasons.append(
+            f"for the system {agent} · {model}: its failure codes and time; capability and the mix read every "
+            f"attempt of {model}"
+        )
+    if timing := time_reading(store, model, agent):
         reasons.append(timing)
     weights, alpha_bias = shift_toward(WEIGHTS[preset], decisions, shift_strength)
     shifting = [d for d in decisions if d.used and d.tiers]
@@ -408,6 +451,7 @@ def build_plan(
         )
     plan = ProblemPlan(
         target_model=model,
+        target_agent=agent,
         strategy=strategy,
         band=band,
         schedule=schedule,
@@ -599,10 +643,10 @@ def explain(plan: Plan) -> list[str]:
     if isinstance(plan, TaskPlan):
         rewards = ", ".join(f"{f} {w:.3f}" for f, w in zip(plan.reward_functions, plan.reward_weights))
         held = f", {len(plan.held_out)} held out" if plan.held_out else ""
-        head = f"task plan {plan.plan_id} for {plan.target_model}: suite {plan.suite}, rewards {rewards}, "
+        head = f"task plan {plan.plan_id} for {plan.target}: suite {plan.suite}, rewards {rewards}, "
         return [head + f"{len(plan.task_mix)} tasks ({rows} rows){held}", *plan.reasons]
     head = (
-        f"plan {plan.plan_id} for {plan.target_model}: {plan.strategy}, {plan.schedule}"
+        f"plan {plan.plan_id} for {plan.target}: {plan.strategy}, {plan.schedule}"
         + (f" starting on {plan.start_tier}" if plan.start_tier else "")
         + f", w {', '.join(f'{t} {plan.weights[t]:.3f}' for t in TIERS)}, {len(plan.task_mix)} problems ({rows} rows)"
     )

@@ -57,6 +57,7 @@ def build_task_plan(
     shift_strength: float = 2.0,
     group_size: int = 4,
     rows_per_task: int = 3,
+    agent: str | None = None,
 ) -> TaskPlan:
     """A task plan for `model` over the suite's `task_ids` (read-only). `held_out` tasks are kept
     out of training (the loop's held-out evaluation uses them)."""
@@ -91,8 +92,8 @@ def build_task_plan(
             + ("; …" if len(suspect) > 5 else "")
             + "): `curriculab tasks checked ID` puts one back"
         )
-    decisions, versions = coded_decisions(store, model, coders)
-    if timing := time_reading(store, model):
+    decisions, versions = coded_decisions(store, model, coders, agent)  # `agent`: one system's codes and time
+    if timing := time_reading(store, model, agent):
         reasons.append(timing)
     if model not in queries.known_models(store):
         reasons.append(f"no trajectories of {model} in the store: every task weighs the same, the outcome reward alone")
@@ -177,6 +178,7 @@ def build_task_plan(
         reasons.append(f"reward: {BASE_REWARD} alone (no used code switches on a process term)")
     plan = TaskPlan(
         target_model=model,
+        target_agent=agent,
         strategy="milestones",
         group_size=group_size,
         codes=[asdict(d) for d in decisions],

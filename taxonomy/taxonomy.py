@@ -172,18 +172,36 @@ class Taxonomy(BaseModel):
 def load_taxonomy(source: str | Path | None = None) -> Taxonomy:
     """Load a taxonomy by version name (`v4`, from this package; None: the newest) or from a YAML path."""
     source = source or NEWEST
+    if isinstance(source, str) and source in _SHIPPED:  # `planner_use` asks hundreds of times per report
+        return _SHIPPED[source]
+    taxonomy = _load(_path(source))
+    if isinstance(source, str) and not source.endswith((".yaml", ".yml")):
+        _SHIPPED[source] = taxonomy
+    return taxonomy
+
+
+_SHIPPED: dict[str, Taxonomy] = {}
+"""The package's versions by name, once loaded (their files do not change while a process runs)."""
+
+
+def _path(source: str | Path) -> Path:
     path = (
         PACKAGE_DIR / f"{source}.yaml"
         if isinstance(source, str) and not str(source).endswith((".yaml", ".yml"))
         else Path(source)
     )
-    return _load(path.resolve())
+    return path.resolve()
+
+
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's safe loader where PyYAML was built with it: ten times faster than the pure-Python one,
+and `report`/`plan` read five taxonomy files on every call (through `planner_use`)."""
 
 
 @functools.lru_cache(maxsize=16)
 def _load(path: Path) -> Taxonomy:
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)
     except FileNotFoundError:
         raise TaxonomyError(
             f"taxonomy file {path}: not found. Pass a version shipped with curriculab (v1 … {NEWEST}) or an existing YAML file"

@@ -559,7 +559,8 @@ def test_plan_fits_difficulty_itself_for_a_model_with_no_tiered_results(cli_run,
     assert cli_run("ingest", str(fixtures / "tb-leaderboard")).exit_code == 0
     fitted = "select count(*) as n from irt_models"
     assert json.loads(cli_run("query", fitted, "--json").stdout) == [{"n": 0}]
-    done = cli_run("plan", "--model", "claude-opus-4-1-20250805", "--json")
+    # its attempts are agent episodes: a problem plan is asked for (a task plan is the default there)
+    done = cli_run("plan", "--model", "claude-opus-4-1-20250805", "--problems", "builtin", "--json")
     assert done.exit_code == 0, done.output
     counts = "select count(distinct task_id) as tasks, count(distinct model) as models from trajectories where outcome <> 'error'"
     tasks, models = json.loads(cli_run("query", counts, "--json").stdout)[0].values()

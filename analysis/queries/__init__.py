@@ -81,6 +81,7 @@ from curriculab.analysis.queries.difficulty import (
     solve_matrix,
     task_difficulty,
     task_health,
+    tasks_tried,
     tier_calibration,
 )
 from curriculab.analysis.queries.failures import (
@@ -132,10 +133,13 @@ from curriculab.analysis.queries.timing import (
 )
 from curriculab.analysis.queries.training import episode_codes, plans, rollout_codes, training_curves, training_runs
 from curriculab.analysis.queries.trajectories import (
+    EPISODE_FORMATS,
+    attempts_are_episodes,
     failure_formats,
     format_families,
     selected_trajectories,
     steps_of,
+    system_name,
     trajectories_with_code,
     trajectory,
     trajectory_coders,
@@ -194,6 +198,9 @@ __all__ = [
     "failure_distribution",
     "failure_formats",
     "format_families",
+    "EPISODE_FORMATS",
+    "attempts_are_episodes",
+    "system_name",
     "failure_endings",
     "filter_options",
     "fit_staleness",
@@ -238,6 +245,7 @@ __all__ = [
     "task_difficulty",
     "task_health",
     "task_metadata_coverage",
+    "tasks_tried",
     "task_pass_rates",
     "tasks_by_id",
     "taxonomy_versions",

@@ -170,21 +170,22 @@ def harness_errors(store: Store, *, model: str | None = None, scope: Scope | Non
     agent's own fault (a timeout, a crash) is the agent's failure and counts; any other fault with a
     verdict keeps the verdict, flagged.
 
-    Columns: model, harness_error (`unnamed` where a record with no verdict named none), verdict
+    Columns: system (agent · model), model, harness_error (`unnamed` where a record with no verdict named none), verdict
     (`INFRASTRUCTURE_FAULT`, `AGENT_FAULT_FAILED`, `AGENT_FAULT_PASSED` — an agent's fault on an
     attempt that passed anyway is no failure — or `<outcome> (stands, flagged)`), attempts.
     """
-    where, params = _where({"model": "model"}, after_where=True, model=model)
+    where, params = _where({"model": "t.model"}, after_where=True, model=model)
     clause, scope_params = (scope or EVERYTHING).clause("t")
     return (
         f"""
-        select model, coalesce(harness_error, 'unnamed') as harness_error,
+        select {_SYSTEM.format(model="t.model")} as system, t.model, coalesce(harness_error, 'unnamed') as harness_error,
                case when outcome = 'error' then '{INFRASTRUCTURE_FAULT}'
                     when list_contains(?, harness_error) and outcome = 'passed' then '{AGENT_FAULT_PASSED}'
                     when list_contains(?, harness_error) then '{AGENT_FAULT_FAILED}'
                     else outcome || ' (stands, flagged)' end as verdict,
                count(*) as attempts
-        from trajectories t where (harness_error is not null or outcome = 'error') and {clause} {where}
+        from trajectories t left join runs r on r.run_id = t.run_id
+        where (harness_error is not null or outcome = 'error') and {clause} {where}
         group by all order by all""",
         [sorted(AGENT_FAULTS), sorted(AGENT_FAULTS), *scope_params, *params],
     )
@@ -262,7 +263,10 @@ def systems(store: Store, *, model: str | None = None, scope: Scope | None = Non
     passes, pass_rate (over attempts), ci_low, ci_high (Wilson 95% of pass_rate), errors (no
     verdict), leaderboard_accuracy (every trial counts and an error is a failure, averaged over
     runs: the figure Terminal-Bench publishes), run_low, run_high (the lowest and highest run's
-    accuracy: the run-to-run spread), run_accuracies (each run's accuracy, in run order).
+    accuracy: the run-to-run spread), run_accuracies (each run's accuracy, in run order);
+    replicates, spread_low, spread_high, spread_method: the spread for every system — over its
+    replicate runs where run ids separate them, else over its attempts per task (attempt i of every
+    task as one replicate: `attempt index`), else none (`one attempt per task`).
     """
     where, params = _where({"model": "t.model"}, model=model)
     where, params = _and_scope(where, params, scope, "t")
@@ -272,16 +276,33 @@ def systems(store: Store, *, model: str | None = None, scope: Scope | None = Non
             select coalesce(r.agent, '(unknown)') as agent, coalesce(r.agent_version, '') as agent_version, t.model,
                    t.run_id, count(*) as trials, count(*) filter (t.outcome <> 'error') as attempts,
                    count(*) filter (t.outcome = 'passed') as passes, count(*) filter (t.outcome = 'error') as errors
-            from trajectories t left join runs r on r.run_id = t.run_id{where} group by all)
-        select agent, agent_version, model, count(*) as runs, sum(trials)::bigint as trials, sum(attempts)::bigint as attempts,
+            from trajectories t left join runs r on r.run_id = t.run_id{where} group by all),
+        per_attempt as (
+            select coalesce(r.agent, '(unknown)') as agent, coalesce(r.agent_version, '') as agent_version, t.model,
+                   t.attempt, count(*) filter (t.outcome = 'passed') / count(*) as accuracy
+            from trajectories t left join runs r on r.run_id = t.run_id{where} group by all),
+        by_attempt as (
+            select agent, agent_version, model, count(*) as attempt_indices, min(accuracy) as attempt_low,
+                   max(accuracy) as attempt_high
+            from per_attempt group by all),
+        by_run as (
+            select agent, agent_version, model, count(*) as runs, sum(trials)::bigint as trials, sum(attempts)::bigint as attempts,
                sum(passes)::bigint as passes, sum(passes) / nullif(sum(attempts), 0) as pass_rate,
                wilson_low(sum(passes)::bigint, sum(attempts)::bigint) as ci_low,
                wilson_high(sum(passes)::bigint, sum(attempts)::bigint) as ci_high, sum(errors)::bigint as errors,
                avg(passes / trials) as leaderboard_accuracy, min(passes / trials) as run_low,
                max(passes / trials) as run_high, list(passes / trials order by run_id) as run_accuracies
-        from per_run group by all
+        from per_run group by all)
+        select r.*,
+               case when r.runs > 1 then r.runs when a.attempt_indices > 1 then a.attempt_indices else 1 end
+                   as replicates,
+               case when r.runs > 1 then r.run_low when a.attempt_indices > 1 then a.attempt_low end as spread_low,
+               case when r.runs > 1 then r.run_high when a.attempt_indices > 1 then a.attempt_high end as spread_high,
+               case when r.runs > 1 then 'replicate runs' when a.attempt_indices > 1 then 'attempt index'
+                    else 'one attempt per task' end as spread_method
+        from by_run r join by_attempt a using (agent, agent_version, model)
         order by leaderboard_accuracy desc nulls last, pass_rate desc nulls last, agent, model""",
-        params,
+        [*params, *params],
     )
 
 

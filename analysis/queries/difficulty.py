@@ -8,7 +8,7 @@ from curriculab.analysis.store import Store
 
 if TYPE_CHECKING:  # reads return DataFrames, but DuckDB imports pandas only when one is made:
     import pandas as pd  # ingest's readers import the read API and never make one
-from curriculab.analysis.queries.core import _SYSTEM, TIME_BOUND, Scope, SqlRead, Statement, _where
+from curriculab.analysis.queries.core import _SYSTEM, EVERYTHING, TIME_BOUND, Scope, SqlRead, Statement, _where
 
 
 def task_difficulty(
@@ -30,6 +30,12 @@ def task_difficulty(
         where += f"task_id in (select a.task_id from trajectories a where {clause})"
         params = [*params, *scope_params]
     return store.frame(f"select * from v_task_difficulty{where} order by difficulty desc", params)
+
+
+def tasks_tried(store: Store, *, scope: Scope | None = None) -> int:
+    """How many distinct tasks the scope's attempts tried (flagged tasks too: the fit leaves those out)."""
+    clause, params = (scope or EVERYTHING).clause("a")
+    return int(store.query(f"select count(distinct a.task_id) from trajectories a where {clause}", params).scalar())
 
 
 def _models_in(scope: Scope | None, where: str, params: list[Any]) -> tuple[str, list[Any]]:

@@ -77,11 +77,12 @@ def failure_distribution(
 def code_timeouts(
     store: Store, coder: str = "rules", *, model: str | None = None, taxonomy_version: str | None = None
 ) -> Statement:
-    """Per model and code: failures with the code (present), and of those how many ran out of time
-    (the harness recorded `agent_timeout`): an `all_tests_fail` that timed out says the agent needed
-    more time, not only that its work was wrong.
+    """Per system (agent · model) and code: failures with the code (present), and of those how many
+    ran out of time (the harness recorded `agent_timeout`): an `all_tests_fail` that timed out says
+    the agent needed more time, not only that its work was wrong. Sum over a model's systems for
+    the model's figure.
 
-    Columns: model, code, present, timed_out.
+    Columns: model, system, code, present, timed_out.
     """
     version = taxonomy_version or latest_taxonomy_version(store, coder)
     where, params = _where(
@@ -93,8 +94,9 @@ def code_timeouts(
     )
     return (
         f"""
-        select t.model, c.code, count(*) as present, count(*) filter (t.harness_error = 'agent_timeout') as timed_out
-        from coding_status c join v_attempts t using (trajectory_id)
+        select t.model, {_SYSTEM.format(model="t.model")} as system, c.code, count(*) as present,
+               count(*) filter (t.harness_error = 'agent_timeout') as timed_out
+        from coding_status c join trajectories t using (trajectory_id) left join runs r on r.run_id = t.run_id
         where t.outcome = 'failed' and c.status = 'present' {where}
         group by all order by all""",
         params,
@@ -103,12 +105,20 @@ def code_timeouts(
 
 @SqlRead
 def failure_cells(
-    store: Store, coder: str = "rules", *, model: str | None = None, taxonomy_version: str | None = None
+    store: Store,
+    coder: str = "rules",
+    *,
+    model: str | None = None,
+    taxonomy_version: str | None = None,
+    by: str = "model",
 ) -> Statement:
-    """Per model, code and task: failures with the code (present) and failures judged (applied).
+    """Per model (`by="system"`: per system, agent · model), code and task: failures with the code
+    (present) and failures judged (applied).
 
-    Columns: model, code, task_id, present, applied.
+    Columns: model, code, task_id, present, applied (and system first, by system).
     """
+    if by not in ("model", "system"):
+        raise ValueError(f"failure_cells is by 'model' or 'system', not {by!r}")
     version = taxonomy_version or latest_taxonomy_version(store, coder)
     where, params = _where(
         {"coder": "c.coder", "version": "c.taxonomy_version", "model": "t.model"},
@@ -119,9 +129,10 @@ def failure_cells(
     )
     return (
         f"""
-        select t.model, c.code, t.task_id, count(*) filter (c.status = 'present') as present,
+        select {_SYSTEM.format(model="t.model") + " as system, " if by == "system" else ""}t.model, c.code, t.task_id,
+               count(*) filter (c.status = 'present') as present,
                count(*) filter (c.status <> 'not_applicable') as applied
-        from coding_status c join v_attempts t using (trajectory_id)
+        from coding_status c join trajectories t using (trajectory_id) left join runs r on r.run_id = t.run_id
         where t.outcome = 'failed' and c.code <> 'harness_failure' {where}
         group by all order by all""",
         params,
@@ -130,16 +141,22 @@ def failure_cells(
 
 @SqlRead
 def failure_clusters(
-    store: Store, coder: str = "rules", *, model: str | None = None, taxonomy_version: str | None = None
+    store: Store,
+    coder: str = "rules",
+    *,
+    model: str | None = None,
+    taxonomy_version: str | None = None,
+    by: str = "model",
 ) -> Statement:
-    """`failure_cells` as one row per model and code: its tasks' counts as lists in task order (the
-    clusters a bootstrap resamples), a row per interval rather than per task.
+    """`failure_cells` as one row per model (`by="system"`: per system) and code: its tasks' counts
+    as lists in task order (the clusters a bootstrap resamples), a row per interval rather than per task.
 
-    Columns: model, code, present (list), applied (list).
+    Columns: model, code, present (list), applied (list) (and system first, by system).
     """
-    cells, params = failure_cells.statement(store, coder, model=model, taxonomy_version=taxonomy_version)
+    cells, params = failure_cells.statement(store, coder, model=model, taxonomy_version=taxonomy_version, by=by)
+    unit = "system, model" if by == "system" else "model"
     return (
-        f"""select model, code, list(present order by task_id) as present, list(applied order by task_id) as applied
+        f"""select {unit}, code, list(present order by task_id) as present, list(applied order by task_id) as applied
                 from ({cells}) group by all order by all""",
         params,
     )

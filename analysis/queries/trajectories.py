@@ -85,13 +85,20 @@ def failure_formats(store: Store, *, model: str | None = None) -> Statement:
     )
 
 
-def format_families(rows: list[dict[str, Any]]) -> dict[str, list[str]]:
-    """Per model, the format families (`format_family`) of its failures, from `failure_formats` rows."""
+def system_name(agent: str | None, model: str) -> str:
+    """A system's display name, as `_SYSTEM` spells it in SQL: agent · model."""
+    return f"{agent or '(unknown)'} · {model}"
+
+
+def format_families(rows: list[dict[str, Any]], by: str = "model") -> dict[str, list[str]]:
+    """Per model (`by="system"`: per system, agent · model, the unit the planner plans for), the
+    format families (`format_family`) of its failures, from `failure_formats` rows."""
     from curriculab.trajectory.vocabulary import format_family
 
     families: dict[str, set[str]] = {}
     for row in rows:
-        families.setdefault(row["model"], set()).add(format_family(row["source_format"], row["agent"]))
+        key = row["model"] if by == "model" else system_name(row["agent"], row["model"])
+        families.setdefault(key, set()).add(format_family(row["source_format"], row["agent"]))
     return {model: sorted(found) for model, found in families.items()}
 
 
@@ -240,3 +247,23 @@ def trajectory_tests(store: Store, trajectory_id: str) -> pd.DataFrame:
                           where trajectory_id = ? order by milestone_idx nulls last, tier nulls last, test_id""",
         [trajectory_id],
     )
+
+
+EPISODE_FORMATS = ("tb", "harbor")
+"""Formats whose attempts are agent episodes in a terminal (Terminal-Bench runs, Harbor jobs): what an
+agent's plan trains is terminal tasks, not single completions."""
+
+
+def attempts_are_episodes(store: Store, model: str, agent: str | None = None) -> bool:
+    """Whether every attempt of `model` (`agent`: of the system agent · model) was read from a format
+    of agent episodes (`EPISODE_FORMATS`); False when it has none."""
+    where, params = _where({"model": "t.model", "agent": "r.agent"}, model=model, agent=agent)
+    formats = {
+        f
+        for (f,) in store.query(
+            f"select distinct coalesce(t.source_format, r.source_format) from trajectories t "
+            f"left join runs r using (run_id){where}",
+            params,
+        ).rows
+    }
+    return bool(formats) and formats <= set(EPISODE_FORMATS)

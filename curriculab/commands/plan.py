@@ -41,7 +41,16 @@ def _fit_difficulty() -> None:
 
 
 @click.group(invoke_without_command=True)
-@click.option("--model", "target", default=None, help="The model to plan for (as the store names it).")
+@click.option(
+    "--model", "target", default=None, help="The model to plan for (as the store names it), its systems pooled."
+)
+@click.option(
+    "--system",
+    "system",
+    default=None,
+    metavar='"AGENT · MODEL"',
+    help="The one system (agent · model, as the report names it) to plan for: its failure codes and time.",
+)
 @click.option(
     "-o",
     "--output",
@@ -104,6 +113,7 @@ def _fit_difficulty() -> None:
 def plan(
     ctx: click.Context,
     target: str | None,
+    system: str | None,
     output: Path | None,
     problems_path: str,
     prior: str | None,
@@ -127,21 +137,32 @@ def plan(
       curriculab plan show
       curriculab plan diff 4a290fc730cc f71c2afa8e7e
       curriculab plan --model tiny-agent --tasks builtin -o plans/agent.yaml
+      curriculab plan --system "goose · claude-opus-4-20250514" -o plans/goose.yaml
+
+    \b
+    The plan's kind follows the data: a model or system whose attempts are agent episodes
+    (Terminal-Bench runs, Harbor jobs) gets a task plan over terminal tasks (the built-in suite
+    unless --tasks names another); --problems asks for a problem plan instead.
     """
     if ctx.invoked_subcommand is not None:
         return
-    if target is None:
-        raise CliError(
-            "plan needs --model M (or a subcommand: show, diff). List models: curriculab query "
-            '"select distinct model from trajectories"'
-        )
     from curriculab.planner import plan as planning
     from curriculab.planner.evidence import NeedsFit
     from curriculab.planner.portfolio import Thresholds
 
+    with open_store(read_only=True, create=False) as store:
+        agent, target, episodes = planning.plan_target(store, target, system)
+    asked_for_problems = ctx.get_parameter_source("problems_path") != click.core.ParameterSource.DEFAULT
+    if suite is None and episodes and not asked_for_problems:
+        suite = "builtin"  # an agent's attempts: it trains on terminal tasks, not single completions
+        err_console().print(
+            f"{system or target}: its attempts are agent episodes, so this is a task plan over the built-in "
+            "terminal suite (--tasks DIR for another; --problems for a problem plan of single completions).",
+            soft_wrap=True,
+        )
     if suite is not None:
         default_coders = ctx.get_parameter_source("coders") == click.core.ParameterSource.DEFAULT
-        _plan_tasks(target, suite, held_out, None if default_coders else coders, output, as_json)
+        _plan_tasks(target, suite, held_out, None if default_coders else coders, output, as_json, agent)
         return
     if held_out:
         raise CliError("--held-out keeps tasks out of a task plan: give --tasks SUITE too")
@@ -159,6 +180,7 @@ def plan(
                 coders=coders,
                 thresholds=thresholds,
                 strategy=strategy,
+                agent=agent,
             )
 
     try:
@@ -166,6 +188,13 @@ def plan(
     except NeedsFit:  # no tiered results (e.g. Terminal-Bench): the ability comes from a fit, made now
         _fit_difficulty()
         made = build()
+    if episodes:  # asked for: say what a problem plan trains of an agent
+        made.reasons.append(
+            f"a problem plan for {system or target}, whose attempts are agent episodes, as asked (--problems): it "
+            "trains the model's single completions on function problems, not the agent's work in a terminal "
+            "(a task plan does: drop --problems)"
+        )
+        made.plan_id = made.content_id()
     if output is not None:
         planning.export(made, output, problems)
     with open_store(read_only=False, create=False) as store:
@@ -185,6 +214,7 @@ def _plan_tasks(
     coders: tuple[str, ...] | None,
     output: Path | None,
     as_json: bool,
+    agent: str | None = None,
 ) -> None:
     """`plan --tasks`: store the suite's tasks, plan over them, export plan.yaml for `train`."""
     from curriculab.analysis.ingest import ingest
@@ -200,7 +230,9 @@ def _plan_tasks(
         )
     with open_store(read_only=False) as store:
         ingest(store, [str(p) for p in paths.values()], "tasks")
-        made = build_task_plan(store, target, suite, sorted(paths), held_out=held_out, coders=coders or TASK_CODERS)
+        made = build_task_plan(
+            store, target, suite, sorted(paths), held_out=held_out, coders=coders or TASK_CODERS, agent=agent
+        )
         planning.save(store, made)
     if output is not None:
         export_task_plan(made, output)

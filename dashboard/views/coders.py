@@ -1,5 +1,6 @@
-"""Coders: agreement with annotators per code, and what the planner does with each code (the one
-rule, `planner_use`, that `plan` and the report follow); in-sample figures marked."""
+"""Coders: what the planner does with each code for each system (the one rule, `planner_use`, that
+`plan` and the report follow: docs/taxonomy.md, "Which codes the planner uses"), and agreement with
+annotators per code and format family; in-sample figures marked."""
 
 from typing import Any
 
@@ -8,10 +9,30 @@ import streamlit as st
 
 from curriculab.analysis.labels import planner_use
 from curriculab.analysis.queries import records
-from curriculab.dashboard.common import filters, ignored_filters, read, store_ready, table
+from curriculab.dashboard.common import filters, ignored_filters, read, rows_height, store_ready, table
+
+
+def per_system() -> None:
+    """The planner's answer for each system, in the words `plan --system` and the report print."""
+    uses = read("labels.planner_uses_by_system")
+    st.subheader("What the planner does with each code, per system")
+    if uses.empty:
+        st.caption("No coder has found a failure code yet (`curriculab code`).")
+        return
+    left_out = uses[~uses["used"]]
+    st.caption(
+        f"{int(uses['used'].sum())} of {len(uses)} (system, code) pairs are used; "
+        f"{len(left_out)} left out. A code is read for a system only where it is reliable on that system's "
+        "format family (or exact by construction), has a curriculum effect, and most of the system's failures "
+        "with it did not run out of time (the rule, described once: docs/taxonomy.md, 'Which codes the planner "
+        "uses')."
+    )
+    table(uses, "planner_use_by_system", height=rows_height(min(len(uses), 12)))
+
 
 st.title("Coders")
 if store_ready():
+    per_system()
     ignored_filters(("coder", "taxonomy_version"), "agreement is measured per code over every labelled trajectory.")
     reliability = read(
         "code_reliability", coder=filters().get("coder"), taxonomy_version=filters().get("taxonomy_version")
@@ -61,16 +82,6 @@ if store_ready():
                 height=420,
             )
             st.plotly_chart(figure, width="stretch", key="kappa")
-        ignored = sorted(
-            f"{coder}: {code} ({use.status.removeprefix('not used: ')})"
-            for (coder, code, _), rows in by_code.items()
-            if not (use := planner_use(rows)).used
-        )
-        if ignored:
-            st.warning(
-                f"Pooled over every format, the planner leaves out {len(ignored)} code(s): "
-                f"{', '.join(ignored[:12])}{', …' if len(ignored) > 12 else ''}."
-            )
         table(
             view[
                 [

@@ -18,8 +18,9 @@ if store_ready():
     if plans.empty:
         st.info("No plan stored yet. Make one: `curriculab plan --model M -o plan.yaml`.")
     else:
+        # whom each plan is for: one system (`plan --system`) or a model's systems pooled
         labels = {
-            row.plan_id: f"{row.plan_id} · {row.target_model} · {row.strategy} · {row.created_at:%Y-%m-%d %H:%M}"
+            row.plan_id: f"{row.plan_id} · {parse(row.plan).target} · {row.strategy} · {row.created_at:%Y-%m-%d %H:%M}"
             for row in plans.itertuples()
         }
         chosen = st.selectbox("Plan", list(labels), format_func=lambda plan_id: labels[plan_id], key="plan_a")
@@ -101,7 +102,8 @@ if store_ready():
             st.markdown(f"- {reason}")
         mix = pd.DataFrame([e.model_dump() for e in plan.task_mix])
         mix["tier_mix"] = mix["tier_mix"].map(lambda m: ", ".join(f"{t} {v:.0%}" for t, v in m.items() if v))
-        table(mix, f"task_mix-{plan.plan_id}", f"Task mix; excluded: {plan.excluded}", height=300)
+        left_out = ", ".join(f"{n} {why.replace('_', ' ')}" for why, n in plan.excluded.items() if n) or "none"
+        table(mix, f"task_mix-{plan.plan_id}", f"Task mix; left out: {left_out}", height=300)
         st.download_button(
             "Download plan.yaml",
             row["config_yaml"] or "",

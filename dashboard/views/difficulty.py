@@ -4,6 +4,7 @@ tasks, each model's informative band, and whether the IRT fit predicts better th
 from collections.abc import Iterable
 from typing import Any
 
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
@@ -68,6 +69,36 @@ def task_health() -> None:
     st.plotly_chart(figure, width="stretch", key="solve_matrix")
 
 
+def tier_crosstab(tasks: pd.DataFrame) -> None:
+    """Authored tier against measured tier, as a heatmap of task counts."""
+    crosstab = tasks.assign(tier_authored=tasks["tier_authored"].fillna("(none)")).pivot_table(
+        index="tier_authored", columns="measured_tier", values="task_id", aggfunc="count", fill_value=0
+    )
+
+    def order(values: Iterable[Any]) -> list[Any]:
+        return sorted(values, key=lambda v: (TIER_ORDER.index(v) if v in TIER_ORDER else 99, str(v)))
+
+    crosstab = crosstab.reindex(index=order(crosstab.index), columns=order(crosstab.columns), fill_value=0)
+    figure = go.Figure(
+        go.Heatmap(
+            z=crosstab.values,
+            x=list(crosstab.columns),
+            y=list(crosstab.index),
+            zmin=0,
+            colorscale="Greens",
+            colorbar=dict(title="tasks"),
+            texttemplate="%{z}",
+        )
+    )
+    figure.update_layout(
+        title="Authored tier against measured tier (tasks)",
+        xaxis_title="measured tier",
+        yaxis_title="authored tier",
+        height=380,
+    )
+    st.plotly_chart(figure, width="stretch", key="tier_crosstab")
+
+
 st.title("Difficulty")
 if store_ready():
     ignored_filters(SCOPE_FILTERS, "difficulty is fitted from verdicts, not codes.")
@@ -76,9 +107,10 @@ if store_ready():
     if tasks.empty:
         st.info("No difficulty fit for these tasks yet. Run `curriculab difficulty` (or `curriculab report --refit`).")
     else:
+        tried = read("tasks_tried", scope=scope())
         st.caption(
-            f"{len(tasks)} tasks the filtered attempts tried, and the models they hold; the fit itself is over "
-            "every attempt in the store."
+            f"{len(tasks)} fitted tasks of the {tried} the filtered attempts tried (flagged tasks stay out of the "
+            "fit until checked), and the models they hold; the fit itself is over every attempt in the store."
         )
         try:
             held = read("difficulty.held_out_check")
@@ -91,32 +123,13 @@ if store_ready():
                 "attempts): read measured tiers and abilities as rough.",
                 icon=":material/warning:",
             )
-        crosstab = tasks.assign(tier_authored=tasks["tier_authored"].fillna("(none)")).pivot_table(
-            index="tier_authored", columns="measured_tier", values="task_id", aggfunc="count", fill_value=0
-        )
-
-        def order(values: Iterable[Any]) -> list[Any]:
-            return sorted(values, key=lambda v: (TIER_ORDER.index(v) if v in TIER_ORDER else 99, str(v)))
-
-        crosstab = crosstab.reindex(index=order(crosstab.index), columns=order(crosstab.columns), fill_value=0)
-        figure = go.Figure(
-            go.Heatmap(
-                z=crosstab.values,
-                x=list(crosstab.columns),
-                y=list(crosstab.index),
-                zmin=0,
-                colorscale="Greens",
-                colorbar=dict(title="tasks"),
-                texttemplate="%{z}",
+        if tasks["tier_authored"].isna().all():  # nothing to set against the measured tiers: no empty heatmap
+            st.caption(
+                "No task here has an authored tier (the runs did not ship their tasks' metadata): measured tiers "
+                "only, in the task table below."
             )
-        )
-        figure.update_layout(
-            title="Authored tier against measured tier (tasks)",
-            xaxis_title="measured tier",
-            yaxis_title="authored tier",
-            height=380,
-        )
-        st.plotly_chart(figure, width="stretch", key="tier_crosstab")
+        else:
+            tier_crosstab(tasks)
 
         abilities = read("model_abilities", scope=scope())
         unsolved = tasks["pass_rate"] == 0

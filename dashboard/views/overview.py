@@ -29,8 +29,14 @@ if store_ready():
         + ("" if scope().kind != "evaluation" else " (training rollouts: set Attempts in the sidebar)")
         + "."
     )
+    leaderboard = read("systems", scope=scope())
     columns = st.columns(7)
-    columns[0].metric("Runs", attempts["run_id"].nunique())
+    columns[0].metric(
+        "Replicate runs",
+        int(leaderboard["replicates"].sum()),
+        help=f"Over every system: its runs where run ids separate them, else its attempts per task (attempt i of "
+        f"every task as one replicate). Run ids in the store: {attempts['run_id'].nunique()}.",
+    )
     columns[1].metric("Systems", attempts["system"].nunique(), help="A system is an agent with a model.")
     columns[2].metric("Models", attempts["model"].nunique())
     columns[3].metric("Attempts", len(attempts))
@@ -55,24 +61,30 @@ if store_ready():
     if attempts.empty:
         st.info("No attempts match the filters. Clear some in the sidebar.")
     else:
-        leaderboard = read("systems", scope=scope())
         system = leaderboard["agent"] + " · " + leaderboard["model"]
         versioned = leaderboard["agent"] + " " + leaderboard["agent_version"] + " · " + leaderboard["model"]
         leaderboard = leaderboard.assign(
             system=system.where(~system.duplicated(keep=False), versioned),
             runs_spread=[
-                f"{percent_of(lo)}–{percent_of(hi)} over {n} runs" if n > 1 else "one run"
-                for lo, hi, n in zip(leaderboard["run_low"], leaderboard["run_high"], leaderboard["runs"])
+                f"{percent_of(lo)}–{percent_of(hi)} over {n} {'runs' if how == 'replicate runs' else 'attempt indices'}"
+                if n > 1
+                else "one attempt per task: no spread"
+                for lo, hi, n, how in zip(
+                    leaderboard["spread_low"],
+                    leaderboard["spread_high"],
+                    leaderboard["replicates"],
+                    leaderboard["spread_method"],
+                )
             ],
         )
         bars(
             leaderboard,
             "system",
             "leaderboard_accuracy",
-            low="run_low",
-            high="run_high",
+            low="spread_low",
+            high="spread_high",
             title="Systems in the leaderboard's order: its accuracy (every trial counts, an error is a failure); "
-            "whiskers: the lowest and highest run",
+            "whiskers: the lowest and highest replicate (runs, or attempt i of every task where one run holds all)",
             x_title="system (agent · model)",
             y_title="leaderboard accuracy",
             key="overview_pass_rates",
@@ -85,8 +97,9 @@ if store_ready():
             leaderboard[shown + ["model"]],
             "systems",
             "Systems leaderboard, in the leaderboard's order: leaderboard_accuracy counts every trial (an error as "
-            "a failure), averaged over runs, as Terminal-Bench publishes, with the spread between its runs; pass_rate "
-            "(with its 95% interval) is over attempts with a verdict",
+            "a failure), averaged over runs, as Terminal-Bench publishes, with the spread between its replicates "
+            "(runs where run ids separate them, else attempt i of every task); pass_rate is the judged pass rate "
+            "(with its 95% interval), over attempts with a verdict",
             height=rows_height(len(leaderboard)),
         )
         pooled = read("model_pooling", model=filters().get("model"))

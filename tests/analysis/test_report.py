@@ -98,10 +98,16 @@ def test_report_shows_each_models_planted_top_failure_with_its_interval(sim):
     assert tops["cirrus-large"]["code"] == "redundant_rework"
     t = tops["atlas-7b-coder"]
     assert 0 < t["ci_low"] < t["share"] < t["ci_high"] < 1 and t["reliable"] is True
+    # systems are the unit by default: the finding names the system (agent · model), its row has the time column
     assert any(
-        f.startswith("atlas-7b-coder: the top failure mode is skipped_verification, in ") and "95% CI" in f
+        f.endswith(" · atlas-7b-coder: the top failure mode is skipped_verification, in " + f.split(", in ")[1])
+        and "95% CI" in f
+        and "for planning: used: reliable" in f
         for f in report["findings"]
+        if ", in " in f
     )
+    first = next(r for r in report["system_failure_modes"] if r["system"].endswith(" · atlas-7b-coder"))
+    assert first["code"] == "skipped_verification" and first["timed_out"] == 0
 
 
 def test_report_difficulty_finds_the_miscalibrated_tasks(sim):
@@ -144,10 +150,12 @@ def test_bottleneck_is_the_code_every_model_ranks_first(store):
         [(code, 50, 0.9, 0.9, 0.6, True, False, "jsonl/unknown") for code in ("skipped_verification", "tool_misuse")],
     )
     report = build_report(store)
-    assert [b["code"] for b in report["bottlenecks"]] == ["skipped_verification"]
+    assert "skipped_verification is the top failure mode of every one of the 2 systems." in report["findings"]
+    pooled = build_report(store, by="model")  # pooling by model only when asked
+    assert [b["code"] for b in pooled["bottlenecks"]] == ["skipped_verification"]
     assert any(
         f.startswith("Bottleneck: skipped_verification is the top failure mode for every model")
-        for f in report["findings"]
+        for f in pooled["findings"]
     )
 
 
@@ -456,10 +464,11 @@ def test_systems_are_the_unit_where_agents_share_a_model_with_each_systems_run_s
     abilities = {a["system"]: a for a in build_report(store).system_abilities}
     assert set(abilities) == set(systems) and all(a["ability_se"] > 0 for a in abilities.values())
     said = next(f for f in report.findings if f.startswith("Systems (agent · model) are the unit here"))
-    assert "(runs 33.3%–66.7%)" in said
+    assert "(33.3%–66.7% over 4 runs)" in said
     assert not any(" passes " in f and "of attempts" in f for f in report.findings)  # no per-model ranking sentence
     by_model = build_report(store, by="model")
-    assert by_model.by == "model" and by_model.system_abilities == [] and by_model.system_failure_modes == []
+    assert by_model.by == "model" and by_model.system_abilities == []
+    assert any(f.startswith("Pooled by model") for f in by_model.findings)
     with pytest.raises(ValueError, match="by 'system' or 'model', not 'agent'"):
         build_report(store, by="agent")
 
@@ -484,3 +493,17 @@ def test_percentages_round_half_up_in_the_report_and_on_the_pages():
         "–",
         "–",
     ]
+
+
+def test_pass_at_k_is_over_the_same_tasks_for_every_system_and_names_those_short_of_k():
+    from curriculab.analysis.report import _pass_at_k
+    from curriculab.analysis.stats import pass_at_k
+
+    # (passes, attempts) per task: A has only 2 attempts on t3, B never tried it
+    cells = {("A",): {"t1": (1, 5), "t2": (0, 5), "t3": (2, 2)}, ("B",): {"t1": (5, 5), "t2": (1, 5)}}
+    a, b = _pass_at_k(cells, "system", "attempts with a verdict")
+    assert (a["system"], b["system"]) == ("A", "B")
+    # k = 5 over the tasks both have 5 attempts on (t1, t2), not over each one's own subset
+    assert a["tasks@5"] == b["tasks@5"] == 2 and a["pass@5"] == (pass_at_k(5, 1, 5) + pass_at_k(5, 0, 5)) / 2
+    assert (a["short@5"], a["short_tasks@5"]) == (1, "t3") and (b["short@5"], b["short_tasks@5"]) == (1, "t3")
+    assert a["tasks@1"] == 2 and b["short@1"] == 1  # t3 has no attempt of B: said, not dropped silently

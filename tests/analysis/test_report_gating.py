@@ -72,14 +72,15 @@ def _store_with(store, failures: int, judged: int, present: int, reliable: bool 
 
 
 def _top_finding(report):
-    return next(f for f in report["findings"] if f.startswith("m1:") and "failure mode" in f)
+    # systems are the unit: these trajectories name no agent, so the system is "(unknown) · m1"
+    return next(f for f in report["findings"] if f.startswith("(unknown) · m1:") and "failure mode" in f)
 
 
 def test_low_coverage_withholds_the_top_failure_mode_and_says_what_is_missing(store):
     _store_with(store, failures=10, judged=2, present=2, reliable=True)
     report = build_report(store)
     assert _top_finding(report) == (
-        "m1: no top failure mode stated — skipped_verification leads (2 of 2 judged failures) "
+        "(unknown) · m1: no top failure mode stated — skipped_verification leads (2 of 2 judged failures) "
         "but the coder could judge only 2 of 10 failures (20.0%; 50.0% needed)."
     )
     (row,) = report["top_failure_modes"]["m1"]
@@ -97,10 +98,10 @@ def test_with_coverage_and_a_reliable_coder_the_finding_is_stated_with_its_clust
     _store_with(store, failures=10, judged=8, present=4, reliable=True)
     finding = _top_finding(build_report(store))
     assert finding.startswith(
-        "m1: the top failure mode is skipped_verification, in 50.0% of the failures the coder could "
+        "(unknown) · m1: the top failure mode is skipped_verification, in 50.0% of the failures the coder could "
         "judge (4 of 8; 95% CI over tasks "
     )
-    assert finding.endswith("coverage 80.0% of 10 failures).")
+    assert finding.endswith("coverage 80.0% of 10 failures; for planning: used: reliable (κ 0.80 on 40)).")
 
 
 def _tasks_with_authored(store, n_tasks: int, authored: dict[str, str]):

@@ -442,10 +442,12 @@ def test_the_default_report_shows_the_verifiers_codes_beside_the_rules(tb):
     assert judged(verifier) > judged(report.as_dict())
     text = to_markdown(report)
     assert "failure codes from `rules` (v6), and beside it `verifier` (v6) (side by side, not merged)" in text
-    assert "## Coder coverage — `verifier`" in text and "## Top failure modes — `verifier` — " in text
-    assert any(f.startswith("`verifier`: ") for f in report["findings"])
+    # per model tables say they pool the model's systems (systems are the unit by default)
+    assert "## Pooled by model — coder coverage — `verifier`" in text
+    assert "## Pooled by model — top failure modes — `verifier` — " in text
+    assert any(f.startswith("`verifier` (per model, pooled, side by side): ") for f in report["findings"])
     alone = build_report(tb, coder="rules")
-    assert alone["beside"] == [] and "## Coder coverage: failed" in to_markdown(alone)
+    assert alone["beside"] == [] and "## Pooled by model — coder coverage: failed" in to_markdown(alone)
 
 
 def test_a_report_over_codes_of_an_older_taxonomy_says_so_and_how_to_recode(tb):

@@ -177,7 +177,11 @@ def test_the_systems_leaderboard_ranks_by_the_leaderboards_figure_and_shows_perc
     for column in ("leaderboard_accuracy", "pass_rate", "ci_low", "ci_high"):
         for value, text in zip(board.value[column], shown[column]):
             assert re.fullmatch(r"\d{1,3}\.\d%", text) and float(text[:-1]) == pytest.approx(value * 100, abs=0.05)
-    assert all(re.fullmatch(r"\d+\.\d%–\d+\.\d% over \d+ runs|one run", t) for t in shown["runs_spread"])
+    # every system has a spread: over its runs, or over attempt i of every task where one run holds them
+    assert all(
+        re.fullmatch(r"\d+\.\d%–\d+\.\d% over \d+ (runs|attempt indices)|one attempt per task: no spread", t)
+        for t in shown["runs_spread"]
+    )
     assert all(board.value["ci_low"] <= board.value["pass_rate"]) and all(
         board.value["pass_rate"] <= board.value["ci_high"]
     )
@@ -553,7 +557,7 @@ def test_one_reliability_statement_on_the_coders_and_labelling_pages_and_in_the_
     use = planner_use([r for r in rows if r["code"] == "all_tests_fail"])
     assert use.used and use.status == "used: exact (verifier)"
     coders_page = _page(_fresh(path, monkeypatch), "coders")
-    table = next(d.value for d in coders_page.dataframe if "for_planning" in d.value.columns)
+    table = next(d.value for d in coders_page.dataframe if "annotator" in d.value.columns)
     mine = table[(table["annotator"] == "ann") & (table["code"] == "all_tests_fail")]
     assert set(mine["family"]) > {"all formats"}  # pooled, then each format family the labels fell on
     assert set(mine["for_planning"]) == {"used: exact (verifier)"}
@@ -633,3 +637,79 @@ def test_thirteen_systems_get_thirteen_colours():
 
     assert len(set(colours(13))) == 13 and len(set(colours(26))) == 26
     assert colours(3) == colours(10)[:3]  # a few series keep plotly's familiar first colours
+
+
+def test_an_agent_fault_on_a_passed_trial_is_the_agents_and_a_pass_in_the_viewer():
+    from curriculab.dashboard.viewer import _fault_words
+
+    passed = {"harness_error": "agent_timeout", "outcome": "passed", "exception_type": None}
+    text, hint = _fault_words(passed)
+    assert text == "**Agent fault** `agent_timeout` (it passed all the same)" and "not a harness error" in hint
+    assert _fault_words({**passed, "outcome": "failed"})[0].endswith("(counted as its failure)")
+    infra = _fault_words({"harness_error": "test_timeout", "outcome": "error", "exception_type": None})[0]
+    assert infra == "**Harness error** `test_timeout`"
+
+
+def test_the_time_share_of_failures_reads_as_a_percentage(tmp_path, monkeypatch):
+    from curriculab.analysis import coding
+    from curriculab.analysis.ingest import ingest
+    from tests.conftest import leaderboard_that_mostly_times_out
+
+    path = tmp_path / "tb.duckdb"
+    with Store(path) as store:
+        ingest(store, [leaderboard_that_mostly_times_out(tmp_path)], workers=1)
+        coding.run_verifier_coder(store)
+    at = _page(_fresh(path, monkeypatch), "failures")
+    ended = next(d for d in at.dataframe if "timeout_share" in d.value.columns)
+    shown = _display_values(ended).set_index(ended.value["system"].to_numpy())
+    assert shown.loc["cursor-cli · claude-sonnet-4-20250514", "timeout_share"] == "75.0%"  # 3 of 4, not 0.75
+
+
+def test_the_difficulty_page_counts_tried_and_fitted_tasks_apart_and_draws_no_empty_tier_heatmap(tmp_path, monkeypatch):
+    from curriculab.analysis.difficulty import fit_store
+    from curriculab.analysis.ingest import ingest
+    from tests.conftest import leaderboard_with_a_broken_and_a_trivial_task
+
+    path = tmp_path / "health.duckdb"
+    with Store(path) as store:
+        ingest(store, [leaderboard_with_a_broken_and_a_trivial_task(tmp_path)], workers=1)
+        fit_store(store)
+        fitted = store.query("select count(*) from irt_tasks").scalar()
+        tried = store.query("select count(distinct task_id) from trajectories").scalar()
+    at = _page(_fresh(path, monkeypatch), "difficulty")
+    assert not at.exception
+    captions = [c.value for c in at.caption]
+    assert fitted < tried  # the never and always solved tasks are flagged, out of the fit
+    assert any(c.startswith(f"{fitted} fitted tasks of the {tried} the filtered attempts tried") for c in captions)
+    # leaderboard runs ship no task metadata: no authored tiers, so no heatmap of one empty row
+    assert "tier_crosstab" not in [c.key for c in at.get("plotly_chart")]
+    assert any(c.startswith("No task here has an authored tier") for c in captions)
+
+
+def test_the_curriculum_page_says_what_the_mix_left_out_in_words(demo_store, monkeypatch):
+    at = _page(_fresh(demo_store, monkeypatch), "curriculum")
+    said = next(c.value for c in at.caption if c.value.startswith("Task mix; "))
+    assert said.startswith("Task mix; left out: ") and "{" not in said and "_" not in said
+
+
+def test_the_coders_page_gives_the_planners_answer_per_system_with_the_time_rule(tmp_path, monkeypatch):
+    from curriculab.analysis import coding
+    from curriculab.analysis.ingest import ingest
+    from curriculab.planner.evidence import failure_targets
+    from tests.conftest import leaderboard_that_mostly_times_out
+
+    path = tmp_path / "tb.duckdb"
+    with Store(path) as store:
+        ingest(store, [leaderboard_that_mostly_times_out(tmp_path)], workers=1)
+        coding.run_verifier_coder(store)
+        decisions, _ = failure_targets(store, "claude-sonnet-4-20250514", "verifier", agent="cursor-cli")
+    at = _page(_fresh(path, monkeypatch), "coders")
+    assert not at.exception
+    uses = next(d.value for d in at.dataframe if "why" in d.value.columns)
+    cursor = uses[(uses["system"] == "cursor-cli · claude-sonnet-4-20250514") & (uses["code"] == "all_tests_fail")]
+    (status,) = cursor["for_planning"]
+    assert status.startswith("not used: time (")  # most of its all_tests_fail ran out of time
+    # `plan` gives the same sentence for the same system
+    (decision,) = [d for d in decisions if d.code == "all_tests_fail"]
+    assert not decision.used and decision.reason == cursor["why"].iloc[0]
+    assert decision.reason.startswith("not read as difficulty: ")

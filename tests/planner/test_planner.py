@@ -242,10 +242,14 @@ def test_plan_cli_writes_stores_shows_and_diffs(store_copy, tmp_path):
     cli_runner = CliRunner()
     first = cli_runner.invoke(
         cli,
-        ["plan", "--db", str(store_copy), "--model", "atlas-7b-coder", "-o", str(tmp_path / "atlas.yaml"), "--json"],
+        # the demo's attempts are agent episodes (Harbor jobs): a problem plan is asked for (the kind follows the data)
+        ["plan", "--db", str(store_copy), "--model", "atlas-7b-coder", "--problems", "builtin"]
+        + ["-o", str(tmp_path / "atlas.yaml"), "--json"],
     )
     assert first.exit_code == 0, first.output
-    second = cli_runner.invoke(cli, ["plan", "--db", str(store_copy), "--model", "cirrus-large", "--json"])
+    second = cli_runner.invoke(
+        cli, ["plan", "--db", str(store_copy), "--model", "cirrus-large", "--problems", "builtin", "--json"]
+    )
     a, b = json.loads(first.stdout)["plan_id"], json.loads(second.stdout)["plan_id"]
     assert (tmp_path / "atlas.parquet").exists()
     shown = cli_runner.invoke(cli, ["plan", "show", a, "--db", str(store_copy)])
