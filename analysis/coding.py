@@ -8,7 +8,7 @@ from typing import Any
 from curriculab.analysis import queries
 from curriculab.analysis.store import Store, check_filter
 from curriculab.analysis.store.store import Row
-from curriculab.taxonomy.coders.rules import CODER, COMMANDS_SQL, RULES, coder_steps
+from curriculab.taxonomy.coders.rules import CODER, RULES, coder_steps
 from curriculab.taxonomy.taxonomy import load_taxonomy
 from curriculab.taxonomy.versions import NEWEST
 from curriculab.trajectory.errors import InputError
@@ -43,7 +43,7 @@ def run_rule_coders(store: Store, where: str | None = None, taxonomy_version: st
     if where:
         check_filter(store, where)
     # the shell reading (what each command may write, what it runs) is Python: once per distinct line
-    commands = [command for (command,) in store.query(COMMANDS_SQL.format(where=where or "true")).rows]
+    commands = queries.agent_command_lines(store, where)
     coded = store.code_with_rules(
         rules,
         coder_steps(commands),

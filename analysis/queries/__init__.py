@@ -133,6 +133,7 @@ from curriculab.analysis.queries.timing import (
 )
 from curriculab.analysis.queries.training import episode_codes, plans, rollout_codes, training_curves, training_runs
 from curriculab.analysis.queries.trajectories import (
+    agent_command_lines,
     EPISODE_FORMATS,
     attempts_are_episodes,
     failure_formats,
@@ -171,6 +172,7 @@ __all__ = [
     "TRAINING_AGENT",
     "abstained_on_labelled",
     "action_mix",
+    "agent_command_lines",
     "agents",
     "attempt_cells",
     "attempt_evidence",

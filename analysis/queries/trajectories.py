@@ -64,6 +64,14 @@ def steps_of(store: Store, trajectory_ids: list[str]) -> pd.DataFrame:
     )
 
 
+def agent_command_lines(store: Store, where: str | None = None) -> list[str]:
+    """The distinct command lines the agents of the trajectories matching `where` (a checked filter
+    on `trajectories`) ran: what the shell reading reads once each before the rules code them."""
+    from curriculab.taxonomy.coders.rules import COMMANDS_SQL
+
+    return [command for (command,) in store.query(COMMANDS_SQL.format(where=where or "true")).rows]
+
+
 def trajectory_ids(store: Store) -> set[str]:
     """Every stored trajectory id."""
     return set(store.frame("select trajectory_id from trajectories")["trajectory_id"])
