@@ -133,8 +133,8 @@ from curriculab.analysis.queries.timing import (
 )
 from curriculab.analysis.queries.training import episode_codes, plans, rollout_codes, training_curves, training_runs
 from curriculab.analysis.queries.trajectories import (
-    agent_command_lines,
     EPISODE_FORMATS,
+    agent_command_lines,
     attempts_are_episodes,
     failure_formats,
     format_families,
