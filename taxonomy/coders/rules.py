@@ -59,6 +59,11 @@ RUNNER_FAILURE_RE = (
     r"(?m)\b[1-9]\d* (failed|failing|errors?)\b|^FAILED\b|^FAIL[: \t]|^--- FAIL|^ERROR: |test result: FAILED|"
     r"Tests?:\s+[1-9]\d* failed|FAILED \((failures|errors)=\d+|^Traceback \(most recent call last\)"
 )
+# A test runner's closing summary, passing or failing (pytest, unittest, sympy's bin/test, jest, cargo).
+RUNNER_SUMMARY_RE = (
+    r"(?m)\b\d+ (passed|failed)\b|tests finished:|^Ran \d+ tests? in|^(OK|FAILED) \(|^OK$|"
+    r"Tests?:\s+\d+ (passed|failed)|test result: (ok|FAILED)"
+)
 # A check that could not run: its program is missing.
 NOT_RUN_RE = r"command not found|No module named '?(pytest|unittest|nose)\b|: not found\s*$|is not recognized as"
 # A final message that says the work is not done: a stop, not a declared completion (taxonomy v6).
@@ -69,9 +74,12 @@ NOT_DONE_RE = (
     r"(fails?|failing|broken|not working|does ?n[o']t)|\bremaining (issues?|work|steps|tasks|failures)\b|"
     r"\bleft to do\b|\b(i'll|i will|let me|now i'll|next,? i('ll| will))( now)? (fix|implement|update|edit|write|make|create|add|"
     r"apply|change|modify|proceed|continue|start|try|look|check|run)\b|\bnext steps?:|\b(should|shall) i (continue|proceed)\b|\b(do|would) you (want|like) me to "
-    r"(continue|proceed)\b|\b(give|gave|giving) up\b|\bran out of (time|steps|budget)\b|\bincomplete\b"
+    r"(continue|proceed)\b|\b(give|gave|giving) up\b|\bran out of (time|steps|budget)\b|\bincomplete\b|"
+    r"\b(can't|cannot|can not|couldn't|could not) be (run|done|completed|finished)\b"
 )
 # Commands whose failing status answers a question about a path (`ls x`: it is not there).
+# An interface's refusal of a reply's format: it ran none of the reply's commands (mini-swe-agent, SWE-agent).
+FORMAT_REFUSAL_RE = r"(?i)found \d+ actions"
 PROBE_RE = r"^(ls|test|\[|stat|file|which|type|command -v|readlink|realpath)( |$)"
 # Reads that show part of a file or search a folder: never the whole file (taxonomy v6, redundant_rework).
 PART_READ_RE = r"^(open \S+ \d|goto|scroll_|search_file|search_dir|find_file|set_cursors|Grep|Glob|LS|grep|rg|find|head|tail|sed -n)"
@@ -541,8 +549,9 @@ NO_PLAN_REVISION = Rule(
     sql=f"""
 with attempts as (
     -- a command (as the shell reading keys it), an edit (with its arguments), a submission
-    select trajectory_id, step_idx, action, cmd, path, is_error, refused_unread, world_changes,
-           lead(step_idx) over w as next_at, lead(world_changes - world_step) over w as world_before_next
+    select trajectory_id, step_idx, action, cmd, path, is_error, refused_unread, world_changes, call_group,
+           lead(step_idx) over w as next_at, lead(world_changes - world_step) over w as world_before_next,
+           lead(call_group) over w as next_call
     from _cs where action in ('run', 'edit', 'complete') and attempt <> ''
     window w as (partition by trajectory_id, action, attempt order by step_idx)
 ),
@@ -552,6 +561,8 @@ retries as (
            case action when 'edit' then 'the edit `' when 'complete' then 'the submission `' else '`' end
            || left(cmd, 80) || '` failed at step ' || step_idx || ' and was tried again unchanged at step ' || next_at as why
     from attempts a where is_error and next_at is not null and world_before_next = world_changes
+      -- a retry follows the error it repeats: the same command twice in one call was sent before either ran
+      and next_call <> call_group
       -- an edit refused until its file was read, sent again after a read of it, is no retry
       and not (refused_unread and exists (select 1 from _cs r where r.trajectory_id = a.trajectory_id and r.action = 'read'
                                           and r.path = a.path and r.step_idx > a.step_idx and r.step_idx < a.next_at))
@@ -582,7 +593,25 @@ gave_up as (
                       and g.step_idx < d.step_idx and (g.changes_state or (g.verifies and g.observed and not g.is_error)))
     group by f.trajectory_id, f.step_idx
 ),
-hits as (select * from retries union all select * from gave_up)
+format_refusals as (
+    -- a reply the interface refused for its format ("found 2 actions"): it ran none of its commands
+    select c.trajectory_id, c.step_idx, c.next_at,
+           regexp_extract_all(m.message, '```(?:bash|mswea_bash_command)\\s*\\n((?s:.*?))\\n```', 1) as blocks
+    from (select trajectory_id, step_idx, action, lead(step_idx) over (partition by trajectory_id order by step_idx) as next_at
+          from _cs) c
+    join steps m on m.trajectory_id = c.trajectory_id and m.step_idx = c.step_idx
+    where c.action = 'message' and contains(m.output, ' actions') and regexp_matches(m.output, {q(FORMAT_REFUSAL_RE)})
+),
+resent as (
+    -- the very next reply refused again and holding a command of the refused one: the command was
+    -- sent again unchanged and the cause of the refusal not removed (v6, settled after labelling)
+    select a.trajectory_id, a.step_idx as failed_at, b.step_idx as next_at,
+           'a reply refused for its format at step ' || a.step_idx || ' was sent again with the same command at step '
+           || b.step_idx || ', refused again' as why
+    from format_refusals a join format_refusals b on b.trajectory_id = a.trajectory_id and b.step_idx = a.next_at
+    where list_has_any(a.blocks, b.blocks)
+),
+hits as (select * from retries union all select * from gave_up union all select * from resent)
 select trajectory_id, [failed_at, next_at]::INTEGER[] as evidence, why as rationale from hits
 """,
     applicable="select distinct trajectory_id from _cs where action <> 'message' and (observed or is_error)",
@@ -627,7 +656,9 @@ ranges as (
                     when cmd like 'head %' and regexp_matches(cmd, '^head (-n ?)?-?\\d+ ') then 1 end as first_line,
                case when contains(cmd, 'sed -n') then try_cast(regexp_extract(cmd, 'sed -n [''"]?(\\d+),(\\d+) ?p', 2) as integer)
                     when cmd like 'head %' then try_cast(regexp_extract(cmd, '^head (-n ?)?-?(\\d+) ', 2) as integer) end as last_line
-        from reads where action = 'read')
+        from reads where action = 'read'
+          -- a view that shows invisible characters (`| cat -A`, `od -c`) shows what a plain read of the lines hid
+          and not (contains(cmd, '|') and regexp_matches(cmd, '\\|\\s*(cat -[a-zA-Z]*[AvetT]|od|xxd|hexdump)\\b')))
     where first_line is not null or full_read
 ),
 parts_again as (
@@ -657,7 +688,7 @@ rereads as (
 ),
 runs as (
     select trajectory_id, step_idx, cmd, world_step, world_changes, is_error, output_hash, shows_output,
-           lag(step_idx) over w as prev_at, lag(world_changes) over w as prev_world, lag(output_hash) over w as prev_output,
+           call_group, lag(call_group) over w as prev_call, lag(step_idx) over w as prev_at, lag(world_changes) over w as prev_world, lag(output_hash) over w as prev_output,
            lag(truncated) over w as prev_truncated,
            lag(shows_output) over w as prev_shows
     from _cs where action in ('run', 'complete') and cmd <> ''  -- a command, or the same submission again
@@ -672,6 +703,7 @@ reruns as (
            || ', nothing changed in between' || case when is_error then ' (failing both times)' else '' end as why
     from runs
     where prev_at is not null and prev_shows and shows_output and not prev_truncated
+      and prev_call <> call_group  -- within one call, the first output was not yet available when both were sent
       and output_hash = prev_output and world_changes - world_step = prev_world
       and not regexp_matches(cmd, '^(cd|clear|sleep|wait|C-\\S|M-\\S)( |$)')
 ),
@@ -686,7 +718,7 @@ select trajectory_id, [first_at, again_at]::INTEGER[] as evidence, why as ration
 
 TOOL_MISUSE = Rule(
     code="tool_misuse",
-    sql="""
+    sql=f"""
 with tabs as (
     select trajectory_id, step_idx as a, step_idx as b, 'here-doc typed with literal tabs at step ' || step_idx as why
     from _cs where typed and cmd like '%<<%' and contains(edit_text, chr(9))
@@ -696,7 +728,12 @@ truncated_again as (
            'output truncated at step ' || t.step_idx || ' and the same request repeated at step ' || min(x.step_idx) as why
     from _cs t join _cs x on x.trajectory_id = t.trajectory_id and x.step_idx > t.step_idx
          and (x.cmd = t.cmd or (t.action = 'read' and x.action = 'read' and x.path = t.path and x.full_read))
-    where t.truncated group by t.trajectory_id, t.step_idx
+    left join steps o on o.trajectory_id = x.trajectory_id and o.step_idx = x.step_idx and x.action = 'run'
+    where t.truncated
+      -- a test run again whose tail shows the runner's summary lost nothing it asked for: a runner
+      -- prints its verdict last, so the cut corrupts no work (the truncation was not ignored)
+      and not coalesce(regexp_matches(right(o.output, 600), {q(RUNNER_SUMMARY_RE)}), false)
+    group by t.trajectory_id, t.step_idx
 ),
 first_writes as (select trajectory_id, path, min(step_idx) as created_at from _cs
                  where action = 'edit' and not refused and path is not null group by 1, 2),
