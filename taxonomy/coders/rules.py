@@ -529,11 +529,40 @@ reported as (
     join steps s on s.trajectory_id = u.trajectory_id and s.step_idx > u.last_edit and s.step_idx <= u.end_at
     where c.path is not null and s.source = 'agent' and s.action in ('run', 'read') and not coalesce(s.error_observed, s.call_error, false)
       and contains(s.output, regexp_extract(c.path, '[^/]+$')) and length(regexp_extract(c.path, '[^/]+$')) > 2
+),
+turn_ends as (
+    -- in a session of several requests, a message that ends one request's turn (a user message follows
+    -- it) without saying the work is not done: each turn is judged (v6, settled after labelling)
+    select c.trajectory_id, c.step_idx as end_at,
+           max(e.step_idx) filter (e.action = 'edit' and not e.refused
+                                   and (e.trajectory_id, e.step_idx) not in (select * from cleanups)) as last_edit
+    from _cs c
+    join steps u on u.trajectory_id = c.trajectory_id and u.step_idx = c.step_idx + 1 and u.source = 'user'
+    join steps m on m.trajectory_id = c.trajectory_id and m.step_idx = c.step_idx
+    join _cs e on e.trajectory_id = c.trajectory_id and e.step_idx < c.step_idx
+    where c.action = 'message' and c.tool_name is null and c.msg_len > 0 and not regexp_matches(m.message, {q(NOT_DONE_RE)})
+    group by all
+),
+unchecked_turns as (
+    -- the turn's last change with nothing after it, before the turn ended, that ran, read or reported it
+    select t.trajectory_id, t.last_edit, t.end_at from turn_ends t join _cs c on c.trajectory_id = t.trajectory_id
+         and c.step_idx = t.last_edit
+    join per p on p.trajectory_id = t.trajectory_id join _tt tt on tt.trajectory_id = t.trajectory_id
+    where p.used_tools and tt.outcome is distinct from 'error'
+      and not exists (select 1 from _cs r where r.trajectory_id = t.trajectory_id and r.step_idx > t.last_edit
+                      and r.step_idx < t.end_at and (r.verifies or r.action = 'read'))
+      and not exists (select 1 from steps s where s.trajectory_id = t.trajectory_id and s.step_idx > t.last_edit
+                      and s.step_idx < t.end_at and s.source = 'agent' and s.action in ('run', 'read')
+                      and c.path is not null and contains(s.output, regexp_extract(c.path, '[^/]+$')))
+),
+hits as (
+    select trajectory_id, last_edit, end_at from unchecked where trajectory_id not in (select trajectory_id from reported)
+    union all select trajectory_id, last_edit, end_at from unchecked_turns
 )
 select trajectory_id, [last_edit, end_at]::INTEGER[] as evidence,
        'last change at step ' || last_edit || ' and nothing ran or inspected the result before the end at step '
        || end_at as rationale
-from unchecked where trajectory_id not in (select trajectory_id from reported)
+from hits
 """,
     # the agent must have been able to check: it used tools (a single-shot completion cannot); a run
     # that changed nothing, or never declared it was done, has nothing unchecked (absent)

@@ -586,3 +586,39 @@ def test_a_final_message_that_says_the_work_cannot_be_done_here_is_a_stop(tmp_pa
     codes = coded(tmp_path, store)
     assert codes["release__cannot"]["no_plan_revision"][0] == "absent"
     assert codes["release__done"]["no_plan_revision"][0] == "present"
+
+
+def test_a_turn_that_ends_with_an_unchecked_edit_skipped_verification(tmp_path, store):
+    # "The fix is in place" ends the first request's turn with nothing run or read after the edit; the
+    # `git diff` of the next request comes after that completion (v6: each request's turn is judged)
+    diff = call(
+        "Bash", {"command": "git diff"}, "diff --git a/src/parse.py b/src/parse.py\n+    return x[0] if x else None"
+    )
+    later = [
+        ask("Open a PR for it."),
+        diff,
+        call("Bash", {"command": "gh pr create --fill"}, "https://github.com/o/r/pull/7"),
+    ]
+    trial(
+        tmp_path,
+        "two-requests__unchecked",
+        "Fix the crash in /app/src/parse.py on empty input.",
+        [call(*READ), call(*EDIT), say("The fix is in place."), *later, say("PR created.")],
+    )
+    trial(
+        tmp_path,
+        "two-requests__checked",
+        "Fix the crash in /app/src/parse.py on empty input.",
+        [
+            call(*READ),
+            call(*EDIT),
+            call("Bash", {"command": "cd /app && python -m pytest -q"}, "3 passed in 0.02s"),
+            say("The fix is in place; the tests pass."),
+            *later,
+            say("PR created."),
+        ],
+    )
+    codes = coded(tmp_path, store)
+    status, why = codes["two-requests__unchecked"]["skipped_verification"]
+    assert status == "present" and "last change at step" in why
+    assert codes["two-requests__checked"]["skipped_verification"][0] == "absent"
