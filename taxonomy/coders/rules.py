@@ -534,12 +534,11 @@ turn_ends as (
     -- in a session of several requests, a message that ends one request's turn (a user message follows
     -- it) without saying the work is not done: each turn is judged (v6, settled after labelling)
     select c.trajectory_id, c.step_idx as end_at,
-           max(e.step_idx) filter (e.action = 'edit' and not e.refused
-                                   and (e.trajectory_id, e.step_idx) not in (select * from cleanups)) as last_edit
+           max(e.step_idx) filter ((e.trajectory_id, e.step_idx) not in (select * from cleanups)) as last_edit
     from _cs c
     join steps u on u.trajectory_id = c.trajectory_id and u.step_idx = c.step_idx + 1 and u.source = 'user'
-    join steps m on m.trajectory_id = c.trajectory_id and m.step_idx = c.step_idx
-    join _cs e on e.trajectory_id = c.trajectory_id and e.step_idx < c.step_idx
+    join steps m on m.trajectory_id = c.trajectory_id and m.step_idx = c.step_idx and m.action = 'message'
+    join _cs e on e.trajectory_id = c.trajectory_id and e.step_idx < c.step_idx and e.action = 'edit' and not e.refused
     where c.action = 'message' and c.tool_name is null and c.msg_len > 0 and not regexp_matches(m.message, {q(NOT_DONE_RE)})
     group by all
 ),
@@ -624,12 +623,11 @@ gave_up as (
 ),
 format_refusals as (
     -- a reply the interface refused for its format ("found 2 actions"): it ran none of its commands
-    select c.trajectory_id, c.step_idx, c.next_at,
+    select m.trajectory_id, m.step_idx,
            regexp_extract_all(m.message, '```(?:bash|mswea_bash_command)\\s*\\n((?s:.*?))\\n```', 1) as blocks
-    from (select trajectory_id, step_idx, action, lead(step_idx) over (partition by trajectory_id order by step_idx) as next_at
-          from _cs) c
-    join steps m on m.trajectory_id = c.trajectory_id and m.step_idx = c.step_idx
-    where c.action = 'message' and contains(m.output, ' actions') and regexp_matches(m.output, {q(FORMAT_REFUSAL_RE)})
+    from steps m semi join _tt using (trajectory_id)
+    where m.source = 'agent' and m.action = 'message' and contains(m.output, ' actions')
+      and regexp_matches(m.output, {q(FORMAT_REFUSAL_RE)})
 ),
 resent as (
     -- the very next reply refused again and holding a command of the refused one: the command was
@@ -637,7 +635,7 @@ resent as (
     select a.trajectory_id, a.step_idx as failed_at, b.step_idx as next_at,
            'a reply refused for its format at step ' || a.step_idx || ' was sent again with the same command at step '
            || b.step_idx || ', refused again' as why
-    from format_refusals a join format_refusals b on b.trajectory_id = a.trajectory_id and b.step_idx = a.next_at
+    from format_refusals a join format_refusals b on b.trajectory_id = a.trajectory_id and b.step_idx = a.step_idx + 1
     where list_has_any(a.blocks, b.blocks)
 ),
 hits as (select * from retries union all select * from gave_up union all select * from resent)
@@ -773,7 +771,19 @@ clobbers as (
     join _cs w on w.trajectory_id = f.trajectory_id and w.step_idx = f.created_at and w.call_group = c.call_group
     where c.action = 'edit' and not c.refused and regexp_matches(c.cmd, '(^|[^>0-9&])>\\s*\\S') and not regexp_matches(c.cmd, '>>')
 ),
-hits as (select * from tabs union all select * from truncated_again union all select * from clobbers)
+dropped_edits as (
+    -- SWE-agent runs one command per reply, the last block: an edit block before it in the same reply
+    -- never ran, though the agent goes on as if it had (v6: several commands in a reply where the
+    -- interface runs only the last)
+    select c.trajectory_id, c.step_idx as a, c.step_idx as b,
+           'the reply at step ' || c.step_idx || ' holds an edit block before the command the interface ran (`'
+           || left(c.cmd, 40) || '`): the edit never ran' as why
+    from _cs c join steps m on m.trajectory_id = c.trajectory_id and m.step_idx = c.step_idx and m.tool_name = 'swe-agent'
+    where c.tool_name = 'swe-agent' and c.cmd not like 'edit %' and contains(m.message, 'end_of_edit')
+      and regexp_matches(m.message, '```\\w*\\s*\\nedit \\d+(:\\d+)?\\s*\\n')
+),
+hits as (select * from tabs union all select * from truncated_again union all select * from clobbers
+         union all select * from dropped_edits)
 select trajectory_id, [a, b]::INTEGER[] as evidence, why as rationale from hits
 """,
     # commands alone show tabs and clobbers but not truncation: without outputs, only a hit is a verdict;

@@ -1,4 +1,4 @@
-"""Taxonomy v6's reading rules on mini-swe-agent trajectories (`trajectory_format` mini-swe-agent-1:
+"""Taxonomy v6's reading rules on mini-swe-agent (and SWE-agent) trajectories (`trajectory_format` mini-swe-agent-1:
 one ```bash block per reply, the harness's reply `<returncode>`/`<output>`, an output too long cut to
 `<output_head>`/`<elided_chars>`/`<output_tail>`, a reply with several blocks refused with "found N
 actions"), ingested and coded by the real pipeline."""
@@ -114,3 +114,53 @@ def test_lines_shown_with_their_invisible_characters_are_no_reread(tmp_path: Pat
     codes = coded(tmp_path, store)
     assert codes["bytes"]["redundant_rework"][0] == "absent"
     assert codes["again"]["redundant_rework"][0] == "present"
+
+
+def swe_agent(root: Path, name: str, turns: list[tuple[str, str, str]]) -> None:
+    """A SWE-agent `.traj` in the demonstrations' shape: (response, action, observation) per step; the
+    interface runs the response's last fenced block, the thought is the response before it."""
+    trajectory = [
+        {
+            "action": action + "\n",
+            "observation": observation,
+            "response": response,
+            "thought": response[: response.rfind("```", 0, response.rfind("```"))].strip(),
+            "state": '{"open_file": "/testbed/src/level.py", "working_dir": "/testbed"}\n',
+        }
+        for response, action, observation in turns
+    ]
+    history = [
+        {"role": "system", "content": "SETTING: one command per response; the interface runs one.", "agent": "primary"},
+        {"role": "user", "content": "Implement Container.level in /testbed/src/level.py.", "agent": "primary"},
+    ]
+    info = {"exit_status": "submitted", "submission": "diff --git a/src/level.py b/src/level.py\n"}
+    folder = root / "swe" / name
+    folder.mkdir(parents=True)
+    document = {"environment": "swe_main", "trajectory": trajectory, "history": history, "info": info}
+    (folder / f"{name}.traj").write_text(json.dumps(document))
+
+
+def test_an_edit_block_before_the_command_the_interface_ran_never_ran(tmp_path: Path, store: Store):
+    opened = (
+        "Let me look.\n```\nopen /testbed/src/level.py\n```",
+        "open /testbed/src/level.py",
+        "[File: /testbed/src/level.py (9 lines total)]\n1:class Container:",
+    )
+    edit = "edit 7:8\n    def level(self):\n        return self._level\nend_of_edit"
+    # the reply packs the edit and then submit: only `submit` ran, the edit was lost
+    swe_agent(
+        tmp_path, "packed", [opened, (f"Implement it:\n```\n{edit}\n```\nNow submit.\n```\nsubmit\n```", "submit", "")]
+    )
+    swe_agent(
+        tmp_path,
+        "one-each",
+        [
+            opened,
+            (f"Implement it:\n```\n{edit}\n```", edit, "File updated."),
+            ("Submit.\n```\nsubmit\n```", "submit", ""),
+        ],
+    )
+    codes = coded(tmp_path, store)
+    status, why = codes["packed"]["tool_misuse"]
+    assert status == "present" and "the edit never ran" in why
+    assert codes["one-each"]["tool_misuse"][0] == "absent"
