@@ -622,3 +622,14 @@ def test_a_turn_that_ends_with_an_unchecked_edit_skipped_verification(tmp_path, 
     status, why = codes["two-requests__unchecked"]["skipped_verification"]
     assert status == "present" and "last change at step" in why
     assert codes["two-requests__checked"]["skipped_verification"][0] == "absent"
+
+
+def test_a_folder_made_in_between_changes_no_file_read_again(tmp_path, store):
+    # `mkdir -p` makes the folders it names and writes no other file (v6: what a command may write decides)
+    make = call("Bash", {"command": "mkdir -p /app/docs/guides"}, "")
+    trial(tmp_path, "reread__mkdir", "Add a guide.", [call(*READ), make, call(*READ), say("Done.")])
+    script = call("Bash", {"command": "python scripts/gen_docs.py"}, "wrote 3 pages")
+    trial(tmp_path, "reread__script", "Add a guide.", [call(*READ), script, call(*READ), say("Done.")])
+    codes = coded(tmp_path, store)
+    assert codes["reread__mkdir"]["redundant_rework"][0] == "present"
+    assert codes["reread__script"]["redundant_rework"][0] == "absent"  # a script may write anything
