@@ -179,6 +179,8 @@ with base as (
            coalesce(s.exit_code, s.call_exit_code) as exit_code, coalesce(s.error_observed, s.call_error) as error_observed,
            length(coalesce(s.message, '')) as msg_len,
            s.output is not null or coalesce(s.exit_code, s.call_exit_code) is not null as shows_output,
+           -- what this command itself printed or returned is known (not only its call's status)
+           s.output is not null or s.exit_code is not null as shows_own,
            coalesce(s.call_id, s.step_idx::varchar) as call_group,  -- split commands of one tool call share it
            json_exists(s.raw, '$.observed') as recorded,  -- an environment recorded what the call changed
            -- the call's arguments the rules read, in one parse (edits, runs and reads only)
@@ -244,7 +246,7 @@ flagged as (
            action = 'run' and writes is null as rewrites
     from matched
 )
-select trajectory_id, step_idx, action, tool_name, path, raw_path, cmd, observed, shows_output, refused, writes,
+select trajectory_id, step_idx, action, tool_name, path, raw_path, cmd, observed, shows_output, shows_own, refused, writes,
        refused_unread,
        -- a probe's "no" (`ls` or `test` of a path that is not there, exit 1 or 2) is an answer, as grep's is
        (coalesce(error_observed, false) and not (action = 'run' and exit_code in (1, 2) and regexp_matches(cmd, {q(PROBE_RE)})))
@@ -714,10 +716,10 @@ rereads as (
                            or c.path glob ('*/' || w.written) or starts_with(w.written, rtrim(c.raw_path, '/') || '/')))
 ),
 runs as (
-    select trajectory_id, step_idx, cmd, world_step, world_changes, is_error, output_hash, shows_output,
+    select trajectory_id, step_idx, cmd, world_step, world_changes, is_error, output_hash, shows_own as shows_output,
            call_group, lag(call_group) over w as prev_call, lag(step_idx) over w as prev_at, lag(world_changes) over w as prev_world, lag(output_hash) over w as prev_output,
            lag(truncated) over w as prev_truncated,
-           lag(shows_output) over w as prev_shows
+           lag(shows_own) over w as prev_shows
     from _cs where action in ('run', 'complete') and cmd <> ''  -- a command, or the same submission again
     window w as (partition by trajectory_id, action, cmd order by step_idx)
 ),

@@ -633,3 +633,23 @@ def test_a_folder_made_in_between_changes_no_file_read_again(tmp_path, store):
     codes = coded(tmp_path, store)
     assert codes["reread__mkdir"]["redundant_rework"][0] == "present"
     assert codes["reread__script"]["redundant_rework"][0] == "absent"  # a script may write anything
+
+
+def test_a_part_of_a_call_whose_own_output_is_unknown_is_no_rerun_of_the_same_output(tmp_path, store):
+    # the call's output and status cover all its parts: what `ls /app/planning` alone printed is unknown
+    # both times, so it cannot be called the same output again
+    first = 'ls /app/docs 2>&1; echo "---"; ls /app/planning 2>&1'
+    second = 'ls /app/skills 2>&1; echo "---"; ls /app/planning 2>&1'
+    trial(
+        tmp_path,
+        "listings__parts",
+        "Where do the planning notes live?",
+        [
+            call("Bash", {"command": first}, "index.md\n---\nnotes.md\n[exit_code] 0"),
+            call(
+                "Bash", {"command": second}, "ls: /app/skills: No such file or directory\n---\nnotes.md\n[exit_code] 1"
+            ),
+            say("The planning notes are in /app/planning/notes.md."),
+        ],
+    )
+    assert coded(tmp_path, store)["listings__parts"]["redundant_rework"][0] == "absent"
