@@ -20,7 +20,8 @@ READING = 3
 `Exit code N`; a Codex command that yielded given the status its polls showed; SWE-agent commands
 its tool table does not know are `other`; SWE-bench submission verdicts; the agent's own start and
 end; where its terminal is kept; an installed agent's steps read from its terminal where it prints
-them in a known shape, `ingest.transcript`).
+them in a known shape, `ingest.transcript`; a mini-swe-agent output the harness cut keeps its head,
+the elided count and its tail, and is marked `output_truncated`).
 A stored trajectory read by an older one is re-read by the next ingest of its files, its steps and
 codes replaced, though its content is unchanged."""
 

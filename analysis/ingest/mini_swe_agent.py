@@ -42,6 +42,10 @@ SUBMIT_LINES = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_O
 _BLOCK = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
 _RETURNCODE = re.compile(r"<returncode>(-?\d+)</returncode>")
 _OUTPUT = re.compile(r"<output>\n?(.*?)</output>|<output_head>\n?(.*?)</output_head>", re.DOTALL)
+# An output too long for the harness: the agent saw its head, how much was cut, and its tail
+_ELIDED = re.compile(
+    r"</output_head>\s*<elided_chars>\s*(.*?)\s*</elided_chars>\s*<output_tail>\n?(.*?)</output_tail>", re.DOTALL
+)
 _TIMED_OUT = re.compile(r"timed out and has been killed")
 _LIMITS = {"LimitsExceeded": "agent_timeout"}
 """Exit statuses that are the agent's own fault: it ran out of its step or cost budget."""
@@ -83,6 +87,9 @@ def _observation(message: dict[str, Any] | None) -> tuple[str | None, int | None
         code = int(found.group(1)) if found else None
     shown = _OUTPUT.search(text)
     output = (shown.group(1) if shown.group(1) is not None else shown.group(2)) if shown else text
+    cut = _ELIDED.search(text) if shown and shown.group(1) is None else None
+    if cut:  # kept as the agent saw it, marked cut (`looks_truncated`: "[... N characters")
+        output = f"{output.rstrip()}\n[... {cut.group(1)}]\n{cut.group(2)}"
     return output, code, _TIMED_OUT.search(text) is not None
 
 

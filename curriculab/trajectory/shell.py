@@ -619,6 +619,8 @@ def may_write(command: SimpleCommand) -> tuple[str, ...] | None:
         if head == "go":
             return None
         return (*named, "*.o" if "-c" in args else "a.out")
+    if head in ("mkdir", "touch"):
+        return (*named, *operands(args))  # the folders or empty files it names: no other file's content
     return None
 
 

@@ -59,6 +59,11 @@ RUNNER_FAILURE_RE = (
     r"(?m)\b[1-9]\d* (failed|failing|errors?)\b|^FAILED\b|^FAIL[: \t]|^--- FAIL|^ERROR: |test result: FAILED|"
     r"Tests?:\s+[1-9]\d* failed|FAILED \((failures|errors)=\d+|^Traceback \(most recent call last\)"
 )
+# A test runner's closing summary, passing or failing (pytest, unittest, sympy's bin/test, jest, cargo).
+RUNNER_SUMMARY_RE = (
+    r"(?m)\b\d+ (passed|failed)\b|tests finished:|^Ran \d+ tests? in|^(OK|FAILED) \(|^OK$|"
+    r"Tests?:\s+\d+ (passed|failed)|test result: (ok|FAILED)"
+)
 # A check that could not run: its program is missing.
 NOT_RUN_RE = r"command not found|No module named '?(pytest|unittest|nose)\b|: not found\s*$|is not recognized as"
 # A final message that says the work is not done: a stop, not a declared completion (taxonomy v6).
@@ -69,9 +74,12 @@ NOT_DONE_RE = (
     r"(fails?|failing|broken|not working|does ?n[o']t)|\bremaining (issues?|work|steps|tasks|failures)\b|"
     r"\bleft to do\b|\b(i'll|i will|let me|now i'll|next,? i('ll| will))( now)? (fix|implement|update|edit|write|make|create|add|"
     r"apply|change|modify|proceed|continue|start|try|look|check|run)\b|\bnext steps?:|\b(should|shall) i (continue|proceed)\b|\b(do|would) you (want|like) me to "
-    r"(continue|proceed)\b|\b(give|gave|giving) up\b|\bran out of (time|steps|budget)\b|\bincomplete\b"
+    r"(continue|proceed)\b|\b(give|gave|giving) up\b|\bran out of (time|steps|budget)\b|\bincomplete\b|"
+    r"\b(can't|cannot|can not|couldn't|could not) be (run|done|completed|finished)\b"
 )
 # Commands whose failing status answers a question about a path (`ls x`: it is not there).
+# An interface's refusal of a reply's format: it ran none of the reply's commands (mini-swe-agent, SWE-agent).
+FORMAT_REFUSAL_RE = r"(?i)found \d+ actions"
 PROBE_RE = r"^(ls|test|\[|stat|file|which|type|command -v|readlink|realpath)( |$)"
 # Reads that show part of a file or search a folder: never the whole file (taxonomy v6, redundant_rework).
 PART_READ_RE = r"^(open \S+ \d|goto|scroll_|search_file|search_dir|find_file|set_cursors|Grep|Glob|LS|grep|rg|find|head|tail|sed -n)"
@@ -171,6 +179,8 @@ with base as (
            coalesce(s.exit_code, s.call_exit_code) as exit_code, coalesce(s.error_observed, s.call_error) as error_observed,
            length(coalesce(s.message, '')) as msg_len,
            s.output is not null or coalesce(s.exit_code, s.call_exit_code) is not null as shows_output,
+           -- what this command itself printed or returned is known (not only its call's status)
+           s.output is not null or s.exit_code is not null as shows_own,
            coalesce(s.call_id, s.step_idx::varchar) as call_group,  -- split commands of one tool call share it
            json_exists(s.raw, '$.observed') as recorded,  -- an environment recorded what the call changed
            -- the call's arguments the rules read, in one parse (edits, runs and reads only)
@@ -236,7 +246,7 @@ flagged as (
            action = 'run' and writes is null as rewrites
     from matched
 )
-select trajectory_id, step_idx, action, tool_name, path, raw_path, cmd, observed, shows_output, refused, writes,
+select trajectory_id, step_idx, action, tool_name, path, raw_path, cmd, observed, shows_output, shows_own, refused, writes,
        refused_unread,
        -- a probe's "no" (`ls` or `test` of a path that is not there, exit 1 or 2) is an answer, as grep's is
        (coalesce(error_observed, false) and not (action = 'run' and exit_code in (1, 2) and regexp_matches(cmd, {q(PROBE_RE)})))
@@ -521,11 +531,39 @@ reported as (
     join steps s on s.trajectory_id = u.trajectory_id and s.step_idx > u.last_edit and s.step_idx <= u.end_at
     where c.path is not null and s.source = 'agent' and s.action in ('run', 'read') and not coalesce(s.error_observed, s.call_error, false)
       and contains(s.output, regexp_extract(c.path, '[^/]+$')) and length(regexp_extract(c.path, '[^/]+$')) > 2
+),
+turn_ends as (
+    -- in a session of several requests, a message that ends one request's turn (a user message follows
+    -- it) without saying the work is not done: each turn is judged (v6, settled after labelling)
+    select c.trajectory_id, c.step_idx as end_at,
+           max(e.step_idx) filter ((e.trajectory_id, e.step_idx) not in (select * from cleanups)) as last_edit
+    from _cs c
+    join steps u on u.trajectory_id = c.trajectory_id and u.step_idx = c.step_idx + 1 and u.source = 'user'
+    join steps m on m.trajectory_id = c.trajectory_id and m.step_idx = c.step_idx and m.action = 'message'
+    join _cs e on e.trajectory_id = c.trajectory_id and e.step_idx < c.step_idx and e.action = 'edit' and not e.refused
+    where c.action = 'message' and c.tool_name is null and c.msg_len > 0 and not regexp_matches(m.message, {q(NOT_DONE_RE)})
+    group by all
+),
+unchecked_turns as (
+    -- the turn's last change with nothing after it, before the turn ended, that ran, read or reported it
+    select t.trajectory_id, t.last_edit, t.end_at from turn_ends t join _cs c on c.trajectory_id = t.trajectory_id
+         and c.step_idx = t.last_edit
+    join per p on p.trajectory_id = t.trajectory_id join _tt tt on tt.trajectory_id = t.trajectory_id
+    where p.used_tools and tt.outcome is distinct from 'error'
+      and not exists (select 1 from _cs r where r.trajectory_id = t.trajectory_id and r.step_idx > t.last_edit
+                      and r.step_idx < t.end_at and (r.verifies or r.action = 'read'))
+      and not exists (select 1 from steps s where s.trajectory_id = t.trajectory_id and s.step_idx > t.last_edit
+                      and s.step_idx < t.end_at and s.source = 'agent' and s.action in ('run', 'read')
+                      and c.path is not null and contains(s.output, regexp_extract(c.path, '[^/]+$')))
+),
+hits as (
+    select trajectory_id, last_edit, end_at from unchecked where trajectory_id not in (select trajectory_id from reported)
+    union all select trajectory_id, last_edit, end_at from unchecked_turns
 )
 select trajectory_id, [last_edit, end_at]::INTEGER[] as evidence,
        'last change at step ' || last_edit || ' and nothing ran or inspected the result before the end at step '
        || end_at as rationale
-from unchecked where trajectory_id not in (select trajectory_id from reported)
+from hits
 """,
     # the agent must have been able to check: it used tools (a single-shot completion cannot); a run
     # that changed nothing, or never declared it was done, has nothing unchecked (absent)
@@ -541,8 +579,9 @@ NO_PLAN_REVISION = Rule(
     sql=f"""
 with attempts as (
     -- a command (as the shell reading keys it), an edit (with its arguments), a submission
-    select trajectory_id, step_idx, action, cmd, path, is_error, refused_unread, world_changes,
-           lead(step_idx) over w as next_at, lead(world_changes - world_step) over w as world_before_next
+    select trajectory_id, step_idx, action, cmd, path, is_error, refused_unread, world_changes, call_group,
+           lead(step_idx) over w as next_at, lead(world_changes - world_step) over w as world_before_next,
+           lead(call_group) over w as next_call
     from _cs where action in ('run', 'edit', 'complete') and attempt <> ''
     window w as (partition by trajectory_id, action, attempt order by step_idx)
 ),
@@ -552,6 +591,8 @@ retries as (
            case action when 'edit' then 'the edit `' when 'complete' then 'the submission `' else '`' end
            || left(cmd, 80) || '` failed at step ' || step_idx || ' and was tried again unchanged at step ' || next_at as why
     from attempts a where is_error and next_at is not null and world_before_next = world_changes
+      -- a retry follows the error it repeats: the same command twice in one call was sent before either ran
+      and next_call <> call_group
       -- an edit refused until its file was read, sent again after a read of it, is no retry
       and not (refused_unread and exists (select 1 from _cs r where r.trajectory_id = a.trajectory_id and r.action = 'read'
                                           and r.path = a.path and r.step_idx > a.step_idx and r.step_idx < a.next_at))
@@ -582,7 +623,24 @@ gave_up as (
                       and g.step_idx < d.step_idx and (g.changes_state or (g.verifies and g.observed and not g.is_error)))
     group by f.trajectory_id, f.step_idx
 ),
-hits as (select * from retries union all select * from gave_up)
+format_refusals as (
+    -- a reply the interface refused for its format ("found 2 actions"): it ran none of its commands
+    select m.trajectory_id, m.step_idx,
+           regexp_extract_all(m.message, '```(?:bash|mswea_bash_command)\\s*\\n((?s:.*?))\\n```', 1) as blocks
+    from steps m semi join _tt using (trajectory_id)
+    where m.source = 'agent' and m.action = 'message' and contains(m.output, ' actions')
+      and regexp_matches(m.output, {q(FORMAT_REFUSAL_RE)})
+),
+resent as (
+    -- the very next reply refused again and holding a command of the refused one: the command was
+    -- sent again unchanged and the cause of the refusal not removed (v6, settled after labelling)
+    select a.trajectory_id, a.step_idx as failed_at, b.step_idx as next_at,
+           'a reply refused for its format at step ' || a.step_idx || ' was sent again with the same command at step '
+           || b.step_idx || ', refused again' as why
+    from format_refusals a join format_refusals b on b.trajectory_id = a.trajectory_id and b.step_idx = a.step_idx + 1
+    where list_has_any(a.blocks, b.blocks)
+),
+hits as (select * from retries union all select * from gave_up union all select * from resent)
 select trajectory_id, [failed_at, next_at]::INTEGER[] as evidence, why as rationale from hits
 """,
     applicable="select distinct trajectory_id from _cs where action <> 'message' and (observed or is_error)",
@@ -627,7 +685,9 @@ ranges as (
                     when cmd like 'head %' and regexp_matches(cmd, '^head (-n ?)?-?\\d+ ') then 1 end as first_line,
                case when contains(cmd, 'sed -n') then try_cast(regexp_extract(cmd, 'sed -n [''"]?(\\d+),(\\d+) ?p', 2) as integer)
                     when cmd like 'head %' then try_cast(regexp_extract(cmd, '^head (-n ?)?-?(\\d+) ', 2) as integer) end as last_line
-        from reads where action = 'read')
+        from reads where action = 'read'
+          -- a view that shows invisible characters (`| cat -A`, `od -c`) shows what a plain read of the lines hid
+          and not (contains(cmd, '|') and regexp_matches(cmd, '\\|\\s*(cat -[a-zA-Z]*[AvetT]|od|xxd|hexdump)\\b')))
     where first_line is not null or full_read
 ),
 parts_again as (
@@ -656,10 +716,10 @@ rereads as (
                            or c.path glob ('*/' || w.written) or starts_with(w.written, rtrim(c.raw_path, '/') || '/')))
 ),
 runs as (
-    select trajectory_id, step_idx, cmd, world_step, world_changes, is_error, output_hash, shows_output,
-           lag(step_idx) over w as prev_at, lag(world_changes) over w as prev_world, lag(output_hash) over w as prev_output,
+    select trajectory_id, step_idx, cmd, world_step, world_changes, is_error, output_hash, shows_own as shows_output,
+           call_group, lag(call_group) over w as prev_call, lag(step_idx) over w as prev_at, lag(world_changes) over w as prev_world, lag(output_hash) over w as prev_output,
            lag(truncated) over w as prev_truncated,
-           lag(shows_output) over w as prev_shows
+           lag(shows_own) over w as prev_shows
     from _cs where action in ('run', 'complete') and cmd <> ''  -- a command, or the same submission again
     window w as (partition by trajectory_id, action, cmd order by step_idx)
 ),
@@ -672,6 +732,7 @@ reruns as (
            || ', nothing changed in between' || case when is_error then ' (failing both times)' else '' end as why
     from runs
     where prev_at is not null and prev_shows and shows_output and not prev_truncated
+      and prev_call <> call_group  -- within one call, the first output was not yet available when both were sent
       and output_hash = prev_output and world_changes - world_step = prev_world
       and not regexp_matches(cmd, '^(cd|clear|sleep|wait|C-\\S|M-\\S)( |$)')
 ),
@@ -686,7 +747,7 @@ select trajectory_id, [first_at, again_at]::INTEGER[] as evidence, why as ration
 
 TOOL_MISUSE = Rule(
     code="tool_misuse",
-    sql="""
+    sql=f"""
 with tabs as (
     select trajectory_id, step_idx as a, step_idx as b, 'here-doc typed with literal tabs at step ' || step_idx as why
     from _cs where typed and cmd like '%<<%' and contains(edit_text, chr(9))
@@ -696,7 +757,12 @@ truncated_again as (
            'output truncated at step ' || t.step_idx || ' and the same request repeated at step ' || min(x.step_idx) as why
     from _cs t join _cs x on x.trajectory_id = t.trajectory_id and x.step_idx > t.step_idx
          and (x.cmd = t.cmd or (t.action = 'read' and x.action = 'read' and x.path = t.path and x.full_read))
-    where t.truncated group by t.trajectory_id, t.step_idx
+    left join steps o on o.trajectory_id = x.trajectory_id and o.step_idx = x.step_idx and x.action = 'run'
+    where t.truncated
+      -- a test run again whose tail shows the runner's summary lost nothing it asked for: a runner
+      -- prints its verdict last, so the cut corrupts no work (the truncation was not ignored)
+      and not coalesce(regexp_matches(right(o.output, 600), {q(RUNNER_SUMMARY_RE)}), false)
+    group by t.trajectory_id, t.step_idx
 ),
 first_writes as (select trajectory_id, path, min(step_idx) as created_at from _cs
                  where action = 'edit' and not refused and path is not null group by 1, 2),
@@ -707,7 +773,19 @@ clobbers as (
     join _cs w on w.trajectory_id = f.trajectory_id and w.step_idx = f.created_at and w.call_group = c.call_group
     where c.action = 'edit' and not c.refused and regexp_matches(c.cmd, '(^|[^>0-9&])>\\s*\\S') and not regexp_matches(c.cmd, '>>')
 ),
-hits as (select * from tabs union all select * from truncated_again union all select * from clobbers)
+dropped_edits as (
+    -- SWE-agent runs one command per reply, the last block: an edit block before it in the same reply
+    -- never ran, though the agent goes on as if it had (v6: several commands in a reply where the
+    -- interface runs only the last)
+    select c.trajectory_id, c.step_idx as a, c.step_idx as b,
+           'the reply at step ' || c.step_idx || ' holds an edit block before the command the interface ran (`'
+           || left(c.cmd, 40) || '`): the edit never ran' as why
+    from _cs c join steps m on m.trajectory_id = c.trajectory_id and m.step_idx = c.step_idx and m.tool_name = 'swe-agent'
+    where c.tool_name = 'swe-agent' and c.cmd not like 'edit %' and contains(m.message, 'end_of_edit')
+      and regexp_matches(m.message, '```\\w*\\s*\\nedit \\d+(:\\d+)?\\s*\\n')
+),
+hits as (select * from tabs union all select * from truncated_again union all select * from clobbers
+         union all select * from dropped_edits)
 select trajectory_id, [a, b]::INTEGER[] as evidence, why as rationale from hits
 """,
     # commands alone show tabs and clobbers but not truncation: without outputs, only a hit is a verdict;
