@@ -358,10 +358,10 @@ proven as (
 ),
 judged as (
     -- weakening, judged from the edit itself: the text it removed (an editor's old string, a patch's
-    -- `-` lines, the file as last read before a whole-file write) against the text it put in
+    -- `-` lines — in Codex's `exec` a patch is a JavaScript string, its newlines written `\\n` — the file as last read before a whole-file write) against the text it put in
     select p.*, s.raw,
            coalesce(json_extract_string(s.raw, '$.arguments.old_string'), json_extract_string(s.raw, '$.arguments.old_str'),
-                    nullif(array_to_string(regexp_extract_all(coalesce(json_extract_string(s.raw, '$.arguments.input'),
+                    nullif(array_to_string(regexp_extract_all(coalesce(replace(json_extract_string(s.raw, '$.arguments.input'), '\\n', chr(10)),
                            json_extract_string(s.raw, '$.arguments.patch'), ''), '(?m)^-[^-].*$'), chr(10)), ''),
                     -- an append (`>>`, `tee -a`) keeps what was there: it removes nothing
                     case when regexp_matches(p.cmd, '>>|^tee -a ') then '' end,
@@ -374,7 +374,7 @@ judged as (
                     case when regexp_matches(p.cmd, {q(SED_ADD_RE)}) then '' end) as old_text,
            coalesce(json_extract_string(s.raw, '$.arguments.new_string'), json_extract_string(s.raw, '$.arguments.new_str'),
                     json_extract_string(s.raw, '$.arguments.content'), json_extract_string(s.raw, '$.arguments.file_text'),
-                    nullif(array_to_string(regexp_extract_all(coalesce(json_extract_string(s.raw, '$.arguments.input'),
+                    nullif(array_to_string(regexp_extract_all(coalesce(replace(json_extract_string(s.raw, '$.arguments.input'), '\\n', chr(10)),
                            json_extract_string(s.raw, '$.arguments.patch'), ''), '(?m)^\\+[^+].*$'), chr(10)), ''),
                     case when p.cmd like '%<<%' or regexp_matches(p.cmd, '^(echo|printf) ') then p.cmd end,
                     -- SWE-agent's `edit N:M` replaces lines N to M with its body
