@@ -10,6 +10,7 @@ import click
 from curriculab.commands.common import (
     CliError,
     db_option,
+    db_path,
     emit,
     err_console,
     health_note,
@@ -150,8 +151,13 @@ def plan(
     from curriculab.planner.evidence import NeedsFit
     from curriculab.planner.portfolio import Thresholds
 
-    with open_store(read_only=True, create=False) as store:
-        agent, target, episodes = planning.plan_target(store, target, system)
+    if suite is not None and system is None and not Path(db_path()).exists():
+        # a first task plan, for an agent with no attempts stored yet: nothing to read (plan --tasks
+        # makes the store it records the plan in)
+        agent, episodes = None, False
+    else:
+        with open_store(read_only=True, create=False) as store:
+            agent, target, episodes = planning.plan_target(store, target, system)
     asked_for_problems = ctx.get_parameter_source("problems_path") != click.core.ParameterSource.DEFAULT
     if suite is None and episodes and not asked_for_problems:
         suite = "builtin"  # an agent's attempts: it trains on terminal tasks, not single completions

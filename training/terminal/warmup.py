@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shlex
+import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -228,7 +230,13 @@ def warmed_agent_model(
             f"warm-up: {len(demos)} demonstration episodes ({verification_share(demos):.0%} check their work), "
             f"{WARM_UP_EPOCHS} epochs of trl.SFTTrainer → {target}"
         )
-    partial = target.with_name(target.name + ".partial")
+    # a folder of this process's own: two runs warming the same model at once must not write into one
+    partial = target.with_name(f"{target.name}.partial-{os.getpid()}")
     warm_up(base, demos, partial, epochs=WARM_UP_EPOCHS)
-    partial.rename(target)
+    try:
+        partial.rename(target)
+    except OSError:
+        if not (target / "config.json").exists():
+            raise
+        shutil.rmtree(partial)  # another run finished the same warm-up first: its copy is as good
     return str(target), name
