@@ -151,7 +151,7 @@ def plan(
     from curriculab.planner.evidence import NeedsFit
     from curriculab.planner.portfolio import Thresholds
 
-    if suite is not None and system is None and not Path(db_path()).exists():
+    if suite is not None and system is None and target is not None and not Path(db_path()).exists():
         # a first task plan, for an agent with no attempts stored yet: nothing to read (plan --tasks
         # makes the store it records the plan in)
         agent, episodes = None, False
