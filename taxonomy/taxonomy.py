@@ -194,13 +194,9 @@ def _path(source: str | Path) -> Path:
 
 
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-"""libyaml's safe loader where PyYAML was built with it: ten times faster than the pure-Python one,
-and `report`/`plan` read five taxonomy files on every call (through `planner_use`)."""
-
-
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-"""libyaml's safe loader where PyYAML was built with it: `code` loads every version (v1 … v6) to map
-between them, and the pure-Python parser spent a fifth of a rule-coding run on it."""
+"""libyaml's safe loader where PyYAML was built with it: ten times faster than the pure-Python one;
+`report`/`plan` read the taxonomy files on every call (through `planner_use`), and `code` loads every
+version to map between them."""
 
 
 @functools.lru_cache(maxsize=16)
