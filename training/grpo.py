@@ -121,7 +121,7 @@ def train(
             dataset,
             int(plan.grpo.get("num_generations", 8)),
             min(completion_tokens, completion_cap or completion_tokens),
-            f"{base_name}:{path}",
+            architecture_key(network),
             options.cache_dir,
         )
         if announce:
@@ -298,6 +298,19 @@ def pick_backend(
     chosen = known[key]["chosen"]
     verdict = "fastest here" if chosen != "generate" else f"none measured {CLEAR_WIN - 1:.0%} faster than generate here"
     return chosen, f"generation: {chosen} (auto, {verdict}; tokens/s {speeds}; {how})"
+
+
+def architecture_key(network: Any) -> str:
+    """What a generation speed depends on: the architecture's config and dtype, not the weights or the
+    folder (a loop's round-2 checkpoint of the same model reuses round 1's measurement). A trainer saves
+    `use_cache: false` in its checkpoints' config; generation follows its own config, which keeps it on."""
+    import hashlib
+    import json
+
+    runtime = {"transformers_version", "use_cache"}
+    config = {k: v for k, v in network.config.to_dict().items() if not k.startswith("_") and k not in runtime}
+    digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return f"{network.config.model_type}:{network.dtype}:{digest}"
 
 
 def _prompt_text(prompt: str | list[dict[str, str]], tokenizer: Any) -> str:

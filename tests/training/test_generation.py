@@ -104,3 +104,18 @@ def test_a_backend_the_machine_cannot_run_is_refused_before_training_with_the_fi
     assert result.output.strip().splitlines()[-1] == (
         "Error: vllm-colocate needs a CUDA GPU. Choose another --generation-backend, or leave it at auto"
     )
+
+
+def test_a_checkpoint_of_the_same_architecture_reuses_its_measurement_and_another_does_not(tiny, tmp_path):
+    from transformers import AutoModelForCausalLM
+
+    from curriculab.training.grpo import architecture_key
+
+    model, _ = tiny
+    model.config.use_cache = False  # as a trainer saves its checkpoints
+    model.save_pretrained(tmp_path / "round1" / "checkpoint-2")  # a loop's next round trains from here
+    model.config.use_cache = True
+    checkpoint = AutoModelForCausalLM.from_pretrained(tmp_path / "round1" / "checkpoint-2")
+    assert architecture_key(checkpoint) == architecture_key(model)
+    wider = AutoModelForCausalLM.from_config(type(model.config)(**{**model.config.to_dict(), "hidden_size": 96}))
+    assert architecture_key(wider) != architecture_key(model)
