@@ -112,10 +112,23 @@ ON_THE_MACHINE_WORKER = (
     "taxonomy/test_verifier.py",
     "analysis/test_verifier_coding.py",
 )
-"""Test files that start sandboxes, episodes, containers or trainers, or count the host's processes
+"""Test files that start sandboxes, episodes or containers (trainers: `TRAINER_WORKER`), or count the host's processes
 (a test that finds every process left behind sees every sandbox on the machine): under
 `scripts/test.sh` (pytest-xdist, `--dist loadgroup`) one worker runs them one after another, as a
 plain `pytest` does, while the other worker runs the rest beside them."""
+
+
+TRAINER_WORKER = (
+    "training/test_grpo.py",
+    "training/test_agentic.py",
+    "training/test_ddp.py",
+    "training/test_generation.py",
+    "training/test_sampling.py",
+)
+"""Test files that train (torch-bound; their sandboxes are bubblewrap and namespaces, never Docker,
+and none counts another test's processes): one after another on the worker that does not run
+`ON_THE_MACHINE_WORKER`, the rest filling in beside both. The two groups are dispatched first, so
+neither waits behind the short tests."""
 
 
 ALONE = ("training/test_sandbox_redteam.py", "training/test_sandbox_isolation.py")
@@ -129,7 +142,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Markers by what a test needs: the demo store (built once, ~15 s) makes a test `slow`; a
     test run on the Docker backend is `docker` (it needs a daemon) and `slow`. Modules whose
     every test is slow say so with `pytestmark`; `pytest -m "not slow"` is the fast tier. The
-    files of `ON_THE_MACHINE_WORKER` share one xdist group. `CURRICULAB_TESTS=shared` keeps all but
+    files of `ON_THE_MACHINE_WORKER` share one xdist group, those of `TRAINER_WORKER` another. `CURRICULAB_TESTS=shared` keeps all but
     the `ALONE` files, `CURRICULAB_TESTS=alone` only those (unset: every test)."""
     tests = Path(__file__).resolve().parent
     wanted = os.environ.get("CURRICULAB_TESTS")
@@ -141,7 +154,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             left_out.append(item)
             continue
         kept.append(item)
-        if path.startswith(ON_THE_MACHINE_WORKER):
+        if path.startswith(TRAINER_WORKER):
+            item.add_marker(pytest.mark.xdist_group("trainer"))
+        elif path.startswith(ON_THE_MACHINE_WORKER):
             item.add_marker(pytest.mark.xdist_group("machine"))
         if "demo_store" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
@@ -153,7 +168,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow)
     if left_out:
         config.hook.pytest_deselected(items=left_out)
-        items[:] = kept
+    # the two long groups first (xdist hands out work in collection order), the short tests after
+    rank = {"machine": 0, "trainer": 1}
+    kept.sort(key=lambda item: min((rank.get(str(m.args[0]), 2) for m in item.iter_markers("xdist_group")), default=2))
+    items[:] = kept
 
 
 def _require_docker(reachable: bool) -> None:

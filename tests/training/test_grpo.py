@@ -110,24 +110,24 @@ def test_a_run_killed_mid_way_resumes_without_duplicating_rollouts(planned, tmp_
         "--model",
         "tiny",
         "--max-steps",
-        "12",
+        "6",
         "--save-steps",
-        "3",
+        "2",
         "--output-dir",
         str(output),
     ]
     first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 240
-    while not (output / "checkpoint-6").exists() and first.poll() is None and time.monotonic() < deadline:
+    while not (output / "checkpoint-4").exists() and first.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     os.killpg(first.pid, signal.SIGKILL)  # kill -9 mid-run
     first.wait()
-    assert not (output / "checkpoint-12").exists(), "the run finished before it could be killed"
+    assert not (output / "checkpoint-6").exists(), "the run finished before it could be killed"
     resumed = subprocess.run(command + ["--resume"], capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     figures = _store_figures(db)
-    assert len(figures["runs"]) == 1 and figures["rollouts"] == (96, 96)  # 12 steps × 8, each held once
-    assert figures["reward_steps"] == [(step, 1) for step in range(1, 13)]
+    assert len(figures["runs"]) == 1 and figures["rollouts"] == (48, 48)  # 6 steps × 8, each held once
+    assert figures["reward_steps"] == [(step, 1) for step in range(1, 7)]
     assert figures["errors"] == 0
 
 
