@@ -194,7 +194,7 @@ def test_the_gpu_check_runs_its_cpu_path_once_per_backend_and_says_which_it_coul
             str(root / "bench" / "gpu_check.sh"),
             "--cpu",
             "--steps",
-            "3",
+            "2",
             "--backends",
             "generate,vllm-colocate,static-cache",
         ],
@@ -209,7 +209,7 @@ def test_the_gpu_check_runs_its_cpu_path_once_per_backend_and_says_which_it_coul
     assert skipped == {"generation_backend": "vllm-colocate", "skipped": "vllm-colocate needs a CUDA GPU"}
     assert (first["generation_backend"], second["generation_backend"]) == ("generate", "static-cache")
     for figures in (first, second):  # each its own run
-        assert figures["device"] == "cpu" and figures["steps"] == 3 and figures["rollouts"] == 24
+        assert figures["device"] == "cpu" and figures["steps"] == 2 and figures["rollouts"] == 16
         assert figures["tokens_per_s"] > 0 and figures["mean_step_s"] > 0 and figures["peak_memory_gib"] > 0
         assert figures["sandbox"] == "bwrap" and figures["backend"] == "transformers"
         breakdown = figures["breakdown_mean_after_step_1"]
