@@ -773,13 +773,35 @@ def docker_siblings(
         return None
 
 
+PINNED_RUNNER = """import sys
+if sys.path and sys.path[0] == "":
+    del sys.path[0]
+import os, runpy
+name = sys.argv.pop(1)
+__import__(name)
+sys.path.insert(0, os.getcwd())
+runpy.run_module(name, run_name="__main__", alter_sys=True)
+"""
+"""`python3 -m RUNNER …` as the replay runs it: the runner imported before the workdir is on the
+path, so an agent's `unittest.py` or `pytest.py` there is not what runs (`python3 -m` puts the
+workdir first); then the workdir first, as `-m` has it, for the tests to import the agent's code."""
+
+
+def _pinned(words: Sequence[str]) -> tuple[str, ...]:
+    """The replay's argv for `words`: a Python module runner pinned (`PINNED_RUNNER`), else as they are."""
+    if "-m" not in words[1:]:
+        return tuple(words)
+    at = list(words).index("-m", 1)
+    return (*words[:at], "-c", PINNED_RUNNER, *words[at + 1 :])
+
+
 def replay(run: Runner, words: Sequence[str], workdir: str, timeout: float) -> CheckRun | None:
     """Run the agent's check `words` again as the harness's own call (`CheckRun`): None unless they
     name a system test runner (`shell.test_runner`)."""
     runner = test_runner(words)
     if runner is None:
         return None
-    reply = run(Request(tuple(words), workdir, b"", timeout))
+    reply = run(Request(_pinned(words), workdir, b"", timeout))
     output = (reply.stdout + reply.stderr).decode("utf-8", errors="replace")
     ran = reply.oserror is None and not reply.timed_out and reported_tests(runner, reply.returncode, output)
     return CheckRun(tuple(words), runner, reply.returncode, ran, output[-4096:])
