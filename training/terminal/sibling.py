@@ -220,6 +220,10 @@ class SocketServer(_Served):
 
     def close(self) -> None:
         self.closed.set()
+        try:  # wakes the thread's accept at once (a close alone leaves it to its 0.2 s timeout: ~130 ms a verdict)
+            self.listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.listener.close()
         self.runner.cancel()
         if self.thread is not None:
