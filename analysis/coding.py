@@ -142,7 +142,10 @@ def run_environment_coder(
         store, where, run_id=run_id, uncoded_by=environment.CODER if uncoded_only else None
     )
     by_trajectory: dict[str, list[tuple[int, environment.Observed]]] = {}
+    replays: dict[str, environment.Replay] = {}  # what the harness saw, for the episodes it judged
     for row in queries.records(commands):
+        if row["check_run"] is not None:
+            replays[row["trajectory_id"]] = environment.Replay.from_record(json.loads(row["check_run"]))
         by_trajectory.setdefault(row["trajectory_id"], []).append(
             (
                 int(row["step_idx"]),
@@ -163,7 +166,7 @@ def run_environment_coder(
         tid = row["trajectory_id"]
         seen = by_trajectory.get(tid, [])
         verdict = None if row["outcome"] == "error" else row["outcome"] == "passed"
-        for code, finding in environment.code_episode([o for _, o in seen], verdict).items():
+        for code, finding in environment.code_episode([o for _, o in seen], verdict, replays.get(tid)).items():
             judged.append(
                 (tid, code, finding.status, finding.rationale if finding.status == "not_applicable" else None)
             )

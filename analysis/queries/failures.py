@@ -382,7 +382,9 @@ def environment_evidence(
 
     Returns (trajectories, commands). trajectories: trajectory_id, outcome. commands:
     trajectory_id, step_idx, command, exit_code, output, output_truncated, changed (a JSON list),
-    timed_out, in step order.
+    timed_out, executed (a JSON list, NULL where not recorded), check_run (JSON: the harness's replay
+    of the agent's last test-runner check, on the episode's last command; `null` where the harness
+    judged the episode and replayed none; NULL where not recorded), in step order.
     """
     if where:
         check_filter(store, where)
@@ -408,7 +410,8 @@ def environment_evidence(
         """select trajectory_id, step_idx, command, exit_code, output, output_truncated,
                   coalesce(json_extract_string(raw, '$.observed.changed'), '[]') as changed,
                   coalesce(json_extract(raw, '$.observed.timed_out')::boolean, false) as timed_out,
-                  json_extract_string(raw, '$.observed.executed') as executed
+                  json_extract_string(raw, '$.observed.executed') as executed,
+                  json_extract(raw, '$.observed.check_run')::varchar as check_run
            from steps where list_contains(?, trajectory_id) and source = 'agent' and json_exists(raw, '$.observed')
            order by trajectory_id, step_idx""",
         [list(chosen["trajectory_id"])],

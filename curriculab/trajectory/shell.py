@@ -693,6 +693,7 @@ _NO_TESTS_MAKE = re.compile(r"No rule to make target|No targets specified and no
 _NO_TESTS_NPM = re.compile(r"Missing script|no test specified", re.IGNORECASE)
 _PYTEST_SUMMARY = re.compile(r"\b[1-9]\d* (passed|failed|errors?|xfailed|xpassed)\b")
 _UNITTEST_RAN = re.compile(r"^Ran ([1-9]\d*) tests? in ", re.MULTILINE)
+_UNITTEST_LOADER_FAILED = re.compile(r"^ERROR: \S+ \(unittest\.loader\._FailedTest\b", re.MULTILINE)
 _DOCTEST_RAN = re.compile(r"\b[1-9]\d* (passed and|tests? in|failures?\.)")
 _CARGO_RAN = re.compile(r"test result: \w+\. (\d+) passed; (\d+) failed")
 
@@ -722,14 +723,16 @@ def test_runner(words: Sequence[str]) -> str | None:
 def reported_tests(runner: str, status: int | None, output: str) -> bool:
     """Whether a run of `runner` (`test_runner`) that exited `status` and printed `output` ran
     tests, passing or failing: pytest exiting 5 (none collected), unittest's `Ran 0 tests`, a
-    missing module (`No module named pytest`), make's `No rule to make target`, npm's `Missing
-    script` are no check; nor is a run killed, timed out or not found (no status, 126, 127)."""
+    missing module (`No module named pytest`; a test module unittest could not import, which it
+    counts as a test run), make's `No rule to make target`, npm's `Missing script` are no check;
+    nor is a run killed, timed out or not found (no status, 126, 127)."""
     if status is None or status in (126, 127) or status < 0 or status >= 128:
         return False
     if runner == "pytest":
         return status in (0, 1) and bool(_PYTEST_SUMMARY.search(output))
-    if runner == "unittest":
-        return status in (0, 1) and bool(_UNITTEST_RAN.search(output))
+    if runner == "unittest":  # a module it could not import is counted as a test run: it is none
+        ran = _UNITTEST_RAN.search(output)
+        return status in (0, 1) and ran is not None and int(ran[1]) > len(_UNITTEST_LOADER_FAILED.findall(output))
     if runner == "doctest":
         return status in (0, 1) and bool(_DOCTEST_RAN.search(output))
     if runner == "make":

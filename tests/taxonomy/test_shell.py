@@ -198,6 +198,13 @@ def test_only_a_system_test_runner_that_reported_tests_counts_as_tests_run():
     assert not reported_tests("pytest", 1, "/usr/bin/python3: No module named pytest")
     assert reported_tests("unittest", 1, "F\n---\nRan 1 test in 0.001s\n\nFAILED (failures=1)")
     assert not reported_tests("unittest", 0, "\n---\nRan 0 tests in 0.000s\n\nOK")
+    # a module unittest could not import is counted as a test: `python3 -m unittest nosuchmodule` ran none
+    failed_import = (
+        "ERROR: {0} (unittest.loader._FailedTest.{0})\n---\nImportError: Failed to import test module: {0}\n"
+    )
+    assert not reported_tests("unittest", 1, failed_import.format("nosuch") + "---\nRan 1 test in 0.000s\n\nFAILED")
+    both = failed_import.format("a") + failed_import.format("b") + "---\nRan 3 tests in 0.001s\n\nFAILED (errors=2)"
+    assert reported_tests("unittest", 1, both)  # one test ran beside two modules that would not import
     assert not reported_tests("make", 2, "make: *** No rule to make target 'test'.  Stop.")
     assert not reported_tests("make", 2, "make: *** No targets specified and no makefile found.  Stop.")
     assert reported_tests("make", 2, "make: *** [Makefile:2: test] Error 1")

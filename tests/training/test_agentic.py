@@ -4,12 +4,13 @@ over a task suite from them, and the two-round loop (agentic GRPO with TRL on th
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 from pathlib import Path
 
 import pytest
 
-from curriculab.taxonomy.coders.environment import Observed, code_episode
+from curriculab.taxonomy.coders.environment import Observed, Replay, code_episode
 from curriculab.training.terminal.chat import RESPONSE_TEMPLATE, TOOL_CHAT_TEMPLATE, enable_tool_calling
 
 needs_bwrap = pytest.mark.skipif(
@@ -47,6 +48,32 @@ def test_environment_codes_follow_from_commands_exit_codes_and_files_changed():
     # a re-read of unchanged output is rework; after an edit it is not
     assert _status([looked[1], looked[1]])["redundant_rework"] == "present"
     assert _status([looked[1], edit, looked[1]])["redundant_rework"] == "absent"
+
+
+def test_a_check_is_credited_on_the_harness_replay_where_one_was_recorded_else_on_what_the_runner_reported():
+    edit = Observed("sed -i s/a/b/ app.py", 0, "", ("/app/app.py",))
+
+    def skipped(commands, replay=None):
+        return code_episode(commands, False, replay)["skipped_verification"].status
+
+    # no replay recorded (an episode stored before issue 67): the record's own status and output decide
+    assert skipped([edit, Observed("python3 -m pytest", 0, "3 passed in 0.1s")]) == "absent"
+    for status, output in [(1, "No module named pytest"), (5, "no tests ran in 0.01s"), (0, "")]:
+        assert skipped([edit, Observed("python3 -m pytest", status, output)]) == "present", output
+    assert skipped([edit, Observed("python3 -m unittest", 5, "Ran 0 tests in 0.000s\n\nNO TESTS RAN")]) == "present"
+    assert skipped([edit, Observed("make test", 2, "make: *** No rule to make target 'test'.  Stop.")]) == "present"
+    assert skipped([edit, Observed("python3 app.py", 0, "ok")]) == "absent"  # the taxonomy's run of the program
+    # the harness judged the episode: its replay decides, whatever the record's output claims
+    forged = Observed("pytest", 0, "3 passed in 0.1s")
+    ran = Replay(("pytest",), "pytest", 0, True)
+    assert skipped([edit, forged], ran) == "absent"
+    assert skipped([edit, forged], Replay(("pytest",), "pytest", 5, False)) == "present"
+    assert skipped([edit, Observed("/tmp/bin/pytest", 0, "1 passed")], Replay()) == "present"  # a shim
+    assert skipped([edit], Replay()) == "present"
+    # a run of a program or a read: the taxonomy counts it, no harness can confirm it
+    for unconfirmed in ("python3 app.py", "cat app.py", "/tmp/test", "bash run_tests.sh"):
+        assert skipped([edit, Observed(unconfirmed, 0, "")], Replay()) == "not_applicable", unconfirmed
+    assert skipped([edit, Observed("cat app.py", 0, ""), forged], ran) == "absent"
 
 
 def test_the_tool_format_renders_calls_parses_them_back_and_keeps_prefixes(tmp_path):
@@ -137,6 +164,16 @@ def test_the_warm_up_shows_progress_on_stderr_so_a_json_command_prints_only_json
     assert speaks_tool_format(out) and (out / "model.safetensors").is_file()
 
 
+MEDIAN_TEST = """import unittest
+from stats import median
+
+
+class Median(unittest.TestCase):
+    def test_odd(self):
+        self.assertEqual(median([3, 1, 2]), 2)
+"""
+
+
 @needs_bwrap
 def test_environment_coder_codes_stored_episodes_and_rules_agreement_is_measured(tmp_path, store):
     from curriculab.analysis.coding import coder_agreement, run_environment_coder, run_rule_coders
@@ -148,7 +185,12 @@ def test_environment_coder_codes_stored_episodes_and_rules_agreement_is_measured
     plays = {
         "looked": ["ls", "cat stats.py", "cat stats.py"],
         "edited": ["sed -i 's/2/3/' stats.py"],
-        "checked": ["sed -i 's/2/3/' stats.py", "bash run_tests.sh"],
+        # a test of its own, run by the system's runner: the harness's replay reports it ran
+        "checked": [
+            "sed -i 's/2/3/' stats.py",
+            f"printf {shlex.quote(MEDIAN_TEST)} > test_median.py",
+            "python3 -m unittest test_median",
+        ],
         "silent": [],
     }
     with TerminalEnvironment() as environment:
@@ -168,6 +210,11 @@ def test_environment_coder_codes_stored_episodes_and_rules_agreement_is_measured
     assert status[("silent", "premature_stop")] == "present"
     assert status[("edited", "skipped_verification")] == "present"
     assert status[("checked", "skipped_verification")] == "absent"
+    replay = store.query(
+        "select json_extract(raw, '$.observed.check_run') from steps where trajectory_id = 'checked' "
+        "and json_exists(raw, '$.observed.check_run')"
+    ).rows
+    assert [json.loads(r)["tests_ran"] for (r,) in replay] == [True]
     method = store.query("select distinct method from code_reliability where coder = 'environment'").rows
     assert method == [("environment",)]
     run_rule_coders(store)

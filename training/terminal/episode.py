@@ -417,7 +417,6 @@ class _BwrapAgent:
             runner = sibling.BoxRunner(fs, self.roots, uid, self.limits, self.backend, env)
             server = sibling.SocketServer(judge.root / "run", uid, runner, timeout)
             binds += ["--bind", str(server.folder), sibling.SOCKET_FOLDER]
-            runner.prepare()
             started = time.monotonic()
             try:
                 process = judge.start(

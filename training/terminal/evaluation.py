@@ -25,7 +25,8 @@ class Evaluation:
     milestone_share: float
     """Mean outcome reward (`milestone_reward`) over the scored episodes."""
     verified_share: float
-    """Share of episodes that ran a check after their last change (of those that changed something)."""
+    """Share of episodes whose tests ran after their last change, as the harness's replay confirmed
+    (`verification_reward`, the reward's rule; of those that changed something)."""
     tool_calls: int
     """Commands run in all."""
     job_dir: str
@@ -54,10 +55,10 @@ def evaluate_agent(
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import get_json_schema
 
-    from curriculab.taxonomy.coders.environment import INCIDENTAL, verified_after_last_edit
+    from curriculab.taxonomy.coders.environment import INCIDENTAL
     from curriculab.training.terminal.chat import enable_tool_calling
     from curriculab.training.terminal.environment import TerminalEnvironment
-    from curriculab.training.terminal.rewards import milestone_reward
+    from curriculab.training.terminal.rewards import milestone_reward, verification_reward
 
     tokenizer = enable_tool_calling(AutoTokenizer.from_pretrained(str(model_dir)))
     network = AutoModelForCausalLM.from_pretrained(str(model_dir))
@@ -112,7 +113,8 @@ def evaluate_agent(
                 shares.append(score)
             if any(not INCIDENTAL.search(p) for c in commands for p in c.changed):
                 changed_any += 1
-                verified += int(verified_after_last_edit(commands))
+                (confirmed,) = verification_reward([environment])  # never the in-shell record alone
+                verified += int(confirmed == 1.0)
             assert environment.task is not None
             write_trial(
                 job_dir,

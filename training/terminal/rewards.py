@@ -10,7 +10,8 @@
   last change (pytest, `python3 -m unittest`/`pytest`/`doctest`, `make test`, `npm test`, `cargo
   test`, `go test`, tox, nox; `true || pytest` runs none), AND the harness, replaying that check on
   the judge's copy of the agent's files in the sandbox its programs run in (`CheckRun`: a clean
-  shell, the system's PATH, no function, alias or shim of the agent's), saw it report tests run,
+  shell, the system's PATH, no function, alias or shim of the agent's, `python3 -m` importing the
+  system's runner before the workdir), saw it report tests run,
   passing or failing. No check: a script or program of the agent's (`python3 stats.py`, `bash
   run_tests.sh`, a link to `/bin/true`), pytest exiting 5, unittest's `Ran 0 tests`, a missing
   module, make's `No rule to make target`. The shell's record says which check to replay; it never

@@ -220,6 +220,10 @@ class SocketServer(_Served):
 
     def close(self) -> None:
         self.closed.set()
+        try:  # wakes the thread's accept at once (a close alone leaves it to its 0.2 s timeout: ~130 ms a verdict)
+            self.listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.listener.close()
         self.runner.cancel()
         if self.thread is not None:
@@ -375,7 +379,9 @@ def _box_reply(data: bytes) -> Reply:
 
 class BoxRunner:
     """Runs the requests of one verdict in a sibling box on bubblewrap or the namespaces isolation,
-    started at the first request: the judge's `roots` and /tmp (under `judge_fs` on the host) bound
+    started at the first request (by the server's thread, which lives until the verdict ends: the
+    box dies with it, bubblewrap's `--die-with-parent`; a verdict whose checks run nothing of the
+    agent's starts none): the judge's `roots` and /tmp (under `judge_fs` on the host) bound
     in, a /root of its own, the judge's environment `env` (without `ENV_VAR`), the episode's limits,
     its own uid, cgroup and pid, mount, network and IPC namespaces. One box serves the verdict's
     calls one after another (a box per call costs ~30 ms a program on bubblewrap and ~110 ms on
@@ -399,33 +405,6 @@ class BoxRunner:
         self.seconds: list[float] = []
         self.box: Any = None  # `episode._Box`, while one runs
         self.server: subprocess.Popen[bytes] | None = None
-        self.ready, self.release = threading.Event(), threading.Event()
-        self.ready.set()  # nothing is starting until `prepare`
-        self.start_error: Exception | None = None
-
-    def prepare(self) -> None:
-        """Start the box in the background while the verifier starts (~20-60 ms on bubblewrap, off
-        the verdict's path; a verifier that never calls pays it in CPU only). The thread that
-        starts it stays until `close`: the box dies with it (bubblewrap's `--die-with-parent`)."""
-        ready, self.release = threading.Event(), threading.Event()
-
-        def start() -> None:
-            try:
-                self._start()
-            except Exception as exc:  # raised by the first call, which needs the box
-                self.start_error = exc
-            finally:
-                ready.set()
-            self.release.wait()
-
-        self.ready = ready
-        threading.Thread(target=start, name="curriculab-sibling-start", daemon=True).start()
-
-    def _started(self) -> None:
-        self.ready.wait()
-        if self.start_error is not None:
-            error, self.start_error = self.start_error, None
-            raise error
 
     def _start(self) -> None:
         from curriculab.training.terminal.episode import _Box  # episode imports this module
@@ -465,8 +444,7 @@ class BoxRunner:
         started = time.monotonic()
         shared = [self.judge_fs / name for name in self.roots]
         try:
-            self._started()
-            if self.server is None:
+            if self.server is None:  # the verdict's first call, or the last one ended the box
                 self._start()
             assert self.box is not None and self.server is not None and self.server.stdin is not None
             give(shared, self.box.uid, self.bound)
@@ -493,7 +471,6 @@ class BoxRunner:
         self.close()
 
     def close(self) -> None:
-        self.ready.wait()
         box, self.box, server, self.server = self.box, None, self.server, None
         if server is not None:
             processes.end_namespace(server)  # its init: the kernel ends every process in the box
@@ -504,7 +481,6 @@ class BoxRunner:
             # the rest (anything of its uid or cgroup, its tmpfs, cgroup and lease) off the verdict's
             # path; not a daemon, so an exiting harness still waits for it
             threading.Thread(target=box.end, name="curriculab-sibling-end").start()
-        self.release.set()
 
 
 # The relay inside a Docker judge: listens at the socket path (its folder closed to every other
@@ -773,13 +749,35 @@ def docker_siblings(
         return None
 
 
+PINNED_RUNNER = """import sys
+if sys.path and sys.path[0] == "":
+    del sys.path[0]
+import os, runpy
+name = sys.argv.pop(1)
+__import__(name)
+sys.path.insert(0, os.getcwd())
+runpy.run_module(name, run_name="__main__", alter_sys=True)
+"""
+"""`python3 -m RUNNER …` as the replay runs it: the runner imported before the workdir is on the
+path, so an agent's `unittest.py` or `pytest.py` there is not what runs (`python3 -m` puts the
+workdir first); then the workdir first, as `-m` has it, for the tests to import the agent's code."""
+
+
+def _pinned(words: Sequence[str]) -> tuple[str, ...]:
+    """The replay's argv for `words`: a Python module runner pinned (`PINNED_RUNNER`), else as they are."""
+    if "-m" not in words[1:]:
+        return tuple(words)
+    at = list(words).index("-m", 1)
+    return (*words[:at], "-c", PINNED_RUNNER, *words[at + 1 :])
+
+
 def replay(run: Runner, words: Sequence[str], workdir: str, timeout: float) -> CheckRun | None:
     """Run the agent's check `words` again as the harness's own call (`CheckRun`): None unless they
     name a system test runner (`shell.test_runner`)."""
     runner = test_runner(words)
     if runner is None:
         return None
-    reply = run(Request(tuple(words), workdir, b"", timeout))
+    reply = run(Request(_pinned(words), workdir, b"", timeout))
     output = (reply.stdout + reply.stderr).decode("utf-8", errors="replace")
     ran = reply.oserror is None and not reply.timed_out and reported_tests(runner, reply.returncode, output)
     return CheckRun(tuple(words), runner, reply.returncode, ran, output[-4096:])

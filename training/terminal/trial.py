@@ -6,6 +6,7 @@ milestone, `extra.milestone` its index). `curriculab ingest <job>` reads it back
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -74,6 +75,12 @@ def write_trial(
             "message": task.agent_instruction if told_at_once else task.steps[0].instruction,
         }
     ]
+    # the harness's replay of the agent's last test-runner check (`CheckRun`; null: none replayed)
+    # goes with the last command written, for the environment coder; not where no verdict was reached
+    written = [i for turn in turns for i in turn.commands]
+    carrier = max(written) if written and result.failure is None else None
+    last = result.steps[-1].check_run if result.steps else None
+    replay = None if last is None else {**dataclasses.asdict(last), "argv": list(last.argv)}
     shown_step = 0
     for turn in turns:
         sent = [commands[i] for i in turn.commands]
@@ -114,8 +121,9 @@ def write_trial(
                         # what the shell executed (a check counts only if it ran), with each status
                         **({"executed": [list(e) for e in c.executed]} if c.executed is not None else {}),
                         **({"ran_note": c.ran_note} if c.ran_note else {}),
+                        **({"check_run": replay} if i == carrier else {}),
                     }
-                    for c in sent
+                    for i, c in zip(turn.commands, sent)
                 ]
             }
         if turn.prompt_tokens is not None or turn.completion_tokens is not None:
