@@ -10,7 +10,7 @@ from curriculab.analysis.difficulty import fit_store
 from curriculab.analysis.ingest import ingest
 from curriculab.analysis.ingest.common import add_trajectory
 from curriculab.analysis.labels import import_labels
-from curriculab.analysis.report import build_report
+from curriculab.analysis.report import _figures, build_report
 from curriculab.analysis.simulate import simulate_corpus
 from curriculab.analysis.store import RowBatch, Store
 from curriculab.cli import cli
@@ -461,14 +461,30 @@ def test_systems_are_the_unit_where_agents_share_a_model_with_each_systems_run_s
     # is not enough, and with hello-world checked back in they are fitted
     assert report.system_abilities == []
     store.check_tasks(["hello-world"])
-    abilities = {a["system"]: a for a in build_report(store).system_abilities}
+    checked = build_report(store)
+    abilities = {a["system"]: a for a in checked.system_abilities}
     assert set(abilities) == set(systems) and all(a["ability_se"] > 0 for a in abilities.values())
+    # each system's informative band, from the same fit: its two fitted tasks, in the band or not
+    assert all(a["tasks"] == 2 and a["share_in_band"] == a["in_band"] / 2 for a in abilities.values())
+    # the report's charts are per system: none pools a model's agents
+    charts = {f.layout.title.text: f for f in _figures(checked)}
+    assert not any("Pooled" in title for title in charts)
+    (ability,) = [f for t, f in charts.items() if t.startswith("System abilities θ")]
+    assert set(ability.data[0].y) == set(systems)
+    (signal,) = [f for t, f in charts.items() if t.startswith("Signal per system")]
+    assert [set(bar.x) for bar in signal.data] == [set(systems), set(systems)]
+    (modes,) = [f for t, f in charts.items() if t.startswith("Top failure modes per system")] or [None]
+    assert modes is None or {bar.name for bar in modes.data} <= set(systems)
     said = next(f for f in report.findings if f.startswith("Systems (agent · model) are the unit here"))
     assert "(33.3%–66.7% over 4 runs)" in said
     assert not any(" passes " in f and "of attempts" in f for f in report.findings)  # no per-model ranking sentence
     by_model = build_report(store, by="model")
     assert by_model.by == "model" and by_model.system_abilities == []
     assert any(f.startswith("Pooled by model") for f in by_model.findings)
+    # asked for models pooled, the charts say so and name the systems' agents each model pools
+    pooled = [f.layout.title.text for f in _figures(by_model) if not f.layout.title.text.startswith("Systems")]
+    assert pooled and all(t.startswith("Pooled by model — ") for t in pooled)
+    assert all("claude-opus-4-1-20250805: goose, terminus" in t for t in pooled)
     with pytest.raises(ValueError, match="by 'system' or 'model', not 'agent'"):
         build_report(store, by="agent")
 
