@@ -287,9 +287,29 @@ def build_report(
     else:
         others = []
     version = versions[coder] if coder in versions else queries.latest_taxonomy_version(store, coder)
+    # every read in one batch, side by side: the lead coder's, the other coders' (named `coder/read`),
+    # each system's failure modes (where the lead coder coded) and the rest
+    beside_reads = {other: _coder_reads(other, versions[other], model) for other in others}
     rows = queries.records_together(
         store,
         {
+            **{
+                f"{other}/{name}": read
+                for other, reads in beside_reads.items()
+                # a coder that found no code (other than harness_failure, which no failure section
+                # shows) has nothing in its failure sections whatever they read: its coverage says why
+                for name, read in (reads.items() if other in found else [("coverage", reads["coverage"])])
+            },
+            **(
+                {}
+                if version is None
+                else {
+                    "system_distribution": (
+                        queries.failure_distribution,
+                        {"coder": coder, "taxonomy_version": version, "scope": queries.Scope(model=model)},
+                    )
+                }
+            ),
             "overview": (queries.pass_rates, {"model": model}),
             "task_cells": (queries.task_cells, {"model": model}),
             **_coder_reads(coder, version, model),
@@ -345,10 +365,11 @@ def build_report(
     abilities_by_system = fit_systems(rows["solve_matrix"], flagged_tasks, band).abilities if by == "system" else []
     system_modes = []
     if version is not None:
-        scoped = queries.failure_distribution.records(
-            store, coder, taxonomy_version=version, scope=queries.Scope(model=model)
-        )
-        coded = [r for r in scoped if r["code"] != "harness_failure" and r["n"] and r["share"] is not None]
+        coded = [
+            r
+            for r in rows["system_distribution"]
+            if r["code"] != "harness_failure" and r["n"] and r["share"] is not None
+        ]
         # each system's codes as the planner reads them for that system (`planner_use`: its families, its time)
         uses = planner_use_per_system(
             rows["reliability"], rows["formats"], rows["timeouts"], {r["code"] for r in coded}, taxonomy_version=version
@@ -381,14 +402,14 @@ def build_report(
         clusters = {(r["system"], r["code"]): (r["present"], r["applied"]) for r in rows["system_clusters"]}
         _set_intervals(system_modes, [clusters.get((r["system"], r["code"]), ([], [])) for r in system_modes])
     view = _coder_view(rows, top, overview, [_lists(pass_cells.get((r["model"],), {})) for r in overview])
-    beside = []
-    for other in others:
-        reads = _coder_reads(other, versions[other], model)
-        # a coder that found no code (other than harness_failure, which no failure section shows) has
-        # nothing in its failure sections whatever they read: its coverage alone says why
-        got = queries.records_together(store, reads if other in found else {"coverage": reads["coverage"]})
-        sections = _coder_view({name: got.get(name, []) for name in reads}, top)
-        beside.append({"coder": other, "taxonomy_version": versions[other], **sections})
+    beside = [
+        {
+            "coder": other,
+            "taxonomy_version": versions[other],
+            **_coder_view({name: rows.get(f"{other}/{name}", []) for name in reads}, top),
+        }
+        for other, reads in beside_reads.items()
+    ]
 
     fit = queries.fit_staleness(store)
     stored = rows["held_out"] if fit["fitted"] == fit["current"] else []
