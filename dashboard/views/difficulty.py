@@ -129,7 +129,7 @@ def ability_chart(difficulty: pd.Series, unsolved: pd.Series, abilities: pd.Data
         title=title, barmode="stack", height=max(520, 360 + 22 * len(abilities)), legend=dict(orientation="h", y=-0.15)
     )
     figure.update_yaxes(title_text="tasks", row=1, col=1)
-    figure.update_yaxes(title_text=unit, row=2, col=1, automargin=True)
+    figure.update_yaxes(title_text=unit, row=2, col=1, automargin=True, autorange="reversed")  # ablest on top
     figure.update_xaxes(title_text=f"logits (higher: harder task / abler {unit})", row=2, col=1)
     st.plotly_chart(figure, width="stretch", key="difficulty_ability")
     if unsolved.any():
