@@ -177,18 +177,23 @@ CODERS = ("rules", "verifier", "judge", "classifier")
 def _coder_reads(
     coder: str, version: str | None, model: str | None
 ) -> dict[str, tuple[queries.SqlRead[...], dict[str, Any]]]:
-    """The reads one coder's failure sections need."""
-    coded = {"coder": coder, "model": model, "taxonomy_version": version}
+    """The reads one coder's failure sections need: `sections` holds most of them in one row
+    (`failure_sections`; `_spread_sections` spreads them out)."""
     return {
         "reliability": (queries.code_reliability, {"coder": coder, "taxonomy_version": version}),
-        "distribution": (queries.failure_distribution, {**coded, "dimension": ("overall", "tier")}),
-        "share_clusters": (queries.failure_clusters, coded),
-        "system_clusters": (queries.failure_clusters, {**coded, "by": "system"}),
-        "coverage": (queries.coder_coverage, coded),
-        "pairs": (queries.failure_code_pairs, coded),
-        "timeouts": (queries.code_timeouts, coded),
+        "sections": (queries.failure_sections, {"coder": coder, "model": model, "taxonomy_version": version}),
         "formats": (queries.failure_formats, {"model": model}),
     }
+
+
+def _spread_sections(rows: dict[str, list[Row]], prefix: str = "") -> None:
+    """`rows[prefix + "sections"]`'s one row as reads of their own (`rows[prefix + name]`)."""
+    for name, read in rows.pop(f"{prefix}sections")[0].items():
+        rows[f"{prefix}{name}"] = read or []  # an empty list aggregates to NULL
+
+
+_VIEWED = ("reliability", "formats", "distribution", "share_clusters", "coverage", "pairs", "timeouts")
+"""The reads `_coder_view` takes."""
 
 
 def _coder_view(
@@ -298,18 +303,10 @@ def build_report(
                 for other, reads in beside_reads.items()
                 # a coder that found no code (other than harness_failure, which no failure section
                 # shows) has nothing in its failure sections whatever they read: its coverage says why
-                for name, read in (reads.items() if other in found else [("coverage", reads["coverage"])])
+                for name, read in (
+                    reads.items() if other in found else [("coverage", (queries.coder_coverage, reads["sections"][1]))]
+                )
             },
-            **(
-                {}
-                if version is None
-                else {
-                    "system_distribution": (
-                        queries.failure_distribution,
-                        {"coder": coder, "taxonomy_version": version, "scope": queries.Scope(model=model)},
-                    )
-                }
-            ),
             "overview": (queries.pass_rates, {"model": model}),
             "task_cells": (queries.task_cells, {"model": model}),
             **_coder_reads(coder, version, model),
@@ -333,6 +330,10 @@ def build_report(
             "pooling": (queries.model_pooling, {"model": model}),
         },
     )
+    _spread_sections(rows)
+    for other in others:
+        if other in found:
+            _spread_sections(rows, f"{other}/")
     overview = rows["overview"]
     if not overview:
         raise InputError(
@@ -406,9 +407,9 @@ def build_report(
         {
             "coder": other,
             "taxonomy_version": versions[other],
-            **_coder_view({name: rows.get(f"{other}/{name}", []) for name in reads}, top),
+            **_coder_view({name: rows.get(f"{other}/{name}", []) for name in _VIEWED}, top),
         }
-        for other, reads in beside_reads.items()
+        for other in beside_reads
     ]
 
     fit = queries.fit_staleness(store)

@@ -295,6 +295,58 @@ def test_the_reads_the_report_batches_equal_the_ones_they_replace(sim):
         assert queries.failure_code_pairs.records(store, top=4) == expected[:4]
 
 
+def test_one_pass_over_a_coders_failures_gives_each_read_it_replaces(sim, tmp_path):
+    import shutil
+
+    from curriculab.analysis import queries
+
+    _, _, db, _ = sim
+    copy = tmp_path / "copy.duckdb"
+    shutil.copy(db, copy)
+    with Store(copy) as store:  # a third of one model's attempts a training run's: per system they drop out
+        store.run_statements(
+            [
+                (
+                    "insert into runs (run_id, agent, model) values ('grpo', ?, 'atlas-7b-coder')",
+                    [queries.TRAINING_AGENT],
+                ),
+                (
+                    "update trajectories set run_id = 'grpo' where model = 'atlas-7b-coder' and hash(task_id) % 3 = 0",
+                    [],
+                ),
+            ]
+        )
+    with Store(copy, read_only=True) as store:
+        for model in (None, "atlas-7b-coder"):
+            coded = {"coder": "rules", "model": model, "taxonomy_version": "v6"}
+            (one,) = queries.failure_sections.records(store, **coded)
+            assert list(one) == [
+                "distribution",
+                "system_distribution",
+                "share_clusters",
+                "system_clusters",
+                "coverage",
+                "pairs",
+                "timeouts",
+            ]
+            system = queries.failure_distribution.records(
+                store, coder="rules", taxonomy_version="v6", scope=queries.Scope(model=model)
+            )
+            assert {r["system"] for r in system} == {r["system"] for r in one["system_distribution"]}
+            assert not any(r["agent"] == queries.TRAINING_AGENT for r in system)
+            assert one == {
+                "distribution": queries.failure_distribution.records(store, **coded, dimension=("overall", "tier")),
+                "system_distribution": system,
+                "share_clusters": queries.failure_clusters.records(store, **coded),
+                "system_clusters": queries.failure_clusters.records(store, **coded, by="system"),
+                "coverage": queries.coder_coverage.records(store, **coded),
+                "pairs": queries.failure_code_pairs.records(store, **coded),
+                "timeouts": queries.code_timeouts.records(store, **coded),
+            }
+            # the other reads count every kind of attempt
+            assert any(r["system"].startswith(f"{queries.TRAINING_AGENT} · ") for r in one["system_clusters"])
+
+
 def test_a_report_process_never_imports_pandas_nor_the_validated_taxonomy(sim):
     import subprocess
     import sys
