@@ -180,7 +180,10 @@ def _coder_reads(
     """The reads one coder's failure sections need: `sections` holds most of them in one row
     (`failure_sections`; `_spread_sections` spreads them out)."""
     return {
-        "reliability": (queries.code_reliability, {"coder": coder, "taxonomy_version": version}),
+        "reliability": (
+            queries.code_reliability,
+            {"coder": coder, "taxonomy_version": version, "computed_at": False},
+        ),
         "sections": (queries.failure_sections, {"coder": coder, "model": model, "taxonomy_version": version}),
         "formats": (queries.failure_formats, {"model": model}),
     }

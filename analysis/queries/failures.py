@@ -318,16 +318,20 @@ def latest_taxonomy_version(store: Store, coder: str) -> str | None:
 
 
 @SqlRead
-def code_reliability(store: Store, coder: str | None = None, *, taxonomy_version: str | None = None) -> Statement:
+def code_reliability(
+    store: Store, coder: str | None = None, *, taxonomy_version: str | None = None, computed_at: bool = True
+) -> Statement:
     """Whether each code from each coder may be relied on, per annotator.
 
     Columns: coder, annotator, code, taxonomy_version, n, kappa, f1, threshold, reliable,
     in_sample (a classifier measured on its own training labels), computed_at, method (labels:
     measured against an annotator; verifier: exact by construction), family (the format family
-    measured, `format_family`; '' pools every format).
+    measured, `format_family`; '' pools every format). `computed_at=False` leaves that column out:
+    a timestamp with a time zone makes DuckDB import pytz (a report never shows it).
     """
     where, params = _where({"coder": "coder", "version": "taxonomy_version"}, coder=coder, version=taxonomy_version)
-    return (f"select * from code_reliability{where} order by coder, code, annotator", params)
+    columns = "*" if computed_at else "* exclude (computed_at)"
+    return (f"select {columns} from code_reliability{where} order by coder, code, annotator", params)
 
 
 def coder_agreement(store: Store, coder: str | None = None, *, annotator: str | None = None) -> pd.DataFrame:
