@@ -4,6 +4,7 @@ held-out attempts. Reads go through `analysis.queries`, the one write through `S
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -152,22 +153,84 @@ def held_out_check(store: Store, kind: str = "2pl") -> HeldOutCheck:
     )
 
 
-def system_abilities(solve_matrix: list[dict], flagged: set[str], kind: str = "2pl") -> list[dict]:
-    """Each system's (agent · model) ability from a fit whose unit is the system, over the
-    `queries.solve_matrix` rows of tasks not in `flagged`: where agents share a model, the stored
-    fit (its unit is the model, which the planner reads) pools them. Rows: system, ability,
-    ability_se, best first; none when fewer than two systems or tasks remain."""
-    cells = [
-        {"model": r["system"], "task_id": r["task_id"], "n": r["attempts"], "k": r["passes"]}
-        for r in solve_matrix
-        if r["attempts"] and r["task_id"] not in flagged
-    ]
-    if len({c["model"] for c in cells}) < 2 or len({c["task_id"] for c in cells}) < 2:
-        return []
-    systems, tasks, mi, ti, n, k = _cells(cells)
-    fit = fit_irt(mi, ti, n, k, systems, tasks, kind=kind)
-    rows = [
-        {"system": s, "ability": float(fit.ability[i]), "ability_se": float(fit.ability_se[i])}
+@dataclass
+class SystemFit:
+    """An IRT fit whose unit is the system (agent · model), over the `queries.solve_matrix` rows of
+    unflagged tasks: where agents share a model, the stored fit (its unit is the model, which the
+    planner reads) pools them. Both lists are empty when fewer than two systems or tasks remain."""
+
+    abilities: list[dict[str, Any]]
+    """Per system, best first: system, model, ability (θ), ability_se, tasks (fitted tasks it has a
+    verdict on), in_band (of those, the tasks whose predicted pass rate lies in `band`), share_in_band."""
+    tasks: list[dict[str, Any]]
+    """Per fitted task, hardest first: task_id, difficulty (b), difficulty_se, discrimination, attempts,
+    passes, pass_rate (over every system's attempts with a verdict)."""
+    band: tuple[float, float]
+    """The predicted pass-rate band that still carries training signal."""
+
+
+def fit_systems(
+    solve_matrix: list[dict[str, Any]], flagged: set[str], band: tuple[float, float] = (0.2, 0.8), kind: str = "2pl"
+) -> SystemFit:
+    """The `SystemFit` of `queries.solve_matrix` rows, tasks in `flagged` left out."""
+    lo, hi = band
+    rows = [r for r in solve_matrix if r["attempts"] and r["task_id"] not in flagged]
+    if len({r["system"] for r in rows}) < 2 or len({r["task_id"] for r in rows}) < 2:
+        return SystemFit([], [], (lo, hi))
+    cells = [{"model": r["system"], "task_id": r["task_id"], "n": r["attempts"], "k": r["passes"]} for r in rows]
+    systems, tasks, si, ti, n, k = _cells(cells)
+    fit = fit_irt(si, ti, n, k, systems, tasks, kind=kind)
+    predicted = fit.predict(si, ti)
+    in_band = np.bincount(si, (predicted >= lo) & (predicted <= hi), len(systems))
+    fitted = np.bincount(si, minlength=len(systems))
+    model = {r["system"]: r["model"] for r in rows}
+    abilities = [
+        {
+            "system": s,
+            "model": model[s],
+            "ability": float(fit.ability[i]),
+            "ability_se": float(fit.ability_se[i]),
+            "tasks": int(fitted[i]),
+            "in_band": int(in_band[i]),
+            "share_in_band": float(in_band[i] / fitted[i]),
+        }
         for i, s in enumerate(systems)
     ]
-    return sorted(rows, key=lambda r: -r["ability"])
+    task_n, task_k = np.bincount(ti, n, len(tasks)), np.bincount(ti, k, len(tasks))
+    per_task = [
+        {
+            "task_id": t,
+            "difficulty": float(fit.difficulty[j]),
+            "difficulty_se": float(fit.difficulty_se[j]),
+            "discrimination": float(fit.discrimination[j]),
+            "attempts": int(task_n[j]),
+            "passes": int(task_k[j]),
+            "pass_rate": float(task_k[j] / task_n[j]),
+        }
+        for j, t in enumerate(tasks)
+    ]
+    return SystemFit(
+        sorted(abilities, key=lambda r: -r["ability"]), sorted(per_task, key=lambda r: -r["difficulty"]), (lo, hi)
+    )
+
+
+def system_fit(
+    store: Store, band: tuple[float, float] = (0.2, 0.8), scope: queries.Scope | None = None, kind: str = "2pl"
+) -> SystemFit:
+    """`fit_systems` over every attempt in the store (as the stored fit), flagged tasks left out; with
+    a `scope`, the systems and tasks its attempts hold are the ones returned (the Difficulty page's read)."""
+    reads: dict[str, tuple[Any, dict[str, Any]]] = {
+        "matrix": (queries.solve_matrix, {}),
+        "flagged": (queries.task_health, {"flagged_only": True}),
+    }
+    if scope is not None:
+        reads["scoped"] = (queries.solve_matrix, {"scope": scope})
+    rows = queries.records_together(store, reads)
+    fit = fit_systems(rows["matrix"], {r["task_id"] for r in rows["flagged"]}, band, kind)
+    if scope is None:
+        return fit
+    held = [r for r in rows["scoped"] if r["attempts"]]
+    systems, tasks = {r["system"] for r in held}, {r["task_id"] for r in held}
+    return SystemFit(
+        [a for a in fit.abilities if a["system"] in systems], [t for t in fit.tasks if t["task_id"] in tasks], fit.band
+    )

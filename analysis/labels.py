@@ -12,14 +12,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from curriculab.analysis import queries
-from curriculab.analysis.coding import IN_SAMPLE_PREFIX
 from curriculab.analysis.issues import Issue, make_issue
 from curriculab.analysis.stats import wilson_interval
 from curriculab.analysis.store import Store
 from curriculab.taxonomy.agreement import BinaryAgreement, binary_agreement, krippendorff_alpha_nominal
-from curriculab.taxonomy.taxonomy import load_taxonomy
+from curriculab.taxonomy.targets import planner_view
 from curriculab.trajectory.errors import InputError
 from curriculab.trajectory.vocabulary import POOLED_FAMILY
+
+# The full taxonomy (pydantic) and the coders are imported where labels are read or written: `report`
+# and `plan` reach this module for `planner_use` alone, which reads `planner_view`.
 
 Row = dict[str, Any]
 """A row of a read (`queries.records`), by column."""
@@ -52,6 +54,8 @@ def import_labels(store: Store, path: Path | str, annotator: str, taxonomy_versi
     """Import `trajectory_id,code,present` rows; bad rows are refused one by one, good ones land.
     `present` "unsure" is stored as NULL: kept, and left out of agreement."""
     path = Path(path)
+    from curriculab.taxonomy.taxonomy import load_taxonomy
+
     taxonomy = load_taxonomy(taxonomy_version)
     result = LabelImport()
     try:
@@ -118,6 +122,8 @@ def export_sample(
 ) -> str:
     """A CSV to fill in: for every model × code, up to `per_cell` trajectories, half of them ones
     the coder flagged (so rare codes still get positives), `present` left blank."""
+    from curriculab.taxonomy.taxonomy import load_taxonomy
+
     taxonomy = load_taxonomy(taxonomy_version)
     rng = random.Random(seed)
     rows = list(queries.coded_for_labelling(store, coder, taxonomy.version).itertuples(index=False, name=None))
@@ -180,6 +186,9 @@ def agreement(
     """Per code agreement of `coder` with `annotator`, pooled over every format and then per format
     family (a rule reads one agent's logs well and another's badly: only the family's own figure
     vouches for it); records reliability in `code_reliability`."""
+    from curriculab.analysis.coding import IN_SAMPLE_PREFIX
+    from curriculab.taxonomy.taxonomy import load_taxonomy
+
     taxonomy = load_taxonomy(taxonomy_version)
     pairs = queries.coder_label_pairs(
         store, coder, annotator, taxonomy, in_sample_reason=f"{IN_SAMPLE_PREFIX} {annotator}"
@@ -298,6 +307,8 @@ def label_and_measure(
     annotator = annotator.strip()
     if not annotator:
         raise InputError("an annotator name is needed: labels are kept per annotator. Type your name first")
+    from curriculab.taxonomy.taxonomy import load_taxonomy
+
     taxonomy = load_taxonomy(taxonomy_version)
     if code not in taxonomy.code_names:
         raise InputError(f"{code!r} is not a {taxonomy.version} code. Use one of: {', '.join(taxonomy.code_names)}")
@@ -364,8 +375,8 @@ def planner_use(
     reliable, method, why, status = _reliability(_measured_for(rows, family), mine, family, rows)
     target = None
     if code is not None:
-        taxonomy = load_taxonomy(version)
-        if code not in taxonomy.code_names:
+        taxonomy = planner_view(version)
+        if code not in taxonomy.targets:
             return PlannerUse(
                 False,
                 method,
@@ -373,7 +384,7 @@ def planner_use(
                 "not used: unknown code",
                 reliable,
             )
-        target = taxonomy.get(code).target
+        target = taxonomy.targets[code]
         if target is None:
             return PlannerUse(
                 False,

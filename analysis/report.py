@@ -14,12 +14,13 @@ import html
 import json
 import math
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 
 from curriculab.analysis import queries
-from curriculab.analysis.difficulty import held_out_check, system_abilities
+from curriculab.analysis.difficulty import fit_systems, held_out_check
 from curriculab.analysis.labels import planner_use_per_system
 from curriculab.analysis.queries import COVERAGE_MIN
 from curriculab.analysis.stats import cluster_bootstrap_difference, cluster_bootstraps, pass_at_k
@@ -27,6 +28,13 @@ from curriculab.analysis.store import Store
 from curriculab.taxonomy.versions import NEWEST
 from curriculab.trajectory.errors import InputError
 from curriculab.trajectory.vocabulary import TASK_TIERS
+
+Row = dict[str, Any]
+"""One row of a read, or of a report table."""
+Cells = dict[tuple[str, ...], dict[str, tuple[int, int]]]
+"""{group key: {task_id: (successes, trials)}}, from per-task rows (`_cells_by`)."""
+Section = tuple[str, list[Row], list[str] | None, str]
+"""(title, rows, columns (None: every column), why it may be empty): one table of the report."""
 
 
 @dataclass
@@ -45,75 +53,76 @@ class Report:
     """Least share of failures a coder must judge before a top failure mode is stated."""
     band: list[float]
     """Predicted pass-rate band that still carries training signal."""
-    overview: list[dict]
+    overview: list[Row]
     """Pass rate per model with Wilson and task-clustered intervals, harness errors and flagged verdicts."""
-    comparisons: list[dict]
+    comparisons: list[Row]
     """Each model against the next one down: difference and its task-clustered interval."""
     by: str
-    """The unit the findings compare: `system` (agent · model; the default wherever agents share a
-    model) or `model`."""
-    system_comparisons: list[dict]
+    """The unit the findings, tables and charts compare: `system` (agent · model; the default) or
+    `model` (each model's systems pooled, only when asked)."""
+    system_comparisons: list[Row]
     """Each system against the next one down in the leaderboard's order, by its share of trials
     solved (every trial counts, as the leaderboard counts): difference and its task-clustered interval."""
-    system_pass_at_k: list[dict]
+    system_pass_at_k: list[Row]
     """Unbiased pass@k per system."""
-    system_abilities: list[dict]
+    system_abilities: list[Row]
     """With `by="system"`: each system's IRT ability from a fit whose unit is the system (the stored
-    fit's unit is the model), flagged tasks left out."""
-    system_failure_modes: list[dict]
+    fit's unit is the model), flagged tasks left out, and the share of its fitted tasks whose
+    predicted pass rate lies in `band` (`difficulty.fit_systems`)."""
+    system_failure_modes: list[Row]
     """With `by="system"`: each system's three largest codes from the leading coder, as shares of the
     failures it could judge."""
-    top_failure_modes: dict[str, list[dict]]
+    top_failure_modes: dict[str, list[Row]]
     """Per model, its top codes by share of the failures the coder could judge."""
-    coverage: list[dict]
+    coverage: list[Row]
     """Per model, failed attempts and how many the coder could judge."""
-    bottlenecks: list[dict]
+    bottlenecks: list[Row]
     """Codes at the top for every model."""
-    failures_by_tier: list[dict]
+    failures_by_tier: list[Row]
     """Failure shares per authored tier."""
-    cooccurrence: list[dict]
+    cooccurrence: list[Row]
     """Pairs of codes in the same failed attempt, with lift."""
     difficulty: dict[str, Any]
     """calibration, authored_matches_measured, misplaced, held_out, abilities, fit (staleness)."""
-    signal: list[dict]
+    signal: list[Row]
     """Per model, share of tasks in the band and with mixed outcomes."""
-    pass_at_k: list[dict]
+    pass_at_k: list[Row]
     """Unbiased pass@k per model."""
-    milestones: list[dict]
+    milestones: list[Row]
     """Where milestone-graded attempts stop."""
-    harness_errors: list[dict]
+    harness_errors: list[Row]
     """Attempts that hit a harness fault, with or without a verdict."""
-    unknown_models: list[dict]
+    unknown_models: list[Row]
     """Attempts that name no model and what they are reported as."""
-    by_agent: list[dict]
+    by_agent: list[Row]
     """Pass rates per agent and model."""
-    evidence: list[dict]
+    evidence: list[Row]
     """Per model, attempts the coders could not see into."""
-    quarantined: list[dict]
+    quarantined: list[Row]
     """Inputs refused at ingest, per format."""
-    training_runs: list[dict] = field(default_factory=list)
+    training_runs: list[Row] = field(default_factory=list)
     """Per GRPO run: rollouts, pass rate, mean reward, steps, share of groups with no gradient."""
-    rollout_codes: list[dict] = field(default_factory=list)
+    rollout_codes: list[Row] = field(default_factory=list)
     """Per GRPO run and verifier code: share of its failed rollouts with the code, 95% CI."""
-    systems: list[dict] = field(default_factory=list)
+    systems: list[Row] = field(default_factory=list)
     """Per system (agent, agent version, model), in the leaderboard's order: pass rate over attempts with a verdict,
     and the leaderboard's figure (every error a failure, mean over runs)."""
-    pooling: list[dict] = field(default_factory=list)
+    pooling: list[Row] = field(default_factory=list)
     """Per model row: the agents and runs it pools, and whether the source named the model."""
-    endings: list[dict] = field(default_factory=list)
+    endings: list[Row] = field(default_factory=list)
     """Per system: how its failures ended by the harness's record (out of time, another agent fault,
     at the tests' verdict), beside the tests' codes (`queries.failure_endings`)."""
-    long_tasks: list[dict] = field(default_factory=list)
+    long_tasks: list[Row] = field(default_factory=list)
     """Per system, the tasks it ran out of time on most (`failure_endings` by task)."""
-    task_health: list[dict] = field(default_factory=list)
+    task_health: list[Row] = field(default_factory=list)
     """Per task: attempts, systems, who solved it, harness faults, timeouts, health and whether it is
     flagged (never or always solved, unchecked: kept out of fits and mixes), `queries.task_health`."""
-    solve_matrix: list[dict] = field(default_factory=list)
+    solve_matrix: list[Row] = field(default_factory=list)
     """Per task, each system's passes/attempts (the system × task solve matrix, every model)."""
-    beside: list[dict] = field(default_factory=list)
+    beside: list[Row] = field(default_factory=list)
     """Every other coder with codes in the store, side by side with `coder` (not merged): per coder
     its coder, taxonomy_version, coverage, top_failure_modes, bottlenecks, cooccurrence, failures_by_tier."""
-    system_signal: list[dict] = field(default_factory=list)
+    system_signal: list[Row] = field(default_factory=list)
     """Per system: tasks with a verdict and the share with mixed outcomes (solved in some attempts, not all)."""
     findings: list[str] = field(default_factory=list)
     """The report's sentences."""
@@ -125,8 +134,10 @@ class Report:
         return asdict(self)
 
     def to_json(self) -> str:
-        """The report as `curriculab report --json` prints it (dates and other values as text)."""
-        return json.dumps(self.as_dict(), indent=2, default=str)
+        """The report as `curriculab report --json` prints it (dates and other values as text). Its
+        fields as they are, not `as_dict`'s deep copy: the rows are plain dicts and lists already, and
+        copying them was a tenth of the command's time."""
+        return json.dumps({f.name: getattr(self, f.name) for f in fields(self)}, indent=2, default=str)
 
 
 def _pct(x: float | None) -> str:
@@ -139,9 +150,9 @@ def percent_text(share: float) -> str:
     return "n/a" if not math.isfinite(share) else f"{half_up(share, 1, scale=2)}%"
 
 
-def _cells_by(rows: list[dict[str, Any]], keys: list[str], k: str, n: str) -> dict[tuple, dict[str, tuple[int, int]]]:
+def _cells_by(rows: list[Row], keys: list[str], k: str, n: str) -> Cells:
     """{group key: {task_id: (successes, trials)}} from per-task rows."""
-    cells: dict[tuple, dict[str, tuple[int, int]]] = {}
+    cells: Cells = {}
     for row in rows:
         cells.setdefault(tuple(row[key] for key in keys), {})[row["task_id"]] = (row[k], row[n])
     return cells
@@ -152,7 +163,7 @@ def _lists(cells: dict[str, tuple[int, int]]) -> tuple[list[int], list[int]]:
     return [k for k, _ in cells.values()], [n for _, n in cells.values()]
 
 
-def _set_intervals(rows: list[dict[str, Any]], groups: list[tuple[list[int], list[int]]]) -> None:
+def _set_intervals(rows: list[Row], groups: list[tuple[list[int], list[int]]]) -> None:
     """Each row's task-clustered interval (`cluster_low`, `cluster_high`) from its per-task
     (successes, trials) lists, all from the same resamples in one call."""
     for row, (low, high) in zip(rows, cluster_bootstraps(groups)):
@@ -163,26 +174,36 @@ CODERS = ("rules", "verifier", "judge", "classifier")
 """The coders a report reads by default (`coder="all"`), in this order, those with codes in the store."""
 
 
-def _coder_reads(coder: str, version: str | None, model: str | None) -> dict[str, tuple]:
-    """The reads one coder's failure sections need."""
-    coded = {"coder": coder, "model": model, "taxonomy_version": version}
+def _coder_reads(
+    coder: str, version: str | None, model: str | None
+) -> dict[str, tuple[queries.SqlRead[...], dict[str, Any]]]:
+    """The reads one coder's failure sections need: `sections` holds most of them in one row
+    (`failure_sections`; `_spread_sections` spreads them out)."""
     return {
-        "reliability": (queries.code_reliability, {"coder": coder, "taxonomy_version": version}),
-        "distribution": (queries.failure_distribution, {**coded, "dimension": ("overall", "tier")}),
-        "share_clusters": (queries.failure_clusters, coded),
-        "system_clusters": (queries.failure_clusters, {**coded, "by": "system"}),
-        "coverage": (queries.coder_coverage, coded),
-        "pairs": (queries.failure_code_pairs, coded),
-        "timeouts": (queries.code_timeouts, coded),
+        "reliability": (
+            queries.code_reliability,
+            {"coder": coder, "taxonomy_version": version, "computed_at": False},
+        ),
+        "sections": (queries.failure_sections, {"coder": coder, "model": model, "taxonomy_version": version}),
         "formats": (queries.failure_formats, {"model": model}),
     }
 
 
+def _spread_sections(rows: dict[str, list[Row]], prefix: str = "") -> None:
+    """`rows[prefix + "sections"]`'s one row as reads of their own (`rows[prefix + name]`)."""
+    for name, read in rows.pop(f"{prefix}sections")[0].items():
+        rows[f"{prefix}{name}"] = read or []  # an empty list aggregates to NULL
+
+
+_VIEWED = ("reliability", "formats", "distribution", "share_clusters", "coverage", "pairs", "timeouts")
+"""The reads `_coder_view` takes."""
+
+
 def _coder_view(
-    rows: dict[str, list[dict]],
+    rows: dict[str, list[Row]],
     top: int,
-    overview: list[dict] = (),
-    overview_groups: list[tuple[list[int], list[int]]] = (),
+    overview: Sequence[Row] = (),
+    overview_groups: Sequence[tuple[list[int], list[int]]] = (),
 ) -> dict[str, Any]:
     """One coder's failure sections from its reads (`_coder_reads`); the overview's intervals are
     drawn from the same resamples when given."""
@@ -211,7 +232,7 @@ def _coder_view(
         for model, by_code in uses.items()
         for code, use in by_code.items()
     }
-    by_dimension: dict[str, list[dict]] = {"overall": [], "tier": []}
+    by_dimension: dict[str, list[Row]] = {"overall": [], "tier": []}
     for row in rows["distribution"]:
         by_dimension[row["dimension"]].append(row)
     distribution = [r for r in by_dimension["overall"] if r["applied"]]
@@ -227,7 +248,7 @@ def _coder_view(
         list(overview) + distribution,
         list(overview_groups) + [share_clusters.get((r["model"], r["code"]), no_tasks) for r in distribution],
     )
-    by_model: dict[str, list[dict]] = {}
+    by_model: dict[str, list[Row]] = {}
     for row in distribution:
         if row["n"]:
             by_model.setdefault(row["model"], []).append(row)
@@ -260,9 +281,12 @@ def build_report(
     """Everything the report says. Reads only: works on `Store(path, read_only=True)`. `coder="all"`
     reports every coder with codes in the store side by side (the first in `CODERS` order leads;
     the others are `beside`); a coder's name reports that one alone. `by` is the unit the findings
-    compare: `system` (agent · model) or `model`; None chooses systems wherever agents share a model."""
+    compare: `system` (agent · model; None chooses it) or `model` (each model's systems pooled)."""
+    versions: dict[str, str | None] = {}
+    found: set[str] = set()
     if coder == "all":
-        present = [c for c in CODERS if queries.latest_taxonomy_version(store, c) is not None]
+        versions = {c: queries.latest_taxonomy_version(store, c) for c in CODERS}
+        present = [c for c in CODERS if versions[c] is not None]
         # the lead is the first coder that found something: one that abstained everywhere (rules on
         # installed agents' verdicts) would leave the top-level failure modes empty
         found = set(queries.coders_with_codes(store))
@@ -270,10 +294,22 @@ def build_report(
         coder, others = (present[0], present[1:]) if present else ("rules", [])
     else:
         others = []
-    version = queries.latest_taxonomy_version(store, coder)
+    version = versions[coder] if coder in versions else queries.latest_taxonomy_version(store, coder)
+    # every read in one batch, side by side: the lead coder's, the other coders' (named `coder/read`),
+    # each system's failure modes (where the lead coder coded) and the rest
+    beside_reads = {other: _coder_reads(other, versions[other], model) for other in others}
     rows = queries.records_together(
         store,
         {
+            **{
+                f"{other}/{name}": read
+                for other, reads in beside_reads.items()
+                # a coder that found no code (other than harness_failure, which no failure section
+                # shows) has nothing in its failure sections whatever they read: its coverage says why
+                for name, read in (
+                    reads.items() if other in found else [("coverage", (queries.coder_coverage, reads["sections"][1]))]
+                )
+            },
             "overview": (queries.pass_rates, {"model": model}),
             "task_cells": (queries.task_cells, {"model": model}),
             **_coder_reads(coder, version, model),
@@ -297,6 +333,10 @@ def build_report(
             "pooling": (queries.model_pooling, {"model": model}),
         },
     )
+    _spread_sections(rows)
+    for other in others:
+        if other in found:
+            _spread_sections(rows, f"{other}/")
     overview = rows["overview"]
     if not overview:
         raise InputError(
@@ -326,13 +366,14 @@ def build_report(
     # every trial counts, as in the leaderboard's accuracy: every system then has the same tasks' attempts
     system_pass_at_k = _pass_at_k(system_cells, "system", "every trial (an error a failure), as the leaderboard counts")
     flagged_tasks = {t["task_id"] for t in rows["task_health"] if t["flagged"]}
-    abilities_by_system = system_abilities(rows["solve_matrix"], flagged_tasks) if by == "system" else []
+    abilities_by_system = fit_systems(rows["solve_matrix"], flagged_tasks, band).abilities if by == "system" else []
     system_modes = []
     if version is not None:
-        scoped = queries.failure_distribution.records(
-            store, coder, taxonomy_version=version, scope=queries.Scope(model=model)
-        )
-        coded = [r for r in scoped if r["code"] != "harness_failure" and r["n"] and r["share"] is not None]
+        coded = [
+            r
+            for r in rows["system_distribution"]
+            if r["code"] != "harness_failure" and r["n"] and r["share"] is not None
+        ]
         # each system's codes as the planner reads them for that system (`planner_use`: its families, its time)
         uses = planner_use_per_system(
             rows["reliability"], rows["formats"], rows["timeouts"], {r["code"] for r in coded}, taxonomy_version=version
@@ -365,16 +406,14 @@ def build_report(
         clusters = {(r["system"], r["code"]): (r["present"], r["applied"]) for r in rows["system_clusters"]}
         _set_intervals(system_modes, [clusters.get((r["system"], r["code"]), ([], [])) for r in system_modes])
     view = _coder_view(rows, top, overview, [_lists(pass_cells.get((r["model"],), {})) for r in overview])
-    beside = []
-    for other in others:
-        other_version = queries.latest_taxonomy_version(store, other)
-        beside.append(
-            {
-                "coder": other,
-                "taxonomy_version": other_version,
-                **_coder_view(queries.records_together(store, _coder_reads(other, other_version, model)), top),
-            }
-        )
+    beside = [
+        {
+            "coder": other,
+            "taxonomy_version": versions[other],
+            **_coder_view({name: rows.get(f"{other}/{name}", []) for name in _VIEWED}, top),
+        }
+        for other in beside_reads
+    ]
 
     fit = queries.fit_staleness(store)
     stored = rows["held_out"] if fit["fitted"] == fit["current"] else []
@@ -438,7 +477,7 @@ def build_report(
     return report
 
 
-def _system_signal(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _system_signal(rows: list[Row]) -> list[Row]:
     """Per system, from the solve matrix: tasks with a verdict and the share solved in some attempts, not all."""
     tasks: Counter[str] = Counter()
     mixed: Counter[str] = Counter()
@@ -452,7 +491,7 @@ def _system_signal(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def _wide_matrix(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _wide_matrix(rows: list[Row]) -> list[Row]:
     """`solve_matrix` rows as one row per task with a `passes/attempts` cell per system."""
     systems = sorted({r["system"] for r in rows})
     by_task: dict[str, dict[str, Any]] = {}
@@ -463,7 +502,7 @@ def _wide_matrix(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [by_task[t] for t in sorted(by_task)]
 
 
-def _long_tasks(rows: list[dict[str, Any]], per_system: int = 5) -> list[dict[str, Any]]:
+def _long_tasks(rows: list[Row], per_system: int = 5) -> list[Row]:
     """Per system, the tasks it ran out of time on most (at least once), most first."""
     timed = sorted((r for r in rows if r["timed_out"]), key=lambda r: (r["system"], -r["timed_out"], r["task_id"]))
     return _first_per(
@@ -471,7 +510,7 @@ def _long_tasks(rows: list[dict[str, Any]], per_system: int = 5) -> list[dict[st
     )
 
 
-def _first_per(rows: list[dict[str, Any]], limit: int, fields: tuple[str, ...]) -> list[dict[str, Any]]:
+def _first_per(rows: list[Row], limit: int, fields: tuple[str, ...]) -> list[Row]:
     """The first `limit` rows of each system (rows in their order), with `fields` only."""
     taken: Counter[str] = Counter()
     out = []
@@ -482,7 +521,7 @@ def _first_per(rows: list[dict[str, Any]], limit: int, fields: tuple[str, ...]) 
     return out
 
 
-def _by_agent(systems: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _by_agent(systems: list[Row]) -> list[Row]:
     """Pass rates per agent and model (every version of the agent together), from the systems rows."""
     totals: dict[tuple[str, str], list[int]] = {}
     for row in systems:
@@ -495,9 +534,7 @@ def _by_agent(systems: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def _comparisons(
-    overview: list[dict[str, Any]], cells: dict[tuple, dict[str, tuple[int, int]]]
-) -> list[dict[str, Any]]:
+def _comparisons(overview: list[Row], cells: Cells) -> list[Row]:
     """Each model against the next one down the ranking: the task-clustered interval of the difference."""
     ranked = [r for r in overview if r["pass_rate"] is not None]
     out = []
@@ -510,6 +547,8 @@ def _comparisons(
             [cb.get(t, (0, 0))[0] for t in tasks],
             [cb.get(t, (0, 0))[1] for t in tasks],
         )
+        # the interval comes whole or not at all (too few tasks)
+        distinguishable = low is not None and high is not None and (low > 0 or high < 0)
         out.append(
             {
                 "higher": a["model"],
@@ -517,13 +556,13 @@ def _comparisons(
                 "difference": a["pass_rate"] - b["pass_rate"],
                 "ci_low": low,
                 "ci_high": high,
-                "distinguishable": low is not None and (low > 0 or high < 0),
+                "distinguishable": distinguishable,
             }
         )
     return out
 
 
-def _bottlenecks(top_modes: dict[str, list[dict]]) -> list[dict[str, Any]]:
+def _bottlenecks(top_modes: dict[str, list[Row]]) -> list[Row]:
     """Codes that rank first (or within the top two) for every model with coded failures."""
     models = [m for m in top_modes if top_modes[m]]
     if len(models) < 2:
@@ -560,9 +599,7 @@ def _unusable(row: dict[str, Any]) -> list[str]:
     return problems
 
 
-def _pass_at_k(
-    pass_cells: dict[tuple, dict[str, tuple[int, int]]], unit: str = "model", counted: str = "attempts with a verdict"
-) -> list[dict[str, Any]]:
+def _pass_at_k(pass_cells: Cells, unit: str = "model", counted: str = "attempts with a verdict") -> list[Row]:
     """Unbiased pass@k per `unit` from its per-task (passes, attempts) cells (`_cells_by`), over the
     SAME tasks for every unit: k is 1 and the usual number of attempts per task, and pass@k averages
     the tasks where every unit has at least k (`tasks@k`); each unit's tasks with fewer than k
@@ -592,7 +629,7 @@ def _pass_at_k(
     return out
 
 
-def _coder_findings(view: dict[str, Any], rates: list[dict[str, Any]], label: str, modes_too: bool = True) -> list[str]:
+def _coder_findings(view: dict[str, Any], rates: list[Row], label: str, modes_too: bool = True) -> list[str]:
     """One coder's sentences: what it could judge, its top failure mode per model and bottlenecks
     (`modes_too`; False where the systems' own failure modes are stated instead)."""
     found: list[str] = []
@@ -748,10 +785,18 @@ def _findings(r: Report) -> list[str]:
             f"{len(d['misplaced'])} most misplaced are listed."
         )
     if r["by"] == "system":
+        banded = {a["system"]: a for a in r["system_abilities"]}
         for s in r["system_signal"]:
+            a = banded.get(s["system"])
+            band = (
+                f"; {_pct(a['share_in_band'])} of its {a['tasks']} fitted tasks are in the {r['band'][0]:.1f}–"
+                f"{r['band'][1]:.1f} band of predicted pass rate (a fit whose unit is the system)"
+                if a
+                else ""
+            )
             found.append(
                 f"{s['system']}: {_pct(s['share_mixed'])} of its {s['tasks']} tasks have mixed outcomes (solved in "
-                "some attempts, not all): the ones that still carry training signal for it."
+                f"some attempts, not all): the ones that still carry training signal for it{band}."
             )
     else:
         for s in r["signal"]:
@@ -854,7 +899,7 @@ def _system_mode_findings(r: Report) -> list[str]:
     """Per system, its top failure mode from the leading coder (shares of the failures it could judge,
     as the planner reads them for that system), and a bottleneck only where every system shares it."""
     found = []
-    top: dict[str, list[dict[str, Any]]] = {}
+    top: dict[str, list[Row]] = {}
     for row in r["system_failure_modes"]:
         top.setdefault(row["system"], []).append(row)
     for system, rows in top.items():
@@ -924,7 +969,7 @@ def half_up(value: float, places: int = 3, scale: int = 0) -> str:
     return str(exact.quantize(decimal.Decimal(1).scaleb(-places), rounding=decimal.ROUND_HALF_UP))
 
 
-def _md_table(rows: list[dict[str, Any]], columns: list[str] | None = None, empty: str = "") -> str:
+def _md_table(rows: list[Row], columns: list[str] | None = None, empty: str = "") -> str:
     if not rows:
         return f"_none{': ' + empty if empty else ''}_\n"
     columns = columns or list(rows[0])
@@ -940,12 +985,12 @@ def _md_table(rows: list[dict[str, Any]], columns: list[str] | None = None, empt
 _VIEW_KEYS = ("coverage", "top_failure_modes", "bottlenecks", "cooccurrence", "failures_by_tier")
 
 
-def _coder_sections(view: dict[str, Any], coverage_min: float, label: str, pooled: str = "") -> list[tuple]:
+def _coder_sections(view: dict[str, Any], coverage_min: float, label: str, pooled: str = "") -> list[Section]:
     """One coder's failure sections per model (`label` names the coder when several are side by
     side; `pooled` starts every title: these rows pool a model's systems)."""
     coded = any(c["coded_failures"] for c in view["coverage"])
     no_codes = f"no failure codes from `{view['coder']}` (run `curriculab code`)" if not coded else ""
-    sections = [
+    sections: list[Section] = [
         (
             pooled + f"coder coverage{label}: failed attempts the coder could judge (a share is stated from "
             f"{_pct(coverage_min)})",
@@ -1011,7 +1056,7 @@ def _ability_row(row: dict[str, Any]) -> dict[str, Any]:
     return {**named, "judged_pass_rate_fitted": row.get("pass_rate")}
 
 
-def _sections(r: Report) -> list[tuple[str, list[dict[str, Any]], list[str] | None, str]]:
+def _sections(r: Report) -> list[Section]:
     """(title, rows, columns, why it may be empty) for every table, in order: one list for md and html."""
     held = r["difficulty"]["held_out"]
     irt_worse = "irt_log_loss" in held and held["irt_log_loss"] > held["baseline_log_loss"]
@@ -1061,7 +1106,8 @@ def _sections(r: Report) -> list[tuple[str, list[dict[str, Any]], list[str] | No
             "no failed attempt got a code",
         ),
         (
-            "System abilities (IRT ability θ, a fit whose unit is the system; flagged tasks left out)",
+            "System abilities (IRT ability θ, a fit whose unit is the system; flagged tasks left out; in_band: its "
+            f"fitted tasks with a predicted pass rate in {r['band'][0]}–{r['band'][1]})",
             r["system_abilities"],
             None,
             "fewer than two systems or tasks",
@@ -1215,71 +1261,52 @@ def _bar_errors(values: list[float | None], lows: list[float | None], highs: lis
     return {
         "type": "data",
         "symmetric": False,
-        "array": [(h - v) if None not in (h, v) else 0 for v, h in zip(values, highs)],
-        "arrayminus": [(v - lo) if None not in (lo, v) else 0 for v, lo in zip(values, lows)],
+        "array": [h - v if h is not None and v is not None else 0 for v, h in zip(values, highs)],
+        "arrayminus": [v - lo if lo is not None and v is not None else 0 for v, lo in zip(values, lows)],
     }
 
 
-def to_html(r: Report) -> str:
-    """A standalone page: plotly.js is embedded once, so it opens offline."""
+def _figures(r: Report) -> list[Any]:
+    """The report's charts: per system (agent · model) by default; with `by="model"`, models pooled,
+    each chart titled as pooled and naming the agents each model pools, the systems' ranking after."""
     import plotly.graph_objects as go
 
-    figures = []
-    ov = [o for o in r["overview"] if o["pass_rate"] is not None]
-    figures.append(
-        go.Figure(
-            go.Bar(
-                x=[o["model"] for o in ov],
-                y=[o["pass_rate"] for o in ov],
-                error_y=_bar_errors(
-                    [o["pass_rate"] for o in ov], [o["cluster_low"] for o in ov], [o["cluster_high"] for o in ov]
-                ),
-            ),
-            layout={"title": "Pass rate (95% CI, bootstrap over tasks)", "yaxis": {"range": [0, 1]}},
-        )
-    )
+    share_axis = {"range": [0, 1], "tickformat": ".0%"}
     systems = [x for x in r["systems"] if x["pass_rate"] is not None][:30]
+    ranking = None
     if systems:
-        names = [f"{x['agent']} · {x['model']}" for x in systems]
+        names = [queries.system_name(x["agent"], x["model"]) for x in systems]
         ranking = go.Figure(
             layout={
-                "title": "Systems (agent × model), in the leaderboard's order",
+                "title": "Systems (agent × model), in the leaderboard's order (whiskers: the leaderboard accuracy's "
+                "spread over replicates; the judged pass rate's Wilson 95% CI)",
                 "barmode": "group",
-                "yaxis": {"range": [0, 1], "tickformat": ".0%"},
+                "yaxis": share_axis,
             }
         )
+        accuracy = [x["leaderboard_accuracy"] for x in systems]
         ranking.add_bar(
-            name="leaderboard accuracy (errors count as failures)",
+            name="leaderboard accuracy (every trial; errors count as failures)",
             x=names,
-            y=[x["leaderboard_accuracy"] for x in systems],
+            y=accuracy,
+            error_y=_bar_errors(accuracy, [x["spread_low"] for x in systems], [x["spread_high"] for x in systems]),
         )
-        ranking.add_bar(name="pass rate (attempts with a verdict)", x=names, y=[x["pass_rate"] for x in systems])
-        figures.append(ranking)
-    failure = go.Figure(
-        layout={
-            "title": "Top failure modes: share of the failures the coder could judge",
-            "barmode": "group",
-            "yaxis": {"range": [0, 1]},
-        }
-    )
-    for m, rows in r["top_failure_modes"].items():
-        failure.add_bar(
-            name=m,
-            x=[x["code"] for x in rows],
-            y=[x["share"] for x in rows],
-            error_y=_bar_errors(
-                [x["share"] for x in rows], [x["cluster_low"] for x in rows], [x["cluster_high"] for x in rows]
-            ),
+        judged = [x["pass_rate"] for x in systems]
+        ranking.add_bar(
+            name="judged pass rate (attempts with a verdict)",
+            x=names,
+            y=judged,
+            error_y=_bar_errors(judged, [x["ci_low"] for x in systems], [x["ci_high"] for x in systems]),
         )
-    figures.append(failure)
-    cal = r["difficulty"]["calibration"]
-    tiers = list(TASK_TIERS)
-    z = [
-        [next((c["tasks"] for c in cal if c["tier_authored"] == a and c["measured_tier"] == m), 0) for m in tiers]
-        for a in tiers
-    ]
-    figures.append(
-        go.Figure(
+    calibration = None
+    if r["difficulty"]["calibration"]:  # no heatmap of empty rows where no task has an authored tier
+        cal = r["difficulty"]["calibration"]
+        tiers = list(TASK_TIERS)
+        z = [
+            [next((c["tasks"] for c in cal if c["tier_authored"] == a and c["measured_tier"] == m), 0) for m in tiers]
+            for a in tiers
+        ]
+        calibration = go.Figure(
             go.Heatmap(
                 z=z,
                 x=[f"measured {t}" for t in tiers],
@@ -1290,17 +1317,102 @@ def to_html(r: Report) -> str:
             ),
             layout={"title": "Authored vs measured tier (tasks)"},
         )
-    )
-    sig = r["signal"]
-    figures.append(
-        go.Figure(
-            go.Bar(x=[s["model"] for s in sig], y=[s["share_in_band"] for s in sig]),
+    if r["by"] == "system":
+        modes = go.Figure(
             layout={
-                "title": f"Share of tasks in the {r['band'][0]}–{r['band'][1]} predicted-pass band",
-                "yaxis": {"range": [0, 1]},
+                "title": f"Top failure modes per system (`{r['coder']}`): share of the failures the coder could judge "
+                "(95% CI over tasks)",
+                "barmode": "group",
+                "yaxis": share_axis,
+            }
+        )
+        per_system: dict[str, list[Row]] = {}
+        for row in r["system_failure_modes"]:
+            per_system.setdefault(row["system"], []).append(row)
+        for system, rows in per_system.items():
+            shares = [x["share"] for x in rows]
+            modes.add_bar(
+                name=system,
+                x=[x["code"] for x in rows],
+                y=shares,
+                error_y=_bar_errors(shares, [x["cluster_low"] for x in rows], [x["cluster_high"] for x in rows]),
+            )
+        abilities = r["system_abilities"]
+        ability = go.Figure(
+            go.Scatter(
+                x=[a["ability"] for a in abilities],
+                y=[a["system"] for a in abilities],
+                mode="markers",
+                error_x={"type": "data", "array": [1.96 * a["ability_se"] for a in abilities]},
+            ),
+            layout={
+                "title": "System abilities θ (IRT, a fit whose unit is the system; flagged tasks left out; 95% CI)",
+                "xaxis": {"title": "θ (logits)"},
+                "yaxis": {"automargin": True, "autorange": "reversed"},
             },
         )
+        banded = {a["system"]: a["share_in_band"] for a in abilities}
+        signal = go.Figure(
+            layout={
+                "title": "Signal per system: tasks with mixed outcomes, and fitted tasks in the "
+                f"{r['band'][0]}–{r['band'][1]} predicted-pass band (a fit whose unit is the system)",
+                "barmode": "group",
+                "yaxis": share_axis,
+            }
+        )
+        names = [s["system"] for s in r["system_signal"]]
+        signal.add_bar(name="mixed outcomes (observed)", x=names, y=[s["share_mixed"] for s in r["system_signal"]])
+        if banded:
+            signal.add_bar(name="in the band (predicted)", x=names, y=[banded.get(n) for n in names])
+        return [
+            f
+            for f in (ranking, modes if per_system else None, ability if abilities else None, signal, calibration)
+            if f
+        ]
+    pools = "; ".join(f"{p['model']}: {p['agent_names']}" for p in r["pooling"])
+    pooled = f"<br><sup>each model pools its systems' agents — {html.escape(pools)}</sup>" if pools else ""
+    ov = [o for o in r["overview"] if o["pass_rate"] is not None]
+    rates = [o["pass_rate"] for o in ov]
+    overview = go.Figure(
+        go.Bar(
+            x=[o["model"] for o in ov],
+            y=rates,
+            error_y=_bar_errors(rates, [o["cluster_low"] for o in ov], [o["cluster_high"] for o in ov]),
+        ),
+        layout={
+            "title": f"Pooled by model — judged pass rate (95% CI, bootstrap over tasks){pooled}",
+            "yaxis": share_axis,
+        },
     )
+    failure = go.Figure(
+        layout={
+            "title": f"Pooled by model — top failure modes: share of the failures the coder could judge{pooled}",
+            "barmode": "group",
+            "yaxis": share_axis,
+        }
+    )
+    for m, rows in r["top_failure_modes"].items():
+        shares = [x["share"] for x in rows]
+        failure.add_bar(
+            name=m,
+            x=[x["code"] for x in rows],
+            y=shares,
+            error_y=_bar_errors(shares, [x["cluster_low"] for x in rows], [x["cluster_high"] for x in rows]),
+        )
+    sig = r["signal"]
+    band = go.Figure(
+        go.Bar(x=[s["model"] for s in sig], y=[s["share_in_band"] for s in sig]),
+        layout={
+            "title": f"Pooled by model — share of tasks in the {r['band'][0]}–{r['band'][1]} predicted-pass band{pooled}",
+            "yaxis": share_axis,
+        },
+    )
+    return [f for f in (overview, failure, calibration, band, ranking) if f]
+
+
+def to_html(r: Report) -> str:
+    """A standalone page: plotly.js is embedded once, so it opens offline."""
+    figures = _figures(r)
     charts = "".join(
         f'<div class="chart">{f.to_html(full_html=False, include_plotlyjs=(i == 0))}</div>'
         for i, f in enumerate(figures)
@@ -1321,7 +1433,7 @@ def to_html(r: Report) -> str:
     )
 
 
-def _html_table(rows: list[dict[str, Any]], columns: list[str] | None = None, empty: str = "") -> str:
+def _html_table(rows: list[Row], columns: list[str] | None = None, empty: str = "") -> str:
     if not rows:
         return f"<p><em>none{html.escape(': ' + empty) if empty else ''}</em></p>"
     columns = columns or list(rows[0])

@@ -22,6 +22,7 @@ def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, floa
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+@functools.lru_cache(maxsize=4096)  # a report asks it for every unit × task × k: a few thousand calls, few distinct
 def pass_at_k(n: int, c: int, k: int) -> float:
     """Unbiased pass@k (Chen et al. 2021): 1 − C(n−c, k) / C(n, k), for n samples with c correct."""
     if not 0 <= c <= n:

@@ -181,7 +181,11 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 def _plain(value: Any) -> Any:
     if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
         value = value.tolist()  # numpy scalars and arrays (list columns)
-    if isinstance(value, (list, dict, str)) or value is None:
+    if isinstance(value, list):  # a list of structs holds dicts whose lists are arrays again
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, str) or value is None:
         return value
     import pandas as pd
 

@@ -190,11 +190,15 @@ def task_health(store: Store, *, flagged_only: bool = False) -> Statement:
 
 
 @SqlRead
-def solve_matrix(store: Store, *, model: str | None = None) -> Statement:
+def solve_matrix(store: Store, *, model: str | None = None, scope: Scope | None = None) -> Statement:
     """Per system (agent · model) and task: trials, attempts with a verdict and passes, the system ×
-    task solve matrix. Columns: system, model, task_id, trials (every trial, an infrastructure
-    fault too: the leaderboard's accounting), attempts, passes, solved (passes / attempts)."""
+    task solve matrix (with a `scope`, of its attempts). Columns: system, model, task_id, trials
+    (every trial, an infrastructure fault too: the leaderboard's accounting), attempts, passes,
+    solved (passes / attempts)."""
     where, params = _where({"model": "t.model"}, after_where=True, model=model)
+    clause, extra = (scope or EVERYTHING).clause("t")
+    if clause != "true":
+        where, params = f"{where} and {clause}", [*params, *extra]
     return (
         f"""
         select {_SYSTEM.format(model="t.model")} as system, t.model, t.task_id, count(*) as trials,

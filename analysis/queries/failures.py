@@ -8,7 +8,16 @@ from curriculab.analysis.store import Store, check_filter
 
 if TYPE_CHECKING:  # reads return DataFrames, but DuckDB imports pandas only when one is made:
     import pandas as pd  # ingest's readers import the read API and never make one
-from curriculab.analysis.queries.core import _SYSTEM, EVERYTHING, Scope, SqlRead, Statement, _where
+from curriculab.analysis.queries.core import (
+    _SYSTEM,
+    EVERYTHING,
+    TRAINING_AGENT,
+    TRAINING_RUN,
+    Scope,
+    SqlRead,
+    Statement,
+    _where,
+)
 from curriculab.taxonomy.coders.environment import OBSERVING_AGENTS
 
 
@@ -192,6 +201,116 @@ def coder_coverage(
     )
 
 
+@SqlRead
+def failure_sections(
+    store: Store, coder: str = "rules", *, model: str | None = None, taxonomy_version: str | None = None, top: int = 10
+) -> Statement:
+    """A coder's failure reads for one report, from one pass over its codes on the failed attempts
+    (each of those reads alone joins the codes to the failures again; together they were most of a
+    report's database time, bench/RESULTS.md "The report where users wait"). One row, a column per
+    read, each the list of that read's rows as it returns them (same columns, same order):
+
+    distribution (`failure_distribution`, dimensions overall and tier), system_distribution (its
+    per-system form over the evaluation attempts, `scope=Scope(model=model)`), share_clusters and
+    system_clusters (`failure_clusters` by model and by system), coverage (`coder_coverage`), pairs
+    (`failure_code_pairs`), timeouts (`code_timeouts`).
+    """
+    version = taxonomy_version or latest_taxonomy_version(store, coder)
+    where, params = _where({"model": "t.model"}, after_where=True, model=model)
+    training = TRAINING_RUN.format(agent="r.agent", run_id="t.run_id")
+    # a nullable `training`: `not training` keeps what `Scope(kind="evaluation")` keeps
+    return (
+        f"""
+        with failed as materialized (
+            select t.trajectory_id, t.model, t.task_id, coalesce(k.tier_authored, '(none)') as tier,
+                   coalesce(r.agent, '(unknown)') as agent, {_SYSTEM.format(model="t.model")} as system,
+                   coalesce(t.harness_error = 'agent_timeout', false) as timed_out, {training} as training
+            from trajectories t left join tasks k using (task_id) left join runs r on r.run_id = t.run_id
+            where t.outcome = 'failed' {where}),
+        coded as materialized (
+            select f.*, c.code, c.status, c.reason from failed f join coding_status c using (trajectory_id)
+            where c.coder = ? and c.taxonomy_version = ?),
+        cells as materialized (
+            select training, agent, system, model, task_id, tier, code,
+                   count(*) filter (status = 'present') as present,
+                   count(*) filter (status <> 'not_applicable') as applied,
+                   count(*) filter (status = 'present' and timed_out) as timed_out
+            from coded group by all),
+        slices as (
+            select model, 'overall' as dimension, 'all' as value, code, present, applied from cells
+            where code <> 'harness_failure'
+            union all select model, 'tier', tier, code, present, applied from cells where code <> 'harness_failure'),
+        slice_totals as (
+            select model, 'overall' as dimension, 'all' as value, count(*) as failures from failed group by all
+            union all select model, 'tier', tier, count(*) from failed group by all),
+        distribution as (
+            select model, code, dimension, value, sum(present)::bigint as n, sum(applied)::bigint as applied,
+                   any_value(tot.failures) as failures
+            from slices join slice_totals tot using (model, dimension, value) group by all),
+        system_totals as (select system, count(*) as failures from failed where not training group by 1),
+        system_distribution as (
+            select agent, model, system, code, sum(present)::bigint as n, sum(applied)::bigint as applied,
+                   any_value(tot.failures) as failures
+            from cells join system_totals tot using (system) where not training group by all),
+        task_cells as (
+            select system, model, code, task_id, sum(present)::bigint as present, sum(applied)::bigint as applied
+            from cells where code <> 'harness_failure' group by all),
+        model_cells as (
+            select model, code, task_id, sum(present)::bigint as present, sum(applied)::bigint as applied
+            from task_cells group by all),
+        judged as (
+            select trajectory_id, bool_or(status <> 'not_applicable') as judged,
+                   mode(reason) filter (status = 'not_applicable') as why_not
+            from coded where code <> 'harness_failure' group by 1),
+        coverage as (
+            select f.model, count(*) as failures, count(*) filter (j.judged) as coded_failures,
+                   mode(coalesce(j.why_not, 'not coded')) filter (not coalesce(j.judged, false)) as why_not_coded
+            from failed f left join judged j using (trajectory_id) group by 1),
+        found as (
+            select distinct f.trajectory_id, f.code from failure_codes f join failed using (trajectory_id)
+            where f.coder = ? and f.taxonomy_version = ? and f.code <> 'harness_failure'),
+        single as (select code, count(*) as n from found group by 1),
+        pairs as (
+            select x.code as code_a, y.code as code_b, count(*) as n, min(x.trajectory_id) as first_seen
+            from found x join found y on x.trajectory_id = y.trajectory_id and x.code < y.code group by all),
+        timeouts as (
+            select model, system, code, sum(present)::bigint as present, sum(timed_out)::bigint as timed_out
+            from cells group by all having sum(present) > 0)
+        select
+            (select list({{'coder': ?, 'taxonomy_version': ?, 'model': model, 'code': code, 'dimension': dimension,
+                          'value': value, 'n': n, 'applied': applied, 'failures': failures,
+                          'share': n / nullif(applied, 0), 'coverage': applied / failures,
+                          'ci_low': case when applied > 0 then wilson_low(n, applied) end,
+                          'ci_high': case when applied > 0 then wilson_high(n, applied) end}}
+                          order by model, n / nullif(applied, 0) desc nulls last, code, dimension, value)
+             from distribution) as distribution,
+            (select list({{'coder': ?, 'taxonomy_version': ?, 'agent': agent, 'model': model, 'system': system,
+                          'code': code, 'dimension': 'overall', 'value': 'all', 'n': n, 'applied': applied,
+                          'failures': failures, 'share': n / nullif(applied, 0), 'coverage': applied / failures,
+                          'ci_low': case when applied > 0 then wilson_low(n, applied) end,
+                          'ci_high': case when applied > 0 then wilson_high(n, applied) end}}
+                          order by system, n / nullif(applied, 0) desc nulls last, code)
+             from system_distribution) as system_distribution,
+            (select list({{'model': model, 'code': code, 'present': present, 'applied': applied}}
+                          order by model, code)
+             from (select model, code, list(present order by task_id) as present,
+                          list(applied order by task_id) as applied from model_cells group by all)) as share_clusters,
+            (select list({{'system': system, 'model': model, 'code': code, 'present': present, 'applied': applied}}
+                          order by system, model, code)
+             from (select system, model, code, list(present order by task_id) as present,
+                          list(applied order by task_id) as applied from task_cells group by all)) as system_clusters,
+            (select list({{'model': model, 'failures': failures, 'coded_failures': coded_failures,
+                          'why_not_coded': why_not_coded}} order by model) from coverage) as coverage,
+            (select list({{'code_a': p.code_a, 'code_b': p.code_b, 'n': p.n,
+                          'lift': (p.n * (select count(distinct trajectory_id) from found))::double / (a.n * b.n)::double}}
+                          order by p.n desc, p.first_seen, p.code_a, p.code_b)[:?]
+             from pairs p join single a on a.code = p.code_a join single b on b.code = p.code_b) as pairs,
+            (select list({{'model': model, 'system': system, 'code': code, 'present': present, 'timed_out': timed_out}}
+                          order by model, system, code) from timeouts) as timeouts""",
+        [TRAINING_AGENT, *params, coder, version, coder, version, coder, version, coder, version, top],
+    )
+
+
 def latest_taxonomy_version(store: Store, coder: str) -> str | None:
     """The newest taxonomy version `coder` has coded under, or None if it never ran."""
     _, rows = store.query("select max(taxonomy_version) from coding_status where coder = ?", [coder])
@@ -199,16 +318,20 @@ def latest_taxonomy_version(store: Store, coder: str) -> str | None:
 
 
 @SqlRead
-def code_reliability(store: Store, coder: str | None = None, *, taxonomy_version: str | None = None) -> Statement:
+def code_reliability(
+    store: Store, coder: str | None = None, *, taxonomy_version: str | None = None, computed_at: bool = True
+) -> Statement:
     """Whether each code from each coder may be relied on, per annotator.
 
     Columns: coder, annotator, code, taxonomy_version, n, kappa, f1, threshold, reliable,
     in_sample (a classifier measured on its own training labels), computed_at, method (labels:
     measured against an annotator; verifier: exact by construction), family (the format family
-    measured, `format_family`; '' pools every format).
+    measured, `format_family`; '' pools every format). `computed_at=False` leaves that column out:
+    a timestamp with a time zone makes DuckDB import pytz (a report never shows it).
     """
     where, params = _where({"coder": "coder", "version": "taxonomy_version"}, coder=coder, version=taxonomy_version)
-    return (f"select * from code_reliability{where} order by coder, code, annotator", params)
+    columns = "*" if computed_at else "* exclude (computed_at)"
+    return (f"select {columns} from code_reliability{where} order by coder, code, annotator", params)
 
 
 def coder_agreement(store: Store, coder: str | None = None, *, annotator: str | None = None) -> pd.DataFrame:

@@ -42,14 +42,15 @@ def training_runs(store: Store, *, run_id: str | None = None) -> Statement:
     steps (logged), zero_std_share (mean `frac_reward_zero_std`: groups with no gradient),
     final_reward (the last logged step's mean reward), agent (whose rollouts or episodes).
     """
-    where, params = _where({"run_id": "r.run_id"}, after_where=True, run_id=run_id)
+    where, params = _where({"run_id": "r.run_id"}, run_id=run_id)
     return (
         f"""
-        with rollouts as (
+        with training as (select r.run_id from runs r where {TRAINING_RUN.format(agent="r.agent", run_id="r.run_id")}),
+        rollouts as (  -- the training runs' trajectories alone: most of a store is evaluations
             select t.run_id, string_agg(distinct t.model, ', ' order by t.model) as rollout_models, count(*) as rollouts,
                    count(*) filter (t.outcome = 'failed') as failed, count(*) filter (t.outcome = 'passed') as passed,
                    avg(t.reward) as mean_reward
-            from trajectories t group by 1),
+            from trajectories t where t.run_id in (select run_id from training) group by 1),
         metrics as (
             select run_id, count(distinct step) as steps,
                    avg(value) filter (name = 'frac_reward_zero_std') as zero_std_share,
@@ -58,8 +59,7 @@ def training_runs(store: Store, *, run_id: str | None = None) -> Statement:
         select r.run_id, r.model, o.rollout_models, o.rollouts, o.failed, o.passed,
                o.passed / nullif(o.passed + o.failed, 0) as pass_rate, o.mean_reward, m.steps, m.zero_std_share,
                m.final_reward, r.agent
-        from runs r join rollouts o using (run_id) left join metrics m using (run_id)
-        where {TRAINING_RUN.format(agent="r.agent", run_id="r.run_id")} {where}
+        from runs r join rollouts o using (run_id) left join metrics m using (run_id){where}
         order by r.started_at nulls last, r.run_id""",
         [TRAINING_AGENT, *params],
     )
@@ -80,9 +80,10 @@ def rollout_codes(store: Store, *, run_id: str | None = None) -> Statement:
                count(*) filter (c.status <> 'not_applicable') as failures,
                n / nullif(failures, 0) as share, wilson_low(n, failures) as ci_low, wilson_high(n, failures) as ci_high,
                c.coder
-        from coding_status c join trajectories t using (trajectory_id) join runs r on r.run_id = t.run_id
+        from coding_status c join trajectories t using (trajectory_id)
         where c.coder in ('verifier', 'environment') and t.outcome = 'failed'
-              and {TRAINING_RUN.format(agent="r.agent", run_id="r.run_id")} {where}
+              and t.run_id in (select r.run_id from runs r where {TRAINING_RUN.format(agent="r.agent", run_id="r.run_id")})
+              {where}
         group by all having n > 0 order by t.run_id, share desc, c.code""",
         [TRAINING_AGENT, *params],
     )

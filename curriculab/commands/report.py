@@ -42,8 +42,8 @@ from curriculab.commands.common import CliError, db_option, emit, err_console, h
     "--by",
     type=click.Choice(["system", "model"]),
     default=None,
-    help="The unit the findings compare: system (agent · model) or model [default: system wherever agents "
-    "share a model, else model].",
+    help="The unit the findings, tables and charts compare: system (agent · model) or model (each model's "
+    "systems pooled) [default: system].",
 )
 @db_option
 def report(

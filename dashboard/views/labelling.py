@@ -3,13 +3,15 @@ stratified queue of trajectories (the coder found it, judged it absent, near mis
 with its evidence; the analyst marks present / absent / unsure with one key. Each label goes
 through one write in a short-lived writer (the page holds no connection then) that also
 recomputes the coder's agreement, pooled and per format family, so `code_reliability` and the next
-plan follow every label (the planner reads the family of the system it plans for: filter the
-queue to that system's agent or model to label where it counts)."""
+plan follow every label. The planner reads a code per system (agent · model), through the labels on
+that system's own format family: the page answers per system, naming the labels each family still
+needs (filter the queue to a system's agent or model to label where it counts)."""
 
+import pandas as pd
 import streamlit as st
 
 from curriculab.analysis import queries
-from curriculab.analysis.labels import MIN_LABELS_RELIABLE, label_and_measure, planner_use
+from curriculab.analysis.labels import MIN_LABELS_RELIABLE, label_and_measure, planner_use, planner_use_per_system
 from curriculab.dashboard.common import coder_and_version, db_path, filters, read, scope, store_ready, table
 from curriculab.dashboard.viewer import show_trajectory
 from curriculab.taxonomy.taxonomy import load_taxonomy
@@ -59,31 +61,65 @@ if store_ready():
                 f"κ ({coder} against you)", "–" if row is None or row["kappa"] is None else f"{row['kappa']:.2f}"
             )
             # the planner reads each coder's code apart: with no coder chosen, say what it does with every one
-            uses = {
-                coder: planner_use(
-                    queries.records(reliability[reliability["code"] == code]),
-                    row,
-                    code=code,
-                    taxonomy_version=taxonomy.version,
-                )
-            }
+            rows_of = {coder: queries.records(reliability[reliability["code"] == code])}
+            yours = {coder: row}
             if "coder" not in filters():
                 st.caption(f"Labels are measured against `{coder}`; choose a coder in the sidebar to label another's.")
                 everyone = read("code_reliability", taxonomy_version=taxonomy.version)
                 for other, part in everyone[everyone["code"] == code].groupby("coder"):
                     theirs = queries.records(part)
-                    yours = next((r for r in theirs if r["annotator"] == annotator.strip()), None)
-                    uses.setdefault(
-                        str(other), planner_use(theirs, yours, code=code, taxonomy_version=taxonomy.version)
-                    )
-            users = [name for name, use in uses.items() if use.used]
+                    rows_of.setdefault(str(other), theirs)
+                    yours.setdefault(str(other), next((r for r in theirs if r["annotator"] == annotator.strip()), None))
+            for name, rows in rows_of.items():
+                use = planner_use(rows, yours[name], code=code, taxonomy_version=taxonomy.version)
+                st.markdown(f"**{code}** from `{name}`, over every format: {use.why}.")
+            # the planner reads a code for one system at a time, through the labels on that system's own
+            # format family and its own time: the answer that counts is per system
+            shown = {
+                queries.system_name(r["agent"], r["model"]) for r in queries.records(read("systems", scope=scope()))
+            }
+            formats = queries.records(read("failure_formats"))
+            families = queries.format_families(formats, by="system")
+            per_system = {
+                name: {
+                    system: by_code[code]
+                    for system, by_code in planner_use_per_system(
+                        rows,
+                        formats,
+                        queries.records(read("code_timeouts", coder=name, taxonomy_version=taxonomy.version)),
+                        [code],
+                        taxonomy_version=taxonomy.version,
+                    ).items()
+                    if system in shown
+                }
+                for name, rows in rows_of.items()
+            }
+            counted = {name: (sum(u.used for u in by.values()), len(by)) for name, by in per_system.items() if by}
+            users = [f"{name}: {k} of {n} systems" for name, (k, n) in counted.items() if k]
             columns[2].metric(
                 "For planning",
-                f"used ({', '.join(users)})" if users else "not used",
-                help="The planner's rule, per coder.",
+                (f"used ({'; '.join(users)})" if users else "not used") if counted else "no failures here",
+                help="The planner's rule, per coder and system: each system's code is read through the labels "
+                "on its own format family, and its own time.",
             )
-            for name, use in uses.items():
-                st.markdown(f"**{code}** from `{name}`, over every format: {use.why}.")
+            answers = [
+                {
+                    "coder": name,
+                    "system": system,
+                    "format_families": ", ".join(families.get(system, [])) or "(none)",
+                    "for_planning": use.status,
+                    "why": use.why,
+                }
+                for name, by in per_system.items()
+                for system, use in sorted(by.items())
+            ]
+            if answers:
+                table(
+                    pd.DataFrame(answers),
+                    "planner_use_per_system",
+                    f"What the planner does with {code} for each system: it reads the labels on that system's own "
+                    "format family (and its time); `why` says which labels that family still needs",
+                )
             # the planner reads the family of the system it plans for: say where this annotator's labels vouch
             per_family = queries.records(mine[(mine["code"] == code) & (mine["family"] != "")])
             for measured in per_family:

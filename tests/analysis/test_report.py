@@ -10,7 +10,7 @@ from curriculab.analysis.difficulty import fit_store
 from curriculab.analysis.ingest import ingest
 from curriculab.analysis.ingest.common import add_trajectory
 from curriculab.analysis.labels import import_labels
-from curriculab.analysis.report import build_report
+from curriculab.analysis.report import _figures, build_report
 from curriculab.analysis.simulate import simulate_corpus
 from curriculab.analysis.store import RowBatch, Store
 from curriculab.cli import cli
@@ -295,7 +295,59 @@ def test_the_reads_the_report_batches_equal_the_ones_they_replace(sim):
         assert queries.failure_code_pairs.records(store, top=4) == expected[:4]
 
 
-def test_a_report_process_never_imports_pandas(sim):
+def test_one_pass_over_a_coders_failures_gives_each_read_it_replaces(sim, tmp_path):
+    import shutil
+
+    from curriculab.analysis import queries
+
+    _, _, db, _ = sim
+    copy = tmp_path / "copy.duckdb"
+    shutil.copy(db, copy)
+    with Store(copy) as store:  # a third of one model's attempts a training run's: per system they drop out
+        store.run_statements(
+            [
+                (
+                    "insert into runs (run_id, agent, model) values ('grpo', ?, 'atlas-7b-coder')",
+                    [queries.TRAINING_AGENT],
+                ),
+                (
+                    "update trajectories set run_id = 'grpo' where model = 'atlas-7b-coder' and hash(task_id) % 3 = 0",
+                    [],
+                ),
+            ]
+        )
+    with Store(copy, read_only=True) as store:
+        for model in (None, "atlas-7b-coder"):
+            coded = {"coder": "rules", "model": model, "taxonomy_version": "v6"}
+            (one,) = queries.failure_sections.records(store, **coded)
+            assert list(one) == [
+                "distribution",
+                "system_distribution",
+                "share_clusters",
+                "system_clusters",
+                "coverage",
+                "pairs",
+                "timeouts",
+            ]
+            system = queries.failure_distribution.records(
+                store, coder="rules", taxonomy_version="v6", scope=queries.Scope(model=model)
+            )
+            assert {r["system"] for r in system} == {r["system"] for r in one["system_distribution"]}
+            assert not any(r["agent"] == queries.TRAINING_AGENT for r in system)
+            assert one == {
+                "distribution": queries.failure_distribution.records(store, **coded, dimension=("overall", "tier")),
+                "system_distribution": system,
+                "share_clusters": queries.failure_clusters.records(store, **coded),
+                "system_clusters": queries.failure_clusters.records(store, **coded, by="system"),
+                "coverage": queries.coder_coverage.records(store, **coded),
+                "pairs": queries.failure_code_pairs.records(store, **coded),
+                "timeouts": queries.code_timeouts.records(store, **coded),
+            }
+            # the other reads count every kind of attempt
+            assert any(r["system"].startswith(f"{queries.TRAINING_AGENT} · ") for r in one["system_clusters"])
+
+
+def test_a_report_process_never_imports_pandas_nor_the_validated_taxonomy(sim):
     import subprocess
     import sys
 
@@ -305,8 +357,10 @@ def test_a_report_process_never_imports_pandas(sim):
         "from curriculab.analysis.store import Store\n"
         f"text = to_markdown(build_report(Store({str(db)!r}, read_only=True)))\n"
         "assert 'milestone 1.0' not in text, text\n"
-        "print(sorted(m for m in ('pandas', 'pyarrow') if m in sys.modules))\n"
+        "print(sorted(m for m in ('pandas', 'pyarrow', 'pydantic', 'curriculab.taxonomy.taxonomy') if m in sys.modules))\n"
     )
+    # the planner's answer per code reads `planner_view`: building the validated taxonomy (pydantic)
+    # was a third of the report's imports
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 
@@ -461,14 +515,30 @@ def test_systems_are_the_unit_where_agents_share_a_model_with_each_systems_run_s
     # is not enough, and with hello-world checked back in they are fitted
     assert report.system_abilities == []
     store.check_tasks(["hello-world"])
-    abilities = {a["system"]: a for a in build_report(store).system_abilities}
+    checked = build_report(store)
+    abilities = {a["system"]: a for a in checked.system_abilities}
     assert set(abilities) == set(systems) and all(a["ability_se"] > 0 for a in abilities.values())
+    # each system's informative band, from the same fit: its two fitted tasks, in the band or not
+    assert all(a["tasks"] == 2 and a["share_in_band"] == a["in_band"] / 2 for a in abilities.values())
+    # the report's charts are per system: none pools a model's agents
+    charts = {f.layout.title.text: f for f in _figures(checked)}
+    assert not any("Pooled" in title for title in charts)
+    (ability,) = [f for t, f in charts.items() if t.startswith("System abilities θ")]
+    assert set(ability.data[0].y) == set(systems)
+    (signal,) = [f for t, f in charts.items() if t.startswith("Signal per system")]
+    assert [set(bar.x) for bar in signal.data] == [set(systems), set(systems)]
+    (modes,) = [f for t, f in charts.items() if t.startswith("Top failure modes per system")] or [None]
+    assert modes is None or {bar.name for bar in modes.data} <= set(systems)
     said = next(f for f in report.findings if f.startswith("Systems (agent · model) are the unit here"))
     assert "(33.3%–66.7% over 4 runs)" in said
     assert not any(" passes " in f and "of attempts" in f for f in report.findings)  # no per-model ranking sentence
     by_model = build_report(store, by="model")
     assert by_model.by == "model" and by_model.system_abilities == []
     assert any(f.startswith("Pooled by model") for f in by_model.findings)
+    # asked for models pooled, the charts say so and name the systems' agents each model pools
+    pooled = [f.layout.title.text for f in _figures(by_model) if not f.layout.title.text.startswith("Systems")]
+    assert pooled and all(t.startswith("Pooled by model — ") for t in pooled)
+    assert all("claude-opus-4-1-20250805: goose, terminus" in t for t in pooled)
     with pytest.raises(ValueError, match="by 'system' or 'model', not 'agent'"):
         build_report(store, by="agent")
 

@@ -580,7 +580,14 @@ def test_one_reliability_statement_on_the_coders_and_labelling_pages_and_in_the_
         m.value for m in labelling.markdown
     ]
     assert any(m.value.startswith("**all_tests_fail** from `rules`, over every format: ") for m in labelling.markdown)
-    assert _metric(labelling, "For planning") == "used (verifier)"
+    # per system: cursor-cli's one all_tests_fail ran out of time, so the time rule keeps it out of difficulty
+    assert _metric(labelling, "For planning") == "used (verifier: 1 of 2 systems)"
+    answers = next(d.value for d in labelling.dataframe if "format_families" in d.value.columns)
+    verifier = answers[answers["coder"] == "verifier"].set_index("system")["for_planning"]
+    assert verifier.to_dict() == {
+        "cursor-cli · claude-sonnet-4-20250514": "not used: time (1 of 1 timed out)",
+        "goose · claude-opus-4-1-20250805": "used: exact (verifier)",
+    }
 
 
 def test_failure_modes_show_how_each_systems_failures_ended_beside_the_tests_codes(tmp_path, monkeypatch):
@@ -713,3 +720,87 @@ def test_the_coders_page_gives_the_planners_answer_per_system_with_the_time_rule
     (decision,) = [d for d in decisions if d.code == "all_tests_fail"]
     assert not decision.used and decision.reason == cursor["why"].iloc[0]
     assert decision.reason.startswith("not read as difficulty: ")
+
+
+def test_the_difficulty_page_gives_abilities_and_bands_per_system_and_pools_by_model_only_when_asked(
+    tmp_path, monkeypatch
+):
+    from curriculab.analysis.difficulty import fit_store
+    from curriculab.analysis.ingest import ingest
+    from tests.conftest import leaderboard_with_a_broken_and_a_trivial_task
+
+    # goose and terminus both ran claude-opus-4-1: the stored fit (its unit is the model) pools them
+    shared = ("20250818_goose_claude-opus-4-1", "20250820_terminus_claude-opus-4-1", "20250821_codex_o3")
+    path = tmp_path / "shared.duckdb"
+    with Store(path) as store:
+        ingest(store, [leaderboard_with_a_broken_and_a_trivial_task(tmp_path, submissions=shared)], workers=1)
+        store.check_tasks(["hello-world"])  # two unflagged tasks: enough for a fit whose unit is the system
+        fit_store(store)
+    opus = "claude-opus-4-1-20250805"
+    systems = {f"goose · {opus}", f"terminus · {opus}", "codex · o3"}
+    at = _page(_fresh(path, monkeypatch), "difficulty")
+    assert not at.exception and at.radio(key="difficulty_unit").value == "systems (agent · model)"
+    abilities = next(d.value for d in at.dataframe if {"system", "ability"} <= set(d.value.columns))
+    assert set(abilities["system"]) == systems and (abilities["ability_se"] > 0).all()
+    charts = {c.key: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    assert set(charts["difficulty_ability"]["data"][-1]["y"]) == systems  # θ per system on the task axis
+    assert "system ability" in charts["difficulty_ability"]["layout"]["title"]["text"]
+    band = next(d.value for d in at.dataframe if {"system", "share_in_band"} <= set(d.value.columns))
+    assert set(band["system"]) == systems and set(charts["informative_band"]["data"][0]["x"]) == systems
+    # the agent filter keeps that agent's system, from the same fit
+    at.sidebar.selectbox(key="filter_agent").select("goose").run()
+    narrowed = next(d.value for d in at.dataframe if {"system", "ability"} <= set(d.value.columns))
+    assert list(narrowed["system"]) == [f"goose · {opus}"]
+    assert narrowed["ability"].iloc[0] == abilities.set_index("system").loc[f"goose · {opus}", "ability"]
+    at.sidebar.selectbox(key="filter_agent").select("(all)").run()
+    # models pooled only when asked, labelled as pooled with the systems each row pools
+    at.radio(key="difficulty_unit").set_value("models, pooled").run()
+    assert not at.exception
+    pooled = next(d.value for d in at.dataframe if "pools" in d.value.columns).set_index("model")
+    assert set(pooled.index) == {opus, "o3"}
+    assert pooled.loc[opus, "pools"] == f"goose · {opus}, terminus · {opus}"
+    assert any(
+        c.value.startswith("Pooled by model: ") and f"{opus} pools goose · {opus}" in c.value for c in at.caption
+    )
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert all(t.startswith("Pooled by model — ") for t in titles if "ability" in t or "band" in t)
+
+
+def test_the_labelling_page_answers_per_system_through_each_systems_format_family(demo_store, tmp_path, monkeypatch):
+    from curriculab.analysis.labels import agreement
+
+    # labels on terminus-2's trajectories only: they vouch for the terminus-2 systems, not for claude-code's
+    path = tmp_path / "one-family.duckdb"
+    shutil.copy(demo_store, path)
+    with Store(path) as store:
+        store.query(
+            "delete from labels where trajectory_id in (select t.trajectory_id from trajectories t "
+            "join runs r using (run_id) where r.agent = 'claude-code')"
+        )
+        agreement(store, "rules", "simulator")
+        families = {r["family"] for r in queries.records(queries.code_reliability(store, "rules"))}
+    assert families == {"", "harbor/terminus-2"}
+    at = _page(_fresh(path, monkeypatch), "labelling")
+    at.text_input(key="label_annotator").input("simulator").run()
+    at.selectbox(key="label_code").select("skipped_verification").run()
+    assert not at.exception
+    answers = next(d.value for d in at.dataframe if "format_families" in d.value.columns)
+    rules = answers[answers["coder"] == "rules"].set_index("system")
+    assert set(rules.index) == {
+        "claude-code · borealis-32b",
+        "terminus-2 · atlas-7b-coder",
+        "terminus-2 · cirrus-large",
+    }
+    assert rules.loc["claude-code · borealis-32b", "format_families"] == "harbor/claude-code"
+    assert rules.loc["claude-code · borealis-32b", "for_planning"] == "not used: no labels on harbor/claude-code"
+    assert "label some of its trajectories" in rules.loc["claude-code · borealis-32b", "why"]
+    assert set(rules.loc[["terminus-2 · atlas-7b-coder", "terminus-2 · cirrus-large"], "for_planning"]) == {
+        "used: reliable (κ 1.00 on 210)"
+    }
+    # the pooled measurement alone would say "used" for every system; the answer counts the systems
+    assert _metric(at, "For planning") == "used (rules: 2 of 3 systems)"
+    # the filters choose the systems answered for
+    at.sidebar.selectbox(key="filter_model").select("borealis-32b").run()
+    answers = next(d.value for d in at.dataframe if "format_families" in d.value.columns)
+    assert set(answers["system"]) == {"claude-code · borealis-32b"}
+    assert _metric(at, "For planning") == "not used"

@@ -156,3 +156,30 @@ def test_a_redefined_code_must_be_one_the_mapping_names(tmp_path):
     v4 = load_taxonomy("v4").model_dump()
     with pytest.raises(TaxonomyError, match=r"redefined: \['no_such_code'\] are not codes of mapping"):
         load_taxonomy(write(tmp_path, yaml.safe_dump(dict(v4, redefined=["no_such_code"])), "v5.yaml"))
+
+
+def test_the_planners_view_of_every_shipped_version_is_the_validated_taxonomys(tmp_path):
+    from curriculab.taxonomy.targets import PlannerTarget, planner_view
+    from curriculab.taxonomy.versions import PACKAGE_DIR
+
+    shipped = sorted(p.stem for p in PACKAGE_DIR.glob("v*.yaml") if p.stem[1:].isdigit())
+    assert len(shipped) >= 6
+    for version in shipped:
+        full = load_taxonomy(version)
+        expected = {
+            c.code: None
+            if c.target is None
+            else PlannerTarget(c.target.curriculum_effect, tuple(c.target.tiers), c.target.note)
+            for c in full.codes
+        }
+        view = planner_view(version)
+        assert (view.version, list(view.targets.items())) == (full.version, list(expected.items())), version
+    # a file that is not a shipped version is read (and validated) by load_taxonomy
+    v1 = load_taxonomy("v1").model_dump()
+    import yaml
+
+    off = dict(v1, codes=[dict(v1["codes"][0], target={"curriculum_effect": False, "note": "none here"})])
+    path = write(tmp_path, yaml.safe_dump(off))
+    assert planner_view(str(path)).targets == {v1["codes"][0]["code"]: PlannerTarget(False, (), "none here")}
+    with pytest.raises(TaxonomyError, match="not found"):
+        planner_view("v99")
