@@ -182,7 +182,8 @@ with base as (
            -- what this command itself printed or returned is known (not only its call's status)
            s.output is not null or s.exit_code is not null as shows_own,
            coalesce(s.call_id, s.step_idx::varchar) as call_group,  -- split commands of one tool call share it
-           json_exists(s.raw, '$.observed') as recorded,  -- an environment recorded what the call changed
+           -- an environment recorded what the call changed (read for runs only: nothing else runs a program)
+           s.action = 'run' and json_exists(s.raw, '$.observed') as recorded,
            -- the call's arguments the rules read, in one parse (edits, runs and reads only)
            case when s.action in ('edit', 'run', 'read')
                 then case when regexp_matches(s.raw::varchar, {q('"(' + "|".join(_ARGUMENTS) + ')"')})
@@ -204,21 +205,27 @@ with base as (
                      and (contains(s.output, 'fail') or contains(s.output, 'FAIL') or contains(s.output, 'ERROR')
                           or contains(s.output, 'error') or contains(s.output, 'Traceback'))  -- a literal every match holds
                 then regexp_matches(s.output, {q(RUNNER_FAILURE_RE)}) else false end as summary_failed,
-           md5(coalesce(s.output, '')) as output_hash,  -- "the same output again" is an equality of hashes
+           -- "the same output again" is an equality of hashes, asked of runs and submissions only
+           case when s.action in ('run', 'complete') then md5(coalesce(s.output, '')) end as output_hash,
            trim(coalesce(s.command, '')) as cmd,
            sh.writes, sh.retry_key, sh.shell_change,
            -- /app/src/x.py and src/x.py are the same file: drop an absolute path's top directory
            case when s.path like '/%' then regexp_replace(s.path, '^/[^/]+/', '') else regexp_replace(s.path, '^\\./', '') end as path
     from steps s semi join _tt using (trajectory_id)
-    left join _shell sh on sh.cmd = trim(s.command) and s.action = 'run'
+    left join _shell sh on sh.cmd = case when s.action = 'run' then trim(s.command) end
     where s.source = 'agent' and s.action is not null  -- the agent's own actions; env steps are the verifier's
 ),
+calls as (
+    -- a call's output covers its every command (Codex, Terminus-2 and keystrokes record one output per
+    -- call, not per command); a call whose status says a command could not be found or run: none of its
+    -- commands checked anything. (An aggregate joined back: a window over these wide rows cost more.)
+    select trajectory_id, call_group, bool_or(shows_output) as observed, count(*) as call_size,
+           bool_or(not_found) as call_not_found
+    from base group by all
+),
 matched as (
-    -- each pattern once per step (they are the cost of this query). A call's output covers its every
-    -- command (Codex, Terminus-2 and keystrokes record one output per call, not per command)
-    select *, bool_or(shows_output) over c as observed, count(*) over c as call_size,
-           -- a call whose status says a command could not be found or run: none of its commands checked anything
-           bool_or(not_found) over c as call_not_found,
+    -- each pattern once per step (they are the cost of this query)
+    select *,
            action = 'run' and regexp_matches(cmd, {q(INERT_RE)}) as inert,
            action = 'run' and regexp_matches(cmd, {q(SETUP_RE)}) as setup,
            action = 'edit' and regexp_matches(cmd, {q(CREATES_RE)}) as creates,
@@ -228,8 +235,7 @@ matched as (
            -- a change of the shell's state (`cd`, `export`) the last such change had not made already
            shell_change is not null and shell_change is distinct from last_value(shell_change ignore nulls) over (
                partition by trajectory_id order by step_idx rows between unbounded preceding and 1 preceding) as shell_step
-    from base
-    window c as (partition by trajectory_id, call_group)
+    from base join calls using (trajectory_id, call_group)
 ),
 flagged as (
     select *,
