@@ -530,13 +530,20 @@ unchecked as (
     where p.last_edit is not null and p.used_tools and t.outcome is distinct from 'error' and p.end_at >= p.last_edit
       and coalesce(p.last_check, -1) < p.last_edit and p.trajectory_id not in (select trajectory_id from inspected)
 ),
+changed_names as materialized (
+    -- the name of the file the last change changed, per unchecked trajectory (materialized: joined to
+    -- `steps` first, the planner paired every step's output with every changed path of the trajectory)
+    select u.trajectory_id, u.last_edit, u.end_at, regexp_extract(c.path, '[^/]+$') as name
+    from unchecked u join _cs c on c.trajectory_id = u.trajectory_id and c.step_idx = u.last_edit
+    where c.path is not null and length(regexp_extract(c.path, '[^/]+$')) > 2
+),
 reported as (
     -- a command after the last change whose output names the file it changed (`git status`, `git diff`,
     -- a commit's stat, `ls`) showed the change's effect (v6, settled after labelling)
-    select distinct u.trajectory_id from unchecked u join _cs c on c.trajectory_id = u.trajectory_id and c.step_idx = u.last_edit
+    select distinct u.trajectory_id from changed_names u
     join steps s on s.trajectory_id = u.trajectory_id and s.step_idx > u.last_edit and s.step_idx <= u.end_at
-    where c.path is not null and s.source = 'agent' and s.action in ('run', 'read') and not coalesce(s.error_observed, s.call_error, false)
-      and contains(s.output, regexp_extract(c.path, '[^/]+$')) and length(regexp_extract(c.path, '[^/]+$')) > 2
+    where s.source = 'agent' and s.action in ('run', 'read') and not coalesce(s.error_observed, s.call_error, false)
+      and contains(s.output, u.name)
 ),
 turn_ends as (
     -- in a session of several requests, a message that ends one request's turn (a user message follows
@@ -550,17 +557,22 @@ turn_ends as (
     where c.action = 'message' and c.tool_name is null and c.msg_len > 0 and not regexp_matches(m.message, {q(NOT_DONE_RE)})
     group by all
 ),
-unchecked_turns as (
-    -- the turn's last change with nothing after it, before the turn ended, that ran, read or reported it
-    select t.trajectory_id, t.last_edit, t.end_at from turn_ends t join _cs c on c.trajectory_id = t.trajectory_id
-         and c.step_idx = t.last_edit
+unread_turns as materialized (
+    -- the turn's last change with nothing after it, before the turn ended, that ran or read it
+    -- (materialized: the outputs below are searched for these turns' names alone)
+    select t.trajectory_id, t.last_edit, t.end_at, c.path, regexp_extract(c.path, '[^/]+$') as name
+    from turn_ends t join _cs c on c.trajectory_id = t.trajectory_id and c.step_idx = t.last_edit
     join per p on p.trajectory_id = t.trajectory_id join _tt tt on tt.trajectory_id = t.trajectory_id
     where p.used_tools and tt.outcome is distinct from 'error'
       and not exists (select 1 from _cs r where r.trajectory_id = t.trajectory_id and r.step_idx > t.last_edit
                       and r.step_idx < t.end_at and (r.verifies or r.action = 'read'))
-      and not exists (select 1 from steps s where s.trajectory_id = t.trajectory_id and s.step_idx > t.last_edit
+),
+unchecked_turns as (
+    -- ... nor reported it
+    select t.trajectory_id, t.last_edit, t.end_at from unread_turns t
+    where not exists (select 1 from steps s where s.trajectory_id = t.trajectory_id and s.step_idx > t.last_edit
                       and s.step_idx < t.end_at and s.source = 'agent' and s.action in ('run', 'read')
-                      and c.path is not null and contains(s.output, regexp_extract(c.path, '[^/]+$')))
+                      and t.path is not null and contains(s.output, t.name))
 ),
 hits as (
     select trajectory_id, last_edit, end_at from unchecked where trajectory_id not in (select trajectory_id from reported)
