@@ -537,14 +537,6 @@ changed_names as materialized (
     from unchecked u join _cs c on c.trajectory_id = u.trajectory_id and c.step_idx = u.last_edit
     where c.path is not null and length(regexp_extract(c.path, '[^/]+$')) > 2
 ),
-reported as (
-    -- a command after the last change whose output names the file it changed (`git status`, `git diff`,
-    -- a commit's stat, `ls`) showed the change's effect (v6, settled after labelling)
-    select distinct u.trajectory_id from changed_names u
-    join steps s on s.trajectory_id = u.trajectory_id and s.step_idx > u.last_edit and s.step_idx <= u.end_at
-    where s.source = 'agent' and s.action in ('run', 'read') and not coalesce(s.error_observed, s.call_error, false)
-      and contains(s.output, u.name)
-),
 turn_ends as (
     -- in a session of several requests, a message that ends one request's turn (a user message follows
     -- it) without saying the work is not done: each turn is judged (v6, settled after labelling)
@@ -567,15 +559,29 @@ unread_turns as materialized (
       and not exists (select 1 from _cs r where r.trajectory_id = t.trajectory_id and r.step_idx > t.last_edit
                       and r.step_idx < t.end_at and (r.verifies or r.action = 'read'))
 ),
+searched as materialized (
+    -- the outputs to search for a changed file's name: after the last change up to the end, and after a
+    -- turn's last change up to the turn's end (one pass over the outputs for both)
+    select trajectory_id, end_at, true as at_end, last_edit, end_at as upto, name from changed_names
+    union all
+    select trajectory_id, end_at, false, last_edit, end_at - 1, name from unread_turns where path is not null
+),
+reported as (
+    -- a command after the change whose output names the file it changed (`git status`, `git diff`, a
+    -- commit's stat, `ls`) showed the change's effect (v6, settled after labelling); before the end, one
+    -- that did not fail
+    select distinct u.trajectory_id, u.end_at, u.at_end from searched u
+    join steps s on s.trajectory_id = u.trajectory_id and s.step_idx > u.last_edit and s.step_idx <= u.upto
+    where s.source = 'agent' and s.action in ('run', 'read') and contains(s.output, u.name)
+      and (not u.at_end or not coalesce(s.error_observed, s.call_error, false))
+),
 unchecked_turns as (
     -- ... nor reported it
     select t.trajectory_id, t.last_edit, t.end_at from unread_turns t
-    where not exists (select 1 from steps s where s.trajectory_id = t.trajectory_id and s.step_idx > t.last_edit
-                      and s.step_idx < t.end_at and s.source = 'agent' and s.action in ('run', 'read')
-                      and t.path is not null and contains(s.output, t.name))
+    where not exists (select 1 from reported r where not r.at_end and r.trajectory_id = t.trajectory_id and r.end_at = t.end_at)
 ),
 hits as (
-    select trajectory_id, last_edit, end_at from unchecked where trajectory_id not in (select trajectory_id from reported)
+    select trajectory_id, last_edit, end_at from unchecked where trajectory_id not in (select trajectory_id from reported where at_end)
     union all select trajectory_id, last_edit, end_at from unchecked_turns
 )
 select trajectory_id, [last_edit, end_at]::INTEGER[] as evidence,
