@@ -606,7 +606,9 @@ with attempts as (
     select trajectory_id, step_idx, action, cmd, path, is_error, refused_unread, world_changes, call_group,
            lead(step_idx) over w as next_at, lead(world_changes - world_step) over w as world_before_next,
            lead(call_group) over w as next_call
-    from _cs where action in ('run', 'edit', 'complete') and attempt <> ''
+    -- (only attempts made more than once can have been tried again: the window sorts those alone)
+    from _cs semi join (select trajectory_id, action, attempt from _cs where action in ('run', 'edit', 'complete')
+                        and attempt <> '' group by all having count(*) > 1) using (trajectory_id, action, attempt)
     window w as (partition by trajectory_id, action, attempt order by step_idx)
 ),
 retries as (
@@ -682,12 +684,20 @@ reads as materialized (
     select trajectory_id, step_idx, action, path, raw_path, cmd, attempt, full_read, file_changes, truncated, is_error,
            max(case when action = 'edit' then step_idx end) over wp as last_edit_at,
            max(case when action = 'read' and full_read and not truncated and not is_error then step_idx end) over wp as last_full_at,
-           max(case when action = 'read' and full_read and not truncated and not is_error then file_changes end) over wp as last_full_changes,
-           max(case when action = 'read' and not truncated and not is_error then step_idx end) over wc as last_same_at,
-           max(case when action = 'read' and not truncated and not is_error then file_changes end) over wc as last_same_changes
+           max(case when action = 'read' and full_read and not truncated and not is_error then file_changes end) over wp as last_full_changes
     from _cs where path is not null and (action = 'read' or (action = 'edit' and not refused))
-    window wp as (partition by trajectory_id, path order by step_idx rows between unbounded preceding and 1 preceding),
-           wc as (partition by trajectory_id, path, attempt order by step_idx rows between unbounded preceding and 1 preceding)
+    window wp as (partition by trajectory_id, path order by step_idx rows between unbounded preceding and 1 preceding)
+),
+same_reads as (
+    -- the same read (the same part, the same search) done before; only reads done more than once can have
+    -- been (a window over the rest sorts rows that answer nothing)
+    select trajectory_id, step_idx,
+           max(case when not truncated and not is_error then step_idx end) over wc as last_same_at,
+           max(case when not truncated and not is_error then file_changes end) over wc as last_same_changes
+    from _cs semi join (select trajectory_id, path, attempt from _cs where action = 'read' and path is not null
+                        group by all having count(*) > 1) using (trajectory_id, path, attempt)
+    where action = 'read'
+    window wc as (partition by trajectory_id, path, attempt order by step_idx rows between unbounded preceding and 1 preceding)
 ),
 candidates as (
     -- a read of a whole file already read whole, or the same read (the same part, the same search)
@@ -696,7 +706,7 @@ candidates as (
            case when full_read and last_full_at > coalesce(last_edit_at, -1) and last_full_changes = file_changes
                 then last_full_at else last_same_at end as first_at,
            path || ' read again at step ' || step_idx || ', unchanged since an earlier read' as why
-    from reads r
+    from reads r left join same_reads using (trajectory_id, step_idx)
     where action = 'read'
       and ((full_read and last_full_at > coalesce(last_edit_at, -1) and last_full_changes = file_changes)
            or (last_same_at > coalesce(last_edit_at, -1) and last_same_changes = file_changes))
@@ -744,7 +754,9 @@ runs as (
            call_group, lag(call_group) over w as prev_call, lag(step_idx) over w as prev_at, lag(world_changes) over w as prev_world, lag(output_hash) over w as prev_output,
            lag(truncated) over w as prev_truncated,
            lag(shows_own) over w as prev_shows
-    from _cs where action in ('run', 'complete') and cmd <> ''  -- a command, or the same submission again
+    -- a command, or the same submission again: only those sent more than once can have been re-run
+    from _cs semi join (select trajectory_id, action, cmd from _cs where action in ('run', 'complete') and cmd <> ''
+                        group by all having count(*) > 1) using (trajectory_id, action, cmd)
     window w as (partition by trajectory_id, action, cmd order by step_idx)
 ),
 reruns as (
