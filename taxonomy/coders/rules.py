@@ -685,7 +685,10 @@ reads as materialized (
            max(case when action = 'edit' then step_idx end) over wp as last_edit_at,
            max(case when action = 'read' and full_read and not truncated and not is_error then step_idx end) over wp as last_full_at,
            max(case when action = 'read' and full_read and not truncated and not is_error then file_changes end) over wp as last_full_changes
-    from _cs where path is not null and (action = 'read' or (action = 'edit' and not refused))
+    -- (a file read or changed once has nothing to be read again: the window sorts the others alone)
+    from _cs semi join (select trajectory_id, path from _cs where path is not null and (action = 'read' or (action = 'edit' and not refused))
+                        group by all having count(*) > 1) using (trajectory_id, path)
+    where action = 'read' or (action = 'edit' and not refused)
     window wp as (partition by trajectory_id, path order by step_idx rows between unbounded preceding and 1 preceding)
 ),
 same_reads as (
