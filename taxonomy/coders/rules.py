@@ -6,7 +6,9 @@ Each rule reads three relations that the executor prepares for the trajectories 
 - `_cs(...)`: their steps with actions, one row per step, with the flags `coder_steps` defines (is
   the step an error, a refused edit, a change, a check, a whole-file read, ...);
 - `_te(...)`: how each trajectory ended (its declared completion, or a final message that says the
-  work is not done).
+  work is not done);
+- `_turns(trajectory_id, step_idx)`: in a session of several requests, the messages that end one
+  request's turn (a user message follows) without saying the work is not done.
 
 What a command may change and which command a line runs come from the shell reading
 (`curriculab.trajectory.shell`: `line_writes`, `retry_key`), computed once per distinct command
@@ -310,6 +312,21 @@ from last_words
 """
 
 
+TURNS_SQL = f"""
+create or replace temp table _turns as
+with candidates as materialized (
+    -- an agent's own message that a user message follows (the pattern is read of these alone)
+    select c.trajectory_id, c.step_idx from _cs c
+    semi join steps u on u.trajectory_id = c.trajectory_id and u.step_idx = c.step_idx + 1 and u.source = 'user'
+    where c.action = 'message' and c.tool_name is null and c.msg_len > 0
+)
+select c.trajectory_id, c.step_idx from candidates c
+join steps m on m.trajectory_id = c.trajectory_id and m.step_idx = c.step_idx and m.action = 'message'
+where not regexp_matches(m.message, {q(NOT_DONE_RE)})
+"""
+"""`_turns(trajectory_id, step_idx)`: the messages that end one request's turn without saying the work
+is not done (skipped_verification and no_plan_revision judge each turn; v6, settled after labelling)."""
+
 TESTS_SQL = f"""
 create or replace temp table _tests as
 with test_edits as (
@@ -442,7 +459,7 @@ def shell_readings(commands: list[str]) -> tuple[list[str], list[list[str] | Non
 
 
 def coder_steps(commands: list[str]) -> list[tuple[str, list[Any]]]:
-    """The statements that make `_shell`, `_cs` and `_te` for the rules, given the distinct run command
+    """The statements that make `_shell`, `_cs`, `_te`, `_turns` and `_tests` for the rules, given the distinct run command
     lines of the trajectories being coded (`COMMANDS_SQL`)."""
     return [
         (
@@ -452,6 +469,7 @@ def coder_steps(commands: list[str]) -> list[tuple[str, list[Any]]]:
         ),
         (STEPS_SQL, []),
         (ENDS_SQL, []),
+        (TURNS_SQL, []),
         (TESTS_SQL, []),
         ("drop table if exists _shell", []),
     ]
@@ -542,11 +560,8 @@ turn_ends as (
     -- it) without saying the work is not done: each turn is judged (v6, settled after labelling)
     select c.trajectory_id, c.step_idx as end_at,
            max(e.step_idx) filter ((e.trajectory_id, e.step_idx) not in (select * from cleanups)) as last_edit
-    from _cs c
-    join steps u on u.trajectory_id = c.trajectory_id and u.step_idx = c.step_idx + 1 and u.source = 'user'
-    join steps m on m.trajectory_id = c.trajectory_id and m.step_idx = c.step_idx and m.action = 'message'
+    from _turns c
     join _cs e on e.trajectory_id = c.trajectory_id and e.step_idx < c.step_idx and e.action = 'edit' and not e.refused
-    where c.action = 'message' and c.tool_name is null and c.msg_len > 0 and not regexp_matches(m.message, {q(NOT_DONE_RE)})
     group by all
 ),
 unread_turns as materialized (
@@ -629,11 +644,7 @@ declared as (
     -- without saying the work is not done (v6, settled after labelling: each turn is judged)
     select trajectory_id, done_at as step_idx from _te where done_at is not null
     union
-    select c.trajectory_id, c.step_idx from _cs c
-    join steps m on m.trajectory_id = c.trajectory_id and m.step_idx = c.step_idx
-    join steps u on u.trajectory_id = c.trajectory_id and u.step_idx = c.step_idx + 1 and u.source = 'user'
-    where c.action = 'message' and c.tool_name is null and c.msg_len > 0
-      and not regexp_matches(m.message, {q(NOT_DONE_RE)})
+    select trajectory_id, step_idx from _turns
 ),
 gave_up as (
     -- the agent declares it is done after a failing check it never acted on: nothing changed and no
