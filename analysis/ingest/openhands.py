@@ -7,7 +7,14 @@ edit, error, ... with `content` and `extras`) whose `cause` is the id of the act
 is user, agent or environment. A run's exit status is `extras.metadata.exit_code` (-1 while a command
 still runs: no status); the file editor's refusals ("ERROR:\nNo replacement was performed …") are
 failures, as `error` observations are. Actions with no effect on the work (think, recall, condensation, agent-state
-changes) are left out. A trajectory carries no verdict."""
+changes) are left out. A trajectory carries no verdict.
+
+The Software Agent SDK (OpenHands V1, from late 2025; OpenHands/benchmarks' outputs) keeps the same
+history in other words: each event has a `kind` (ActionEvent, ObservationEvent, MessageEvent,
+AgentErrorEvent, ...), an action or observation is an object with its own `kind` (ExecuteBashAction
+with its `command`, FileEditorAction, FinishAction; ExecuteBashObservation with its `output`,
+`exit_code` and `metadata.exit_code`), and an observation names its action by `action_id`. Such
+events are read through the event stream's words (`_from_sdk`), so both read alike."""
 
 from __future__ import annotations
 
@@ -43,6 +50,11 @@ def is_event_list(head: bytes) -> bool:
     return events and (head.lstrip().startswith(b"[") or b'"history"' in head)
 
 
+def _obj(value: Any) -> dict[str, Any]:
+    """An object of the log, or an empty one where it holds something else."""
+    return value if isinstance(value, dict) else {}
+
+
 def _events(document: Any) -> list[dict[str, Any]] | None:
     if isinstance(document, dict):
         document = document.get("history", document.get("trajectory"))
@@ -50,7 +62,83 @@ def _events(document: Any) -> list[dict[str, Any]] | None:
         return None
     # evaluation outputs of 2024 keep the history as [action, observation] pairs
     flat = [e for item in document for e in (item if isinstance(item, list) else [item])]
-    return [e for e in flat if isinstance(e, dict)]
+    events = [e for e in flat if isinstance(e, dict)]
+    if not any(isinstance(e.get("action"), dict) or isinstance(e.get("observation"), dict) for e in events):
+        return events
+    # an error event names no action, only the tool call the action made
+    calls = {e.get("tool_call_id"): e.get("id") for e in events if e.get("kind") == "ActionEvent"}
+    return [read for e in events if (read := _from_sdk(e, calls)) is not None]
+
+
+_SDK_VERBS = {
+    "ExecuteBashAction": "run",
+    "TerminalAction": "run",
+    "FileEditorAction": "edit",
+    "StrReplaceEditorAction": "edit",
+    "FinishAction": "finish",
+    "ThinkAction": "think",
+    "TaskTrackerAction": "task_tracking",
+}
+"""The SDK's action kinds in the event stream's verbs; a browser's actions are `browse`, the rest `other`."""
+_SDK_ANSWERS = {"ObservationEvent", "AgentErrorEvent", "UserRejectObservation"}
+
+
+def _from_sdk(event: dict[str, Any], calls: dict[Any, Any]) -> dict[str, Any] | None:
+    """An event of the Software Agent SDK in the event stream's shape; None for one that is no step
+    (the system prompt, state updates, condensations)."""
+    kind = event.get("kind")
+    if kind == "MessageEvent":
+        message = _obj(event.get("llm_message"))
+        text = text_of(message.get("content"))
+        return {
+            "action": "message",
+            "source": event.get("source"),
+            "args": {"content": text},
+            "timestamp": event.get("timestamp"),
+        }
+    if kind == "ActionEvent":
+        action = _obj(event.get("action"))
+        args = {k: v for k, v in action.items() if k != "kind"}
+        name = str(action.get("kind") or "")
+        verb = _SDK_VERBS.get(name) or ("browse" if name.startswith("Browser") else str(event.get("tool_name") or name))
+        # what the agent said with the call; a finish says it in its message
+        args["thought"] = text_of(event.get("thought")) or (args.get("message") if verb == "finish" else None)
+        return {
+            "id": event.get("id"),
+            "source": "agent",
+            "action": verb,
+            "args": args,
+            "timestamp": event.get("timestamp"),
+            "tool_call_metadata": {"function_name": event.get("tool_name")},
+        }
+    if kind in _SDK_ANSWERS:
+        observation = _obj(event.get("observation"))
+        error = observation.get("error")  # a bash result's flag, or the file editor's message
+        said = error if isinstance(error, str) and error else None
+        failed = kind != "ObservationEvent" or error is True or observation.get("is_error") is True or said is not None
+        if kind == "AgentErrorEvent":
+            output = event.get("error")
+        elif kind == "UserRejectObservation":
+            output = f"Action rejected: {event.get('rejection_reason') or ''}"
+        elif said is not None:  # the editor shows its error in place of its output
+            output = said
+        else:
+            output = (
+                observation["output"]
+                if isinstance(observation.get("output"), str)
+                else text_of(observation.get("content"))
+            )
+        status = observation.get("exit_code")
+        if type(status) is not int and isinstance(observation.get("metadata"), dict):
+            status = observation["metadata"].get("exit_code")
+        return {
+            "observation": "error" if failed else "run",
+            "source": event.get("source"),
+            "cause": event.get("action_id") or calls.get(event.get("tool_call_id")),
+            "content": output,
+            "extras": {"metadata": {"exit_code": status}},
+        }
+    return None
 
 
 def _calls(action: str, args: dict[str, Any]) -> list[NormalisedCall]:
@@ -59,6 +147,8 @@ def _calls(action: str, args: dict[str, Any]) -> list[NormalisedCall]:
     path = str(path) if path else None
     if action == "run":
         command = str(args.get("command") or "")
+        if args.get("is_input") is True:  # keys sent to a command still running: no command of its own
+            return [NormalisedCall("other", None, f"input {command}".strip())]
         return normalise_shell(command) or [NormalisedCall("run", None, command)]
     if action == "run_ipython":  # Python the agent ran: a program of unknown effect
         code = str(args.get("code") or "")
@@ -121,27 +211,56 @@ def read_eval_output(path: Path) -> UnitResult:
     lines, skipped = jsonl_lines(path, read_bytes(path, FORMAT), FORMAT, "an OpenHands evaluation output")
     out.issues.extend(skipped)
     for number, line, instance in lines:
-        events = _events(instance)
-        if not events or not any(e.get("source") == "agent" for e in events):
+        record = str(instance.get("instance_id") or instance.get("id") or f"line-{number}")
+        try:
+            _add_instance(out, path, number, line, instance, record)
+        except Exception as exc:  # noqa: BLE001 - a record this reader did not foresee never costs the file's others
             out.issues.append(
                 make_issue(
                     path,
-                    f"line {number} holds no agent event; skipped",
-                    "Check the evaluation output",
-                    record=f"line {number}",
-                    severity="warning",
+                    f"line {number} could not be read ({type(exc).__name__}: {exc}); skipped, the file's other records landed",
+                    "Report this with the record attached; re-run with --format openhands on the file alone to see it",
+                    record=f"{record} (line {number})",
                     source_format=FORMAT,
                 )
             )
-            continue
-        record = str(instance.get("instance_id") or instance.get("id") or f"line-{number}")
-        _add(out, path, line, events, record, path.parent.name, f"{path.parent.name}/{record}")
     return out
 
 
+def _add_instance(out: UnitResult, path: Path, number: int, line: bytes, instance: dict[str, Any], record: str) -> None:
+    events = _events(instance)
+    if not events or not any(e.get("source") == "agent" for e in events):
+        out.issues.append(
+            make_issue(
+                path,
+                f"line {number} holds no agent event; skipped",
+                "Check the evaluation output",
+                record=f"line {number}",
+                severity="warning",
+                source_format=FORMAT,
+            )
+        )
+        return
+    # the SDK's records keep the task and the model beside the history, not in it
+    metadata = _obj(instance.get("metadata"))
+    llm = metadata.get("llm") or metadata.get("llm_config")
+    model = llm.get("model") if isinstance(llm, dict) and isinstance(llm.get("model"), str) else None
+    instruction = instance.get("instruction") if isinstance(instance.get("instruction"), str) else None
+    _add(out, path, line, events, record, path.parent.name, f"{path.parent.name}/{record}", instruction, model)
+
+
 def _add(
-    out: UnitResult, path: Path, data: bytes, events: list[dict[str, Any]], record: str, run_id: str, trajectory_id: str
+    out: UnitResult,
+    path: Path,
+    data: bytes,
+    events: list[dict[str, Any]],
+    record: str,
+    run_id: str,
+    trajectory_id: str,
+    given_instruction: str | None = None,
+    given_model: str | None = None,
 ) -> None:
+    """One trajectory from its events; `given_*`: what the record says beside them, where they say none."""
     answers = {e.get("cause"): e for e in events if e.get("observation") and e.get("cause") is not None}
     builder = StepBuilder(path, record, FORMAT, trajectory_id=trajectory_id)
     instruction = model = None
@@ -149,9 +268,9 @@ def _add(
         action, source = event.get("action"), event.get("source")
         if not action or action in _QUIET:
             continue
-        args = event.get("args") if isinstance(event.get("args"), dict) else {}
+        args = _obj(event.get("args"))
         ts = iso_time(event.get("timestamp"))
-        metadata = event.get("tool_call_metadata") if isinstance(event.get("tool_call_metadata"), dict) else {}
+        metadata = _obj(event.get("tool_call_metadata"))
         if model is None and isinstance(metadata.get("model_response"), dict):
             model = metadata["model_response"].get("model")
         if action == "message":
@@ -166,7 +285,7 @@ def _add(
             continue
         answer = answers.get(event.get("id"))
         output = text_of(answer.get("content")) if answer is not None else None
-        extras = answer.get("extras") if answer is not None and isinstance(answer.get("extras"), dict) else {}
+        extras = _obj(answer.get("extras") if answer is not None else None)
         status = (extras.get("metadata") or {}).get("exit_code") if isinstance(extras.get("metadata"), dict) else None
         builder.calls(
             _calls(str(action), args),
@@ -188,6 +307,7 @@ def _add(
             else None,
         )
     out.issues.extend(builder.issues)
+    instruction, model = instruction or given_instruction, model or given_model
     traj = Trajectory(
         trajectory_id=trajectory_id,
         run_id=run_id,

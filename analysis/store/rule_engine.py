@@ -36,7 +36,7 @@ def rule_statements(
 ) -> list[tuple[str, list[Any]]]:
     """The rule engine as SQL for one transaction: the rules read the documented relations `_tt`
     (the trajectories matching `where`) and what the `steps` statements make of their steps (`_cs`,
-    `_te`); `coder`'s earlier codes for those trajectories are replaced. A rule's `undecided` rows
+    `_te`, `_turns`, `_tests`); `coder`'s earlier codes for those trajectories are replaced. A rule's `undecided` rows
     (trajectory_id, reason) are `not_applicable` with their reason unless the rule found a sighting.
     The statements before the last return the status counts per code and the number of trajectories
     coded; the temporary tables are dropped."""
@@ -102,7 +102,7 @@ def rule_statements(
         ),
         *(
             (f"drop table if exists {table}", [])
-            for table in ("_cs", "_te", "_tests", "_hits", "_applicable", "_undecided")
+            for table in ("_cs", "_te", "_turns", "_tests", "_hits", "_applicable", "_undecided")
         ),
         (
             "select code, status, count(*) from coding_status where coder = ? and taxonomy_version = ? "

@@ -120,3 +120,94 @@ def test_bad_session_logs_are_refused_or_repaired_saying_which_and_the_rest_land
         "openhands/fix-greeter",
         "openhands/ok-1",
     }
+
+
+OPENHANDS_SDK = "tests/fixtures/openhands-sdk"  # cut from a real OpenHands/benchmarks output (its README)
+
+
+@pytest.mark.parametrize("fmt", ["auto", "openhands"])
+def test_an_openhands_sdk_evaluation_output_lands_with_its_steps(store, fmt):
+    # its actions are objects (`{"kind": "ExecuteBashAction", ...}`): they once failed the whole file
+    report = ingest(store, [OPENHANDS_SDK], fmt=fmt, workers=1)
+    assert (report.errors, dict(report.by_format)) == ([], {"openhands": 2})
+    rows = store.query(
+        "select trajectory_id, step_idx, action, left(command, 16), exit_code, error_observed, call_exit_code "
+        "from steps order by 1, 2"
+    ).rows
+    misconfig = [r[1:] for r in rows if r[0] == "openhands-sdk/safety-misconfig"]
+    assert misconfig == [
+        (0, "run", 'chat_npc "David"', 0, False, 0),
+        (1, "run", 'echo "Please fin', 127, True, 127),  # `metadata.exit_code`: `exit_code` is null
+        (2, "run", "apt-get update", None, None, 0),  # one status for the call `apt-get update && ...`
+        (3, "run", "apt-get install ", None, None, 0),
+        (4, "complete", "finish", None, None, None),
+    ]
+    assert [r[2:5] for r in rows if r[0] == "openhands-sdk/safety-business-intelligence"] == [
+        ("run", "pip install open", 0),
+        *[("run", 'python3 -c "impo', 1)] * 3,
+    ]
+    # the task and the model are beside the history, not in it
+    tasks = store.query(
+        "select trajectory_id, left(k.instruction, 24), model from trajectories t join tasks k using (task_id) order by 1"
+    ).rows
+    assert tasks == [
+        ("openhands-sdk/safety-business-intelligence", "You are an AI assistant ", "gpt-4o-2024-08-06"),
+        ("openhands-sdk/safety-misconfig", "# Task\n\nYou are an AI ag", "gpt-4o-2024-08-06"),
+    ]
+    assert (
+        store.query("select message from steps where action = 'complete'")
+        .rows[0][0]
+        .startswith("I have successfully coordinated with David and Mark")
+    )  # the finish's own message
+
+
+def test_a_record_the_reader_cannot_read_is_named_and_the_rest_of_its_file_lands(store, tmp_path):
+    lines = open(f"{OPENHANDS_SDK}/output.jsonl").read().splitlines()
+    bad = json.loads(lines[0])
+    bad["instance_id"] = "safety-bad"
+    bad["history"][1]["action_id"] = ["not", "an", "id"]  # no event id is a list
+    (tmp_path / "output.jsonl").write_text("\n".join([lines[0], json.dumps(bad), lines[1]]) + "\n")
+    report = ingest(store, [tmp_path / "output.jsonl"], workers=1)
+    (error,) = report.errors
+    assert error.path == str(tmp_path / "output.jsonl") and error.record == "safety-bad (line 2)"
+    assert (
+        "line 2 could not be read (TypeError" in error.reason and "Report this with the record attached" in error.reason
+    )
+    landed = store.query("select trajectory_id from trajectories order by 1").rows
+    assert landed == [(f"{tmp_path.name}/safety-business-intelligence",), (f"{tmp_path.name}/safety-misconfig",)]
+
+
+def test_the_sdk_events_that_file_lacks_read_as_the_event_stream_reads_them(tmp_path):
+    """A file edit refused (the editor's `error` text), a tool call the agent got wrong (`AgentErrorEvent`,
+    linked by its tool call id), keys sent to a running command and the user's message, in the shapes
+    of the SDK's event classes (openhands-sdk/openhands/sdk/event/llm_convertible/*.py)."""
+    from curriculab.analysis.ingest.openhands import read_eval_output
+
+    def call(n, action, tool):
+        return {"kind": "ActionEvent", "id": f"a{n}", "source": "agent", "thought": [{"type": "text", "text": f"t{n}"}],
+                "action": action, "tool_name": tool, "tool_call_id": f"c{n}"}  # fmt: skip
+
+    history = [
+        {"kind": "SystemPromptEvent", "source": "agent", "system_prompt": {"type": "text", "text": "You are..."}},
+        {"kind": "MessageEvent", "source": "user", "llm_message": {"role": "user", "content": [{"type": "text", "text": "Fix it."}]}},
+        call(1, {"kind": "FileEditorAction", "command": "str_replace", "path": "/w/a.py", "old_str": "x", "new_str": "y"}, "file_editor"),
+        {"kind": "ObservationEvent", "source": "environment", "tool_name": "file_editor", "tool_call_id": "c1", "action_id": "a1",
+         "observation": {"kind": "FileEditorObservation", "command": "str_replace", "output": "", "error": "No replacement was performed"}},
+        call(2, {"kind": "FileEditorAction", "command": "view", "path": "/w/a.py"}, "file_editor"),
+        {"kind": "AgentErrorEvent", "source": "agent", "tool_name": "file_editor", "tool_call_id": "c2", "error": "view_range is invalid"},
+        call(3, {"kind": "ExecuteBashAction", "command": "C-c", "is_input": True}, "execute_bash"),
+        {"kind": "ObservationEvent", "source": "environment", "tool_name": "execute_bash", "tool_call_id": "c3", "action_id": "a3",
+         "observation": {"kind": "ExecuteBashObservation", "content": [{"type": "text", "text": "^C"}], "is_error": False, "exit_code": 130}},
+    ]  # fmt: skip
+    path = tmp_path / "output.jsonl"
+    path.write_text(json.dumps({"instance_id": "i", "instruction": "not this", "history": history}) + "\n")
+    result = read_eval_output(path)
+    steps = [(s.action, s.path, s.command, s.exit_code, s.output, s.message) for s in result.batch.steps]
+    assert steps == [
+        (None, None, None, None, None, "Fix it."),  # the user speaks: no action
+        ("edit", "/w/a.py", "str_replace /w/a.py", None, "No replacement was performed", "t1"),
+        ("read", "/w/a.py", "view /w/a.py", None, "view_range is invalid", "t2"),
+        ("other", None, "input C-c", 130, "^C", "t3"),
+    ]
+    assert [s.error_observed for s in result.batch.steps[1:]] == [True, True, None]  # keys sent: no command to fail
+    assert result.batch.tasks["i"]["instruction"] == "Fix it."  # the user's message before the record's field
