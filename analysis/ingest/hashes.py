@@ -13,7 +13,7 @@ HASH_PREFIX = "c1:"
 """Marks a hash of parsed content; stores written before it hold hashes of raw bytes (no prefix)."""
 
 
-READING = 3
+READING = 4
 """The version of how importers read steps into actions, kept on every trajectory
 (`trajectories.reading`). 2: the shell reading (`trajectory.shell`, tree-sitter's bash grammar).
 3: what the agent saw kept (a call's status as the call's, its parts' unknown; Claude Code's
@@ -21,7 +21,9 @@ READING = 3
 its tool table does not know are `other`; SWE-bench submission verdicts; the agent's own start and
 end; where its terminal is kept; an installed agent's steps read from its terminal where it prints
 them in a known shape, `ingest.transcript`; a mini-swe-agent output the harness cut keeps its head,
-the elided count and its tail, and is marked `output_truncated`).
+the elided count and its tail, and is marked `output_truncated`). 4: OpenHands' Software Agent SDK
+evaluation outputs (events with a `kind`, actions as objects) read as the older events are; keys
+sent to a running command (`is_input`) are `other`, not a run.
 A stored trajectory read by an older one is re-read by the next ingest of its files, its steps and
 codes replaced, though its content is unchanged."""
 
