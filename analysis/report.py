@@ -1266,6 +1266,19 @@ def _bar_errors(values: list[float | None], lows: list[float | None], highs: lis
     }
 
 
+def _failure_bars(figure: Any, groups: dict[str, list[Row]]) -> None:
+    """One bar series per group (a system, or a pooled model): each code's share of its judged
+    failures, with its task-clustered interval."""
+    for name, rows in groups.items():
+        shares = [x["share"] for x in rows]
+        figure.add_bar(
+            name=name,
+            x=[x["code"] for x in rows],
+            y=shares,
+            error_y=_bar_errors(shares, [x["cluster_low"] for x in rows], [x["cluster_high"] for x in rows]),
+        )
+
+
 def _figures(r: Report) -> list[Any]:
     """The report's charts: per system (agent · model) by default; with `by="model"`, models pooled,
     each chart titled as pooled and naming the agents each model pools, the systems' ranking after."""
@@ -1329,14 +1342,7 @@ def _figures(r: Report) -> list[Any]:
         per_system: dict[str, list[Row]] = {}
         for row in r["system_failure_modes"]:
             per_system.setdefault(row["system"], []).append(row)
-        for system, rows in per_system.items():
-            shares = [x["share"] for x in rows]
-            modes.add_bar(
-                name=system,
-                x=[x["code"] for x in rows],
-                y=shares,
-                error_y=_bar_errors(shares, [x["cluster_low"] for x in rows], [x["cluster_high"] for x in rows]),
-            )
+        _failure_bars(modes, per_system)
         abilities = r["system_abilities"]
         ability = go.Figure(
             go.Scatter(
@@ -1391,14 +1397,7 @@ def _figures(r: Report) -> list[Any]:
             "yaxis": share_axis,
         }
     )
-    for m, rows in r["top_failure_modes"].items():
-        shares = [x["share"] for x in rows]
-        failure.add_bar(
-            name=m,
-            x=[x["code"] for x in rows],
-            y=shares,
-            error_y=_bar_errors(shares, [x["cluster_low"] for x in rows], [x["cluster_high"] for x in rows]),
-        )
+    _failure_bars(failure, r["top_failure_modes"])
     sig = r["signal"]
     band = go.Figure(
         go.Bar(x=[s["model"] for s in sig], y=[s["share_in_band"] for s in sig]),
