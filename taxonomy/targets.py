@@ -12,7 +12,7 @@ import functools
 import re
 from typing import Any, NamedTuple
 
-from curriculab.taxonomy.versions import NEWEST, PACKAGE_DIR
+from curriculab.taxonomy.versions import NEWEST, PACKAGE_DIR, read_yaml
 
 
 class PlannerTarget(NamedTuple):
@@ -44,9 +44,7 @@ def planner_view(source: str | None = None) -> PlannerView:
     source = source or NEWEST
     path = PACKAGE_DIR / f"{source}.yaml"
     if _SHIPPED_NAME.fullmatch(source) and path.is_file():
-        import yaml
-
-        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        doc = read_yaml(path)
         return PlannerView(str(doc["version"]), {str(c["code"]): _target(c.get("target")) for c in doc["codes"]})
     from curriculab.taxonomy.taxonomy import load_taxonomy
 

@@ -14,7 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from curriculab.taxonomy.errors import TaxonomyError
-from curriculab.taxonomy.versions import NEWEST, PACKAGE_DIR
+from curriculab.taxonomy.versions import NEWEST, PACKAGE_DIR, read_yaml
 from curriculab.trajectory.validation import first_problem
 from curriculab.trajectory.vocabulary import TIERS, Tier
 
@@ -193,16 +193,10 @@ def _path(source: str | Path) -> Path:
     return path.resolve()
 
 
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-"""libyaml's safe loader where PyYAML was built with it: ten times faster than the pure-Python one;
-`report`/`plan` read the taxonomy files on every call (through `planner_use`), and `code` loads every
-version to map between them."""
-
-
 @functools.lru_cache(maxsize=16)
 def _load(path: Path) -> Taxonomy:
     try:
-        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)
+        doc = read_yaml(path)
     except FileNotFoundError:
         raise TaxonomyError(
             f"taxonomy file {path}: not found. Pass a version shipped with curriculab (v1 … {NEWEST}) or an existing YAML file"
