@@ -80,7 +80,9 @@ def test_no_docker_daemon_here_listens_on_tcp_without_tls():
 
 
 def _our_containers(client):
-    return [c for c in client.containers.list() if c.attrs["Config"]["Image"] == docker_backend.IMAGE]
+    # filtered by the daemon: another run's containers are never inspected (one it removes meanwhile
+    # would fail the listing)
+    return client.containers.list(filters={"label": f"{docker_backend.OWNER_LABEL}={os.getpid()}"})
 
 
 def test_scoring_over_tcp_shares_no_host_path(remote_docker):

@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from curriculab.training.sandbox.runner import Limits
 
 IMAGE = "curriculab-sandbox:py311-3"
+OWNER_LABEL = "curriculab.owner"
+"""Each sandbox container's label: the pid of the process that made it, so one run finds its own
+containers on a daemon others use too (`docker ps --filter label=curriculab.owner=PID`)."""
 _PYTHON = Path("/usr/bin/python3.11")
 _STDLIB = Path("/usr/lib/python3.11")
 
@@ -250,6 +253,7 @@ class DockerServer:
             user=f"{uid}:{uid}",
             working_dir="/tmp",
             environment={"PATH": "/usr/bin", "HOME": "/tmp"},
+            labels={OWNER_LABEL: str(os.getpid())},
             network_disabled=judge is None,
             host_config=host_config,
         )
