@@ -405,6 +405,10 @@ class BoxRunner:
         self.seconds: list[float] = []
         self.box: Any = None  # `episode._Box`, while one runs
         self.server: subprocess.Popen[bytes] | None = None
+        # `cancel` comes from the verdict's thread while the server's thread may be starting a box or
+        # reading an answer: once cancelled, no box starts and what the ending breaks is no failure
+        self.cancelled = False
+        self._starting = threading.Lock()
 
     def _start(self) -> None:
         from curriculab.training.terminal.episode import _Box  # episode imports this module
@@ -444,8 +448,11 @@ class BoxRunner:
         started = time.monotonic()
         shared = [self.judge_fs / name for name in self.roots]
         try:
-            if self.server is None:  # the verdict's first call, or the last one ended the box
-                self._start()
+            with self._starting:
+                if self.cancelled:
+                    return Reply(-9, b"", b"the verdict ended before the program ran\n")
+                if self.server is None:  # the verdict's first call, or the last one ended the box
+                    self._start()
             assert self.box is not None and self.server is not None and self.server.stdin is not None
             give(shared, self.box.uid, self.bound)
             nonce = secrets.token_bytes(16)
@@ -463,11 +470,17 @@ class BoxRunner:
                 self.close()
                 return Reply(-9, b"", b"the program ended or stopped the sandbox it ran in\n")
             return _box_reply(payload)
+        except (OSError, ValueError, AssertionError):
+            if not self.cancelled:
+                raise
+            return Reply(-9, b"", b"the verdict ended before the program did\n")  # its pipes closed under it
         finally:
             give(shared, self.judge_uid, self.bound)
             self.seconds.append(time.monotonic() - started)
 
     def cancel(self) -> None:
+        with self._starting:
+            self.cancelled = True
         self.close()
 
     def close(self) -> None:
